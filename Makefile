@@ -1,0 +1,52 @@
+# Phalanx: the two set-up commands of the README are `make demo` and `make test`.
+# Everything else here is for developers; `make help` lists it.
+
+JOBS        ?= $(shell nproc)
+BUILD_DIR   ?= build
+ASAN_DIR    ?= build-asan
+FUZZ_DIR    ?= build-fuzz
+BUILD_TYPE  ?= RelWithDebInfo
+CMAKE_FLAGS ?=
+CTEST_FLAGS ?=
+
+.PHONY: help deps configure build test demo asan fuzz bench crash soak format clean
+
+help:
+	@echo "make demo    install what is missing, build, run the main demo"
+	@echo "make test    install what is missing, build, run every test (ctest)"
+	@echo "make asan    build and run the tests under AddressSanitizer + UBSan"
+	@echo "make fuzz    build the libFuzzer harnesses with clang and fuzz each for FUZZ_SECONDS"
+	@echo "make bench   run the planner benchmark"
+	@echo "make crash   long crash test: 50 SIGKILLs under load"
+	@echo "make soak    long stress run of the actor runtime"
+	@echo "make format  clang-format every source file"
+
+deps:
+	@./.ci/install-deps
+
+$(BUILD_DIR)/build.ninja:
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+
+configure: deps $(BUILD_DIR)/build.ninja
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 600 $(CTEST_FLAGS)
+
+demo: build
+	./$(BUILD_DIR)/actors/phalanx-demo
+
+asan: deps
+	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPHALANX_SANITIZE=ON $(CMAKE_FLAGS)
+	cmake --build $(ASAN_DIR) -j $(JOBS)
+	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest -j $(JOBS) --output-on-failure --timeout 1200 -LE nosan $(CTEST_FLAGS)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
+
+format:
+	git ls-files '*.cpp' '*.hpp' | xargs clang-format -i
