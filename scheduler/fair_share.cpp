@@ -1,0 +1,195 @@
+#include "scheduler/fair_share.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <numeric>
+#include <string_view>
+
+namespace phalanx::scheduler {
+
+namespace {
+
+using i128 = __int128;
+
+// A breakpoint of the water level: amount / weight, compared exactly.
+struct level {
+  int64_t amount = 0;
+  int64_t weight = 1;
+};
+
+bool level_less(const level& a, const level& b) {
+  return i128{a.amount} * b.weight < i128{b.amount} * a.weight;
+}
+
+bool level_equal(const level& a, const level& b) {
+  return i128{a.amount} * b.weight == i128{b.amount} * a.weight;
+}
+
+// amount / weight compared with a level: <0, 0, >0.
+int compare_to_level(int64_t amount, int64_t weight, const level& l) {
+  i128 lhs = i128{amount} * l.weight;
+  i128 rhs = i128{l.amount} * weight;
+  return lhs < rhs ? -1 : (lhs > rhs ? 1 : 0);
+}
+
+} // namespace
+
+std::vector<int64_t> water_fill(int64_t total, std::span<const int64_t> weights,
+                                std::span<const int64_t> floors, std::span<const int64_t> ceilings,
+                                std::span<const std::string> names) {
+  const std::size_t n = weights.size();
+  assert(floors.size() == n && ceilings.size() == n && names.size() == n);
+  std::vector<int64_t> lo(n), hi(n);
+  i128 sum_lo = 0, sum_hi = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    lo[i] = std::max<int64_t>(0, floors[i]);
+    // A queue without weight takes no part in the pouring: it gets its floor and nothing more.
+    hi[i] = weights[i] > 0 ? std::max(lo[i], ceilings[i]) : lo[i];
+    sum_lo += lo[i];
+    sum_hi += hi[i];
+  }
+  if (sum_lo >= total)
+    return lo;
+  if (sum_hi <= total)
+    return hi;
+
+  // Each queue's amount is clamp(L * w, lo, hi) for the water level L; the sum is piecewise linear
+  // and nondecreasing in L, with corners at lo/w and hi/w. Find the segment holding the level
+  // where the sum reaches the total, then solve the linear piece exactly.
+  std::vector<level> corners;
+  corners.reserve(2 * n);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (weights[i] <= 0)
+      continue;
+    corners.push_back({lo[i], weights[i]});
+    corners.push_back({hi[i], weights[i]});
+  }
+  std::sort(corners.begin(), corners.end(), level_less);
+  corners.erase(std::unique(corners.begin(), corners.end(), level_equal), corners.end());
+
+  // True when the sum at level `l` is <= total.
+  auto sum_at_most_total = [&](const level& l) {
+    i128 constant = 0;
+    i128 middle_weight = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (weights[i] <= 0 || compare_to_level(lo[i], weights[i], l) >= 0)
+        constant += lo[i];
+      else if (compare_to_level(hi[i], weights[i], l) <= 0)
+        constant += hi[i];
+      else
+        middle_weight += weights[i];
+    }
+    return constant * l.weight + i128{l.amount} * middle_weight <= i128{total} * l.weight;
+  };
+
+  // The last corner where the sum is still <= total; the sum at the last corner is sum_hi > total.
+  auto first_over = std::partition_point(corners.begin(), corners.end(), sum_at_most_total);
+  assert(first_over != corners.end());
+  const level upper = *first_over;
+  const level lower = first_over == corners.begin() ? level{0, 1} : *(first_over - 1);
+
+  // Inside (lower, upper) no corner lies, so each queue is floored, capped or filling throughout.
+  std::vector<int64_t> out(n);
+  std::vector<std::size_t> filling;
+  i128 constant = 0;
+  i128 filling_weight = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (weights[i] <= 0 || compare_to_level(lo[i], weights[i], upper) >= 0) {
+      out[i] = lo[i];
+    } else if (compare_to_level(hi[i], weights[i], lower) <= 0) {
+      out[i] = hi[i];
+    } else {
+      filling.push_back(i);
+      filling_weight += weights[i];
+      continue;
+    }
+    constant += out[i];
+  }
+  assert(!filling.empty() && filling_weight > 0);
+  const i128 pour = i128{total} - constant;
+  std::vector<int64_t> remainder(n, 0);
+  i128 given = 0;
+  for (auto i : filling) {
+    i128 exact = pour * weights[i];
+    out[i] = static_cast<int64_t>(exact / filling_weight);
+    remainder[i] = static_cast<int64_t>(exact % filling_weight);
+    given += out[i];
+  }
+  // Units lost to flooring: one each to the largest remainders, then by name.
+  std::sort(filling.begin(), filling.end(), [&](std::size_t a, std::size_t b) {
+    if (remainder[a] != remainder[b])
+      return remainder[a] > remainder[b];
+    return names[a] < names[b];
+  });
+  auto leftover = static_cast<std::size_t>(pour - given);
+  assert(leftover <= filling.size());
+  for (std::size_t k = 0; k < leftover; ++k)
+    ++out[filling[k]];
+  return out;
+}
+
+std::vector<queue_deserved> compute_deserved(const resources& total,
+                                             std::span<const queue_demand> queues) {
+  std::vector<std::string> dims;
+  auto collect = [&](std::string_view name, int64_t) { dims.emplace_back(name); };
+  total.for_each(collect);
+  for (const auto& q : queues) {
+    q.request.for_each(collect);
+    q.guarantee.for_each(collect);
+  }
+  std::sort(dims.begin(), dims.end());
+  dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
+
+  std::vector<queue_deserved> out;
+  out.reserve(queues.size());
+  std::vector<std::string> names;
+  names.reserve(queues.size());
+  std::vector<int64_t> weights;
+  for (const auto& q : queues) {
+    out.push_back({q.name, {}});
+    names.push_back(q.name);
+    weights.push_back(q.weight);
+  }
+  std::vector<int64_t> floors(queues.size()), ceilings(queues.size());
+  for (const auto& dim : dims) {
+    const int64_t dim_total = total.get(dim);
+    int64_t guaranteed = 0;
+    for (const auto& q : queues)
+      guaranteed = saturating_add(guaranteed, std::max<int64_t>(0, q.guarantee.get(dim)));
+    for (std::size_t i = 0; i < queues.size(); ++i) {
+      const auto& q = queues[i];
+      const int64_t floor = std::max<int64_t>(0, q.guarantee.get(dim));
+      // Volcano's realCapability: what the others are guaranteed is never ours.
+      int64_t ceiling = saturating_add(saturating_sub(dim_total, guaranteed), floor);
+      if (auto cap = q.capability.get(dim))
+        ceiling = std::min(ceiling, *cap);
+      ceiling = std::min(ceiling, q.request.get(dim));
+      floors[i] = floor;
+      ceilings[i] = std::max(ceiling, floor);
+    }
+    auto amounts = water_fill(dim_total, weights, floors, ceilings, names);
+    for (std::size_t i = 0; i < queues.size(); ++i)
+      if (amounts[i] != 0)
+        out[i].deserved.set(dim, amounts[i]);
+  }
+  return out;
+}
+
+resources without_pods(resources amount) {
+  amount.pods = 0;
+  return amount;
+}
+
+ratio drf_share(const resources& allocated, const resources& total) {
+  resources a = allocated;
+  a.pods = 0;
+  return dominant_share(a, total);
+}
+
+ratio queue_share(const resources& allocated, const resources& deserved) {
+  resources a = allocated;
+  a.pods = 0;
+  return dominant_share(a, deserved);
+}
+
+} // namespace phalanx::scheduler

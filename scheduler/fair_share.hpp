@@ -1,0 +1,85 @@
+#pragma once
+
+// Fair share between queues (DESIGN.md sections 4 and 7): each queue's deserved resources by
+// weighted water-filling, and the dominant-share helpers that order queues and gangs.
+//
+// Semantics follow Volcano's proportion plugin (pkg/scheduler/plugins/proportion), stated as the
+// fixed point its float loop converges to, and computed exactly:
+// - a queue's real capability is min(capability, total - sum of every guarantee + its own
+//   guarantee): no queue can be promised what other queues are guaranteed;
+// - per resource dimension, the total is poured into the queues in proportion to their weights;
+//   a queue stops filling at min(real capability, request), where request = allocated + pending
+//   demand (it never deserves more than it asks for);
+// - deserved never drops below the queue's guarantee;
+// - what a satisfied queue does not take flows to the others, until the total is gone or every
+//   queue is satisfied (the remainder then stays unassigned, as in Volcano).
+// Volcano fills all dimensions together and repeats its rounds with float64; filling each
+// dimension on its own gives the same fixed point without the rounds, and with integers the
+// result is the same on every machine.
+//
+// Rounding: within a dimension the water level is an exact rational; each queue gets the floor
+// of its exact amount, and the units lost to flooring go one each to the queues with the largest
+// fractional remainders, ties broken by queue name. So deserved amounts sum exactly to the total
+// (while some queue is unsatisfied) and never depend on input order.
+//
+// Pure functions; thread-safe.
+
+#include "scheduler/resources.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+/// What the water-filling knows about one queue.
+struct queue_demand {
+  std::string name;
+  /// Share of the total relative to the other queues; Volcano's range is 1..65535. A weight
+  /// <= 0 gets only the guarantee.
+  int32_t weight = 1;
+  /// Hard cap; unlisted dimensions are unlimited.
+  resource_limit capability;
+  /// Deserved never drops below this.
+  resources guarantee;
+  /// Allocated plus pending demand: the most the queue could use now.
+  resources request;
+};
+
+/// The deserved resources of one queue.
+struct queue_deserved {
+  std::string name;
+  resources deserved;
+  friend bool operator==(const queue_deserved&, const queue_deserved&) = default;
+};
+
+/// Weighted water-filling of `total` over `queues`, per dimension (see the file comment).
+/// Returns one entry per input queue, in input order. Dimensions are those of `total`, of the
+/// requests and of the guarantees. When the guarantees of a dimension exceed the total, every
+/// queue gets its guarantee and nothing more (guarantees are promises; the caller's validation
+/// should have refused them).
+std::vector<queue_deserved> compute_deserved(const resources& total,
+                                             std::span<const queue_demand> queues);
+
+/// The water-filling of one dimension, exposed for tests: `total` units over queues with the
+/// given weights, floors and ceilings (ceilings already capped by request and capability and
+/// raised to the floor). `names` break remainder ties. All spans have the same length.
+std::vector<int64_t> water_fill(int64_t total, std::span<const int64_t> weights,
+                                std::span<const int64_t> floors, std::span<const int64_t> ceilings,
+                                std::span<const std::string> names);
+
+/// `amount` without its pods dimension: the pod count is a limit, not a share of the cluster, and
+/// would otherwise dominate for queues of many small pods.
+resources without_pods(resources amount);
+
+/// DRF's dominant share of `allocated` over the cluster `total` (pods not counted): the largest
+/// allocated_d / total_d. A dimension the cluster lacks counts as share 1.
+ratio drf_share(const resources& allocated, const resources& total);
+
+/// Volcano's queue share: the largest allocated_d / deserved_d over the dimensions of either
+/// (pods not counted); a dimension with nothing deserved and something allocated counts as 1,
+/// nothing allocated counts as 0.
+ratio queue_share(const resources& allocated, const resources& deserved);
+
+} // namespace phalanx::scheduler

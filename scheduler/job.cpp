@@ -1,0 +1,225 @@
+#include "scheduler/job.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <numeric>
+
+namespace phalanx::scheduler {
+
+namespace {
+
+constexpr std::size_t max_subdomain_length = 253;
+
+// FNV-1a over bytes, 64 bits, from a given offset basis.
+uint64_t fnv1a(std::string_view a, std::string_view b, uint64_t basis) noexcept {
+  uint64_t h = basis;
+  auto mix = [&](std::string_view s) {
+    for (unsigned char c : s) {
+      h ^= c;
+      h *= 0x100000001b3ULL;
+    }
+  };
+  mix(a);
+  h ^= 0xff;  // A separator byte no UTF-8 text contains, so ("ab","c") != ("a","bc").
+  h *= 0x100000001b3ULL;
+  mix(b);
+  return h;
+}
+
+// SplitMix64's finalizer: spreads FNV's weak low bits over the whole word.
+uint64_t finalize(uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void append_hex(std::string& out, uint64_t value, int nibbles) {
+  static constexpr char digits[] = "0123456789abcdef";
+  for (int i = nibbles - 1; i >= 0; --i)
+    out += digits[(value >> (4 * i)) & 0xf];
+}
+
+// Tasks in the order calcPGMinResources visits them: priority descending, job order for ties.
+std::vector<std::size_t> tasks_by_priority(const job& j) {
+  std::vector<std::size_t> order(j.tasks.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return j.tasks[a].pod_template.priority > j.tasks[b].pod_template.priority;
+  });
+  return order;
+}
+
+status too_long(std::string_view what, const std::string& name) {
+  return {errc::invalid_argument, std::string(what) + " \"" + name + "\" is " +
+                                      std::to_string(name.size()) +
+                                      " characters; a name must be at most 253"};
+}
+
+} // namespace
+
+std::string derived_uid(std::string_view job_uid, std::string_view object_name) {
+  uint64_t hi = finalize(fnv1a(job_uid, object_name, 0xcbf29ce484222325ULL));
+  uint64_t lo = finalize(fnv1a(job_uid, object_name, 0x84222325cbf29ce4ULL) ^ hi);
+  // Version 8 (custom) and the RFC 9562 variant, so the text is a well-formed UUID.
+  hi = (hi & ~(0xfULL << 12)) | (0x8ULL << 12);
+  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
+  std::string out;
+  out.reserve(36);
+  append_hex(out, hi >> 32, 8);
+  out += '-';
+  append_hex(out, (hi >> 16) & 0xffff, 4);
+  out += '-';
+  append_hex(out, hi & 0xffff, 4);
+  out += '-';
+  append_hex(out, lo >> 48, 4);
+  out += '-';
+  append_hex(out, lo & 0xffffffffffffULL, 12);
+  return out;
+}
+
+std::string task_name(const job_task& task, std::size_t index) {
+  if (!task.name.empty())
+    return task.name;
+  return std::string(default_task_prefix) + std::to_string(index);
+}
+
+int32_t task_min_available(const job_task& task) noexcept {
+  return task.min_available ? *task.min_available : task.replicas;
+}
+
+int32_t job_min_available(const job& j) noexcept {
+  if (j.min_available && *j.min_available > 0)
+    return *j.min_available;
+  int64_t sum = 0;
+  for (const auto& t : j.tasks)
+    sum += task_min_available(t);
+  return static_cast<int32_t>(std::clamp<int64_t>(sum, 0, INT32_MAX));
+}
+
+resources job_min_resources(const job& j) {
+  const int32_t job_min = job_min_available(j);
+  const auto order = tasks_by_priority(j);
+  resources out;
+  int32_t counted = 0;
+  // 1. Each task's own minimum, while the job's minimum is not reached.
+  for (auto i : order) {
+    if (counted >= job_min)
+      break;
+    const auto& t = j.tasks[i];
+    int32_t take = std::min(std::max(task_min_available(t), 0), job_min - counted);
+    out += t.pod_template.requests.times(take);
+    counted += take;
+  }
+  // 2. Fill up with the replicas beyond each task's minimum, higher priority first.
+  for (auto i : order) {
+    if (counted >= job_min)
+      break;
+    const auto& t = j.tasks[i];
+    int32_t spare = std::max(t.replicas - std::max(task_min_available(t), 0), 0);
+    int32_t take = std::min(spare, job_min - counted);
+    out += t.pod_template.requests.times(take);
+    counted += take;
+  }
+  return out;
+}
+
+std::string pod_group_name(const job& j) { return j.meta.name + "-" + j.meta.uid; }
+
+std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index) {
+  std::string out(job_name);
+  out += '-';
+  out += task;
+  out += '-';
+  out += std::to_string(index);
+  return out;
+}
+
+result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
+  if (j.meta.name.empty())
+    return status{errc::invalid_argument, "metadata.name: required"};
+  if (j.meta.uid.empty())
+    return status{errc::invalid_argument,
+                  "metadata.uid: required (the PodGroup is named \"<job>-<uid>\")"};
+  std::vector<std::string> names;
+  names.reserve(j.tasks.size());
+  for (std::size_t i = 0; i < j.tasks.size(); ++i) {
+    if (j.tasks[i].replicas < 0)
+      return status{errc::invalid_argument, "spec.tasks[" + std::to_string(i) +
+                                                "].replicas: must be >= 0"};
+    names.push_back(task_name(j.tasks[i], i));
+  }
+  {
+    auto sorted = names;
+    std::sort(sorted.begin(), sorted.end());
+    if (auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
+      return status{errc::invalid_argument, "spec.tasks: duplicate task name \"" + *dup + "\""};
+  }
+
+  expanded_job out;
+  pod_group& g = out.group;
+  g.meta.name = pod_group_name(j);
+  if (g.meta.name.size() > max_subdomain_length)
+    return too_long("PodGroup name", g.meta.name);
+  g.meta.namespace_name = j.meta.namespace_name;
+  g.meta.uid = make_uid(j.meta.uid, g.meta.name);
+  g.meta.labels = j.meta.labels;
+  g.meta.annotations = j.meta.annotations;
+  g.meta.creation_time = j.meta.creation_time;
+  g.min_member = job_min_available(j);
+  for (std::size_t i = 0; i < j.tasks.size(); ++i)
+    g.min_task_member.push_back({names[i], task_min_available(j.tasks[i])});
+  std::sort(g.min_task_member.begin(), g.min_task_member.end(),
+            [](const auto& a, const auto& b) { return a.role < b.role; });
+  g.min_resources = job_min_resources(j);
+  g.queue = j.queue.empty() ? std::string(default_queue_name) : j.queue;
+  g.priority_class_name = j.priority_class_name;
+  g.priority = j.priority;
+
+  std::size_t total = 0;
+  for (const auto& t : j.tasks)
+    total += static_cast<std::size_t>(t.replicas);
+  out.pods.reserve(total);
+  for (std::size_t ti = 0; ti < j.tasks.size(); ++ti) {
+    const auto& t = j.tasks[ti];
+    const std::string& tname = names[ti];
+    const std::string template_uid = j.meta.name + "-" + tname;
+    for (int32_t ix = 0; ix < t.replicas; ++ix) {
+      pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
+      p.meta.name = job_pod_name(j.meta.name, tname, ix);
+      if (p.meta.name.size() > max_subdomain_length)
+        return too_long("pod name", p.meta.name);
+      p.meta.namespace_name = j.meta.namespace_name;
+      p.meta.uid = make_uid(j.meta.uid, p.meta.name);
+      p.meta.creation_time = j.meta.creation_time;
+      p.meta.resource_version = 0;
+      p.group = g.meta.name;
+      p.role = tname;
+      if (p.scheduler_name.empty())
+        p.scheduler_name = j.scheduler_name;
+      const std::string index = std::to_string(ix);
+      // The keys Volcano's job controller writes (createJobPod), over the template's own.
+      p.meta.annotations.set(std::string(task_index_key), index);
+      p.meta.annotations.set(std::string(task_spec_key), tname);
+      p.meta.annotations.set(std::string(pod_group_annotation), g.meta.name);
+      p.meta.annotations.set(std::string(job_name_key), j.meta.name);
+      p.meta.annotations.set(std::string(queue_name_key), g.queue);
+      p.meta.annotations.set(std::string(job_version_key), "0");
+      p.meta.annotations.set(std::string(template_uid_key), template_uid);
+      p.meta.annotations.set(std::string(job_retry_count_key), "0");
+      p.meta.labels.set(std::string(task_index_key), index);
+      p.meta.labels.set(std::string(job_name_key), j.meta.name);
+      p.meta.labels.set(std::string(task_spec_key), tname);
+      p.meta.labels.set(std::string(job_namespace_key), j.meta.namespace_name);
+      p.meta.labels.set(std::string(queue_name_key), g.queue);
+      p.phase = pod_phase::pending;
+      p.node_name.clear();
+      p.start_time = {};
+      p.finish_time = {};
+      out.pods.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,88 @@
+#pragma once
+
+// Expansion of a Volcano job (batch.volcano.sh/v1alpha1) into its PodGroup and pods, exactly as
+// Volcano's admission webhook and job controller do it, so users' tooling finds the objects it
+// expects:
+// - defaults (webhook mutate): an empty task name becomes "default<index>"; a task's minAvailable
+//   defaults to its replicas; the job's minAvailable (when unset or 0) defaults to the sum of the
+//   tasks' minAvailable;
+// - the PodGroup is named "<job>-<job uid>" (Volcano >= 1.6; 1.5 and older used "<job>", which
+//   collided when a job was deleted and re-created under the same name). Its minMember is the
+//   job's minAvailable, minTaskMember holds every task's minAvailable, minResources follows
+//   calcPGMinResources (below), queue and priority class come from the job, labels and
+//   annotations are the job's;
+// - pods are "<job>-<task>-<index>", carry the template's labels and annotations plus Volcano's
+//   keys, and share their task's constraints and spec_json pointers.
+//
+// minResources (Volcano's CalcPGMinResources): tasks are sorted by the priority of their pod
+// template, highest first (ties keep the job's task order), then
+//   1. every task contributes min(its minAvailable, what is left of the job's minAvailable)
+//      pods, in that order, until the job's minAvailable is reached;
+//   2. if pods are still missing, the tasks' remaining replicas (replicas - minAvailable) fill
+//      up to the job's minAvailable, in the same order.
+// Each pod counts its effective requests (pod::requests, including one "pods" unit, as
+// Kubernetes' quota usage that Volcano sums counts "pods").
+//
+// Pure functions; thread-safe when the uid generator is.
+
+#include "scheduler/model.hpp"
+#include "scheduler/result.hpp"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+/// Further keys Volcano's job controller writes on pods (beside those of model.hpp).
+inline constexpr std::string_view template_uid_key = "volcano.sh/template-uid";
+inline constexpr std::string_view job_retry_count_key = "volcano.sh/job-retry-count";
+
+/// The name Volcano gives an unnamed task: "default" + its index.
+inline constexpr std::string_view default_task_prefix = "default";
+
+/// Makes the uid of an object a job creates from the job's uid and the object's name. Must be
+/// deterministic for a deterministic expansion.
+using uid_generator =
+    std::function<std::string(std::string_view job_uid, std::string_view object_name)>;
+
+/// The default uid generator: a UUID (RFC 9562 version 8, "custom") built from a 128-bit hash
+/// of job uid and name, so the same job always expands to the same uids and different pods get
+/// different ones.
+std::string derived_uid(std::string_view job_uid, std::string_view object_name);
+
+/// A task's name after defaulting: its own, or "default<index>".
+std::string task_name(const job_task& task, std::size_t index);
+
+/// A task's minAvailable after defaulting: its own, or its replicas.
+int32_t task_min_available(const job_task& task) noexcept;
+
+/// The job's minAvailable after defaulting: its own when > 0, else the sum of the tasks'
+/// minAvailable.
+int32_t job_min_available(const job& j) noexcept;
+
+/// minResources of the job's PodGroup (see the file comment).
+resources job_min_resources(const job& j);
+
+/// "<job>-<job uid>".
+std::string pod_group_name(const job& j);
+
+/// "<job>-<task>-<index>".
+std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index);
+
+/// A job's PodGroup and pods.
+struct expanded_job {
+  pod_group group;
+  /// Task by task in the job's order, index ascending within a task.
+  std::vector<pod> pods;
+};
+
+/// Expands `j`. The pods are Pending and unbound, created at the job's creation time, in the
+/// job's namespace, with `group` = the PodGroup's name, `role` = the task name, and the scheduler
+/// name of the template (or the job's when the template names none). errc::invalid_argument when
+/// the job has no name or uid, two tasks share a name, a task has negative replicas, or a
+/// generated name is longer than 253 characters (a DNS-1123 subdomain).
+result<expanded_job> expand_job(const job& j, const uid_generator& make_uid = derived_uid);
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,286 @@
+#pragma once
+
+// The scheduling model (DESIGN.md section 3): nodes, pods, PodGroups, queues and Volcano jobs as
+// plain values. Field names follow Volcano's CRDs and Kubernetes' core types, in snake_case.
+// Every module converts to and from these; nothing invalid gets in (validation.hpp).
+
+#include "scheduler/resources.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+/// Wall-clock instants and durations. The core never reads a clock: callers pass `now`.
+using timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
+using duration = std::chrono::nanoseconds;
+
+/// Labels or annotations: key/value pairs kept sorted by key, keys unique.
+class label_set {
+ public:
+  using entry = std::pair<std::string, std::string>;
+
+  label_set() = default;
+  /// A later entry with the same key replaces an earlier one.
+  label_set(std::initializer_list<entry> entries);
+
+  /// The value of `key`, or nullptr.
+  const std::string* find(std::string_view key) const noexcept;
+  bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+  /// Inserts or replaces.
+  void set(std::string key, std::string value);
+  /// Removes `key`; false when absent.
+  bool erase(std::string_view key);
+
+  const std::vector<entry>& entries() const noexcept { return entries_; }
+  bool empty() const noexcept { return entries_.empty(); }
+  std::size_t size() const noexcept { return entries_.size(); }
+
+  friend bool operator==(const label_set&, const label_set&) = default;
+
+ private:
+  std::vector<entry> entries_;  // Sorted by key.
+};
+
+/// Metadata shared by every object (a subset of Kubernetes' ObjectMeta).
+struct object_meta {
+  std::string name;
+  std::string namespace_name;  // Empty for cluster-scoped kinds (nodes, queues).
+  std::string uid;
+  label_set labels;
+  label_set annotations;
+  timestamp creation_time{};
+  /// Increases with every accepted change of the object; assigned by the runtime.
+  uint64_t resource_version = 0;
+  friend bool operator==(const object_meta&, const object_meta&) = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Placement constraints
+
+enum class taint_effect { no_schedule, prefer_no_schedule, no_execute };
+std::string_view to_string(taint_effect e) noexcept;  // "NoSchedule", ...
+/// Parses Kubernetes' spelling ("NoSchedule", "PreferNoSchedule", "NoExecute"), case-sensitive;
+/// nullopt otherwise. Every *_from_string below is the exact inverse of its to_string.
+std::optional<taint_effect> taint_effect_from_string(std::string_view text) noexcept;
+inline constexpr taint_effect taint_effect_last = taint_effect::no_execute;
+
+struct taint {
+  std::string key;
+  std::string value;
+  taint_effect effect = taint_effect::no_schedule;
+  friend bool operator==(const taint&, const taint&) = default;
+};
+
+enum class toleration_operator { equal, exists };
+std::string_view to_string(toleration_operator op) noexcept;  // "Equal", "Exists"
+std::optional<toleration_operator> toleration_operator_from_string(std::string_view text) noexcept;
+inline constexpr toleration_operator toleration_operator_last = toleration_operator::exists;
+
+struct toleration {
+  std::string key;  // Empty with operator Exists tolerates every taint.
+  toleration_operator op = toleration_operator::equal;
+  std::string value;
+  std::optional<taint_effect> effect;  // nullopt tolerates every effect.
+  std::optional<int64_t> toleration_seconds;
+  friend bool operator==(const toleration&, const toleration&) = default;
+};
+
+enum class selector_operator { in, not_in, exists, does_not_exist, gt, lt };
+std::string_view to_string(selector_operator op) noexcept;  // "In", "NotIn", ...
+std::optional<selector_operator> selector_operator_from_string(std::string_view text) noexcept;
+inline constexpr selector_operator selector_operator_last = selector_operator::lt;
+
+/// One requirement of a node selector term. Gt and Lt take exactly one integer value.
+struct node_selector_requirement {
+  std::string key;
+  selector_operator op = selector_operator::in;
+  std::vector<std::string> values;
+  friend bool operator==(const node_selector_requirement&,
+                         const node_selector_requirement&) = default;
+};
+
+/// The requirements of a term are ANDed. `match_fields` supports the key "metadata.name".
+struct node_selector_term {
+  std::vector<node_selector_requirement> match_expressions;
+  std::vector<node_selector_requirement> match_fields;
+  friend bool operator==(const node_selector_term&, const node_selector_term&) = default;
+};
+
+/// Where a pod may run. Pods built from one template share one instance (see pod::constraints),
+/// which also lets the planner treat them as one class.
+struct placement_constraints {
+  label_set node_selector;
+  /// requiredDuringSchedulingIgnoredDuringExecution: terms are ORed; empty means any node.
+  std::vector<node_selector_term> required_node_affinity;
+  std::vector<toleration> tolerations;
+  bool empty() const noexcept {
+    return node_selector.empty() && required_node_affinity.empty() && tolerations.empty();
+  }
+  friend bool operator==(const placement_constraints&, const placement_constraints&) = default;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+struct node {
+  object_meta meta;
+  resources allocatable;
+  std::vector<taint> taints;
+  bool unschedulable = false;
+  friend bool operator==(const node&, const node&) = default;
+};
+
+enum class pod_phase { pending, running, succeeded, failed, unknown };
+std::string_view to_string(pod_phase p) noexcept;  // "Pending", "Running", ...
+std::optional<pod_phase> pod_phase_from_string(std::string_view text) noexcept;
+inline constexpr pod_phase pod_phase_last = pod_phase::unknown;
+
+/// True for Succeeded and Failed: the pod holds no resources any more.
+constexpr bool is_terminal(pod_phase p) noexcept {
+  return p == pod_phase::succeeded || p == pod_phase::failed;
+}
+
+/// The resources of one container, as written in the pod spec.
+struct container_resources {
+  std::string name;
+  resources requests;
+  resources limits;
+  friend bool operator==(const container_resources&, const container_resources&) = default;
+};
+
+/// The requests the scheduler charges for a pod, as Kubernetes computes them: per dimension the
+/// larger of the sum over containers and the largest init container, plus the pod overhead, and
+/// one unit of the "pods" dimension.
+resources effective_requests(const std::vector<container_resources>& containers,
+                             const std::vector<container_resources>& init_containers,
+                             const resources& overhead = {});
+
+struct pod {
+  object_meta meta;
+  std::string group;  // PodGroup name in the pod's namespace; empty for a pod that is its own gang.
+  std::string role;   // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
+  resources requests; // effective_requests(); requests.pods is 1.
+  int32_t priority = 0;
+  std::string priority_class_name;
+  std::string scheduler_name;
+  /// Shared by pods of one template; nullptr means no constraints.
+  std::shared_ptr<const placement_constraints> constraints;
+  /// The pod's spec as JSON, kept for display; shared by the pods of one job task. May be null.
+  std::shared_ptr<const std::string> spec_json;
+
+  // Runtime state.
+  pod_phase phase = pod_phase::pending;
+  std::string node_name;  // Empty until bound; never changes once set (I1).
+  timestamp start_time{}; // When it went Running; zero before.
+  timestamp finish_time{};// When it went Succeeded or Failed; zero before.
+
+  bool is_bound() const noexcept { return !node_name.empty(); }
+  /// The pod's constraints; a shared empty instance when `constraints` is null.
+  const placement_constraints& placement() const noexcept;
+};
+
+enum class pod_group_phase { pending, inqueue, running, unknown, completed };
+std::string_view to_string(pod_group_phase p) noexcept;  // Volcano's: "Pending", "Inqueue", ...
+std::optional<pod_group_phase> pod_group_phase_from_string(std::string_view text) noexcept;
+inline constexpr pod_group_phase pod_group_phase_last = pod_group_phase::completed;
+
+/// The minimum number of pods of one role for a gang to be ready.
+struct role_minimum {
+  std::string role;
+  int32_t min = 0;
+  friend bool operator==(const role_minimum&, const role_minimum&) = default;
+};
+
+/// A Volcano PodGroup (scheduling.volcano.sh/v1beta1).
+struct pod_group {
+  object_meta meta;
+  int32_t min_member = 1;
+  std::vector<role_minimum> min_task_member;  // Sorted by role, roles unique.
+  resources min_resources;
+  std::string queue = "default";
+  std::string priority_class_name;
+  int32_t priority = 0;  // Resolved from priority_class_name.
+  friend bool operator==(const pod_group&, const pod_group&) = default;
+};
+
+enum class queue_state { open, closed, closing };
+std::string_view to_string(queue_state s) noexcept;  // "Open", "Closed", "Closing"
+std::optional<queue_state> queue_state_from_string(std::string_view text) noexcept;
+inline constexpr queue_state queue_state_last = queue_state::closing;
+
+/// A Volcano Queue (scheduling.volcano.sh/v1beta1). Cluster-scoped.
+struct queue {
+  object_meta meta;
+  int32_t weight = 1;            // 1..65535.
+  resource_limit capability;     // Hard cap; unlisted dimensions are unlimited.
+  resources guarantee;           // Reserved for this queue; deserved never drops below it.
+  resource_limit deserved;       // Volcano's spec.deserved (capacity plugin); unlisted = unset.
+  bool reclaimable = true;
+  queue_state state = queue_state::open;
+  std::string parent;            // Empty for a child of the root.
+  int32_t priority = 0;
+  friend bool operator==(const queue&, const queue&) = default;
+};
+
+/// The name of the queue that exists from the start and takes gangs that name none.
+inline constexpr std::string_view default_queue_name = "default";
+
+/// One lifecycle policy of a Volcano job or task: on `event` (or any of `events`), or on a
+/// container exit code, take `action` (RestartJob, AbortJob, CompleteJob, ...).
+struct lifecycle_policy {
+  std::string action;
+  std::string event;
+  std::vector<std::string> events;
+  std::optional<int32_t> exit_code;
+  std::optional<duration> timeout;
+  friend bool operator==(const lifecycle_policy&, const lifecycle_policy&) = default;
+};
+
+/// One task of a Volcano job: `replicas` pods from one template.
+struct job_task {
+  std::string name;
+  int32_t replicas = 0;
+  std::optional<int32_t> min_available;  // Defaults to replicas.
+  /// The pod template: requests, constraints, priority class, labels, annotations and spec_json
+  /// of the task's pods (meta.name and group are filled in when the job expands).
+  pod pod_template;
+  std::vector<lifecycle_policy> policies;
+  std::optional<int32_t> max_retry;
+};
+
+/// A Volcano job (batch.volcano.sh/v1alpha1).
+struct job {
+  object_meta meta;
+  std::string queue = "default";
+  std::string scheduler_name;
+  std::string priority_class_name;
+  int32_t priority = 0;
+  std::optional<int32_t> min_available;  // Defaults to the sum of the tasks' replicas.
+  int32_t max_retry = 3;
+  std::vector<job_task> tasks;
+  std::vector<lifecycle_policy> policies;
+  /// plugins: {"ssh": [], "svc": ["--publish-not-ready-addresses"], "env": []}, sorted by name.
+  std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
+  bool suspended = false;
+  /// The job's spec as JSON, kept for display.
+  std::shared_ptr<const std::string> spec_json;
+};
+
+/// Volcano's labels and annotations on the objects a job creates.
+inline constexpr std::string_view job_name_key = "volcano.sh/job-name";
+inline constexpr std::string_view job_namespace_key = "volcano.sh/job-namespace";
+inline constexpr std::string_view queue_name_key = "volcano.sh/queue-name";
+inline constexpr std::string_view task_spec_key = "volcano.sh/task-spec";
+inline constexpr std::string_view task_index_key = "volcano.sh/task-index";
+inline constexpr std::string_view job_version_key = "volcano.sh/job-version";
+inline constexpr std::string_view pod_group_annotation = "scheduling.k8s.io/group-name";
+
+} // namespace phalanx::scheduler

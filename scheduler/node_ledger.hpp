@@ -1,0 +1,301 @@
+#pragma once
+
+// The node's truth (DESIGN.md section 4): allocatable, committed usage and held reservations, and
+// the wait-die rule that decides every reserve. The node actor is a thin shell around it: it
+// decodes a message, calls the ledger, and sends what the ledger returned.
+//
+// Wait-die, for a reserve with ticket t (lower ticket = older gang):
+// - it fits in allocatable - committed - held - (what older waiters wait for): hold it, `reserved`;
+// - it would fit if every younger hold were gone: `waiting` (the older gang waits for younger
+//   holds, which always end by commit or abort, so waits never form a cycle);
+// - it would fit in allocatable - committed, but older holds or older waiters are in the way:
+//   `refused_conflict` (the younger gang dies and retries later with the same ticket, so it
+//   eventually becomes the oldest);
+// - it does not fit even in allocatable - committed: `refused_insufficient`, naming what is
+//   missing.
+// Older waiters count against younger requests so that a stream of small young gangs cannot
+// starve an old one waiting for room.
+//
+// Every operation is idempotent: repeating a reserve returns the current answer, a commit or abort
+// of an unknown or finished transaction does nothing, a release of an unknown pod does nothing.
+// Owned by one node actor; not thread-safe.
+
+#include "scheduler/resources.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <variant>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+enum class vote_kind { reserved, waiting, refused_conflict, refused_insufficient };
+std::string_view to_string(vote_kind v) noexcept;  // "reserved", "waiting", ...
+inline constexpr vote_kind vote_kind_last = vote_kind::refused_insufficient;
+
+/// A transaction: one reserve round of one gang on one node.
+struct txn_id {
+  uint64_t gang = 0;
+  uint32_t round = 0;
+  friend auto operator<=>(const txn_id&, const txn_id&) = default;
+};
+
+struct txn_id_hash {
+  std::size_t operator()(const txn_id& t) const noexcept {
+    return std::hash<uint64_t>{}(t.gang * 0x9E3779B97F4A7C15ULL ^ t.round);
+  }
+};
+
+/// The answer to a reserve.
+struct vote_outcome {
+  vote_kind vote = vote_kind::reserved;
+  /// For refused_insufficient: what is missing against allocatable - committed.
+  std::vector<shortfall> missing;
+};
+
+/// One pod of a reserve: its id and request. `Payload` carries what the actor needs back at
+/// commit (the pod itself, for the binder).
+template <class Payload>
+struct hold_item {
+  uint64_t pod_id = 0;
+  resources request;
+  Payload payload{};
+};
+
+template <class Ticket, class Payload = std::monostate>
+class node_ledger {
+ public:
+  using item = hold_item<Payload>;
+
+  explicit node_ledger(resources allocatable) : allocatable_(std::move(allocatable)) {}
+
+  const resources& allocatable() const noexcept { return allocatable_; }
+  const resources& committed() const noexcept { return committed_; }
+  const resources& held() const noexcept { return held_; }
+  /// allocatable - committed - held: what the cluster view publishes.
+  resources free() const { return allocatable_ - committed_ - held_; }
+
+  std::size_t hold_count() const noexcept { return holds_.size(); }
+  std::size_t waiter_count() const noexcept { return waiters_.size(); }
+  std::size_t committed_pod_count() const noexcept { return bound_.size(); }
+  bool is_held(const txn_id& txn) const { return holds_.count(txn) != 0; }
+  bool is_waiting(const txn_id& txn) const { return waiter_index(txn) != waiters_.size(); }
+
+  /// Changes allocatable (the node was updated). Committed usage stays; it may now exceed
+  /// allocatable, which only makes later reserves fail.
+  void set_allocatable(resources allocatable) { allocatable_ = std::move(allocatable); }
+
+  /// Decides a reserve. `owner` identifies the coordinator, for abort_owner().
+  vote_outcome reserve(const txn_id& txn, const Ticket& ticket, uint64_t owner,
+                       std::vector<item> items) {
+    if (holds_.count(txn))
+      return {vote_kind::reserved, {}};
+    if (is_waiting(txn))
+      return {vote_kind::waiting, {}};
+    if (finished_.count(txn))
+      return {vote_kind::refused_conflict, {}};  // A late duplicate of an aborted round.
+    entry e{ticket, owner, std::move(items), {}};
+    for (const auto& i : e.items)
+      e.total += i.request;
+    auto outcome = decide(e);
+    if (outcome.vote == vote_kind::reserved) {
+      held_ += e.total;
+      holds_.emplace(txn, std::move(e));
+    } else if (outcome.vote == vote_kind::waiting) {
+      waiters_.push_back({txn, std::move(e)});
+      sort_waiters();
+    } else {
+      remember_finished(txn);
+    }
+    return outcome;
+  }
+
+  /// Turns a hold into committed usage; returns the committed items (empty when the txn is not
+  /// held: unknown, already committed or aborted).
+  std::vector<item> commit(const txn_id& txn) {
+    auto i = holds_.find(txn);
+    if (i == holds_.end())
+      return {};
+    held_ -= i->second.total;
+    committed_ += i->second.total;
+    std::vector<item> items = std::move(i->second.items);
+    for (const auto& it : items)
+      bound_[it.pod_id] = it.request;
+    holds_.erase(i);
+    remember_finished(txn);
+    return items;
+  }
+
+  /// Drops a hold or a waiting reserve. Returns true when something was dropped.
+  bool abort(const txn_id& txn) {
+    remember_finished(txn);
+    if (auto i = holds_.find(txn); i != holds_.end()) {
+      held_ -= i->second.total;
+      holds_.erase(i);
+      return true;
+    }
+    auto w = waiter_index(txn);
+    if (w != waiters_.size()) {
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(w));
+      return true;
+    }
+    return false;
+  }
+
+  /// Drops every hold and waiting reserve of a coordinator that died. Returns how many.
+  std::size_t abort_owner(uint64_t owner) {
+    std::vector<txn_id> doomed;
+    for (const auto& [txn, e] : holds_)
+      if (e.owner == owner)
+        doomed.push_back(txn);
+    for (const auto& w : waiters_)
+      if (w.second.owner == owner)
+        doomed.push_back(w.first);
+    for (const auto& txn : doomed)
+      abort(txn);
+    return doomed.size();
+  }
+
+  /// Adds committed usage directly (restart: persisted bindings). Idempotent per pod.
+  void adopt(uint64_t pod_id, const resources& request) {
+    if (bound_.emplace(pod_id, request).second)
+      committed_ += request;
+  }
+
+  /// Returns a finished or deleted pod's resources, whether committed or only held: a pod deleted
+  /// while its gang commits must not stay charged once the commit arrives. False when the pod is
+  /// neither bound nor held here.
+  bool release(uint64_t pod_id) {
+    if (auto i = bound_.find(pod_id); i != bound_.end()) {
+      committed_ -= i->second;
+      bound_.erase(i);
+      return true;
+    }
+    for (auto& [txn, e] : holds_) {
+      auto it = std::find_if(e.items.begin(), e.items.end(),
+                             [&](const item& x) { return x.pod_id == pod_id; });
+      if (it == e.items.end())
+        continue;
+      held_ -= it->request;
+      e.total -= it->request;
+      e.items.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  bool is_bound(uint64_t pod_id) const { return bound_.count(pod_id) != 0; }
+
+  /// The committed pods, sorted (tests and invariant checks).
+  std::vector<uint64_t> bound_pod_ids() const {
+    std::vector<uint64_t> out;
+    out.reserve(bound_.size());
+    for (const auto& [id, r] : bound_)
+      out.push_back(id);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  /// Re-decides waiting reserves, oldest first, after holds or usage changed. Returns the
+  /// waiters that are decided now (no longer `waiting`), with their owners, in decision order.
+  struct decided {
+    txn_id txn;
+    uint64_t owner = 0;
+    vote_outcome outcome;
+  };
+  std::vector<decided> recheck_waiters() {
+    std::vector<decided> out;
+    for (std::size_t i = 0; i < waiters_.size();) {
+      auto outcome = decide(waiters_[i].second, i);
+      if (outcome.vote == vote_kind::waiting) {
+        ++i;
+        continue;
+      }
+      auto [txn, e] = std::move(waiters_[i]);
+      waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
+      out.push_back({txn, e.owner, outcome});
+      if (outcome.vote == vote_kind::reserved) {
+        held_ += e.total;
+        holds_.emplace(txn, std::move(e));
+      } else {
+        remember_finished(txn);
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct entry {
+    Ticket ticket;
+    uint64_t owner = 0;
+    std::vector<item> items;
+    resources total;
+  };
+
+  // Decides `e`. `self_waiter` is e's own position among the waiters (so it does not count
+  // against itself), or waiters_.size() for a new request.
+  vote_outcome decide(const entry& e, std::size_t self_waiter = SIZE_MAX) const {
+    resources older_holds;
+    for (const auto& [txn, h] : holds_)
+      if (h.ticket < e.ticket)
+        older_holds += h.total;
+    resources older_waiting;
+    for (std::size_t i = 0; i < waiters_.size(); ++i)
+      if (i != self_waiter && waiters_[i].second.ticket < e.ticket)
+        older_waiting += waiters_[i].second.total;
+
+    const resources after_usage = allocatable_ - committed_;
+    if (fits(e.total, after_usage - held_ - older_waiting))
+      return {vote_kind::reserved, {}};
+    if (fits(e.total, after_usage - older_holds - older_waiting))
+      return {vote_kind::waiting, {}};
+    if (fits(e.total, after_usage))
+      return {vote_kind::refused_conflict, {}};
+    return {vote_kind::refused_insufficient, shortfalls(e.total, after_usage.clamped_at_zero())};
+  }
+
+  std::size_t waiter_index(const txn_id& txn) const {
+    for (std::size_t i = 0; i < waiters_.size(); ++i)
+      if (waiters_[i].first == txn)
+        return i;
+    return waiters_.size();
+  }
+
+  void sort_waiters() {
+    std::stable_sort(waiters_.begin(), waiters_.end(),
+                     [](const auto& a, const auto& b) { return a.second.ticket < b.second.ticket; });
+  }
+
+  // Remembers recently finished transactions so a reserve that arrives after its abort (messages
+  // from one coordinator arrive in order, but a duplicate may be replayed) cannot resurrect it.
+  void remember_finished(const txn_id& txn) {
+    if (finished_.insert(txn).second) {
+      finished_order_.push_back(txn);
+      if (finished_order_.size() > finished_memory) {
+        finished_.erase(finished_order_.front());
+        finished_order_.pop_front();
+      }
+    }
+  }
+
+  static constexpr std::size_t finished_memory = 1024;
+
+  resources allocatable_;
+  resources committed_;
+  resources held_;
+  std::unordered_map<txn_id, entry, txn_id_hash> holds_;
+  std::vector<std::pair<txn_id, entry>> waiters_;  // Sorted by ticket, oldest first.
+  std::unordered_map<uint64_t, resources> bound_;  // Committed pods.
+  std::set<txn_id> finished_;
+  std::deque<txn_id> finished_order_;
+};
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,146 @@
+#include "scheduler/order.hpp"
+
+#include <algorithm>
+
+namespace phalanx::scheduler {
+
+namespace {
+
+std::strong_ordering compare_times(timestamp a, timestamp b) noexcept {
+  return a.time_since_epoch().count() <=> b.time_since_epoch().count();
+}
+
+} // namespace
+
+std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexcept {
+  if (a.priority != b.priority)
+    return b.priority <=> a.priority;  // Higher priority first.
+  if (auto c = compare_times(a.meta.creation_time, b.meta.creation_time); c != 0)
+    return c;
+  return a.meta.uid.compare(b.meta.uid) <=> 0;
+}
+
+std::string_view to_string(gang_order_policy p) noexcept {
+  switch (p) {
+    case gang_order_policy::priority:
+      return "priority";
+    case gang_order_policy::drf:
+      return "drf";
+  }
+  return "unknown";
+}
+
+std::strong_ordering compare_gangs_drf(const pod_group& a, ratio share_a, const pod_group& b,
+                                       ratio share_b) noexcept {
+  if (a.priority != b.priority)
+    return b.priority <=> a.priority;
+  if (auto c = share_a <=> share_b; c != 0)
+    return c;
+  return compare_gangs(a, b);
+}
+
+void sort_gangs(std::vector<gang_standing>& gangs, gang_order_policy policy,
+                const resources& cluster_total) {
+  if (policy == gang_order_policy::priority) {
+    std::stable_sort(gangs.begin(), gangs.end(), [](const auto& x, const auto& y) {
+      return gang_before(*x.group, *y.group);
+    });
+    return;
+  }
+  std::vector<std::pair<ratio, std::size_t>> keyed;
+  keyed.reserve(gangs.size());
+  for (std::size_t i = 0; i < gangs.size(); ++i)
+    keyed.emplace_back(drf_share(gangs[i].allocated, cluster_total), i);
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    return compare_gangs_drf(*gangs[x.second].group, x.first, *gangs[y.second].group,
+                             y.first) < 0;
+  });
+  std::vector<gang_standing> sorted;
+  sorted.reserve(gangs.size());
+  for (const auto& k : keyed)
+    sorted.push_back(std::move(gangs[k.second]));
+  gangs = std::move(sorted);
+}
+
+int32_t quantize_share(ratio share) noexcept {
+  if (share.den <= 0 || share.num <= 0)
+    return 0;
+  __int128 steps = __int128{share.num} * ticket_share_steps / share.den;
+  return static_cast<int32_t>(std::min<__int128>(steps, ticket_share_max_steps));
+}
+
+std::strong_ordering operator<=>(const ticket& a, const ticket& b) noexcept {
+  if (a.share_steps != b.share_steps)
+    return a.share_steps <=> b.share_steps;
+  if (a.priority != b.priority)
+    return b.priority <=> a.priority;
+  if (auto c = compare_times(a.creation_time, b.creation_time); c != 0)
+    return c;
+  return a.uid.compare(b.uid) <=> 0;
+}
+
+std::string ticket::to_string() const {
+  std::string out = "share ";
+  out += std::to_string(share_steps / ticket_share_steps);
+  out += '.';
+  auto cents = share_steps % ticket_share_steps;
+  if (cents < 10)
+    out += '0';
+  out += std::to_string(cents);
+  out += ", priority ";
+  out += std::to_string(priority);
+  out += ", created ";
+  auto ns = creation_time.time_since_epoch().count();
+  // Seconds and nanoseconds since the epoch: exact, and sortable by eye.
+  auto secs = ns / 1'000'000'000;
+  auto frac = ns % 1'000'000'000;
+  if (frac < 0) {
+    frac += 1'000'000'000;
+    --secs;
+  }
+  std::string frac_text = std::to_string(frac);
+  out += std::to_string(secs);
+  out += '.';
+  out.append(9 - frac_text.size(), '0');
+  out += frac_text;
+  out += ", uid ";
+  out += uid;
+  return out;
+}
+
+ticket make_ticket(const pod_group& group, ratio queue_share) {
+  return ticket{quantize_share(queue_share), group.priority, group.meta.creation_time,
+                group.meta.uid};
+}
+
+std::strong_ordering compare_queues(const queue_standing& a, const queue_standing& b) {
+  if (a.priority != b.priority)
+    return b.priority <=> a.priority;
+  if (auto c = queue_share(a.allocated, a.deserved) <=> queue_share(b.allocated, b.deserved);
+      c != 0)
+    return c;
+  return a.name.compare(b.name) <=> 0;
+}
+
+void sort_queues(std::vector<queue_standing>& queues) {
+  std::vector<std::pair<ratio, std::size_t>> keyed;
+  keyed.reserve(queues.size());
+  for (std::size_t i = 0; i < queues.size(); ++i)
+    keyed.emplace_back(queue_share(queues[i].allocated, queues[i].deserved), i);
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    const auto& qa = queues[x.second];
+    const auto& qb = queues[y.second];
+    if (qa.priority != qb.priority)
+      return qa.priority > qb.priority;
+    if (x.first != y.first)
+      return x.first < y.first;
+    return qa.name < qb.name;
+  });
+  std::vector<queue_standing> sorted;
+  sorted.reserve(queues.size());
+  for (const auto& k : keyed)
+    sorted.push_back(std::move(queues[k.second]));
+  queues = std::move(sorted);
+}
+
+} // namespace phalanx::scheduler

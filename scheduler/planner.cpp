@@ -1,0 +1,1146 @@
+// How a plan runs, and what it costs:
+//
+// 1. Classes: pods with the same constraints pointer, role and requests are one class; every
+//    predicate, fit and score below is computed per class, not per pod.
+// 2. Scan: from a random node, each live node becomes a slot: its static verdict per class
+//    (cached for the plan), its allocatable and free amounts projected onto the few dimensions
+//    the gang requests, and, for each class it fits now, a scored candidate. The scan stops once
+//    every class has its sample of feasible nodes (kube-scheduler's percentageOfNodesToScore).
+//    This is most of the time: a few virtual calls (is_live, at, read_free), a short
+//    predicate check and two integer divisions per node.
+// 3. Greedy: role minimums first, then up to min_pods, then extras; each pod on its class's
+//    best candidate (a lazily refreshed max-heap over the best few candidates), charged to the
+//    slot's free amounts (the overlay) and recorded in the undo log.
+// 4. If the sample cannot hold the gang: undo, scan every node, greedy again; then the
+//    unresolvable check; then a bounded backtracking search over the same overlay and log.
+//
+// The view is only read; the overlay lives in the scratch and is reset before returning.
+
+#include "scheduler/planner.hpp"
+
+#include "scheduler/quantity.hpp"
+
+#include <algorithm>
+#include <array>
+#include <limits>
+
+namespace phalanx::scheduler {
+
+std::string_view to_string(plan_code c) noexcept {
+  switch (c) {
+    case plan_code::success:
+      return "Success";
+    case plan_code::unschedulable:
+      return "Unschedulable";
+    case plan_code::unresolvable:
+      // kube-scheduler's name for the code that tells the caller not to retry as is.
+      return "UnschedulableAndUnresolvable";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// The four standard dimensions sit at fixed positions of a projected amount; extended ones the
+// gang requests follow.
+constexpr std::size_t dim_cpu = 0;
+constexpr std::size_t dim_memory = 1;
+constexpr std::size_t dim_ephemeral = 2;
+constexpr std::size_t dim_pods = 3;
+constexpr std::size_t std_dims = 4;
+
+constexpr std::string_view std_dim_names[std_dims] = {cpu_resource, memory_resource,
+                                                      ephemeral_storage_resource, pods_resource};
+
+// Static verdicts cached per (slot, class); values of predicate_failure.
+constexpr uint8_t verdict_ok = uint8_t(predicate_failure::none);
+
+// kube-scheduler's numFeasibleNodesToFind.
+int64_t feasible_nodes_to_find(int64_t nodes, int32_t percentage, int32_t min_feasible) {
+  if (nodes < min_feasible || percentage >= 100)
+    return nodes;
+  int64_t pct = percentage;
+  if (pct <= 0)
+    pct = std::max<int64_t>(5, 50 - nodes / 125);
+  int64_t n = nodes * pct / 100;
+  return std::max<int64_t>(n, min_feasible);
+}
+
+int64_t sub_saturating(int64_t a, int64_t b) noexcept {
+  int64_t out;
+  if (__builtin_sub_overflow(a, b, &out))
+    return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  return out;
+}
+
+} // namespace
+
+struct gang_planner::scratch {
+  // A candidate node of one class. The key orders by score, then by earlier slot: on equal
+  // scores the node met first in the scan wins, so ties spread with the random start instead
+  // of piling onto low node indices. One integer compare per heap step keeps heap building
+  // (the planner's second cost after the scan) cheap.
+  struct heap_entry {
+    uint64_t key = 0;     // score << 32 | (0xffffffff - slot).
+    uint32_t version = 0; // slot_version[slot] when scored.
+    uint32_t slot() const noexcept { return 0xffffffffu - uint32_t(key); }
+  };
+  static heap_entry make_entry(int64_t score, uint32_t slot, uint32_t version) noexcept {
+    // Scores lie in [0, max_node_score], so they fit the upper half.
+    return {uint64_t(score) << 32 | (0xffffffffu - slot), version};
+  }
+  struct heap_less_t {
+    bool operator()(const heap_entry& a, const heap_entry& b) const noexcept {
+      return a.key < b.key;
+    }
+  };
+  static constexpr heap_less_t heap_less{};
+
+  struct pod_class {
+    const placement_constraints* constraints = nullptr;
+    const pod* first = nullptr;
+    int32_t role = -1;                // Index into request.min_per_role; -1: no minimum.
+    uint32_t constraint_leader = 0;   // The first class with the same constraints pointer.
+    std::vector<uint32_t> pods;       // Indices into request.pods, in preference order.
+    std::vector<uint16_t> fit_dims;   // Dimensions with a positive request.
+    std::vector<uint16_t> score_dims; // Dimensions the strategy scores, with a positive weight.
+    bool unconstrained = true;        // No selector, affinity or tolerations.
+    int64_t target = 0;               // Feasible nodes to find before the scan may stop.
+    int64_t feasible = 0;             // Feasible nodes found by the scan.
+    bool possible = false;            // Passes the static predicates on some scanned node.
+    int32_t placed = 0;
+    bool dead = false;                // Greedy: fits no candidate any more.
+    std::vector<heap_entry> heap;     // The candidates in play, a max-heap once greedy starts.
+    std::vector<heap_entry> reserve;  // Candidates ranked below every fresh entry of `heap`.
+    uint64_t reserve_max = 0;         // The largest key in `reserve`.
+    std::size_t touched_seen = 0;     // Prefix of `touched` already re-offered to `heap`.
+    std::vector<uint32_t> candidates; // Search: slots passing the static predicates.
+    int64_t room = 0;                 // Search: pods of this class the free nodes hold, alone.
+  };
+
+  struct undo_entry {
+    uint32_t slot;
+    uint32_t cls;
+    uint32_t pod;
+  };
+
+  struct failure_info {
+    bool failed = false;
+    std::size_t pod = 0;
+    uint32_t cls = 0;
+    int64_t pods_needed = 0;
+  };
+
+  // Per call.
+  const node_view* view = nullptr;
+  const gang_request* request = nullptr;
+  const planner_config* config = nullptr;
+  std::size_t dims = std_dims;
+  std::vector<resource_name> ext;
+  std::vector<int64_t> weight; // Per dimension.
+  std::size_t class_count = 0;
+  std::vector<pod_class> classes; // Only the first class_count are in use; the rest keep storage.
+  std::vector<int64_t> class_req; // class * dims + d.
+  std::vector<int32_t> pod_class_of;
+  std::vector<uint8_t> pod_placed;
+  std::vector<int64_t> role_placed; // Per request.min_per_role entry.
+  int64_t total_placed = 0;
+  int64_t required_total = 0;
+
+  // Slots: the scanned nodes, in scan order.
+  std::size_t slot_count = 0;
+  std::vector<uint32_t> slot_node;
+  std::vector<uint8_t> slot_static;   // slot * class_count + class.
+  std::vector<int64_t> slot_free;     // slot * dims + d; the overlay of tentative placements.
+  std::vector<int64_t> slot_alloc;    // slot * dims + d.
+  std::vector<uint32_t> slot_version; // Bumped on every change of slot_free.
+
+  std::vector<undo_entry> log;
+  // Slots changed by greedy placements since the heaps were prepared, in order. Every class
+  // re-scores them before it picks, so an entry whose node changed is never trusted.
+  std::vector<uint32_t> touched;
+  std::vector<uint32_t> histogram; // prepare_heap's score buckets.
+  resources free_buf;
+
+  std::size_t node_slots = 0; // view.size().
+  std::size_t scan_start = 0;
+  std::size_t scan_pos = 0; // Nodes visited from scan_start.
+  std::size_t classes_at_target = 0;
+
+  failure_info failure;
+  int64_t steps = 0;
+  bool exhausted = false;
+
+  // ---------------------------------------------------------------------------------------
+  // Setup
+
+  // Groups pods into classes: pods of one template (same constraints pointer), role and
+  // requests are interchangeable, so predicates, fit and scores are computed once per class.
+  // The role is part of the key because role minimums count pods by role.
+  void build_classes() {
+    const auto& pods = request->pods;
+    class_count = 0;
+    ext.clear();
+    pod_class_of.assign(pods.size(), -1);
+    pod_placed.assign(pods.size(), 0);
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      const pod& p = *pods[i];
+      const placement_constraints* c = p.constraints.get();
+      std::size_t k = 0;
+      for (; k < class_count; ++k) {
+        const pod_class& pc = classes[k];
+        if (pc.constraints == c && pc.first->role == p.role && pc.first->requests == p.requests)
+          break;
+      }
+      if (k == class_count) {
+        if (classes.size() <= k)
+          classes.emplace_back();
+        pod_class& pc = classes[k];
+        pc.constraints = c;
+        pc.unconstrained = c == nullptr || c->empty();
+        pc.first = &p;
+        pc.role = -1;
+        for (std::size_t r = 0; r < request->min_per_role.size(); ++r) {
+          if (request->min_per_role[r].min > 0 && request->min_per_role[r].role == p.role) {
+            pc.role = int32_t(r);
+            break;
+          }
+        }
+        pc.constraint_leader = uint32_t(k);
+        for (std::size_t j = 0; j < k; ++j) {
+          if (classes[j].constraints == c) {
+            pc.constraint_leader = uint32_t(j);
+            break;
+          }
+        }
+        pc.pods.clear();
+        pc.feasible = 0;
+        pc.possible = false;
+        pc.placed = 0;
+        pc.dead = false;
+        pc.heap.clear();
+        pc.reserve.clear();
+        pc.candidates.clear();
+        ++class_count;
+        for (const auto& e : p.requests.extended())
+          if (e.amount > 0 && std::find(ext.begin(), ext.end(), e.name) == ext.end())
+            ext.push_back(e.name);
+      }
+      classes[k].pods.push_back(uint32_t(i));
+      pod_class_of[i] = int32_t(k);
+    }
+    std::sort(ext.begin(), ext.end());
+    dims = std_dims + ext.size();
+
+    const auto& w = config->weights;
+    weight.resize(dims);
+    weight[dim_cpu] = w.cpu;
+    weight[dim_memory] = w.memory;
+    weight[dim_ephemeral] = w.ephemeral_storage;
+    weight[dim_pods] = w.pods;
+    for (std::size_t e = 0; e < ext.size(); ++e)
+      weight[std_dims + e] = w.weight_of(ext[e].str());
+
+    class_req.resize(class_count * dims);
+    bool spread = config->strategy == score_strategy::spread;
+    for (std::size_t k = 0; k < class_count; ++k) {
+      pod_class& pc = classes[k];
+      int64_t* r = &class_req[k * dims];
+      project(pc.first->requests, r);
+      pc.fit_dims.clear();
+      pc.score_dims.clear();
+      for (std::size_t d = 0; d < dims; ++d) {
+        if (r[d] > 0)
+          pc.fit_dims.push_back(uint16_t(d));
+        // Binpack (Volcano) scores what the pod requests; spread (kube-scheduler) always
+        // scores cpu and memory.
+        bool scored = r[d] > 0 || (spread && (d == dim_cpu || d == dim_memory));
+        if (scored && weight[d] > 0)
+          pc.score_dims.push_back(uint16_t(d));
+      }
+    }
+    role_placed.assign(request->min_per_role.size(), 0);
+    total_placed = 0;
+  }
+
+  void project(const resources& r, int64_t* out) const {
+    out[dim_cpu] = r.cpu_milli;
+    out[dim_memory] = r.memory_bytes;
+    out[dim_ephemeral] = r.ephemeral_bytes;
+    out[dim_pods] = r.pods;
+    for (std::size_t e = 0; e < ext.size(); ++e)
+      out[std_dims + e] = r.get(ext[e]);
+  }
+
+  void reset_slots() {
+    slot_count = 0;
+    log.clear();
+  }
+
+  // Sizes the slot arrays for every node once, so the scan writes by index and a warm planner
+  // never allocates; the arrays only grow.
+  void reserve_slots(std::size_t nodes) {
+    auto grow = [](auto& v, std::size_t n) {
+      if (v.size() < n)
+        v.resize(n);
+    };
+    grow(slot_node, nodes);
+    grow(slot_version, nodes);
+    grow(slot_alloc, nodes * dims);
+    grow(slot_free, nodes * dims);
+    grow(slot_static, nodes * class_count);
+  }
+
+  std::string_view dim_name(std::size_t d) const {
+    return d < std_dims ? std_dim_names[d] : ext[d - std_dims].str();
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Overlay
+
+  bool fits(std::size_t c, std::size_t s) const noexcept {
+    const int64_t* f = &slot_free[s * dims];
+    const int64_t* r = &class_req[c * dims];
+    for (uint16_t d : classes[c].fit_dims)
+      if (f[d] < r[d])
+        return false;
+    return true;
+  }
+
+  int64_t score(std::size_t c, std::size_t s) const noexcept {
+    const int64_t* f = &slot_free[s * dims];
+    const int64_t* a = &slot_alloc[s * dims];
+    const int64_t* r = &class_req[c * dims];
+    int64_t sum = 0;
+    int64_t weight_sum = 0;
+    for (uint16_t d : classes[c].score_dims) {
+      if (a[d] <= 0)
+        continue; // A resource the node lacks is skipped.
+      int64_t used_after = sub_saturating(a[d], f[d]) + r[d];
+      sum += weight[d] * dimension_score(config->strategy, used_after, a[d]);
+      weight_sum += weight[d];
+    }
+    if (weight_sum == 0)
+      return 0;
+    // The same floor(sum / weight_sum) as node_score; the default weights sum to a power of
+    // two, and a shift is much cheaper than a division in the per-node loop.
+    if ((weight_sum & (weight_sum - 1)) == 0)
+      return sum >> __builtin_ctzll(uint64_t(weight_sum));
+    return sum / weight_sum;
+  }
+
+  void place(uint32_t s, uint32_t c, uint32_t p) {
+    int64_t* f = &slot_free[std::size_t(s) * dims];
+    const int64_t* r = &class_req[std::size_t(c) * dims];
+    for (uint16_t d : classes[c].fit_dims)
+      f[d] -= r[d];
+    ++slot_version[s];
+    log.push_back({s, c, p});
+    touched.push_back(s);
+    pod_class& pc = classes[c];
+    ++pc.placed;
+    pod_placed[p] = 1;
+    if (pc.role >= 0)
+      ++role_placed[std::size_t(pc.role)];
+    ++total_placed;
+  }
+
+  void undo_to(std::size_t mark) {
+    while (log.size() > mark) {
+      undo_entry e = log.back();
+      log.pop_back();
+      int64_t* f = &slot_free[std::size_t(e.slot) * dims];
+      const int64_t* r = &class_req[std::size_t(e.cls) * dims];
+      for (uint16_t d : classes[e.cls].fit_dims)
+        f[d] += r[d];
+      ++slot_version[e.slot];
+      pod_class& pc = classes[e.cls];
+      --pc.placed;
+      pod_placed[e.pod] = 0;
+      if (pc.role >= 0)
+        --role_placed[std::size_t(pc.role)];
+      --total_placed;
+    }
+  }
+
+  bool requirements_met() const noexcept {
+    if (total_placed < required_total)
+      return false;
+    for (std::size_t r = 0; r < role_placed.size(); ++r)
+      if (role_placed[r] < request->min_per_role[r].min)
+        return false;
+    return true;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Scan
+
+  // Adds node `i` as a slot, evaluates the static predicates of every class once, reads its
+  // free resources and offers it to the heaps of the classes it fits.
+  void add_slot(std::size_t i) {
+    const node& n = view->at(i);
+    std::size_t s = slot_count++;
+    slot_node[s] = uint32_t(i);
+    slot_version[s] = 0;
+    int64_t* a = &slot_alloc[s * dims];
+    int64_t* f = &slot_free[s * dims];
+    uint8_t* v = &slot_static[s * class_count];
+    project(n.allocatable, a);
+    bool any_ok = false;
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      uint8_t verdict;
+      if (pc.constraint_leader != c && v[pc.constraint_leader] != verdict_ok &&
+          v[pc.constraint_leader] != uint8_t(predicate_failure::exceeds_allocatable)) {
+        // Same constraints as an earlier class that failed on them: same verdict.
+        verdict = v[pc.constraint_leader];
+      } else if (pc.constraint_leader != c) {
+        verdict = verdict_ok;
+      } else if (pc.unconstrained) {
+        // check_placement without constraints, inline: the common case of the scan.
+        if (n.unschedulable)
+          verdict = uint8_t(predicate_failure::node_unschedulable);
+        else if (!n.taints.empty() && first_untolerated_taint(n, {}) >= 0)
+          verdict = uint8_t(predicate_failure::untolerated_taint);
+        else
+          verdict = verdict_ok;
+      } else {
+        verdict = uint8_t(check_placement(n, pc.constraints).failure);
+      }
+      if (verdict == verdict_ok) {
+        const int64_t* r = &class_req[c * dims];
+        for (uint16_t d : pc.fit_dims) {
+          if (a[d] < r[d]) {
+            verdict = uint8_t(predicate_failure::exceeds_allocatable);
+            break;
+          }
+        }
+      }
+      v[c] = verdict;
+      if (verdict == verdict_ok) {
+        any_ok = true;
+        pc.possible = true;
+      }
+    }
+    if (any_ok) {
+      view->read_free(i, free_buf);
+      project(free_buf, f);
+    } else {
+      std::fill(f, f + dims, 0);
+    }
+    for (std::size_t c = 0; c < class_count; ++c) {
+      if (v[c] != verdict_ok)
+        continue;
+      pod_class& pc = classes[c];
+      if (!fits(c, s))
+        continue;
+      pc.heap.push_back(make_entry(score(c, s), uint32_t(s), 0));
+      if (++pc.feasible == pc.target)
+        ++classes_at_target;
+    }
+  }
+
+  // Visits nodes from the random start until every class found its target of feasible nodes,
+  // or (all) until every node was visited.
+  void scan(bool all) {
+    while (scan_pos < node_slots) {
+      if (!all && classes_at_target == class_count)
+        return;
+      std::size_t i = scan_start + scan_pos;
+      if (i >= node_slots)
+        i -= node_slots;
+      ++scan_pos;
+      if (!view->is_live(i))
+        continue;
+      add_slot(i);
+    }
+  }
+
+  // Offers every slot again, with the current free amounts (after an undo).
+  void rebuild_heaps() {
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      pc.heap.clear();
+      pc.dead = false;
+      for (std::size_t s = 0; s < slot_count; ++s)
+        if (slot_static[s * class_count + c] == verdict_ok && fits(c, s))
+          pc.heap.push_back(make_entry(score(c, s), uint32_t(s), slot_version[s]));
+    }
+  }
+
+  void prepare_heaps() {
+    touched.clear();
+    for (std::size_t c = 0; c < class_count; ++c)
+      prepare_heap(classes[c]);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Greedy
+
+  // Orders the candidates of a class for greedy picking. Heapifying hundreds of candidates is
+  // the planner's second cost after the scan, yet a gang takes only a few of them: only the
+  // best few go into the heap, the rest wait in `reserve` until a pick might need them.
+  //
+  // The split uses a histogram of coarse score buckets rather than a selection algorithm: two
+  // linear passes with predictable branches, where nth_element or make_heap over everything
+  // mispredict on nearly every step.
+  void prepare_heap(pod_class& pc) {
+    auto& h = pc.heap;
+    std::size_t keep = 2 * pc.pods.size() + 16;
+    pc.reserve.clear();
+    pc.reserve_max = 0;
+    pc.touched_seen = 0;
+    if (h.size() > 2 * keep) {
+      constexpr unsigned shift = 32 + 6; // Key to bucket: score / 64.
+      constexpr std::size_t buckets = (uint64_t(max_node_score) << 32 >> shift) + 1;
+      histogram.assign(buckets, 0);
+      for (const auto& e : h)
+        ++histogram[e.key >> shift];
+      // The lowest bucket that still has to be in play so the heap holds at least `keep`.
+      std::size_t b = buckets;
+      std::size_t in_play = 0;
+      while (b > 0 && in_play < keep)
+        in_play += histogram[--b];
+      if (in_play < h.size()) {
+        std::size_t w = 0;
+        for (std::size_t i = 0; i < h.size(); ++i) {
+          heap_entry e = h[i];
+          if ((e.key >> shift) >= b) {
+            h[w++] = e;
+          } else {
+            pc.reserve.push_back(e);
+            pc.reserve_max = std::max(pc.reserve_max, e.key);
+          }
+        }
+        h.resize(w);
+      }
+    }
+    std::make_heap(h.begin(), h.end(), heap_less);
+  }
+
+  static void merge_reserve(pod_class& pc) {
+    pc.heap.insert(pc.heap.end(), pc.reserve.begin(), pc.reserve.end());
+    pc.reserve.clear();
+    pc.reserve_max = 0;
+    std::make_heap(pc.heap.begin(), pc.heap.end(), heap_less);
+  }
+
+  // Places pod `p` of class `c` on the best-scoring candidate; false when none fits.
+  //
+  // Entries go stale when their node changes (a placement of any class), and a stale key may
+  // be too low (binpack scores rise as a node fills) or too high. So every changed node is
+  // re-scored into a fresh entry before picking, and stale entries are dropped when they
+  // surface: the heap's fresh top is then the best node.
+  bool place_best(uint32_t c, uint32_t p) {
+    pod_class& pc = classes[c];
+    auto& h = pc.heap;
+    for (; pc.touched_seen < touched.size(); ++pc.touched_seen) {
+      uint32_t slot = touched[pc.touched_seen];
+      if (slot_static[std::size_t(slot) * class_count + c] == verdict_ok && fits(c, slot)) {
+        h.push_back(make_entry(score(c, slot), slot, slot_version[slot]));
+        std::push_heap(h.begin(), h.end(), heap_less);
+      }
+    }
+    while (!h.empty() || !pc.reserve.empty()) {
+      // The reserve ranks below the heap's entries as first scored; once the heap's top falls
+      // below the best of the reserve (fresh keys can drop), the order needs the reserve too.
+      if (!pc.reserve.empty() && (h.empty() || h.front().key < pc.reserve_max)) {
+        merge_reserve(pc);
+        continue;
+      }
+      const heap_entry& top = h.front();
+      uint32_t slot = top.slot();
+      if (top.version != slot_version[slot]) {
+        std::pop_heap(h.begin(), h.end(), heap_less);
+        h.pop_back();
+        continue;
+      }
+      place(slot, c, p);
+      return true;
+    }
+    return false;
+  }
+
+  // The required phases: every role minimum, then up to the total. Returns true when met;
+  // otherwise records the failure (first in preference order) in `failure`.
+  bool greedy_required() {
+    const auto& pods = request->pods;
+    const auto& roles = request->min_per_role;
+    failure = {};
+    prepare_heaps();
+    // Phase 1: role minimums, pods in preference order.
+    if (!roles.empty()) {
+      for (std::size_t i = 0; i < pods.size(); ++i) {
+        uint32_t c = uint32_t(pod_class_of[i]);
+        pod_class& pc = classes[c];
+        if (pc.role < 0 || role_placed[std::size_t(pc.role)] >= roles[std::size_t(pc.role)].min)
+          continue;
+        if (pc.dead || !place_best(c, uint32_t(i)))
+          pc.dead = true;
+      }
+      for (std::size_t r = 0; r < roles.size(); ++r) {
+        if (role_placed[r] >= roles[r].min)
+          continue;
+        // The first pod of the unmet role that could not be placed.
+        for (std::size_t i = 0; i < pods.size(); ++i) {
+          const pod_class& pc = classes[std::size_t(pod_class_of[i])];
+          if (pc.role == int32_t(r) && !pod_placed[i]) {
+            failure = {true, i, uint32_t(pod_class_of[i]),
+                       pc.placed + (roles[r].min - role_placed[r])};
+            return false;
+          }
+        }
+      }
+    }
+    // Phase 2: fill up to the total.
+    for (std::size_t i = 0; i < pods.size() && total_placed < required_total; ++i) {
+      if (pod_placed[i])
+        continue;
+      uint32_t c = uint32_t(pod_class_of[i]);
+      pod_class& pc = classes[c];
+      if (pc.dead || !place_best(c, uint32_t(i))) {
+        pc.dead = true;
+        if (!failure.failed)
+          failure = {true, i, c, 0};
+      }
+    }
+    if (total_placed < required_total) {
+      const pod_class& pc = classes[failure.cls];
+      failure.pods_needed =
+          std::min<int64_t>(int64_t(pc.pods.size()), pc.placed + (required_total - total_placed));
+      return false;
+    }
+    failure = {};
+    return true;
+  }
+
+  // Best effort for the pods left over: each on its best node while one fits.
+  void greedy_extras() {
+    const auto& pods = request->pods;
+    for (std::size_t i = 0; i < pods.size(); ++i) {
+      if (pod_placed[i])
+        continue;
+      uint32_t c = uint32_t(pod_class_of[i]);
+      pod_class& pc = classes[c];
+      if (pc.dead)
+        continue;
+      if (!place_best(c, uint32_t(i)))
+        pc.dead = true;
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Bounded backtracking search over every node
+
+  bool class_useful(std::size_t c) const noexcept {
+    if (total_placed < required_total)
+      return true;
+    const pod_class& pc = classes[c];
+    return pc.role >= 0 &&
+           role_placed[std::size_t(pc.role)] < request->min_per_role[std::size_t(pc.role)].min;
+  }
+
+  // At most how many more pods class `k` can add: no more than it has left, and no more than
+  // the nodes held for it alone before the search began (placements only shrink that).
+  int64_t class_left(std::size_t k) const noexcept {
+    const pod_class& pc = classes[k];
+    return std::max<int64_t>(0, std::min<int64_t>(int64_t(pc.pods.size()), pc.room) - pc.placed);
+  }
+
+  // Can the classes from `c` on still meet the minimums?
+  bool bound_ok(std::size_t c) const noexcept {
+    int64_t total_left = 0;
+    for (std::size_t k = c; k < class_count; ++k)
+      total_left += class_left(k);
+    if (total_placed + total_left < required_total)
+      return false;
+    const auto& roles = request->min_per_role;
+    for (std::size_t r = 0; r < roles.size(); ++r) {
+      if (role_placed[r] >= roles[r].min)
+        continue;
+      int64_t left = 0;
+      for (std::size_t k = c; k < class_count; ++k)
+        if (classes[k].role == int32_t(r))
+          left += class_left(k);
+      if (role_placed[r] + left < roles[r].min)
+        return false;
+    }
+    return true;
+  }
+
+  // Two slots are interchangeable for the rest of the search when every class sees the same
+  // static verdict and the same free amounts on both.
+  bool same_state(std::size_t s, std::size_t t) const noexcept {
+    for (std::size_t c = 0; c < class_count; ++c)
+      if (slot_static[s * class_count + c] != slot_static[t * class_count + c])
+        return false;
+    return std::equal(&slot_free[s * dims], &slot_free[s * dims] + dims, &slot_free[t * dims]);
+  }
+
+  // Classes are decided in order; the pods of one class go to candidates in non-decreasing
+  // position (pods of a class are interchangeable), and a candidate in the same state as one
+  // already tried at this point is skipped (symmetric nodes).
+  bool dfs(std::size_t c, std::size_t from) {
+    if (requirements_met())
+      return true;
+    if (c >= class_count || exhausted || !bound_ok(c))
+      return false;
+    pod_class& pc = classes[c];
+    if (pc.placed < int32_t(pc.pods.size()) && class_useful(c)) {
+      constexpr std::size_t remembered = 8;
+      std::array<uint32_t, remembered> tried{};
+      std::size_t tried_count = 0;
+      uint32_t p = pc.pods[std::size_t(pc.placed)];
+      for (std::size_t pos = from; pos < pc.candidates.size(); ++pos) {
+        uint32_t s = pc.candidates[pos];
+        if (!fits(c, s))
+          continue;
+        bool symmetric = false;
+        for (std::size_t t = 0; t < std::min(tried_count, remembered) && !symmetric; ++t)
+          symmetric = same_state(s, tried[t]);
+        if (symmetric)
+          continue;
+        if (++steps > config->search_budget) {
+          exhausted = true;
+          return false;
+        }
+        std::size_t mark = log.size();
+        place(s, uint32_t(c), p);
+        if (dfs(c, pos))
+          return true;
+        undo_to(mark);
+        if (exhausted)
+          return false;
+        tried[tried_count++ % remembered] = s;
+      }
+    }
+    return dfs(c + 1, 0);
+  }
+
+  bool search() {
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      pc.candidates.clear();
+      pc.room = 0;
+      const int64_t* r = &class_req[c * dims];
+      for (std::size_t s = 0; s < slot_count; ++s) {
+        if (slot_static[s * class_count + c] != verdict_ok)
+          continue;
+        pc.candidates.push_back(uint32_t(s));
+        int64_t fit = int64_t(pc.pods.size());
+        for (uint16_t d : pc.fit_dims)
+          fit = std::min(fit, std::max<int64_t>(0, slot_free[s * dims + d]) / r[d]);
+        pc.room = std::min<int64_t>(int64_t(pc.pods.size()), pc.room + fit);
+      }
+    }
+    steps = 0;
+    exhausted = false;
+    return dfs(0, 0);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Diagnosis
+
+  // The reasons class `c` fits no node in the current overlay, counted per node as
+  // kube-scheduler would: the first failing static predicate, else every short dimension.
+  void diagnose(std::size_t c, fit_diagnosis& out) {
+    out.clear();
+    out.set_node_total(int64_t(slot_count));
+    const pod_class& pc = classes[c];
+    const int64_t* r = &class_req[c * dims];
+    // Counted first and rendered once: a cluster has thousands of nodes but few reasons.
+    std::array<int64_t, 8> static_counts{};
+    std::vector<int64_t> short_now(dims, 0);
+    std::vector<int64_t> short_ever(dims, 0);
+    for (std::size_t s = 0; s < slot_count; ++s) {
+      uint8_t v = slot_static[s * class_count + c];
+      if (v == verdict_ok) {
+        const int64_t* f = &slot_free[s * dims];
+        for (uint16_t d : pc.fit_dims)
+          if (f[d] < r[d])
+            ++short_now[d];
+      } else if (v == uint8_t(predicate_failure::exceeds_allocatable)) {
+        const int64_t* a = &slot_alloc[s * dims];
+        for (uint16_t d : pc.fit_dims)
+          if (a[d] < r[d])
+            ++short_ever[d];
+      } else if (v == uint8_t(predicate_failure::untolerated_taint)) {
+        const node& n = view->at(slot_node[s]);
+        auto verdict = check_placement(n, pc.constraints);
+        if (verdict.failure == predicate_failure::untolerated_taint)
+          out.add(untolerated_taint_reason(n.taints[std::size_t(verdict.taint_index)]), true);
+      } else {
+        ++static_counts[v];
+      }
+    }
+    if (auto k = static_counts[uint8_t(predicate_failure::node_unschedulable)])
+      out.add(reason_node_unschedulable, true, k);
+    if (auto k = static_counts[uint8_t(predicate_failure::node_affinity)])
+      out.add(reason_node_affinity, true, k);
+    for (std::size_t d = 0; d < dims; ++d) {
+      if (short_ever[d])
+        out.add(insufficient_reason(dim_name(d)), true, short_ever[d]);
+      if (short_now[d])
+        out.add(insufficient_reason(dim_name(d)), false, short_now[d]);
+    }
+  }
+
+  std::string who(std::size_t c) const {
+    const pod& p = *classes[c].first;
+    return p.role.empty() ? p.meta.name : p.role;
+  }
+
+  std::string amount_text(std::size_t d, int64_t amount) const {
+    if (d == dim_pods)
+      return std::to_string(amount) + (amount == 1 ? " pod slot" : " pod slots");
+    std::string out = format_resource_amount(dim_name(d), amount);
+    out += ' ';
+    out += dim_name(d);
+    return out;
+  }
+
+  std::string lack_text(std::size_t d) const {
+    return d == dim_pods ? std::string("pod slots") : std::string(dim_name(d));
+  }
+
+  std::string request_text(std::size_t c) const {
+    std::string out;
+    const int64_t* r = &class_req[c * dims];
+    for (uint16_t d : classes[c].fit_dims) {
+      if (d == dim_pods)
+        continue;
+      if (!out.empty())
+        out += ", ";
+      out += amount_text(d, r[d]);
+    }
+    return out.empty() ? "1 pod slot" : out;
+  }
+
+  // The slot with verdict `verdict` for class `c` holding the most of dimension `d` in
+  // `amounts`; ties go to the lowest node index, so the message does not depend on the scan's
+  // random start. Precondition: such a slot exists.
+  std::size_t best_slot_by(std::size_t c, uint8_t verdict, const std::vector<int64_t>& amounts,
+                           std::size_t d) const {
+    std::size_t best = slot_count;
+    for (std::size_t s = 0; s < slot_count; ++s) {
+      if (slot_static[s * class_count + c] != verdict)
+        continue;
+      if (best == slot_count || amounts[s * dims + d] > amounts[best * dims + d] ||
+          (amounts[s * dims + d] == amounts[best * dims + d] && slot_node[s] < slot_node[best]))
+        best = s;
+    }
+    return best;
+  }
+
+  // The precise sentence for a class that fits no node now: the resource most nodes lack, the
+  // most free of it anywhere, and how many nodes lack it. Reads the overlay, which the caller
+  // rolled back to the view's free amounts.
+  std::string detail_unschedulable(std::size_t c, int64_t pods_needed) const {
+    const pod_class& pc = classes[c];
+    const int64_t* r = &class_req[c * dims];
+    std::size_t eligible = 0;
+    std::size_t best_dim = dims;
+    int64_t best_lack = 0;
+    int64_t room = 0;
+    for (uint16_t d : pc.fit_dims) {
+      int64_t lack = 0;
+      for (std::size_t s = 0; s < slot_count; ++s)
+        if (slot_static[s * class_count + c] == verdict_ok && slot_free[s * dims + d] < r[d])
+          ++lack;
+      // On a tie a resource says more than the pod count, which comes first in `fit_dims`.
+      if (lack > best_lack || (lack == best_lack && lack > 0 && best_dim == dim_pods)) {
+        best_lack = lack;
+        best_dim = d;
+      }
+    }
+    for (std::size_t s = 0; s < slot_count; ++s) {
+      if (slot_static[s * class_count + c] != verdict_ok)
+        continue;
+      ++eligible;
+      int64_t fit = std::numeric_limits<int64_t>::max();
+      for (uint16_t d : pc.fit_dims)
+        fit = std::min(fit, std::max<int64_t>(0, slot_free[s * dims + d]) / r[d]);
+      room += fit == std::numeric_limits<int64_t>::max() ? 0 : fit;
+    }
+    std::string out = who(c) + " needs " +
+                      (best_dim < dims ? amount_text(best_dim, r[best_dim]) : request_text(c)) +
+                      " per pod for " + std::to_string(pods_needed) +
+                      (pods_needed == 1 ? " pod" : " pods");
+    if (best_dim < dims) {
+      std::size_t best_slot = best_slot_by(c, verdict_ok, slot_free, best_dim);
+      int64_t most = std::max<int64_t>(0, slot_free[best_slot * dims + best_dim]);
+      out += "; the most free on any node is " + amount_text(best_dim, most) + " (" +
+             view->at(slot_node[best_slot]).meta.name + "); " + std::to_string(best_lack) +
+             (best_lack == 1 ? " node lacks " : " nodes lack ") + lack_text(best_dim);
+      if (room > 0)
+        out += "; the nodes have room for " + std::to_string(room) + " of them";
+    } else {
+      out += "; the nodes have room for " + std::to_string(room) + " of them";
+      if (room >= pods_needed)
+        out += " but not together with the gang's other pods";
+    }
+    if (eligible < slot_count)
+      out += "; " + std::to_string(slot_count - eligible) +
+             (slot_count - eligible == 1 ? " node is" : " nodes are") +
+             " ruled out by predicates or size";
+    if (exhausted)
+      out += " (search gave up after " + std::to_string(steps) + " steps)";
+    return out;
+  }
+
+  // The sentence for a class no node can ever take.
+  std::string detail_never(std::size_t c) const {
+    const pod_class& pc = classes[c];
+    const int64_t* r = &class_req[c * dims];
+    // Nodes that pass the non-resource predicates but are too small.
+    std::size_t best_dim = dims;
+    int64_t best_count = 0;
+    for (uint16_t d : pc.fit_dims) {
+      int64_t count = 0;
+      for (std::size_t s = 0; s < slot_count; ++s)
+        if (slot_static[s * class_count + c] == uint8_t(predicate_failure::exceeds_allocatable) &&
+            slot_alloc[s * dims + d] < r[d])
+          ++count;
+      if (count > best_count) {
+        best_count = count;
+        best_dim = d;
+      }
+    }
+    if (best_dim == dims)
+      return "no node passes the node selector, affinity, taints and cordons of " + who(c);
+    std::size_t best_slot =
+        best_slot_by(c, uint8_t(predicate_failure::exceeds_allocatable), slot_alloc, best_dim);
+    return who(c) + " needs " + amount_text(best_dim, r[best_dim]) +
+           " per pod; the most allocatable on any matching node is " +
+           amount_text(best_dim, slot_alloc[best_slot * dims + best_dim]) + " (" +
+           view->at(slot_node[best_slot]).meta.name + "); " + std::to_string(best_count) +
+           (best_count == 1 ? " node can never fit it" : " nodes can never fit it");
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Results
+
+  void emit_placements(plan_result& out) const {
+    out.placements.clear();
+    out.placements.reserve(log.size());
+    for (const auto& e : log)
+      out.placements.push_back({e.pod, slot_node[e.slot]});
+  }
+};
+
+gang_planner::gang_planner(planner_config config)
+    : config_(std::move(config)), scratch_(std::make_shared<scratch>()) {}
+
+gang_planner::gang_planner(const gang_planner& other)
+    : config_(other.config_), scratch_(std::make_shared<scratch>()) {}
+
+gang_planner& gang_planner::operator=(const gang_planner& other) {
+  if (this != &other) {
+    config_ = other.config_;
+    scratch_ = std::make_shared<scratch>();
+  }
+  return *this;
+}
+
+plan_result gang_planner::plan(const node_view& view, const gang_request& request, rng& random) {
+  plan_result out;
+  plan(view, request, random, out);
+  return out;
+}
+
+void gang_planner::plan(const node_view& view, const gang_request& request, rng& random,
+                        plan_result& out) {
+  scratch& s = *scratch_;
+  out.code = plan_code::unschedulable;
+  out.placements.clear();
+  out.origin_pod = 0;
+  out.origin.clear();
+  out.origin.set_node_total(0);
+  out.detail.clear();
+  out.nodes_evaluated = 0;
+  out.search_steps = 0;
+  out.widened = false;
+  out.search_exhausted = false;
+
+  s.view = &view;
+  s.request = &request;
+  s.config = &config_;
+  s.reset_slots();
+  s.build_classes();
+  s.node_slots = view.size();
+  s.reserve_slots(s.node_slots);
+
+  auto count_live = [&] {
+    int64_t live = 0;
+    for (std::size_t i = 0; i < view.size(); ++i)
+      live += view.is_live(i) ? 1 : 0;
+    return live;
+  };
+
+  // What must be placed, and whether the pods given can ever meet it.
+  const auto& pods = request.pods;
+  int64_t role_sum = 0;
+  for (const auto& rm : request.min_per_role) {
+    if (rm.min <= 0)
+      continue;
+    role_sum += rm.min;
+    int64_t have = 0;
+    for (const pod* p : pods)
+      have += p->role == rm.role ? 1 : 0;
+    if (have < rm.min) {
+      out.code = plan_code::unresolvable;
+      out.origin.set_node_total(count_live());
+      out.detail = "role " + rm.role + " needs " + std::to_string(rm.min) +
+                   (rm.min == 1 ? " pod" : " pods") + " but the gang has " + std::to_string(have) +
+                   " pending";
+      return;
+    }
+  }
+  s.required_total = std::max<int64_t>(request.min_pods, role_sum);
+  if (s.required_total > int64_t(pods.size())) {
+    out.code = plan_code::unresolvable;
+    out.origin.set_node_total(count_live());
+    out.detail = "the gang needs " + std::to_string(s.required_total) + " pods but has " +
+                 std::to_string(pods.size()) + " pending";
+    return;
+  }
+  if (pods.empty() || (s.required_total == 0 && !request.place_extra)) {
+    out.code = plan_code::success;
+    return;
+  }
+
+  // The sample: scan from a random node until every class found its share of feasible nodes.
+  s.scan_start = s.node_slots == 0 ? 0 : std::size_t(random() % s.node_slots);
+  s.scan_pos = 0;
+  s.classes_at_target = 0;
+  int64_t base_target = feasible_nodes_to_find(
+      int64_t(s.node_slots), config_.percentage_of_nodes_to_score, config_.min_feasible_nodes);
+  for (std::size_t c = 0; c < s.class_count; ++c)
+    s.classes[c].target = std::max<int64_t>({base_target, int64_t(s.classes[c].pods.size()), 1});
+  s.scan(false);
+
+  bool ok = s.greedy_required();
+  if (!ok && s.scan_pos < s.node_slots) {
+    // The sample cannot hold the gang: never report unschedulable because of sampling.
+    s.undo_to(0);
+    s.scan(true);
+    s.rebuild_heaps();
+    out.widened = true;
+    ok = s.greedy_required();
+  }
+  if (!ok) {
+    // Every node was considered. The diagnosis describes the state in which the origin pod
+    // found no node, as Volcano's does.
+    auto fail = s.failure;
+    s.diagnose(fail.cls, out.origin);
+    s.undo_to(0);
+
+    // Unresolvable: without the pods no node can ever take, the minimums cannot be met.
+    int64_t possible_total = 0;
+    for (std::size_t c = 0; c < s.class_count; ++c)
+      if (s.classes[c].possible)
+        possible_total += int64_t(s.classes[c].pods.size());
+    std::size_t impossible_pod = pods.size();
+    bool unresolvable = possible_total < s.required_total;
+    for (std::size_t r = 0; r < request.min_per_role.size() && !unresolvable; ++r) {
+      int64_t possible = 0;
+      for (std::size_t c = 0; c < s.class_count; ++c)
+        if (s.classes[c].possible && s.classes[c].role == int32_t(r))
+          possible += int64_t(s.classes[c].pods.size());
+      if (possible < request.min_per_role[r].min) {
+        unresolvable = true;
+        for (std::size_t i = 0; i < pods.size() && impossible_pod == pods.size(); ++i) {
+          const auto& pc = s.classes[std::size_t(s.pod_class_of[i])];
+          if (pc.role == int32_t(r) && !pc.possible)
+            impossible_pod = i;
+        }
+      }
+    }
+    if (unresolvable) {
+      for (std::size_t i = 0; i < pods.size() && impossible_pod == pods.size(); ++i)
+        if (!s.classes[std::size_t(s.pod_class_of[i])].possible)
+          impossible_pod = i;
+      std::size_t c = std::size_t(s.pod_class_of[impossible_pod]);
+      out.code = plan_code::unresolvable;
+      out.origin_pod = impossible_pod;
+      s.diagnose(c, out.origin);
+      out.detail = s.detail_never(c);
+      out.nodes_evaluated = int64_t(s.slot_count);
+      s.reset_slots();
+      return;
+    }
+
+    ok = s.search();
+    out.search_steps = s.steps;
+    out.search_exhausted = s.exhausted;
+    if (!ok) {
+      s.undo_to(0);
+      out.code = plan_code::unschedulable;
+      out.origin_pod = fail.pod;
+      out.detail = s.detail_unschedulable(fail.cls, std::max<int64_t>(fail.pods_needed, 1));
+      out.nodes_evaluated = int64_t(s.slot_count);
+      s.reset_slots();
+      return;
+    }
+    out.origin.clear();
+    out.origin.set_node_total(0);
+    // The search ignored scores; extras below go through the heaps again.
+    s.rebuild_heaps();
+    s.prepare_heaps();
+  }
+  if (request.place_extra)
+    s.greedy_extras();
+  out.code = plan_code::success;
+  out.nodes_evaluated = int64_t(s.slot_count);
+  s.emit_placements(out);
+  s.reset_slots();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volcano's condition message
+
+std::string gang_unschedulable_message(const gang_status_counts& counts,
+                                       std::string_view origin_pod_name,
+                                       const fit_diagnosis& origin, std::string_view detail) {
+  // Volcano: "<minAvailable - ready>/<tasks> tasks in gang unschedulable: " followed by
+  // JobInfo.FitError(): a histogram of task statuses plus minAvailable, sorted as strings, then
+  // the pending tasks' reasons, then the first pending task's fit errors.
+  int32_t ready = counts.running + counts.succeeded;
+  std::string out = std::to_string(counts.min_available - ready) + "/" +
+                    std::to_string(counts.total) +
+                    " tasks in gang unschedulable: pod group is not ready";
+  std::vector<std::string> histogram;
+  auto add = [&](int32_t n, std::string_view status) {
+    if (n > 0)
+      histogram.push_back(std::to_string(n) + " " + std::string(status));
+  };
+  add(counts.pending, "Pending");
+  add(counts.running, "Running");
+  add(counts.succeeded, "Succeeded");
+  add(counts.failed, "Failed");
+  histogram.push_back(std::to_string(counts.min_available) + " minAvailable");
+  std::sort(histogram.begin(), histogram.end());
+  for (const auto& h : histogram) {
+    out += ", ";
+    out += h;
+  }
+  if (counts.pending > 0)
+    out += "; Pending: " + std::to_string(counts.pending) + " Unschedulable";
+  if (!origin_pod_name.empty()) {
+    out += ". Origin reason is ";
+    out += origin_pod_name;
+    out += ": ";
+    out += origin.to_volcano_string();
+  } else {
+    out += '.';
+  }
+  if (!detail.empty()) {
+    out += ' ';
+    out += detail;
+    if (detail.back() != '.')
+      out += '.';
+  }
+  return out;
+}
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,1312 @@
+#include "scheduler/simulation.hpp"
+
+#include "scheduler/fair_share.hpp"
+#include "scheduler/quantity.hpp"
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
+#include <tuple>
+
+namespace phalanx::scheduler {
+
+std::string_view to_string(sim_policy p) noexcept {
+  switch (p) {
+    case sim_policy::pod_by_pod:
+      return "pod-by-pod";
+    case sim_policy::gang_fifo:
+      return "gang-fifo";
+    case sim_policy::phalanx:
+      return "phalanx";
+  }
+  return "unknown";
+}
+
+std::string_view to_string(sim_job_phase p) noexcept {
+  switch (p) {
+    case sim_job_phase::pending:
+      return "Pending";
+    case sim_job_phase::running:
+      return "Running";
+    case sim_job_phase::completed:
+      return "Completed";
+    case sim_job_phase::deadlocked:
+      return "Deadlocked";
+  }
+  return "Unknown";
+}
+
+namespace {
+
+constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+constexpr uint64_t never = std::numeric_limits<uint64_t>::max();
+
+// Where a pod is in its life. Placement and creation are independent in the gang policies: a
+// pod may be placed (reserved) before it exists.
+enum class pod_state : uint8_t {
+  not_created,  // Does not exist yet; not placed.
+  reserved,     // Does not exist yet; placed (a placeholder holds its node's resources).
+  pending,      // Exists; not placed.
+  bound,        // Exists and placed; goes Running after the start delay.
+  running,
+  succeeded,
+};
+
+bool holds_resources(pod_state s) noexcept {
+  return s == pod_state::reserved || s == pod_state::bound || s == pod_state::running;
+}
+
+bool is_unplaced(pod_state s) noexcept {
+  return s == pod_state::not_created || s == pod_state::pending;
+}
+
+// How many pods of `request` fit in `free`, ignoring constraints: an upper bound. Reads the
+// fields directly: this runs for every released node on hot paths.
+int64_t fit_count(const resources& free, const resources& request) {
+  int64_t count = std::numeric_limits<int64_t>::max();
+  auto dimension = [&](int64_t available, int64_t amount) {
+    if (amount > 0)
+      count = std::min(count, std::max<int64_t>(0, available) / amount);
+  };
+  dimension(free.cpu_milli, request.cpu_milli);
+  dimension(free.memory_bytes, request.memory_bytes);
+  dimension(free.ephemeral_bytes, request.ephemeral_bytes);
+  dimension(free.pods, request.pods);
+  for (const auto& e : request.extended())
+    dimension(free.get(e.name), e.amount);
+  return count == std::numeric_limits<int64_t>::max() ? 0 : count;
+}
+
+// A total order on amounts, for grouping pods by shape.
+bool resources_less(const resources& a, const resources& b) {
+  auto ka = std::tie(a.cpu_milli, a.memory_bytes, a.ephemeral_bytes, a.pods);
+  auto kb = std::tie(b.cpu_milli, b.memory_bytes, b.ephemeral_bytes, b.pods);
+  if (ka != kb)
+    return ka < kb;
+  return std::lexicographical_compare(
+      a.extended().begin(), a.extended().end(), b.extended().begin(), b.extended().end(),
+      [](const extended_amount& x, const extended_amount& y) {
+        return std::tie(x.name, x.amount) < std::tie(y.name, y.amount);
+      });
+}
+
+// How far a job got. Transitions only move forward.
+enum class job_stage : uint8_t {
+  waiting,    // Not arrived.
+  pending,    // Arrived; phalanx: not admitted by the gate yet.
+  inqueue,    // Gang policies: admitted (phalanx) or arrived (gang_fifo); not started.
+  started,    // Gang policies: minMember placed.
+  completed,
+};
+
+struct pod_runtime {
+  pod_state state = pod_state::not_created;
+  std::size_t node = npos;
+  std::size_t role = npos;     // Index into the job's min_task_member, or npos.
+  std::size_t shape = npos;    // pod_by_pod: index of its pod class.
+  int32_t children_left = 0;   // Spawned pods that have not succeeded yet.
+  bool own_done = false;       // run_time elapsed.
+  bool timer_armed = false;
+};
+
+// Why a planning attempt is known to fail again without calling the planner. The planner is
+// deterministic and monotone in free resources: what failed fails again until some node gets
+// more room, and only releases give room.
+struct failure_memo {
+  uint64_t epoch = never;  // The release epoch of the last failure.
+  uint64_t pass = never;   // The pass of the last failure.
+  // Single-shape work: an upper bound on how many of its pods the cluster could take at the last
+  // failure (ignoring constraints), raised by every release seen since.
+  int64_t capacity = 0;
+};
+
+struct job_runtime {
+  sim_job spec;
+  std::size_t queue = 0;
+  job_stage stage = job_stage::waiting;
+  std::vector<pod_runtime> pods;
+  std::vector<std::vector<std::size_t>> children;
+  std::vector<int32_t> placed_by_role;  // Aligned with spec.group.min_task_member.
+  int32_t placed = 0;   // Pods ever placed.
+  int32_t holding = 0;  // Pods holding resources now.
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  resources allocated;  // Requests of the pods holding resources.
+  resources claim;      // phalanx: what a started job still claims in the gate (see there).
+  std::optional<duration> ready_at;
+  std::optional<duration> completed_at;
+  failure_memo gang_failure;    // Placing the gang's minimum.
+  failure_memo extras_failure;  // Placing one extra pod.
+  // phalanx gate: the refusal, valid while no release and no claim change happened since.
+  uint64_t refused_epoch = never;
+  uint64_t refused_claims = never;
+  admission_code refusal = admission_code::admitted;
+  bool unresolvable = false;
+  bool touched = false;  // Placed something since the last I3 check.
+  // Every pod has the same requests, constraints and role: the cheap checks can count pods.
+  bool one_shape = false;
+  std::string reason;
+};
+
+// pod_by_pod: pending pods of one shape (priority, constraints, requests) in FIFO order. When the
+// oldest cannot be placed, none of them can.
+struct pod_shape {
+  int32_t priority = 0;
+  const placement_constraints* constraints = nullptr;
+  resources requests;
+  failure_memo failure;
+  bool unresolvable = false;
+  std::string reason;
+};
+
+// kube-scheduler's active queue order: priority descending, then creation time.
+struct pending_pod_key {
+  int32_t neg_priority = 0;
+  int64_t created_ns = 0;
+  uint32_t job = 0;
+  uint32_t pod = 0;
+  friend auto operator<=>(const pending_pod_key&, const pending_pod_key&) = default;
+};
+
+struct queue_runtime {
+  sim_queue spec;
+  resources allocated;       // Requests of the queue's pods holding resources.
+  resources pending_demand;  // Requests of the queue's unplaced pods of arrived jobs.
+  resources claims;          // Gate: minResources of admitted unstarted gangs + started claims.
+  resources deserved;        // From compute_deserved, every pass.
+  std::vector<std::size_t> unadmitted;  // Pending gangs, in gang order.
+  std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
+};
+
+enum class event_kind : uint8_t { arrival, pod_created, pod_started, pod_timer };
+
+struct event {
+  duration at{};
+  uint64_t seq = 0;
+  event_kind kind = event_kind::arrival;
+  uint32_t job = 0;
+  uint32_t pod = 0;
+};
+
+struct event_later {
+  bool operator()(const event& a, const event& b) const noexcept {
+    if (a.at != b.at)
+      return a.at > b.at;
+    return a.seq > b.seq;
+  }
+};
+
+std::string describe_plan_failure(const plan_result& r, std::string_view origin_name) {
+  std::string out = "pod ";
+  out += origin_name;
+  out += ": ";
+  out += r.detail.empty() ? r.origin.to_string() : r.detail;
+  return out;
+}
+
+class simulation {
+ public:
+  simulation(const cluster_snapshot& cluster, std::span<const sim_job> jobs,
+             const sim_config& config);
+
+  sim_result run();
+
+ private:
+  void add_job(const sim_job& j);
+  std::size_t queue_for(const std::string& name);
+
+  void push(duration at, event_kind kind, std::size_t job, std::size_t pod) {
+    events_.push({at, next_seq_++, kind, static_cast<uint32_t>(job), static_cast<uint32_t>(pod)});
+  }
+  void handle(const event& e);
+  void on_arrival(std::size_t j);
+  void create_pod(std::size_t j, std::size_t p);
+  void on_started(std::size_t j, std::size_t p);
+  void arm_timer(std::size_t j, std::size_t p);
+  void try_finish(std::size_t j, std::size_t p);
+
+  void place(std::size_t j, std::size_t p, std::size_t node);
+  bool gang_ready(const job_runtime& job) const;
+  void start_gang(std::size_t j);
+  void update_claim(job_runtime& job);
+
+  // Plans the unplaced pods of job j: as a gang (min_pods = what minMember still needs) or, with
+  // `extras_only`, every placement optional and only the first unplaced pod offered (extras go
+  // out one by one). Applies the placements on success; records failures in the job's memo.
+  plan_result plan_job(std::size_t j, bool extras_only);
+  // False when the last failure recorded in `memo` certainly repeats; then it records that.
+  bool worth_planning(job_runtime& job, failure_memo& memo, int64_t needed);
+  void remember_failure(failure_memo& memo, const resources* shape);
+  int64_t gained_since_last_pass(const resources& request) const;
+  int32_t still_needed(const job_runtime& job) const;
+
+  void pass();
+  void pass_pod_by_pod();
+  void pass_gang_fifo();
+  void pass_phalanx();
+  bool phalanx_enqueue();
+  bool phalanx_allocate(bool& head_blocked);
+  bool place_extras();
+  void compute_queue_deserved();
+  bool starving(const job_runtime& job) const {
+    return now_ - job.spec.arrival >= config_.starvation_bound;
+  }
+  void insert_in_gang_order(std::vector<std::size_t>& list, std::size_t j);
+
+  void check_nodes();
+  void check_gangs();
+  void full_recount();
+  void sample_utilization();
+  void violation(std::string text) { result_.violations.push_back(std::move(text)); }
+
+  sim_result finish();
+
+  sim_config config_;
+  cluster_snapshot cluster_;
+  gang_planner planner_;
+  rng random_;
+  resources total_;
+  std::vector<resources> used_;      // Our own per-node recount, checked against the snapshot.
+  std::vector<resources> baseline_;  // Usage the snapshot came with.
+  resources used_total_;
+  std::vector<job_runtime> jobs_;
+  std::vector<queue_runtime> queues_;
+  std::map<std::string, std::size_t, std::less<>> queue_index_;
+
+  std::priority_queue<event, std::vector<event>, event_later> events_;
+  uint64_t next_seq_ = 0;
+  duration now_{};
+  // Bumped whenever resources are released. A placement that failed at the current epoch fails
+  // again (free amounts only shrank since), so it is not retried.
+  uint64_t epoch_ = 0;
+  // Bumped when a gate claim shrinks without a release (a gang starts or turns out
+  // unresolvable): a refusal of the gate is valid while neither counter moved.
+  uint64_t claim_changes_ = 0;
+  uint64_t pass_ = 0;
+  bool dirty_ = false;                        // Something a pass could act on happened.
+  std::vector<std::size_t> released_nodes_;   // Nodes that got room since the last pass.
+
+  // pod_by_pod: shapes, their pending pods, and the shapes ordered by their oldest pod.
+  struct shape_less {
+    bool operator()(const pod_shape* a, const pod_shape* b) const {
+      if (a->priority != b->priority)
+        return a->priority < b->priority;
+      if (a->constraints != b->constraints)
+        return std::less<const placement_constraints*>{}(a->constraints, b->constraints);
+      return resources_less(a->requests, b->requests);
+    }
+  };
+  std::deque<pod_shape> shapes_;  // A deque: the index keys point into it.
+  std::map<const pod_shape*, std::size_t, shape_less> shape_index_;
+  std::vector<std::set<pending_pod_key>> shape_pods_;
+  std::set<std::pair<pending_pod_key, std::size_t>> shape_heads_;
+
+  std::vector<std::size_t> unstarted_;  // gang_fifo: arrived jobs not started, FIFO.
+  std::vector<std::size_t> elastic_;    // Started jobs with unplaced pods, in gang order.
+  std::vector<std::size_t> active_;     // Started, not completed jobs.
+  std::vector<std::size_t> touched_nodes_;
+  std::vector<std::size_t> touched_jobs_;
+
+  int64_t used_cpu_ = 0;
+  int64_t used_gpu_ = 0;
+  __int128 cpu_area_ = 0;
+  __int128 gpu_area_ = 0;
+
+  sim_result result_;
+};
+
+simulation::simulation(const cluster_snapshot& cluster, std::span<const sim_job> jobs,
+                       const sim_config& config)
+    : config_(config), cluster_(cluster), planner_(config.planner), random_(config.seed) {
+  // Usage the snapshot already carries (free < allocatable) is background load: it counts as
+  // used for the whole run and is never released.
+  used_.resize(cluster_.size());
+  baseline_.resize(cluster_.size());
+  for (std::size_t n = 0; n < cluster_.size(); ++n) {
+    if (!cluster_.is_live(n))
+      continue;
+    baseline_[n] = cluster_.at(n).allocatable - cluster_.free(n);
+    used_[n] = baseline_[n];
+    used_total_ += baseline_[n];
+  }
+  used_cpu_ = used_total_.cpu_milli;
+  used_gpu_ = used_total_.get(gpu_resource);
+  total_ = cluster_.total_allocatable();
+  for (const auto& q : config_.queues) {
+    queue_index_.emplace(q.name, queues_.size());
+    queues_.push_back({q, {}, {}, {}, {}, {}, {}});
+  }
+  jobs_.reserve(jobs.size());
+  for (const auto& j : jobs)
+    add_job(j);
+}
+
+void simulation::add_job(const sim_job& j) {
+  job_runtime rt;
+  rt.spec = j;
+  if (rt.spec.group.meta.creation_time == timestamp{})
+    rt.spec.group.meta.creation_time = timestamp{} + j.arrival;
+  rt.queue = config_.policy == sim_policy::phalanx ? queue_for(rt.spec.group.queue) : 0;
+  rt.pods.resize(j.pods.size());
+  rt.children.resize(j.pods.size());
+  rt.placed_by_role.assign(rt.spec.group.min_task_member.size(), 0);
+  rt.one_shape = true;
+  for (std::size_t p = 0; p < j.pods.size(); ++p) {
+    const auto& sp = j.pods[p].spec;
+    const auto& mins = rt.spec.group.min_task_member;
+    for (std::size_t r = 0; r < mins.size(); ++r)
+      if (mins[r].role == sp.role)
+        rt.pods[p].role = r;
+    if (j.pods[p].spawned_by) {
+      rt.children[*j.pods[p].spawned_by].push_back(p);
+      ++rt.pods[*j.pods[p].spawned_by].children_left;
+    }
+    const auto& first = j.pods.front().spec;
+    if (sp.requests != first.requests || sp.constraints != first.constraints ||
+        sp.role != first.role)
+      rt.one_shape = false;
+  }
+  jobs_.push_back(std::move(rt));
+}
+
+std::size_t simulation::queue_for(const std::string& name) {
+  if (auto it = queue_index_.find(name); it != queue_index_.end())
+    return it->second;
+  sim_queue q;
+  q.name = name;
+  queue_index_.emplace(name, queues_.size());
+  queues_.push_back({q, {}, {}, {}, {}, {}, {}});
+  return queues_.size() - 1;
+}
+
+sim_result simulation::run() {
+  result_.policy = config_.policy;
+  result_.utilization.push_back({duration{0}, used_cpu_, used_gpu_});
+  for (std::size_t j = 0; j < jobs_.size(); ++j)
+    push(jobs_[j].spec.arrival, event_kind::arrival, j, 0);
+
+  while (!events_.empty()) {
+    const duration at = events_.top().at;
+    if (config_.end_time && at > *config_.end_time) {
+      result_.stopped_at_end_time = true;
+      break;
+    }
+    // Integrate use over the interval that just ended.
+    cpu_area_ += __int128{used_cpu_} * (at - now_).count();
+    gpu_area_ += __int128{used_gpu_} * (at - now_).count();
+    now_ = at;
+    while (!events_.empty() && events_.top().at == at) {
+      event e = events_.top();
+      events_.pop();
+      handle(e);
+      ++result_.events_processed;
+      if (config_.check_invariants)
+        check_nodes();
+    }
+    pass();
+    if (config_.check_invariants) {
+      check_nodes();
+      check_gangs();
+    }
+    sample_utilization();
+  }
+  if (result_.stopped_at_end_time) {
+    cpu_area_ += __int128{used_cpu_} * (*config_.end_time - now_).count();
+    gpu_area_ += __int128{used_gpu_} * (*config_.end_time - now_).count();
+    now_ = *config_.end_time;
+  }
+  return finish();
+}
+
+void simulation::handle(const event& e) {
+  switch (e.kind) {
+    case event_kind::arrival:
+      on_arrival(e.job);
+      break;
+    case event_kind::pod_created:
+      create_pod(e.job, e.pod);
+      break;
+    case event_kind::pod_started:
+      on_started(e.job, e.pod);
+      break;
+    case event_kind::pod_timer:
+      jobs_[e.job].pods[e.pod].own_done = true;
+      try_finish(e.job, e.pod);
+      break;
+  }
+}
+
+void simulation::insert_in_gang_order(std::vector<std::size_t>& list, std::size_t j) {
+  auto at = std::lower_bound(list.begin(), list.end(), j, [&](std::size_t a, std::size_t b) {
+    return gang_before(jobs_[a].spec.group, jobs_[b].spec.group);
+  });
+  list.insert(at, j);
+}
+
+void simulation::on_arrival(std::size_t j) {
+  auto& job = jobs_[j];
+  dirty_ = true;
+  if (config_.policy == sim_policy::phalanx) {
+    job.stage = job_stage::pending;
+    auto& q = queues_[job.queue];
+    insert_in_gang_order(q.unadmitted, j);
+    for (const auto& p : job.spec.pods)
+      q.pending_demand += p.spec.requests;
+  } else if (config_.policy == sim_policy::gang_fifo) {
+    job.stage = job_stage::inqueue;
+    unstarted_.push_back(j);
+  } else {
+    job.stage = job_stage::inqueue;
+  }
+  for (std::size_t p = 0; p < job.spec.pods.size(); ++p) {
+    const auto& sp = job.spec.pods[p];
+    if (sp.spawned_by)
+      continue;
+    if (sp.created_after == duration{0})
+      create_pod(j, p);
+    else
+      push(now_ + sp.created_after, event_kind::pod_created, j, p);
+  }
+}
+
+void simulation::create_pod(std::size_t j, std::size_t p) {
+  auto& job = jobs_[j];
+  auto& pr = job.pods[p];
+  if (pr.state == pod_state::reserved) {
+    pr.state = pod_state::bound;
+    push(now_ + config_.pod_start_delay, event_kind::pod_started, j, p);
+    return;
+  }
+  if (pr.state != pod_state::not_created) {
+    violation("pod " + job.spec.pods[p].spec.meta.name + " created twice");
+    return;
+  }
+  pr.state = pod_state::pending;
+  dirty_ = true;
+  if (config_.policy != sim_policy::pod_by_pod)
+    return;
+  // Find or make the pod's shape, and queue the pod behind the older pods of that shape.
+  const pod& spec = job.spec.pods[p].spec;
+  std::size_t shape = npos;
+  pod_shape probe{spec.priority, spec.constraints.get(), spec.requests, {}, false, {}};
+  if (auto found = shape_index_.find(&probe); found != shape_index_.end()) {
+    shape = found->second;
+  } else {
+    shape = shapes_.size();
+    shapes_.push_back(std::move(probe));
+    shape_pods_.emplace_back();
+    shape_index_.emplace(&shapes_.back(), shape);
+  }
+  pr.shape = shape;
+  const pending_pod_key key{-spec.priority, now_.count(), static_cast<uint32_t>(j),
+                            static_cast<uint32_t>(p)};
+  auto& queue = shape_pods_[shape];
+  if (!queue.empty())
+    shape_heads_.erase({*queue.begin(), shape});
+  queue.insert(key);
+  shape_heads_.insert({*queue.begin(), shape});
+}
+
+void simulation::on_started(std::size_t j, std::size_t p) {
+  auto& job = jobs_[j];
+  auto& pr = job.pods[p];
+  if (pr.state != pod_state::bound) {
+    violation("pod " + job.spec.pods[p].spec.meta.name + " started while not bound");
+    return;
+  }
+  pr.state = pod_state::running;
+  ++job.running;
+  for (auto child : job.children[p])
+    create_pod(j, child);
+  if (!job.ready_at && job.running >= job.spec.group.min_member) {
+    job.ready_at = now_;
+    if (job.spec.wait_for_gang)
+      for (std::size_t q = 0; q < job.pods.size(); ++q)
+        if (job.pods[q].state == pod_state::running)
+          arm_timer(j, q);
+  }
+  if (!job.spec.wait_for_gang || job.ready_at)
+    arm_timer(j, p);
+}
+
+void simulation::arm_timer(std::size_t j, std::size_t p) {
+  auto& pr = jobs_[j].pods[p];
+  if (pr.timer_armed)
+    return;
+  pr.timer_armed = true;
+  push(now_ + jobs_[j].spec.pods[p].run_time, event_kind::pod_timer, j, p);
+}
+
+void simulation::update_claim(job_runtime& job) {
+  // Volcano's GetInqueueResource: a started gang that holds at least minMember pods still claims
+  // whatever of its minResources it has not allocated.
+  resources claim;
+  if (job.stage == job_stage::started && job.holding >= job.spec.group.min_member)
+    claim = (job.spec.group.min_resources - job.allocated).clamped_at_zero();
+  if (claim == job.claim)
+    return;
+  auto& q = queues_[job.queue];
+  q.claims -= job.claim;
+  q.claims += claim;
+  job.claim = std::move(claim);
+}
+
+void simulation::try_finish(std::size_t j, std::size_t p) {
+  auto& job = jobs_[j];
+  auto& pr = job.pods[p];
+  if (!pr.own_done || pr.children_left > 0 || pr.state != pod_state::running)
+    return;
+  const auto& request = job.spec.pods[p].spec.requests;
+  pr.state = pod_state::succeeded;
+  cluster_.release(pr.node, request);
+  used_[pr.node] -= request;
+  used_total_ -= request;
+  touched_nodes_.push_back(pr.node);
+  released_nodes_.push_back(pr.node);
+  used_cpu_ -= request.cpu_milli;
+  used_gpu_ -= request.get(gpu_resource);
+  --job.running;
+  --job.holding;
+  ++job.succeeded;
+  job.allocated -= request;
+  if (config_.policy == sim_policy::phalanx) {
+    queues_[job.queue].allocated -= request;
+    update_claim(job);
+  }
+  ++epoch_;
+  dirty_ = true;
+  if (auto parent = job.spec.pods[p].spawned_by) {
+    --job.pods[*parent].children_left;
+    try_finish(j, *parent);
+  }
+  if (job.succeeded == static_cast<int32_t>(job.pods.size())) {
+    job.stage = job_stage::completed;
+    job.completed_at = now_;
+    if (config_.policy == sim_policy::phalanx)
+      update_claim(job);
+    std::erase(active_, j);
+    std::erase(elastic_, j);
+  }
+}
+
+void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
+  auto& job = jobs_[j];
+  auto& pr = job.pods[p];
+  const auto& request = job.spec.pods[p].spec.requests;
+  if (!is_unplaced(pr.state)) {
+    violation("I1: pod " + job.spec.pods[p].spec.meta.name + " placed twice (second time on " +
+              cluster_.at(node).meta.name + ")");
+    return;
+  }
+  if (config_.check_invariants && !fits(request, cluster_.free(node)))
+    violation("I2: pod " + job.spec.pods[p].spec.meta.name + " placed on " +
+              cluster_.at(node).meta.name + " without room: needs " + request.to_string() +
+              ", free " + cluster_.free(node).to_string());
+  cluster_.allocate(node, request);
+  used_[node] += request;
+  used_total_ += request;
+  touched_nodes_.push_back(node);
+  used_cpu_ += request.cpu_milli;
+  used_gpu_ += request.get(gpu_resource);
+  pr.node = node;
+  ++job.placed;
+  ++job.holding;
+  if (!job.touched) {
+    job.touched = true;
+    touched_jobs_.push_back(j);
+  }
+  if (pr.role != npos)
+    ++job.placed_by_role[pr.role];
+  job.allocated += request;
+  if (config_.policy == sim_policy::phalanx) {
+    auto& q = queues_[job.queue];
+    q.allocated += request;
+    q.pending_demand -= request;
+    update_claim(job);
+  }
+  if (pr.state == pod_state::pending) {
+    pr.state = pod_state::bound;
+    push(now_ + config_.pod_start_delay, event_kind::pod_started, j, p);
+  } else {
+    pr.state = pod_state::reserved;
+  }
+}
+
+bool simulation::gang_ready(const job_runtime& job) const {
+  if (job.placed < job.spec.group.min_member)
+    return false;
+  for (std::size_t r = 0; r < job.placed_by_role.size(); ++r)
+    if (job.placed_by_role[r] < job.spec.group.min_task_member[r].min)
+      return false;
+  return true;
+}
+
+void simulation::start_gang(std::size_t j) {
+  auto& job = jobs_[j];
+  job.stage = job_stage::started;
+  active_.push_back(j);
+  if (job.placed < static_cast<int32_t>(job.pods.size()))
+    insert_in_gang_order(elastic_, j);
+  if (config_.policy == sim_policy::phalanx) {
+    auto& q = queues_[job.queue];
+    q.claims -= job.spec.group.min_resources;  // Its admission claim becomes a started claim.
+    update_claim(job);
+    std::erase(q.unstarted, j);
+    ++claim_changes_;
+  } else {
+    std::erase(unstarted_, j);
+  }
+}
+
+int32_t simulation::still_needed(const job_runtime& job) const {
+  int32_t needed = std::max(0, job.spec.group.min_member - job.placed);
+  for (std::size_t r = 0; r < job.placed_by_role.size(); ++r)
+    needed = std::max(needed, job.spec.group.min_task_member[r].min - job.placed_by_role[r]);
+  return needed;
+}
+
+int64_t simulation::gained_since_last_pass(const resources& request) const {
+  int64_t gained = 0;
+  for (auto n : released_nodes_)
+    gained = saturating_add(gained, fit_count(cluster_.free(n), request));
+  return gained;
+}
+
+bool simulation::worth_planning(job_runtime& job, failure_memo& memo, int64_t needed) {
+  if (memo.epoch == never)
+    return true;  // Never failed.
+  if (memo.epoch == epoch_) {
+    memo.pass = pass_;  // Nothing was released since it failed.
+    return false;
+  }
+  if (memo.pass + 1 != pass_)
+    return true;  // Not tried in the previous pass: the cheap check knows too little.
+  // It failed in the previous pass, and only the nodes released since can have more room now.
+  bool may_fit = false;
+  if (job.one_shape) {
+    const int64_t gained = gained_since_last_pass(job.spec.pods.front().spec.requests);
+    may_fit = gained > 0 && saturating_add(memo.capacity, gained) >= needed;
+    memo.capacity = saturating_add(memo.capacity, gained);
+  } else {
+    for (auto n : released_nodes_) {
+      for (std::size_t p = 0; p < job.pods.size() && !may_fit; ++p)
+        if (is_unplaced(job.pods[p].state) &&
+            fits(job.spec.pods[p].spec.requests, cluster_.free(n)))
+          may_fit = true;
+      if (may_fit)
+        break;
+    }
+  }
+  if (may_fit)
+    return true;
+  memo.pass = pass_;
+  memo.epoch = epoch_;
+  return false;
+}
+
+void simulation::remember_failure(failure_memo& memo, const resources* shape) {
+  memo.epoch = epoch_;
+  memo.pass = pass_;
+  memo.capacity = 0;
+  if (shape)
+    for (std::size_t n = 0; n < cluster_.size(); ++n)
+      if (cluster_.is_live(n))
+        memo.capacity = saturating_add(memo.capacity, fit_count(cluster_.free(n), *shape));
+}
+
+plan_result simulation::plan_job(std::size_t j, bool extras_only) {
+  auto& job = jobs_[j];
+  std::vector<std::size_t> index;
+  std::vector<const pod*> candidates;
+  for (std::size_t p = 0; p < job.pods.size(); ++p) {
+    if (is_unplaced(job.pods[p].state)) {
+      index.push_back(p);
+      candidates.push_back(&job.spec.pods[p].spec);
+      if (extras_only)
+        break;
+    }
+  }
+  gang_request request;
+  request.pods = candidates;
+  // A gang takes its minimum first; extras wait until every unstarted gang had its turn.
+  request.place_extra = extras_only;
+  if (!extras_only) {
+    request.min_pods = std::max(0, job.spec.group.min_member - job.placed);
+    for (std::size_t r = 0; r < job.placed_by_role.size(); ++r) {
+      const auto& m = job.spec.group.min_task_member[r];
+      if (m.min - job.placed_by_role[r] > 0)
+        request.min_per_role.push_back({m.role, m.min - job.placed_by_role[r]});
+    }
+  }
+  plan_result r = planner_.plan(cluster_, request, random_);
+  const int32_t before = job.placed;
+  if (r.code == plan_code::success) {
+    for (const auto& pl : r.placements)
+      place(j, index[pl.pod], pl.node);
+  } else if (r.origin_pod < index.size()) {
+    r.detail = describe_plan_failure(r, job.spec.pods[index[r.origin_pod]].spec.meta.name);
+  }
+  if (r.code != plan_code::success || job.placed == before) {
+    const resources* shape = job.one_shape ? &job.spec.pods.front().spec.requests : nullptr;
+    remember_failure(extras_only ? job.extras_failure : job.gang_failure, shape);
+    if (r.code != plan_code::success)
+      job.reason = r.detail;
+  }
+  return r;
+}
+
+void simulation::pass() {
+  if (!dirty_)
+    return;
+  dirty_ = false;
+  ++pass_;
+  std::sort(released_nodes_.begin(), released_nodes_.end());
+  released_nodes_.erase(std::unique(released_nodes_.begin(), released_nodes_.end()),
+                        released_nodes_.end());
+  switch (config_.policy) {
+    case sim_policy::pod_by_pod:
+      pass_pod_by_pod();
+      break;
+    case sim_policy::gang_fifo:
+      pass_gang_fifo();
+      break;
+    case sim_policy::phalanx:
+      pass_phalanx();
+      break;
+  }
+  released_nodes_.clear();
+}
+
+void simulation::pass_pod_by_pod() {
+  // Shapes in the order of their oldest pending pod; within a shape, pods in FIFO order. A shape
+  // whose oldest pod fails is done for this pass: free amounts only shrink during it.
+  for (auto it = shape_heads_.begin(); it != shape_heads_.end();) {
+    const std::size_t s = it->second;
+    auto& shape = shapes_[s];
+    if (shape.unresolvable) {
+      ++it;
+      continue;
+    }
+    // A shape is one pod class: the cheap check counts pods of its requests.
+    if (shape.failure.epoch != never) {
+      bool may_fit = true;
+      if (shape.failure.epoch == epoch_) {
+        may_fit = false;
+      } else if (shape.failure.pass + 1 == pass_) {
+        may_fit = gained_since_last_pass(shape.requests) > 0;
+      }
+      if (!may_fit) {
+        shape.failure.pass = pass_;
+        shape.failure.epoch = epoch_;
+        ++it;
+        continue;
+      }
+    }
+    const pending_pod_key head = it->first;
+    const pod& spec = jobs_[head.job].spec.pods[head.pod].spec;
+    const pod* one[] = {&spec};
+    gang_request request;
+    request.pods = one;
+    request.min_pods = 1;
+    request.place_extra = false;
+    plan_result r = planner_.plan(cluster_, request, random_);
+    if (r.code == plan_code::success && !r.placements.empty()) {
+      place(head.job, head.pod, r.placements.front().node);
+      auto& queue = shape_pods_[s];
+      queue.erase(queue.begin());
+      it = shape_heads_.erase(it);
+      if (!queue.empty()) {
+        // The shape's next pod is younger: it comes back later in this same walk.
+        auto next = shape_heads_.insert({*queue.begin(), s}).first;
+        if (it == shape_heads_.end() || *next < *it)
+          it = next;
+      }
+      continue;
+    }
+    shape.reason = r.detail.empty() ? r.origin.to_string() : r.detail;
+    if (r.code == plan_code::unresolvable)
+      shape.unresolvable = true;
+    shape.failure.epoch = epoch_;
+    shape.failure.pass = pass_;
+    ++it;
+  }
+}
+
+void simulation::pass_gang_fifo() {
+  bool blocked = false;
+  for (std::size_t k = 0; k < unstarted_.size();) {
+    const std::size_t j = unstarted_[k];
+    auto& job = jobs_[j];
+    if (!worth_planning(job, job.gang_failure, still_needed(job))) {
+      blocked = true;  // The head still cannot start: nothing behind it may.
+      break;
+    }
+    plan_result r = plan_job(j, false);
+    if (r.code == plan_code::success) {
+      start_gang(j);  // Removes it from unstarted_.
+      continue;
+    }
+    if (r.code == plan_code::unresolvable) {
+      // Waiting cannot help it; do not let it block the line forever.
+      job.unresolvable = true;
+      unstarted_.erase(unstarted_.begin() + static_cast<std::ptrdiff_t>(k));
+      continue;
+    }
+    blocked = true;
+    break;
+  }
+  if (!blocked)
+    place_extras();
+}
+
+bool simulation::place_extras() {
+  // One pod at a time, to the first elastic job in gang order (under phalanx with DRF, to the
+  // job with the lowest dominant share, so extra capacity spreads over the elastic jobs), and
+  // under phalanx never beyond the queue's capability. A job that fails is done for this pass.
+  const bool phalanx = config_.policy == sim_policy::phalanx;
+  const bool drf = phalanx && config_.gang_order == gang_order_policy::drf;
+  bool changed = false;
+  // Places one extra pod of job j; false when it cannot take one now.
+  auto place_one = [&](std::size_t j) {
+    auto& job = jobs_[j];
+    if (phalanx) {
+      const auto& q = queues_[job.queue];
+      std::size_t first = 0;
+      while (!is_unplaced(job.pods[first].state))
+        ++first;
+      if (!q.spec.capability.allows(q.allocated + job.spec.pods[first].spec.requests)) {
+        // Only a release in the queue makes room under its capability.
+        remember_failure(job.extras_failure, nullptr);
+        job.reason = "queue \"" + q.spec.name + "\" capability " + q.spec.capability.to_string() +
+                     " reached: " + q.allocated.to_string() + " allocated";
+        return false;
+      }
+    }
+    const int32_t before = job.placed;
+    plan_job(j, true);
+    if (job.placed == before)
+      return false;
+    changed = true;
+    return true;
+  };
+  auto full = [&](std::size_t j) {
+    return jobs_[j].placed == static_cast<int32_t>(jobs_[j].pods.size());
+  };
+
+  if (!drf) {
+    // elastic_ is in gang order, and a job's place in it never changes.
+    for (auto j : elastic_) {
+      if (!worth_planning(jobs_[j], jobs_[j].extras_failure, 1))
+        continue;
+      while (!full(j) && place_one(j)) {
+      }
+    }
+  } else {
+    struct entry {
+      ratio share;
+      std::size_t job;
+    };
+    auto later = [&](const entry& a, const entry& b) {
+      return compare_gangs_drf(jobs_[a.job].spec.group, a.share, jobs_[b.job].spec.group,
+                               b.share) > 0;
+    };
+    std::priority_queue<entry, std::vector<entry>, decltype(later)> heap(later);
+    for (auto j : elastic_)
+      if (worth_planning(jobs_[j], jobs_[j].extras_failure, 1))
+        heap.push({drf_share(jobs_[j].allocated, total_), j});
+    while (!heap.empty()) {
+      const std::size_t j = heap.top().job;
+      heap.pop();
+      if (!full(j) && place_one(j) && !full(j))
+        heap.push({drf_share(jobs_[j].allocated, total_), j});
+    }
+  }
+  std::erase_if(elastic_, full);
+  return changed;
+}
+
+void simulation::compute_queue_deserved() {
+  std::vector<queue_demand> demands;
+  demands.reserve(queues_.size());
+  for (const auto& q : queues_)
+    demands.push_back({q.spec.name, q.spec.weight, q.spec.capability, q.spec.guarantee,
+                       (q.allocated + q.pending_demand).clamped_at_zero()});
+  auto deserved = compute_deserved(total_, demands);
+  for (std::size_t i = 0; i < queues_.size(); ++i)
+    queues_[i].deserved = std::move(deserved[i].deserved);
+}
+
+bool simulation::phalanx_enqueue() {
+  resources claims;
+  for (const auto& q : queues_)
+    claims += q.claims;
+  enqueue_gate gate(config_.gate, total_, used_total_, claims);
+  std::vector<queue_usage> usage;
+  usage.reserve(queues_.size());
+  std::vector<ratio> share(queues_.size());
+  std::vector<std::size_t> next(queues_.size(), 0);
+  for (std::size_t i = 0; i < queues_.size(); ++i) {
+    const auto& q = queues_[i];
+    usage.push_back({q.spec.name, q.spec.state, q.spec.capability, q.allocated, q.claims});
+    share[i] = queue_share(q.allocated + q.claims, q.deserved);
+  }
+
+  // Queues take turns by share, counting what their admitted gangs claim as if allocated: every
+  // admission raises the queue's share, so admissions interleave by weight instead of one queue
+  // filling the overcommit room before the others get a turn.
+  bool changed = false;
+  for (;;) {
+    std::size_t best = npos;
+    for (std::size_t q = 0; q < queues_.size(); ++q) {
+      if (next[q] >= queues_[q].unadmitted.size())
+        continue;
+      if (best == npos) {
+        best = q;
+        continue;
+      }
+      const auto& a = queues_[q].spec;
+      const auto& b = queues_[best].spec;
+      if (a.priority != b.priority ? a.priority > b.priority
+                                   : (share[q] != share[best] ? share[q] < share[best]
+                                                              : a.name < b.name))
+        best = q;
+    }
+    if (best == npos)
+      break;
+    auto& q = queues_[best];
+    const std::size_t j = q.unadmitted[next[best]];
+    auto& job = jobs_[j];
+    admission_code code;
+    if (job.refused_epoch == epoch_ && job.refused_claims == claim_changes_) {
+      code = job.refusal;  // Room only shrank since it was refused.
+    } else {
+      auto decision = gate.admit(job.spec.group, usage[best]);
+      code = decision.code;
+      if (!decision.admitted()) {
+        job.reason = std::move(decision.reason);
+        job.refused_epoch = epoch_;
+        job.refused_claims = claim_changes_;
+        job.refusal = code;
+      }
+    }
+    if (code == admission_code::admitted) {
+      job.stage = job_stage::inqueue;
+      q.unadmitted.erase(q.unadmitted.begin() + static_cast<std::ptrdiff_t>(next[best]));
+      insert_in_gang_order(q.unstarted, j);
+      q.claims += job.spec.group.min_resources;
+      share[best] = queue_share(usage[best].allocated + usage[best].inqueue, q.deserved);
+      changed = true;
+      continue;
+    }
+    ++next[best];
+    if (code == admission_code::queue_not_open) {
+      next[best] = q.unadmitted.size();  // Nothing of a closed queue gets in.
+    } else if (starving(job)) {
+      // A starving gang keeps its place: nothing behind it takes the room it waits for.
+      if (code == admission_code::cluster_overcommit)
+        break;
+      next[best] = q.unadmitted.size();  // Queue capability: only its own queue waits.
+    }
+  }
+  return changed;
+}
+
+bool simulation::phalanx_allocate(bool& head_blocked) {
+  std::vector<std::size_t> next(queues_.size(), 0);
+  std::vector<ratio> share(queues_.size());
+  for (std::size_t q = 0; q < queues_.size(); ++q)
+    share[q] = queue_share(queues_[q].allocated, queues_[q].deserved);
+  bool changed = false;
+  while (!head_blocked) {
+    // The queue first in queue order among those with gangs left; shares move as gangs start.
+    std::size_t best = npos;
+    for (std::size_t q = 0; q < queues_.size(); ++q) {
+      if (next[q] >= queues_[q].unstarted.size())
+        continue;
+      if (best == npos) {
+        best = q;
+        continue;
+      }
+      const auto& a = queues_[q].spec;
+      const auto& b = queues_[best].spec;
+      if (a.priority != b.priority ? a.priority > b.priority
+                                   : (share[q] != share[best] ? share[q] < share[best]
+                                                              : a.name < b.name))
+        best = q;
+    }
+    if (best == npos)
+      break;
+    auto& q = queues_[best];
+    const std::size_t j = q.unstarted[next[best]];
+    auto& job = jobs_[j];
+    if (worth_planning(job, job.gang_failure, still_needed(job))) {
+      plan_result r = plan_job(j, false);
+      if (r.code == plan_code::success) {
+        start_gang(j);  // Removes it from q.unstarted: next[best] now names the next gang.
+        share[best] = queue_share(q.allocated, q.deserved);
+        changed = true;
+        continue;
+      }
+      if (r.code == plan_code::unresolvable) {
+        job.unresolvable = true;
+        q.claims -= job.spec.group.min_resources;  // It will never start: it claims nothing.
+        q.unstarted.erase(q.unstarted.begin() + static_cast<std::ptrdiff_t>(next[best]));
+        ++claim_changes_;
+        continue;
+      }
+    }
+    ++next[best];
+    // Blocked. Younger gangs may backfill until this one has waited starvation_bound.
+    if (starving(job))
+      head_blocked = true;
+  }
+  return changed;
+}
+
+void simulation::pass_phalanx() {
+  // Admissions can let gangs start, and started gangs release their claims, which can admit
+  // more: repeat until nothing moves (each round admits or starts at least one gang).
+  for (;;) {
+    compute_queue_deserved();
+    bool changed = phalanx_enqueue();
+    bool head_blocked = false;
+    changed = phalanx_allocate(head_blocked) || changed;
+    if (!head_blocked)
+      changed = place_extras() || changed;
+    if (!changed)
+      break;
+  }
+}
+
+void simulation::check_nodes() {
+  std::sort(touched_nodes_.begin(), touched_nodes_.end());
+  touched_nodes_.erase(std::unique(touched_nodes_.begin(), touched_nodes_.end()),
+                       touched_nodes_.end());
+  for (auto n : touched_nodes_) {
+    const auto& free = cluster_.free(n);
+    if (free.any_negative())
+      violation("I2: node " + cluster_.at(n).meta.name + " over capacity at " +
+                format_duration_ns(now_.count()) + ": free " + free.to_string());
+    if (cluster_.at(n).allocatable - used_[n] != free)
+      violation("I4: node " + cluster_.at(n).meta.name + " free " + free.to_string() +
+                " differs from allocatable - recount " +
+                (cluster_.at(n).allocatable - used_[n]).to_string());
+  }
+  touched_nodes_.clear();
+}
+
+void simulation::check_gangs() {
+  for (auto j : touched_jobs_) {
+    auto& job = jobs_[j];
+    job.touched = false;
+    if (config_.policy != sim_policy::pod_by_pod && job.placed != 0 && !gang_ready(job))
+      violation("I3: gang " + job.spec.group.meta.name + " at rest with " +
+                std::to_string(job.placed) + " pods placed, minMember " +
+                std::to_string(job.spec.group.min_member) + " (or a role below its minimum)");
+  }
+  touched_jobs_.clear();
+}
+
+void simulation::full_recount() {
+  std::vector<resources> recount = baseline_;
+  for (const auto& job : jobs_)
+    for (std::size_t p = 0; p < job.pods.size(); ++p)
+      if (holds_resources(job.pods[p].state))
+        recount[job.pods[p].node] += job.spec.pods[p].spec.requests;
+  for (std::size_t n = 0; n < cluster_.size(); ++n) {
+    if (cluster_.at(n).allocatable - recount[n] != cluster_.free(n))
+      violation("I4: node " + cluster_.at(n).meta.name + " free " + cluster_.free(n).to_string() +
+                " differs from allocatable - recount from pods " +
+                (cluster_.at(n).allocatable - recount[n]).to_string());
+    if (cluster_.free(n).any_negative())
+      violation("I2: node " + cluster_.at(n).meta.name + " over capacity at the end");
+  }
+}
+
+void simulation::sample_utilization() {
+  const auto& last = result_.utilization.back();
+  if (last.cpu_milli == used_cpu_ && last.gpu == used_gpu_)
+    return;
+  if (last.at == now_)
+    result_.utilization.back() = {now_, used_cpu_, used_gpu_};
+  else
+    result_.utilization.push_back({now_, used_cpu_, used_gpu_});
+}
+
+sim_result simulation::finish() {
+  if (config_.check_invariants)
+    full_recount();
+  auto& summary = result_.summary;
+  summary.makespan = now_;
+  summary.jobs = static_cast<int64_t>(jobs_.size());
+  std::vector<int64_t> jcts;
+  __int128 delay_sum = 0;
+  int64_t started = 0;
+  for (const auto& job : jobs_) {
+    sim_job_result r;
+    r.name = job.spec.group.meta.name;
+    r.min_member = job.spec.group.min_member;
+    r.running = job.running;
+    r.succeeded = job.succeeded;
+    r.placed = job.placed;
+    if (job.ready_at) {
+      r.started_at = *job.ready_at;
+      r.time_to_start = *job.ready_at - job.spec.arrival;
+      delay_sum += r.time_to_start->count();
+      ++started;
+    }
+    if (job.completed_at) {
+      r.completed_at = *job.completed_at;
+      r.completion_time = *job.completed_at - job.spec.arrival;
+      jcts.push_back(r.completion_time->count());
+    }
+    std::string why = job.reason;
+    if (config_.policy == sim_policy::pod_by_pod) {
+      // The reason of the oldest of its pods that is still waiting.
+      for (std::size_t p = 0; p < job.pods.size() && why.empty(); ++p)
+        if (job.pods[p].state == pod_state::pending && job.pods[p].shape != npos &&
+            !shapes_[job.pods[p].shape].reason.empty())
+          why = "pod " + job.spec.pods[p].spec.meta.name + ": " +
+                shapes_[job.pods[p].shape].reason;
+    }
+    if (job.stage == job_stage::completed) {
+      r.phase = sim_job_phase::completed;
+      ++summary.completed;
+    } else if (job.holding > 0) {
+      if (result_.stopped_at_end_time) {
+        r.phase = sim_job_phase::running;
+        ++summary.running;
+      } else {
+        r.phase = sim_job_phase::deadlocked;
+        ++summary.deadlocked;
+        r.reason = "holds " + job.allocated.to_string() + " on " + std::to_string(job.holding) +
+                   (job.holding == 1 ? " pod, " : " pods, ") + std::to_string(job.running) +
+                   " of minMember " + std::to_string(job.spec.group.min_member) +
+                   " running; no event is left to change it";
+        if (!why.empty())
+          r.reason += ": " + why;
+      }
+    } else {
+      r.phase = sim_job_phase::pending;
+      ++summary.pending;
+      r.reason = job.stage == job_stage::waiting ? "not arrived" : why;
+    }
+    result_.jobs.push_back(std::move(r));
+  }
+  if (!jcts.empty()) {
+    __int128 sum = 0;
+    for (auto v : jcts)
+      sum += v;
+    summary.mean_jct = duration(static_cast<int64_t>(sum / static_cast<int64_t>(jcts.size())));
+    std::sort(jcts.begin(), jcts.end());
+    // Nearest rank: the smallest value with at least 95% of the values at or below it.
+    std::size_t rank = (95 * jcts.size() + 99) / 100;
+    summary.p95_jct = duration(jcts[std::max<std::size_t>(rank, 1) - 1]);
+  }
+  if (started > 0)
+    summary.mean_queueing_delay = duration(static_cast<int64_t>(delay_sum / started));
+  auto ppm = [&](__int128 area, int64_t total) -> int64_t {
+    if (total <= 0 || now_.count() <= 0)
+      return 0;
+    return static_cast<int64_t>(area * 1'000'000 / (__int128{total} * now_.count()));
+  };
+  summary.cpu_utilization_ppm = ppm(cpu_area_, total_.cpu_milli);
+  summary.gpu_utilization_ppm = ppm(gpu_area_, total_.get(gpu_resource));
+  return std::move(result_);
+}
+
+status validate(std::span<const sim_job> jobs, const sim_config& config) {
+  auto bad = [](std::string text) { return status{errc::invalid_argument, std::move(text)}; };
+  if (config.pod_start_delay < duration{0})
+    return bad("pod_start_delay: must be >= 0");
+  if (config.starvation_bound < duration{0})
+    return bad("starvation_bound: must be >= 0");
+  std::set<std::string, std::less<>> names;
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    const auto& job = jobs[j];
+    const std::string where = "jobs[" + std::to_string(j) + "] (" + job.group.meta.name + ")";
+    if (!names.insert(job.group.meta.name).second)
+      return bad(where + ": duplicate job name");
+    if (job.pods.empty())
+      return bad(where + ": has no pods");
+    if (job.group.min_member < 1)
+      return bad(where + ": min_member must be >= 1");
+    if (job.arrival < duration{0})
+      return bad(where + ": arrival must be >= 0");
+    for (std::size_t p = 0; p < job.pods.size(); ++p) {
+      const auto& sp = job.pods[p];
+      const std::string pod_where = where + ".pods[" + std::to_string(p) + "]";
+      if (sp.run_time < duration{0} || sp.created_after < duration{0})
+        return bad(pod_where + ": run_time and created_after must be >= 0");
+      if (sp.spawned_by && *sp.spawned_by >= p)
+        return bad(pod_where + ": spawned_by must name an earlier pod of the job");
+      if (sp.spec.requests.any_negative())
+        return bad(pod_where + ": negative request");
+    }
+  }
+  return {};
+}
+
+// Pads `text` to `width` with spaces.
+void append_cell(std::string& out, std::string_view text, std::size_t width) {
+  out += text;
+  out.append(width - text.size(), ' ');
+}
+
+} // namespace
+
+result<sim_result> simulate(const cluster_snapshot& cluster, std::span<const sim_job> jobs,
+                            const sim_config& config) {
+  if (auto s = validate(jobs, config); !s.ok())
+    return s;
+  simulation sim(cluster, jobs, config);
+  return sim.run();
+}
+
+std::string render_job_table(std::span<const sim_result> results) {
+  static constexpr std::string_view headers[] = {"JOB",     "POLICY",    "PHASE",        "MIN",
+                                                 "RUNNING", "SUCCEEDED", "STARTED AFTER"};
+  constexpr std::size_t columns = std::size(headers);
+  std::vector<std::array<std::string, columns>> rows;
+  for (const auto& res : results) {
+    for (const auto& j : res.jobs) {
+      rows.push_back({j.name, std::string(to_string(res.policy)), std::string(to_string(j.phase)),
+                      std::to_string(j.min_member), std::to_string(j.running),
+                      std::to_string(j.succeeded),
+                      j.time_to_start ? format_duration_ns(j.time_to_start->count()) : "-"});
+    }
+  }
+  std::array<std::size_t, columns> width{};
+  for (std::size_t c = 0; c < columns; ++c) {
+    width[c] = headers[c].size();
+    for (const auto& row : rows)
+      width[c] = std::max(width[c], row[c].size());
+  }
+  // kubectl separates columns by three spaces and does not pad the last one.
+  constexpr std::size_t gap = 3;
+  std::string out;
+  auto emit = [&](auto cell) {
+    for (std::size_t c = 0; c < columns; ++c) {
+      std::string_view text = cell(c);
+      if (c + 1 == columns)
+        out += text;
+      else
+        append_cell(out, text, width[c] + gap);
+    }
+    out += '\n';
+  };
+  emit([&](std::size_t c) { return headers[c]; });
+  for (const auto& row : rows)
+    emit([&](std::size_t c) { return std::string_view(row[c]); });
+  return out;
+}
+
+std::string render_job_table(const sim_result& result) {
+  return render_job_table(std::span<const sim_result>(&result, 1));
+}
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,229 @@
+#include "scheduler/fair_share.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::res;
+
+// A queue for the tables: name, weight, request, and optional capability and guarantee.
+queue_demand queue_of(std::string name, int32_t weight, resources request,
+                      resource_limit capability = {}, resources guarantee = {}) {
+  return {std::move(name), weight, std::move(capability), std::move(guarantee),
+          std::move(request)};
+}
+
+resource_limit cap(std::string_view name, std::string_view amount) {
+  resource_limit out;
+  EXPECT_TRUE(out.set(name, testing::amount(name, amount)));
+  return out;
+}
+
+// The cpu (in millicores) each queue deserves, in input order.
+std::vector<int64_t> cpu_of(const std::vector<queue_deserved>& d) {
+  std::vector<int64_t> out;
+  for (const auto& q : d)
+    out.push_back(q.deserved.cpu_milli);
+  return out;
+}
+
+// Plenty: more than any test cluster holds.
+const resources plenty = res("cpu", "1000", "memory", "1Ti");
+
+TEST(FairShare, EqualWeightsSplitEvenly) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty), queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // deserved: a = 5, b = 5
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{5000, 5000}));
+  EXPECT_EQ(d[0].name, "a");
+  EXPECT_EQ(d[1].name, "b");
+}
+
+TEST(FairShare, WeightsSplitProportionally) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty), queue_of("b", 3, plenty)};
+  auto d = compute_deserved(res("cpu", "8"), qs);
+  // deserved: a = 2, b = 6
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{2000, 6000}));
+}
+
+TEST(FairShare, RequestCapsAndTheRestFlowsToOthers) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, res("cpu", "2")), queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // a asks for 2 of its 5; b takes the other 3: a = 2, b = 8
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{2000, 8000}));
+}
+
+TEST(FairShare, CapabilityCaps) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty, cap("cpu", "3")),
+                                  queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // a = 3 (capability), b = 7
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{3000, 7000}));
+}
+
+TEST(FairShare, GuaranteeFloorsAndIsNeverGivenToOthers) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty, {}, res("cpu", "6")),
+                                  queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // Level 5 would give a 5 < guarantee 6; b's real capability is 10 - 6 = 4: a = 6, b = 4
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{6000, 4000}));
+}
+
+TEST(FairShare, GuaranteeHoldsEvenAboveRequest) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, res("cpu", "1"), {}, res("cpu", "4")),
+                                  queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // a asks 1 but is guaranteed 4; b gets the rest: a = 4, b = 6
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{4000, 6000}));
+}
+
+TEST(FairShare, OversubscribedGuaranteesAreAllHonoured) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty, {}, res("cpu", "3")),
+                                  queue_of("b", 1, plenty, {}, res("cpu", "3"))};
+  auto d = compute_deserved(res("cpu", "5"), qs);
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{3000, 3000}));
+}
+
+TEST(FairShare, EveryoneSatisfiedLeavesTheRestUnassigned) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, res("cpu", "1")),
+                                  queue_of("b", 2, res("cpu", "2"))};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{1000, 2000}));
+}
+
+TEST(FairShare, RemaindersGoToLargestFractionThenName) {
+  // 10 units over weights 1 and 2: exact 3.33 and 6.67; the lost unit goes to b (.67 > .33).
+  std::vector<std::string> names = {"a", "b"};
+  EXPECT_EQ(water_fill(10, std::vector<int64_t>{1, 2}, std::vector<int64_t>{0, 0},
+                       std::vector<int64_t>{100, 100}, names),
+            (std::vector<int64_t>{3, 7}));
+  // 10 units over three equal queues: 3.33 each; the unit goes to the first name.
+  std::vector<std::string> three = {"c", "a", "b"};
+  EXPECT_EQ(water_fill(10, std::vector<int64_t>{1, 1, 1}, std::vector<int64_t>{0, 0, 0},
+                       std::vector<int64_t>{100, 100, 100}, three),
+            (std::vector<int64_t>{3, 4, 3}));
+}
+
+TEST(FairShare, ThreeQueuesOneSatisfied) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, res("cpu", "10")),
+                                  queue_of("b", 2, res("cpu", "1")),
+                                  queue_of("c", 3, res("cpu", "10"))};
+  auto d = compute_deserved(res("cpu", "12"), qs);
+  // b stops at its request 1; 11 left over weights 1:3 = 2.75, 8.25; the lost unit goes to a
+  // (.75 > .25): a = 3, b = 1, c = 8 (millicores are the unit here: 2750m, 1000m, 8250m).
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{2750, 1000, 8250}));
+  auto units = water_fill(12, std::vector<int64_t>{1, 2, 3}, std::vector<int64_t>{0, 0, 0},
+                          std::vector<int64_t>{10, 1, 10},
+                          std::vector<std::string>{"a", "b", "c"});
+  EXPECT_EQ(units, (std::vector<int64_t>{3, 1, 8}));
+}
+
+TEST(FairShare, DimensionsFillIndependently) {
+  std::vector<queue_demand> qs = {
+      queue_of("a", 1, res("cpu", "100", "nvidia.com/gpu", "1")),
+      queue_of("b", 1, res("cpu", "1", "nvidia.com/gpu", "100"))};
+  auto d = compute_deserved(res("cpu", "10", "nvidia.com/gpu", "8"), qs);
+  // cpu: a = 9, b = 1; gpu: a = 1, b = 7
+  EXPECT_EQ(d[0].deserved, res("cpu", "9", "nvidia.com/gpu", "1"));
+  EXPECT_EQ(d[1].deserved, res("cpu", "1", "nvidia.com/gpu", "7"));
+}
+
+TEST(FairShare, ZeroWeightGetsOnlyItsGuarantee) {
+  std::vector<queue_demand> qs = {queue_of("a", 0, plenty, {}, res("cpu", "1")),
+                                  queue_of("b", 1, plenty)};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{1000, 9000}));
+}
+
+TEST(FairShare, ResultDoesNotDependOnInputOrder) {
+  std::vector<queue_demand> qs = {queue_of("a", 1, plenty), queue_of("b", 1, plenty),
+                                  queue_of("c", 1, plenty)};
+  auto forward = compute_deserved(res("cpu", "10m"), qs);
+  std::reverse(qs.begin(), qs.end());
+  auto backward = compute_deserved(res("cpu", "10m"), qs);
+  std::reverse(backward.begin(), backward.end());
+  EXPECT_EQ(forward, backward);
+  // 10m over three: a gets the lost unit by name: a = 4m, b = 3m, c = 3m
+  EXPECT_EQ(cpu_of(forward), (std::vector<int64_t>{4, 3, 3}));
+}
+
+TEST(FairShare, NoQueues) { EXPECT_TRUE(compute_deserved(res("cpu", "4"), {}).empty()); }
+
+TEST(FairShare, HugeAmountsDoNotOverflow) {
+  const int64_t big = INT64_MAX / 2;
+  std::vector<std::string> names = {"a", "b"};
+  auto out = water_fill(big, std::vector<int64_t>{65535, 1}, std::vector<int64_t>{0, 0},
+                        std::vector<int64_t>{INT64_MAX, INT64_MAX}, names);
+  EXPECT_EQ(out[0] + out[1], big);
+  EXPECT_GT(out[0], out[1]);
+}
+
+// Properties of water_fill on random inputs: bounds, the sum, and the water-level condition (no
+// unit could move from one queue to another and make the levels more even).
+TEST(FairShare, WaterFillPropertiesHoldOnRandomInputs) {
+  std::mt19937_64 random(42);
+  for (int round = 0; round < 2000; ++round) {
+    const std::size_t n = 1 + random() % 6;
+    std::vector<int64_t> w(n), lo(n), hi(n);
+    std::vector<std::string> names(n);
+    int64_t total = int64_t(random() % 200);
+    for (std::size_t i = 0; i < n; ++i) {
+      w[i] = int64_t(random() % 6);  // Sometimes 0: such a queue only gets its floor.
+      lo[i] = random() % 4 == 0 ? int64_t(random() % 20) : 0;
+      hi[i] = w[i] == 0 ? lo[i] : lo[i] + int64_t(random() % 80);
+      names[i] = std::string(1, char('a' + i));
+    }
+    auto x = water_fill(total, w, lo, hi, names);
+    int64_t sum = 0, sum_lo = 0, sum_hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_GE(x[i], lo[i]);
+      ASSERT_LE(x[i], hi[i]);
+      sum += x[i];
+      sum_lo += lo[i];
+      sum_hi += hi[i];
+    }
+    const int64_t expected_sum = sum_lo >= total ? sum_lo : std::min(sum_hi, total);
+    ASSERT_EQ(sum, expected_sum);
+    // If queue i could grow (below hi) and j could shrink (above lo), j's level minus one unit is
+    // not above i's level plus one unit: (x_j - 1) / w_j <= (x_i + 1) / w_i.
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j && x[i] < hi[i] && x[j] > lo[j]) {
+          ASSERT_LE((x[j] - 1) * w[i], (x[i] + 1) * w[j])
+              << "round " << round << " i " << i << " j " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(FairShare, QueueShareIsDominantAllocatedOverDeserved) {
+  // shares: cpu 2/4 = .5, memory 1/4 = .25 -> .5
+  EXPECT_EQ(queue_share(res("cpu", "2", "memory", "1Gi"), res("cpu", "4", "memory", "4Gi")),
+            (ratio{1, 2}));
+  // Nothing deserved but something allocated: share 1.
+  EXPECT_EQ(queue_share(res("nvidia.com/gpu", "1"), res("cpu", "4")), (ratio{1, 1}));
+  // Nothing allocated: 0.
+  EXPECT_EQ(queue_share(resources{}, res("cpu", "4")), (ratio{0, 1}));
+  // Pods never count.
+  EXPECT_EQ(queue_share(res("cpu", "1", "pods", "100"), res("cpu", "4", "pods", "1")),
+            (ratio{1, 4}));
+}
+
+TEST(FairShare, DrfShareIsDominantOverClusterTotal) {
+  const auto total = res("cpu", "100", "memory", "100Gi", "pods", "1000");
+  // shares: cpu .01, memory .10 -> .10
+  EXPECT_EQ(drf_share(res("cpu", "1", "memory", "10Gi", "pods", "900"), total), (ratio{1, 10}));
+  EXPECT_EQ(without_pods(res("cpu", "1", "pods", "3")), res("cpu", "1"));
+}
+
+} // namespace
+} // namespace phalanx::scheduler

@@ -1,0 +1,216 @@
+// Tests of the model's values: label sets, enum names, effective requests (scheduler/model.hpp).
+
+#include "scheduler/model.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::res;
+
+// ---------------------------------------------------------------------------------------------
+// label_set
+
+TEST(label_set, sorted_unique_and_searchable) {
+  label_set l{{"zone", "a"}, {"app", "web"}, {"tier", "x"}, {"app", "api"}};
+  std::vector<label_set::entry> want = {{"app", "api"}, {"tier", "x"}, {"zone", "a"}};
+  EXPECT_EQ(l.entries(), want); // Sorted, and the later "app" replaced the earlier.
+  EXPECT_EQ(l.size(), 3u);
+  ASSERT_NE(l.find("tier"), nullptr);
+  EXPECT_EQ(*l.find("tier"), "x");
+  EXPECT_EQ(l.find("nope"), nullptr);
+  EXPECT_EQ(l.find(""), nullptr);
+  EXPECT_TRUE(l.contains("zone"));
+  EXPECT_FALSE(l.contains("zon"));
+  EXPECT_FALSE(l.contains("zonee"));
+
+  l.set("tier", "y");
+  EXPECT_EQ(*l.find("tier"), "y");
+  l.set("b", "");
+  EXPECT_TRUE(l.contains("b"));
+  EXPECT_EQ(*l.find("b"), "");
+  EXPECT_EQ(l.entries()[1].first, "b");
+
+  EXPECT_TRUE(l.erase("app"));
+  EXPECT_FALSE(l.erase("app"));
+  EXPECT_FALSE(l.erase("missing"));
+  EXPECT_EQ(l.size(), 3u);
+
+  label_set empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.find("x"), nullptr);
+  EXPECT_FALSE(empty.erase("x"));
+
+  label_set a{{"k", "v"}, {"j", "w"}};
+  label_set b;
+  b.set("k", "v");
+  b.set("j", "w");
+  EXPECT_EQ(a, b); // Insertion order does not matter.
+}
+
+TEST(label_set, many_keys_stay_sorted) {
+  label_set l;
+  for (int i = 99; i >= 0; --i)
+    l.set("key-" + std::to_string(i * 7919 % 100), std::to_string(i));
+  ASSERT_EQ(l.size(), 100u);
+  for (std::size_t i = 1; i < l.entries().size(); ++i)
+    EXPECT_LT(l.entries()[i - 1].first, l.entries()[i].first);
+  for (int i = 0; i < 100; ++i)
+    EXPECT_TRUE(l.contains("key-" + std::to_string(i)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Enum names: every value has its Kubernetes/Volcano spelling, and from_string inverts it.
+
+template <class Enum, class Parse>
+void expect_names(Enum last, Parse parse, const std::vector<std::string_view>& spellings) {
+  ASSERT_EQ(std::size_t(last) + 1, spellings.size()) << "a value without an expected spelling";
+  std::set<std::string_view> seen;
+  for (int i = 0; i <= int(last); ++i) {
+    auto e = static_cast<Enum>(i);
+    std::string_view name = to_string(e);
+    EXPECT_EQ(name, spellings[std::size_t(i)]);
+    EXPECT_NE(name, "unknown");
+    EXPECT_TRUE(seen.insert(name).second) << name << " twice";
+    auto back = parse(name);
+    ASSERT_TRUE(back.has_value()) << name;
+    EXPECT_EQ(*back, e);
+    // Parsing is exact: no case folding, no trimming.
+    std::string lower(name);
+    for (auto& c : lower)
+      c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != name) {
+      EXPECT_FALSE(parse(lower).has_value()) << lower;
+    }
+    EXPECT_FALSE(parse(" " + std::string(name)).has_value());
+    EXPECT_FALSE(parse(std::string(name) + " ").has_value());
+  }
+  EXPECT_FALSE(parse("").has_value());
+  EXPECT_FALSE(parse("unknown").has_value());
+}
+
+// A value past the last one prints "unknown" (only where it is a valid value of the type).
+TEST(enum_names, out_of_range_values_print_unknown) {
+  EXPECT_EQ(to_string(static_cast<taint_effect>(3)), "unknown");
+  EXPECT_EQ(to_string(static_cast<selector_operator>(6)), "unknown");
+  EXPECT_EQ(to_string(static_cast<pod_phase>(5)), "unknown");
+  EXPECT_EQ(to_string(static_cast<pod_group_phase>(5)), "unknown");
+  EXPECT_EQ(to_string(static_cast<queue_state>(3)), "unknown");
+}
+
+TEST(enum_names, taint_effect) {
+  expect_names(taint_effect_last, taint_effect_from_string,
+               {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+}
+
+TEST(enum_names, toleration_operator) {
+  expect_names(toleration_operator_last, toleration_operator_from_string, {"Equal", "Exists"});
+}
+
+TEST(enum_names, selector_operator) {
+  expect_names(selector_operator_last, selector_operator_from_string,
+               {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"});
+}
+
+TEST(enum_names, pod_phase) {
+  expect_names(pod_phase_last, pod_phase_from_string,
+               {"Pending", "Running", "Succeeded", "Failed", "Unknown"});
+}
+
+TEST(enum_names, pod_group_phase) {
+  expect_names(pod_group_phase_last, pod_group_phase_from_string,
+               {"Pending", "Inqueue", "Running", "Unknown", "Completed"});
+}
+
+TEST(enum_names, queue_state) {
+  expect_names(queue_state_last, queue_state_from_string, {"Open", "Closed", "Closing"});
+}
+
+TEST(pod_phase, terminal_phases) {
+  EXPECT_FALSE(is_terminal(pod_phase::pending));
+  EXPECT_FALSE(is_terminal(pod_phase::running));
+  EXPECT_TRUE(is_terminal(pod_phase::succeeded));
+  EXPECT_TRUE(is_terminal(pod_phase::failed));
+  EXPECT_FALSE(is_terminal(pod_phase::unknown));
+}
+
+// ---------------------------------------------------------------------------------------------
+// effective_requests
+
+container_resources container(std::string name, resources requests) {
+  return {std::move(name), std::move(requests), {}};
+}
+
+TEST(effective_requests, table) {
+  struct row {
+    const char* what;
+    std::vector<container_resources> containers;
+    std::vector<container_resources> init;
+    resources overhead;
+    resources expected;
+  };
+  const row rows[] = {
+      {"no containers: just the pod slot", {}, {}, {}, res("pods", "1")},
+      {"containers add up",
+       {container("a", res("cpu", "500m", "memory", "1Gi")),
+        container("b", res("cpu", "250m", "memory", "512Mi"))},
+       {},
+       {},
+       res("cpu", "750m", "memory", "1536Mi", "pods", "1")},
+      {"the largest init container wins per dimension",
+       {container("main", res("cpu", "1", "memory", "1Gi"))},
+       {container("init-cpu", res("cpu", "2", "memory", "100Mi")),
+        container("init-mem", res("cpu", "100m", "memory", "4Gi"))},
+       {},
+       res("cpu", "2", "memory", "4Gi", "pods", "1")},
+      {"init containers smaller than the sum do not count",
+       {container("a", res("cpu", "1")), container("b", res("cpu", "1"))},
+       {container("init", res("cpu", "1500m"))},
+       {},
+       res("cpu", "2", "pods", "1")},
+      {"overhead is added after the max",
+       {container("main", res("cpu", "1"))},
+       {container("init", res("cpu", "3"))},
+       res("cpu", "250m", "memory", "100Mi"),
+       res("cpu", "3250m", "memory", "100Mi", "pods", "1")},
+      {"extended resources follow the same rule",
+       {container("a", resources{}.with("nvidia.com/gpu", 1)),
+        container("b", resources{}.with("nvidia.com/gpu", 1))},
+       {container("init", resources{}.with("nvidia.com/gpu", 3).with("example.com/x", 1))},
+       resources{}.with("example.com/x", 1),
+       res("pods", "1").with("nvidia.com/gpu", 3).with("example.com/x", 2)},
+      {"a container's pods dimension is ignored",
+       {container("a", res("cpu", "1", "pods", "5"))},
+       {},
+       res("pods", "2"),
+       res("cpu", "1", "pods", "1")},
+  };
+  for (const auto& r : rows)
+    EXPECT_EQ(effective_requests(r.containers, r.init, r.overhead), r.expected) << r.what;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pod::placement
+
+TEST(pod, placement_is_a_shared_empty_instance_without_constraints) {
+  pod a;
+  pod b;
+  EXPECT_TRUE(a.placement().empty());
+  EXPECT_EQ(&a.placement(), &b.placement());
+  pod c = testing::make_pod("c").selector("zone", "a");
+  ASSERT_NE(c.constraints, nullptr);
+  EXPECT_EQ(&c.placement(), c.constraints.get());
+  EXPECT_FALSE(c.placement().empty());
+  EXPECT_EQ(*c.placement().node_selector.find("zone"), "a");
+}
+
+} // namespace
+} // namespace phalanx::scheduler

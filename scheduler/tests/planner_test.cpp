@@ -1,0 +1,629 @@
+#include "scheduler/planner.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::make_gang;
+using testing::make_node;
+using testing::make_pod;
+using testing::res;
+
+// Checks what every successful plan promises: each pod placed at most once, on a live node
+// whose static predicates pass, within the node's free resources (all placements together),
+// at least min_pods placements and every role minimum.
+::testing::AssertionResult valid_plan(const node_view& view, const gang_request& request,
+                                      const plan_result& r) {
+  if (r.code != plan_code::success)
+    return ::testing::AssertionFailure() << "code " << to_string(r.code) << ": " << r.detail;
+  std::set<std::size_t> seen;
+  std::map<std::size_t, resources> used;
+  std::map<std::string, int64_t> per_role;
+  for (const auto& p : r.placements) {
+    if (p.pod >= request.pods.size() || p.node >= view.size())
+      return ::testing::AssertionFailure() << "index out of range";
+    if (!seen.insert(p.pod).second)
+      return ::testing::AssertionFailure() << "pod " << p.pod << " placed twice";
+    if (!view.is_live(p.node))
+      return ::testing::AssertionFailure() << "dead node " << p.node;
+    const pod& pd = *request.pods[p.pod];
+    auto v = check_static(view.at(p.node), pd.constraints.get(), pd.requests);
+    if (!v.ok())
+      return ::testing::AssertionFailure()
+             << "pod " << p.pod << " on node " << p.node << " fails " << to_string(v.failure);
+    used[p.node] += pd.requests;
+    ++per_role[pd.role];
+  }
+  for (const auto& [n, amount] : used) {
+    resources free;
+    view.read_free(n, free);
+    if (!fits(amount, free))
+      return ::testing::AssertionFailure() << "node " << n << " overcommitted";
+  }
+  if (int64_t(r.placements.size()) < request.min_pods)
+    return ::testing::AssertionFailure() << "only " << r.placements.size() << " placements";
+  for (const auto& rm : request.min_per_role)
+    if (per_role[rm.role] < rm.min)
+      return ::testing::AssertionFailure() << "role " << rm.role << " has " << per_role[rm.role];
+  return ::testing::AssertionSuccess();
+}
+
+struct fixture {
+  cluster_snapshot view;
+  std::vector<pod> pods;
+  std::vector<const pod*> pointers;
+
+  void add_pods(std::vector<pod> ps) {
+    pods = std::move(ps);
+    pointers.clear();
+    for (const auto& p : pods)
+      pointers.push_back(&p);
+  }
+  gang_request request(int32_t min_pods, std::vector<role_minimum> roles = {},
+                       bool extra = true) const {
+    gang_request r;
+    r.pods = pointers;
+    r.min_pods = min_pods;
+    r.min_per_role = std::move(roles);
+    r.place_extra = extra;
+    return r;
+  }
+};
+
+TEST(plan_code, every_value_has_a_distinct_name) {
+  std::set<std::string_view> names;
+  for (int i = 0; i <= int(plan_code_last); ++i) {
+    auto name = to_string(plan_code(i));
+    EXPECT_NE(name, "unknown");
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), std::size_t(plan_code_last) + 1);
+  EXPECT_EQ(to_string(plan_code::success), "Success");
+  EXPECT_EQ(to_string(plan_code::unschedulable), "Unschedulable");
+}
+
+TEST(planner, binpack_fills_a_node_and_spread_spreads) {
+  for (auto strategy : {score_strategy::binpack, score_strategy::spread}) {
+    fixture f;
+    for (int i = 0; i < 4; ++i)
+      f.view.add_node(make_node("n" + std::to_string(i)).cpu("8").memory("32Gi"));
+    // n2 is partly used: binpack prefers it, spread avoids it.
+    f.view.allocate(2, res("cpu", "4", "memory", "16Gi"));
+    f.add_pods(make_gang("g", 2).task("worker", 2, res("cpu", "2", "memory", "8Gi")).obj().pods);
+    planner_config cfg;
+    cfg.strategy = strategy;
+    gang_planner planner(cfg);
+    rng random(7);
+    auto req = f.request(2);
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r));
+    ASSERT_EQ(r.placements.size(), 2u);
+    if (strategy == score_strategy::binpack) {
+      EXPECT_EQ(r.placements[0].node, 2u);
+      EXPECT_EQ(r.placements[1].node, 2u);
+    } else {
+      EXPECT_NE(r.placements[0].node, 2u);
+      EXPECT_NE(r.placements[1].node, 2u);
+      EXPECT_NE(r.placements[0].node, r.placements[1].node);
+    }
+  }
+}
+
+// The exact strings of DESIGN.md section 1 and the brief: Volcano's diagnosis and our detail.
+TEST(planner, unschedulable_names_resource_amount_and_nodes) {
+  fixture f;
+  for (int i = 0; i < 6; ++i)
+    f.view.add_node(make_node("node-" + std::to_string(i)).cpu("4").memory("16Gi"));
+  for (std::size_t i = 0; i < 6; ++i)
+    f.view.allocate(i, res("cpu", i == 4 ? "2500m" : "3"));
+  f.add_pods(make_gang("tf", 4).task("worker", 3, res("cpu", "2")).obj().pods);
+  gang_planner planner;
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(3), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin.to_volcano_string(), "0/6 nodes are unavailable: 6 Insufficient cpu.");
+  EXPECT_FALSE(r.origin.all_unresolvable());
+  EXPECT_EQ(r.detail,
+            "worker needs 2 cpu per pod for 3 pods; the most free on any node is 1500m cpu "
+            "(node-4); 6 nodes lack cpu");
+  EXPECT_TRUE(r.placements.empty());
+
+  gang_status_counts counts;
+  counts.total = 4;
+  counts.running = 1;
+  counts.pending = 3;
+  counts.min_available = 4;
+  // Volcano lists every task status with a count, so "3 Pending" appears between "1 Running"
+  // and "4 minAvailable" (the strings sort that way).
+  EXPECT_EQ(gang_unschedulable_message(counts, "worker-2", r.origin, r.detail),
+            "3/4 tasks in gang unschedulable: pod group is not ready, 1 Running, 3 Pending, 4 "
+            "minAvailable; Pending: 3 Unschedulable. Origin reason is worker-2: 0/6 nodes are "
+            "unavailable: 6 Insufficient cpu. worker needs 2 cpu per pod for 3 pods; the most "
+            "free on any node is 1500m cpu (node-4); 6 nodes lack cpu.");
+}
+
+TEST(planner, diagnosis_counts_taints_and_resources_kube_style) {
+  fixture f;
+  for (int i = 0; i < 4; ++i) {
+    f.view.add_node(make_node("busy-" + std::to_string(i)).cpu("4"));
+    f.view.allocate(std::size_t(i), res("cpu", "3"));
+  }
+  f.view.add_node(make_node("gpu-0").cpu("32").gpu(8).taint("gpu", "true"));
+  f.view.add_node(make_node("gpu-1").cpu("32").gpu(8).taint("gpu", "true"));
+  f.add_pods({make_pod("w-0").cpu("2").role("worker")});
+  gang_planner planner;
+  rng random(3);
+  auto r = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin.to_string(),
+            "0/6 nodes are available: 4 Insufficient cpu, 2 node(s) had untolerated taint "
+            "{gpu: true}.");
+  EXPECT_EQ(r.detail,
+            "worker needs 2 cpu per pod for 1 pod; the most free on any node is 1 cpu (busy-0); 4 "
+            "nodes lack cpu; 2 nodes are ruled out by predicates or size");
+}
+
+TEST(planner, unresolvable_cases) {
+  struct unresolvable_case {
+    const char* name;
+    std::vector<pod> pods;
+    int32_t min_pods;
+    std::vector<role_minimum> roles;
+    const char* detail; // nullptr: not checked.
+    const char* diagnosis;
+  };
+  const unresolvable_case cases[] = {
+      {"bigger than every node",
+       {make_pod("w-0").cpu("16").role("worker")},
+       1,
+       {},
+       "worker needs 16 cpu per pod; the most allocatable on any matching node is 8 cpu "
+       "(big); 2 nodes can never fit it",
+       "0/3 nodes are available: 2 Insufficient cpu, 1 node(s) were unschedulable."},
+      {"selector matches nothing",
+       {make_pod("w-0").cpu("1").selector("zone", "mars")},
+       1,
+       {},
+       "no node passes the node selector, affinity, taints and cordons of w-0",
+       "0/3 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, 1 "
+       "node(s) were unschedulable."},
+      {"role minimum above the pods given",
+       {make_pod("ps-0").cpu("1").role("ps")},
+       1,
+       {{"ps", 2}},
+       "role ps needs 2 pods but the gang has 1 pending",
+       "0/3 nodes are available."},
+      {"min pods above the pods given",
+       {make_pod("a").cpu("1"), make_pod("b").cpu("1")},
+       3,
+       {},
+       "the gang needs 3 pods but has 2 pending",
+       nullptr},
+      {"required role only fits nowhere",
+       {make_pod("ps-0").cpu("1").role("ps").selector("zone", "mars"),
+        make_pod("w-0").cpu("1").role("worker")},
+       1,
+       {{"ps", 1}},
+       nullptr,
+       nullptr},
+  };
+  for (const auto& c : cases) {
+    fixture f;
+    f.view.add_node(make_node("small").cpu("2"));
+    f.view.add_node(make_node("big").cpu("8"));
+    f.view.add_node(make_node("cordoned").cpu("4").unschedulable());
+    f.add_pods(c.pods);
+    gang_planner planner;
+    rng random(5);
+    auto r = planner.plan(f.view, f.request(c.min_pods, c.roles), random);
+    EXPECT_EQ(r.code, plan_code::unresolvable) << c.name << ": " << r.detail;
+    if (c.detail) {
+      EXPECT_EQ(r.detail, c.detail) << c.name;
+    }
+    if (c.diagnosis) {
+      EXPECT_EQ(r.origin.to_string(), c.diagnosis) << c.name;
+    }
+    EXPECT_TRUE(r.placements.empty()) << c.name;
+  }
+}
+
+TEST(planner, pod_count_and_extended_resources_in_the_diagnosis) {
+  fixture f;
+  f.view.add_node(make_node("full").cpu("64").memory("64Gi").gpu(8).pods(2));
+  f.view.allocate(0, res("pods", "2"));
+  f.view.add_node(make_node("gpus-busy").cpu("64").memory("64Gi").gpu(8));
+  resources six_gpus;
+  six_gpus.set("nvidia.com/gpu", 6);
+  f.view.allocate(1, six_gpus);
+  f.view.add_node(make_node("no-gpu").cpu("64").memory("64Gi"));
+  f.add_pods({make_pod("t-0").cpu("1").gpu(4).role("trainer")});
+  gang_planner planner;
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin.to_string(),
+            "0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 Too many pods.");
+  EXPECT_EQ(r.detail,
+            "trainer needs 4 nvidia.com/gpu per pod for 1 pod; the most free on any node is 8 "
+            "nvidia.com/gpu (full); 1 node lacks nvidia.com/gpu; 1 node is ruled out by "
+            "predicates or size");
+  // Only the pod count is short.
+  fixture g;
+  g.view.add_node(make_node("a").cpu("8").pods(1));
+  g.view.allocate(0, res("pods", "1"));
+  g.add_pods({make_pod("w-0").cpu("1").role("worker")});
+  auto slots = planner.plan(g.view, g.request(1), random);
+  EXPECT_EQ(slots.detail,
+            "worker needs 1 pod slot per pod for 1 pod; the most free on any node is 0 pod slots "
+            "(a); 1 node lacks pod slots");
+}
+
+TEST(planner, an_impossible_extra_pod_does_not_make_the_gang_unresolvable) {
+  fixture f;
+  f.view.add_node(make_node("n").cpu("4"));
+  f.add_pods({make_pod("a").cpu("1"), make_pod("b").cpu("1").selector("zone", "mars"),
+              make_pod("c").cpu("1")});
+  gang_planner planner;
+  rng random(1);
+  auto req = f.request(2);
+  auto r = planner.plan(f.view, req, random);
+  ASSERT_TRUE(valid_plan(f.view, req, r));
+  EXPECT_EQ(r.placements.size(), 2u);
+}
+
+TEST(planner, busy_nodes_are_unschedulable_not_unresolvable) {
+  fixture f;
+  f.view.add_node(make_node("n").cpu("4"));
+  f.view.allocate(0, res("cpu", "4"));
+  f.add_pods({make_pod("a").cpu("1")});
+  gang_planner planner;
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_FALSE(r.origin.all_unresolvable());
+}
+
+TEST(planner, role_minimums_come_first) {
+  fixture f;
+  // Room for three pods in total.
+  for (int i = 0; i < 3; ++i)
+    f.view.add_node(make_node("n" + std::to_string(i)).cpu("1"));
+  // Workers come first in preference order; without the role phase they would take every slot.
+  f.add_pods(make_gang("tf", 3)
+                 .task("worker", 3, res("cpu", "1"))
+                 .task("ps", 1, res("cpu", "1"))
+                 .obj()
+                 .pods);
+  gang_planner planner;
+  rng random(2);
+  auto req = f.request(3, {{"ps", 1}, {"worker", 2}});
+  auto r = planner.plan(f.view, req, random);
+  ASSERT_TRUE(valid_plan(f.view, req, r));
+  EXPECT_EQ(r.placements.size(), 3u);
+  EXPECT_EQ(r.placements.back().pod, 3u) << "the ps pod";
+}
+
+TEST(planner, role_minimum_beyond_room_is_unschedulable) {
+  fixture f;
+  f.view.add_node(make_node("n0").cpu("2"));
+  f.add_pods(make_gang("tf", 3).task("worker", 3, res("cpu", "1")).obj().pods);
+  gang_planner planner;
+  rng random(2);
+  auto r = planner.plan(f.view, f.request(1, {{"worker", 3}}), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin_pod, 2u);
+  EXPECT_EQ(r.detail, "worker needs 1 cpu per pod for 3 pods; the nodes have room for 2 of them");
+}
+
+TEST(planner, elastic_extras) {
+  struct extra_case {
+    bool place_extra;
+    int32_t min_pods;
+    std::size_t want;
+  };
+  const extra_case cases[] = {{true, 2, 4}, {false, 2, 2}, {true, 0, 4}, {false, 0, 0}};
+  for (const auto& c : cases) {
+    fixture f;
+    f.view.add_node(make_node("n0").cpu("2"));
+    f.view.add_node(make_node("n1").cpu("2"));
+    f.add_pods(make_gang("el", 2).task("worker", 5, res("cpu", "1")).obj().pods);
+    gang_planner planner;
+    rng random(4);
+    auto req = f.request(c.min_pods, {}, c.place_extra);
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r));
+    EXPECT_EQ(r.placements.size(), c.want) << c.place_extra << " " << c.min_pods;
+  }
+}
+
+TEST(planner, failed_plan_leaves_view_untouched_and_repeats_exactly) {
+  fixture f;
+  for (int i = 0; i < 5; ++i)
+    f.view.add_node(make_node("n" + std::to_string(i)).cpu("4").memory("8Gi"));
+  f.view.allocate(1, res("cpu", "3"));
+  // Nine pods of 2 cpu: room for eight (every node but n1 holds two) plus none on n1.
+  f.add_pods(make_gang("g", 9).task("worker", 9, res("cpu", "2", "memory", "1Gi")).obj().pods);
+  std::vector<resources> before;
+  for (std::size_t i = 0; i < f.view.size(); ++i)
+    before.push_back(f.view.free(i));
+  gang_planner planner;
+  rng a(11);
+  rng b(11);
+  auto first = planner.plan(f.view, f.request(9), a);
+  EXPECT_EQ(first.code, plan_code::unschedulable);
+  for (std::size_t i = 0; i < f.view.size(); ++i)
+    EXPECT_EQ(f.view.free(i), before[i]) << i;
+  auto second = planner.plan(f.view, f.request(9), b);
+  EXPECT_EQ(second.code, first.code);
+  EXPECT_EQ(second.origin, first.origin);
+  EXPECT_EQ(second.origin_pod, first.origin_pod);
+  EXPECT_EQ(second.detail, first.detail);
+  EXPECT_EQ(second.search_steps, first.search_steps);
+  EXPECT_EQ(first.detail,
+            "worker needs 2 cpu per pod for 9 pods; the most free on any node is 4 cpu (n0); 1 "
+            "node lacks cpu; the nodes have room for 8 of them");
+
+  // The planner's scratch is clean afterwards: a feasible plan succeeds, twice identically.
+  rng c(12);
+  rng d(12);
+  auto ok1 = planner.plan(f.view, f.request(8), c);
+  auto ok2 = planner.plan(f.view, f.request(8), d);
+  auto req8 = f.request(8);
+  ASSERT_TRUE(valid_plan(f.view, req8, ok1));
+  EXPECT_EQ(ok1.placements, ok2.placements);
+}
+
+TEST(planner, plan_into_reuses_the_result) {
+  fixture f;
+  for (int i = 0; i < 3; ++i)
+    f.view.add_node(make_node("n" + std::to_string(i)).cpu("4"));
+  f.add_pods(make_gang("g", 3).task("worker", 3, res("cpu", "1")).obj().pods);
+  gang_planner planner;
+  rng random(1);
+  plan_result out;
+  auto req = f.request(3);
+  planner.plan(f.view, req, random, out);
+  ASSERT_TRUE(valid_plan(f.view, req, out));
+  // A failure then a success through the same result object.
+  auto req_fail = f.request(3);
+  f.view.allocate(0, res("cpu", "4"));
+  f.view.allocate(1, res("cpu", "4"));
+  f.view.allocate(2, res("cpu", "4"));
+  planner.plan(f.view, req_fail, random, out);
+  EXPECT_EQ(out.code, plan_code::unschedulable);
+  f.view.release(0, res("cpu", "4"));
+  planner.plan(f.view, req, random, out);
+  ASSERT_TRUE(valid_plan(f.view, req, out));
+  EXPECT_TRUE(out.origin.empty());
+  EXPECT_TRUE(out.detail.empty());
+}
+
+// The sample (kube-scheduler's percentageOfNodesToScore) must never turn a feasible gang into
+// `unschedulable`: here every node holds one pod, the sample holds fewer pods than the gang,
+// and only nodes beyond it complete the gang.
+TEST(planner, sampling_never_causes_a_false_unschedulable) {
+  fixture f;
+  for (int i = 0; i < 400; ++i) {
+    f.view.add_node(make_node("n" + std::to_string(i)).cpu("4"));
+    f.view.allocate(std::size_t(i), res("cpu", "3"));
+  }
+  f.add_pods(make_gang("tf", 8)
+                 .task("ps", 1, res("cpu", "1"))
+                 .task("worker", 7, res("cpu", "1"))
+                 .obj()
+                 .pods);
+  planner_config cfg;
+  cfg.percentage_of_nodes_to_score = 1; // 4 nodes of 400.
+  cfg.min_feasible_nodes = 1;
+  gang_planner planner(cfg);
+  for (uint64_t seed = 0; seed < 50; ++seed) {
+    rng random(seed);
+    auto req = f.request(8, {{"ps", 1}, {"worker", 7}});
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r)) << seed;
+    EXPECT_TRUE(r.widened) << seed;
+    std::set<std::size_t> nodes;
+    for (const auto& p : r.placements)
+      nodes.insert(p.node);
+    EXPECT_EQ(nodes.size(), 8u);
+  }
+}
+
+// Only a block of nodes far from every scan start has the GPUs; the rest are feasible for the
+// CPU pods, so a sample that stops early never sees a GPU node.
+TEST(planner, sampling_finds_the_rare_nodes) {
+  fixture f;
+  for (int i = 0; i < 2000; ++i) {
+    auto b = make_node("n" + std::to_string(i)).cpu("16").memory("64Gi");
+    if (i >= 1500 && i < 1504)
+      b.gpu(8);
+    f.view.add_node(b);
+  }
+  f.add_pods(make_gang("tf", 5)
+                 .task("driver", 1, res("cpu", "1"))
+                 .task("gpu", 4, res("cpu", "1").with("nvidia.com/gpu", 8))
+                 .obj()
+                 .pods);
+  gang_planner planner;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    rng random(seed);
+    auto req = f.request(5);
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r)) << seed;
+  }
+}
+
+// Greedy puts both workers badly (binpack prefers the smaller node); the search finds the one
+// arrangement that holds the whole gang.
+TEST(planner, search_rescues_a_greedy_dead_end) {
+  fixture f;
+  f.view.add_node(make_node("a").cpu("4"));
+  f.view.add_node(make_node("b").cpu("3"));
+  f.add_pods({make_pod("w-0").cpu("2").role("worker"), make_pod("w-1").cpu("2").role("worker"),
+              make_pod("ps-0").cpu("3").role("ps")});
+  gang_planner planner;
+  rng random(9);
+  auto req = f.request(3);
+  auto r = planner.plan(f.view, req, random);
+  ASSERT_TRUE(valid_plan(f.view, req, r));
+  EXPECT_GT(r.search_steps, 0);
+  std::map<std::size_t, std::size_t> node_of;
+  for (const auto& p : r.placements)
+    node_of[p.pod] = p.node;
+  EXPECT_EQ(node_of[0], 0u);
+  EXPECT_EQ(node_of[1], 0u);
+  EXPECT_EQ(node_of[2], 1u);
+}
+
+TEST(planner, search_budget_bounds_the_work) {
+  fixture f;
+  // Every node holds one 2-cpu pod, and no two nodes are alike, so symmetry cannot prune.
+  for (int i = 0; i < 12; ++i)
+    f.view.add_node(make_node("n" + std::to_string(i))
+                        .cpu(std::to_string(2000 + 50 * i) + "m")
+                        .label("z", "a"));
+  // Thirteen pods of two classes for twelve slots: impossible, though each class alone has
+  // room, and the search is cut.
+  std::vector<pod> pods;
+  for (int i = 0; i < 13; ++i)
+    pods.push_back(i < 7 ? make_pod("a-" + std::to_string(i)).cpu("2").obj()
+                         : make_pod("b-" + std::to_string(i)).cpu("2").selector("z", "a").obj());
+  // One constraints instance for the b pods, so they form one class.
+  for (int i = 8; i < 13; ++i)
+    pods[std::size_t(i)].constraints = pods[7].constraints;
+  f.add_pods(pods);
+  planner_config cfg;
+  cfg.search_budget = 50;
+  gang_planner planner(cfg);
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(13), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_TRUE(r.search_exhausted);
+  EXPECT_EQ(r.search_steps, 51);
+  EXPECT_NE(r.detail.find("(search gave up after 51 steps)"), std::string::npos) << r.detail;
+}
+
+TEST(planner, skips_removed_nodes_and_honours_constraints) {
+  fixture f;
+  f.view.add_node(make_node("gone").cpu("64"));
+  f.view.add_node(make_node("gpu").cpu("8").gpu(4).taint("gpu", "true").label("zone", "a"));
+  f.view.add_node(make_node("plain").cpu("64").label("zone", "a"));
+  f.view.remove(0);
+  f.add_pods({make_pod("t-0").cpu("1").gpu(2).tolerate("gpu", "true").selector("zone", "a"),
+              make_pod("t-1").cpu("1").gpu(2).tolerate("gpu", "true").selector("zone", "a"),
+              make_pod("c-0").cpu("1").selector("zone", "a")});
+  gang_planner planner;
+  rng random(1);
+  auto req = f.request(3);
+  auto r = planner.plan(f.view, req, random);
+  ASSERT_TRUE(valid_plan(f.view, req, r));
+  for (const auto& p : r.placements) {
+    EXPECT_NE(p.node, 0u);
+    if (p.pod < 2) {
+      EXPECT_EQ(p.node, 1u);
+    }
+  }
+  // The diagnosis counts live nodes only.
+  f.add_pods({make_pod("x").cpu("100")});
+  auto bad = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(bad.code, plan_code::unresolvable);
+  EXPECT_EQ(bad.origin.node_total(), 2);
+}
+
+TEST(planner, empty_and_ready_gangs) {
+  fixture f;
+  f.view.add_node(make_node("n").cpu("1"));
+  gang_planner planner;
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(0), random);
+  EXPECT_EQ(r.code, plan_code::success);
+  EXPECT_TRUE(r.placements.empty());
+  // No nodes at all.
+  cluster_snapshot none;
+  f.add_pods({make_pod("a").cpu("1")});
+  gang_request req = f.request(1);
+  auto r2 = planner.plan(none, req, random);
+  EXPECT_EQ(r2.code, plan_code::unresolvable);
+  EXPECT_EQ(r2.origin.node_total(), 0);
+}
+
+// Each greedy placement goes to a node with the best node_score given the placements before
+// it, also when most candidates wait in the planner's reserve and when classes share nodes.
+TEST(planner, greedy_places_each_pod_on_a_best_scoring_node) {
+  for (auto strategy : {score_strategy::binpack, score_strategy::spread}) {
+    // 1: one class; 2: two classes alternating; 3: sixty pods of one class, then one of
+    // another whose best candidates the sixty have changed.
+    for (int classes = 1; classes <= 3; ++classes) {
+      rng g(uint64_t(100 + classes));
+      fixture f;
+      for (int i = 0; i < 300; ++i) {
+        auto idx = f.view.add_node(make_node("n" + std::to_string(i))
+                                       .cpu(std::to_string(8 * (1 + i % 4)))
+                                       .memory(std::to_string(32 * (1 + i % 3)) + "Gi"));
+        resources used;
+        used.cpu_milli = int64_t(g() % uint64_t(f.view.at(idx).allocatable.cpu_milli));
+        used.memory_bytes = int64_t(g() % uint64_t(f.view.at(idx).allocatable.memory_bytes));
+        f.view.allocate(idx, used);
+      }
+      auto other = std::make_shared<const placement_constraints>();
+      std::vector<pod> pods;
+      int count = classes == 3 ? 61 : 40;
+      for (int i = 0; i < count; ++i) {
+        bool second = classes == 3 ? i < 60 : i % classes != 0;
+        pod p = make_pod("p" + std::to_string(i)).cpu(second ? "3" : "2").memory("6Gi");
+        if (second)
+          p.constraints = other;
+        pods.push_back(p);
+      }
+      f.add_pods(pods);
+      planner_config cfg;
+      cfg.strategy = strategy;
+      cfg.percentage_of_nodes_to_score = 100;
+      gang_planner planner(cfg);
+      rng random(3);
+      auto req = f.request(count);
+      auto r = planner.plan(f.view, req, random);
+      ASSERT_TRUE(valid_plan(f.view, req, r));
+      std::vector<resources> free;
+      for (std::size_t i = 0; i < f.view.size(); ++i)
+        free.push_back(f.view.free(i));
+      for (const auto& p : r.placements) {
+        const resources& request = f.pods[p.pod].requests;
+        int64_t best = -1;
+        for (std::size_t n = 0; n < free.size(); ++n)
+          if (fits(request, free[n]))
+            best = std::max(best, node_score(strategy, cfg.weights, request, free[n],
+                                             f.view.at(n).allocatable));
+        EXPECT_EQ(
+            node_score(strategy, cfg.weights, request, free[p.node], f.view.at(p.node).allocatable),
+            best)
+            << to_string(strategy) << " classes " << classes << " pod " << p.pod;
+        free[p.node] -= request;
+      }
+    }
+  }
+}
+
+TEST(gang_unschedulable_message, volcano_form) {
+  fit_diagnosis d(6);
+  d.add("Insufficient cpu", false, 6);
+  gang_status_counts counts{4, 1, 0, 0, 3, 4};
+  EXPECT_EQ(gang_unschedulable_message(counts, "worker-2", d, ""),
+            "3/4 tasks in gang unschedulable: pod group is not ready, 1 Running, 3 Pending, 4 "
+            "minAvailable; Pending: 3 Unschedulable. Origin reason is worker-2: 0/6 nodes are "
+            "unavailable: 6 Insufficient cpu.");
+  // Volcano sorts the histogram as strings: "12 Pending" before "8 Running".
+  gang_status_counts many{20, 8, 0, 0, 12, 20};
+  EXPECT_EQ(gang_unschedulable_message(many, "", d, "ends with a period."),
+            "12/20 tasks in gang unschedulable: pod group is not ready, 12 Pending, 20 "
+            "minAvailable, 8 Running; Pending: 12 Unschedulable. ends with a period.");
+}
+
+} // namespace
+} // namespace phalanx::scheduler
