@@ -1,0 +1,434 @@
+// storage_load_bench: builds a store shaped like DESIGN.md section 9's restart target (150,000 pods
+// in 20,000 PodGroups, 5,000 nodes, plus queues and jobs) and times store::open + store::load.
+//
+//   storage_load_bench [--dir PATH] [--pods N] [--groups N] [--nodes N] [--jobs N]
+//                      [--spec-bytes N] [--threads N] [--repeat N] [--wal] [--keep] [--bare-pods]
+//
+// Pods carry Volcano's four labels and two annotations unless --bare-pods. Each measured round
+// runs in a fresh process (as a restart does).
+//
+// --wal ends the writer as kill -9 would (power_loss_simulator::kill: nothing is lost, nothing
+// more is written), so the timed open replays the WAL the store kept (at most about
+// max_total_wal_size; older data is already in table files) and flushes it. Without it the writer
+// closes cleanly (memtables flushed) and the timed open reads only table files. Times are wall
+// clock; the page cache is warm (a restart on the same machine). CPU time is printed too, since a
+// busy machine stretches wall time.
+
+#include "storage/store.hpp"
+
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace sch = phalanx::scheduler;
+namespace ps = phalanx::storage;
+using clock_type = std::chrono::steady_clock;
+
+struct config {
+  std::string dir;
+  int pods = 150'000;
+  int groups = 20'000;
+  int nodes = 5'000;
+  int queues = 20;
+  int jobs = 2'000;
+  int spec_bytes = 1024;
+  unsigned threads = 2;
+  int repeat = 5;
+  bool wal = false;
+  bool keep = false;
+  bool measure = false;   // Internal: open + load once and print a RESULT line.
+  bool bare_pods = false; // Pods without Volcano's labels and annotations.
+};
+
+[[noreturn]] void usage(const char* argv0) {
+  std::fprintf(
+      stderr,
+      "usage: %s [--dir PATH] [--pods N] [--groups N] [--nodes N] [--jobs N]\n"
+      "          [--spec-bytes N] [--threads N] [--repeat N] [--wal] [--keep] [--bare-pods]\n",
+      argv0);
+  std::exit(2);
+}
+
+config parse_args(int argc, char** argv) {
+  config c;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> std::string {
+      if (i + 1 >= argc)
+        usage(argv[0]);
+      return argv[++i];
+    };
+    if (a == "--dir")
+      c.dir = next();
+    else if (a == "--pods")
+      c.pods = std::stoi(next());
+    else if (a == "--groups")
+      c.groups = std::max(1, std::stoi(next()));
+    else if (a == "--nodes")
+      c.nodes = std::stoi(next());
+    else if (a == "--jobs")
+      c.jobs = std::stoi(next());
+    else if (a == "--spec-bytes")
+      c.spec_bytes = std::stoi(next());
+    else if (a == "--threads")
+      c.threads = static_cast<unsigned>(std::stoi(next()));
+    else if (a == "--repeat")
+      c.repeat = std::max(1, std::stoi(next()));
+    else if (a == "--wal")
+      c.wal = true;
+    else if (a == "--keep")
+      c.keep = true;
+    else if (a == "--measure")
+      c.measure = true;
+    else if (a == "--bare-pods")
+      c.bare_pods = true;
+    else
+      usage(argv[0]);
+  }
+  return c;
+}
+
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
+
+long rss_kib() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+    if (line.rfind("VmRSS:", 0) == 0)
+      return std::atol(line.c_str() + 6);
+  return 0;
+}
+
+std::string uid(int kind, int i) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012x", i * 2654435761u, kind & 0xffff,
+                i & 0xfff, (i >> 12) & 0xfff, i * 40503u);
+  return buf;
+}
+
+std::string spec_json(int group, int task, int bytes) {
+  std::string s = "{\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/train:" +
+                  std::to_string(group % 50) + "\",\"args\":[\"--task=" + std::to_string(task) +
+                  "\"],\"env\":[";
+  while (static_cast<int>(s.size()) < bytes - 40)
+    s += "{\"name\":\"VAR_" + std::to_string(s.size()) + "\",\"value\":\"x\"},";
+  s += "]}]}";
+  return s;
+}
+
+double cpu_ms() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 +
+         (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+// Writes the world in batches of about 1,000 records; with `kill`, ends as kill -9 would.
+void build(const config& c, bool kill) {
+  auto sim = kill ? ps::power_loss_simulator::create() : nullptr;
+  ps::store_options o;
+  o.path = c.dir;
+  o.fault_injection = sim;
+  auto opened = ps::store::open(o);
+  if (!opened) {
+    std::fprintf(stderr, "open: %s\n", opened.error().to_string().c_str());
+    std::exit(1);
+  }
+  auto& st = **opened;
+  ps::write_batch batch;
+  auto flush = [&](bool force) {
+    if (batch.size() >= 1000 || (force && !batch.empty())) {
+      auto s = st.write(batch);
+      if (!s.ok()) {
+        std::fprintf(stderr, "write: %s\n", s.to_string().c_str());
+        std::exit(1);
+      }
+      batch = ps::write_batch();
+    }
+  };
+  uint64_t version = 1;
+  for (int i = 0; i < c.queues; ++i) {
+    ps::queue_record q;
+    q.queue.meta.name = "queue-" + std::to_string(i);
+    q.queue.meta.uid = uid(1, i);
+    q.queue.meta.resource_version = version++;
+    q.queue.weight = 1 + i % 4;
+    (void)q.queue.capability.set("cpu", 10'000'000);
+    batch.put(q);
+  }
+  for (int i = 0; i < c.nodes; ++i) {
+    sch::node n;
+    n.meta.name = "node-" + std::to_string(i);
+    n.meta.uid = uid(2, i);
+    n.meta.resource_version = version++;
+    n.meta.labels.set("kubernetes.io/hostname", n.meta.name);
+    n.meta.labels.set("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3));
+    n.meta.labels.set("node.kubernetes.io/instance-type", "m5.8xlarge");
+    n.allocatable.cpu_milli = 32'000;
+    n.allocatable.memory_bytes = int64_t{128} << 30;
+    n.allocatable.pods = 110;
+    if (i % 10 == 0) {
+      (void)n.allocatable.set("nvidia.com/gpu", 8);
+      n.taints.push_back({"nvidia.com/gpu", "present", sch::taint_effect::no_schedule});
+    }
+    batch.put(n);
+    flush(false);
+  }
+  const int per_group = c.pods / c.groups;
+  const int extra = c.pods % c.groups;
+  int pod_index = 0;
+  for (int g = 0; g < c.groups; ++g) {
+    std::string ns = "team-" + std::to_string(g % 20);
+    std::string name = "job-" + std::to_string(g);
+    std::string queue = "queue-" + std::to_string(g % c.queues);
+    int members = per_group + (g < extra ? 1 : 0);
+    ps::pod_group_record pg;
+    pg.group.meta.name = name;
+    pg.group.meta.namespace_name = ns;
+    pg.group.meta.uid = uid(3, g);
+    pg.group.meta.resource_version = version++;
+    pg.group.min_member = members;
+    pg.group.queue = queue;
+    pg.group.min_resources.cpu_milli = 1000 * members;
+    batch.put(pg);
+
+    // Two tasks per group ("ps" and "worker"), each from one template.
+    std::shared_ptr<const sch::placement_constraints> task_constraints[2];
+    std::shared_ptr<const std::string> task_spec[2];
+    for (int t = 0; t < 2; ++t) {
+      sch::placement_constraints pc;
+      pc.node_selector.set("topology.kubernetes.io/zone", "zone-" + std::to_string(g % 3));
+      if (t == 1)
+        pc.tolerations.push_back({"nvidia.com/gpu", sch::toleration_operator::exists, "",
+                                  sch::taint_effect::no_schedule, std::nullopt});
+      task_constraints[t] = std::make_shared<const sch::placement_constraints>(std::move(pc));
+      task_spec[t] = std::make_shared<const std::string>(spec_json(g, t, c.spec_bytes));
+    }
+    if (g < c.jobs) {
+      ps::job_record j;
+      j.job.meta.name = name;
+      j.job.meta.namespace_name = ns;
+      j.job.meta.uid = uid(4, g);
+      j.job.meta.resource_version = version++;
+      j.job.queue = queue;
+      for (int t = 0; t < 2; ++t) {
+        sch::job_task task;
+        task.name = t == 0 ? "ps" : "worker";
+        task.replicas = t == 0 ? 1 : members - 1;
+        task.pod_template.requests.cpu_milli = 1000;
+        task.pod_template.requests.memory_bytes = int64_t{2} << 30;
+        task.pod_template.requests.pods = 1;
+        task.pod_template.constraints = task_constraints[t];
+        task.pod_template.spec_json = task_spec[t];
+        j.job.tasks.push_back(std::move(task));
+      }
+      j.job.plugins = {{"env", {}}, {"svc", {}}};
+      j.status.phase = sch::job_phase::running;
+      batch.put(j);
+    }
+    for (int m = 0; m < members; ++m, ++pod_index) {
+      int t = m == 0 ? 0 : 1;
+      sch::pod p;
+      p.meta.name = name + (t == 0 ? "-ps-" : "-worker-") + std::to_string(m);
+      p.meta.namespace_name = ns;
+      p.meta.uid = uid(5, pod_index);
+      p.meta.resource_version = version++;
+      if (!c.bare_pods) {
+        p.meta.labels.set(std::string(sch::job_name_key), name);
+        p.meta.labels.set(std::string(sch::job_namespace_key), ns);
+        p.meta.labels.set(std::string(sch::queue_name_key), queue);
+        p.meta.labels.set(std::string(sch::task_spec_key), t == 0 ? "ps" : "worker");
+        p.meta.annotations.set(std::string(sch::pod_group_annotation), name);
+        p.meta.annotations.set(std::string(sch::task_index_key), std::to_string(m));
+      }
+      p.group = name;
+      p.role = t == 0 ? "ps" : "worker";
+      p.requests.cpu_milli = 1000;
+      p.requests.memory_bytes = int64_t{2} << 30;
+      p.requests.pods = 1;
+      p.scheduler_name = "phalanx";
+      p.constraints = task_constraints[t];
+      p.spec_json = task_spec[t];
+      if (pod_index % 2 == 0) {
+        p.phase = sch::pod_phase::running;
+        p.node_name = "node-" + std::to_string(pod_index % std::max(1, c.nodes));
+        p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
+      }
+      batch.put(p);
+    }
+    flush(false);
+  }
+  flush(true);
+  if (sim)
+    sim->kill(); // The store closes without flushing: the WAL keeps what it holds.
+  opened->reset();
+  if (sim)
+    sim->reset();
+}
+
+std::uintmax_t dir_bytes(const std::string& dir, const char* ext) {
+  std::uintmax_t total = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    if (e.is_regular_file() && e.path().extension() == ext)
+      total += e.file_size();
+  return total;
+}
+
+struct measurement {
+  double open_ms = 0, load_ms = 0, total_ms = 0, cpu_ms = 0;
+  long rss_bytes_per_pod = 0;
+  long heap_bytes_per_pod = 0;
+};
+
+// One restart: open + load in this process, which must not have touched the store before.
+// Bytes the allocator has handed out and not taken back (small chunks and mmapped blocks).
+std::size_t heap_in_use() {
+  auto m = ::mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+int measure_once(const config& c) {
+  std::size_t heap_before = heap_in_use();
+  long rss_before = rss_kib();
+  double cpu0 = cpu_ms();
+  auto t0 = clock_type::now();
+  ps::store_options o;
+  o.path = c.dir;
+  o.create_if_missing = false;
+  o.load_threads = c.threads;
+  auto opened = ps::store::open(o);
+  if (!opened) {
+    std::fprintf(stderr, "open: %s\n", opened.error().to_string().c_str());
+    return 1;
+  }
+  double open_ms = ms_since(t0);
+  auto t1 = clock_type::now();
+  auto state = (*opened)->load();
+  if (!state) {
+    std::fprintf(stderr, "load: %s\n", state.error().to_string().c_str());
+    return 1;
+  }
+  double load_ms = ms_since(t1);
+  double total_ms = ms_since(t0);
+  double cpu = cpu_ms() - cpu0;
+  long rss_after = rss_kib();
+  std::size_t heap_after = heap_in_use();
+  std::set<const void*> constraints, specs;
+  for (const auto& p : state->pods) {
+    constraints.insert(p.constraints.get());
+    specs.insert(p.spec_json.get());
+  }
+  long pods = std::max<long>(1, static_cast<long>(state->pods.size()));
+  long heap_per_pod = static_cast<long>(heap_after - heap_before) / pods;
+  std::printf("  open %.1f ms, load %.1f ms, open+load %.1f ms (CPU %.0f ms); %zu pods, %zu "
+              "groups, %zu nodes, %zu queues, %zu jobs; %zu constraints and %zu spec_json "
+              "instances; RSS +%ld MiB; heap in use +%zu MiB (%ld bytes per pod, every loaded "
+              "object and the open store included)\n",
+              open_ms, load_ms, total_ms, cpu, state->pods.size(), state->pod_groups.size(),
+              state->nodes.size(), state->queues.size(), state->jobs.size(), constraints.size(),
+              specs.size(), (rss_after - rss_before) / 1024, (heap_after - heap_before) >> 20,
+              heap_per_pod);
+  long per_pod = (rss_after - rss_before) * 1024 / pods;
+  std::printf("RESULT %f %f %f %f %ld %ld\n", open_ms, load_ms, total_ms, cpu, per_pod,
+              heap_per_pod);
+  if (static_cast<int>(state->pods.size()) != c.pods) {
+    std::fprintf(stderr, "expected %d pods, loaded %zu\n", c.pods, state->pods.size());
+    return 1;
+  }
+  return 0;
+}
+
+// Runs measure_once in a fresh process, as a restart would: a process that loaded before reuses
+// memory it already faulted in, which hides a large part of the cost.
+bool measure_in_child(const char* self, const config& c, measurement& m) {
+  std::string cmd = std::string("'") + self + "' --measure --dir '" + c.dir + "' --pods " +
+                    std::to_string(c.pods) + " --threads " + std::to_string(c.threads);
+  FILE* out = ::popen(cmd.c_str(), "r");
+  if (out == nullptr)
+    return false;
+  char line[1024];
+  bool found = false;
+  while (std::fgets(line, sizeof line, out) != nullptr) {
+    if (std::sscanf(line, "RESULT %lf %lf %lf %lf %ld %ld", &m.open_ms, &m.load_ms, &m.total_ms,
+                    &m.cpu_ms, &m.rss_bytes_per_pod, &m.heap_bytes_per_pod) == 6)
+      found = true;
+    else
+      std::fputs(line, stdout);
+  }
+  return ::pclose(out) == 0 && found;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  config c = parse_args(argc, argv);
+  if (c.measure)
+    return measure_once(c);
+  bool temp = c.dir.empty();
+  if (temp) {
+    char pattern[] = "/tmp/phalanx-load-bench-XXXXXX";
+    if (::mkdtemp(pattern) == nullptr) {
+      std::perror("mkdtemp");
+      return 1;
+    }
+    c.dir = pattern;
+  }
+  std::printf("store %s: %d pods in %d groups, %d nodes, %d queues, %d jobs, spec_json %d bytes, "
+              "%u load threads, %s; each round is a fresh process\n",
+              c.dir.c_str(), c.pods, c.groups, c.nodes, c.queues, c.jobs, c.spec_bytes, c.threads,
+              c.wal ? "data in the WAL (crash restart)" : "data in table files (clean restart)");
+
+  std::vector<measurement> rounds;
+  for (int round = 0; round < c.repeat; ++round) {
+    if (round == 0 || c.wal) {
+      std::filesystem::remove_all(c.dir);
+      std::filesystem::create_directories(c.dir);
+      auto t = clock_type::now();
+      build(c, c.wal);
+      std::printf("build: %.0f ms; table files %.1f MiB, WAL %.1f MiB\n", ms_since(t),
+                  dir_bytes(c.dir, ".sst") / 1048576.0, dir_bytes(c.dir, ".log") / 1048576.0);
+    }
+    measurement m;
+    std::printf("round %d:\n", round);
+    std::fflush(stdout);
+    if (!measure_in_child(std::filesystem::read_symlink("/proc/self/exe").c_str(), c, m)) {
+      std::fprintf(stderr, "round %d failed\n", round);
+      return 1;
+    }
+    rounds.push_back(m);
+  }
+  auto median = [&](double measurement::*field) {
+    std::vector<double> v;
+    for (const auto& m : rounds)
+      v.push_back(m.*field);
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  double best = rounds[0].total_ms;
+  for (const auto& m : rounds)
+    best = std::min(best, m.total_ms);
+  std::printf("median of %d: open %.1f ms, load %.1f ms, open+load %.1f ms (min %.1f ms), CPU "
+              "%.0f ms; per pod, all loaded objects included: %ld bytes of heap in use, %ld bytes "
+              "of RSS growth\n",
+              c.repeat, median(&measurement::open_ms), median(&measurement::load_ms),
+              median(&measurement::total_ms), best, median(&measurement::cpu_ms),
+              rounds[0].heap_bytes_per_pod, rounds[0].rss_bytes_per_pod);
+  if (temp && !c.keep)
+    std::filesystem::remove_all(c.dir);
+  return 0;
+}

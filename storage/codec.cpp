@@ -1,0 +1,1184 @@
+#include "storage/codec.hpp"
+
+#include "records.pb.h"
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+namespace phalanx::storage {
+
+namespace {
+
+namespace sch = phalanx::scheduler;
+
+// The model enums and the record enums list their values in the same order; the record enums
+// start at 1 because 0 means "never written". A new model enumerator breaks these asserts until
+// records.proto has it too.
+static_assert(int(sch::taint_effect_last) + 1 == v1::TaintEffect_MAX);
+static_assert(int(sch::toleration_operator_last) + 1 == v1::TolerationOperator_MAX);
+static_assert(int(sch::selector_operator_last) + 1 == v1::SelectorOperator_MAX);
+static_assert(int(sch::pod_phase_last) + 1 == v1::PodPhase_MAX);
+static_assert(int(sch::queue_state_last) + 1 == v1::QueueState_MAX);
+static_assert(int(sch::job_phase_last) + 1 == v1::JobPhase_MAX);
+
+template <class Enum>
+int to_record(Enum e) noexcept {
+  return static_cast<int>(e) + 1;
+}
+
+int64_t to_ns(sch::timestamp t) noexcept {
+  return t.time_since_epoch().count();
+}
+sch::timestamp from_ns(int64_t ns) noexcept {
+  return sch::timestamp{sch::duration{ns}};
+}
+
+void assign(std::string* field, std::string_view value) {
+  field->assign(value.data(), value.size());
+}
+
+// Moves a decoded bytes field out of the (reused) message.
+std::string take(std::string* field) {
+  return std::move(*field);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Encoding
+
+void encode_labels(const sch::label_set& labels,
+                   google::protobuf::RepeatedPtrField<v1::Label>* out) {
+  out->Reserve(static_cast<int>(labels.size()));
+  for (const auto& [key, value] : labels.entries()) {
+    auto* l = out->Add();
+    assign(l->mutable_key(), key);
+    assign(l->mutable_value(), value);
+  }
+}
+
+void encode_meta(const sch::object_meta& m, v1::ObjectMeta* out) {
+  assign(out->mutable_name(), m.name);
+  assign(out->mutable_namespace_name(), m.namespace_name);
+  assign(out->mutable_uid(), m.uid);
+  encode_labels(m.labels, out->mutable_labels());
+  encode_labels(m.annotations, out->mutable_annotations());
+  out->set_creation_time_ns(to_ns(m.creation_time));
+  out->set_resource_version(m.resource_version);
+}
+
+void encode_resources(const sch::resources& r, v1::Resources* out) {
+  out->set_cpu_milli(r.cpu_milli);
+  out->set_memory_bytes(r.memory_bytes);
+  out->set_ephemeral_bytes(r.ephemeral_bytes);
+  out->set_pods(r.pods);
+  for (const auto& e : r.extended()) {
+    auto* a = out->add_extended();
+    assign(a->mutable_name(), e.name.str());
+    a->set_amount(e.amount);
+  }
+}
+
+void encode_limit(const sch::resource_limit& l, v1::ResourceLimit* out) {
+  l.for_each([&](std::string_view name, int64_t cap) {
+    auto* a = out->add_caps();
+    assign(a->mutable_name(), name);
+    a->set_amount(cap);
+  });
+}
+
+void encode_requirements(const std::vector<sch::node_selector_requirement>& reqs,
+                         google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>* out) {
+  for (const auto& r : reqs) {
+    auto* m = out->Add();
+    assign(m->mutable_key(), r.key);
+    m->set_op(static_cast<v1::SelectorOperator>(to_record(r.op)));
+    for (const auto& v : r.values)
+      assign(m->add_values(), v);
+  }
+}
+
+void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstraints* out) {
+  encode_labels(c.node_selector, out->mutable_node_selector());
+  for (const auto& term : c.required_node_affinity) {
+    auto* t = out->add_required_node_affinity();
+    encode_requirements(term.match_expressions, t->mutable_match_expressions());
+    encode_requirements(term.match_fields, t->mutable_match_fields());
+  }
+  for (const auto& tol : c.tolerations) {
+    auto* t = out->add_tolerations();
+    assign(t->mutable_key(), tol.key);
+    t->set_op(static_cast<v1::TolerationOperator>(to_record(tol.op)));
+    assign(t->mutable_value(), tol.value);
+    if (tol.effect)
+      t->set_effect(static_cast<v1::TaintEffect>(to_record(*tol.effect)));
+    if (tol.toleration_seconds)
+      t->set_toleration_seconds(*tol.toleration_seconds);
+  }
+}
+
+void encode_pod_body(const sch::pod& p, v1::Pod* out) {
+  encode_meta(p.meta, out->mutable_meta());
+  assign(out->mutable_group(), p.group);
+  assign(out->mutable_role(), p.role);
+  encode_resources(p.requests, out->mutable_requests());
+  out->set_priority(p.priority);
+  assign(out->mutable_priority_class_name(), p.priority_class_name);
+  assign(out->mutable_scheduler_name(), p.scheduler_name);
+  if (p.constraints) {
+    v1::PlacementConstraints c;
+    encode_constraints(*p.constraints, &c);
+    // Serialized on its own so that equal constraints give equal bytes: decoding shares them.
+    c.SerializeToString(out->mutable_constraints());
+  }
+  if (p.spec_json)
+    assign(out->mutable_spec_json(), *p.spec_json);
+  out->set_phase(static_cast<v1::PodPhase>(to_record(p.phase)));
+  assign(out->mutable_node_name(), p.node_name);
+  out->set_start_time_ns(to_ns(p.start_time));
+  out->set_finish_time_ns(to_ns(p.finish_time));
+}
+
+void encode_policies(const std::vector<sch::lifecycle_policy>& policies,
+                     google::protobuf::RepeatedPtrField<v1::LifecyclePolicy>* out) {
+  for (const auto& p : policies) {
+    auto* m = out->Add();
+    assign(m->mutable_action(), p.action);
+    assign(m->mutable_event(), p.event);
+    for (const auto& e : p.events)
+      assign(m->add_events(), e);
+    if (p.exit_code)
+      m->set_exit_code(*p.exit_code);
+    if (p.timeout)
+      m->set_timeout_ns(p.timeout->count());
+  }
+}
+
+void encode_status(const sch::job_status& s, v1::JobStatus* out) {
+  out->set_phase(static_cast<v1::JobPhase>(to_record(s.phase)));
+  assign(out->mutable_reason(), s.reason);
+  assign(out->mutable_message(), s.message);
+  out->set_last_transition_time_ns(to_ns(s.last_transition_time));
+  out->set_min_available(s.min_available);
+  out->set_pending(s.pending);
+  out->set_running(s.running);
+  out->set_succeeded(s.succeeded);
+  out->set_failed(s.failed);
+  out->set_terminating(s.terminating);
+  out->set_unknown(s.unknown);
+  out->set_retry_count(s.retry_count);
+  out->set_version(s.version);
+  for (const auto& t : s.tasks) {
+    auto* m = out->add_tasks();
+    assign(m->mutable_task(), t.task);
+    m->set_pending(t.pending);
+    m->set_running(t.running);
+    m->set_succeeded(t.succeeded);
+    m->set_failed(t.failed);
+    m->set_unknown(t.unknown);
+  }
+}
+
+template <class Message>
+std::string serialize(const Message& m) {
+  std::string out;
+  m.SerializeToString(&out);
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Decoding. Each function returns false with `error` set to "<field>: <what>"; callers prepend
+// their own field name, so the message names the full path ("tasks[1].pod_template.meta.labels").
+
+bool fail(std::string& error, std::string what) {
+  error = std::move(what);
+  return false;
+}
+
+bool nest(std::string& error, std::string_view prefix) {
+  error.insert(0, prefix);
+  return false;
+}
+
+std::string indexed(std::string_view name, int i) {
+  std::string out{name};
+  out += '[';
+  out += std::to_string(i);
+  out += "].";
+  return out;
+}
+
+template <class Enum>
+bool decode_enum(int value, Enum last, Enum& out, std::string_view field, std::string& error) {
+  if (value < 1 || value > static_cast<int>(last) + 1)
+    return fail(error, std::string(field) + ": unknown value " + std::to_string(value));
+  out = static_cast<Enum>(value - 1);
+  return true;
+}
+
+bool check_version(uint32_t version, std::string& error) {
+  if (version == 0)
+    return fail(error, "record_version: missing");
+  if (version > record_version)
+    return fail(error, "record_version " + std::to_string(version) +
+                           " is newer than this build reads (" + std::to_string(record_version) +
+                           ")");
+  return true;
+}
+
+bool decode_labels(google::protobuf::RepeatedPtrField<v1::Label>& in, sch::label_set& out,
+                   std::string_view field, std::string& error) {
+  std::string_view previous;
+  bool first = true;
+  for (auto& l : in) {
+    // Strictly increasing keys: label_set's own order, and every set() appends at the end.
+    if (!first && !(previous < std::string_view(l.key())))
+      return fail(error,
+                  std::string(field) + ": keys not sorted or repeated at \"" + l.key() + "\"");
+    first = false;
+    out.set(take(l.mutable_key()), take(l.mutable_value()));
+    previous = out.entries().back().first;
+  }
+  return true;
+}
+
+bool decode_meta(v1::ObjectMeta& in, sch::object_meta& out, std::string& error) {
+  out.name = take(in.mutable_name());
+  out.namespace_name = take(in.mutable_namespace_name());
+  out.uid = take(in.mutable_uid());
+  if (!decode_labels(*in.mutable_labels(), out.labels, "labels", error) ||
+      !decode_labels(*in.mutable_annotations(), out.annotations, "annotations", error))
+    return nest(error, "meta.");
+  out.creation_time = from_ns(in.creation_time_ns());
+  out.resource_version = in.resource_version();
+  return true;
+}
+
+bool decode_resources(const v1::Resources& in, sch::resources& out, std::string& error) {
+  out.cpu_milli = in.cpu_milli();
+  out.memory_bytes = in.memory_bytes();
+  out.ephemeral_bytes = in.ephemeral_bytes();
+  out.pods = in.pods();
+  for (const auto& e : in.extended()) {
+    const std::string& name = e.name();
+    if (name.empty())
+      return fail(error, "extended: empty resource name");
+    if (sch::is_standard_resource(name))
+      return fail(error, "extended: standard resource \"" + name + "\" listed as extended");
+    if (e.amount() == 0)
+      return fail(error, "extended: zero amount for \"" + name + "\"");
+    auto handle = sch::resource_name::intern(name);
+    if (!handle)
+      return fail(error, "extended: cannot intern resource name \"" + name +
+                             "\" (too many distinct extended resources)");
+    if (out.get(*handle) != 0)
+      return fail(error, "extended: \"" + name + "\" listed twice");
+    out.set(*handle, e.amount());
+  }
+  return true;
+}
+
+bool decode_limit(const v1::ResourceLimit& in, sch::resource_limit& out, std::string& error) {
+  for (const auto& c : in.caps()) {
+    const std::string& name = c.name();
+    if (name.empty())
+      return fail(error, "caps: empty resource name");
+    if (out.get(name))
+      return fail(error, "caps: \"" + name + "\" listed twice");
+    if (!out.set(name, c.amount()))
+      return fail(error, "caps: cannot intern resource name \"" + name +
+                             "\" (too many distinct extended resources)");
+  }
+  return true;
+}
+
+bool decode_requirements(google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>& in,
+                         std::vector<sch::node_selector_requirement>& out, std::string& error) {
+  out.reserve(static_cast<std::size_t>(in.size()));
+  int i = 0;
+  for (auto& m : in) {
+    auto& r = out.emplace_back();
+    r.key = take(m.mutable_key());
+    if (!decode_enum(m.op(), sch::selector_operator_last, r.op, "op", error))
+      return nest(error, "[" + std::to_string(i) + "].");
+    r.values.reserve(static_cast<std::size_t>(m.values_size()));
+    for (auto& v : *m.mutable_values())
+      r.values.push_back(take(&v));
+    ++i;
+  }
+  return true;
+}
+
+bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints& out,
+                        std::string& error) {
+  if (!decode_labels(*in.mutable_node_selector(), out.node_selector, "node_selector", error))
+    return false;
+  out.required_node_affinity.reserve(static_cast<std::size_t>(in.required_node_affinity_size()));
+  int i = 0;
+  for (auto& t : *in.mutable_required_node_affinity()) {
+    auto& term = out.required_node_affinity.emplace_back();
+    if (!decode_requirements(*t.mutable_match_expressions(), term.match_expressions, error))
+      return nest(error, indexed("required_node_affinity", i) + "match_expressions");
+    if (!decode_requirements(*t.mutable_match_fields(), term.match_fields, error))
+      return nest(error, indexed("required_node_affinity", i) + "match_fields");
+    ++i;
+  }
+  out.tolerations.reserve(static_cast<std::size_t>(in.tolerations_size()));
+  i = 0;
+  for (auto& t : *in.mutable_tolerations()) {
+    auto& tol = out.tolerations.emplace_back();
+    tol.key = take(t.mutable_key());
+    if (!decode_enum(t.op(), sch::toleration_operator_last, tol.op, "op", error))
+      return nest(error, indexed("tolerations", i));
+    tol.value = take(t.mutable_value());
+    if (t.has_effect()) {
+      sch::taint_effect e{};
+      if (!decode_enum(t.effect(), sch::taint_effect_last, e, "effect", error))
+        return nest(error, indexed("tolerations", i));
+      tol.effect = e;
+    }
+    if (t.has_toleration_seconds())
+      tol.toleration_seconds = t.toleration_seconds();
+    ++i;
+  }
+  return true;
+}
+
+void decode_policies(google::protobuf::RepeatedPtrField<v1::LifecyclePolicy>& in,
+                     std::vector<sch::lifecycle_policy>& out) {
+  out.reserve(static_cast<std::size_t>(in.size()));
+  for (auto& m : in) {
+    auto& p = out.emplace_back();
+    p.action = take(m.mutable_action());
+    p.event = take(m.mutable_event());
+    p.events.reserve(static_cast<std::size_t>(m.events_size()));
+    for (auto& e : *m.mutable_events())
+      p.events.push_back(take(&e));
+    if (m.has_exit_code())
+      p.exit_code = m.exit_code();
+    if (m.has_timeout_ns())
+      p.timeout = sch::duration{m.timeout_ns()};
+  }
+}
+
+bool decode_status(v1::JobStatus& in, sch::job_status& out, std::string& error) {
+  if (!decode_enum(in.phase(), sch::job_phase_last, out.phase, "phase", error))
+    return false;
+  out.reason = take(in.mutable_reason());
+  out.message = take(in.mutable_message());
+  out.last_transition_time = from_ns(in.last_transition_time_ns());
+  out.min_available = in.min_available();
+  out.pending = in.pending();
+  out.running = in.running();
+  out.succeeded = in.succeeded();
+  out.failed = in.failed();
+  out.terminating = in.terminating();
+  out.unknown = in.unknown();
+  out.retry_count = in.retry_count();
+  out.version = in.version();
+  out.tasks.reserve(static_cast<std::size_t>(in.tasks_size()));
+  for (auto& t : *in.mutable_tasks()) {
+    auto& c = out.tasks.emplace_back();
+    c.task = take(t.mutable_task());
+    c.pending = t.pending();
+    c.running = t.running();
+    c.succeeded = t.succeeded();
+    c.failed = t.failed();
+    c.unknown = t.unknown();
+  }
+  return true;
+}
+
+template <class Message>
+bool parse(Message& m, std::string_view bytes, std::string& error) {
+  if (bytes.size() > static_cast<std::size_t>(INT32_MAX) ||
+      !m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return fail(error, "not a valid " + Message::descriptor()->name() + " (" +
+                           std::to_string(bytes.size()) + " bytes)");
+  return true;
+}
+
+// Transparent hashing so that lookups by std::string_view need no temporary string.
+struct text_hash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const noexcept {
+    return std::hash<std::string_view>{}(s);
+  }
+};
+
+// ------------------------------------------------------------------------------------------------
+// The hot path: pod records decoded straight from the wire format into the model, without a
+// protobuf message in between (no copy of each string into a message first, constraints and
+// spec_json looked up by a view of the input). It reads exactly what encode(pod) writes, in any
+// field order, skips unknown fields like protobuf does, and rejects malformed input; a singular
+// message field that appears twice (which protobuf would merge, and the encoder never writes) is
+// rejected too. Job task templates, being few, go through the generated code.
+
+class wire_reader {
+ public:
+  explicit wire_reader(std::string_view bytes)
+      : p_(bytes.data()), end_(bytes.data() + bytes.size()) {}
+
+  bool done() const noexcept { return p_ == end_; }
+
+  bool varint(uint64_t& out) noexcept {
+    uint64_t value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_)
+        return false;
+      auto byte = static_cast<uint8_t>(*p_++);
+      if (shift == 63 && byte > 1)
+        return false; // More than 64 bits.
+      value |= uint64_t(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) {
+        out = value;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The next field's number and wire type. Like protobuf, a tag is at most 5 bytes and 32 bits.
+  bool tag(uint32_t& field, int& type) noexcept {
+    uint64_t v = 0;
+    const char* start = p_;
+    if (!varint(v) || p_ - start > 5 || v > 0xffffffffu || (v >> 3) == 0)
+      return false;
+    field = static_cast<uint32_t>(v >> 3);
+    type = static_cast<int>(v & 7);
+    return true;
+  }
+
+  bool length_delimited(std::string_view& out) noexcept {
+    uint64_t n = 0;
+    if (!varint(n) || n > static_cast<uint64_t>(end_ - p_))
+      return false;
+    out = {p_, static_cast<std::size_t>(n)};
+    p_ += n;
+    return true;
+  }
+
+  bool skip(int type) noexcept {
+    switch (type) {
+      case 0: {
+        uint64_t v = 0;
+        return varint(v);
+      }
+      case 1:
+        return advance(8);
+      case 2: {
+        std::string_view s;
+        return length_delimited(s);
+      }
+      case 5:
+        return advance(4);
+      default:
+        return false; // Groups (3, 4) are not used by these records; 6 and 7 do not exist.
+    }
+  }
+
+ private:
+  bool advance(std::size_t n) noexcept {
+    if (static_cast<std::size_t>(end_ - p_) < n)
+      return false;
+    p_ += n;
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
+constexpr int wire_varint = 0;
+constexpr int wire_len = 2;
+
+// Reads one field of an expected wire type; unknown fields are skipped by the callers.
+struct field_reader {
+  wire_reader& r;
+  int type;
+  bool u64(uint64_t& out) { return type == wire_varint && r.varint(out); }
+  bool i64(int64_t& out) {
+    uint64_t v = 0;
+    if (!u64(v))
+      return false;
+    out = static_cast<int64_t>(v);
+    return true;
+  }
+  bool i32(int32_t& out) {
+    uint64_t v = 0;
+    if (!u64(v))
+      return false;
+    out = static_cast<int32_t>(static_cast<uint32_t>(v)); // int32 keeps the low 32 bits.
+    return true;
+  }
+  bool len(std::string_view& out) { return type == wire_len && r.length_delimited(out); }
+  bool text(std::string& out) {
+    std::string_view v;
+    if (!len(v))
+      return false;
+    out.assign(v.data(), v.size());
+    return true;
+  }
+};
+
+bool malformed(std::string& error, std::string_view what, std::size_t size) {
+  return fail(error, "not a valid " + std::string(what) + " (" + std::to_string(size) + " bytes)");
+}
+
+// Label {1: key, 2: value}.
+bool wire_label(std::string_view bytes, std::string_view& key, std::string_view& value) {
+  wire_reader r(bytes);
+  key = value = {};
+  while (!r.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!r.tag(field, type))
+      return false;
+    field_reader f{r, type};
+    bool ok = field == 1 ? f.len(key) : field == 2 ? f.len(value) : r.skip(type);
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+struct wire_labels {
+  std::string_view previous;
+  bool first = true;
+};
+
+bool wire_add_label(std::string_view bytes, sch::label_set& out, wire_labels& state,
+                    std::string_view field, std::string& error, bool& malformed_input) {
+  std::string_view key, value;
+  if (!wire_label(bytes, key, value)) {
+    malformed_input = true;
+    return false;
+  }
+  if (!state.first && !(state.previous < key))
+    return fail(error, std::string(field) + ": keys not sorted or repeated at \"" +
+                           std::string(key) + "\"");
+  state.first = false;
+  state.previous = key;
+  out.set(std::string(key), std::string(value));
+  return true;
+}
+
+// ObjectMeta. `malformed_input` tells a wire error (reported as "not a valid PodRecord") from a
+// model error (reported with its field).
+bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error,
+               bool& malformed_input) {
+  wire_reader r(bytes);
+  wire_labels labels, annotations;
+  while (!r.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!r.tag(field, type))
+      return malformed_input = true, false;
+    field_reader f{r, type};
+    bool ok = true;
+    std::string_view v;
+    int64_t ns = 0;
+    uint64_t u = 0;
+    switch (field) {
+      case 1:
+        ok = f.text(out.name);
+        break;
+      case 2:
+        ok = f.text(out.namespace_name);
+        break;
+      case 3:
+        ok = f.text(out.uid);
+        break;
+      case 4:
+        if (!f.len(v))
+          return malformed_input = true, false;
+        if (!wire_add_label(v, out.labels, labels, "labels", error, malformed_input))
+          return malformed_input ? false : nest(error, "meta.");
+        break;
+      case 5:
+        if (!f.len(v))
+          return malformed_input = true, false;
+        if (!wire_add_label(v, out.annotations, annotations, "annotations", error, malformed_input))
+          return malformed_input ? false : nest(error, "meta.");
+        break;
+      case 6:
+        ok = f.i64(ns);
+        out.creation_time = from_ns(ns);
+        break;
+      case 7:
+        ok = f.u64(u);
+        out.resource_version = u;
+        break;
+      default:
+        ok = r.skip(type);
+    }
+    if (!ok)
+      return malformed_input = true, false;
+  }
+  return true;
+}
+
+// Resources, with decode_resources' checks.
+bool wire_resources(std::string_view bytes, sch::resources& out, std::string& error,
+                    bool& malformed_input) {
+  wire_reader r(bytes);
+  while (!r.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!r.tag(field, type))
+      return malformed_input = true, false;
+    field_reader f{r, type};
+    bool ok = true;
+    switch (field) {
+      case 1:
+        ok = f.i64(out.cpu_milli);
+        break;
+      case 2:
+        ok = f.i64(out.memory_bytes);
+        break;
+      case 3:
+        ok = f.i64(out.ephemeral_bytes);
+        break;
+      case 4:
+        ok = f.i64(out.pods);
+        break;
+      case 5: {
+        std::string_view amount_bytes;
+        if (!f.len(amount_bytes))
+          return malformed_input = true, false;
+        wire_reader a(amount_bytes);
+        std::string_view name;
+        int64_t amount = 0;
+        while (!a.done()) {
+          uint32_t af = 0;
+          int at = 0;
+          if (!a.tag(af, at))
+            return malformed_input = true, false;
+          field_reader g{a, at};
+          bool aok = af == 1 ? g.len(name) : af == 2 ? g.i64(amount) : a.skip(at);
+          if (!aok)
+            return malformed_input = true, false;
+        }
+        std::string n(name);
+        if (n.empty())
+          return fail(error, "extended: empty resource name");
+        if (sch::is_standard_resource(n))
+          return fail(error, "extended: standard resource \"" + n + "\" listed as extended");
+        if (amount == 0)
+          return fail(error, "extended: zero amount for \"" + n + "\"");
+        auto handle = sch::resource_name::intern(n);
+        if (!handle)
+          return fail(error, "extended: cannot intern resource name \"" + n +
+                                 "\" (too many distinct extended resources)");
+        if (out.get(*handle) != 0)
+          return fail(error, "extended: \"" + n + "\" listed twice");
+        out.set(*handle, amount);
+        break;
+      }
+      default:
+        ok = r.skip(type);
+    }
+    if (!ok)
+      return malformed_input = true, false;
+  }
+  return true;
+}
+
+} // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Keys and encoding
+
+std::string key_of(const scheduler::node& n) {
+  return object_key(n.meta.namespace_name, n.meta.name);
+}
+std::string key_of(const queue_record& q) {
+  return object_key(q.queue.meta.namespace_name, q.queue.meta.name);
+}
+std::string key_of(const pod_group_record& g) {
+  return object_key(g.group.meta.namespace_name, g.group.meta.name);
+}
+std::string key_of(const scheduler::pod& p) {
+  return object_key(p.meta.namespace_name, p.meta.name);
+}
+std::string key_of(const job_record& j) {
+  return object_key(j.job.meta.namespace_name, j.job.meta.name);
+}
+
+std::string encode(const scheduler::node& n) {
+  v1::NodeRecord r;
+  r.set_record_version(record_version);
+  encode_meta(n.meta, r.mutable_meta());
+  encode_resources(n.allocatable, r.mutable_allocatable());
+  for (const auto& t : n.taints) {
+    auto* m = r.add_taints();
+    assign(m->mutable_key(), t.key);
+    assign(m->mutable_value(), t.value);
+    m->set_effect(static_cast<v1::TaintEffect>(to_record(t.effect)));
+  }
+  r.set_unschedulable(n.unschedulable);
+  return serialize(r);
+}
+
+std::string encode(const queue_record& rec) {
+  const auto& q = rec.queue;
+  v1::QueueRecord r;
+  r.set_record_version(record_version);
+  encode_meta(q.meta, r.mutable_meta());
+  r.set_weight(q.weight);
+  encode_limit(q.capability, r.mutable_capability());
+  encode_resources(q.guarantee, r.mutable_guarantee());
+  encode_limit(q.deserved, r.mutable_deserved());
+  r.set_reclaimable(q.reclaimable);
+  r.set_state(static_cast<v1::QueueState>(to_record(q.state)));
+  assign(r.mutable_parent(), q.parent);
+  r.set_priority(q.priority);
+  return serialize(r);
+}
+
+std::string encode(const pod_group_record& rec) {
+  const auto& g = rec.group;
+  v1::PodGroupRecord r;
+  r.set_record_version(record_version);
+  encode_meta(g.meta, r.mutable_meta());
+  r.set_min_member(g.min_member);
+  for (const auto& m : g.min_task_member) {
+    auto* t = r.add_min_task_member();
+    assign(t->mutable_role(), m.role);
+    t->set_min(m.min);
+  }
+  encode_resources(g.min_resources, r.mutable_min_resources());
+  assign(r.mutable_queue(), g.queue);
+  assign(r.mutable_priority_class_name(), g.priority_class_name);
+  r.set_priority(g.priority);
+  return serialize(r);
+}
+
+std::string encode(const scheduler::pod& p) {
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  encode_pod_body(p, r.mutable_pod());
+  return serialize(r);
+}
+
+std::string encode(const job_record& rec) {
+  const auto& j = rec.job;
+  v1::JobRecord r;
+  r.set_record_version(record_version);
+  encode_meta(j.meta, r.mutable_meta());
+  assign(r.mutable_queue(), j.queue);
+  assign(r.mutable_scheduler_name(), j.scheduler_name);
+  assign(r.mutable_priority_class_name(), j.priority_class_name);
+  r.set_priority(j.priority);
+  if (j.min_available)
+    r.set_min_available(*j.min_available);
+  r.set_max_retry(j.max_retry);
+  for (const auto& t : j.tasks) {
+    auto* m = r.add_tasks();
+    assign(m->mutable_name(), t.name);
+    m->set_replicas(t.replicas);
+    if (t.min_available)
+      m->set_min_available(*t.min_available);
+    encode_pod_body(t.pod_template, m->mutable_pod_template());
+    encode_policies(t.policies, m->mutable_policies());
+    if (t.max_retry)
+      m->set_max_retry(*t.max_retry);
+  }
+  encode_policies(j.policies, r.mutable_policies());
+  for (const auto& [name, args] : j.plugins) {
+    auto* m = r.add_plugins();
+    assign(m->mutable_name(), name);
+    for (const auto& a : args)
+      assign(m->add_args(), a);
+  }
+  r.set_suspended(j.suspended);
+  if (j.spec_json)
+    assign(r.mutable_spec_json(), *j.spec_json);
+  encode_status(rec.status, r.mutable_status());
+  return serialize(r);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Decoding
+
+struct record_decoder::impl {
+  // Reused between calls: parsing into a cleared message keeps its allocations.
+  v1::NodeRecord node;
+  v1::QueueRecord queue;
+  v1::PodGroupRecord group;
+  v1::JobRecord job;
+  v1::PlacementConstraints constraints_message;
+
+  // Constraints by their serialized bytes.
+  std::unordered_map<std::string, std::shared_ptr<const sch::placement_constraints>, text_hash,
+                     std::equal_to<>>
+      constraints;
+  // spec_json texts by content; each key views the text its value owns.
+  std::unordered_map<std::string_view, std::shared_ptr<const std::string>, text_hash> texts;
+
+  // The last hit of each table: pods arrive in key order, so neighbours usually come from one
+  // template, and comparing with the last hit is cheaper than hashing a kilobyte of JSON.
+  const std::string* last_constraints_key = nullptr;
+  std::shared_ptr<const sch::placement_constraints> last_constraints;
+  std::shared_ptr<const std::string> last_text;
+
+  bool shared_constraints(std::string_view bytes,
+                          std::shared_ptr<const sch::placement_constraints>& out,
+                          std::string& error) {
+    if (last_constraints_key != nullptr && *last_constraints_key == bytes) {
+      out = last_constraints;
+      return true;
+    }
+    if (auto it = constraints.find(bytes); it != constraints.end()) {
+      last_constraints_key = &it->first;
+      last_constraints = it->second;
+      out = it->second;
+      return true;
+    }
+    if (!parse(constraints_message, bytes, error))
+      return false;
+    auto decoded = std::make_shared<sch::placement_constraints>();
+    if (!decode_constraints(constraints_message, *decoded, error))
+      return false;
+    out = decoded;
+    constraints.emplace(std::string(bytes), std::move(decoded));
+    return true;
+  }
+
+  std::shared_ptr<const std::string> shared_text(std::string* text) {
+    if (auto it = texts.find(std::string_view(*text)); it != texts.end())
+      return it->second;
+    auto owned = std::make_shared<const std::string>(take(text));
+    texts.emplace(std::string_view(*owned), owned);
+    return owned;
+  }
+
+  std::shared_ptr<const std::string> shared_text(std::string_view text) {
+    if (last_text && *last_text == text)
+      return last_text;
+    if (auto it = texts.find(text); it != texts.end())
+      return last_text = it->second;
+    auto owned = std::make_shared<const std::string>(text);
+    texts.emplace(std::string_view(*owned), owned);
+    return last_text = owned;
+  }
+
+  bool decode_pod_record(std::string_view bytes, sch::pod& out, std::string& error);
+
+  bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
+    if (!decode_meta(*in.mutable_meta(), out.meta, error))
+      return false;
+    out.group = take(in.mutable_group());
+    out.role = take(in.mutable_role());
+    if (!decode_resources(in.requests(), out.requests, error))
+      return nest(error, "requests.");
+    out.priority = in.priority();
+    out.priority_class_name = take(in.mutable_priority_class_name());
+    out.scheduler_name = take(in.mutable_scheduler_name());
+    if (in.has_constraints() && !shared_constraints(in.constraints(), out.constraints, error))
+      return nest(error, "constraints.");
+    if (in.has_spec_json())
+      out.spec_json = shared_text(in.mutable_spec_json());
+    if (!decode_enum(in.phase(), sch::pod_phase_last, out.phase, "phase", error))
+      return false;
+    out.node_name = take(in.mutable_node_name());
+    out.start_time = from_ns(in.start_time_ns());
+    out.finish_time = from_ns(in.finish_time_ns());
+    return true;
+  }
+};
+
+bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& out,
+                                             std::string& error) {
+  // PodRecord {1: record_version, 2: pod}.
+  wire_reader r(bytes);
+  uint64_t version = 0;
+  std::string_view body;
+  bool has_body = false;
+  while (!r.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!r.tag(field, type))
+      return malformed(error, "PodRecord", bytes.size());
+    field_reader f{r, type};
+    bool ok = true;
+    if (field == 1) {
+      ok = f.u64(version);
+    } else if (field == 2) {
+      ok = !has_body && f.len(body);
+      has_body = true;
+    } else {
+      ok = r.skip(type);
+    }
+    if (!ok)
+      return malformed(error, "PodRecord", bytes.size());
+  }
+  if (!check_version(static_cast<uint32_t>(version), error))
+    return false;
+
+  // Pod.
+  wire_reader p(body);
+  bool seen_meta = false, seen_requests = false, malformed_input = false;
+  int64_t phase = 0;
+  while (!p.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!p.tag(field, type))
+      return malformed(error, "PodRecord", bytes.size());
+    field_reader f{p, type};
+    bool ok = true;
+    std::string_view v;
+    int64_t ns = 0;
+    switch (field) {
+      case 1:
+        if (seen_meta || !f.len(v))
+          return malformed(error, "PodRecord", bytes.size());
+        seen_meta = true;
+        if (!wire_meta(v, out.meta, error, malformed_input))
+          return malformed_input ? malformed(error, "PodRecord", bytes.size()) : false;
+        break;
+      case 2:
+        ok = f.text(out.group);
+        break;
+      case 3:
+        ok = f.text(out.role);
+        break;
+      case 4:
+        if (seen_requests || !f.len(v))
+          return malformed(error, "PodRecord", bytes.size());
+        seen_requests = true;
+        if (!wire_resources(v, out.requests, error, malformed_input))
+          return malformed_input ? malformed(error, "PodRecord", bytes.size())
+                                 : nest(error, "requests.");
+        break;
+      case 5:
+        ok = f.i32(out.priority);
+        break;
+      case 6:
+        ok = f.text(out.priority_class_name);
+        break;
+      case 7:
+        ok = f.text(out.scheduler_name);
+        break;
+      case 8:
+        if (!f.len(v))
+          return malformed(error, "PodRecord", bytes.size());
+        if (!shared_constraints(v, out.constraints, error))
+          return nest(error, "constraints.");
+        break;
+      case 9:
+        if (!f.len(v))
+          return malformed(error, "PodRecord", bytes.size());
+        out.spec_json = shared_text(v);
+        break;
+      case 10:
+        ok = f.i64(phase);
+        phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
+        break;
+      case 11:
+        ok = f.text(out.node_name);
+        break;
+      case 12:
+        ok = f.i64(ns);
+        out.start_time = from_ns(ns);
+        break;
+      case 13:
+        ok = f.i64(ns);
+        out.finish_time = from_ns(ns);
+        break;
+      default:
+        ok = p.skip(type);
+    }
+    if (!ok)
+      return malformed(error, "PodRecord", bytes.size());
+  }
+  return decode_enum(static_cast<int>(phase), sch::pod_phase_last, out.phase, "phase", error);
+}
+
+record_decoder::record_decoder() : impl_(std::make_unique<impl>()) {}
+record_decoder::~record_decoder() = default;
+record_decoder::record_decoder(record_decoder&&) noexcept = default;
+record_decoder& record_decoder::operator=(record_decoder&&) noexcept = default;
+
+std::size_t record_decoder::distinct_constraints() const noexcept {
+  return impl_->constraints.size();
+}
+std::size_t record_decoder::distinct_spec_json() const noexcept {
+  return impl_->texts.size();
+}
+
+namespace {
+
+status corrupt(std::string error) {
+  return {errc::corruption, std::move(error)};
+}
+
+template <class T, class Decode>
+result<T> decode_value(std::string_view bytes, Decode&& decode) {
+  T out;
+  if (auto s = decode(bytes, out); !s.ok())
+    return s;
+  return out;
+}
+
+} // namespace
+
+status record_decoder::decode(std::string_view bytes, scheduler::node& out) {
+  auto& in = impl_->node;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  out = sch::node{};
+  if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    return corrupt(std::move(error));
+  if (!decode_resources(in.allocatable(), out.allocatable, error))
+    return corrupt("allocatable." + error);
+  out.taints.reserve(static_cast<std::size_t>(in.taints_size()));
+  int i = 0;
+  for (auto& t : *in.mutable_taints()) {
+    auto& taint = out.taints.emplace_back();
+    taint.key = take(t.mutable_key());
+    taint.value = take(t.mutable_value());
+    if (!decode_enum(t.effect(), sch::taint_effect_last, taint.effect, "effect", error))
+      return corrupt(indexed("taints", i) + error);
+    ++i;
+  }
+  out.unschedulable = in.unschedulable();
+  return {};
+}
+
+status record_decoder::decode(std::string_view bytes, queue_record& rec) {
+  auto& in = impl_->queue;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  rec = queue_record{};
+  auto& out = rec.queue;
+  if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    return corrupt(std::move(error));
+  out.weight = in.weight();
+  if (!decode_limit(in.capability(), out.capability, error))
+    return corrupt("capability." + error);
+  if (!decode_resources(in.guarantee(), out.guarantee, error))
+    return corrupt("guarantee." + error);
+  if (!decode_limit(in.deserved(), out.deserved, error))
+    return corrupt("deserved." + error);
+  out.reclaimable = in.reclaimable();
+  if (!decode_enum(in.state(), sch::queue_state_last, out.state, "state", error))
+    return corrupt(std::move(error));
+  out.parent = take(in.mutable_parent());
+  out.priority = in.priority();
+  return {};
+}
+
+status record_decoder::decode(std::string_view bytes, pod_group_record& rec) {
+  auto& in = impl_->group;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  rec = pod_group_record{};
+  auto& out = rec.group;
+  if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    return corrupt(std::move(error));
+  out.min_member = in.min_member();
+  out.min_task_member.reserve(static_cast<std::size_t>(in.min_task_member_size()));
+  for (auto& m : *in.mutable_min_task_member())
+    out.min_task_member.push_back({take(m.mutable_role()), m.min()});
+  if (!decode_resources(in.min_resources(), out.min_resources, error))
+    return corrupt("min_resources." + error);
+  out.queue = take(in.mutable_queue());
+  out.priority_class_name = take(in.mutable_priority_class_name());
+  out.priority = in.priority();
+  return {};
+}
+
+status record_decoder::decode(std::string_view bytes, scheduler::pod& out) {
+  std::string error;
+  out = sch::pod{};
+  if (!impl_->decode_pod_record(bytes, out, error))
+    return corrupt(std::move(error));
+  return {};
+}
+
+status record_decoder::decode(std::string_view bytes, job_record& rec) {
+  auto& in = impl_->job;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  rec = job_record{};
+  auto& out = rec.job;
+  if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    return corrupt(std::move(error));
+  out.queue = take(in.mutable_queue());
+  out.scheduler_name = take(in.mutable_scheduler_name());
+  out.priority_class_name = take(in.mutable_priority_class_name());
+  out.priority = in.priority();
+  if (in.has_min_available())
+    out.min_available = in.min_available();
+  out.max_retry = in.max_retry();
+  out.tasks.reserve(static_cast<std::size_t>(in.tasks_size()));
+  int i = 0;
+  for (auto& m : *in.mutable_tasks()) {
+    auto& t = out.tasks.emplace_back();
+    t.name = take(m.mutable_name());
+    t.replicas = m.replicas();
+    if (m.has_min_available())
+      t.min_available = m.min_available();
+    if (!impl_->decode_pod_body(*m.mutable_pod_template(), t.pod_template, error))
+      return corrupt(indexed("tasks", i) + "pod_template." + error);
+    decode_policies(*m.mutable_policies(), t.policies);
+    if (m.has_max_retry())
+      t.max_retry = m.max_retry();
+    ++i;
+  }
+  decode_policies(*in.mutable_policies(), out.policies);
+  out.plugins.reserve(static_cast<std::size_t>(in.plugins_size()));
+  for (auto& m : *in.mutable_plugins()) {
+    auto& [name, args] = out.plugins.emplace_back();
+    name = take(m.mutable_name());
+    args.reserve(static_cast<std::size_t>(m.args_size()));
+    for (auto& a : *m.mutable_args())
+      args.push_back(take(&a));
+  }
+  out.suspended = in.suspended();
+  if (in.has_spec_json())
+    out.spec_json = impl_->shared_text(in.mutable_spec_json());
+  if (!decode_status(*in.mutable_status(), rec.status, error))
+    return corrupt("status." + error);
+  return {};
+}
+
+namespace detail {
+
+result<scheduler::pod> reference_decode_pod(std::string_view bytes) {
+  record_decoder decoder;
+  v1::PodRecord in;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  sch::pod out;
+  if (!decoder.impl_->decode_pod_body(*in.mutable_pod(), out, error))
+    return corrupt(std::move(error));
+  return out;
+}
+
+} // namespace detail
+
+result<scheduler::node> record_decoder::decode_node(std::string_view bytes) {
+  return decode_value<sch::node>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+result<queue_record> record_decoder::decode_queue(std::string_view bytes) {
+  return decode_value<queue_record>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+result<pod_group_record> record_decoder::decode_pod_group(std::string_view bytes) {
+  return decode_value<pod_group_record>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+result<scheduler::pod> record_decoder::decode_pod(std::string_view bytes) {
+  return decode_value<sch::pod>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+result<job_record> record_decoder::decode_job(std::string_view bytes) {
+  return decode_value<job_record>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+
+} // namespace phalanx::storage

@@ -1,0 +1,236 @@
+#pragma once
+
+// Durable state in RocksDB (DESIGN.md section 5). This header is the whole interface the rest of
+// Phalanx sees: it includes no RocksDB or protobuf header.
+//
+// - One column family per kind (nodes, queues, podgroups, pods, jobs) plus meta and quarantine.
+//   Values are versioned protobuf records (storage/records.proto); meta holds the format version,
+//   checked at open.
+// - `write` applies batches as one atomic RocksDB WriteBatch with a synced WAL: when it returns ok
+//   the change survives a power cut. The store-writer actor group-commits many callers' batches
+//   into one `write` call; nothing else writes.
+// - Holds are never persisted. A gang's bindings are one batch (all its pods with node names).
+// - An undecodable record stops `load` with an error naming the column family and key, or, with
+//   `quarantine_corrupt`, moves the record into the quarantine column family and goes on.
+// - Every write also stores a commit number (meta "commit"), and after the synced write the store
+//   appends that number, unsynced, to a small commit-mark file beside the database; the mark is
+//   synced about once a second and at close. Point-in-time WAL recovery stops silently at the
+//   first bad WAL record, so `open` compares the recovered commit number with the mark: a mark
+//   ahead of the data means acknowledged writes were lost, and `open` fails (errc::corruption)
+//   unless accept_lost_writes is set. See storage/README.md for what is and is not detected.
+
+#include "scheduler/model.hpp"
+#include "scheduler/object_status.hpp"
+#include "scheduler/result.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::storage {
+
+/// The kinds of records, one column family each.
+enum class record_kind { node, queue, pod_group, pod, job };
+std::string_view to_string(record_kind k) noexcept; // The column family name: "nodes", ...
+inline constexpr record_kind record_kind_last = record_kind::job;
+
+/// The key of a namespaced object: "<namespace>/<name>"; of a cluster-scoped one: "<name>".
+std::string object_key(std::string_view namespace_name, std::string_view name);
+
+class power_loss_simulator;
+
+struct store_options {
+  /// The RocksDB directory.
+  std::string path;
+  /// Create the database when missing. Default: true.
+  bool create_if_missing = true;
+  /// On an undecodable record, move it to the quarantine column family and continue instead of
+  /// failing `load`. Default: false (refuse to start, naming the key).
+  bool quarantine_corrupt = false;
+  /// Open even when the commit mark shows that acknowledged writes were lost (a corrupt WAL cut
+  /// recovery short): the store continues from what it recovered and store::recovery() reports
+  /// the loss. For an operator who has decided to go on; never set it by default.
+  /// Default: false (open fails with errc::corruption).
+  bool accept_lost_writes = false;
+  /// Threads that decode column families in parallel in `load`; 0 means one per hardware
+  /// thread. Default: 2.
+  unsigned load_threads = 2;
+  /// Tests of power loss: a file system that can drop unsynced data. Default: none.
+  std::shared_ptr<power_loss_simulator> fault_injection;
+};
+
+/// What a restart loads.
+struct queue_record {
+  scheduler::queue queue;
+};
+struct pod_group_record {
+  scheduler::pod_group group;
+};
+struct job_record {
+  scheduler::job job;
+  scheduler::job_status status;
+};
+
+/// A record that could not be decoded and was moved aside.
+struct quarantined_record {
+  record_kind kind;
+  std::string key;
+  std::string error;
+};
+
+struct loaded_state {
+  std::vector<scheduler::node> nodes;
+  std::vector<queue_record> queues;
+  std::vector<pod_group_record> pod_groups;
+  std::vector<scheduler::pod> pods; // With phase, node_name and times.
+  std::vector<job_record> jobs;
+  /// The largest resource_version of any record, so the runtime continues after it.
+  uint64_t max_resource_version = 0;
+  std::vector<quarantined_record> quarantined;
+};
+
+/// Changes to apply atomically. Records are serialized when added, in the caller's thread, so the
+/// single writer only concatenates bytes. Movable, not copyable.
+class write_batch {
+ public:
+  write_batch();
+  ~write_batch();
+  write_batch(write_batch&&) noexcept;
+  write_batch& operator=(write_batch&&) noexcept;
+  write_batch(const write_batch&) = delete;
+  write_batch& operator=(const write_batch&) = delete;
+
+  void put(const scheduler::node& n);
+  void put(const queue_record& q);
+  void put(const pod_group_record& g);
+  void put(const scheduler::pod& p);
+  void put(const job_record& j);
+  void erase(record_kind kind, std::string key);
+
+  std::size_t size() const noexcept;
+  bool empty() const noexcept { return size() == 0; }
+  /// Serialized bytes, for batching limits.
+  std::size_t byte_size() const noexcept;
+
+  struct operation {
+    record_kind kind;
+    std::string key;
+    std::string value; // Serialized record; empty for an erase.
+    bool erase = false;
+  };
+  const std::vector<operation>& operations() const noexcept { return ops_; }
+
+ private:
+  std::vector<operation> ops_;
+  std::size_t bytes_ = 0;
+};
+
+struct store_stats {
+  uint64_t writes = 0;          // Calls of write() that applied something.
+  uint64_t records_written = 0; // Operations applied.
+  uint64_t bytes_written = 0;
+  uint64_t commit = 0;             // The commit number of the last durable write.
+  uint64_t commit_mark_errors = 0; // Failed appends or syncs of the commit mark (best effort).
+};
+
+/// What `open` found when it recovered the database.
+struct recovery_info {
+  /// The commit number of the last write the database recovered; 0 for a new store.
+  uint64_t recovered_commit = 0;
+  /// The largest commit number the commit mark says was acknowledged before the restart; 0 when
+  /// no mark was found (a new store, or the mark file was lost: then nothing can be checked).
+  uint64_t acknowledged_commit = 0;
+  /// True when acknowledged_commit > recovered_commit and accept_lost_writes let open go on.
+  bool lost_writes = false;
+  /// True when the store was created by this open.
+  bool created = false;
+};
+
+/// The RocksDB store. Thread-safe for one writer and concurrent `load` before writing starts;
+/// in Phalanx only the store-writer actor calls write(). Concurrent write() calls are serialized
+/// inside (commit numbers must reach the WAL in order).
+class store {
+ public:
+  /// Opens (or creates) the database, checks the format version, and recovers the WAL to the
+  /// last consistent point. Errors: errc::failed_precondition for a newer or unknown format
+  /// version or a database that is not a Phalanx store; errc::corruption for RocksDB-level
+  /// corruption (MANIFEST, SST, WAL) and for acknowledged writes that recovery lost;
+  /// errc::not_found for a missing directory with create_if_missing = false; errc::io_error
+  /// otherwise (lock held by another process, permissions).
+  static result<std::unique_ptr<store>> open(const store_options& options);
+
+  ~store();
+  store(const store&) = delete;
+  store& operator=(const store&) = delete;
+
+  /// Reads every record, decoding column families in parallel (store_options::load_threads).
+  /// Fails with errc::corruption naming the column family and key of the first undecodable
+  /// record ("podgroups/default/tf-1: record does not decode: ...") unless quarantine_corrupt is
+  /// set; then the record is moved to the quarantine column family (one synced write), listed in
+  /// loaded_state::quarantined, and left out. RocksDB-level corruption (a block checksum
+  /// mismatch) fails with errc::corruption naming the column family. Pods of one template share
+  /// their constraints and spec_json instances. Call before writing starts.
+  result<loaded_state> load();
+
+  /// Applies all batches as one atomic, synced write: when it returns ok every operation is
+  /// durable; when it fails none was applied, or (an I/O error during the sync) the write may
+  /// be durable but was not acknowledged. An empty write does nothing. Errors:
+  /// errc::invalid_argument for an empty key or an unknown kind (nothing is written),
+  /// errc::io_error otherwise.
+  /// After an I/O error the database refuses further writes until reopened.
+  status write(std::span<const write_batch* const> batches);
+  status write(const write_batch& batch);
+
+  /// Thread-safe.
+  store_stats stats() const noexcept;
+  const recovery_info& recovery() const noexcept;
+  const std::string& path() const noexcept;
+
+  /// The on-disk format version this build reads and writes.
+  static constexpr uint32_t format_version = 1;
+
+ private:
+  struct impl;
+  explicit store(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+/// A file system for tests that remembers what was synced and, on `crash()`, drops every byte
+/// written after the last sync of each file (and files never synced), as a power cut would.
+///
+/// Model: a file's bytes are durable up to its last Sync/Fsync (RangeSync does not count, as
+/// sync_file_range persists no metadata). A file created while the simulator watched and never
+/// synced is removed at the crash unless its directory was fsynced after it was created. Renames
+/// and deletions take effect at once. Files that existed before are taken as durable.
+/// Thread-safe.
+class power_loss_simulator {
+ public:
+  static std::shared_ptr<power_loss_simulator> create();
+  virtual ~power_loss_simulator() = default;
+
+  /// Simulates the power cut: unsynced data is gone, and every later mutating file operation
+  /// (append, sync, create, rename, delete) fails with an I/O error until reset(). The store using
+  /// it must be destroyed before reset().
+  virtual void crash() = 0;
+  /// Simulates the process dying (kill -9) without a power cut: every later mutating file
+  /// operation fails until reset(), but nothing already written is lost, synced or not (the
+  /// operating system keeps it). The store can then be destroyed without flushing anything.
+  virtual void kill() = 0;
+  /// Crashes inside the n-th mutating file operation from now (n >= 1): that operation fails
+  /// and, for a sync, `sync_lands` says whether its data became durable before the power went
+  /// (a write whose sync failed may still be present after the restart). 0 cancels.
+  virtual void crash_after_operations(uint64_t n, bool sync_lands = false) = 0;
+  /// Re-applies the crash to files that handles closed after it (a closing file may extend or
+  /// rewrite itself), then allows writes again. Call after the store was destroyed and before
+  /// reopening.
+  virtual void reset() = 0;
+  /// True between a crash (or kill) and reset().
+  virtual bool crashed() const = 0;
+  /// Mutating file operations seen so far, to pick crash points.
+  virtual uint64_t operations() const = 0;
+};
+
+} // namespace phalanx::storage

@@ -1,0 +1,610 @@
+// Codec round trips (decode(encode(x)) == x) for table-driven and seeded random objects of every
+// kind, sharing of decoded constraints and spec_json, and decode errors that name the field.
+
+#include "storage/codec.hpp"
+
+#include "records.pb.h"
+#include "scheduler/tests/builders.hpp"
+#include "storage/tests/test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace phalanx::storage {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::diff;
+using testing::random_objects;
+namespace sch = phalanx::scheduler;
+namespace st = phalanx::scheduler::testing;
+
+template <class T>
+T round_trip(const T& x, record_decoder& d);
+
+template <>
+sch::node round_trip(const sch::node& x, record_decoder& d) {
+  auto r = d.decode_node(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : sch::node{};
+}
+template <>
+queue_record round_trip(const queue_record& x, record_decoder& d) {
+  auto r = d.decode_queue(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : queue_record{};
+}
+template <>
+pod_group_record round_trip(const pod_group_record& x, record_decoder& d) {
+  auto r = d.decode_pod_group(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : pod_group_record{};
+}
+template <>
+sch::pod round_trip(const sch::pod& x, record_decoder& d) {
+  auto r = d.decode_pod(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : sch::pod{};
+}
+template <>
+job_record round_trip(const job_record& x, record_decoder& d) {
+  auto r = d.decode_job(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : job_record{};
+}
+
+template <class T>
+void expect_round_trip(const T& x) {
+  record_decoder d;
+  auto y = round_trip(x, d);
+  EXPECT_EQ(diff(x, y), "");
+  // Encoding is deterministic: the decoded object encodes to the same bytes.
+  EXPECT_EQ(encode(x), encode(y));
+}
+
+TEST(RecordKind, EveryKindHasAColumnFamilyName) {
+  std::set<std::string_view> names;
+  for (int k = 0; k <= int(record_kind_last); ++k) {
+    auto name = to_string(static_cast<record_kind>(k));
+    EXPECT_NE(name, "unknown") << k;
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), std::size_t(record_kind_last) + 1);
+  EXPECT_EQ(to_string(record_kind::pod_group), "podgroups");
+}
+
+TEST(ObjectKey, NamespacedAndClusterScoped) {
+  EXPECT_EQ(object_key("default", "tf-1"), "default/tf-1");
+  EXPECT_EQ(object_key("", "node-1"), "node-1");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table-driven round trips
+
+sch::placement_constraints gpu_constraints() {
+  sch::placement_constraints c;
+  c.node_selector.set("accelerator", "a100");
+  c.node_selector.set("zone", "eu-1a");
+  sch::node_selector_term term;
+  term.match_expressions.push_back({"gpu-count", sch::selector_operator::gt, {"3"}});
+  term.match_expressions.push_back({"pool", sch::selector_operator::not_in, {"spot", "preempt"}});
+  term.match_fields.push_back({"metadata.name", sch::selector_operator::in, {"n1", "n2"}});
+  c.required_node_affinity.push_back(term);
+  c.required_node_affinity.push_back({{{"ssd", sch::selector_operator::exists, {}}}, {}});
+  c.tolerations.push_back(
+      {"nvidia.com/gpu", sch::toleration_operator::exists, "", sch::taint_effect::no_schedule, {}});
+  c.tolerations.push_back(
+      {"dedicated", sch::toleration_operator::equal, "ml", std::nullopt, int64_t{300}});
+  c.tolerations.push_back({"", sch::toleration_operator::exists, "", std::nullopt, std::nullopt});
+  return c;
+}
+
+TEST(CodecTable, Nodes) {
+  expect_round_trip(sch::node{});
+  expect_round_trip(st::make_node("n1").cpu("64").memory("512Gi").gpu(8).obj());
+  sch::node tainted = st::make_node("n2")
+                          .cpu("500m")
+                          .ephemeral("100Gi")
+                          .extended("hugepages-2Mi", 1 << 20)
+                          .label("zone", "eu-1a")
+                          .taint("nvidia.com/gpu", "present", sch::taint_effect::no_schedule)
+                          .taint("maintenance", "", sch::taint_effect::no_execute)
+                          .taint("spot", "true", sch::taint_effect::prefer_no_schedule)
+                          .unschedulable()
+                          .obj();
+  tainted.meta.resource_version = 42;
+  tainted.meta.creation_time = sch::timestamp{1'700'000'000'123'456'789ns};
+  expect_round_trip(tainted);
+}
+
+TEST(CodecTable, Queues) {
+  expect_round_trip(queue_record{});
+  queue_record q;
+  q.queue.meta.name = "research";
+  q.queue.weight = 65535;
+  ASSERT_TRUE(q.queue.capability.set("cpu", 100'000));
+  ASSERT_TRUE(q.queue.capability.set("nvidia.com/gpu", 16));
+  q.queue.guarantee = st::res("cpu", "10", "memory", "64Gi");
+  ASSERT_TRUE(q.queue.deserved.set("memory", int64_t{1} << 40));
+  q.queue.reclaimable = false;
+  q.queue.state = sch::queue_state::closing;
+  q.queue.parent = "root-ml";
+  q.queue.priority = -7;
+  expect_round_trip(q);
+}
+
+TEST(CodecTable, PodGroups) {
+  expect_round_trip(pod_group_record{});
+  st::gang g = st::make_gang("tf-1", 5)
+                   .queue("research")
+                   .priority(1000)
+                   .min_resources(st::res("cpu", "20", "nvidia.com/gpu", "4"))
+                   .task("ps", 1, st::res("cpu", "2"), 1)
+                   .task("worker", 4, st::res("cpu", "4"), 4)
+                   .created(sch::timestamp{5s})
+                   .obj();
+  g.group.priority_class_name = "high";
+  expect_round_trip(pod_group_record{g.group});
+}
+
+TEST(CodecTable, Pods) {
+  expect_round_trip(sch::pod{});
+  sch::pod bound = st::make_pod("w-0")
+                       .cpu("1500m")
+                       .memory("3Gi")
+                       .gpu(1)
+                       .role("worker")
+                       .group("tf-1")
+                       .priority(-5)
+                       .selector("zone", "eu-1a")
+                       .tolerate("dedicated", "ml")
+                       .bound_to("node-17", sch::pod_phase::succeeded)
+                       .obj();
+  bound.start_time = sch::timestamp{10s};
+  bound.finish_time = sch::timestamp{70s};
+  bound.scheduler_name = "phalanx";
+  bound.priority_class_name = "batch-low";
+  bound.spec_json = std::make_shared<const std::string>(R"({"containers":[{"name":"main"}]})");
+  expect_round_trip(bound);
+
+  // Null and empty are different values and both survive.
+  sch::pod empty_not_null = st::make_pod("e").obj();
+  empty_not_null.constraints = std::make_shared<const sch::placement_constraints>();
+  empty_not_null.spec_json = std::make_shared<const std::string>();
+  record_decoder d;
+  auto back = round_trip(empty_not_null, d);
+  ASSERT_NE(back.constraints, nullptr);
+  EXPECT_TRUE(back.constraints->empty());
+  ASSERT_NE(back.spec_json, nullptr);
+  EXPECT_TRUE(back.spec_json->empty());
+  auto null_back = round_trip(st::make_pod("n").obj(), d);
+  EXPECT_EQ(null_back.constraints, nullptr);
+  EXPECT_EQ(null_back.spec_json, nullptr);
+
+  sch::pod affinity = st::make_pod("a").obj();
+  affinity.constraints = std::make_shared<const sch::placement_constraints>(gpu_constraints());
+  expect_round_trip(affinity);
+}
+
+TEST(CodecTable, EveryEnumValueSurvives) {
+  for (int e = 0; e <= int(sch::pod_phase_last); ++e) {
+    sch::pod p = st::make_pod("p").obj();
+    p.phase = static_cast<sch::pod_phase>(e);
+    expect_round_trip(p);
+  }
+  for (int e = 0; e <= int(sch::queue_state_last); ++e) {
+    queue_record q;
+    q.queue.state = static_cast<sch::queue_state>(e);
+    expect_round_trip(q);
+  }
+  for (int e = 0; e <= int(sch::job_phase_last); ++e) {
+    job_record j;
+    j.status.phase = static_cast<sch::job_phase>(e);
+    expect_round_trip(j);
+  }
+  for (int e = 0; e <= int(sch::taint_effect_last); ++e) {
+    sch::node n;
+    n.taints.push_back({"k", "v", static_cast<sch::taint_effect>(e)});
+    expect_round_trip(n);
+  }
+  for (int op = 0; op <= int(sch::selector_operator_last); ++op) {
+    sch::placement_constraints c;
+    c.required_node_affinity.push_back(
+        {{{"k", static_cast<sch::selector_operator>(op), {"1"}}}, {}});
+    for (int t = 0; t <= int(sch::toleration_operator_last); ++t)
+      c.tolerations.push_back({"k", static_cast<sch::toleration_operator>(t), "v", {}, {}});
+    sch::pod p;
+    p.constraints = std::make_shared<const sch::placement_constraints>(c);
+    expect_round_trip(p);
+  }
+}
+
+TEST(CodecTable, Jobs) {
+  expect_round_trip(job_record{});
+  job_record r;
+  auto& j = r.job;
+  j.meta.name = "tf-job";
+  j.meta.namespace_name = "ml";
+  j.meta.uid = "7f3c";
+  j.meta.labels.set(std::string(sch::queue_name_key), "research");
+  j.queue = "research";
+  j.scheduler_name = "phalanx";
+  j.priority_class_name = "high";
+  j.priority = 1000;
+  j.min_available = 3;
+  j.max_retry = 5;
+  auto constraints = std::make_shared<const sch::placement_constraints>(gpu_constraints());
+  for (std::string role : {"ps", "worker"}) {
+    sch::job_task t;
+    t.name = role;
+    t.replicas = role == "ps" ? 1 : 4;
+    if (role == "worker")
+      t.min_available = 2;
+    t.pod_template = st::make_pod("").cpu("2").memory("4Gi").role(role).obj();
+    t.pod_template.constraints = constraints;
+    t.pod_template.spec_json = std::make_shared<const std::string>("{\"image\":\"tf:2\"}");
+    t.policies.push_back({"RestartJob", "PodFailed", {}, std::nullopt, std::nullopt});
+    t.policies.push_back({"CompleteJob", "", {"TaskCompleted"}, 0, sch::duration{30s}});
+    if (role == "ps")
+      t.max_retry = 1;
+    j.tasks.push_back(std::move(t));
+  }
+  j.policies.push_back({"AbortJob", "PodEvicted", {"Unknown", "OutOfSync"}, {}, {}});
+  j.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {"--publish-not-ready-addresses"}}};
+  j.suspended = true;
+  j.spec_json = std::make_shared<const std::string>("{\"tasks\":[]}");
+  r.status.phase = sch::job_phase::restarting;
+  r.status.reason = "PodFailed";
+  r.status.message = "worker-2 exited with 137";
+  r.status.last_transition_time = sch::timestamp{99s};
+  r.status.min_available = 3;
+  r.status.running = 2;
+  r.status.failed = 1;
+  r.status.retry_count = 2;
+  r.status.version = 3;
+  r.status.tasks = {{"ps", 0, 1, 0, 0, 0}, {"worker", 1, 1, 0, 1, 1}};
+  expect_round_trip(r);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Randomized round trips
+
+constexpr int random_rounds = 400;
+
+template <class Make>
+void random_round_trips(uint64_t seed, Make make) {
+  random_objects gen(seed);
+  record_decoder d; // One decoder for all: reuse of its buffers must not leak between records.
+  for (int i = 0; i < random_rounds; ++i) {
+    auto x = make(gen);
+    auto y = round_trip(x, d);
+    ASSERT_EQ(diff(x, y), "") << "seed " << seed << " round " << i;
+    ASSERT_EQ(encode(x), encode(y)) << "seed " << seed << " round " << i;
+  }
+}
+
+TEST(CodecRandom, Nodes) {
+  random_round_trips(11, [](random_objects& g) { return g.node(); });
+}
+TEST(CodecRandom, Queues) {
+  random_round_trips(12, [](random_objects& g) { return g.queue(); });
+}
+TEST(CodecRandom, PodGroups) {
+  random_round_trips(13, [](random_objects& g) { return g.pod_group(); });
+}
+TEST(CodecRandom, Pods) {
+  random_round_trips(14, [](random_objects& g) { return g.pod(); });
+}
+TEST(CodecRandom, Jobs) {
+  random_round_trips(15, [](random_objects& g) { return g.job(); });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sharing
+
+TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
+  random_objects gen(21);
+  auto c1 = std::make_shared<const sch::placement_constraints>(gpu_constraints());
+  auto c2 = std::make_shared<const sch::placement_constraints>(gen.constraints());
+  auto s1 = std::make_shared<const std::string>(std::string(2000, 'x'));
+  std::vector<std::string> encoded;
+  for (int i = 0; i < 100; ++i) {
+    sch::pod p = gen.pod(i % 2 ? c1 : c2, s1);
+    encoded.push_back(encode(p));
+  }
+  // A job task template with the same content shares too.
+  job_record job;
+  job.job.tasks.push_back({});
+  job.job.tasks[0].pod_template.constraints =
+      std::make_shared<const sch::placement_constraints>(*c1);
+  job.job.tasks[0].pod_template.spec_json = std::make_shared<const std::string>(*s1);
+
+  record_decoder d;
+  std::vector<sch::pod> pods;
+  for (const auto& e : encoded) {
+    auto r = d.decode_pod(e);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    pods.push_back(std::move(*r));
+  }
+  auto j = d.decode_job(encode(job));
+  ASSERT_TRUE(j.ok()) << j.error().to_string();
+
+  EXPECT_EQ(d.distinct_constraints(), 2u);
+  EXPECT_EQ(d.distinct_spec_json(), 1u);
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    EXPECT_EQ(pods[i].constraints, pods[i % 2].constraints);
+    EXPECT_EQ(pods[i].spec_json, pods[0].spec_json);
+  }
+  EXPECT_EQ(*pods[1].constraints, *c1);
+  EXPECT_EQ(*pods[0].constraints, *c2);
+  EXPECT_EQ(j->job.tasks[0].pod_template.constraints, pods[1].constraints);
+  EXPECT_EQ(j->job.tasks[0].pod_template.spec_json, pods[0].spec_json);
+}
+
+TEST(CodecSharing, DifferentContentIsNotShared) {
+  record_decoder d;
+  sch::pod a = st::make_pod("a").selector("zone", "a").obj();
+  sch::pod b = st::make_pod("b").selector("zone", "b").obj();
+  a.spec_json = std::make_shared<const std::string>("{1}");
+  b.spec_json = std::make_shared<const std::string>("{2}");
+  auto x = d.decode_pod(encode(a));
+  auto y = d.decode_pod(encode(b));
+  ASSERT_TRUE(x.ok() && y.ok());
+  EXPECT_NE(x->constraints, y->constraints);
+  EXPECT_NE(x->spec_json, y->spec_json);
+  EXPECT_EQ(*x->spec_json, "{1}");
+  EXPECT_EQ(*y->spec_json, "{2}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decode errors: errc::corruption and a message naming the field, never a crash.
+
+template <class Message>
+std::string bytes_of(const Message& m) {
+  std::string out;
+  m.SerializeToString(&out);
+  return out;
+}
+
+void expect_corrupt(const result<sch::pod>& r, std::string_view needle) {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), errc::corruption);
+  EXPECT_NE(r.error().message().find(needle), std::string::npos) << r.error().message();
+}
+
+TEST(CodecErrors, GarbageIsNotARecord) {
+  record_decoder d;
+  expect_corrupt(d.decode_pod(std::string("\xff\xff\xff\xff garbage", 12)),
+                 "not a valid PodRecord");
+  auto n = d.decode_node(std::string(1, '\x0a'));
+  ASSERT_FALSE(n.ok());
+  EXPECT_NE(n.error().message().find("NodeRecord"), std::string::npos);
+}
+
+TEST(CodecErrors, RecordVersion) {
+  record_decoder d;
+  v1::PodRecord r;
+  r.mutable_pod()->set_phase(v1::POD_PHASE_PENDING);
+  expect_corrupt(d.decode_pod(bytes_of(r)), "record_version: missing");
+  r.set_record_version(record_version + 1);
+  expect_corrupt(d.decode_pod(bytes_of(r)), "record_version 2 is newer than this build reads (1)");
+  r.set_record_version(record_version);
+  EXPECT_TRUE(d.decode_pod(bytes_of(r)).ok());
+}
+
+TEST(CodecErrors, UnknownEnumValue) {
+  record_decoder d;
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  expect_corrupt(d.decode_pod(bytes_of(r)), "phase: unknown value 0");
+  r.mutable_pod()->set_phase(static_cast<v1::PodPhase>(99));
+  expect_corrupt(d.decode_pod(bytes_of(r)), "phase: unknown value 99");
+
+  v1::NodeRecord n;
+  n.set_record_version(record_version);
+  n.add_taints()->set_effect(static_cast<v1::TaintEffect>(7));
+  auto node = d.decode_node(bytes_of(n));
+  ASSERT_FALSE(node.ok());
+  EXPECT_NE(node.error().message().find("taints[0].effect: unknown value 7"), std::string::npos)
+      << node.error().message();
+}
+
+TEST(CodecErrors, LabelsOutOfOrder) {
+  record_decoder d;
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  r.mutable_pod()->set_phase(v1::POD_PHASE_RUNNING);
+  auto* labels = r.mutable_pod()->mutable_meta()->mutable_labels();
+  auto* b = labels->Add();
+  b->set_key("b");
+  auto* a = labels->Add();
+  a->set_key("a");
+  expect_corrupt(d.decode_pod(bytes_of(r)), "meta.labels: keys not sorted or repeated");
+  a->set_key("b");
+  expect_corrupt(d.decode_pod(bytes_of(r)), "meta.labels: keys not sorted or repeated");
+}
+
+TEST(CodecErrors, BadExtendedResources) {
+  record_decoder d;
+  auto with_extended = [&](std::string name, int64_t amount, int copies) {
+    v1::PodRecord r;
+    r.set_record_version(record_version);
+    r.mutable_pod()->set_phase(v1::POD_PHASE_RUNNING);
+    for (int i = 0; i < copies; ++i) {
+      auto* e = r.mutable_pod()->mutable_requests()->add_extended();
+      e->set_name(name);
+      e->set_amount(amount);
+    }
+    return d.decode_pod(bytes_of(r));
+  };
+  expect_corrupt(with_extended("cpu", 1, 1), "requests.extended: standard resource \"cpu\"");
+  expect_corrupt(with_extended("nvidia.com/gpu", 0, 1), "zero amount");
+  expect_corrupt(with_extended("nvidia.com/gpu", 1, 2), "listed twice");
+  expect_corrupt(with_extended("", 1, 1), "empty resource name");
+  EXPECT_TRUE(with_extended("nvidia.com/gpu", 2, 1).ok());
+}
+
+TEST(CodecErrors, BadConstraintsNameTheirPath) {
+  record_decoder d;
+  v1::PlacementConstraints c;
+  auto* req = c.add_required_node_affinity()->add_match_fields();
+  req->set_key("metadata.name");
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  r.mutable_pod()->set_phase(v1::POD_PHASE_RUNNING);
+  r.mutable_pod()->set_constraints(bytes_of(c));
+  expect_corrupt(d.decode_pod(bytes_of(r)),
+                 "constraints.required_node_affinity[0].match_fields[0].op: unknown value 0");
+  r.mutable_pod()->set_constraints("\xff\xff");
+  expect_corrupt(d.decode_pod(bytes_of(r)), "constraints.not a valid PlacementConstraints");
+}
+
+TEST(CodecErrors, JobTemplateErrorsNameTheTask) {
+  record_decoder d;
+  v1::JobRecord r;
+  r.set_record_version(record_version);
+  r.mutable_status()->set_phase(v1::JOB_PHASE_PENDING);
+  r.add_tasks()->mutable_pod_template()->set_phase(v1::POD_PHASE_PENDING);
+  r.add_tasks(); // Its template has no phase.
+  auto j = d.decode_job(bytes_of(r));
+  ASSERT_FALSE(j.ok());
+  EXPECT_NE(j.error().message().find("tasks[1].pod_template.phase: unknown value 0"),
+            std::string::npos)
+      << j.error().message();
+}
+
+TEST(CodecErrors, TruncatedRecordsNeverCrash) {
+  random_objects gen(31);
+  record_decoder d;
+  for (int i = 0; i < 50; ++i) {
+    auto bytes = encode(gen.job());
+    for (std::size_t n = 0; n < bytes.size(); n += 1 + bytes.size() / 40) {
+      auto r = d.decode_job(std::string_view(bytes).substr(0, n));
+      if (!r.ok()) {
+        EXPECT_EQ(r.error().code(), errc::corruption);
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pod records are decoded by a wire-format reader, not the generated code. It must agree with the
+// generated code on every record it accepts, in any field order, with unknown fields, and reject
+// (never crash on) damaged input.
+
+TEST(CodecWire, AgreesWithTheGeneratedCodeOnRandomPods) {
+  random_objects gen(41);
+  record_decoder d;
+  for (int i = 0; i < 300; ++i) {
+    auto bytes = encode(gen.pod());
+    auto fast = d.decode_pod(bytes);
+    auto reference = detail::reference_decode_pod(bytes);
+    ASSERT_TRUE(fast.ok() && reference.ok());
+    ASSERT_EQ(diff(*fast, *reference), "") << i;
+  }
+}
+
+TEST(CodecWire, AnyFieldOrderAndUnknownFields) {
+  sch::pod p = st::make_pod("w-1").cpu("2").gpu(1).role("worker").selector("a", "b").obj();
+  p.meta.labels.set("k1", "v1");
+  p.meta.labels.set("k2", "v2");
+  p.spec_json = std::make_shared<const std::string>("{}");
+  v1::PodRecord rec;
+  ASSERT_TRUE(rec.ParseFromString(encode(p)));
+  // The pod's fields one by one, in reverse order, with unknown fields between them.
+  const auto& pod = rec.pod();
+  std::string body;
+  auto unknown = [&](int field) {
+    v1::Label filler; // Any message: its bytes become an unknown length-delimited field.
+    filler.set_key("from-the-future");
+    std::string payload = bytes_of(filler);
+    std::string out;
+    out.push_back(static_cast<char>((field << 3) | 2));
+    out.push_back(static_cast<char>(payload.size()));
+    return out + payload;
+  };
+  const auto* descriptor = v1::Pod::descriptor();
+  for (int f = descriptor->field_count() - 1; f >= 0; --f) {
+    v1::Pod one = pod;
+    for (int g = 0; g < descriptor->field_count(); ++g)
+      if (g != f)
+        one.GetReflection()->ClearField(&one, descriptor->field(g));
+    body += bytes_of(one);
+    body += unknown(14);
+  }
+  std::string record;
+  record.push_back(static_cast<char>((2 << 3) | 2));
+  ASSERT_LT(body.size(), 16384u);
+  record.push_back(static_cast<char>(0x80 | (body.size() & 0x7f)));
+  record.push_back(static_cast<char>(body.size() >> 7));
+  record += body;
+  record += unknown(9);
+  record.push_back(static_cast<char>(1 << 3)); // record_version last.
+  record.push_back(1);
+  record_decoder d;
+  auto fast = d.decode_pod(record);
+  ASSERT_TRUE(fast.ok()) << fast.error().to_string();
+  EXPECT_EQ(diff(*fast, p), "");
+  auto reference = detail::reference_decode_pod(record);
+  ASSERT_TRUE(reference.ok());
+  EXPECT_EQ(diff(*reference, p), "");
+}
+
+TEST(CodecWire, DamagedRecordsFailOrAgreeWithTheGeneratedCode) {
+  random_objects gen(43);
+  record_decoder d;
+  std::mt19937_64 rng(44);
+  int accepted = 0, rejected = 0;
+  for (int i = 0; i < 300; ++i) {
+    auto bytes = encode(gen.pod());
+    for (int m = 0; m < 20; ++m) {
+      std::string damaged = bytes;
+      switch (rng() % 3) {
+        case 0: // Flip a bit.
+          damaged[rng() % damaged.size()] ^= static_cast<char>(1 << (rng() % 8));
+          break;
+        case 1: // Cut.
+          damaged.resize(rng() % damaged.size());
+          break;
+        default: // Overwrite a byte.
+          damaged[rng() % damaged.size()] = static_cast<char>(rng());
+      }
+      auto fast = d.decode_pod(damaged);
+      if (!fast.ok()) {
+        ++rejected;
+        EXPECT_EQ(fast.error().code(), errc::corruption);
+        continue;
+      }
+      ++accepted;
+      auto reference = detail::reference_decode_pod(damaged);
+      ASSERT_TRUE(reference.ok()) << "the wire decoder accepted what protobuf rejects: "
+                                  << reference.error().to_string();
+      ASSERT_EQ(diff(*fast, *reference), "");
+    }
+  }
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(rejected, 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A field added to a model type must reach records.proto and the codec. The sizes below are of
+// this platform (x86-64, libstdc++); when one changes, extend the record and codec first, then
+// update the number here.
+
+TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
+  EXPECT_EQ(sizeof(sch::object_meta), 160u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 248u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 440u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 320u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 320u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 368u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 520u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 72u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
+  EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
+}
+
+} // namespace
+} // namespace phalanx::storage
