@@ -1,0 +1,871 @@
+#include "api/handler.hpp"
+
+#include "api/codec.hpp"
+#include "api/discovery.hpp"
+#include "api/kinds.hpp"
+#include "api/label_selector.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <map>
+#include <random>
+
+namespace phalanx::api {
+
+namespace json = boost::json;
+
+std::optional<std::string> percent_decode(std::string_view s, bool form) {
+  std::string out;
+  out.reserve(s.size());
+  auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9')
+      return c - '0';
+    if (c >= 'a' && c <= 'f')
+      return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+      return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c == '%') {
+      if (i + 2 >= s.size())
+        return std::nullopt;
+      int hi = hex(s[i + 1]);
+      int lo = hex(s[i + 2]);
+      if (hi < 0 || lo < 0)
+        return std::nullopt;
+      out += static_cast<char>(hi * 16 + lo);
+      i += 2;
+    } else if (form && c == '+') {
+      out += ' ';
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+enum class output { json, yaml, table };
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (auto& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// The media type of a Content-Type or Accept entry, lowercased, without parameters.
+std::string media_type(std::string_view value) {
+  auto semi = value.find(';');
+  return lower(trim(value.substr(0, semi)));
+}
+
+std::map<std::string, std::string> media_params(std::string_view value) {
+  std::map<std::string, std::string> out;
+  std::size_t pos = value.find(';');
+  while (pos != std::string_view::npos) {
+    std::size_t next = value.find(';', pos + 1);
+    std::string_view p = trim(value.substr(pos + 1, next == std::string_view::npos
+                                                       ? std::string_view::npos
+                                                       : next - pos - 1));
+    auto eq = p.find('=');
+    if (eq != std::string_view::npos)
+      out[lower(trim(p.substr(0, eq)))] = std::string(trim(p.substr(eq + 1)));
+    pos = next;
+  }
+  return out;
+}
+
+// Content negotiation: the first entry of Accept that Phalanx can produce.
+std::optional<output> negotiate(std::string_view accept, bool table_ok) {
+  if (trim(accept).empty())
+    return output::json;
+  std::size_t start = 0;
+  while (start <= accept.size()) {
+    std::size_t comma = accept.find(',', start);
+    std::string_view entry =
+      accept.substr(start, comma == std::string_view::npos ? std::string_view::npos
+                                                           : comma - start);
+    std::string type = media_type(entry);
+    auto params = media_params(entry);
+    auto as = params.find("as");
+    if (type == "application/json" || type == "*/*" || type == "application/*") {
+      if (as == params.end())
+        return output::json;
+      if (table_ok && as->second == "Table" && params["g"] == "meta.k8s.io" && params["v"] == "v1")
+        return output::table;
+    } else if (type == "application/yaml" && as == params.end()) {
+      return output::yaml;
+    }
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return std::nullopt;
+}
+
+struct target {
+  std::vector<std::string> segments;
+  std::map<std::string, std::string> query;
+};
+
+std::optional<target> parse_target(std::string_view t) {
+  target out;
+  auto q = t.find('?');
+  std::string_view path = t.substr(0, q);
+  if (path.empty() || path.front() != '/')
+    return std::nullopt;
+  std::size_t start = 1;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    std::string_view seg =
+      path.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start);
+    if (!seg.empty()) {
+      auto decoded = percent_decode(seg, false);
+      if (!decoded)
+        return std::nullopt;
+      out.segments.push_back(std::move(*decoded));
+    }
+    if (slash == std::string_view::npos)
+      break;
+    start = slash + 1;
+  }
+  if (q != std::string_view::npos) {
+    std::string_view query = t.substr(q + 1);
+    std::size_t s = 0;
+    while (s <= query.size()) {
+      std::size_t amp = query.find('&', s);
+      std::string_view pair =
+        query.substr(s, amp == std::string_view::npos ? std::string_view::npos : amp - s);
+      if (!pair.empty()) {
+        auto eq = pair.find('=');
+        auto k = percent_decode(pair.substr(0, eq), true);
+        auto v = eq == std::string_view::npos ? std::optional<std::string>{""}
+                                              : percent_decode(pair.substr(eq + 1), true);
+        if (!k || !v)
+          return std::nullopt;
+        out.query[*k] = *v;
+      }
+      if (amp == std::string_view::npos)
+        break;
+      s = amp + 1;
+    }
+  }
+  return out;
+}
+
+http_response json_response(int status, const json::value& v, output out, std::string verb) {
+  http_response r;
+  r.status = status;
+  r.verb = std::move(verb);
+  if (out == output::yaml) {
+    r.content_type = "application/yaml";
+    r.body = to_yaml(v);
+  } else {
+    r.content_type =
+      out == output::table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
+    r.body = json::serialize(v);
+  }
+  return r;
+}
+
+http_response text_response(int status, std::string body, std::string content_type) {
+  http_response r;
+  r.status = status;
+  r.content_type = std::move(content_type);
+  r.body = std::move(body);
+  return r;
+}
+
+api_error not_found_path() {
+  api_error e;
+  e.reason = status_reason::not_found;
+  e.message = "the server could not find the requested resource";
+  return e;
+}
+
+api_error method_not_allowed(std::string message) {
+  api_error e;
+  e.reason = status_reason::method_not_allowed;
+  e.message = std::move(message);
+  return e;
+}
+
+api_error unsupported_media(std::string message) {
+  api_error e;
+  e.reason = status_reason::unsupported_media_type;
+  e.message = std::move(message);
+  return e;
+}
+
+api_error with_details(api_error e, const kind_info& k, std::string_view name) {
+  if (e.kind.empty())
+    e.kind = std::string(k.plural);
+  if (e.group.empty())
+    e.group = std::string(k.group);
+  if (e.name.empty())
+    e.name = std::string(name);
+  return e;
+}
+
+std::optional<object_action::type> action_of(resource_kind kind, std::string_view sub) {
+  using t = object_action::type;
+  switch (kind) {
+    case resource_kind::node:
+      if (sub == "cordon")
+        return t::cordon;
+      if (sub == "uncordon")
+        return t::uncordon;
+      break;
+    case resource_kind::job:
+      if (sub == "suspend")
+        return t::suspend;
+      if (sub == "resume")
+        return t::resume;
+      break;
+    case resource_kind::queue:
+      if (sub == "open")
+        return t::open;
+      if (sub == "close")
+        return t::close;
+      break;
+    case resource_kind::pod:
+      if (sub == "fail")
+        return t::fail_pod;
+      break;
+    case resource_kind::pod_group:
+      break;
+  }
+  return std::nullopt;
+}
+
+std::string generate_name(std::string_view base) {
+  // Kubernetes' alphabet for generated suffixes: no vowels, no look-alike characters.
+  static constexpr std::string_view alphabet = "bcdfghjklmnpqrstvwxz2456789";
+  constexpr std::size_t suffix_length = 5;
+  constexpr std::size_t max_base = 63 - suffix_length;
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string out(base.substr(0, std::min(base.size(), max_base)));
+  std::uniform_int_distribution<std::size_t> pick(0, alphabet.size() - 1);
+  for (std::size_t i = 0; i < suffix_length; ++i)
+    out += alphabet[pick(rng)];
+  return out;
+}
+
+// The field selectors Phalanx serves: metadata.name and metadata.namespace, with = or ==.
+struct field_filter {
+  std::optional<std::string> name;
+  std::optional<std::string> namespace_name;
+};
+
+result<field_filter> parse_field_selector(std::string_view text) {
+  field_filter out;
+  std::size_t start = 0;
+  while (start <= text.size() && !trim(text).empty()) {
+    std::size_t comma = text.find(',', start);
+    std::string_view term = trim(
+      text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    auto eq = term.find('=');
+    if (eq == std::string_view::npos || (eq > 0 && term[eq - 1] == '!'))
+      return status{errc::invalid_argument,
+                    "field selector " + scheduler::go_quote(term) +
+                      " is not supported: Phalanx serves metadata.name=<name> and "
+                      "metadata.namespace=<namespace>"};
+    std::string_view key = trim(term.substr(0, eq));
+    std::string_view value = term.substr(eq + 1);
+    if (!value.empty() && value.front() == '=')
+      value.remove_prefix(1);
+    value = trim(value);
+    if (key == "metadata.name")
+      out.name = std::string(value);
+    else if (key == "metadata.namespace")
+      out.namespace_name = std::string(value);
+    else
+      return status{errc::invalid_argument,
+                    "field selector " + scheduler::go_quote(term) +
+                      " is not supported: Phalanx serves metadata.name=<name> and "
+                      "metadata.namespace=<namespace>"};
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool parse_u64(std::string_view s, uint64_t& out) {
+  if (s.empty())
+    return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc{} && r.ptr == s.data() + s.size();
+}
+
+// A parsed resource path.
+struct resource_route {
+  resource_kind kind;
+  std::optional<std::string> namespace_name;
+  std::optional<std::string> name;
+  std::optional<std::string> subresource;
+};
+
+enum class route_result { matched, not_a_resource_path, not_found };
+
+route_result parse_resource_route(const std::vector<std::string>& seg, resource_route& out) {
+  std::string_view group, version;
+  std::size_t i;
+  if (seg.size() >= 3 && seg[0] == "api" && seg[1] == "v1") {
+    version = "v1";
+    i = 2;
+  } else if (seg.size() >= 4 && seg[0] == "apis") {
+    group = seg[1];
+    version = seg[2];
+    i = 3;
+  } else {
+    return route_result::not_a_resource_path;
+  }
+  std::size_t rest = seg.size() - i;
+  if (seg[i] == "namespaces" && rest >= 3) {
+    out.namespace_name = seg[i + 1];
+    i += 2;
+    rest -= 2;
+  } else if (seg[i] == "namespaces") {
+    return route_result::not_found;  // Namespaces themselves are not served.
+  }
+  auto kind = kind_of_path(group, version, seg[i]);
+  if (!kind || rest > 3)
+    return route_result::not_found;
+  out.kind = *kind;
+  if (rest >= 2)
+    out.name = seg[i + 1];
+  if (rest == 3)
+    out.subresource = seg[i + 2];
+  bool namespaced = info(*kind).namespaced;
+  if (!namespaced && out.namespace_name)
+    return route_result::not_found;
+  if (namespaced && !out.namespace_name && out.name)
+    return route_result::not_found;
+  return route_result::matched;
+}
+
+bool is_json_type(const std::string& type) {
+  return type == "application/json";
+}
+
+bool is_yaml_type(const std::string& type) {
+  return type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml";
+}
+
+} // namespace
+
+handler::handler(service& svc, handler_options options) : svc_(svc), options_(std::move(options)) {}
+
+scheduler::timestamp handler::now() const {
+  if (options_.clock)
+    return options_.clock();
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+http_response handler::error_response(const api_error& error) {
+  http_response r;
+  r.status = error.code();
+  r.content_type = "application/json";
+  r.body = json::serialize(encode_status(error));
+  return r;
+}
+
+std::optional<watch_plan> handler::handle(http_request req, post_fn post,
+                                          respond_fn respond) const {
+  auto fail = [&](const api_error& e, std::string verb = "OTHER") {
+    auto r = error_response(e);
+    r.verb = std::move(verb);
+    respond(std::move(r));
+    return std::nullopt;
+  };
+  auto parsed = parse_target(req.target);
+  if (!parsed)
+    return fail(api_error::bad_request("malformed request target " + scheduler::go_quote(req.target)));
+  const auto& seg = parsed->segments;
+  const auto& query = parsed->query;
+  auto q = [&](const char* k) -> std::string {
+    auto it = query.find(k);
+    return it == query.end() ? std::string() : it->second;
+  };
+  const std::string& method = req.method;
+
+  // ---- Health, metrics, version, discovery: GET only.
+  auto only_get = [&]() -> bool {
+    if (method == "GET")
+      return true;
+    fail(method_not_allowed("the server does not allow " + method + " on " + req.target));
+    return false;
+  };
+  if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "livez")) {
+    if (only_get())
+      respond(text_response(200, "ok", "text/plain; charset=utf-8"));
+    return std::nullopt;
+  }
+  if (seg.size() == 1 && seg[0] == "readyz") {
+    if (only_get()) {
+      if (svc_.ready())
+        respond(text_response(200, "ok", "text/plain; charset=utf-8"));
+      else
+        respond(text_response(503, "not ready: the scheduler has not finished loading its state",
+                              "text/plain; charset=utf-8"));
+    }
+    return std::nullopt;
+  }
+  if (seg.size() == 1 && seg[0] == "metrics") {
+    if (only_get()) {
+      std::string text = svc_.metrics_text();
+      if (!text.empty() && text.back() != '\n')
+        text += '\n';
+      if (options_.extra_metrics)
+        text += options_.extra_metrics();
+      respond(text_response(200, std::move(text), "text/plain; version=0.0.4; charset=utf-8"));
+    }
+    return std::nullopt;
+  }
+  bool discovery = seg.empty() || (seg.size() == 1 && seg[0] == "version") ||
+                   (seg.size() <= 2 && seg[0] == "api") || (seg.size() <= 3 && seg[0] == "apis");
+  if (discovery) {
+    if (!only_get())
+      return std::nullopt;
+    auto out = negotiate(req.accept, false);
+    if (!out) {
+      // Discovery clients that ask only for aggregated discovery fall back on a 406.
+      api_error e;
+      e.reason = status_reason::not_acceptable;
+      e.message = "only application/json and application/yaml are served here";
+      return fail(e);
+    }
+    std::optional<json::value> doc;
+    if (seg.empty()) {
+      json::array paths;
+      for (auto p : {"/api", "/api/v1", "/apis", "/apis/batch.volcano.sh",
+                     "/apis/batch.volcano.sh/v1alpha1", "/apis/scheduling.volcano.sh",
+                     "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
+                     "/readyz", "/version"})
+        paths.emplace_back(p);
+      doc = json::object{{"paths", std::move(paths)}};
+    } else if (seg[0] == "version") {
+      doc = version_info();
+    } else if (seg[0] == "api" && seg.size() == 1) {
+      doc = api_versions(req.host.empty() ? std::string("127.0.0.1") : req.host);
+    } else if (seg[0] == "api") {
+      doc = api_resource_list("", seg[1]);
+    } else if (seg.size() == 1) {
+      doc = api_group_list();
+    } else if (seg.size() == 2) {
+      doc = api_group(seg[1]);
+    } else {
+      doc = api_resource_list(seg[1], seg[2]);
+    }
+    if (!doc)
+      return fail(not_found_path());
+    respond(json_response(200, *doc, *out, "OTHER"));
+    return std::nullopt;
+  }
+
+  // ---- Resources.
+  resource_route route;
+  switch (parse_resource_route(seg, route)) {
+    case route_result::matched:
+      break;
+    case route_result::not_a_resource_path:
+    case route_result::not_found:
+      return fail(not_found_path());
+  }
+  const kind_info& k = info(route.kind);
+  std::string ns = route.namespace_name.value_or("");
+  std::string name = route.name.value_or("");
+
+  // Wraps a service callback: hop to the connection first, then run `f` there.
+  auto hop = [post](auto f) {
+    return [post, f = std::move(f)](auto r) mutable {
+      auto shared = std::make_shared<decltype(r)>(std::move(r));
+      post([f = std::move(f), shared]() mutable { f(std::move(*shared)); });
+    };
+  };
+  auto now_fn = [this] { return now(); };
+  auto object_answer = [now_fn](const object& o, output out, int status, std::string verb) {
+    if (out == output::table) {
+      table_options to;
+      to.now = now_fn();
+      return json_response(status, encode_table(kind_of(o), {o}, meta_of(o).resource_version, to),
+                           out, std::move(verb));
+    }
+    return json_response(status, encode_object(o), out, std::move(verb));
+  };
+
+  // GET
+  if (method == "GET") {
+    bool watch = q("watch") == "1" || q("watch") == "true";
+    auto out = negotiate(req.accept, !route.subresource);
+    if (!out) {
+      api_error e;
+      e.reason = status_reason::not_acceptable;
+      e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
+                  "application/yaml, not " + scheduler::go_quote(req.accept);
+      return fail(e, watch ? "WATCH" : "GET");
+    }
+    if (route.subresource) {
+      if (*route.subresource != "events")
+        return fail(not_found_path(), "GET");
+      svc_.events(route.kind, ns, name,
+                  hop([respond, k, ns, name, out = *out](
+                        result<std::vector<scheduler::event>> r) {
+                    if (!r) {
+                      auto resp = error_response(with_details(api_error::from(r.error()), k, name));
+                      resp.verb = "GET";
+                      respond(std::move(resp));
+                      return;
+                    }
+                    respond(json_response(200, encode_events(k.kind, ns, name, *r),
+                                          out == output::table ? output::json : out, "GET"));
+                  }));
+      return std::nullopt;
+    }
+    // Selectors.
+    list_options options;
+    options.namespace_name = ns;
+    auto selector = parse_label_selector(q("labelSelector"));
+    if (!selector)
+      return fail(api_error::bad_request(selector.error().message()), watch ? "WATCH" : "LIST");
+    options.selector = std::move(*selector);
+    auto fields = parse_field_selector(q("fieldSelector"));
+    if (!fields)
+      return fail(api_error::bad_request(fields.error().message()), watch ? "WATCH" : "LIST");
+    std::optional<std::string> name_filter = fields->name;
+    if (route.name)
+      name_filter = name;
+    if (fields->namespace_name) {
+      if (k.namespaced && !ns.empty() && *fields->namespace_name != ns)
+        name_filter = std::string("\n");  // Selects nothing: no name contains a newline.
+      else if (k.namespaced)
+        options.namespace_name = *fields->namespace_name;
+    }
+    auto include = include_object::metadata;
+    if (auto inc = q("includeObject"); !inc.empty()) {
+      auto v = include_object_from_string(inc);
+      if (!v)
+        return fail(api_error::bad_request("includeObject must be None, Metadata or Object, not " +
+                                           scheduler::go_quote(inc)));
+      include = *v;
+    }
+    if (watch) {
+      watch_plan plan;
+      plan.kind = route.kind;
+      plan.options = std::move(options);
+      plan.name = name_filter;
+      plan.table = *out == output::table;
+      plan.include = include;
+      if (auto rv = q("resourceVersion"); !rv.empty() &&
+                                          !parse_u64(rv, plan.resource_version))
+        return fail(api_error::bad_request("resourceVersion must be a decimal number, not " +
+                                           scheduler::go_quote(rv)),
+                    "WATCH");
+      if (auto ts = q("timeoutSeconds"); !ts.empty()) {
+        uint64_t secs = 0;
+        if (!parse_u64(ts, secs))
+          return fail(api_error::bad_request("timeoutSeconds must be a decimal number, not " +
+                                             scheduler::go_quote(ts)),
+                      "WATCH");
+        plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
+      }
+      return plan;
+    }
+    if (route.name) {
+      svc_.get(route.kind, ns, name,
+               hop([respond, k, name, out = *out, object_answer](result<object> r) {
+                 if (!r) {
+                   auto resp = error_response(with_details(api_error::from(r.error()), k, name));
+                   resp.verb = "GET";
+                   respond(std::move(resp));
+                   return;
+                 }
+                 respond(object_answer(*r, out, 200, "GET"));
+               }));
+      return std::nullopt;
+    }
+    svc_.list(route.kind, std::move(options),
+              hop([respond, k, out = *out, name_filter, include, now_fn](result<object_list> r) {
+                if (!r) {
+                  auto resp = error_response(with_details(api_error::from(r.error()), k, ""));
+                  resp.verb = "LIST";
+                  respond(std::move(resp));
+                  return;
+                }
+                object_list list = std::move(*r);
+                if (name_filter) {
+                  std::erase_if(list.items,
+                                [&](const object& o) { return meta_of(o).name != *name_filter; });
+                }
+                if (out == output::table) {
+                  table_options to;
+                  to.now = now_fn();
+                  to.include = include;
+                  respond(json_response(
+                    200, encode_table(k.kind, list.items, list.resource_version, to), out, "LIST"));
+                  return;
+                }
+                respond(json_response(200, encode_list(k.kind, list), out, "LIST"));
+              }));
+    return std::nullopt;
+  }
+
+  auto out = negotiate(req.accept, false).value_or(output::json);
+
+  // POST: create, or an action on an item.
+  if (method == "POST") {
+    if (route.name) {
+      if (!route.subresource)
+        return fail(method_not_allowed("POST is not allowed on " + std::string(k.plural) +
+                                         " \"" + name + "\": create on the collection, or POST to "
+                                         "an action subresource"),
+                    "ACTION");
+      auto action = action_of(route.kind, *route.subresource);
+      if (!action)
+        return fail(not_found_path(), "ACTION");
+      svc_.act(route.kind, ns, name, object_action{*action},
+               hop([respond, k, name, out, object_answer](result<object> r) {
+                 if (!r) {
+                   auto resp = error_response(with_details(api_error::from(r.error()), k, name));
+                   resp.verb = "ACTION";
+                   respond(std::move(resp));
+                   return;
+                 }
+                 respond(object_answer(*r, out, 200, "ACTION"));
+               }));
+      return std::nullopt;
+    }
+    if (k.namespaced && ns.empty())
+      return fail(method_not_allowed(std::string(k.plural) +
+                                     " are namespaced: create them with POST to /" +
+                                     (k.group.empty() ? std::string("api/v1")
+                                                      : "apis/" + std::string(k.api_version)) +
+                                     "/namespaces/{namespace}/" + std::string(k.plural)),
+                  "CREATE");
+    std::string type = media_type(req.content_type);
+    outcome<json::value> body = api_error{};
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    if (is_json_type(type)) {
+      body = parse_json(req.body, limits);
+    } else if (is_yaml_type(type)) {
+      auto docs = parse_yaml(req.body, limits);
+      if (!docs)
+        body = std::move(docs).error();
+      else if (docs->size() != 1)
+        body = api_error::bad_request("the body must hold exactly one YAML document, not " +
+                                      std::to_string(docs->size()));
+      else
+        body = std::move(docs->front());
+    } else {
+      return fail(unsupported_media("the body's Content-Type " +
+                                    scheduler::go_quote(req.content_type) +
+                                    " is not supported: send application/json or "
+                                    "application/yaml"),
+                  "CREATE");
+    }
+    if (!body)
+      return fail(body.error(), "CREATE");
+    json::value v = std::move(*body);
+    if (!v.is_object())
+      return fail(api_error::bad_request("the body must be a JSON object"), "CREATE");
+    auto& o = v.as_object();
+    auto* md = o.if_contains("metadata");
+    if (md == nullptr || md->is_null())
+      md = &(o["metadata"] = json::object{});
+    if (!md->is_object()) {
+      scheduler::field_errors errs{{scheduler::field_error_type::invalid, "metadata",
+                                    "\"" + std::string(md->is_array() ? "array" : "scalar") + "\"",
+                                    "must be an object"}};
+      return fail(api_error::invalid(k.qualified_kind, "", errs), "CREATE");
+    }
+    auto& meta = md->as_object();
+    if (k.namespaced) {
+      const auto* body_ns = meta.if_contains("namespace");
+      if (body_ns != nullptr && body_ns->is_string() && !body_ns->get_string().empty() &&
+          body_ns->get_string() != ns)
+        return fail(api_error::bad_request(
+                      "the namespace of the provided object (" +
+                      std::string(body_ns->get_string()) +
+                      ") does not match the namespace sent on the request (" + ns + ")"),
+                    "CREATE");
+      meta["namespace"] = ns;
+    } else {
+      meta.erase("namespace");
+    }
+    const auto* body_name = meta.if_contains("name");
+    bool has_name = body_name != nullptr && body_name->is_string() &&
+                    !body_name->get_string().empty();
+    if (!has_name) {
+      const auto* gen = meta.if_contains("generateName");
+      if (gen != nullptr && gen->is_string() && !gen->get_string().empty())
+        meta["name"] = generate_name(gen->get_string());
+    }
+    decode_options dopts;
+    dopts.expected_kind = route.kind;
+    dopts.read_status = false;
+    auto decoded = decode_object(v, dopts);
+    if (!decoded) {
+      api_error e = std::move(decoded).error();
+      return fail(with_details(std::move(e), k, ""), "CREATE");
+    }
+    std::string created_name = meta_of(*decoded).name;
+    svc_.create(std::move(*decoded),
+                hop([respond, k, created_name, out, object_answer](result<object> r) {
+                  if (!r) {
+                    auto resp =
+                      error_response(with_details(api_error::from(r.error()), k, created_name));
+                    resp.verb = "CREATE";
+                    respond(std::move(resp));
+                    return;
+                  }
+                  respond(object_answer(*r, out, 201, "CREATE"));
+                }));
+    return std::nullopt;
+  }
+
+  if (method == "DELETE") {
+    if (!route.name || route.subresource)
+      return fail(method_not_allowed("DELETE needs an object: " + std::string(k.plural) +
+                                     " collections cannot be deleted at once"),
+                  "DELETE");
+    svc_.remove(route.kind, ns, name,
+                hop([respond, k, name, out, object_answer](result<object> r) {
+                  if (!r) {
+                    auto resp = error_response(with_details(api_error::from(r.error()), k, name));
+                    resp.verb = "DELETE";
+                    respond(std::move(resp));
+                    return;
+                  }
+                  respond(object_answer(*r, out, 200, "DELETE"));
+                }));
+    return std::nullopt;
+  }
+
+  if (method == "PATCH") {
+    if (route.kind != resource_kind::node || !route.name || route.subresource)
+      return fail(method_not_allowed("PATCH is allowed only on a node, for spec.unschedulable "
+                                     "(kubectl cordon and uncordon); use the action "
+                                     "subresources (POST .../{name}/suspend, /resume, /open, "
+                                     "/close, /fail) for the rest"),
+                  "PATCH");
+    std::string type = media_type(req.content_type);
+    if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json")
+      return fail(unsupported_media("the patch type " + scheduler::go_quote(req.content_type) +
+                                    " is not supported: use application/merge-patch+json or "
+                                    "application/strategic-merge-patch+json"),
+                  "PATCH");
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    auto body = parse_json(req.body, limits);
+    if (!body)
+      return fail(body.error(), "PATCH");
+    if (!body->is_object())
+      return fail(api_error::bad_request("a merge patch must be a JSON object"), "PATCH");
+    std::optional<bool> unschedulable;
+    bool touches = false;
+    scheduler::field_errors errs;
+    const std::string only =
+      "Phalanx patches only spec.unschedulable of a node (kubectl cordon and uncordon)";
+    for (const auto& kv : body->get_object()) {
+      if (kv.key() == "spec" && kv.value().is_object()) {
+        for (const auto& s : kv.value().get_object()) {
+          if (s.key() == "unschedulable" && (s.value().is_bool() || s.value().is_null())) {
+            touches = true;
+            unschedulable = s.value().is_bool() && s.value().get_bool();
+          } else if (s.key() == "unschedulable") {
+            errs.push_back({scheduler::field_error_type::invalid, "spec.unschedulable",
+                            s.value().is_string() ? scheduler::go_quote(s.value().get_string())
+                                                  : json::serialize(s.value()),
+                            "must be a boolean or null"});
+          } else if (s.key().starts_with("$")) {
+            continue;  // Strategic-merge directives.
+          } else {
+            errs.push_back(scheduler::forbidden_error("spec." + std::string(s.key()), only));
+          }
+        }
+      } else if (kv.key() == "metadata" && kv.value().is_object() &&
+                 kv.value().get_object().empty()) {
+        continue;
+      } else if (kv.key().starts_with("$")) {
+        continue;
+      } else {
+        errs.push_back(scheduler::forbidden_error(std::string(kv.key()), only));
+      }
+    }
+    if (!errs.empty())
+      return fail(with_details(api_error::invalid(k.qualified_kind, name, errs), k, name), "PATCH");
+    auto done = hop([respond, k, name, out, object_answer](result<object> r) {
+      if (!r) {
+        auto resp = error_response(with_details(api_error::from(r.error()), k, name));
+        resp.verb = "PATCH";
+        respond(std::move(resp));
+        return;
+      }
+      respond(object_answer(*r, out, 200, "PATCH"));
+    });
+    if (!touches) {
+      svc_.get(route.kind, ns, name, std::move(done));
+      return std::nullopt;
+    }
+    svc_.act(route.kind, ns, name,
+             object_action{*unschedulable ? object_action::type::cordon
+                                          : object_action::type::uncordon},
+             std::move(done));
+    return std::nullopt;
+  }
+
+  return fail(method_not_allowed("the server does not allow " + method + " on " +
+                                 std::string(k.plural) + ": use GET, POST, DELETE, or PATCH "
+                                 "(nodes)"));
+}
+
+bool handler::watch_accepts(const watch_plan& plan, const watch_event& event) const {
+  if (plan.name && meta_of(event.obj).name != *plan.name)
+    return false;
+  return true;
+}
+
+std::string handler::watch_line(const watch_plan& plan, const watch_event& event,
+                                bool first) const {
+  json::value v;
+  if (plan.table) {
+    table_options to;
+    to.now = now();
+    to.include = plan.include;
+    to.column_definitions = first;
+    json::object e;
+    e["type"] = to_string(event.kind);
+    e["object"] = encode_table(plan.kind, {event.obj}, meta_of(event.obj).resource_version, to);
+    v = std::move(e);
+  } else {
+    v = encode_watch_event(event);
+  }
+  std::string line = json::serialize(v);
+  line += '\n';
+  return line;
+}
+
+std::string handler::watch_error_line(const api_error& error) const {
+  std::string line = json::serialize(encode_error_event(error));
+  line += '\n';
+  return line;
+}
+
+} // namespace phalanx::api

@@ -1,0 +1,186 @@
+#pragma once
+
+// The interface between the HTTP API and the scheduler runtime (DESIGN.md section 2: "Handlers
+// call an abstract service interface"). api/ implements the server and the codecs against it;
+// actors/ implements it over the actor system; tests implement an in-memory fake.
+//
+// Every call is asynchronous: the callback runs exactly once, on a thread of the implementation
+// (never inside the call itself is allowed but not required), and must not block. A call that
+// creates or changes something calls back with success only once the change is durable.
+
+#include "scheduler/model.hpp"
+#include "scheduler/object_status.hpp"
+#include "scheduler/result.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace phalanx::api {
+
+enum class resource_kind { pod, node, pod_group, queue, job };
+std::string_view to_string(resource_kind k) noexcept;  // "pods", "nodes", "podgroups", ...
+inline constexpr resource_kind resource_kind_last = resource_kind::job;
+
+/// Objects as the service keeps them: the model plus the status the runtime computes.
+struct pod_object {
+  scheduler::pod pod;
+  std::vector<scheduler::condition> conditions;  // PodScheduled=False with the pending reason.
+};
+struct node_object {
+  scheduler::node node;
+  scheduler::resources allocated;  // Requests of the pods bound to it, not terminal.
+  int32_t pod_count = 0;
+};
+struct pod_group_object {
+  scheduler::pod_group group;
+  scheduler::pod_group_status status;
+};
+struct queue_object {
+  scheduler::queue queue;
+  scheduler::queue_status status;
+};
+struct job_object {
+  scheduler::job job;
+  scheduler::job_status status;
+};
+using object = std::variant<pod_object, node_object, pod_group_object, queue_object, job_object>;
+
+resource_kind kind_of(const object& o) noexcept;
+const scheduler::object_meta& meta_of(const object& o) noexcept;
+
+/// A parsed Kubernetes label selector ("app=x,tier!=db,env in (a,b),!legacy,gpu").
+struct label_requirement {
+  enum class op { equals, not_equals, in, not_in, exists, does_not_exist };
+  std::string key;
+  op operation = op::equals;
+  std::vector<std::string> values;
+};
+struct label_selector {
+  std::vector<label_requirement> requirements;  // ANDed; empty matches everything.
+  bool matches(const scheduler::label_set& labels) const;
+};
+
+struct list_options {
+  std::string namespace_name;  // Empty: all namespaces (or a cluster-scoped kind).
+  label_selector selector;
+};
+
+struct object_list {
+  std::vector<object> items;
+  uint64_t resource_version = 0;  // The collection's version, to start a watch from.
+};
+
+/// One change, as a Kubernetes watch sends it.
+struct watch_event {
+  enum class type { added, modified, deleted };
+  type kind = type::added;
+  object obj;
+};
+std::string_view to_string(watch_event::type t) noexcept;  // "ADDED", "MODIFIED", "DELETED"
+
+/// Receives watch events. Called from the implementation's threads, in order, never concurrently
+/// for one sink. Returning false ends the watch (the client went away).
+class watch_sink {
+ public:
+  virtual ~watch_sink() = default;
+  virtual bool on_event(const watch_event& event) = 0;
+  /// The watch ended from the service side (shutdown, or the sink fell too far behind).
+  virtual void on_close(status reason) = 0;
+};
+
+/// Cancels a watch when destroyed or reset.
+class watch_handle {
+ public:
+  watch_handle() = default;
+  explicit watch_handle(std::function<void()> cancel) : cancel_(std::move(cancel)) {}
+  watch_handle(watch_handle&& other) noexcept : cancel_(std::move(other.cancel_)) {
+    other.cancel_ = nullptr;
+  }
+  watch_handle& operator=(watch_handle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      cancel_ = std::move(other.cancel_);
+      other.cancel_ = nullptr;
+    }
+    return *this;
+  }
+  watch_handle(const watch_handle&) = delete;
+  watch_handle& operator=(const watch_handle&) = delete;
+  ~watch_handle() { reset(); }
+  void reset() {
+    if (cancel_) {
+      auto c = std::move(cancel_);
+      cancel_ = nullptr;
+      c();
+    }
+  }
+
+ private:
+  std::function<void()> cancel_;
+};
+
+/// What a client asks to change on an existing object, beyond create and delete.
+struct object_action {
+  enum class type {
+    cordon,        // node: unschedulable = true
+    uncordon,      // node: unschedulable = false
+    suspend,       // job
+    resume,        // job
+    open,          // queue
+    close,         // queue
+    fail_pod,      // standalone simulation: the pod fails now
+  };
+  type kind;
+};
+std::string_view to_string(object_action::type t) noexcept;
+
+class service {
+ public:
+  using object_callback = std::function<void(result<object>)>;
+  using list_callback = std::function<void(result<object_list>)>;
+  using events_callback = std::function<void(result<std::vector<scheduler::event>>)>;
+
+  virtual ~service() = default;
+
+  /// Creates an object that the API has decoded and validated. Fails with already_exists,
+  /// not_found (unknown queue), failed_precondition (closed queue), invalid_argument (rules that
+  /// need runtime state, such as a pod joining a gang in another queue), unavailable (not ready).
+  /// Calls back with the stored object (uid, resource_version, creation_time filled in).
+  virtual void create(object obj, object_callback done) = 0;
+
+  virtual void get(resource_kind kind, std::string namespace_name, std::string name,
+                   object_callback done) = 0;
+
+  virtual void list(resource_kind kind, list_options options, list_callback done) = 0;
+
+  /// Deletes an object; a job deletes its PodGroup and pods, a PodGroup does not delete its pods.
+  /// Calls back with the object as it was.
+  virtual void remove(resource_kind kind, std::string namespace_name, std::string name,
+                      object_callback done) = 0;
+
+  /// Applies an action; calls back with the changed object.
+  virtual void act(resource_kind kind, std::string namespace_name, std::string name,
+                   object_action action, object_callback done) = 0;
+
+  /// The events recorded about an object, oldest first.
+  virtual void events(resource_kind kind, std::string namespace_name, std::string name,
+                      events_callback done) = 0;
+
+  /// Streams changes of a collection after `resource_version` (0: from now, after sending the
+  /// current objects as ADDED, like a Kubernetes watch without a version).
+  virtual watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
+                             std::shared_ptr<watch_sink> sink) = 0;
+
+  /// True once restart recovery finished and the runtime schedules (`/readyz`).
+  virtual bool ready() const = 0;
+
+  /// The runtime's metrics in Prometheus text format (the HTTP server appends its own).
+  virtual std::string metrics_text() const = 0;
+};
+
+} // namespace phalanx::api

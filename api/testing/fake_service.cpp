@@ -1,0 +1,529 @@
+#include "api/testing/fake_service.hpp"
+
+#include "scheduler/job.hpp"
+
+#include <algorithm>
+#include <future>
+
+namespace phalanx::api::testing {
+
+namespace {
+
+std::string plural(resource_kind k) {
+  return std::string(to_string(k));
+}
+
+scheduler::object_meta& mutable_meta(object& o) {
+  return const_cast<scheduler::object_meta&>(meta_of(o));
+}
+
+status not_found(resource_kind k, const std::string& name) {
+  return {errc::not_found, plural(k) + " \"" + name + "\" not found"};
+}
+
+} // namespace
+
+fake_service::fake_service() : fake_service(options{}) {}
+
+fake_service::fake_service(options opts) : opts_(std::move(opts)) {
+  if (opts_.default_queue) {
+    queue_object q;
+    q.queue.meta.name = std::string(scheduler::default_queue_name);
+    q.queue.meta.uid = "fake-default-queue";
+    q.queue.meta.creation_time = now();
+    q.queue.meta.resource_version = ++rv_;
+    objects_[{int(resource_kind::queue), "", q.queue.meta.name}] = q;
+  }
+  worker_ = std::thread([this] { run_worker(); });
+}
+
+fake_service::~fake_service() {
+  close_watches(status{});
+  {
+    std::lock_guard lock{queue_mu_};
+    stop_ = true;
+  }
+  queue_cv_.notify_all();
+  if (worker_.joinable())
+    worker_.join();
+}
+
+scheduler::timestamp fake_service::now() const {
+  if (opts_.clock)
+    return opts_.clock();
+  return std::chrono::time_point_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now());
+}
+
+void fake_service::enqueue(std::function<void()> task) {
+  {
+    std::lock_guard lock{queue_mu_};
+    queue_.push_back(std::move(task));
+  }
+  queue_cv_.notify_one();
+}
+
+void fake_service::run_worker() {
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock lock{queue_mu_};
+      queue_cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty())
+        return;  // stop_ and nothing left.
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    std::chrono::milliseconds delay;
+    {
+      std::lock_guard lock{mu_};
+      delay = delay_;
+    }
+    if (delay.count() > 0)
+      std::this_thread::sleep_for(delay);
+    task();
+    {
+      std::lock_guard lock{queue_mu_};
+      --running_;
+      if (queue_.empty() && running_ == 0)
+        idle_cv_.notify_all();
+    }
+  }
+}
+
+void fake_service::drain() {
+  // A marker task: when it runs, everything queued before it has run.
+  std::promise<void> done;
+  auto f = done.get_future();
+  enqueue([&done] { done.set_value(); });
+  f.wait();
+}
+
+bool fake_service::take_failure(const std::string& operation, status& out) {
+  std::lock_guard lock{mu_};
+  auto it = failures_.find(operation);
+  if (it == failures_.end() || it->second.empty())
+    return false;
+  out = std::move(it->second.front());
+  it->second.pop_front();
+  return true;
+}
+
+bool fake_service::matches(const watcher& w, const object& o) {
+  if (kind_of(o) != w.kind)
+    return false;
+  const auto& m = meta_of(o);
+  if (!w.options.namespace_name.empty() && m.namespace_name != w.options.namespace_name)
+    return false;
+  return w.options.selector.matches(m.labels);
+}
+
+void fake_service::record_change(watch_event::type type, const object& o,
+                                 std::vector<delivery>& out) {
+  watch_event e{type, o};
+  history_.push_back({meta_of(o).resource_version, e});
+  while (history_.size() > opts_.history)
+    history_.pop_front();
+  for (const auto& w : watchers_) {
+    if (matches(w, o))
+      out.emplace_back(w.sink, e);
+  }
+}
+
+void fake_service::deliver(std::vector<delivery> deliveries) {
+  for (auto& [sink, e] : deliveries) {
+    if (!sink->on_event(e)) {
+      std::lock_guard lock{mu_};
+      std::erase_if(watchers_, [&](const watcher& w) { return w.sink == sink; });
+    }
+  }
+}
+
+object fake_service::stamp(object o, bool keep_time) {
+  auto& m = mutable_meta(o);
+  if (m.uid.empty())
+    m.uid = "fake-" + std::to_string(next_uid_++);
+  if (!keep_time || m.creation_time == scheduler::timestamp{})
+    m.creation_time = now();
+  m.resource_version = ++rv_;
+  return o;
+}
+
+void fake_service::create(object obj, object_callback done) {
+  enqueue([this, obj = std::move(obj), done = std::move(done)]() mutable {
+    status failure;
+    if (take_failure("create", failure))
+      return done(failure);
+    std::vector<delivery> deliveries;
+    result<object> answer = status{errc::internal, "unset"};
+    {
+      std::lock_guard lock{mu_};
+      auto kind = kind_of(obj);
+      const auto& m = meta_of(obj);
+      key k{int(kind), m.namespace_name, m.name};
+      std::string queue_name;
+      if (auto* g = std::get_if<pod_group_object>(&obj))
+        queue_name = g->group.queue;
+      if (auto* j = std::get_if<job_object>(&obj))
+        queue_name = j->job.queue;
+      if (objects_.count(k) != 0) {
+        answer = status{errc::already_exists, plural(kind) + " \"" + m.name + "\" already exists"};
+      } else if (!queue_name.empty() &&
+                 objects_.count({int(resource_kind::queue), "", queue_name}) == 0) {
+        answer = status{errc::not_found, "queue \"" + queue_name + "\" does not exist"};
+      } else if (!queue_name.empty() &&
+                 std::get<queue_object>(objects_.at({int(resource_kind::queue), "", queue_name}))
+                     .queue.state != scheduler::queue_state::open) {
+        const auto& q =
+          std::get<queue_object>(objects_.at({int(resource_kind::queue), "", queue_name}));
+        answer = status{errc::failed_precondition,
+                        "queue \"" + queue_name + "\" is " +
+                          std::string(scheduler::to_string(q.queue.state)) +
+                          ": it accepts no new PodGroups or jobs"};
+      } else {
+        object stored = stamp(std::move(obj), false);
+        std::vector<object> extra;
+        if (auto* j = std::get_if<job_object>(&stored)) {
+          auto& st = j->status;
+          st.phase = scheduler::job_phase::pending;
+          st.min_available = scheduler::job_min_available(j->job);
+          st.pending = 0;
+          for (const auto& t : j->job.tasks)
+            st.pending += t.replicas;
+          auto expanded = scheduler::expand_job(j->job);
+          if (expanded) {
+            pod_group_object pg;
+            pg.group = expanded->group;
+            extra.push_back(std::move(pg));
+            for (auto& p : expanded->pods) {
+              pod_object po;
+              po.pod = std::move(p);
+              extra.push_back(std::move(po));
+            }
+          }
+        }
+        objects_[k] = stored;
+        record_change(watch_event::type::added, stored, deliveries);
+        for (auto& x : extra) {
+          object s = stamp(std::move(x), true);
+          const auto& xm = meta_of(s);
+          key xk{int(kind_of(s)), xm.namespace_name, xm.name};
+          if (objects_.count(xk) != 0)
+            continue;
+          objects_[xk] = s;
+          record_change(watch_event::type::added, s, deliveries);
+        }
+        answer = std::move(stored);
+      }
+    }
+    deliver(std::move(deliveries));
+    done(std::move(answer));
+  });
+}
+
+void fake_service::get(resource_kind kind, std::string namespace_name, std::string name,
+                       object_callback done) {
+  enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),
+           done = std::move(done)] {
+    status failure;
+    if (take_failure("get", failure))
+      return done(failure);
+    std::optional<object> found = find(kind, ns, name);
+    if (!found)
+      return done(not_found(kind, name));
+    done(std::move(*found));
+  });
+}
+
+void fake_service::list(resource_kind kind, list_options options, list_callback done) {
+  enqueue([this, kind, options = std::move(options), done = std::move(done)] {
+    status failure;
+    if (take_failure("list", failure))
+      return done(failure);
+    object_list out;
+    {
+      std::lock_guard lock{mu_};
+      watcher filter{0, kind, options, nullptr};
+      for (const auto& [k, o] : objects_) {
+        if (std::get<0>(k) == int(kind) && matches(filter, o))
+          out.items.push_back(o);
+      }
+      out.resource_version = rv_;
+    }
+    done(std::move(out));
+  });
+}
+
+void fake_service::remove(resource_kind kind, std::string namespace_name, std::string name,
+                          object_callback done) {
+  enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),
+           done = std::move(done)] {
+    status failure;
+    if (take_failure("remove", failure))
+      return done(failure);
+    std::vector<delivery> deliveries;
+    result<object> answer = not_found(kind, name);
+    {
+      std::lock_guard lock{mu_};
+      auto it = objects_.find({int(kind), ns, name});
+      if (it != objects_.end()) {
+        object gone = it->second;
+        objects_.erase(it);
+        mutable_meta(gone).resource_version = ++rv_;
+        record_change(watch_event::type::deleted, gone, deliveries);
+        if (auto* j = std::get_if<job_object>(&gone)) {
+          // A job takes its PodGroup and pods along.
+          std::string group = scheduler::pod_group_name(j->job);
+          std::vector<key> doomed;
+          for (const auto& [k, o] : objects_) {
+            if (std::get<1>(k) != ns)
+              continue;
+            if (const auto* pg = std::get_if<pod_group_object>(&o); pg && pg->group.meta.name == group)
+              doomed.push_back(k);
+            if (const auto* p = std::get_if<pod_object>(&o); p && p->pod.group == group)
+              doomed.push_back(k);
+          }
+          for (const auto& k : doomed) {
+            object o = objects_.at(k);
+            objects_.erase(k);
+            mutable_meta(o).resource_version = ++rv_;
+            record_change(watch_event::type::deleted, o, deliveries);
+          }
+        }
+        answer = std::move(gone);
+      }
+    }
+    deliver(std::move(deliveries));
+    done(std::move(answer));
+  });
+}
+
+void fake_service::act(resource_kind kind, std::string namespace_name, std::string name,
+                       object_action action, object_callback done) {
+  enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name), action,
+           done = std::move(done)] {
+    status failure;
+    if (take_failure("act", failure))
+      return done(failure);
+    std::vector<delivery> deliveries;
+    result<object> answer = not_found(kind, name);
+    {
+      std::lock_guard lock{mu_};
+      auto it = objects_.find({int(kind), ns, name});
+      if (it != objects_.end()) {
+        object changed = it->second;
+        bool ok = true;
+        using t = object_action::type;
+        switch (action.kind) {
+          case t::cordon:
+          case t::uncordon:
+            if (auto* n = std::get_if<node_object>(&changed))
+              n->node.unschedulable = action.kind == t::cordon;
+            else
+              ok = false;
+            break;
+          case t::suspend:
+          case t::resume:
+            if (auto* j = std::get_if<job_object>(&changed)) {
+              j->job.suspended = action.kind == t::suspend;
+              j->status.phase = action.kind == t::suspend ? scheduler::job_phase::aborted
+                                                          : scheduler::job_phase::pending;
+            } else {
+              ok = false;
+            }
+            break;
+          case t::open:
+          case t::close:
+            if (auto* q = std::get_if<queue_object>(&changed))
+              q->queue.state =
+                action.kind == t::open ? scheduler::queue_state::open : scheduler::queue_state::closed;
+            else
+              ok = false;
+            break;
+          case t::fail_pod:
+            if (auto* p = std::get_if<pod_object>(&changed))
+              p->pod.phase = scheduler::pod_phase::failed;
+            else
+              ok = false;
+            break;
+        }
+        if (!ok) {
+          answer = status{errc::invalid_argument, "the action " +
+                                                    std::string(to_string(action.kind)) +
+                                                    " does not apply to " + plural(kind)};
+        } else {
+          mutable_meta(changed).resource_version = ++rv_;
+          it->second = changed;
+          record_change(watch_event::type::modified, changed, deliveries);
+          answer = std::move(changed);
+        }
+      }
+    }
+    deliver(std::move(deliveries));
+    done(std::move(answer));
+  });
+}
+
+void fake_service::events(resource_kind kind, std::string namespace_name, std::string name,
+                          events_callback done) {
+  enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),
+           done = std::move(done)] {
+    status failure;
+    if (take_failure("events", failure))
+      return done(failure);
+    std::vector<scheduler::event> out;
+    {
+      std::lock_guard lock{mu_};
+      key k{int(kind), ns, name};
+      if (objects_.count(k) == 0 && events_.count(k) == 0)
+        return done(not_found(kind, name));
+      if (auto it = events_.find(k); it != events_.end())
+        out = it->second;
+    }
+    done(std::move(out));
+  });
+}
+
+watch_handle fake_service::watch(resource_kind kind, list_options options,
+                                 uint64_t resource_version, std::shared_ptr<watch_sink> sink) {
+  uint64_t id;
+  {
+    std::lock_guard lock{mu_};
+    id = next_watch_++;
+  }
+  enqueue([this, id, kind, options = std::move(options), resource_version, sink] {
+    std::vector<delivery> initial;
+    bool too_old = false;
+    uint64_t oldest = 0;
+    {
+      std::lock_guard lock{mu_};
+      watcher w{id, kind, options, sink};
+      if (resource_version == 0) {
+        for (const auto& [k, o] : objects_) {
+          if (matches(w, o))
+            initial.emplace_back(sink, watch_event{watch_event::type::added, o});
+        }
+      } else {
+        oldest = history_.empty() ? rv_ + 1 : history_.front().resource_version;
+        if (resource_version + 1 < oldest && resource_version < rv_) {
+          too_old = true;
+        } else {
+          for (const auto& c : history_) {
+            if (c.resource_version > resource_version && matches(w, c.event.obj))
+              initial.emplace_back(sink, c.event);
+          }
+        }
+      }
+      if (!too_old)
+        watchers_.push_back(std::move(w));
+    }
+    if (too_old) {
+      sink->on_close(status{errc::failed_precondition,
+                            "too old resource version: " + std::to_string(resource_version) +
+                              " (" + std::to_string(oldest) + ")"});
+      return;
+    }
+    deliver(std::move(initial));
+  });
+  return watch_handle{[this, id] {
+    std::lock_guard lock{mu_};
+    std::erase_if(watchers_, [id](const watcher& w) { return w.id == id; });
+  }};
+}
+
+bool fake_service::ready() const {
+  std::lock_guard lock{mu_};
+  return ready_;
+}
+
+std::string fake_service::metrics_text() const {
+  std::lock_guard lock{mu_};
+  return metrics_ + "phalanx_fake_objects " + std::to_string(objects_.size()) + "\n";
+}
+
+void fake_service::set_ready(bool ready) {
+  std::lock_guard lock{mu_};
+  ready_ = ready;
+}
+
+void fake_service::set_metrics_text(std::string text) {
+  std::lock_guard lock{mu_};
+  metrics_ = std::move(text);
+}
+
+object fake_service::put(object obj) {
+  std::promise<object> stored;
+  auto f = stored.get_future();
+  enqueue([this, obj = std::move(obj), &stored]() mutable {
+    std::vector<delivery> deliveries;
+    object s;
+    {
+      std::lock_guard lock{mu_};
+      s = stamp(std::move(obj), true);
+      const auto& m = meta_of(s);
+      key k{int(kind_of(s)), m.namespace_name, m.name};
+      bool existed = objects_.count(k) != 0;
+      objects_[k] = s;
+      record_change(existed ? watch_event::type::modified : watch_event::type::added, s,
+                    deliveries);
+    }
+    deliver(std::move(deliveries));
+    stored.set_value(std::move(s));
+  });
+  return f.get();
+}
+
+void fake_service::add_event(resource_kind kind, std::string namespace_name, std::string name,
+                             scheduler::event e) {
+  std::lock_guard lock{mu_};
+  events_[{int(kind), std::move(namespace_name), std::move(name)}].push_back(std::move(e));
+}
+
+void fake_service::fail_next(std::string operation, status error) {
+  std::lock_guard lock{mu_};
+  failures_[std::move(operation)].push_back(std::move(error));
+}
+
+void fake_service::set_delay(std::chrono::milliseconds delay) {
+  std::lock_guard lock{mu_};
+  delay_ = delay;
+}
+
+void fake_service::close_watches(status reason) {
+  std::vector<watcher> all;
+  {
+    std::lock_guard lock{mu_};
+    all.swap(watchers_);
+  }
+  for (auto& w : all)
+    w.sink->on_close(reason);
+}
+
+std::optional<object> fake_service::find(resource_kind kind, const std::string& namespace_name,
+                                         const std::string& name) const {
+  std::lock_guard lock{mu_};
+  auto it = objects_.find({int(kind), namespace_name, name});
+  if (it == objects_.end())
+    return std::nullopt;
+  return it->second;
+}
+
+std::size_t fake_service::count(resource_kind kind) const {
+  std::lock_guard lock{mu_};
+  std::size_t n = 0;
+  for (const auto& [k, o] : objects_)
+    n += std::get<0>(k) == int(kind) ? 1 : 0;
+  return n;
+}
+
+std::size_t fake_service::open_watches() const {
+  std::lock_guard lock{mu_};
+  return watchers_.size();
+}
+
+uint64_t fake_service::resource_version() const {
+  std::lock_guard lock{mu_};
+  return rv_;
+}
+
+} // namespace phalanx::api::testing

@@ -1,0 +1,612 @@
+#include "api/tests/test_util.hpp"
+
+#include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <variant>
+
+extern char** environ;
+
+namespace phalanx::api::test {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+namespace ssl = net::ssl;
+using tcp = net::ip::tcp;
+
+std::string response::header(const std::string& lowercase_name) const {
+  auto it = headers.find(lowercase_name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+namespace {
+
+constexpr auto default_timeout = std::chrono::seconds(20);
+
+std::string lower(std::string s) {
+  for (auto& c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+template <class Fields>
+std::map<std::string, std::string> header_map(const Fields& f) {
+  std::map<std::string, std::string> out;
+  for (const auto& h : f)
+    out[lower(std::string(h.name_string()))] = std::string(h.value());
+  return out;
+}
+
+http::request<http::string_body> make_request(const request& r, uint16_t port) {
+  http::request<http::string_body> req{http::string_to_verb(r.method), r.target, 11};
+  if (req.method() == http::verb::unknown)
+    req.method_string(r.method);
+  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
+  req.set(http::field::user_agent, "phalanx-api-test");
+  if (!r.content_type.empty())
+    req.set(http::field::content_type, r.content_type);
+  if (!r.accept.empty())
+    req.set(http::field::accept, r.accept);
+  if (!r.token.empty())
+    req.set(http::field::authorization, "Bearer " + r.token);
+  for (const auto& [k, v] : r.headers)
+    req.set(k, v);
+  req.body() = r.body;
+  req.keep_alive(true);
+  req.prepare_payload();
+  return req;
+}
+
+// Runs the io_context until `done` or the timeout; on timeout closes `close` and throws.
+template <class Close>
+void run_until(net::io_context& ioc, bool& done, std::chrono::steady_clock::duration timeout,
+               Close close) {
+  ioc.restart();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done && std::chrono::steady_clock::now() < deadline) {
+    ioc.run_one_for(std::chrono::milliseconds(50));
+  }
+  if (!done) {
+    close();
+    ioc.restart();
+    ioc.run_for(std::chrono::milliseconds(200));
+    throw std::runtime_error("timed out");
+  }
+}
+
+ssl::context make_client_context(const tls_client_options& tls) {
+  ssl::context ctx{ssl::context::tls_client};
+  if (!tls.ca_file.empty()) {
+    ctx.load_verify_file(tls.ca_file);
+    ctx.set_verify_mode(ssl::verify_peer);
+  } else {
+    ctx.set_verify_mode(ssl::verify_none);
+  }
+  return ctx;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+struct client::impl {
+  impl(uint16_t p, tls_client_options t) : port(p), tls(std::move(t)), ctx(make_client_context(tls)) {}
+
+  void connect() {
+    beast::error_code ignored;
+    plain.reset();
+    secure.reset();
+    tcp::endpoint ep{net::ip::make_address("127.0.0.1"), port};
+    if (tls.enabled) {
+      secure.emplace(ioc, ctx);
+      beast::get_lowest_layer(*secure).connect(ep);
+      secure->handshake(ssl::stream_base::client);
+    } else {
+      plain.emplace(ioc);
+      plain->connect(ep);
+    }
+    ++opened;
+  }
+
+  template <class Stream>
+  response exchange(Stream& s, const request& r) {
+    auto req = make_request(r, port);
+    bool done = false;
+    beast::error_code result;
+    http::response<http::string_body> res;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(64u << 20);
+    http::async_write(s, req, [&](beast::error_code ec, std::size_t) {
+      if (ec) {
+        result = ec;
+        done = true;
+        return;
+      }
+      http::async_read(s, buffer, parser, [&](beast::error_code rec, std::size_t) {
+        result = rec;
+        done = true;
+      });
+    });
+    run_until(ioc, done, default_timeout, [&] {
+      beast::error_code ignored;
+      beast::get_lowest_layer(s).socket().close(ignored);
+    });
+    if (result)
+      throw std::runtime_error("http: " + result.message());
+    auto m = parser.release();
+    response out;
+    out.status = static_cast<int>(m.result_int());
+    out.body = m.body();
+    out.headers = header_map(m.base());
+    keep = m.keep_alive();
+    return out;
+  }
+
+  response send(const request& r) {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      if (!keep || (!plain && !secure)) {
+        buffer.clear();
+        connect();
+        keep = true;
+      }
+      try {
+        if (tls.enabled)
+          return exchange(*secure, r);
+        return exchange(*plain, r);
+      } catch (const std::runtime_error&) {
+        if (attempt == 1)
+          throw;
+        keep = false;  // A closed keep-alive connection: reconnect once.
+      }
+    }
+    throw std::runtime_error("unreachable");
+  }
+
+  uint16_t port;
+  tls_client_options tls;
+  net::io_context ioc;
+  ssl::context ctx;
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
+  beast::flat_buffer buffer;
+  bool keep = false;
+  int opened = 0;
+};
+
+client::client(uint16_t port, tls_client_options tls)
+  : impl_(std::make_unique<impl>(port, std::move(tls))) {}
+client::~client() = default;
+response client::send(const request& r) {
+  return impl_->send(r);
+}
+int client::connections_opened() const {
+  return impl_->opened;
+}
+
+response call(uint16_t port, const request& r, tls_client_options tls) {
+  client c{port, std::move(tls)};
+  return c.send(r);
+}
+
+response get(uint16_t port, const std::string& target, const std::string& accept) {
+  request r;
+  r.target = target;
+  r.accept = accept;
+  return call(port, r);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct raw_connection::impl {
+  net::io_context ioc;
+  tcp::socket socket{ioc};
+  beast::flat_buffer buffer;
+};
+
+raw_connection::raw_connection(uint16_t port) : impl_(std::make_unique<impl>()) {
+  impl_->socket.connect({net::ip::make_address("127.0.0.1"), port});
+}
+
+raw_connection::~raw_connection() = default;
+
+bool raw_connection::write(const std::string& bytes) {
+  beast::error_code ec;
+  net::write(impl_->socket, net::buffer(bytes), ec);
+  return !ec;
+}
+
+std::string raw_connection::read_until_close(std::chrono::milliseconds timeout) {
+  std::string out;
+  bool done = false;
+  std::array<char, 4096> buf{};
+  std::function<void()> read = [&] {
+    impl_->socket.async_read_some(net::buffer(buf), [&](beast::error_code ec, std::size_t n) {
+      out.append(buf.data(), n);
+      if (ec) {
+        done = true;
+        return;
+      }
+      read();
+    });
+  };
+  read();
+  impl_->ioc.restart();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done && std::chrono::steady_clock::now() < deadline)
+    impl_->ioc.run_one_for(std::chrono::milliseconds(20));
+  if (!done) {
+    impl_->socket.cancel();
+    impl_->ioc.restart();
+    impl_->ioc.run_for(std::chrono::milliseconds(100));
+  }
+  return out;
+}
+
+std::optional<response> raw_connection::read_response(std::chrono::milliseconds timeout) {
+  bool done = false;
+  beast::error_code result;
+  http::response_parser<http::string_body> parser;
+  http::async_read(impl_->socket, impl_->buffer, parser,
+                   [&](beast::error_code ec, std::size_t) {
+                     result = ec;
+                     done = true;
+                   });
+  impl_->ioc.restart();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done && std::chrono::steady_clock::now() < deadline)
+    impl_->ioc.run_one_for(std::chrono::milliseconds(20));
+  if (!done) {
+    impl_->socket.cancel();
+    impl_->ioc.restart();
+    impl_->ioc.run_for(std::chrono::milliseconds(100));
+    return std::nullopt;
+  }
+  if (result && !parser.is_header_done())
+    return std::nullopt;
+  auto m = parser.release();
+  response out;
+  out.status = static_cast<int>(m.result_int());
+  out.body = m.body();
+  out.headers = header_map(m.base());
+  return out;
+}
+
+bool raw_connection::closed_within(std::chrono::milliseconds timeout) {
+  bool closed = false;
+  bool done = false;
+  std::array<char, 4096> buf{};
+  std::function<void()> read = [&] {
+    impl_->socket.async_read_some(net::buffer(buf), [&](beast::error_code ec, std::size_t) {
+      if (ec) {
+        closed = true;
+        done = true;
+        return;
+      }
+      read();
+    });
+  };
+  read();
+  impl_->ioc.restart();
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done && std::chrono::steady_clock::now() < deadline)
+    impl_->ioc.run_one_for(std::chrono::milliseconds(20));
+  if (!done) {
+    impl_->socket.cancel();
+    impl_->ioc.restart();
+    impl_->ioc.run_for(std::chrono::milliseconds(100));
+  }
+  return closed;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct watch_stream::impl {
+  impl(uint16_t p, tls_client_options t) : port(p), tls(std::move(t)), ctx(make_client_context(tls)) {}
+
+  template <class Stream>
+  void begin(Stream& s, const request& r) {
+    auto req = make_request(r, port);
+    bool done = false;
+    beast::error_code result;
+    http::async_write(s, req, [&](beast::error_code ec, std::size_t) {
+      if (ec) {
+        result = ec;
+        done = true;
+        return;
+      }
+      http::async_read_header(s, buffer, parser, [&](beast::error_code rec, std::size_t) {
+        result = rec;
+        done = true;
+      });
+    });
+    run_until(ioc, done, default_timeout, [&] { close_socket(); });
+    if (result)
+      throw std::runtime_error("watch: " + result.message());
+    status = static_cast<int>(parser.get().result_int());
+    headers = header_map(parser.get().base());
+    chunk_cb = [this](std::uint64_t, beast::string_view body, beast::error_code&) {
+      pending.append(body.data(), body.size());
+      return body.size();
+    };
+    parser.on_chunk_body(chunk_cb);
+  }
+
+  template <class Stream>
+  std::optional<std::string> next(Stream& s, std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (true) {
+      auto nl = pending.find('\n');
+      if (nl != std::string::npos) {
+        std::string line = pending.substr(0, nl);
+        pending.erase(0, nl + 1);
+        return line;
+      }
+      if (parser.is_done() || failed)
+        return std::nullopt;
+      // A non-chunked answer (an error) has no events.
+      if (!parser.chunked())
+        return std::nullopt;
+      bool done = false;
+      beast::error_code result;
+      http::async_read_some(s, buffer, parser, [&](beast::error_code ec, std::size_t) {
+        result = ec;
+        done = true;
+      });
+      ioc.restart();
+      while (!done && std::chrono::steady_clock::now() < deadline)
+        ioc.run_one_for(std::chrono::milliseconds(20));
+      if (!done) {
+        beast::get_lowest_layer(s).socket().cancel();
+        ioc.restart();
+        ioc.run_for(std::chrono::milliseconds(100));
+        return std::nullopt;
+      }
+      if (result) {
+        failed = true;
+        if (pending.find('\n') == std::string::npos)
+          return std::nullopt;
+      }
+    }
+  }
+
+  void close_socket() {
+    beast::error_code ignored;
+    if (plain)
+      plain->socket().close(ignored);
+    if (secure)
+      beast::get_lowest_layer(*secure).socket().close(ignored);
+  }
+
+  uint16_t port;
+  tls_client_options tls;
+  net::io_context ioc;
+  ssl::context ctx;
+  std::optional<beast::tcp_stream> plain;
+  std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  // The parser keeps a reference to its chunk callback.
+  std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> chunk_cb;
+  std::string pending;
+  int status = 0;
+  std::map<std::string, std::string> headers;
+  bool failed = false;
+};
+
+watch_stream::watch_stream(uint16_t port, const request& r, tls_client_options tls)
+  : impl_(std::make_unique<impl>(port, std::move(tls))) {
+  tcp::endpoint ep{net::ip::make_address("127.0.0.1"), port};
+  if (impl_->tls.enabled) {
+    impl_->secure.emplace(impl_->ioc, impl_->ctx);
+    beast::get_lowest_layer(*impl_->secure).connect(ep);
+    impl_->secure->handshake(ssl::stream_base::client);
+    impl_->begin(*impl_->secure, r);
+  } else {
+    impl_->plain.emplace(impl_->ioc);
+    impl_->plain->connect(ep);
+    impl_->begin(*impl_->plain, r);
+  }
+}
+
+watch_stream::~watch_stream() {
+  close();
+}
+
+int watch_stream::status() const {
+  return impl_->status;
+}
+
+std::string watch_stream::header(const std::string& lowercase_name) const {
+  auto it = impl_->headers.find(lowercase_name);
+  return it == impl_->headers.end() ? std::string() : it->second;
+}
+
+std::optional<std::string> watch_stream::next_line(std::chrono::milliseconds timeout) {
+  if (impl_->tls.enabled)
+    return impl_->next(*impl_->secure, timeout);
+  return impl_->next(*impl_->plain, timeout);
+}
+
+bool watch_stream::ended_cleanly() const {
+  return impl_->parser.is_done();
+}
+
+void watch_stream::close() {
+  impl_->close_socket();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+temp_dir::temp_dir() {
+  std::string tmpl = (std::filesystem::temp_directory_path() / "phalanx-api-XXXXXX").string();
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr)
+    throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+temp_dir::~temp_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::string temp_dir::write(const std::string& name, const std::string& content) const {
+  std::string p = path_ + "/" + name;
+  std::ofstream out(p, std::ios::binary);
+  out << content;
+  return p;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+cert_files make_self_signed_cert(const temp_dir& dir) {
+  EVP_PKEY* key = EVP_PKEY_Q_keygen(nullptr, nullptr, "EC", "P-256");
+  if (key == nullptr)
+    throw std::runtime_error("key generation failed");
+  X509* x = X509_new();
+  X509_set_version(x, 2);
+  ASN1_INTEGER_set(X509_get_serialNumber(x), 1);
+  X509_gmtime_adj(X509_getm_notBefore(x), -60);
+  X509_gmtime_adj(X509_getm_notAfter(x), 24 * 3600);
+  X509_set_pubkey(x, key);
+  X509_NAME* name = X509_get_subject_name(x);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
+                             reinterpret_cast<const unsigned char*>("127.0.0.1"), -1, -1, 0);
+  X509_set_issuer_name(x, name);
+  X509V3_CTX v3;
+  X509V3_set_ctx_nodb(&v3);
+  X509V3_set_ctx(&v3, x, x, nullptr, nullptr, 0);
+  X509_EXTENSION* san =
+    X509V3_EXT_conf_nid(nullptr, &v3, NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
+  if (san != nullptr) {
+    X509_add_ext(x, san, -1);
+    X509_EXTENSION_free(san);
+  }
+  X509_EXTENSION* bc = X509V3_EXT_conf_nid(nullptr, &v3, NID_basic_constraints, "critical,CA:TRUE");
+  if (bc != nullptr) {
+    X509_add_ext(x, bc, -1);
+    X509_EXTENSION_free(bc);
+  }
+  X509_sign(x, key, EVP_sha256());
+  cert_files out{dir.path() + "/tls.crt", dir.path() + "/tls.key"};
+  FILE* f = std::fopen(out.cert.c_str(), "wb");
+  PEM_write_X509(f, x);
+  std::fclose(f);
+  f = std::fopen(out.key.c_str(), "wb");
+  PEM_write_PrivateKey(f, key, nullptr, nullptr, 0, nullptr, nullptr);
+  std::fclose(f);
+  X509_free(x);
+  EVP_PKEY_free(key);
+  return out;
+}
+
+command_result run_command(const std::vector<std::string>& argv, std::chrono::seconds timeout,
+                           const std::map<std::string, std::string>& env) {
+  command_result out;
+  int out_pipe[2], err_pipe[2];
+  if (::pipe(out_pipe) != 0 || ::pipe(err_pipe) != 0)
+    return out;
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string s = *e;
+    auto eq = s.find('=');
+    if (eq != std::string::npos && env.count(s.substr(0, eq)) != 0)
+      continue;
+    env_strings.push_back(s);
+  }
+  for (const auto& [k, v] : env)
+    env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings)
+    envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargs;
+  for (auto& a : args)
+    cargs.push_back(a.data());
+  cargs.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_pipe[1], 1);
+    ::dup2(err_pipe[1], 2);
+    ::close(out_pipe[0]);
+    ::close(err_pipe[0]);
+    ::close(out_pipe[1]);
+    ::close(err_pipe[1]);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0)
+      ::dup2(devnull, 0);
+    ::execve(cargs[0], cargs.data(), envp.data());
+    ::_exit(127);
+  }
+  ::close(out_pipe[1]);
+  ::close(err_pipe[1]);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  bool killed = false;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+      deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    int r = ::poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (r < 0)
+      break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0)
+        continue;
+      char buf[4096];
+      ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? out.out : out.err).append(buf, std::size_t(n));
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0)
+      ::close(f.fd);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  if (!killed && WIFEXITED(status))
+    out.exit_code = WEXITSTATUS(status);
+  return out;
+}
+
+} // namespace phalanx::api::test

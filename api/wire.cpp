@@ -1,0 +1,885 @@
+#include "api/wire.hpp"
+
+#include "api/codec.hpp"
+
+#include "scheduler/quantity.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <map>
+
+namespace phalanx::api::wire {
+
+namespace json = boost::json;
+using scheduler::field_error;
+using scheduler::field_error_type;
+
+namespace {
+
+std::string child(std::string_view path, std::string_view name) {
+  std::string out(path);
+  out += '.';
+  out += name;
+  return out;
+}
+
+std::string index(std::string_view path, std::size_t i) {
+  std::string out(path);
+  out += '[';
+  out += std::to_string(i);
+  out += ']';
+  return out;
+}
+
+std::string key(std::string_view path, std::string_view k) {
+  std::string out(path);
+  out += '[';
+  out += k;
+  out += ']';
+  return out;
+}
+
+// Map entries sorted by key: protobuf maps iterate in no particular order, and errors and
+// results must not depend on it.
+template <class V>
+std::vector<std::pair<std::string, V>> sorted(const google::protobuf::Map<std::string, V>& m) {
+  std::vector<std::pair<std::string, V>> out(m.begin(), m.end());
+  std::sort(out.begin(), out.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return out;
+}
+
+scheduler::label_set to_label_set(const google::protobuf::Map<std::string, std::string>& m) {
+  scheduler::label_set out;
+  for (const auto& [k, v] : m)
+    out.set(k, v);
+  return out;
+}
+
+// The rule of a quantity error without the "quantity "<text>" " prefix the parser puts first
+// (the field error shows the value already).
+std::string quantity_rule(const std::string& message) {
+  constexpr std::string_view prefix = "quantity \"";
+  if (message.rfind(prefix, 0) != 0)
+    return message;
+  std::size_t i = prefix.size();
+  while (i < message.size() && message[i] != '"') {
+    if (message[i] == '\\')
+      ++i;
+    ++i;
+  }
+  if (i >= message.size())
+    return message;
+  ++i;  // The closing quote.
+  if (message.compare(i, 5, "... (") == 0) {
+    auto close = message.find(')', i);
+    if (close == std::string::npos)
+      return message;
+    i = close + 1;
+  }
+  if (i < message.size() && message[i] == ' ')
+    ++i;
+  return i < message.size() ? message.substr(i) : message;
+}
+
+// Parses one resource amount; reports under `path`.
+std::optional<int64_t> read_amount(std::string_view name, const std::string& text,
+                                   const std::string& path, reader& r) {
+  // The model's rules on names and amounts, checked here too so the error names the field the
+  // user wrote (a container's requests) rather than the pod's summed requests.
+  if (auto broken = scheduler::is_resource_name(name); !broken.empty()) {
+    r.errors.push_back(scheduler::invalid_error(path, name, broken.front()));
+    return std::nullopt;
+  }
+  auto amount = scheduler::parse_quantity(text, scheduler::unit_of(name));
+  if (!amount) {
+    r.errors.push_back(
+      scheduler::invalid_error(path, text, quantity_rule(amount.error().message())));
+    return std::nullopt;
+  }
+  if (*amount < 0) {
+    r.errors.push_back(
+      scheduler::invalid_error(path, text, "must be greater than or equal to 0"));
+    return std::nullopt;
+  }
+  if (*amount > scheduler::max_resource_amount) {
+    r.errors.push_back(scheduler::invalid_error(
+      path, text,
+      "must be less than or equal to " +
+        scheduler::format_resource_amount(name, scheduler::max_resource_amount) +
+        " (2^53, the largest amount accepted)"));
+    return std::nullopt;
+  }
+  return *amount;
+}
+
+scheduler::resources read_resources(const google::protobuf::Map<std::string, std::string>& m,
+                                    std::string_view path, reader& r) {
+  scheduler::resources out;
+  for (const auto& [name, text] : sorted(m)) {
+    std::string p = key(path, name);
+    auto amount = read_amount(name, text, p, r);
+    if (!amount)
+      continue;
+    if (!out.set(name, *amount))
+      r.errors.push_back(scheduler::invalid_error(
+        p, name, "too many distinct resource names (at most " +
+                   std::to_string(scheduler::resource_name::max_names) + ")"));
+  }
+  return out;
+}
+
+scheduler::resource_limit read_limit(const google::protobuf::Map<std::string, std::string>& m,
+                                     std::string_view path, reader& r) {
+  scheduler::resource_limit out;
+  for (const auto& [name, text] : sorted(m)) {
+    std::string p = key(path, name);
+    auto amount = read_amount(name, text, p, r);
+    if (!amount)
+      continue;
+    if (!out.set(name, *amount))
+      r.errors.push_back(scheduler::invalid_error(
+        p, name, "too many distinct resource names (at most " +
+                   std::to_string(scheduler::resource_name::max_names) + ")"));
+  }
+  return out;
+}
+
+void write_resources(const scheduler::resources& in,
+                     google::protobuf::Map<std::string, std::string>& out,
+                     bool skip_pods = false) {
+  in.for_each([&](std::string_view name, int64_t amount) {
+    if (skip_pods && name == scheduler::pods_resource)
+      return;
+    out[std::string(name)] = scheduler::format_resource_amount(name, amount);
+  });
+}
+
+void write_limit(const scheduler::resource_limit& in,
+                 google::protobuf::Map<std::string, std::string>& out) {
+  in.for_each([&](std::string_view name, int64_t cap) {
+    out[std::string(name)] = scheduler::format_resource_amount(name, cap);
+  });
+}
+
+scheduler::timestamp read_time(const std::string& text, const std::string& path, reader& r) {
+  if (text.empty())
+    return {};
+  if (auto t = parse_time(text))
+    return *t;
+  r.errors.push_back(scheduler::invalid_error(
+    path, text, "must be an RFC 3339 time such as 2024-05-01T12:00:00Z"));
+  return {};
+}
+
+template <class Enum, std::size_t N>
+std::optional<Enum> read_enum(const std::string& text, const std::string& path, reader& r,
+                              std::optional<Enum> (*parse)(std::string_view) noexcept,
+                              const std::array<std::string_view, N>& supported) {
+  if (auto v = parse(text))
+    return v;
+  r.errors.push_back(scheduler::not_supported_error(path, text, supported));
+  return std::nullopt;
+}
+
+constexpr std::array<std::string_view, 6> selector_operators = {"In",     "NotIn", "Exists",
+                                                                "DoesNotExist", "Gt", "Lt"};
+constexpr std::array<std::string_view, 3> taint_effects = {"NoSchedule", "PreferNoSchedule",
+                                                           "NoExecute"};
+constexpr std::array<std::string_view, 2> toleration_operators = {"Exists", "Equal"};
+constexpr std::array<std::string_view, 5> pod_phases = {"Pending", "Running", "Succeeded",
+                                                        "Failed", "Unknown"};
+constexpr std::array<std::string_view, 5> pod_group_phases = {"Pending", "Running", "Unknown",
+                                                              "Inqueue", "Completed"};
+constexpr std::array<std::string_view, 3> queue_states = {"Open", "Closed", "Closing"};
+constexpr std::array<std::string_view, 10> job_phases = {
+  "Pending",    "Aborting",  "Aborted",     "Running",    "Restarting",
+  "Completing", "Completed", "Terminating", "Terminated", "Failed"};
+
+std::vector<scheduler::node_selector_requirement> read_requirements(
+  const google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>& in,
+  std::string_view path, reader& r) {
+  std::vector<scheduler::node_selector_requirement> out;
+  for (int i = 0; i < in.size(); ++i) {
+    const auto& req = in[i];
+    std::string p = index(path, std::size_t(i));
+    scheduler::node_selector_requirement q;
+    q.key = req.key();
+    if (req.operator_().empty()) {
+      r.errors.push_back(scheduler::required_error(child(p, "operator"), ""));
+      continue;
+    }
+    auto op = read_enum(req.operator_(), child(p, "operator"), r,
+                        &scheduler::selector_operator_from_string, selector_operators);
+    if (!op)
+      continue;
+    q.op = *op;
+    q.values.assign(req.values().begin(), req.values().end());
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+bool has_constraints(const v1::PodSpec& spec) {
+  return !spec.node_selector().empty() || spec.tolerations_size() > 0 ||
+         (spec.has_affinity() && spec.affinity().has_node_affinity() &&
+          spec.affinity()
+            .node_affinity()
+            .has_required_during_scheduling_ignored_during_execution());
+}
+
+std::shared_ptr<const scheduler::placement_constraints> read_constraints(
+  const v1::PodSpec& spec, std::string_view spec_path, reader& r) {
+  if (!has_constraints(spec))
+    return nullptr;
+  auto c = std::make_shared<scheduler::placement_constraints>();
+  c->node_selector = to_label_set(spec.node_selector());
+  if (spec.has_affinity() && spec.affinity().has_node_affinity()) {
+    const auto& na = spec.affinity().node_affinity();
+    if (na.has_required_during_scheduling_ignored_during_execution()) {
+      std::string base =
+        child(spec_path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+      const auto& terms = na.required_during_scheduling_ignored_during_execution();
+      for (int i = 0; i < terms.node_selector_terms_size(); ++i) {
+        const auto& t = terms.node_selector_terms(i);
+        std::string p = index(child(base, "nodeSelectorTerms"), std::size_t(i));
+        scheduler::node_selector_term term;
+        term.match_expressions =
+          read_requirements(t.match_expressions(), child(p, "matchExpressions"), r);
+        term.match_fields = read_requirements(t.match_fields(), child(p, "matchFields"), r);
+        c->required_node_affinity.push_back(std::move(term));
+      }
+    }
+  }
+  for (int i = 0; i < spec.tolerations_size(); ++i) {
+    const auto& t = spec.tolerations(i);
+    std::string p = index(child(spec_path, "tolerations"), std::size_t(i));
+    scheduler::toleration tol;
+    tol.key = t.key();
+    tol.value = t.value();
+    if (!t.operator_().empty()) {
+      auto op = read_enum(t.operator_(), child(p, "operator"), r,
+                          &scheduler::toleration_operator_from_string, toleration_operators);
+      if (op)
+        tol.op = *op;
+    }
+    if (!t.effect().empty())
+      tol.effect = read_enum(t.effect(), child(p, "effect"), r,
+                             &scheduler::taint_effect_from_string, taint_effects);
+    if (t.has_toleration_seconds())
+      tol.toleration_seconds = t.toleration_seconds();
+    c->tolerations.push_back(std::move(tol));
+  }
+  return c;
+}
+
+std::vector<scheduler::container_resources> read_containers(
+  const google::protobuf::RepeatedPtrField<v1::Container>& in, std::string_view path,
+  reader& r) {
+  std::vector<scheduler::container_resources> out;
+  out.reserve(std::size_t(in.size()));
+  for (int i = 0; i < in.size(); ++i) {
+    const auto& c = in[i];
+    std::string p = index(path, std::size_t(i));
+    scheduler::container_resources cr;
+    cr.name = c.name();
+    cr.requests = read_resources(c.resources().requests(), child(p, "resources.requests"), r);
+    cr.limits = read_resources(c.resources().limits(), child(p, "resources.limits"), r);
+    // Kubernetes' defaulting: a resource with a limit and no request requests its limit.
+    for (const auto& [name, text] : c.resources().limits()) {
+      if (c.resources().requests().count(name) == 0)
+        cr.requests.set(name, cr.limits.get(name));
+    }
+    out.push_back(std::move(cr));
+  }
+  return out;
+}
+
+// A JSON member of an object, or nullptr.
+const json::value* member(const json::value* v, std::string_view name) {
+  if (v == nullptr || !v->is_object())
+    return nullptr;
+  return v->get_object().if_contains(name);
+}
+
+std::shared_ptr<const std::string> keep_json(const json::value* v) {
+  if (v == nullptr || v->is_null())
+    return nullptr;
+  return std::make_shared<const std::string>(canonical_json(*v));
+}
+
+// The pod-spec part of a pod or a job's pod template.
+void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::string_view path,
+                   reader& r, scheduler::pod& out) {
+  auto containers = read_containers(spec.containers(), child(path, "containers"), r);
+  auto init_containers = read_containers(spec.init_containers(), child(path, "initContainers"), r);
+  auto overhead = read_resources(spec.overhead(), child(path, "overhead"), r);
+  out.requests = scheduler::effective_requests(containers, init_containers, overhead);
+  out.priority = spec.has_priority() ? spec.priority() : 0;
+  out.priority_class_name = spec.priority_class_name();
+  out.scheduler_name = spec.scheduler_name();
+  out.node_name = spec.node_name();
+  out.constraints = read_constraints(spec, path, r);
+  out.spec_json = keep_json(raw_spec);
+}
+
+void read_role_and_group(scheduler::pod& p) {
+  if (const auto* g = p.meta.annotations.find(scheduler::pod_group_annotation))
+    p.group = *g;
+  if (const auto* role = p.meta.annotations.find(scheduler::task_spec_key))
+    p.role = *role;
+  else if (const auto* role_label = p.meta.labels.find(scheduler::task_spec_key))
+    p.role = *role_label;
+}
+
+std::vector<scheduler::lifecycle_policy> read_policies(
+  const google::protobuf::RepeatedPtrField<v1::LifecyclePolicy>& in, std::string_view path,
+  reader& r) {
+  std::vector<scheduler::lifecycle_policy> out;
+  for (int i = 0; i < in.size(); ++i) {
+    const auto& p = in[i];
+    scheduler::lifecycle_policy lp;
+    lp.action = p.action();
+    lp.event = p.event();
+    lp.events.assign(p.events().begin(), p.events().end());
+    if (p.has_exit_code())
+      lp.exit_code = p.exit_code();
+    if (!p.timeout().empty()) {
+      auto ns = scheduler::parse_duration_ns(p.timeout());
+      if (ns)
+        lp.timeout = scheduler::duration{*ns};
+      else
+        r.errors.push_back(scheduler::invalid_error(child(index(path, std::size_t(i)), "timeout"),
+                                                    p.timeout(), ns.error().message()));
+    }
+    out.push_back(std::move(lp));
+  }
+  return out;
+}
+
+void write_policies(const std::vector<scheduler::lifecycle_policy>& in,
+                    google::protobuf::RepeatedPtrField<v1::LifecyclePolicy>& out) {
+  for (const auto& lp : in) {
+    auto* p = out.Add();
+    p->set_action(lp.action);
+    p->set_event(lp.event);
+    for (const auto& e : lp.events)
+      p->add_events(e);
+    if (lp.exit_code)
+      p->set_exit_code(*lp.exit_code);
+    if (lp.timeout)
+      p->set_timeout(scheduler::format_duration_ns(lp.timeout->count()));
+  }
+}
+
+void write_requirements(const std::vector<scheduler::node_selector_requirement>& in,
+                        google::protobuf::RepeatedPtrField<v1::NodeSelectorRequirement>& out) {
+  for (const auto& q : in) {
+    auto* req = out.Add();
+    req->set_key(q.key);
+    req->set_operator_(std::string(scheduler::to_string(q.op)));
+    for (const auto& v : q.values)
+      req->add_values(v);
+  }
+}
+
+scheduler::condition read_condition(const std::string& type, const std::string& status,
+                                    const std::string& reason, const std::string& message,
+                                    const std::string& time, const std::string& path, reader& r) {
+  scheduler::condition c;
+  c.type = type;
+  c.status = status;
+  c.reason = reason;
+  c.message = message;
+  c.last_transition_time = read_time(time, child(path, "lastTransitionTime"), r);
+  return c;
+}
+
+uint64_t read_resource_version(const std::string& text, reader& r) {
+  if (text.empty())
+    return 0;
+  uint64_t v = 0;
+  auto res = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (res.ec != std::errc{} || res.ptr != text.data() + text.size()) {
+    r.errors.push_back(scheduler::invalid_error("metadata.resourceVersion", text,
+                                                "must be a decimal number"));
+    return 0;
+  }
+  return v;
+}
+
+constexpr std::string_view phase_pending = "Pending";
+constexpr std::string_view phase_running = "Running";
+constexpr std::string_view phase_succeeded = "Succeeded";
+constexpr std::string_view phase_failed = "Failed";
+constexpr std::string_view phase_unknown = "Unknown";
+
+} // namespace
+
+std::optional<scheduler::job_phase> job_phase_from_string(std::string_view text) noexcept {
+  for (int i = 0; i <= static_cast<int>(scheduler::job_phase_last); ++i) {
+    auto p = static_cast<scheduler::job_phase>(i);
+    if (scheduler::to_string(p) == text)
+      return p;
+  }
+  return std::nullopt;
+}
+
+void read_meta(const v1::ObjectMeta& in, reader& r, scheduler::object_meta& out) {
+  out.name = in.name();
+  out.namespace_name = in.namespace_();
+  out.labels = to_label_set(in.labels());
+  out.annotations = to_label_set(in.annotations());
+  if (r.read_status) {
+    out.uid = in.uid();
+    out.resource_version = read_resource_version(in.resource_version(), r);
+    out.creation_time = read_time(in.creation_timestamp(), "metadata.creationTimestamp", r);
+  }
+}
+
+void write_meta(const scheduler::object_meta& in, v1::ObjectMeta& out) {
+  out.set_name(in.name);
+  out.set_namespace_(in.namespace_name);
+  out.set_uid(in.uid);
+  if (in.resource_version != 0)
+    out.set_resource_version(std::to_string(in.resource_version));
+  out.set_creation_timestamp(format_time(in.creation_time));
+  for (const auto& [k, v] : in.labels.entries())
+    (*out.mutable_labels())[k] = v;
+  for (const auto& [k, v] : in.annotations.entries())
+    (*out.mutable_annotations())[k] = v;
+}
+
+// ---- Pods
+
+pod_object read_pod(const v1::Pod& in, const json::value& raw, reader& r) {
+  pod_object out;
+  auto& p = out.pod;
+  read_meta(in.metadata(), r, p.meta);
+  read_role_and_group(p);
+  read_pod_spec(in.spec(), member(&raw, "spec"), "spec", r, p);
+  if (r.read_status) {
+    const auto& st = in.status();
+    if (!st.phase().empty()) {
+      if (auto phase = read_enum(st.phase(), "status.phase", r, &scheduler::pod_phase_from_string,
+                                 pod_phases))
+        p.phase = *phase;
+    }
+    for (int i = 0; i < st.conditions_size(); ++i) {
+      const auto& c = st.conditions(i);
+      out.conditions.push_back(read_condition(c.type(), c.status(), c.reason(), c.message(),
+                                              c.last_transition_time(),
+                                              index("status.conditions", std::size_t(i)), r));
+    }
+    p.start_time = read_time(st.start_time(), "status.startTime", r);
+  }
+  return out;
+}
+
+v1::PodSpec write_pod_spec(const scheduler::pod& p) {
+  v1::PodSpec spec;
+  auto* c = spec.add_containers();
+  c->set_name("main");
+  write_resources(p.requests, *c->mutable_resources()->mutable_requests(), /*skip_pods=*/true);
+  spec.set_node_name(p.node_name);
+  spec.set_scheduler_name(p.scheduler_name);
+  spec.set_priority_class_name(p.priority_class_name);
+  if (p.priority != 0)
+    spec.set_priority(p.priority);
+  if (p.constraints) {
+    const auto& pc = *p.constraints;
+    for (const auto& [k, v] : pc.node_selector.entries())
+      (*spec.mutable_node_selector())[k] = v;
+    if (!pc.required_node_affinity.empty()) {
+      auto* terms = spec.mutable_affinity()
+                      ->mutable_node_affinity()
+                      ->mutable_required_during_scheduling_ignored_during_execution();
+      for (const auto& t : pc.required_node_affinity) {
+        auto* term = terms->add_node_selector_terms();
+        write_requirements(t.match_expressions, *term->mutable_match_expressions());
+        write_requirements(t.match_fields, *term->mutable_match_fields());
+      }
+    }
+    for (const auto& t : pc.tolerations) {
+      auto* tol = spec.add_tolerations();
+      tol->set_key(t.key);
+      tol->set_operator_(std::string(scheduler::to_string(t.op)));
+      tol->set_value(t.value);
+      if (t.effect)
+        tol->set_effect(std::string(scheduler::to_string(*t.effect)));
+      if (t.toleration_seconds)
+        tol->set_toleration_seconds(*t.toleration_seconds);
+    }
+  }
+  return spec;
+}
+
+v1::Pod write_pod(const pod_object& in) {
+  v1::Pod out;
+  const auto& p = in.pod;
+  out.set_kind("Pod");
+  out.set_api_version("v1");
+  write_meta(p.meta, *out.mutable_metadata());
+  auto& annotations = *out.mutable_metadata()->mutable_annotations();
+  if (!p.group.empty() && annotations.count(std::string(scheduler::pod_group_annotation)) == 0)
+    annotations[std::string(scheduler::pod_group_annotation)] = p.group;
+  if (!p.role.empty() && annotations.count(std::string(scheduler::task_spec_key)) == 0 &&
+      !p.meta.labels.contains(scheduler::task_spec_key))
+    annotations[std::string(scheduler::task_spec_key)] = p.role;
+  *out.mutable_spec() = write_pod_spec(p);
+  auto* st = out.mutable_status();
+  st->set_phase(std::string(scheduler::to_string(p.phase)));
+  for (const auto& c : in.conditions) {
+    auto* pc = st->add_conditions();
+    pc->set_type(c.type);
+    pc->set_status(c.status);
+    pc->set_reason(c.reason);
+    pc->set_message(c.message);
+    pc->set_last_transition_time(format_time(c.last_transition_time));
+  }
+  st->set_start_time(format_time(p.start_time));
+  return out;
+}
+
+// ---- Nodes
+
+node_object read_node(const v1::Node& in, reader& r) {
+  node_object out;
+  auto& n = out.node;
+  read_meta(in.metadata(), r, n.meta);
+  n.unschedulable = in.spec().unschedulable();
+  for (int i = 0; i < in.spec().taints_size(); ++i) {
+    const auto& t = in.spec().taints(i);
+    std::string p = index("spec.taints", std::size_t(i));
+    scheduler::taint taint;
+    taint.key = t.key();
+    taint.value = t.value();
+    if (t.effect().empty()) {
+      r.errors.push_back(scheduler::required_error(child(p, "effect"), ""));
+      continue;
+    }
+    auto effect =
+      read_enum(t.effect(), child(p, "effect"), r, &scheduler::taint_effect_from_string,
+                taint_effects);
+    if (!effect)
+      continue;
+    taint.effect = *effect;
+    n.taints.push_back(std::move(taint));
+  }
+  const auto& st = in.status();
+  bool from_capacity = st.allocatable().empty();
+  const auto& amounts = from_capacity ? st.capacity() : st.allocatable();
+  n.allocatable =
+    read_resources(amounts, from_capacity ? "status.capacity" : "status.allocatable", r);
+  if (amounts.count(std::string(scheduler::pods_resource)) == 0)
+    n.allocatable.pods = default_max_pods;
+  if (r.read_status) {
+    out.allocated = read_resources(st.allocated(), "status.allocated", r);
+    out.pod_count = st.has_allocated_pods() ? st.allocated_pods() : 0;
+  }
+  return out;
+}
+
+v1::Node write_node(const node_object& in) {
+  v1::Node out;
+  const auto& n = in.node;
+  out.set_kind("Node");
+  out.set_api_version("v1");
+  write_meta(n.meta, *out.mutable_metadata());
+  out.mutable_spec()->set_unschedulable(n.unschedulable);
+  for (const auto& t : n.taints) {
+    auto* taint = out.mutable_spec()->add_taints();
+    taint->set_key(t.key);
+    taint->set_value(t.value);
+    taint->set_effect(std::string(scheduler::to_string(t.effect)));
+  }
+  auto* st = out.mutable_status();
+  write_resources(n.allocatable, *st->mutable_capacity());
+  write_resources(n.allocatable, *st->mutable_allocatable());
+  write_resources(in.allocated, *st->mutable_allocated());
+  st->set_allocated_pods(in.pod_count);
+  return out;
+}
+
+// ---- PodGroups
+
+pod_group_object read_pod_group(const v1::PodGroup& in, reader& r) {
+  pod_group_object out;
+  auto& g = out.group;
+  read_meta(in.metadata(), r, g.meta);
+  const auto& spec = in.spec();
+  if (spec.has_min_member())
+    g.min_member = spec.min_member();
+  for (const auto& [role, min] : sorted(spec.min_task_member()))
+    g.min_task_member.push_back({role, min});
+  g.min_resources = read_resources(spec.min_resources(), "spec.minResources", r);
+  g.queue = spec.queue().empty() ? std::string(scheduler::default_queue_name) : spec.queue();
+  g.priority_class_name = spec.priority_class_name();
+  if (r.read_status) {
+    const auto& st = in.status();
+    if (!st.phase().empty()) {
+      if (auto phase = read_enum(st.phase(), "status.phase", r,
+                                 &scheduler::pod_group_phase_from_string, pod_group_phases))
+        out.status.phase = *phase;
+    }
+    for (int i = 0; i < st.conditions_size(); ++i) {
+      const auto& c = st.conditions(i);
+      out.status.conditions.push_back(
+        read_condition(c.type(), c.status(), c.reason(), c.message(), c.last_transition_time(),
+                       index("status.conditions", std::size_t(i)), r));
+    }
+    out.status.running = st.running();
+    out.status.succeeded = st.succeeded();
+    out.status.failed = st.failed();
+  }
+  return out;
+}
+
+v1::PodGroup write_pod_group(const pod_group_object& in) {
+  v1::PodGroup out;
+  const auto& g = in.group;
+  out.set_kind("PodGroup");
+  out.set_api_version("scheduling.volcano.sh/v1beta1");
+  write_meta(g.meta, *out.mutable_metadata());
+  auto* spec = out.mutable_spec();
+  spec->set_min_member(g.min_member);
+  for (const auto& m : g.min_task_member)
+    (*spec->mutable_min_task_member())[m.role] = m.min;
+  spec->set_queue(g.queue);
+  spec->set_priority_class_name(g.priority_class_name);
+  write_resources(g.min_resources, *spec->mutable_min_resources());
+  auto* st = out.mutable_status();
+  st->set_phase(std::string(scheduler::to_string(in.status.phase)));
+  for (const auto& c : in.status.conditions) {
+    auto* pc = st->add_conditions();
+    pc->set_type(c.type);
+    pc->set_status(c.status);
+    pc->set_reason(c.reason);
+    pc->set_message(c.message);
+    pc->set_last_transition_time(format_time(c.last_transition_time));
+  }
+  st->set_running(in.status.running);
+  st->set_succeeded(in.status.succeeded);
+  st->set_failed(in.status.failed);
+  return out;
+}
+
+// ---- Queues
+
+queue_object read_queue(const v1::Queue& in, reader& r) {
+  queue_object out;
+  auto& q = out.queue;
+  read_meta(in.metadata(), r, q.meta);
+  const auto& spec = in.spec();
+  if (spec.has_weight())
+    q.weight = spec.weight();
+  q.capability = read_limit(spec.capability(), "spec.capability", r);
+  if (spec.has_reclaimable())
+    q.reclaimable = spec.reclaimable();
+  q.guarantee = read_resources(spec.guarantee().resource(), "spec.guarantee.resource", r);
+  q.deserved = read_limit(spec.deserved(), "spec.deserved", r);
+  q.parent = spec.parent();
+  if (spec.has_priority())
+    q.priority = spec.priority();
+  if (r.read_status) {
+    const auto& st = in.status();
+    if (!st.state().empty()) {
+      if (auto state = read_enum(st.state(), "status.state", r,
+                                 &scheduler::queue_state_from_string, queue_states))
+        q.state = *state;
+    }
+    out.status.pending = st.pending();
+    out.status.inqueue = st.inqueue();
+    out.status.running = st.running();
+    out.status.unknown = st.unknown();
+    out.status.completed = st.completed();
+    out.status.allocated = read_resources(st.allocated(), "status.allocated", r);
+    out.status.deserved = read_resources(st.deserved(), "status.deserved", r);
+  }
+  return out;
+}
+
+v1::Queue write_queue(const queue_object& in) {
+  v1::Queue out;
+  const auto& q = in.queue;
+  out.set_kind("Queue");
+  out.set_api_version("scheduling.volcano.sh/v1beta1");
+  write_meta(q.meta, *out.mutable_metadata());
+  auto* spec = out.mutable_spec();
+  spec->set_weight(q.weight);
+  write_limit(q.capability, *spec->mutable_capability());
+  spec->set_reclaimable(q.reclaimable);
+  if (!q.guarantee.is_zero())
+    write_resources(q.guarantee, *spec->mutable_guarantee()->mutable_resource());
+  write_limit(q.deserved, *spec->mutable_deserved());
+  spec->set_parent(q.parent);
+  if (q.priority != 0)
+    spec->set_priority(q.priority);
+  auto* st = out.mutable_status();
+  st->set_state(std::string(scheduler::to_string(q.state)));
+  st->set_pending(in.status.pending);
+  st->set_inqueue(in.status.inqueue);
+  st->set_running(in.status.running);
+  st->set_unknown(in.status.unknown);
+  st->set_completed(in.status.completed);
+  write_resources(in.status.allocated, *st->mutable_allocated());
+  write_resources(in.status.deserved, *st->mutable_deserved());
+  return out;
+}
+
+// ---- Jobs
+
+job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
+  job_object out;
+  auto& j = out.job;
+  read_meta(in.metadata(), r, j.meta);
+  const auto& spec = in.spec();
+  const json::value* raw_spec = member(&raw, "spec");
+  j.queue = spec.queue().empty() ? std::string(scheduler::default_queue_name) : spec.queue();
+  j.scheduler_name = spec.scheduler_name();
+  j.priority_class_name = spec.priority_class_name();
+  if (spec.has_min_available())
+    j.min_available = spec.min_available();
+  if (spec.has_max_retry())
+    j.max_retry = spec.max_retry();
+  const json::value* raw_tasks = member(raw_spec, "tasks");
+  for (int i = 0; i < spec.tasks_size(); ++i) {
+    const auto& t = spec.tasks(i);
+    std::string p = index("spec.tasks", std::size_t(i));
+    scheduler::job_task task;
+    task.name = t.name();
+    task.replicas = t.has_replicas() ? t.replicas() : 0;
+    if (t.has_min_available())
+      task.min_available = t.min_available();
+    if (t.has_max_retry())
+      task.max_retry = t.max_retry();
+    task.policies = read_policies(t.policies(), child(p, "policies"), r);
+    const json::value* raw_task = nullptr;
+    if (raw_tasks != nullptr && raw_tasks->is_array() &&
+        std::size_t(i) < raw_tasks->get_array().size())
+      raw_task = &raw_tasks->get_array()[std::size_t(i)];
+    auto& tpl = task.pod_template;
+    tpl.meta.labels = to_label_set(t.template_().metadata().labels());
+    tpl.meta.annotations = to_label_set(t.template_().metadata().annotations());
+    tpl.role = t.name();
+    read_pod_spec(t.template_().spec(), member(member(raw_task, "template"), "spec"),
+                  child(p, "template.spec"), r, tpl);
+    j.tasks.push_back(std::move(task));
+  }
+  j.policies = read_policies(spec.policies(), "spec.policies", r);
+  for (const auto& [name, args] : sorted(spec.plugins()))
+    j.plugins.emplace_back(name, std::vector<std::string>(args.values().begin(),
+                                                          args.values().end()));
+  j.spec_json = keep_json(raw_spec);
+  if (r.read_status) {
+    const auto& st = in.status();
+    auto& s = out.status;
+    if (!st.state().phase().empty()) {
+      if (auto phase =
+            read_enum(st.state().phase(), "status.state.phase", r, &job_phase_from_string,
+                      job_phases))
+        s.phase = *phase;
+    }
+    s.reason = st.state().reason();
+    s.message = st.state().message();
+    s.last_transition_time =
+      read_time(st.state().last_transition_time(), "status.state.lastTransitionTime", r);
+    s.min_available = st.has_min_available() ? st.min_available() : 0;
+    s.pending = st.pending();
+    s.running = st.running();
+    s.succeeded = st.succeeded();
+    s.failed = st.failed();
+    s.terminating = st.terminating();
+    s.unknown = st.unknown();
+    s.retry_count = st.retry_count();
+    s.version = st.version();
+    for (const auto& [task, counts] : sorted(st.task_status_count())) {
+      scheduler::task_counts tc;
+      tc.task = task;
+      for (const auto& [phase, n] : counts.phase()) {
+        if (phase == phase_pending)
+          tc.pending = n;
+        else if (phase == phase_running)
+          tc.running = n;
+        else if (phase == phase_succeeded)
+          tc.succeeded = n;
+        else if (phase == phase_failed)
+          tc.failed = n;
+        else if (phase == phase_unknown)
+          tc.unknown = n;
+      }
+      s.tasks.push_back(std::move(tc));
+    }
+  }
+  return out;
+}
+
+v1::Job write_job(const job_object& in) {
+  v1::Job out;
+  const auto& j = in.job;
+  out.set_kind("Job");
+  out.set_api_version("batch.volcano.sh/v1alpha1");
+  write_meta(j.meta, *out.mutable_metadata());
+  auto* spec = out.mutable_spec();
+  spec->set_scheduler_name(j.scheduler_name);
+  if (j.min_available)
+    spec->set_min_available(*j.min_available);
+  for (const auto& t : j.tasks) {
+    auto* task = spec->add_tasks();
+    task->set_name(t.name);
+    task->set_replicas(t.replicas);
+    if (t.min_available)
+      task->set_min_available(*t.min_available);
+    if (t.max_retry)
+      task->set_max_retry(*t.max_retry);
+    auto* tpl = task->mutable_template_();
+    for (const auto& [k, v] : t.pod_template.meta.labels.entries())
+      (*tpl->mutable_metadata()->mutable_labels())[k] = v;
+    for (const auto& [k, v] : t.pod_template.meta.annotations.entries())
+      (*tpl->mutable_metadata()->mutable_annotations())[k] = v;
+    *tpl->mutable_spec() = write_pod_spec(t.pod_template);
+    write_policies(t.policies, *task->mutable_policies());
+  }
+  write_policies(j.policies, *spec->mutable_policies());
+  for (const auto& [name, args] : j.plugins) {
+    auto& list = (*spec->mutable_plugins())[name];
+    for (const auto& a : args)
+      list.add_values(a);
+  }
+  spec->set_queue(j.queue);
+  spec->set_max_retry(j.max_retry);
+  spec->set_priority_class_name(j.priority_class_name);
+
+  const auto& s = in.status;
+  auto* st = out.mutable_status();
+  st->mutable_state()->set_phase(std::string(scheduler::to_string(s.phase)));
+  st->mutable_state()->set_reason(s.reason);
+  st->mutable_state()->set_message(s.message);
+  st->mutable_state()->set_last_transition_time(format_time(s.last_transition_time));
+  st->set_min_available(s.min_available);
+  st->set_pending(s.pending);
+  st->set_running(s.running);
+  st->set_succeeded(s.succeeded);
+  st->set_failed(s.failed);
+  st->set_terminating(s.terminating);
+  st->set_unknown(s.unknown);
+  st->set_retry_count(s.retry_count);
+  st->set_version(s.version);
+  for (const auto& tc : s.tasks) {
+    auto& phases = *(*st->mutable_task_status_count())[tc.task].mutable_phase();
+    if (tc.pending != 0)
+      phases[std::string(phase_pending)] = tc.pending;
+    if (tc.running != 0)
+      phases[std::string(phase_running)] = tc.running;
+    if (tc.succeeded != 0)
+      phases[std::string(phase_succeeded)] = tc.succeeded;
+    if (tc.failed != 0)
+      phases[std::string(phase_failed)] = tc.failed;
+    if (tc.unknown != 0)
+      phases[std::string(phase_unknown)] = tc.unknown;
+  }
+  return out;
+}
+
+} // namespace phalanx::api::wire
