@@ -1,0 +1,105 @@
+#include "actors/cluster_view.hpp"
+
+#include <deque>
+
+namespace phalanx::actors {
+
+using scheduler::resource_name;
+using scheduler::resources;
+
+struct cluster_view::slot {
+  std::atomic<const scheduler::node*> info{nullptr};
+  std::atomic<bool> live{false};
+  std::atomic<int64_t> cpu_milli{0};
+  std::atomic<int64_t> memory_bytes{0};
+  std::atomic<int64_t> ephemeral_bytes{0};
+  std::atomic<int64_t> pods{0};
+  // The node's extended dimensions are fixed when the slot is created (from allocatable), so the
+  // array never changes size while readers look at it.
+  std::vector<resource_name> extended_names;
+  std::unique_ptr<std::atomic<int64_t>[]> extended_amounts;
+  // Every version of the static facts, kept so references handed to planners stay valid. Only
+  // the owner appends (under the view's add mutex for the first one).
+  std::deque<std::unique_ptr<const scheduler::node>> versions;
+  std::mutex versions_mutex;
+};
+
+cluster_view::cluster_view() = default;
+
+cluster_view::~cluster_view() {
+  for (auto& c : chunks_)
+    delete c.load(std::memory_order_relaxed);
+}
+
+cluster_view::slot& cluster_view::slot_at(std::size_t index) const noexcept {
+  auto* c = chunks_[index / chunk_size].load(std::memory_order_acquire);
+  return (*c)[index % chunk_size];
+}
+
+std::size_t cluster_view::add_slot(scheduler::node n, const resources& free) {
+  std::lock_guard<std::mutex> guard{add_mutex_};
+  auto index = size_.load(std::memory_order_relaxed);
+  if (index >= max_slots)
+    return max_slots;
+  auto& chunk_ptr = chunks_[index / chunk_size];
+  if (chunk_ptr.load(std::memory_order_relaxed) == nullptr)
+    chunk_ptr.store(new chunk, std::memory_order_release);
+  auto& s = slot_at(index);
+  for (const auto& e : n.allocatable.extended())
+    s.extended_names.push_back(e.name);
+  s.extended_amounts = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
+  auto owned = std::make_unique<const scheduler::node>(std::move(n));
+  s.info.store(owned.get(), std::memory_order_relaxed);
+  s.versions.push_back(std::move(owned));
+  s.live.store(true, std::memory_order_relaxed);
+  publish_free(index, free);
+  // Publishing the size last makes the fully built slot visible to readers at once.
+  size_.store(index + 1, std::memory_order_release);
+  return index;
+}
+
+void cluster_view::publish_free(std::size_t index, const resources& free) noexcept {
+  auto& s = slot_at(index);
+  s.cpu_milli.store(free.cpu_milli, std::memory_order_relaxed);
+  s.memory_bytes.store(free.memory_bytes, std::memory_order_relaxed);
+  s.ephemeral_bytes.store(free.ephemeral_bytes, std::memory_order_relaxed);
+  s.pods.store(free.pods, std::memory_order_relaxed);
+  for (std::size_t i = 0; i < s.extended_names.size(); ++i)
+    s.extended_amounts[i].store(free.get(s.extended_names[i]), std::memory_order_relaxed);
+}
+
+void cluster_view::publish_node(std::size_t index, scheduler::node n) {
+  auto& s = slot_at(index);
+  auto owned = std::make_unique<const scheduler::node>(std::move(n));
+  const auto* raw = owned.get();
+  {
+    std::lock_guard<std::mutex> guard{s.versions_mutex};
+    s.versions.push_back(std::move(owned));
+  }
+  s.info.store(raw, std::memory_order_release);
+}
+
+void cluster_view::set_live(std::size_t index, bool live) noexcept {
+  slot_at(index).live.store(live, std::memory_order_release);
+}
+
+const scheduler::node& cluster_view::at(std::size_t index) const noexcept {
+  return *slot_at(index).info.load(std::memory_order_acquire);
+}
+
+void cluster_view::read_free(std::size_t index, resources& out) const {
+  const auto& s = slot_at(index);
+  out.reset();
+  out.cpu_milli = s.cpu_milli.load(std::memory_order_relaxed);
+  out.memory_bytes = s.memory_bytes.load(std::memory_order_relaxed);
+  out.ephemeral_bytes = s.ephemeral_bytes.load(std::memory_order_relaxed);
+  out.pods = s.pods.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < s.extended_names.size(); ++i)
+    out.set(s.extended_names[i], s.extended_amounts[i].load(std::memory_order_relaxed));
+}
+
+bool cluster_view::is_live(std::size_t index) const noexcept {
+  return slot_at(index).live.load(std::memory_order_acquire);
+}
+
+} // namespace phalanx::actors

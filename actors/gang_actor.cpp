@@ -1,0 +1,574 @@
+#include "actors/gang_actor.hpp"
+
+#include "scheduler/order.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+
+namespace phalanx::actors {
+
+namespace {
+
+using self_ptr = gang_actor::stateful_pointer<gang_actor_state>;
+using member_status = gang_actor_state::member_status;
+using scheduler::gang_phase;
+
+// One planner per scheduler thread and runtime: its scratch buffers are reused by every gang that
+// runs on the thread, instead of one set per gang (10,000 gangs x per-node scratch would not fit).
+scheduler::gang_planner& planner_for(const runtime_context& ctx) {
+  struct cached {
+    const runtime_context* owner = nullptr;
+    uint64_t generation = 0;
+    std::unique_ptr<scheduler::gang_planner> planner;
+  };
+  thread_local std::vector<cached> planners;
+  for (auto& c : planners)
+    if (c.owner == &ctx && c.generation == ctx.generation)
+      return *c.planner;
+  planners.push_back(
+      {&ctx, ctx.generation,
+       std::make_unique<scheduler::gang_planner>(ctx.config.scheduling.planner)});
+  if (planners.size() > 8)  // Old runtimes of a test binary: drop the oldest.
+    planners.erase(planners.begin());
+  return *planners.back().planner;
+}
+
+const std::string& gang_name(self_ptr self) { return self->state.group->meta.name; }
+
+void transition(self_ptr self, gang_phase to) {
+  auto st = self->state.machine.transition(to);
+  if (!st.ok()) {
+    // A bug: the protocol reached a state it should not. Say so loudly, keep the old state.
+    spdlog::error("gang {}/{}: {}", self->state.group->meta.namespace_name, gang_name(self),
+                  st.message());
+    assert(false && "illegal gang transition");
+  }
+}
+
+void report(self_ptr self, std::string reason = {}, std::string code = {},
+            std::string origin_pod_reason = {}) {
+  auto& st = self->state;
+  auto phase = st.machine.phase();
+  if (phase == st.last_reported && reason == st.last_reason)
+    return;
+  st.last_reported = phase;
+  st.last_reason = reason;
+  gang_report r;
+  r.gang = st.id;
+  r.phase = phase;
+  r.admitted = st.admitted;
+  r.pending_reason = std::move(reason);
+  r.reason_code = std::move(code);
+  r.origin_pod_reason = std::move(origin_pod_reason);
+  self->send(st.sink, report_atom::value, std::move(r));
+}
+
+struct gang_counts {
+  int32_t total = 0;
+  int32_t pending = 0;
+  int32_t bound = 0;      // Bound and not finished.
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+  int32_t ready() const { return bound + succeeded; }
+};
+
+gang_counts count_members(const gang_actor_state& st) {
+  gang_counts c;
+  for (const auto& m : st.members) {
+    ++c.total;
+    switch (m.status) {
+      case member_status::pending:
+      case member_status::reserving:
+        ++c.pending;
+        break;
+      case member_status::bound:
+        ++c.bound;
+        break;
+      case member_status::finished:
+        if (m.final_phase == scheduler::pod_phase::succeeded)
+          ++c.succeeded;
+        else
+          ++c.failed;
+        break;
+    }
+  }
+  return c;
+}
+
+int32_t ready_of_role(const gang_actor_state& st, const std::string& role) {
+  int32_t n = 0;
+  for (const auto& m : st.members)
+    if (m.ref.pod->role == role &&
+        (m.status == member_status::bound ||
+         (m.status == member_status::finished &&
+          m.final_phase == scheduler::pod_phase::succeeded)))
+      ++n;
+  return n;
+}
+
+bool gang_mode(const gang_actor_state& st) { return st.ctx->config.scheduling.gang_scheduling; }
+
+scheduler::resources pending_demand(const gang_actor_state& st) {
+  scheduler::resources d;
+  for (const auto& m : st.members)
+    if (m.status == member_status::pending)
+      d += m.ref.pod->requests;
+  return d;
+}
+
+bool has_pending(const gang_actor_state& st) {
+  return std::any_of(st.members.begin(), st.members.end(),
+                     [](const auto& m) { return m.status == member_status::pending; });
+}
+
+// Asks the queue for a planning slot (and admission when not admitted yet).
+void register_waiting(self_ptr self) {
+  auto& st = self->state;
+  if (st.registered)
+    return;
+  st.registered = true;
+  self->send(st.queue, waiting_atom::value,
+             gang_entry{st.id, st.group, st.admitted, pending_demand(st)}, gang_actor{self});
+}
+
+void finish_slot(self_ptr self, plan_outcome outcome) {
+  self->send(self->state.queue, planned_atom::value, self->state.id, outcome);
+}
+
+void schedule_retry(self_ptr self) {
+  auto& st = self->state;
+  const auto& cfg = st.ctx->config.scheduling;
+  st.backoff = st.backoff.count() == 0 ? cfg.backoff_initial
+                                       : std::min(cfg.backoff_max, st.backoff * 2);
+  // +-50% jitter spreads gangs that failed together so they do not collide again together.
+  auto base = st.backoff.count();
+  std::uniform_int_distribution<int64_t> jitter(base / 2, base + base / 2);
+  auto delay = std::chrono::milliseconds(std::max<int64_t>(1, jitter(st.random)));
+  ++st.backoff_epoch;
+  self->delayed_send(self, delay, retry_atom::value, st.backoff_epoch);
+}
+
+// Leaves a failed planning slot: a ready gang goes back to running (its extra pods wait for
+// room), any other gang backs off.
+void leave_failed_round(self_ptr self) {
+  auto& st = self->state;
+  if (st.machine.was_ready()) {
+    transition(self, gang_phase::running);
+    return;
+  }
+  transition(self, gang_phase::backoff);
+  schedule_retry(self);
+}
+
+void abort_round(self_ptr self) {
+  auto& st = self->state;
+  for (auto node : st.tally.nodes())
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, abort_atom::value, st.tally.txn());
+  for (auto& [node, indices] : st.round_members)
+    for (auto i : indices)
+      if (st.members[i].status == member_status::reserving)
+        st.members[i].status = member_status::pending;
+  st.round_members.clear();
+}
+
+void plan_round(self_ptr self);
+
+void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
+                     const std::vector<std::size_t>& candidate_members) {
+  auto& st = self->state;
+  st.ctx->metrics->plan_failures.inc();
+  auto c = count_members(st);
+  scheduler::gang_status_counts counts;
+  counts.total = c.total;
+  counts.running = c.bound;
+  counts.succeeded = c.succeeded;
+  counts.failed = c.failed;
+  counts.pending = c.pending;
+  counts.min_available = gang_mode(st) ? st.group->min_member : 1;
+  std::string origin_name;
+  if (plan.origin_pod < candidate_members.size())
+    origin_name = st.members[candidate_members[plan.origin_pod]].ref.pod->meta.name;
+  auto message = scheduler::gang_unschedulable_message(counts, origin_name, plan.origin,
+                                                       plan.detail);
+  bool unresolvable = plan.code == scheduler::plan_code::unresolvable;
+  finish_slot(self, unresolvable ? plan_outcome::unresolvable : plan_outcome::unschedulable);
+  leave_failed_round(self);
+  report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",
+         plan.origin.to_string());
+}
+
+void plan_round(self_ptr self) {
+  auto& st = self->state;
+  const bool gangs = gang_mode(st);
+
+  std::vector<const scheduler::pod*> candidates;
+  std::vector<std::size_t> candidate_members;
+  for (std::size_t i = 0; i < st.members.size(); ++i)
+    if (st.members[i].status == member_status::pending) {
+      candidates.push_back(st.members[i].ref.pod.get());
+      candidate_members.push_back(i);
+    }
+  auto counts = count_members(st);
+
+  scheduler::gang_request request;
+  request.pods = candidates;
+  request.place_extra = true;
+  if (gangs) {
+    request.min_pods = std::max(0, st.group->min_member - counts.ready());
+    for (const auto& rm : st.group->min_task_member) {
+      auto need = rm.min - ready_of_role(st, rm.role);
+      if (need > 0)
+        request.min_per_role.push_back({rm.role, need});
+    }
+  } else {
+    request.min_pods = candidates.empty() ? 0 : 1;
+  }
+
+  if (candidates.empty()) {
+    finish_slot(self, plan_outcome::nothing_to_do);
+    if (st.machine.was_ready()) {
+      transition(self, gang_phase::running);
+    } else {
+      transition(self, gang_phase::backoff);
+      st.waiting_for_pods = true;
+    }
+    return;
+  }
+  if (request.min_pods > static_cast<int32_t>(candidates.size())) {
+    // Fewer pods exist than the gang needs: no resources can help; wait for the pods.
+    finish_slot(self, plan_outcome::nothing_to_do);
+    transition(self, gang_phase::backoff);
+    st.waiting_for_pods = true;
+    auto missing = request.min_pods - static_cast<int32_t>(candidates.size());
+    report(self,
+           "pod group is not ready: " + std::to_string(counts.total) + " pods exist, " +
+               std::to_string(counts.ready()) + " ready, minMember " +
+               std::to_string(st.group->min_member) + "; waiting for " +
+               std::to_string(missing) + " more pod(s) to be created",
+           "NotEnoughPods");
+    return;
+  }
+
+  auto plan = planner_for(*st.ctx).plan(*st.ctx->view, request, st.random);
+  if (plan.code != scheduler::plan_code::success) {
+    on_plan_failure(self, plan, candidate_members);
+    return;
+  }
+  if (plan.placements.empty()) {
+    // A ready gang with no room for its extra pods now.
+    finish_slot(self, plan_outcome::unschedulable);
+    leave_failed_round(self);
+    return;
+  }
+
+  // Start the reserve round: one reserve per node.
+  ++st.round;
+  scheduler::txn_id txn{st.id, st.round};
+  auto ticket = scheduler::make_ticket(*st.group, st.share);
+  std::unordered_map<uint32_t, pod_refs> per_node;
+  st.round_members.clear();
+  for (const auto& p : plan.placements) {
+    auto member = candidate_members[p.pod];
+    auto node = static_cast<uint32_t>(p.node);
+    st.members[member].status = member_status::reserving;
+    st.members[member].node = node;
+    per_node[node].push_back(st.members[member].ref);
+    st.round_members[node].push_back(member);
+  }
+  std::vector<uint32_t> nodes;
+  nodes.reserve(per_node.size());
+  for (const auto& [node, items] : per_node)
+    nodes.push_back(node);
+  st.tally.start(txn, nodes);
+  transition(self, gang_phase::preparing);
+  st.ctx->metrics->reserve_rounds.inc();
+  for (auto& [node, items] : per_node) {
+    auto handle = st.ctx->nodes->at(node);
+    if (!handle) {
+      // The node went away between planning and now: treat as a refusal.
+      st.tally.record(node, scheduler::vote_kind::refused_conflict);
+      continue;
+    }
+    self->send(handle, reserve_atom::value, reserve_request{txn, ticket, std::move(items)},
+               gang_actor{self});
+  }
+  if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
+    abort_round(self);
+    finish_slot(self, plan_outcome::refused);
+    leave_failed_round(self);
+  }
+}
+
+void on_all_reserved(self_ptr self) {
+  auto& st = self->state;
+  transition(self, gang_phase::committing);
+  finish_slot(self, plan_outcome::bound);  // The planning slot is free; committing needs none.
+  binding_request req;
+  req.gang = st.id;
+  req.txn = st.tally.txn();
+  for (const auto& [node, indices] : st.round_members)
+    for (auto i : indices)
+      req.bindings.push_back({st.members[i].ref.id, node});
+  self->send(st.sink, bind_gang_atom::value, std::move(req), gang_actor{self});
+}
+
+void on_refused(self_ptr self) {
+  auto& st = self->state;
+  st.ctx->metrics->reserve_refusals.inc();
+  abort_round(self);
+  if (st.replans < st.ctx->config.scheduling.max_replans) {
+    ++st.replans;
+    transition(self, gang_phase::planning);
+    plan_round(self);
+    return;
+  }
+  finish_slot(self, plan_outcome::refused);
+  leave_failed_round(self);
+}
+
+void on_round_committed(self_ptr self) {
+  auto& st = self->state;
+  usage_delta delta;
+  delta.gang = st.id;
+  int64_t pods = 0;
+  for (const auto& [node, indices] : st.round_members)
+    for (auto i : indices) {
+      st.members[i].status = member_status::bound;
+      delta.added += st.members[i].ref.pod->requests;
+      ++pods;
+    }
+  st.round_members.clear();
+  st.ctx->metrics->pods_scheduled.inc(static_cast<uint64_t>(pods));
+  st.ctx->metrics->gangs_scheduled.inc();
+  st.ctx->metrics->gang_decision_seconds.observe(
+      std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
+  self->send(st.queue, usage_atom::value, std::move(delta));
+  st.backoff = std::chrono::milliseconds{0};
+  transition(self, gang_phase::running);
+  report(self);
+  // Pods that did not fit in this round (elastic extras) try again when room appears.
+  if (has_pending(st))
+    register_waiting(self);
+}
+
+void maybe_complete(self_ptr self) {
+  auto& st = self->state;
+  if (st.machine.phase() != gang_phase::running)
+    return;
+  auto c = count_members(st);
+  if (c.total > 0 && c.pending == 0 && c.bound == 0) {
+    transition(self, gang_phase::completed);
+    self->send(st.queue, removed_atom::value, st.id);
+    report(self);
+  }
+}
+
+void add_members(self_ptr self, pod_refs& pods) {
+  auto& st = self->state;
+  for (auto& ref : pods) {
+    auto i = st.member_index.find(ref.id);
+    if (i != st.member_index.end()) {
+      st.members[i->second].ref.pod = std::move(ref.pod);  // A newer version of a known pod.
+      continue;
+    }
+    gang_actor_state::member m;
+    m.ref = std::move(ref);
+    if (m.ref.pod->is_bound()) {
+      // Restart: a persisted binding. The node actor adopted it already.
+      if (scheduler::is_terminal(m.ref.pod->phase)) {
+        m.status = member_status::finished;
+        m.final_phase = m.ref.pod->phase;
+      } else {
+        m.status = member_status::bound;
+      }
+    } else if (scheduler::is_terminal(m.ref.pod->phase)) {
+      m.status = member_status::finished;
+      m.final_phase = m.ref.pod->phase;
+    }
+    st.member_index.emplace(m.ref.id, st.members.size());
+    st.members.push_back(std::move(m));
+  }
+}
+
+// After pods arrived or finished: decide whether to ask for a slot.
+void want_scheduling(self_ptr self) {
+  auto& st = self->state;
+  if (!has_pending(st))
+    return;
+  switch (st.machine.phase()) {
+    case gang_phase::pending:
+    case gang_phase::running:
+      register_waiting(self);
+      break;
+    case gang_phase::backoff:
+      if (st.waiting_for_pods) {
+        st.waiting_for_pods = false;
+        transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
+        register_waiting(self);
+      }
+      break;
+    default:
+      break;  // Inqueue or mid-round: the next round sees the new pods.
+  }
+}
+
+} // namespace
+
+gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64_t id,
+                                          pod_group_ptr group, pod_refs pods, queue_actor queue,
+                                          gang_sink_actor sink) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.id = id;
+  st.group = std::move(group);
+  st.queue = std::move(queue);
+  st.sink = std::move(sink);
+  st.random.seed(st.ctx->config.seed ^ (id * 0x9E3779B97F4A7C15ULL));
+  add_members(self, pods);
+  // A gang restored with bound pods is already running (or done).
+  auto c = count_members(st);
+  if (c.bound + c.succeeded + c.failed > 0 &&
+      (!gang_mode(st) || c.ready() >= st.group->min_member || c.pending == 0)) {
+    st.admitted = true;
+    st.machine.restore_running().permit_unchecked();
+    usage_delta delta;
+    delta.gang = id;
+    for (const auto& m : st.members)
+      if (m.status == member_status::bound)
+        delta.added += m.ref.pod->requests;
+    self->send(st.queue, usage_atom::value, std::move(delta));
+    maybe_complete(self);
+  }
+  report(self);
+  want_scheduling(self);
+
+  return {
+    [self](vote_atom, vote& v) {
+      auto& st = self->state;
+      if (st.machine.phase() != gang_phase::preparing || v.txn != st.tally.txn())
+        return;  // A vote of an earlier round: that round was aborted already.
+      switch (st.tally.record(v.node, v.kind)) {
+        case scheduler::vote_tally::result_kind::pending:
+          break;
+        case scheduler::vote_tally::result_kind::all_reserved:
+          on_all_reserved(self);
+          break;
+        case scheduler::vote_tally::result_kind::refused:
+          on_refused(self);
+          break;
+      }
+    },
+    [self](committed_atom, scheduler::txn_id txn, uint32_t) {
+      auto& st = self->state;
+      if (st.machine.phase() != gang_phase::committing || txn != st.tally.txn() ||
+          st.commits_pending == 0)
+        return;
+      if (--st.commits_pending == 0)
+        on_round_committed(self);
+    },
+    [self](admission_atom, admission& a) {
+      auto& st = self->state;
+      if (!a.admitted) {
+        report(self, "pod group is pending admission: " + a.reason, "Admission");
+        return;
+      }
+      if (st.admitted)
+        return;
+      st.admitted = true;
+      if (st.machine.phase() == gang_phase::pending)
+        transition(self, gang_phase::inqueue);
+      report(self);
+    },
+    [self](plan_atom, scheduler::ratio share) {
+      auto& st = self->state;
+      st.registered = false;
+      auto phase = st.machine.phase();
+      if (phase != gang_phase::inqueue && phase != gang_phase::running) {
+        finish_slot(self, plan_outcome::nothing_to_do);
+        return;
+      }
+      st.share = share;
+      st.replans = 0;
+      st.slot_granted = self->clock().now();
+      transition(self, gang_phase::planning);
+      plan_round(self);
+    },
+    [self](bound_atom, bound_result& r) {
+      auto& st = self->state;
+      if (st.machine.phase() != gang_phase::committing || r.txn != st.tally.txn())
+        return;
+      if (!r.outcome.ok()) {
+        // Not durable (a pod was deleted meanwhile, or the store failed): nothing may commit.
+        abort_round(self);
+        report(self, "binding failed: " + r.outcome.message(), "BindFailed");
+        leave_failed_round(self);
+        return;
+      }
+      st.commits_pending = st.tally.nodes().size();
+      for (auto node : st.tally.nodes())
+        if (auto handle = st.ctx->nodes->at(node))
+          self->send(handle, commit_atom::value, st.tally.txn());
+    },
+    [self](pods_atom, pod_refs& pods) {
+      add_members(self, pods);
+      want_scheduling(self);
+    },
+    [self](finished_atom, const std::vector<pod_outcome>& outcomes) {
+      auto& st = self->state;
+      usage_delta delta;
+      delta.gang = st.id;
+      for (const auto& o : outcomes) {
+        auto i = st.member_index.find(o.pod);
+        if (i == st.member_index.end())
+          continue;
+        auto& m = st.members[i->second];
+        if (m.status == member_status::finished)
+          continue;
+        if (m.status == member_status::bound)
+          delta.removed += m.ref.pod->requests;
+        m.status = member_status::finished;  // A pod in a reserve round: its bind will fail.
+        m.final_phase = o.deleted ? scheduler::pod_phase::failed : o.phase;
+      }
+      if (!delta.removed.is_zero())
+        self->send(st.queue, usage_atom::value, std::move(delta));
+      maybe_complete(self);
+    },
+    [self](wake_atom) {
+      auto& st = self->state;
+      if (st.machine.phase() == gang_phase::backoff && !st.waiting_for_pods) {
+        ++st.backoff_epoch;  // Cancels the pending timer.
+        transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
+        register_waiting(self);
+      } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
+        register_waiting(self);
+      }
+    },
+    [self](retry_atom, uint64_t epoch) {
+      auto& st = self->state;
+      if (epoch != st.backoff_epoch || st.machine.phase() != gang_phase::backoff ||
+          st.waiting_for_pods)
+        return;
+      transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
+      register_waiting(self);
+    },
+    [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
+    [self](inspect_atom) {
+      auto& st = self->state;
+      auto c = count_members(st);
+      gang_snapshot snap;
+      snap.gang = st.id;
+      snap.phase = st.machine.phase();
+      snap.bound = c.bound;
+      snap.pending = c.pending;
+      snap.finished = c.succeeded + c.failed;
+      snap.rounds = static_cast<int32_t>(st.round);
+      return snap;
+    },
+  };
+}
+
+} // namespace phalanx::actors

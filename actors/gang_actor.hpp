@@ -1,0 +1,79 @@
+#pragma once
+
+// The PodGroup actor (DESIGN.md section 4): coordinates one gang's placement with a two-phase
+// commit across node actors.
+//
+// A round: plan with the pure planner against the cluster view -> one `reserve` per chosen node
+// (preparing) -> every node voted `reserved` -> the registry makes the bindings durable in one
+// atomic write (committing) -> `commit` to every node -> running. Any refusal aborts every hold of
+// the round and replans at once (a bounded number of times), then backs off with jitter and
+// reports why the gang is pending. Pods beyond the minimum (elastic members, executors a running
+// driver creates) are placed in later rounds of a running gang when room exists.
+//
+// The actor is a thin shell: placement decisions come from scheduler::gang_planner, the legal
+// moves from scheduler::gang_state_machine, vote counting from scheduler::vote_tally.
+
+#include "actors/interfaces.hpp"
+#include "actors/runtime_context.hpp"
+
+#include "scheduler/gang_state.hpp"
+#include "scheduler/planner.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <unordered_map>
+#include <vector>
+
+namespace phalanx::actors {
+
+struct gang_actor_state {
+  static inline const char* name = "phalanx.gang";
+
+  enum class member_status : uint8_t { pending, reserving, bound, finished };
+  struct member {
+    pod_ref ref;
+    member_status status = member_status::pending;
+    uint32_t node = 0;
+    scheduler::pod_phase final_phase = scheduler::pod_phase::pending;  // When finished.
+  };
+
+  context_ptr ctx;
+  uint64_t id = 0;
+  pod_group_ptr group;
+  queue_actor queue;
+  gang_sink_actor sink;
+  scheduler::gang_state_machine machine;
+
+  std::vector<member> members;  // In arrival order: the planner's preference order.
+  std::unordered_map<uint64_t, std::size_t> member_index;
+
+  bool admitted = false;
+  bool registered = false;      // A `waiting` entry is at the queue.
+  bool waiting_for_pods = false;// Backoff without a timer: fewer pods exist than minMember.
+
+  // The current round.
+  uint32_t round = 0;
+  scheduler::vote_tally tally;
+  std::unordered_map<uint32_t, std::vector<std::size_t>> round_members;  // node -> members.
+  std::size_t commits_pending = 0;
+  int32_t replans = 0;
+  scheduler::ratio share;
+  caf::actor_clock::time_point slot_granted{};
+
+  // Backoff.
+  uint64_t backoff_epoch = 0;
+  std::chrono::milliseconds backoff{0};
+  scheduler::rng random;
+
+  // What the registry last heard, so unchanged reports are not repeated.
+  std::string last_reason;
+  scheduler::gang_phase last_reported = scheduler::gang_phase::failed;
+};
+
+/// Spawn with: sys.spawn(gang_actor_impl, ctx, id, group, initial pods, queue, sink).
+gang_actor::behavior_type gang_actor_impl(gang_actor::stateful_pointer<gang_actor_state> self,
+                                          context_ptr ctx, uint64_t id, pod_group_ptr group,
+                                          pod_refs pods, queue_actor queue, gang_sink_actor sink);
+
+} // namespace phalanx::actors

@@ -1,0 +1,136 @@
+#include "actors/node_actor.hpp"
+
+#include <caf/all.hpp>
+
+namespace phalanx::actors {
+
+namespace {
+
+using self_ptr = node_actor::stateful_pointer<node_actor_state>;
+
+void publish(self_ptr self) {
+  auto& st = self->state;
+  st.ctx->view->publish_free(st.index, st.ledger->free());
+}
+
+// Sends the votes of waiters the ledger decided after a change.
+void answer_waiters(self_ptr self) {
+  auto& st = self->state;
+  for (auto& d : st.ledger->recheck_waiters()) {
+    auto i = st.coordinators.find(d.owner);
+    if (i == st.coordinators.end())
+      continue;
+    self->send(i->second, vote_atom::value,
+               vote{d.txn, st.index, d.outcome.vote, std::move(d.outcome.missing)});
+  }
+}
+
+void remember_coordinator(self_ptr self, uint64_t gang, const gang_actor& coordinator) {
+  auto& st = self->state;
+  if (st.coordinators.emplace(gang, coordinator).second) {
+    self->monitor(coordinator);
+    st.gang_of.emplace(coordinator.address(), gang);
+  }
+}
+
+} // namespace
+
+node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32_t index,
+                                          node_ptr spec, binder_actor binder,
+                                          pod_refs committed) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.index = index;
+  st.spec = spec;
+  st.binder = std::move(binder);
+  st.ledger = std::make_unique<node_ledger_type>(spec->allocatable);
+  for (const auto& ref : committed)
+    st.ledger->adopt(ref.id, ref.pod->requests);
+  publish(self);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    auto i = st.gang_of.find(msg.source);
+    if (i == st.gang_of.end())
+      return;
+    auto gang = i->second;
+    st.gang_of.erase(i);
+    st.coordinators.erase(gang);
+    if (st.ledger->abort_owner(gang) > 0) {
+      publish(self);
+      answer_waiters(self);
+    }
+  });
+  return {
+    [self](reserve_atom, reserve_request& req, gang_actor& coordinator) {
+      auto& st = self->state;
+      remember_coordinator(self, req.txn.gang, coordinator);
+      std::vector<node_ledger_type::item> items;
+      items.reserve(req.items.size());
+      for (auto& ref : req.items)
+        items.push_back({ref.id, ref.pod->requests, std::move(ref.pod)});
+      auto outcome = st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items));
+      if (outcome.vote == scheduler::vote_kind::reserved)
+        publish(self);
+      if (outcome.vote != scheduler::vote_kind::waiting)
+        self->send(coordinator, vote_atom::value,
+                   vote{req.txn, st.index, outcome.vote, std::move(outcome.missing)});
+    },
+    [self](commit_atom, scheduler::txn_id txn) {
+      auto& st = self->state;
+      auto items = st.ledger->commit(txn);
+      if (items.empty())
+        return;  // Unknown, aborted or already committed: commits are idempotent.
+      publish(self);
+      pod_refs pods;
+      pods.reserve(items.size());
+      for (auto& it : items)
+        pods.push_back({it.pod_id, std::move(it.payload)});
+      if (st.binder)
+        self->send(st.binder, bind_pods_atom::value, st.index, st.spec->meta.name,
+                   std::move(pods));
+      if (auto i = st.coordinators.find(txn.gang); i != st.coordinators.end())
+        self->send(i->second, committed_atom::value, txn, st.index);
+      answer_waiters(self);
+    },
+    [self](abort_atom, scheduler::txn_id txn) {
+      auto& st = self->state;
+      if (st.ledger->abort(txn)) {
+        publish(self);
+        answer_waiters(self);
+      }
+    },
+    [self](release_atom, const std::vector<uint64_t>& pods) {
+      auto& st = self->state;
+      bool changed = false;
+      for (auto id : pods)
+        changed |= st.ledger->release(id);
+      if (changed) {
+        publish(self);
+        answer_waiters(self);
+      }
+    },
+    [self](spec_atom, node_ptr spec) {
+      auto& st = self->state;
+      st.spec = spec;
+      st.ledger->set_allocatable(spec->allocatable);
+      st.ctx->view->publish_node(st.index, *spec);
+      publish(self);
+      answer_waiters(self);
+    },
+    [self](inspect_atom) {
+      auto& st = self->state;
+      node_snapshot snap;
+      snap.index = st.index;
+      snap.name = st.spec->meta.name;
+      snap.allocatable = st.ledger->allocatable();
+      snap.committed = st.ledger->committed();
+      snap.held = st.ledger->held();
+      snap.holds = st.ledger->hold_count();
+      snap.waiters = st.ledger->waiter_count();
+      snap.bound_pods = st.ledger->bound_pod_ids();
+      return snap;
+    },
+  };
+}
+
+} // namespace phalanx::actors

@@ -1,0 +1,277 @@
+// phalanxd: the Phalanx scheduler daemon.
+//
+//   phalanxd --mode standalone --data-dir DIR [--cluster FILE] [--listen 127.0.0.1:PORT]
+//            [--config FILE] [--log-level info] [--token-file F] [--tls-cert F --tls-key F]
+//            [--quarantine-corrupt] [--port-file F] [--http-threads N]
+//
+// Standalone mode keeps its own RocksDB in --data-dir and simulates the cluster of --cluster.
+// It answers /readyz only once restart recovery finished, and exits cleanly on SIGTERM/SIGINT.
+
+#include "actors/cluster_file.hpp"
+#include "actors/runtime.hpp"
+
+#include "api/server.hpp"
+#include "storage/store.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace phalanx;
+
+constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
+
+  --mode standalone        the only mode of this build (default): own store, simulated cluster
+  --data-dir DIR           RocksDB directory (created when missing)
+  --cluster FILE           simulated nodes (YAML); created on start unless they exist
+  --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
+  --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
+  --log-level LEVEL        trace, debug, info (default), warn, error
+  --token-file FILE        require "Authorization: Bearer <token>" with the token in FILE
+  --tls-cert FILE          serve HTTPS with this certificate (needs --tls-key)
+  --tls-key FILE           the certificate's private key
+  --quarantine-corrupt     move undecodable records aside instead of refusing to start
+  --port-file FILE         write the listening port here once ready (for scripts and tests)
+  --http-threads N         HTTP I/O threads (default 2)
+  --seed N                 seed of every random choice (default: from the clock)
+)";
+
+struct options {
+  std::string mode = "standalone";
+  std::string data_dir;
+  std::string cluster_file;
+  std::string listen = "127.0.0.1:8080";
+  std::string config_file;
+  std::string log_level = "info";
+  std::string token_file;
+  std::string tls_cert;
+  std::string tls_key;
+  std::string port_file;
+  bool quarantine = false;
+  unsigned http_threads = 2;
+  std::optional<uint64_t> seed;
+};
+
+[[noreturn]] void fail_usage(const std::string& message) {
+  std::cerr << "phalanxd: " << message << "\n\n" << usage;
+  std::exit(2);
+}
+
+options parse_args(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    auto value = [&]() -> std::string {
+      auto eq = arg.find('=');
+      if (eq != std::string::npos)
+        return arg.substr(eq + 1);
+      if (i + 1 >= argc)
+        fail_usage(arg + " needs a value");
+      return argv[++i];
+    };
+    auto name = arg.substr(0, arg.find('='));
+    if (name == "--help" || name == "-h") {
+      std::cout << usage;
+      std::exit(0);
+    } else if (name == "--mode") {
+      o.mode = value();
+    } else if (name == "--data-dir") {
+      o.data_dir = value();
+    } else if (name == "--cluster") {
+      o.cluster_file = value();
+    } else if (name == "--listen") {
+      o.listen = value();
+    } else if (name == "--config") {
+      o.config_file = value();
+    } else if (name == "--log-level") {
+      o.log_level = value();
+    } else if (name == "--token-file") {
+      o.token_file = value();
+    } else if (name == "--tls-cert") {
+      o.tls_cert = value();
+    } else if (name == "--tls-key") {
+      o.tls_key = value();
+    } else if (name == "--port-file") {
+      o.port_file = value();
+    } else if (name == "--quarantine-corrupt") {
+      o.quarantine = true;
+    } else if (name == "--http-threads") {
+      auto v = value();
+      try {
+        o.http_threads = static_cast<unsigned>(std::stoul(v));
+      } catch (...) {
+        fail_usage("--http-threads: \"" + v + "\" is not a number");
+      }
+      if (o.http_threads == 0 || o.http_threads > 64)
+        fail_usage("--http-threads: must be between 1 and 64");
+    } else if (name == "--seed") {
+      auto v = value();
+      try {
+        o.seed = std::stoull(v);
+      } catch (...) {
+        fail_usage("--seed: \"" + v + "\" is not a number");
+      }
+    } else {
+      fail_usage("unknown option " + arg);
+    }
+  }
+  if (o.mode != "standalone")
+    fail_usage("--mode " + o.mode +
+               ": this build runs standalone mode only (Kubernetes mode is not built yet)");
+  if (o.data_dir.empty())
+    fail_usage("--data-dir is required");
+  if (o.tls_cert.empty() != o.tls_key.empty())
+    fail_usage("--tls-cert and --tls-key go together");
+  return o;
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+[[noreturn]] void die(const std::string& message) {
+  spdlog::critical("msg=\"{}\"", message);
+  spdlog::shutdown();
+  std::exit(1);
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread starts, so every thread inherits the mask and only
+  // the main thread's sigwait sees them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  auto started = std::chrono::steady_clock::now();
+  auto opt = parse_args(argc, argv);
+
+  auto logger = spdlog::stderr_color_mt("phalanxd");
+  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
+  spdlog::set_default_logger(logger);
+  auto level = spdlog::level::from_str(opt.log_level);
+  if (level == spdlog::level::off && opt.log_level != "off")
+    fail_usage("--log-level: unknown level \"" + opt.log_level + "\"");
+  spdlog::set_level(level);
+
+  actors::runtime_config config;
+  if (!opt.config_file.empty()) {
+    auto text = read_file(opt.config_file);
+    if (!text)
+      die("cannot read --config " + opt.config_file);
+    auto parsed = actors::parse_runtime_config(*text);
+    if (!parsed)
+      die(parsed.error().message());
+    config = std::move(*parsed);
+  }
+  if (opt.seed)
+    config.seed = *opt.seed;
+
+  std::vector<scheduler::node> cluster_nodes;
+  if (!opt.cluster_file.empty()) {
+    auto text = read_file(opt.cluster_file);
+    if (!text)
+      die("cannot read --cluster " + opt.cluster_file);
+    auto parsed = actors::parse_cluster_file(*text);
+    if (!parsed)
+      die("--cluster " + opt.cluster_file + ": " + parsed.error().message());
+    cluster_nodes = std::move(*parsed);
+  }
+
+  std::string host = opt.listen;
+  uint16_t port = 8080;
+  if (auto colon = opt.listen.rfind(':'); colon != std::string::npos) {
+    host = opt.listen.substr(0, colon);
+    try {
+      auto p = std::stoul(opt.listen.substr(colon + 1));
+      if (p > 65535)
+        throw std::out_of_range("port");
+      port = static_cast<uint16_t>(p);
+    } catch (...) {
+      fail_usage("--listen " + opt.listen + ": the port must be a number from 0 to 65535");
+    }
+  }
+
+  storage::store_options so;
+  so.path = opt.data_dir;
+  so.quarantine_corrupt = opt.quarantine;
+  auto store = storage::store::open(so);
+  if (!store)
+    die("cannot open the store in " + opt.data_dir + ": " + store.error().message());
+  std::shared_ptr<storage::store> shared_store = std::move(*store);
+
+  auto rt = actors::runtime::start(config, shared_store);
+  if (!rt)
+    die("cannot start: " + rt.error().message());
+  auto& service = (*rt)->service();
+
+  // Create the simulated nodes the store does not have yet.
+  int created = 0;
+  for (auto& n : cluster_nodes) {
+    std::promise<result<api::object>> done;
+    auto future = done.get_future();
+    auto name = n.meta.name;
+    service.create(api::node_object{std::move(n), {}, 0},
+                   [&done](result<api::object> r) { done.set_value(std::move(r)); });
+    auto r = future.get();
+    if (r.ok())
+      ++created;
+    else if (r.error().code() != errc::already_exists)
+      die("cannot create node " + name + ": " + r.error().message());
+  }
+
+  api::server_options http;
+  http.address = host;
+  http.port = port;
+  http.threads = opt.http_threads;
+  http.token_file = opt.token_file;
+  http.tls_cert_file = opt.tls_cert;
+  http.tls_key_file = opt.tls_key;
+  auto server = api::server::start(service, http);
+  if (!server)
+    die("cannot serve " + opt.listen + ": " + server.error().message());
+  if (!opt.port_file.empty()) {
+    std::ofstream out(opt.port_file + ".tmp");
+    out << (*server)->port() << "\n";
+    out.close();
+    std::rename((opt.port_file + ".tmp").c_str(), opt.port_file.c_str());
+  }
+  auto to_ready = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
+  spdlog::info("msg=\"ready\" url={} data_dir={} nodes_created={} restore_seconds={:.3f} "
+               "process_to_ready_seconds={:.3f}",
+               (*server)->url(), opt.data_dir, created, (*rt)->seconds_to_ready(),
+               to_ready.count());
+
+  int signal = 0;
+  sigwait(&stop_signals, &signal);
+  spdlog::info("msg=\"stopping\" signal={}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  (*server)->stop();
+  server->reset();
+  (*rt)->shutdown();
+  rt->reset();
+  shared_store.reset();
+  spdlog::info("msg=\"stopped\"");
+  spdlog::shutdown();
+  return 0;
+}

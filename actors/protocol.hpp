@@ -1,0 +1,377 @@
+#pragma once
+
+// Every atom and message type of the actor runtime, in one place (STYLE.md "The protocol is
+// declared in one place"): CAF 0.17 atoms hold at most 10 characters and two atoms with the same
+// text are one type, so keeping them together keeps collisions visible.
+//
+// Messages stay inside one process, so their types are registered as local-only
+// (CAF_ALLOW_UNSAFE_MESSAGE_TYPE): they carry shared pointers to immutable pods and specs instead
+// of copies, which is what keeps a 64-pod gang's reserve round cheap.
+
+#include "api/service.hpp"
+#include "scheduler/gang_state.hpp"
+#include "scheduler/model.hpp"
+#include "scheduler/node_ledger.hpp"
+#include "scheduler/object_status.hpp"
+#include "scheduler/order.hpp"
+#include "scheduler/resources.hpp"
+#include "scheduler/result.hpp"
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/actor_control_block.hpp>
+#include <caf/type_id.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace phalanx::storage {
+class write_batch;
+struct loaded_state;
+}
+
+namespace phalanx::actors {
+
+// -- Payloads ---------------------------------------------------------------------------------
+
+using pod_ptr = std::shared_ptr<const scheduler::pod>;
+using pod_group_ptr = std::shared_ptr<const scheduler::pod_group>;
+using queue_ptr = std::shared_ptr<const scheduler::queue>;
+using node_ptr = std::shared_ptr<const scheduler::node>;
+
+/// A pod with the runtime's numeric id (uids are strings; ids make the node ledger cheap).
+struct pod_ref {
+  uint64_t id = 0;
+  pod_ptr pod;
+};
+using pod_refs = std::vector<pod_ref>;
+
+/// reserve(txn, ticket, items): the pods of one gang for one node.
+struct reserve_request {
+  scheduler::txn_id txn;
+  scheduler::ticket ticket;
+  pod_refs items;
+};
+
+/// A node's answer to a reserve.
+struct vote {
+  scheduler::txn_id txn;
+  uint32_t node = 0;
+  scheduler::vote_kind kind = scheduler::vote_kind::reserved;
+  std::vector<scheduler::shortfall> missing;  // For refused_insufficient.
+};
+
+/// What a PodGroup actor tells its queue when it wants to be scheduled.
+struct gang_entry {
+  uint64_t gang = 0;
+  pod_group_ptr group;         // Order: priority, creation time, uid; minResources for the gate.
+  bool admitted = false;       // Already Inqueue (a retry after backoff, or an elastic round).
+  scheduler::resources demand; // Requests of its pending pods (for the fair-share request).
+};
+
+/// How a planning slot ended.
+enum class plan_outcome { bound, unschedulable, unresolvable, refused, nothing_to_do, failed };
+std::string_view to_string(plan_outcome o) noexcept;
+
+/// A change of a gang's allocation (bound pods' requests), for queue and cluster accounting.
+struct usage_delta {
+  uint64_t gang = 0;
+  scheduler::resources added;
+  scheduler::resources removed;
+};
+
+/// A request to the cluster actor to admit a gang.
+struct admit_request {
+  uint64_t gang = 0;
+  std::string queue;
+  pod_group_ptr group;
+  scheduler::queue_state queue_state = scheduler::queue_state::open;
+  scheduler::resource_limit capability;
+  scheduler::resources queue_allocated;
+  scheduler::resources queue_inqueue;
+};
+
+/// The cluster actor's answer.
+struct admission {
+  uint64_t gang = 0;
+  bool admitted = false;
+  std::string reason;
+};
+
+/// A PodGroup actor asks the registry to make its bindings durable.
+struct binding_request {
+  uint64_t gang = 0;
+  scheduler::txn_id txn;
+  /// (pod id, node index, node name) for each placed pod.
+  struct binding {
+    uint64_t pod = 0;
+    uint32_t node = 0;
+  };
+  std::vector<binding> bindings;
+};
+
+/// A PodGroup actor's report of its state, for PodGroup status and events.
+struct gang_report {
+  uint64_t gang = 0;
+  scheduler::gang_phase phase = scheduler::gang_phase::pending;
+  bool admitted = false;
+  /// Empty when nothing is wrong; otherwise the Volcano-style condition message.
+  std::string pending_reason;
+  /// "Unschedulable", "NotEnoughResources", "Admission", ...
+  std::string reason_code;
+  /// Per pending pod that could not be placed, its own reason (PodScheduled condition).
+  std::string origin_pod_reason;
+};
+
+/// A pod that finished or was deleted, as the PodGroup actor learns it.
+struct pod_outcome {
+  uint64_t pod = 0;
+  scheduler::pod_phase phase = scheduler::pod_phase::succeeded;
+  bool deleted = false;
+};
+
+/// A pod's phase change reported by the binder (the simulated cluster in standalone mode).
+struct pod_status_update {
+  uint64_t pod = 0;
+  scheduler::pod_phase phase = scheduler::pod_phase::running;
+  scheduler::timestamp at{};
+  std::string message;
+};
+
+/// Pods the simulated cluster creates for a running pod (a Spark driver's executors).
+struct spawn_request {
+  uint64_t parent = 0;
+  std::vector<scheduler::pod> pods;  // Namespace, group and role set; names unique.
+};
+
+/// The simulated cluster found that nothing can progress.
+struct stall_report {
+  std::vector<std::string> stuck_groups;  // "<namespace>/<group>"
+  std::string message;
+};
+
+/// A write for the store writer and who to tell.
+using batch_ptr = std::shared_ptr<storage::write_batch>;
+
+/// Bindings persisted (or not) for a txn.
+struct bound_result {
+  scheduler::txn_id txn;
+  status outcome;
+};
+
+// Snapshots for tests and invariant checks.
+struct node_snapshot {
+  uint32_t index = 0;
+  std::string name;
+  scheduler::resources allocatable;
+  scheduler::resources committed;
+  scheduler::resources held;
+  std::size_t holds = 0;
+  std::size_t waiters = 0;
+  std::vector<uint64_t> bound_pods;
+};
+
+struct gang_snapshot {
+  uint64_t gang = 0;
+  scheduler::gang_phase phase = scheduler::gang_phase::pending;
+  int32_t bound = 0;
+  int32_t pending = 0;
+  int32_t finished = 0;
+  int32_t rounds = 0;
+};
+
+struct queue_snapshot {
+  std::string name;
+  scheduler::resources allocated;
+  scheduler::resources inqueue;
+  scheduler::resources deserved;
+  std::size_t waiting = 0;
+  std::size_t planning = 0;
+  std::size_t admitted = 0;
+  std::size_t gangs = 0;
+};
+
+// The API service, relayed into the registry: callbacks travel as shared pointers.
+using object_reply = std::shared_ptr<api::service::object_callback>;
+using list_reply = std::shared_ptr<api::service::list_callback>;
+using events_reply = std::shared_ptr<api::service::events_callback>;
+using watch_sink_ptr = std::shared_ptr<api::watch_sink>;
+using loaded_state_ptr = std::shared_ptr<storage::loaded_state>;
+
+/// Consistency facts for invariant checks (I1-I4), computed from the catalog.
+struct registry_snapshot {
+  struct pod_fact {
+    uint64_t id = 0;
+    std::string key;
+    std::string group_key;
+    std::string node;
+    scheduler::pod_phase phase = scheduler::pod_phase::pending;
+    scheduler::resources requests;
+    std::string role;
+  };
+  struct group_fact {
+    std::string key;
+    std::string queue;
+    int32_t min_member = 0;
+    std::vector<scheduler::role_minimum> min_task_member;
+    uint64_t gang = 0;
+  };
+  std::vector<pod_fact> pods;
+  std::vector<group_fact> groups;
+  std::map<std::string, scheduler::resources> node_allocatable;
+  std::map<std::string, uint32_t> node_index;
+  uint64_t resource_version = 0;
+  /// Handles for collecting the actors' own accounting (queue allocated, gang phases).
+  std::map<std::string, caf::strong_actor_ptr> queue_actors;
+  std::map<uint64_t, caf::strong_actor_ptr> gang_actors;
+};
+
+} // namespace phalanx::actors
+
+// -- The type-ID block: every atom and message type of Phalanx ---------------------------
+
+CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
+
+  // Two-phase gang commit (node actor <-> PodGroup actor).
+  CAF_ADD_ATOM(phalanx, phalanx::actors, reserve_atom, "reserve")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, vote_atom, "vote")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, commit_atom, "commit")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, committed_atom, "committed")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, abort_atom, "abort")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, release_atom, "release")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, adopt_atom, "adopt")
+  // Queue <-> PodGroup and cluster.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, waiting_atom, "waiting")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, plan_atom, "plan")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, planned_atom, "planned")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, usage_atom, "usage")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, admit_atom, "admit")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, admission_atom, "admission")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, claim_atom, "claim")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, deserved_atom, "deserved")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, capacity_atom, "capacity")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, recompute_atom, "recompute")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, wake_atom, "wake")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, retry_atom, "retry")
+  // Registry (the service backend) and the PodGroup actors.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, bind_gang_atom, "bindgang")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, bound_atom, "bound")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, report_atom, "report")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, pods_atom, "pods")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, finished_atom, "finished")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, spec_atom, "spec")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, removed_atom, "removed")
+  // Binder and simulated cluster.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, bind_pods_atom, "bindpods")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, pod_status_atom, "podstatus")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, spawn_atom, "spawn")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, forget_atom, "forget")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, fail_atom, "fail")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, tick_atom, "tick")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, stalled_atom, "stalled")
+  // Store writer.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, persist_atom, "persist")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, persisted_atom, "persisted")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, flush_atom, "flush")
+  // The API service, relayed into the registry.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, create_atom, "create")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, read_atom, "read")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, list_atom, "list")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, delete_atom, "delete")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, act_atom, "act")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, events_atom, "events")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, watch_atom, "watch")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, unwatch_atom, "unwatch")
+  // Introspection for tests and invariant checks.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, inspect_atom, "inspect")
+
+  // Message types.
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_group_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::queue_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::node_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_refs))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::reserve_request))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::vote))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::gang_entry))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::plan_outcome))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::usage_delta))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::admit_request))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::admission))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::binding_request))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::gang_report))
+  CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::pod_outcome>))
+  CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::pod_status_update>))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::spawn_request))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::stall_report))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::batch_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::bound_result))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::node_snapshot))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::gang_snapshot))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::queue_snapshot))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::txn_id))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::ratio))
+  CAF_ADD_TYPE_ID(phalanx, (std::vector<uint64_t>))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::resources))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::queue_state))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::status))
+
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::api::object))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::api::resource_kind))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::api::list_options))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::api::object_action))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::object_reply))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::list_reply))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::events_reply))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::watch_sink_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::loaded_state_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::registry_snapshot))
+
+CAF_END_TYPE_ID_BLOCK(phalanx)
+
+// Local-only: these types never leave the process, so they need no inspect() and may carry
+// shared pointers.
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_group_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::queue_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::node_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_refs)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::reserve_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::vote)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::gang_entry)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::plan_outcome)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::usage_delta)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::admit_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::admission)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::binding_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::gang_report)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::pod_outcome>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::pod_status_update>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::spawn_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::stall_report)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::batch_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::bound_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::node_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::gang_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::queue_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::scheduler::txn_id)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::scheduler::ratio)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<uint64_t>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::scheduler::resources)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::scheduler::queue_state)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::status)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::object)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::resource_kind)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::list_options)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::object_action)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::object_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::list_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::events_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::watch_sink_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::loaded_state_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::registry_snapshot)

@@ -1,0 +1,276 @@
+#include "actors/queue_actor.hpp"
+
+#include "scheduler/fair_share.hpp"
+#include "scheduler/order.hpp"
+#include "scheduler/quantity.hpp"
+
+#include <caf/all.hpp>
+
+namespace phalanx::actors {
+
+bool queue_actor_state::order_less::operator()(const order_key& a,
+                                               const order_key& b) const noexcept {
+  auto c = scheduler::compare_gangs(*a.group, *b.group);
+  if (c != 0)
+    return c < 0;
+  return a.gang < b.gang;
+}
+
+namespace {
+
+using self_ptr = queue_actor::stateful_pointer<queue_actor_state>;
+using book = queue_actor_state::gang_book;
+
+bool is_open(const queue_actor_state& st) {
+  return st.spec->state == scheduler::queue_state::open;
+}
+
+// Volcano's "overused": the queue holds at least its deserved share in every dimension it
+// deserves. An overused queue starts nothing new until its share drops.
+bool overused(const queue_actor_state& st) {
+  if (!st.deserved_known || st.deserved.is_zero())
+    return false;
+  return scheduler::fits(st.deserved, st.allocated);
+}
+
+void publish_gauges(self_ptr self) {
+  auto& st = self->state;
+  auto& m = *st.ctx->metrics;
+  const auto& name = st.spec->meta.name;
+  m.pending_gangs.with({name}).set(double(st.to_admit.size() + st.ready.size()));
+  auto put = [&](api::metric_family<api::gauge>& family, const scheduler::resources& r) {
+    for (auto resource : {scheduler::cpu_resource, scheduler::memory_resource,
+                          scheduler::ephemeral_storage_resource, scheduler::pods_resource}) {
+      double v = double(r.get(resource));
+      if (resource == scheduler::cpu_resource)
+        v /= 1000.0;
+      family.with({name, std::string(resource)}).set(v);
+    }
+    for (const auto& e : r.extended())
+      family.with({name, std::string(e.name.str())}).set(double(e.amount));
+  };
+  put(m.queue_allocated, st.allocated);
+  put(m.queue_deserved, st.deserved);
+}
+
+void report_usage(self_ptr self) {
+  auto& st = self->state;
+  scheduler::resources request = st.allocated;
+  for (const auto& [id, b] : st.gangs)
+    request += b.demand;
+  self->send(st.cluster, usage_atom::value, st.spec->meta.name, st.allocated, request);
+  publish_gauges(self);
+}
+
+void set_claim(self_ptr self, uint64_t gang, book& b, scheduler::resources claim) {
+  auto& st = self->state;
+  if (claim == b.claim)
+    return;
+  st.inqueue -= b.claim;
+  st.inqueue += claim;
+  b.claim = std::move(claim);
+  self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name, b.claim);
+}
+
+scheduler::resources claim_of(const book& b) {
+  return (b.group->min_resources - b.allocated).clamped_at_zero();
+}
+
+void dispatch(self_ptr self) {
+  auto& st = self->state;
+  if (!is_open(st))
+    return;
+  auto limit = static_cast<std::size_t>(std::max(1, st.ctx->config.scheduling.max_planning_per_queue));
+  while (st.planning.size() < limit && !st.ready.empty()) {
+    if (overused(st))
+      break;
+    auto key = *st.ready.begin();
+    st.ready.erase(st.ready.begin());
+    auto i = st.gangs.find(key.gang);
+    if (i == st.gangs.end())
+      continue;
+    st.planning.insert(key.gang);
+    auto share = scheduler::queue_share(st.allocated, st.deserved);
+    self->send(i->second.handle, plan_atom::value, share);
+  }
+  publish_gauges(self);
+}
+
+void admit_locally(self_ptr self, uint64_t gang, book& b) {
+  auto& st = self->state;
+  b.admitted = true;
+  st.to_admit.erase({b.group.get(), gang});
+  st.ready.insert({b.group.get(), gang});
+  self->send(b.handle, admission_atom::value, admission{gang, true, {}});
+}
+
+void try_admit(self_ptr self) {
+  auto& st = self->state;
+  if (st.admitting || !is_open(st))
+    return;
+  for (auto it = st.to_admit.begin(); it != st.to_admit.end();) {
+    auto gang = it->gang;
+    ++it;  // admit_locally may erase the current element.
+    if (st.refused_since_wake.count(gang))
+      continue;
+    auto& b = st.gangs.at(gang);
+    // Without gang scheduling there is no gate (the default scheduler has none); a gang without
+    // minResources passes the gate as soon as its queue is open.
+    if (!st.ctx->config.scheduling.gang_scheduling || b.group->min_resources.is_zero()) {
+      admit_locally(self, gang, b);
+      continue;
+    }
+    st.admitting = true;
+    admit_request req;
+    req.gang = gang;
+    req.queue = st.spec->meta.name;
+    req.group = b.group;
+    self->send(st.cluster, admit_atom::value, std::move(req), queue_actor_fwd{self});
+    return;
+  }
+}
+
+void forget(self_ptr self, uint64_t gang) {
+  auto& st = self->state;
+  auto i = st.gangs.find(gang);
+  if (i == st.gangs.end())
+    return;
+  auto& b = i->second;
+  st.to_admit.erase({b.group.get(), gang});
+  st.ready.erase({b.group.get(), gang});
+  st.planning.erase(gang);
+  st.refused_since_wake.erase(gang);
+  st.allocated -= b.allocated;
+  set_claim(self, gang, b, {});
+  st.gangs.erase(i);
+}
+
+} // namespace
+
+queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queue_ptr spec,
+                                            cluster_actor cluster) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.spec = std::move(spec);
+  st.cluster = std::move(cluster);
+  publish_gauges(self);
+  return {
+    [self](admission_atom, admission& a) {
+      auto& st = self->state;
+      st.admitting = false;
+      auto i = st.gangs.find(a.gang);
+      if (i != st.gangs.end() && !i->second.admitted) {
+        auto& b = i->second;
+        if (a.admitted) {
+          admit_locally(self, a.gang, b);
+          // The cluster actor recorded the whole minResources as the claim; sync if part of it
+          // is allocated already.
+          b.claim = b.group->min_resources;
+          st.inqueue += b.claim;
+          set_claim(self, a.gang, b, claim_of(b));
+        } else {
+          st.refused_since_wake.insert(a.gang);
+          self->send(b.handle, admission_atom::value, std::move(a));
+        }
+      }
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](deserved_atom, scheduler::resources deserved) {
+      auto& st = self->state;
+      st.deserved = std::move(deserved);
+      st.deserved_known = true;
+      dispatch(self);
+    },
+    [self](waiting_atom, gang_entry& e, gang_actor& handle) {
+      auto& st = self->state;
+      auto [i, fresh] = st.gangs.try_emplace(e.gang);
+      auto& b = i->second;
+      if (!fresh) {
+        st.to_admit.erase({b.group.get(), e.gang});
+        st.ready.erase({b.group.get(), e.gang});
+      }
+      b.group = std::move(e.group);
+      b.handle = std::move(handle);
+      b.demand = std::move(e.demand);
+      b.sleeping = false;
+      if (e.admitted && !b.admitted) {
+        b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
+        set_claim(self, e.gang, b, claim_of(b));
+      }
+      if (b.admitted)
+        st.ready.insert({b.group.get(), e.gang});
+      else
+        st.to_admit.insert({b.group.get(), e.gang});
+      report_usage(self);
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](planned_atom, uint64_t gang, plan_outcome outcome) {
+      auto& st = self->state;
+      st.planning.erase(gang);
+      if (auto i = st.gangs.find(gang); i != st.gangs.end())
+        i->second.sleeping = outcome == plan_outcome::unschedulable ||
+                             outcome == plan_outcome::refused ||
+                             outcome == plan_outcome::unresolvable;
+      dispatch(self);
+    },
+    [self](usage_atom, usage_delta& d) {
+      auto& st = self->state;
+      auto i = st.gangs.find(d.gang);
+      st.allocated += d.added;
+      st.allocated -= d.removed;
+      if (i != st.gangs.end()) {
+        auto& b = i->second;
+        b.allocated += d.added;
+        b.allocated -= d.removed;
+        b.demand -= d.added;
+        b.demand = b.demand.clamped_at_zero();
+        if (b.admitted)
+          set_claim(self, d.gang, b, claim_of(b));
+      }
+      report_usage(self);
+      dispatch(self);
+    },
+    [self](removed_atom, uint64_t gang) {
+      forget(self, gang);
+      report_usage(self);
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](spec_atom, queue_ptr spec) {
+      auto& st = self->state;
+      st.spec = std::move(spec);
+      self->send(st.cluster, spec_atom::value, st.spec, queue_actor_fwd{self});
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](wake_atom) {
+      auto& st = self->state;
+      st.refused_since_wake.clear();
+      for (auto& [id, b] : st.gangs)
+        if (b.sleeping) {
+          b.sleeping = false;
+          self->send(b.handle, wake_atom::value);
+        }
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](inspect_atom) {
+      auto& st = self->state;
+      queue_snapshot snap;
+      snap.name = st.spec->meta.name;
+      snap.allocated = st.allocated;
+      snap.inqueue = st.inqueue;
+      snap.deserved = st.deserved;
+      snap.waiting = st.to_admit.size() + st.ready.size();
+      snap.planning = st.planning.size();
+      snap.gangs = st.gangs.size();
+      for (const auto& [id, b] : st.gangs)
+        snap.admitted += b.admitted ? 1 : 0;
+      return snap;
+    },
+  };
+}
+
+} // namespace phalanx::actors

@@ -1,0 +1,68 @@
+#pragma once
+
+// The queue actor (DESIGN.md section 4): one Volcano queue's pending gangs in order (priority,
+// creation time, uid), the enqueue gate (through the cluster actor, which owns the cluster-wide
+// overcommit ledger), a bounded number of gangs planning at once, and the queue's allocated and
+// inqueue accounting.
+//
+// Admission and planning are separate steps, as in Volcano's enqueue and allocate actions: a gang
+// refused by the gate does not block the ones behind it, and only admitted gangs get planning
+// slots. A queue that is Closed admits and plans nothing; a queue whose allocation reached its
+// deserved share (overused) plans nothing new until it drops or other queues stop asking.
+
+#include "actors/interfaces.hpp"
+#include "actors/runtime_context.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace phalanx::actors {
+
+struct queue_actor_state {
+  static inline const char* name = "phalanx.queue";
+
+  struct gang_book {
+    pod_group_ptr group;
+    gang_actor handle;
+    bool admitted = false;
+    bool sleeping = false;      // Its last slot failed for lack of room; woken when room appears.
+    scheduler::resources allocated;
+    scheduler::resources claim; // minResources - allocated, at least 0, while admitted.
+    scheduler::resources demand;
+  };
+
+  /// Gang order key: the gang's PodGroup (kept alive by its book) and its id.
+  struct order_key {
+    const scheduler::pod_group* group;
+    uint64_t gang;
+  };
+  struct order_less {
+    bool operator()(const order_key& a, const order_key& b) const noexcept;
+  };
+
+  context_ptr ctx;
+  queue_ptr spec;
+  cluster_actor cluster;
+  std::unordered_map<uint64_t, gang_book> gangs;
+  std::set<order_key, order_less> to_admit;  // Waiting for the gate.
+  std::set<order_key, order_less> ready;     // Admitted, waiting for a planning slot.
+  std::unordered_set<uint64_t> planning;
+  std::unordered_set<uint64_t> refused_since_wake;
+  bool admitting = false;
+
+  scheduler::resources allocated;
+  scheduler::resources inqueue;
+  scheduler::resources deserved;
+  bool deserved_known = false;
+};
+
+/// Spawn with: sys.spawn(queue_actor_impl, ctx, spec, cluster).
+queue_actor::behavior_type queue_actor_impl(queue_actor::stateful_pointer<queue_actor_state> self,
+                                            context_ptr ctx, queue_ptr spec,
+                                            cluster_actor cluster);
+
+} // namespace phalanx::actors

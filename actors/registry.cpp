@@ -1,0 +1,253 @@
+#include "actors/registry_internal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+namespace phalanx::actors {
+
+namespace registry_detail {
+
+namespace {
+
+// Bounds on what the registry remembers for watches and describe.
+constexpr std::size_t watch_history_limit = 8192;
+constexpr std::size_t events_per_object = 20;
+constexpr std::size_t event_objects_limit = 50000;
+
+std::string_view kind_title(api::resource_kind kind) {
+  switch (kind) {
+    case api::resource_kind::pod:
+      return "Pod";
+    case api::resource_kind::node:
+      return "Node";
+    case api::resource_kind::pod_group:
+      return "PodGroup";
+    case api::resource_kind::queue:
+      return "Queue";
+    case api::resource_kind::job:
+      return "Job";
+  }
+  return "Object";
+}
+
+} // namespace
+
+void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then) {
+  auto& st = self->state;
+  auto cookie = st.next_cookie++;
+  st.in_flight.emplace(cookie, std::move(then));
+  self->send(st.writer, persist_atom::value,
+             std::make_shared<storage::write_batch>(std::move(batch)), cookie,
+             persist_listener_actor{self});
+}
+
+uint64_t next_version(self_ptr self) { return ++self->state.resource_version; }
+
+std::string new_uid(self_ptr self) {
+  auto& r = self->state.random;
+  uint64_t hi = r();
+  uint64_t lo = r();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;                       // Version 4.
+  lo = (lo & ~(0xC000000000000000ULL)) | 0x8000000000000000ULL;  // RFC 4122 variant.
+  char buf[37];
+  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(hi >> 32),
+                unsigned((hi >> 16) & 0xFFFF), unsigned(hi & 0xFFFF), unsigned(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
+                  std::string_view name, std::string_view type, std::string_view reason,
+                  std::string message) {
+  auto& st = self->state;
+  auto key = std::string(kind_title(kind)) + "/" + object_key(ns, name);
+  auto now = st.ctx->now();
+  auto [it, fresh] = st.events.try_emplace(key);
+  auto& list = it->second;
+  if (fresh) {
+    st.event_order.push_back(key);
+    if (st.event_order.size() > event_objects_limit) {
+      st.events.erase(st.event_order.front());
+      st.event_order.pop_front();
+    }
+  }
+  // Repeats of the last event count up instead of piling up, as Kubernetes aggregates them.
+  if (!list.empty() && list.back().reason == reason && list.back().message == message &&
+      list.back().type == type) {
+    ++list.back().count;
+    list.back().last_time = now;
+    return;
+  }
+  scheduler::event e;
+  e.type = std::string(type);
+  e.reason = std::string(reason);
+  e.message = std::move(message);
+  e.first_time = e.last_time = now;
+  list.push_back(std::move(e));
+  if (list.size() > events_per_object)
+    list.pop_front();
+}
+
+bool is_watched(self_ptr self, api::resource_kind kind) {
+  return self->state.watched[kind_index(kind)];
+}
+
+void announce(self_ptr self, api::watch_event::type type, api::object obj) {
+  auto& st = self->state;
+  auto kind = api::kind_of(obj);
+  auto version = api::meta_of(obj).resource_version;
+  api::watch_event event{type, std::move(obj)};
+  if (!st.watched[kind_index(kind)])
+    return;
+  bool any_closed = false;
+  for (auto& w : st.watchers) {
+    if (w.kind != kind || !w.sink)
+      continue;
+    const auto& meta = api::meta_of(event.obj);
+    if (!w.options.namespace_name.empty() && meta.namespace_name != w.options.namespace_name)
+      continue;
+    if (!w.options.selector.matches(meta.labels))
+      continue;
+    if (!w.sink->on_event(event)) {
+      w.sink = nullptr;
+      any_closed = true;
+    }
+  }
+  if (any_closed) {
+    std::erase_if(st.watchers, [](const auto& w) { return !w.sink; });
+    st.watched.fill(false);
+    for (const auto& w : st.watchers)
+      st.watched[kind_index(w.kind)] = true;
+  }
+  st.history.emplace_back(version, std::move(event));
+  if (st.history.size() > watch_history_limit)
+    st.history.pop_front();
+}
+
+std::string implicit_queue_of(const scheduler::pod& p) {
+  if (const auto* q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
+    return *q;
+  return std::string(scheduler::default_queue_name);
+}
+
+status check_queue_accepts(const registry_state& st, const std::string& queue,
+                           std::string_view field) {
+  auto i = st.queues.find(queue);
+  if (i == st.queues.end())
+    return {errc::invalid_argument, std::string(field) + ": Not found: \"" + queue +
+                                        "\": queue does not exist"};
+  if (i->second.queue->state != scheduler::queue_state::open)
+    return {errc::failed_precondition,
+            std::string(field) + ": Forbidden: queue \"" + queue + "\" is " +
+                std::string(scheduler::to_string(i->second.queue->state)) +
+                "; only Open queues accept new work"};
+  return {};
+}
+
+result<int32_t> resolve_priority(const registry_state& st, const std::string& class_name,
+                                 int32_t given, std::string_view field) {
+  if (class_name.empty())
+    return given;
+  auto p = priority_of(st.ctx->config.scheduling, class_name);
+  if (!p)
+    return status{errc::invalid_argument,
+                  std::string(field) + ": Not found: \"" + class_name +
+                      "\": no PriorityClass with this name is configured"};
+  return *p;
+}
+
+} // namespace registry_detail
+
+using namespace registry_detail;
+
+registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
+                                            std::shared_ptr<std::atomic<bool>> ready,
+                                            loaded_state_ptr loaded, store_writer_actor writer,
+                                            binder_actor binder, cluster_actor cluster) {
+  auto& st = self->state;
+  st.ctx = std::move(ctx);
+  st.ready = std::move(ready);
+  st.writer = std::move(writer);
+  st.binder = std::move(binder);
+  st.cluster = std::move(cluster);
+  st.random.seed(st.ctx->config.seed ^ 0x5EED5EED5EEDULL);
+  self->send(st.cluster, spec_atom::value, deserved_listener_actor{self});
+  // On shutdown, take every actor spawned here along.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    auto& st = self->state;
+    for (auto& [gang, g] : st.groups)
+      if (g.actor)
+        self->send_exit(g.actor, msg.reason);
+    for (auto& [name, q] : st.queues)
+      self->send_exit(q.actor, msg.reason);
+    for (auto& [name, n] : st.nodes)
+      self->send_exit(n.actor, msg.reason);
+    for (auto& w : st.watchers)
+      if (w.sink)
+        w.sink->on_close(status{errc::unavailable, "the scheduler is shutting down"});
+    st.watchers.clear();
+    self->quit(msg.reason);
+  });
+  restore(self, *loaded);
+  loaded.reset();
+  return {
+    // -- gang sink
+    [self](bind_gang_atom, binding_request& req, gang_actor& gang) {
+      do_bind_gang(self, std::move(req), std::move(gang));
+    },
+    [self](report_atom, gang_report& report) { do_report(self, std::move(report)); },
+    // -- status sink
+    [self](pod_status_atom, std::vector<pod_status_update>& updates) {
+      do_pod_status(self, std::move(updates));
+    },
+    [self](spawn_atom, spawn_request& req) { do_spawn(self, std::move(req)); },
+    [self](stalled_atom, const stall_report& report) { do_stalled(self, report); },
+    // -- persist listener
+    [self](persisted_atom, uint64_t cookie, const status& outcome) {
+      auto& st = self->state;
+      auto i = st.in_flight.find(cookie);
+      if (i == st.in_flight.end())
+        return;
+      auto then = std::move(i->second);
+      st.in_flight.erase(i);
+      then(outcome);
+    },
+    // -- deserved listener
+    [self](deserved_atom, const std::string& queue, scheduler::resources& deserved) {
+      auto& st = self->state;
+      if (auto i = st.queues.find(queue); i != st.queues.end())
+        i->second.deserved = std::move(deserved);
+    },
+    // -- API
+    [self](create_atom, api::object& obj, object_reply& reply) {
+      do_create(self, std::move(obj), std::move(reply));
+    },
+    [self](read_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
+           const object_reply& reply) { do_get(self, kind, ns, name, reply); },
+    [self](list_atom, api::resource_kind kind, const api::list_options& options,
+           const list_reply& reply) { do_list(self, kind, options, reply); },
+    [self](delete_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
+           object_reply& reply) { do_delete(self, kind, ns, name, std::move(reply)); },
+    [self](act_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
+           api::object_action action, object_reply& reply) {
+      do_act(self, kind, ns, name, action, std::move(reply));
+    },
+    [self](events_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
+           const events_reply& reply) { do_events(self, kind, ns, name, reply); },
+    [self](watch_atom, uint64_t id, api::resource_kind kind, api::list_options& options,
+           uint64_t from_version, watch_sink_ptr& sink) {
+      do_watch(self, id, kind, std::move(options), from_version, std::move(sink));
+    },
+    [self](unwatch_atom, uint64_t id) {
+      auto& st = self->state;
+      std::erase_if(st.watchers, [id](const auto& w) { return w.id == id; });
+      st.watched.fill(false);
+      for (const auto& w : st.watchers)
+        st.watched[kind_index(w.kind)] = true;
+    },
+    [self](inspect_atom) { return snapshot(self->state); },
+  };
+}
+
+} // namespace phalanx::actors

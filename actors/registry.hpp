@@ -1,0 +1,144 @@
+#pragma once
+
+// The registry: the one owner of the object catalog (nodes, queues, PodGroups, pods, jobs), the
+// backend of the HTTP API's service interface, and the orderer of persistence. Every accepted
+// change is written through the store writer and applied to the catalog only once durable, then
+// announced to watchers and to the actors that schedule (DESIGN.md section 5: acknowledged means
+// durable). It spawns the node, queue and PodGroup actors, computes the status Volcano shows, keeps
+// events, and restores everything from the store at start.
+
+#include "actors/interfaces.hpp"
+#include "actors/runtime_context.hpp"
+
+#include "api/service.hpp"
+#include "storage/store.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+namespace phalanx::actors {
+
+/// The REGISTRY actor interface.
+using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_listener_actor,
+                                                    deserved_listener_actor>::extend<
+  // Create a decoded, validated object; answer with the stored object once durable.
+  caf::reacts_to<create_atom, api::object, object_reply>,
+  // Get one object (kind, namespace, name).
+  caf::reacts_to<read_atom, api::resource_kind, std::string, std::string, object_reply>,
+  // List objects of a kind.
+  caf::reacts_to<list_atom, api::resource_kind, api::list_options, list_reply>,
+  // Delete an object; answer with the object as it was, once durable.
+  caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, object_reply>,
+  // Apply an action (cordon, suspend, open, fail...) to an object.
+  caf::reacts_to<act_atom, api::resource_kind, std::string, std::string, api::object_action,
+                 object_reply>,
+  // The events recorded about an object.
+  caf::reacts_to<events_atom, api::resource_kind, std::string, std::string, events_reply>,
+  // Start watch `id` of a kind from a resource version.
+  caf::reacts_to<watch_atom, uint64_t, api::resource_kind, api::list_options, uint64_t,
+                 watch_sink_ptr>,
+  // End watch `id`.
+  caf::reacts_to<unwatch_atom, uint64_t>,
+  // Consistency facts, for tests and invariant checks.
+  caf::replies_to<inspect_atom>::with<registry_snapshot>>;
+
+struct registry_state {
+  static inline const char* name = "phalanx.registry";
+
+  struct pod_entry {
+    uint64_t id = 0;
+    pod_ptr pod;
+    uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
+    std::string reason;       // Why it is pending (PodScheduled=False message).
+    bool binding = false;     // In a binding being made durable.
+    bool delete_requested = false;
+    object_reply delete_reply;
+  };
+  struct group_entry {
+    uint64_t gang = 0;
+    std::string key;
+    pod_group_ptr group;
+    gang_actor actor;
+    bool implicit = false;    // Made for a pod without a PodGroup; not persisted.
+    std::string job_key;      // The job that owns it, if any.
+    std::vector<uint64_t> pods;
+    gang_report last_report;
+    std::string stall_message;  // Set while the simulation reports a deadlock.
+    scheduler::pod_group_status emitted;  // Last status sent to watchers.
+    bool removed = false;
+  };
+  struct node_entry {
+    uint32_t index = 0;
+    node_ptr node;
+    node_actor actor;
+    scheduler::resources allocated;
+    int32_t pod_count = 0;
+    bool live = true;
+  };
+  struct queue_entry {
+    queue_ptr queue;
+    queue_actor actor;
+    scheduler::resources deserved;
+  };
+  struct job_entry {
+    std::shared_ptr<const scheduler::job> job;
+    scheduler::job_status status;
+    std::string group_key;
+  };
+  struct watcher {
+    uint64_t id = 0;
+    api::resource_kind kind;
+    api::list_options options;
+    watch_sink_ptr sink;
+  };
+
+  context_ptr ctx;
+  std::shared_ptr<std::atomic<bool>> ready;
+  store_writer_actor writer;
+  binder_actor binder;
+  cluster_actor cluster;
+
+  uint64_t next_gang = 1;
+  uint64_t next_pod = 1;
+  uint64_t next_cookie = 1;
+  uint64_t resource_version = 0;
+  scheduler::rng random;
+
+  std::unordered_map<uint64_t, pod_entry> pods;
+  std::unordered_map<std::string, uint64_t> pod_ids;       // "<ns>/<name>" -> id
+  std::unordered_map<uint64_t, group_entry> groups;
+  std::unordered_map<std::string, uint64_t> group_ids;     // "<ns>/<name>" -> gang
+  std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
+  std::map<std::string, node_entry> nodes;
+  std::vector<std::string> node_names;                     // By view index.
+  std::map<std::string, queue_entry> queues;
+  std::map<std::string, job_entry> jobs;
+  std::unordered_set<std::string> reserved_names[5];       // Creations not yet durable, by kind.
+
+  std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
+
+  std::vector<watcher> watchers;
+  std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)
+  std::array<bool, 5> watched{};                              // Any watcher per kind.
+
+  std::unordered_map<std::string, std::deque<scheduler::event>> events;
+  std::deque<std::string> event_order;  // Keys, oldest first, to bound memory.
+};
+
+/// Spawn with: sys.spawn(registry_impl, ctx, ready, loaded, writer, binder, cluster).
+registry_actor::behavior_type
+registry_impl(registry_actor::stateful_pointer<registry_state> self, context_ptr ctx,
+              std::shared_ptr<std::atomic<bool>> ready, loaded_state_ptr loaded,
+              store_writer_actor writer, binder_actor binder, cluster_actor cluster);
+
+} // namespace phalanx::actors
+

@@ -1,0 +1,859 @@
+// The registry's API operations: create, get, list, delete, actions, events, watch.
+
+#include "actors/registry_internal.hpp"
+
+#include "scheduler/job.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace phalanx::actors::registry_detail {
+
+using api::resource_kind;
+
+// -- nodes
+
+void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
+  auto& st = self->state;
+  auto spec = std::make_shared<const scheduler::node>(std::move(n));
+  scheduler::resources used;
+  for (const auto& ref : committed)
+    used += ref.pod->requests;
+  auto index = st.ctx->view->add_slot(*spec, spec->allocatable - used);
+  auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
+                                          spec, st.binder, committed);
+  st.ctx->nodes->publish(index, handle);
+  auto& e = st.nodes[spec->meta.name];
+  e.index = static_cast<uint32_t>(index);
+  e.node = spec;
+  e.actor = handle;
+  e.allocated = used;
+  e.pod_count = static_cast<int32_t>(committed.size());
+  if (st.node_names.size() <= index)
+    st.node_names.resize(index + 1);
+  st.node_names[index] = spec->meta.name;
+  self->send(st.cluster, capacity_atom::value, spec->allocatable, scheduler::resources{});
+}
+
+// -- queues
+
+void add_queue(self_ptr self, scheduler::queue q) {
+  auto& st = self->state;
+  auto spec = std::make_shared<const scheduler::queue>(std::move(q));
+  auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
+  st.queues[spec->meta.name] = {spec, handle, {}};
+  self->send(st.cluster, spec_atom::value, spec, queue_actor_fwd{handle});
+}
+
+namespace {
+
+
+std::string kind_plural(resource_kind k) { return std::string(api::to_string(k)); }
+
+status already_exists(resource_kind k, std::string_view name) {
+  return {errc::already_exists, kind_plural(k) + " \"" + std::string(name) + "\" already exists"};
+}
+
+status not_found(resource_kind k, std::string_view name) {
+  return {errc::not_found, kind_plural(k) + " \"" + std::string(name) + "\" not found"};
+}
+
+bool name_taken(const registry_state& st, resource_kind kind, const std::string& key) {
+  if (st.reserved_names[kind_index(kind)].count(key))
+    return true;
+  switch (kind) {
+    case resource_kind::pod:
+      return st.pod_ids.count(key) != 0;
+    case resource_kind::node:
+      return st.nodes.count(key) != 0;
+    case resource_kind::pod_group:
+      return st.group_ids.count(key) != 0;
+    case resource_kind::queue:
+      return st.queues.count(key) != 0;
+    case resource_kind::job:
+      return st.jobs.count(key) != 0;
+  }
+  return false;
+}
+
+void stamp_new(self_ptr self, scheduler::object_meta& meta) {
+  if (meta.uid.empty())
+    meta.uid = new_uid(self);
+  meta.creation_time = self->state.ctx->now();
+}
+
+void create_node(self_ptr self, scheduler::node n, object_reply reply) {
+  auto& st = self->state;
+  auto key = n.meta.name;
+  if (name_taken(st, resource_kind::node, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::node, key)});
+  stamp_new(self, n.meta);
+  st.reserved_names[kind_index(resource_kind::node)].insert(key);
+  n.meta.resource_version = next_version(self);
+  storage::write_batch batch;
+  batch.put(n);
+  persist(self, std::move(batch), [self, n, key, reply](const status& s) mutable {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::node)].erase(key);
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    add_node(self, std::move(n), {});
+    auto view = node_view(st.nodes.at(key));
+    record_event(self, resource_kind::node, "", key, "Normal", "Registered",
+                 "simulated node registered with " + view.node.allocatable.to_string());
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
+  auto& st = self->state;
+  auto key = q.meta.name;
+  if (name_taken(st, resource_kind::queue, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::queue, key)});
+  stamp_new(self, q.meta);
+  q.meta.resource_version = next_version(self);
+  st.reserved_names[kind_index(resource_kind::queue)].insert(key);
+  storage::write_batch batch;
+  batch.put(storage::queue_record{q});
+  persist(self, std::move(batch), [self, q, key, reply](const status& s) mutable {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::queue)].erase(key);
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    add_queue(self, std::move(q));
+    auto view = queue_view(st, st.queues.at(key));
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
+  auto& st = self->state;
+  auto key = object_key(g.meta.namespace_name, g.meta.name);
+  if (name_taken(st, resource_kind::pod_group, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::pod_group, g.meta.name)});
+  if (auto s = check_queue_accepts(st, g.queue, "spec.queue"); !s.ok())
+    return respond(reply, result<api::object>{s});
+  auto prio = resolve_priority(st, g.priority_class_name, g.priority, "spec.priorityClassName");
+  if (!prio)
+    return respond(reply, result<api::object>{prio.error()});
+  g.priority = *prio;
+  stamp_new(self, g.meta);
+  g.meta.resource_version = next_version(self);
+  st.reserved_names[kind_index(resource_kind::pod_group)].insert(key);
+  storage::write_batch batch;
+  batch.put(storage::pod_group_record{g});
+  persist(self, std::move(batch), [self, g, key, reply](const status& s) mutable {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::pod_group)].erase(key);
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto gang = st.next_gang++;
+    auto& entry = st.groups[gang];
+    entry.gang = gang;
+    entry.key = key;
+    entry.group = std::make_shared<const scheduler::pod_group>(std::move(g));
+    st.group_ids[key] = gang;
+    // Pods that arrived before their PodGroup join it now.
+    if (auto o = st.orphans.find(key); o != st.orphans.end()) {
+      for (auto id : o->second)
+        if (auto p = st.pods.find(id); p != st.pods.end()) {
+          p->second.gang = gang;
+          p->second.reason.clear();
+          entry.pods.push_back(id);
+        }
+      st.orphans.erase(o);
+    }
+    spawn_gang(self, entry);
+    auto view = group_view(st, entry);
+    entry.emitted = view.status;
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
+  auto& st = self->state;
+  auto key = object_key(p.meta.namespace_name, p.meta.name);
+  if (name_taken(st, resource_kind::pod, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+  if (p.is_bound())
+    return respond(reply, result<api::object>{status{
+                            errc::invalid_argument,
+                            "spec.nodeName: Forbidden: pods are bound by the scheduler; a pod "
+                            "cannot be created bound to a node"}});
+  bool ours = is_our_scheduler(st.ctx->config.scheduling, p.scheduler_name);
+  if (ours && p.group.empty())
+    if (auto s = check_queue_accepts(st, implicit_queue_of(p),
+                                     "metadata.annotations[scheduling.volcano.sh/queue-name]");
+        !s.ok())
+      return respond(reply, result<api::object>{s});
+  auto prio = resolve_priority(st, p.priority_class_name, p.priority, "spec.priorityClassName");
+  if (!prio)
+    return respond(reply, result<api::object>{prio.error()});
+  p.priority = *prio;
+  p.phase = scheduler::pod_phase::pending;
+  p.requests.pods = 1;
+  stamp_new(self, p.meta);
+  p.meta.resource_version = next_version(self);
+  st.reserved_names[kind_index(resource_kind::pod)].insert(key);
+  storage::write_batch batch;
+  batch.put(p);
+  auto pod = std::make_shared<const scheduler::pod>(std::move(p));
+  persist(self, std::move(batch), [self, pod, key, reply](const status& s) {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::pod)].erase(key);
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto id = insert_pod(self, pod);
+    auto& e = st.pods.at(id);
+    attach_pod(self, e);
+    auto view = pod_view(st, e);
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void create_job(self_ptr self, api::job_object obj, object_reply reply) {
+  auto& st = self->state;
+  auto& j = obj.job;
+  auto key = object_key(j.meta.namespace_name, j.meta.name);
+  if (name_taken(st, resource_kind::job, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::job, j.meta.name)});
+  if (auto s = check_queue_accepts(st, j.queue, "spec.queue"); !s.ok())
+    return respond(reply, result<api::object>{s});
+  auto prio = resolve_priority(st, j.priority_class_name, j.priority, "spec.priorityClassName");
+  if (!prio)
+    return respond(reply, result<api::object>{prio.error()});
+  j.priority = *prio;
+  for (std::size_t i = 0; i < j.tasks.size(); ++i) {
+    auto& tmpl = j.tasks[i].pod_template;
+    auto tp = resolve_priority(st, tmpl.priority_class_name, tmpl.priority,
+                               "spec.tasks[" + std::to_string(i) +
+                                   "].template.spec.priorityClassName");
+    if (!tp)
+      return respond(reply, result<api::object>{tp.error()});
+    tmpl.priority = *tp;
+  }
+  stamp_new(self, j.meta);
+  auto expanded = scheduler::expand_job(j);
+  if (!expanded)
+    return respond(reply, result<api::object>{expanded.error()});
+  auto& group = expanded->group;
+  auto group_key = object_key(group.meta.namespace_name, group.meta.name);
+  if (name_taken(st, resource_kind::pod_group, group_key))
+    return respond(reply,
+                 result<api::object>{already_exists(resource_kind::pod_group, group.meta.name)});
+  for (const auto& p : expanded->pods)
+    if (name_taken(st, resource_kind::pod, object_key(p.meta.namespace_name, p.meta.name)))
+      return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+  if (group.priority == 0)
+    group.priority = j.priority;
+
+  j.meta.resource_version = next_version(self);
+  group.meta.resource_version = j.meta.resource_version;
+  scheduler::job_status status;
+  status.phase = scheduler::job_phase::pending;
+  status.min_available = group.min_member;
+  status.last_transition_time = j.meta.creation_time;
+  storage::write_batch batch;
+  batch.put(storage::job_record{j, status});
+  batch.put(storage::pod_group_record{group});
+  for (auto& p : expanded->pods) {
+    p.meta.resource_version = j.meta.resource_version;
+    p.requests.pods = 1;
+    batch.put(p);
+    st.reserved_names[kind_index(resource_kind::pod)].insert(
+        object_key(p.meta.namespace_name, p.meta.name));
+  }
+  st.reserved_names[kind_index(resource_kind::job)].insert(key);
+  st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
+  auto shared = std::make_shared<scheduler::expanded_job>(std::move(*expanded));
+  auto job = std::make_shared<const scheduler::job>(std::move(j));
+  persist(self, std::move(batch), [self, job, shared, status, key, group_key, reply](
+                                      const phalanx::status& s) {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::job)].erase(key);
+    st.reserved_names[kind_index(resource_kind::pod_group)].erase(group_key);
+    for (const auto& p : shared->pods)
+      st.reserved_names[kind_index(resource_kind::pod)].erase(
+          object_key(p.meta.namespace_name, p.meta.name));
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    st.jobs[key] = {job, status, group_key};
+    auto gang = st.next_gang++;
+    auto& g = st.groups[gang];
+    g.gang = gang;
+    g.key = group_key;
+    g.job_key = key;
+    g.group = std::make_shared<const scheduler::pod_group>(std::move(shared->group));
+    st.group_ids[group_key] = gang;
+    for (auto& p : shared->pods) {
+      auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
+      st.pods.at(id).gang = gang;
+      g.pods.push_back(id);
+    }
+    spawn_gang(self, g);
+    g.emitted = group_status(st, g);
+    record_event(self, resource_kind::job, job->meta.namespace_name, job->meta.name, "Normal",
+                 "Created", "created PodGroup " + g.group->meta.name + " and " +
+                                std::to_string(g.pods.size()) + " pods");
+    if (is_watched(self, resource_kind::pod))
+      for (auto id : g.pods)
+        announce(self, api::watch_event::type::added, pod_view(st, st.pods.at(id)));
+    announce(self, api::watch_event::type::added, group_view(st, g));
+    auto view = job_view(st, st.jobs.at(key));
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+template <class F>
+void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
+  switch (kind) {
+    case resource_kind::pod:
+      for (const auto& [id, e] : st.pods)
+        f(api::object{pod_view(st, e)});
+      break;
+    case resource_kind::node:
+      for (const auto& [name, n] : st.nodes)
+        if (n.live)
+          f(api::object{node_view(n)});
+      break;
+    case resource_kind::pod_group:
+      for (const auto& [gang, g] : st.groups)
+        if (!g.removed)
+          f(api::object{group_view(st, g)});
+      break;
+    case resource_kind::queue:
+      for (const auto& [name, q] : st.queues)
+        f(api::object{queue_view(st, q)});
+      break;
+    case resource_kind::job:
+      for (const auto& [key, j] : st.jobs)
+        f(api::object{job_view(st, j)});
+      break;
+  }
+}
+
+bool matches(const api::list_options& options, const api::object& obj) {
+  const auto& meta = api::meta_of(obj);
+  if (!options.namespace_name.empty() && meta.namespace_name != options.namespace_name)
+    return false;
+  return options.selector.matches(meta.labels);
+}
+
+void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
+  auto& st = self->state;
+  auto& g = st.groups.at(gang);
+  storage::write_batch batch;
+  batch.erase(storage::record_kind::pod_group, g.key);
+  persist(self, std::move(batch), [self, gang, reply](const status& s) {
+    auto& st = self->state;
+    auto i = st.groups.find(gang);
+    if (i == st.groups.end())
+      return respond(reply, result<api::object>{status{errc::not_found, "gone"}});
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto& g = i->second;
+    auto view = group_view(st, g);
+    view.group.meta.resource_version = next_version(self);
+    self->send_exit(g.actor, caf::exit_reason::user_shutdown);
+    if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+      self->send(q->second.actor, removed_atom::value, gang);
+    // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
+    auto& waiting = st.orphans[g.key];
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end()) {
+        p->second.gang = 0;
+        if (!p->second.pod->is_bound() && !scheduler::is_terminal(p->second.pod->phase)) {
+          p->second.reason = "pod group \"" + g.group->meta.name + "\" was deleted";
+          waiting.push_back(id);
+        }
+      }
+    st.group_ids.erase(g.key);
+    st.groups.erase(i);
+    announce(self, api::watch_event::type::deleted, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void delete_job(self_ptr self, const std::string& key, object_reply reply) {
+  auto& st = self->state;
+  auto& j = st.jobs.at(key);
+  std::vector<uint64_t> pods;
+  uint64_t gang = 0;
+  if (auto g = st.group_ids.find(j.group_key); g != st.group_ids.end()) {
+    gang = g->second;
+    pods = st.groups.at(gang).pods;
+  }
+  delete_pods(self, pods, [self, key, gang, reply](const status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    storage::write_batch batch;
+    batch.erase(storage::record_kind::job, key);
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      return respond(reply, result<api::object>{status{errc::not_found, key}});
+    batch.erase(storage::record_kind::pod_group, i->second.group_key);
+    persist(self, std::move(batch), [self, key, gang, reply](const status& s2) {
+      auto& st = self->state;
+      if (!s2.ok())
+        return respond(reply, result<api::object>{s2});
+      auto i = st.jobs.find(key);
+      if (i == st.jobs.end())
+        return respond(reply, result<api::object>{status{errc::not_found, key}});
+      auto view = job_view(st, i->second);
+      view.job.meta.resource_version = next_version(self);
+      if (auto g = st.groups.find(gang); g != st.groups.end()) {
+        auto gv = group_view(st, g->second);
+        self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
+        if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
+          self->send(q->second.actor, removed_atom::value, gang);
+        st.group_ids.erase(g->second.key);
+        st.groups.erase(g);
+        announce(self, api::watch_event::type::deleted, gv);
+      }
+      st.jobs.erase(i);
+      announce(self, api::watch_event::type::deleted, view);
+      respond(reply, result<api::object>{api::object{view}});
+    });
+  });
+}
+
+void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
+  auto& st = self->state;
+  if (name == scheduler::default_queue_name)
+    return respond(
+        reply, result<api::object>{status{errc::failed_precondition,
+                                          "queues \"default\" cannot be deleted: it takes every "
+                                          "PodGroup that names no queue"}});
+  for (const auto& [gang, g] : st.groups)
+    if (g.group->queue == name)
+      return respond(
+          reply, result<api::object>{status{
+                     errc::failed_precondition,
+                     "queues \"" + name + "\" still has PodGroups (" + g.key +
+                         "): delete them first, or close the queue to stop new work"}});
+  storage::write_batch batch;
+  batch.erase(storage::record_kind::queue, name);
+  persist(self, std::move(batch), [self, name, reply](const status& s) {
+    auto& st = self->state;
+    auto i = st.queues.find(name);
+    if (i == st.queues.end())
+      return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto view = queue_view(st, i->second);
+    view.queue.meta.resource_version = next_version(self);
+    self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
+    self->send(st.cluster, removed_atom::value, name);
+    st.queues.erase(i);
+    announce(self, api::watch_event::type::deleted, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void delete_node(self_ptr self, const std::string& name, object_reply reply) {
+  auto& st = self->state;
+  auto& n = st.nodes.at(name);
+  storage::write_batch batch;
+  batch.erase(storage::record_kind::node, name);
+  // Pods on a deleted node cannot go on: they fail, as after a node loss.
+  std::vector<uint64_t> lost;
+  for (auto& [id, e] : st.pods)
+    if (e.pod->node_name == name && !scheduler::is_terminal(e.pod->phase)) {
+      auto copy = *e.pod;
+      copy.phase = scheduler::pod_phase::failed;
+      copy.finish_time = st.ctx->now();
+      batch.put(copy);
+      lost.push_back(id);
+    }
+  (void)n;
+  persist(self, std::move(batch), [self, name, lost, reply](const status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto i = st.nodes.find(name);
+    if (i == st.nodes.end())
+      return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
+    auto& n = i->second;
+    auto view = node_view(n);
+    view.node.meta.resource_version = next_version(self);
+    n.live = false;
+    st.ctx->view->set_live(n.index, false);
+    self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
+    std::vector<pod_status_update> updates;
+    for (auto id : lost)
+      updates.push_back({id, scheduler::pod_phase::failed, st.ctx->now(), "node deleted"});
+    self->send_exit(n.actor, caf::exit_reason::user_shutdown);
+    st.nodes.erase(i);
+    announce(self, api::watch_event::type::deleted, view);
+    // The lost pods were persisted as Failed with the node's removal; apply them in memory.
+    if (!updates.empty())
+      do_pod_status(self, std::move(updates));
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void act_on_job(self_ptr self, const std::string& key, bool suspend, object_reply reply) {
+  auto& st = self->state;
+  auto& j = st.jobs.at(key);
+  if (j.job->suspended == suspend)
+    return respond(reply, result<api::object>{api::object{job_view(st, j)}});
+  auto copy = std::make_shared<scheduler::job>(*j.job);
+  copy->suspended = suspend;
+  copy->meta.resource_version = next_version(self);
+  auto status = j.status;
+  status.last_transition_time = st.ctx->now();
+  if (suspend) {
+    status.phase = scheduler::job_phase::aborted;
+    status.reason = "Suspended";
+    status.message = "suspended on request; its pods were deleted";
+  } else {
+    status.phase = scheduler::job_phase::restarting;
+    status.reason = "Resumed";
+    status.message = "resumed on request; its pods are created again";
+    ++status.version;
+  }
+  storage::write_batch batch;
+  batch.put(storage::job_record{*copy, status});
+  std::shared_ptr<scheduler::expanded_job> recreated;
+  if (!suspend) {
+    auto expanded = scheduler::expand_job(*copy);
+    if (!expanded)
+      return respond(reply, result<api::object>{expanded.error()});
+    for (auto& p : expanded->pods) {
+      // New incarnations: new uids, so nothing of the old pods is confused with them.
+      p.meta.uid = new_uid(self);
+      p.meta.creation_time = st.ctx->now();
+      p.meta.annotations.set(std::string(scheduler::job_version_key),
+                             std::to_string(status.version));
+      p.meta.resource_version = copy->meta.resource_version;
+      if (st.pod_ids.count(object_key(p.meta.namespace_name, p.meta.name)))
+        return respond(
+            reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+      batch.put(p);
+    }
+    recreated = std::make_shared<scheduler::expanded_job>(std::move(*expanded));
+  }
+  auto apply = [self, key, copy, status, recreated, reply](const phalanx::status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
+    i->second.job = copy;
+    i->second.status = status;
+    if (recreated)
+      if (auto g = st.group_ids.find(i->second.group_key); g != st.group_ids.end()) {
+        auto& group = st.groups.at(g->second);
+        pod_refs refs;
+        for (auto& p : recreated->pods) {
+          auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
+          auto& e = st.pods.at(id);
+          e.gang = group.gang;
+          group.pods.push_back(id);
+          refs.push_back({id, e.pod});
+          announce(self, api::watch_event::type::added, pod_view(st, e));
+        }
+        self->send(group.actor, pods_atom::value, std::move(refs));
+      }
+    record_event(self, resource_kind::job, copy->meta.namespace_name, copy->meta.name, "Normal",
+                 status.reason, status.message);
+    auto view = job_view(st, i->second);
+    announce(self, api::watch_event::type::modified, view);
+    respond(reply, result<api::object>{api::object{view}});
+  };
+  if (suspend) {
+    std::vector<uint64_t> pods;
+    if (auto g = st.group_ids.find(j.group_key); g != st.group_ids.end())
+      pods = st.groups.at(g->second).pods;
+    persist(self, std::move(batch), [self, pods, apply](const phalanx::status& s) {
+      if (!s.ok())
+        return apply(s);
+      delete_pods(self, pods, apply);
+    });
+  } else {
+    persist(self, std::move(batch), apply);
+  }
+}
+
+} // namespace
+
+void do_create(self_ptr self, api::object obj, object_reply reply) {
+  if (!self->state.ready->load())
+    return respond(reply, result<api::object>{status{errc::unavailable,
+                                                                    "restart recovery is not "
+                                                                    "finished"}});
+  std::visit(
+      [&](auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, api::node_object>)
+          create_node(self, std::move(o.node), std::move(reply));
+        else if constexpr (std::is_same_v<T, api::queue_object>)
+          create_queue(self, std::move(o.queue), std::move(reply));
+        else if constexpr (std::is_same_v<T, api::pod_group_object>)
+          create_group(self, std::move(o.group), std::move(reply));
+        else if constexpr (std::is_same_v<T, api::pod_object>)
+          create_pod(self, std::move(o.pod), std::move(reply));
+        else
+          create_job(self, std::move(o), std::move(reply));
+      },
+      obj);
+}
+
+void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+            const object_reply& reply) {
+  auto& st = self->state;
+  auto key = object_key(ns, name);
+  std::optional<api::object> found;
+  switch (kind) {
+    case resource_kind::pod:
+      if (auto i = st.pod_ids.find(key); i != st.pod_ids.end())
+        found = pod_view(st, st.pods.at(i->second));
+      break;
+    case resource_kind::node:
+      if (auto i = st.nodes.find(name); i != st.nodes.end() && i->second.live)
+        found = node_view(i->second);
+      break;
+    case resource_kind::pod_group:
+      if (auto i = st.group_ids.find(key); i != st.group_ids.end())
+        found = group_view(st, st.groups.at(i->second));
+      break;
+    case resource_kind::queue:
+      if (auto i = st.queues.find(name); i != st.queues.end())
+        found = queue_view(st, i->second);
+      break;
+    case resource_kind::job:
+      if (auto i = st.jobs.find(key); i != st.jobs.end())
+        found = job_view(st, i->second);
+      break;
+  }
+  if (!found)
+    return respond(reply, result<api::object>{not_found(kind, name)});
+  respond(reply, result<api::object>{std::move(*found)});
+}
+
+void do_list(self_ptr self, resource_kind kind, const api::list_options& options,
+             const list_reply& reply) {
+  auto& st = self->state;
+  api::object_list out;
+  out.resource_version = st.resource_version;
+  for_each_object(st, kind, [&](api::object obj) {
+    if (matches(options, obj))
+      out.items.push_back(std::move(obj));
+  });
+  // Stable output: by namespace, then name, as kubectl shows lists.
+  std::sort(out.items.begin(), out.items.end(), [](const auto& a, const auto& b) {
+    const auto& ma = api::meta_of(a);
+    const auto& mb = api::meta_of(b);
+    return std::tie(ma.namespace_name, ma.name) < std::tie(mb.namespace_name, mb.name);
+  });
+  respond(reply, result<api::object_list>{std::move(out)});
+}
+
+void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+               object_reply reply) {
+  auto& st = self->state;
+  auto key = object_key(ns, name);
+  switch (kind) {
+    case resource_kind::pod: {
+      auto i = st.pod_ids.find(key);
+      if (i == st.pod_ids.end())
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      auto id = i->second;
+      auto view = pod_view(st, st.pods.at(id));
+      delete_pods(self, {id}, [self, view, reply](const status& s) mutable {
+        if (!s.ok())
+          return respond(reply, result<api::object>{s});
+        view.pod.meta.resource_version = self->state.resource_version;
+        respond(reply, result<api::object>{api::object{std::move(view)}});
+      });
+      return;
+    }
+    case resource_kind::node:
+      if (auto i = st.nodes.find(name); i == st.nodes.end() || !i->second.live)
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      return delete_node(self, name, std::move(reply));
+    case resource_kind::pod_group: {
+      auto i = st.group_ids.find(key);
+      if (i == st.group_ids.end())
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      auto& g = st.groups.at(i->second);
+      if (g.implicit)
+        return respond(
+            reply, result<api::object>{status{errc::failed_precondition,
+                                              "podgroups \"" + name +
+                                                  "\" belongs to its pod; delete the pod"}});
+      if (!g.job_key.empty())
+        return respond(
+            reply, result<api::object>{status{errc::failed_precondition,
+                                              "podgroups \"" + name + "\" belongs to job " +
+                                                  g.job_key + "; delete the job"}});
+      return delete_group(self, i->second, std::move(reply));
+    }
+    case resource_kind::queue:
+      if (!st.queues.count(name))
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      return delete_queue(self, name, std::move(reply));
+    case resource_kind::job:
+      if (!st.jobs.count(key))
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      return delete_job(self, key, std::move(reply));
+  }
+}
+
+void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+            api::object_action action, object_reply reply) {
+  auto& st = self->state;
+  using action_type = api::object_action::type;
+  auto wrong_kind = [&] {
+    respond(
+        reply, result<api::object>{status{errc::invalid_argument,
+                                          std::string(api::to_string(action.kind)) +
+                                              " does not apply to " + kind_plural(kind)}});
+  };
+  switch (action.kind) {
+    case action_type::cordon:
+    case action_type::uncordon: {
+      if (kind != resource_kind::node)
+        return wrong_kind();
+      auto i = st.nodes.find(name);
+      if (i == st.nodes.end() || !i->second.live)
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      auto copy = *i->second.node;
+      copy.unschedulable = action.kind == action_type::cordon;
+      copy.meta.resource_version = next_version(self);
+      storage::write_batch batch;
+      batch.put(copy);
+      persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
+        auto& st = self->state;
+        if (!s.ok())
+          return respond(reply, result<api::object>{s});
+        auto i = st.nodes.find(name);
+        if (i == st.nodes.end())
+          return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
+        i->second.node = std::make_shared<const scheduler::node>(copy);
+        self->send(i->second.actor, spec_atom::value, i->second.node);
+        record_event(self, resource_kind::node, "", name, "Normal",
+                     copy.unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
+                     copy.unschedulable ? "node cordoned" : "node uncordoned");
+        auto view = node_view(i->second);
+        announce(self, api::watch_event::type::modified, view);
+        if (!copy.unschedulable)
+          self->send(st.cluster, capacity_atom::value, scheduler::resources{},
+                     scheduler::resources{});
+        respond(reply, result<api::object>{api::object{view}});
+      });
+      return;
+    }
+    case action_type::open:
+    case action_type::close: {
+      if (kind != resource_kind::queue)
+        return wrong_kind();
+      auto i = st.queues.find(name);
+      if (i == st.queues.end())
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      auto copy = *i->second.queue;
+      copy.state = action.kind == action_type::open ? scheduler::queue_state::open
+                                                    : scheduler::queue_state::closed;
+      copy.meta.resource_version = next_version(self);
+      storage::write_batch batch;
+      batch.put(storage::queue_record{copy});
+      persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
+        auto& st = self->state;
+        if (!s.ok())
+          return respond(reply, result<api::object>{s});
+        auto i = st.queues.find(name);
+        if (i == st.queues.end())
+          return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
+        i->second.queue = std::make_shared<const scheduler::queue>(copy);
+        self->send(i->second.actor, spec_atom::value, i->second.queue);
+        record_event(self, resource_kind::queue, "", name, "Normal",
+                     copy.state == scheduler::queue_state::open ? "Opened" : "Closed",
+                     "queue state set to " + std::string(scheduler::to_string(copy.state)));
+        auto view = queue_view(st, i->second);
+        announce(self, api::watch_event::type::modified, view);
+        respond(reply, result<api::object>{api::object{view}});
+      });
+      return;
+    }
+    case action_type::suspend:
+    case action_type::resume:
+      if (kind != resource_kind::job)
+        return wrong_kind();
+      if (!st.jobs.count(object_key(ns, name)))
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      return act_on_job(self, object_key(ns, name), action.kind == action_type::suspend,
+                        std::move(reply));
+    case action_type::fail_pod: {
+      if (kind != resource_kind::pod)
+        return wrong_kind();
+      auto i = st.pod_ids.find(object_key(ns, name));
+      if (i == st.pod_ids.end())
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      const auto& e = st.pods.at(i->second);
+      if (e.pod->phase != scheduler::pod_phase::running)
+        return respond(
+            reply, result<api::object>{status{errc::failed_precondition,
+                                              "pods \"" + name + "\" is " +
+                                                  std::string(scheduler::to_string(e.pod->phase)) +
+                                                  "; only a Running pod can be failed"}});
+      self->send(st.binder, fail_atom::value, e.id);
+      return respond(reply, result<api::object>{api::object{pod_view(st, e)}});
+    }
+  }
+}
+
+void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+               const events_reply& reply) {
+  auto& st = self->state;
+  static constexpr std::string_view titles[] = {"Pod", "Node", "PodGroup", "Queue", "Job"};
+  auto key = std::string(titles[kind_index(kind)]) + "/" + object_key(ns, name);
+  std::vector<scheduler::event> out;
+  if (auto i = st.events.find(key); i != st.events.end())
+    out.assign(i->second.begin(), i->second.end());
+  respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
+}
+
+void do_watch(self_ptr self, uint64_t id, resource_kind kind, api::list_options options,
+              uint64_t from_version, watch_sink_ptr sink) {
+  auto& st = self->state;
+  if (from_version == 0) {
+    std::vector<api::object> current;
+    for_each_object(st, kind, [&](api::object obj) {
+      if (matches(options, obj))
+        current.push_back(std::move(obj));
+    });
+    for (auto& obj : current)
+      if (!sink->on_event({api::watch_event::type::added, std::move(obj)}))
+        return;
+  } else {
+    if (from_version < st.resource_version &&
+        (st.history.empty() || st.history.front().first > from_version + 1) &&
+        from_version + st.history.size() < st.resource_version) {
+      sink->on_close(status{errc::failed_precondition,
+                            "too old resource version: " + std::to_string(from_version) +
+                                " (the oldest this server remembers is " +
+                                std::to_string(st.history.empty() ? st.resource_version
+                                                                  : st.history.front().first) +
+                                ")"});
+      return;
+    }
+    for (const auto& [version, event] : st.history) {
+      if (version <= from_version || api::kind_of(event.obj) != kind)
+        continue;
+      if (!matches(options, event.obj))
+        continue;
+      if (!sink->on_event(event))
+        return;
+    }
+  }
+  st.watchers.push_back({id, kind, std::move(options), std::move(sink)});
+  st.watched[kind_index(kind)] = true;
+}
+
+} // namespace phalanx::actors::registry_detail

@@ -1,0 +1,472 @@
+// The registry's side of scheduling: bindings made durable for PodGroup actors, their reports,
+// pod phase changes from the binder, pods a running pod spawns, stalls, and pod deletion.
+
+#include "actors/registry_internal.hpp"
+
+#include "actors/sim_cluster.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unordered_set>
+
+namespace phalanx::actors::registry_detail {
+
+using api::resource_kind;
+
+uint64_t insert_pod(self_ptr self, pod_ptr pod) {
+  auto& st = self->state;
+  auto id = st.next_pod++;
+  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
+  auto& e = st.pods[id];
+  e.id = id;
+  e.pod = std::move(pod);
+  st.pod_ids[key] = id;
+  return id;
+}
+
+group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
+  auto& st = self->state;
+  auto g = std::make_shared<scheduler::pod_group>();
+  // Volcano's controller names the PodGroup of a lone pod "podgroup-<pod uid>".
+  g->meta.name = "podgroup-" + p.meta.uid;
+  g->meta.namespace_name = p.meta.namespace_name;
+  g->meta.uid = p.meta.uid;
+  g->meta.creation_time = p.meta.creation_time;
+  g->meta.resource_version = p.meta.resource_version;
+  g->min_member = 1;
+  g->queue = implicit_queue_of(p);
+  g->priority = p.priority;
+  g->priority_class_name = p.priority_class_name;
+  auto gang = st.next_gang++;
+  auto& entry = st.groups[gang];
+  entry.gang = gang;
+  entry.key = object_key(g->meta.namespace_name, g->meta.name);
+  entry.group = std::move(g);
+  entry.implicit = true;
+  st.group_ids[entry.key] = gang;
+  return entry;
+}
+
+void spawn_gang(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  auto q = st.queues.find(g.group->queue);
+  if (q == st.queues.end()) {
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        p->second.reason = "queue \"" + g.group->queue + "\" does not exist";
+    return;
+  }
+  pod_refs refs;
+  refs.reserve(g.pods.size());
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      refs.push_back({id, p->second.pod});
+  g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
+                                      q->second.actor, gang_sink_actor{self});
+}
+
+void attach_pod(self_ptr self, pod_entry& e) {
+  auto& st = self->state;
+  const auto& p = *e.pod;
+  if (!is_our_scheduler(st.ctx->config.scheduling, p.scheduler_name)) {
+    e.reason = "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler";
+    return;
+  }
+  if (scheduler::is_terminal(p.phase))
+    return;
+  if (p.group.empty()) {
+    auto& g = make_implicit_group(self, p);
+    e.gang = g.gang;
+    g.pods.push_back(e.id);
+    spawn_gang(self, g);
+    g.emitted = group_status(st, g);
+    if (is_watched(self, resource_kind::pod_group))
+      announce(self, api::watch_event::type::added, group_view(st, g));
+    return;
+  }
+  auto key = object_key(p.meta.namespace_name, p.group);
+  auto i = st.group_ids.find(key);
+  if (i == st.group_ids.end()) {
+    st.orphans[key].push_back(e.id);
+    e.reason = "pod group \"" + p.group + "\" not found; the pod waits for it";
+    return;
+  }
+  auto& g = st.groups.at(i->second);
+  e.gang = g.gang;
+  g.pods.push_back(e.id);
+  if (g.actor)
+    self->send(g.actor, pods_atom::value, pod_refs{{e.id, e.pod}});
+}
+
+void end_followers(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  bool any_declaring = false;
+  std::vector<pod_outcome> followers;
+  for (auto id : g.pods) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      continue;
+    auto behavior = parse_sim_behavior(*p->second.pod);
+    bool declares = behavior && behavior->declares_end();
+    if (declares) {
+      any_declaring = true;
+      if (!scheduler::is_terminal(p->second.pod->phase))
+        return;  // Someone with a declared end still runs: the job has not ended.
+    } else if (p->second.pod->phase == scheduler::pod_phase::running) {
+      followers.push_back({id, scheduler::pod_phase::succeeded, false});
+    }
+  }
+  if (any_declaring && !followers.empty())
+    self->send(st.binder, finished_atom::value, std::move(followers));
+}
+
+void group_changed(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  auto status = group_status(st, g);
+  if (status == g.emitted)
+    return;
+  bool became_running = status.phase == scheduler::pod_group_phase::running &&
+                        g.emitted.phase != scheduler::pod_group_phase::running;
+  g.emitted = status;
+  if (became_running)
+    record_event(self, resource_kind::pod_group, g.group->meta.namespace_name,
+                 g.group->meta.name, "Normal", "Scheduled",
+                 std::to_string(status.running) + "/" + std::to_string(g.pods.size()) +
+                     " tasks in gang running, minMember " + std::to_string(g.group->min_member));
+  if (!g.implicit || is_watched(self, resource_kind::pod_group))
+    announce(self, api::watch_event::type::modified, group_view(st, g));
+  if (!g.job_key.empty())
+    if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
+      announce(self, api::watch_event::type::modified, job_view(st, j->second));
+}
+
+void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
+  auto& st = self->state;
+  auto refuse = [&](std::string why) {
+    self->send(gang, bound_atom::value,
+               bound_result{req.txn, status{errc::conflict, std::move(why)}});
+  };
+  storage::write_batch batch;
+  std::vector<std::pair<uint64_t, pod_ptr>> bound;
+  bound.reserve(req.bindings.size());
+  for (const auto& b : req.bindings) {
+    auto p = st.pods.find(b.pod);
+    if (p == st.pods.end())
+      return refuse("a pod of the round was deleted");
+    auto& e = p->second;
+    if (e.gang != req.gang || e.binding || e.delete_requested || e.pod->is_bound() ||
+        scheduler::is_terminal(e.pod->phase))
+      return refuse("pod " + e.pod->meta.name + " is no longer pending in this gang");
+    if (b.node >= st.node_names.size() || st.node_names[b.node].empty() ||
+        !st.nodes.count(st.node_names[b.node]))
+      return refuse("node " + std::to_string(b.node) + " no longer exists");
+    auto copy = std::make_shared<scheduler::pod>(*e.pod);
+    copy->node_name = st.node_names[b.node];
+    bound.emplace_back(b.pod, std::move(copy));
+  }
+  auto version = next_version(self);
+  for (auto& [id, pod] : bound) {
+    std::const_pointer_cast<scheduler::pod>(pod)->meta.resource_version = version;
+    batch.put(*pod);
+    st.pods.at(id).binding = true;
+  }
+  persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
+                                   gang = std::move(gang)](const status& s) {
+    auto& st = self->state;
+    std::vector<uint64_t> deferred;
+    for (const auto& [id, pod] : bound) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        continue;
+      auto& e = p->second;
+      e.binding = false;
+      if (e.delete_requested)
+        deferred.push_back(id);
+      if (!s.ok())
+        continue;
+      e.pod = pod;
+      e.reason.clear();
+      if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
+        n->second.allocated += pod->requests;
+        ++n->second.pod_count;
+      }
+      record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
+                   "Scheduled",
+                   "Successfully assigned " + pod->meta.namespace_name + "/" + pod->meta.name +
+                       " to " + pod->node_name);
+      if (is_watched(self, resource_kind::pod))
+        announce(self, api::watch_event::type::modified, pod_view(st, e));
+    }
+    self->send(gang, bound_atom::value, bound_result{req.txn, s});
+    if (auto g = st.groups.find(req.gang); g != st.groups.end())
+      group_changed(self, g->second);
+    if (!deferred.empty())
+      delete_pods(self, std::move(deferred), [](const status&) {});
+  });
+}
+
+void do_report(self_ptr self, gang_report report) {
+  auto& st = self->state;
+  auto i = st.groups.find(report.gang);
+  if (i == st.groups.end())
+    return;
+  auto& g = i->second;
+  bool new_reason = !report.pending_reason.empty() &&
+                    report.pending_reason != g.last_report.pending_reason;
+  if (!report.pending_reason.empty())
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.pod->is_bound() &&
+                                     !scheduler::is_terminal(p->second.pod->phase))
+        p->second.reason = report.origin_pod_reason.empty() ? report.pending_reason
+                                                            : report.origin_pod_reason;
+  if (new_reason) {
+    record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
+                 "Warning", report.reason_code.empty() ? "Unschedulable" : report.reason_code,
+                 report.pending_reason);
+    if (!g.job_key.empty())
+      if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
+        record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
+                     j->second.job->meta.name, "Warning", "PodGroupPending",
+                     report.pending_reason);
+  }
+  g.last_report = std::move(report);
+  group_changed(self, g);
+}
+
+void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
+  auto& st = self->state;
+  storage::write_batch batch;
+  std::vector<std::pair<uint64_t, pod_ptr>> changed;
+  auto version = next_version(self);
+  for (auto& u : updates) {
+    auto p = st.pods.find(u.pod);
+    if (p == st.pods.end())
+      continue;  // Deleted meanwhile.
+    const auto& cur = *p->second.pod;
+    if (scheduler::is_terminal(cur.phase) || cur.phase == u.phase)
+      continue;
+    auto copy = std::make_shared<scheduler::pod>(cur);
+    copy->phase = u.phase;
+    if (u.phase == scheduler::pod_phase::running)
+      copy->start_time = u.at;
+    if (scheduler::is_terminal(u.phase)) {
+      if (copy->start_time == scheduler::timestamp{})
+        copy->start_time = u.at;
+      copy->finish_time = u.at;
+    }
+    copy->meta.resource_version = version;
+    batch.put(*copy);
+    changed.emplace_back(u.pod, std::move(copy));
+  }
+  if (changed.empty())
+    return;
+  persist(self, std::move(batch), [self, changed = std::move(changed)](const status& s) {
+    auto& st = self->state;
+    if (!s.ok()) {
+      spdlog::error("pod status changes were not persisted: {}", s.to_string());
+      return;
+    }
+    std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
+    std::unordered_map<uint64_t, std::vector<pod_outcome>> finished;
+    std::unordered_set<uint64_t> touched;
+    for (const auto& [id, pod] : changed) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        continue;
+      auto& e = p->second;
+      e.pod = pod;
+      if (scheduler::is_terminal(pod->phase) && pod->is_bound()) {
+        if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
+          n->second.allocated -= pod->requests;
+          --n->second.pod_count;
+          releases[n->second.index].push_back(id);
+        }
+        if (e.gang != 0)
+          finished[e.gang].push_back({id, pod->phase, false});
+      }
+      if (e.gang != 0)
+        touched.insert(e.gang);
+      if (is_watched(self, resource_kind::pod))
+        announce(self, api::watch_event::type::modified, pod_view(st, e));
+    }
+    for (auto& [index, ids] : releases)
+      if (auto handle = st.ctx->nodes->at(index))
+        self->send(handle, release_atom::value, std::move(ids));
+    for (auto& [gang, outcomes] : finished)
+      if (auto g = st.groups.find(gang); g != st.groups.end() && g->second.actor)
+        self->send(g->second.actor, finished_atom::value, std::move(outcomes));
+    for (auto gang : touched)
+      if (auto g = st.groups.find(gang); g != st.groups.end()) {
+        g->second.stall_message.clear();  // Something moved.
+        end_followers(self, g->second);
+        group_changed(self, g->second);
+      }
+  });
+}
+
+void do_spawn(self_ptr self, spawn_request req) {
+  auto& st = self->state;
+  auto parent = st.pods.find(req.parent);
+  if (parent == st.pods.end() || scheduler::is_terminal(parent->second.pod->phase))
+    return;
+  storage::write_batch batch;
+  std::vector<pod_ptr> created;
+  auto version = next_version(self);
+  for (auto& p : req.pods) {
+    auto key = object_key(p.meta.namespace_name, p.meta.name);
+    // Idempotent: after a restart the simulation asks again for children that exist.
+    if (st.pod_ids.count(key) || st.reserved_names[kind_index(resource_kind::pod)].count(key))
+      continue;
+    p.meta.uid = new_uid(self);
+    p.meta.creation_time = st.ctx->now();
+    p.meta.resource_version = version;
+    p.phase = scheduler::pod_phase::pending;
+    batch.put(p);
+    st.reserved_names[kind_index(resource_kind::pod)].insert(key);
+    created.push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+  }
+  if (created.empty())
+    return;
+  persist(self, std::move(batch), [self, created = std::move(created)](const status& s) {
+    auto& st = self->state;
+    for (const auto& pod : created)
+      st.reserved_names[kind_index(resource_kind::pod)].erase(
+          object_key(pod->meta.namespace_name, pod->meta.name));
+    if (!s.ok()) {
+      spdlog::error("spawned pods were not persisted: {}", s.to_string());
+      return;
+    }
+    for (const auto& pod : created) {
+      auto id = insert_pod(self, pod);
+      auto& e = st.pods.at(id);
+      attach_pod(self, e);
+      record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
+                   "Created", "created by its running driver");
+      announce(self, api::watch_event::type::added, pod_view(st, e));
+    }
+  });
+}
+
+void do_stalled(self_ptr self, const stall_report& report) {
+  auto& st = self->state;
+  for (const auto& key : report.stuck_groups) {
+    auto i = st.group_ids.find(key);
+    if (i == st.group_ids.end())
+      continue;
+    auto& g = st.groups.at(i->second);
+    int32_t pending = 0;
+    int32_t running = 0;
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end()) {
+        if (p->second.pod->phase == scheduler::pod_phase::running)
+          ++running;
+        else if (!p->second.pod->is_bound() && !scheduler::is_terminal(p->second.pod->phase))
+          ++pending;
+      }
+    if (pending == 0 || !g.stall_message.empty())
+      continue;
+    g.stall_message = "deadlock: " + std::to_string(running) +
+                      " running pod(s) wait for " + std::to_string(pending) +
+                      " pod(s) that cannot be placed, and no running pod will finish on its "
+                      "own; nothing can progress";
+    record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
+                 "Warning", "Deadlock", g.stall_message);
+    if (!g.job_key.empty())
+      if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
+        record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
+                     j->second.job->meta.name, "Warning", "Deadlock", g.stall_message);
+    group_changed(self, g);
+  }
+}
+
+void delete_pods(self_ptr self, std::vector<uint64_t> ids,
+                 std::function<void(const status&)> then) {
+  auto& st = self->state;
+  storage::write_batch batch;
+  std::vector<uint64_t> now;
+  for (auto id : ids) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      continue;
+    if (p->second.binding) {
+      // Its binding is being made durable: delete it right after (do_bind_gang does).
+      p->second.delete_requested = true;
+      continue;
+    }
+    batch.erase(storage::record_kind::pod,
+                object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
+    now.push_back(id);
+  }
+  if (now.empty())
+    return then(status{});
+  persist(self, std::move(batch), [self, now = std::move(now), then = std::move(then)](
+                                      const status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      return then(s);
+    auto version = next_version(self);
+    std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
+    std::unordered_map<uint64_t, std::vector<pod_outcome>> gone;
+    std::unordered_set<uint64_t> touched;
+    for (auto id : now) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        continue;
+      auto pod = p->second.pod;
+      auto gang = p->second.gang;
+      if (pod->is_bound() && !scheduler::is_terminal(pod->phase))
+        if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
+          n->second.allocated -= pod->requests;
+          --n->second.pod_count;
+          releases[n->second.index].push_back(id);
+        }
+      // A pod held in a reserve round needs nothing here: that round can no longer bind it
+      // (do_bind_gang refuses a missing pod), so its gang aborts the hold.
+      self->send(st.binder, forget_atom::value, id);
+      if (gang != 0) {
+        gone[gang].push_back({id, scheduler::pod_phase::failed, true});
+        touched.insert(gang);
+        if (auto g = st.groups.find(gang); g != st.groups.end())
+          std::erase(g->second.pods, id);
+      }
+      auto key = object_key(pod->meta.namespace_name, pod->meta.name);
+      if (!pod->group.empty())
+        if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
+            o != st.orphans.end())
+          std::erase(o->second, id);
+      st.pod_ids.erase(key);
+      st.pods.erase(p);
+      api::pod_object view{*pod, {}};
+      view.pod.meta.resource_version = version;
+      announce(self, api::watch_event::type::deleted, view);
+    }
+    for (auto& [index, ids] : releases)
+      if (auto handle = st.ctx->nodes->at(index))
+        self->send(handle, release_atom::value, std::move(ids));
+    for (auto& [gang, outcomes] : gone)
+      if (auto g = st.groups.find(gang); g != st.groups.end() && g->second.actor)
+        self->send(g->second.actor, finished_atom::value, std::move(outcomes));
+    for (auto gang : touched) {
+      auto g = st.groups.find(gang);
+      if (g == st.groups.end())
+        continue;
+      if (g->second.implicit && g->second.pods.empty()) {
+        // A lone pod's PodGroup goes with it.
+        auto view = group_view(st, g->second);
+        self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
+        if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
+          self->send(q->second.actor, removed_atom::value, gang);
+        st.group_ids.erase(g->second.key);
+        st.groups.erase(g);
+        if (is_watched(self, resource_kind::pod_group))
+          announce(self, api::watch_event::type::deleted, view);
+        continue;
+      }
+      end_followers(self, g->second);
+      group_changed(self, g->second);
+    }
+    then(s);
+  });
+}
+
+} // namespace phalanx::actors::registry_detail

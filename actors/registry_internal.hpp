@@ -1,0 +1,114 @@
+#pragma once
+
+// Helpers shared by the registry's source files (registry*.cpp). Not a public interface.
+
+#include "actors/gang_actor.hpp"
+#include "actors/node_actor.hpp"
+#include "actors/queue_actor.hpp"
+#include "actors/registry.hpp"
+
+#include <caf/all.hpp>
+
+namespace phalanx::actors::registry_detail {
+
+using self_ptr = registry_actor::stateful_pointer<registry_state>;
+using pod_entry = registry_state::pod_entry;
+using group_entry = registry_state::group_entry;
+
+inline std::string object_key(std::string_view ns, std::string_view name) {
+  std::string k;
+  k.reserve(ns.size() + name.size() + 1);
+  k.append(ns);
+  k.push_back('/');
+  k.append(name);
+  return k;
+}
+
+inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::size_t>(k); }
+
+/// Writes `batch` through the store writer; `then` runs in the registry once it is durable (or
+/// failed).
+void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then);
+
+/// The next resource version.
+uint64_t next_version(self_ptr self);
+
+/// A fresh random UUID (version 4) from the registry's seeded RNG.
+std::string new_uid(self_ptr self);
+
+/// Records an event about an object ("Pod", "PodGroup", "Job", "Queue", "Node").
+void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
+                  std::string_view name, std::string_view type, std::string_view reason,
+                  std::string message);
+
+/// Tells watchers of `kind` (and keeps the event for watches that resume from a version).
+void announce(self_ptr self, api::watch_event::type type, api::object obj);
+bool is_watched(self_ptr self, api::resource_kind kind);
+
+// Views: the API objects with their computed status.
+api::pod_object pod_view(const registry_state& st, const pod_entry& e);
+api::pod_group_object group_view(const registry_state& st, const group_entry& g);
+api::node_object node_view(const registry_state::node_entry& n);
+api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q);
+api::job_object job_view(const registry_state& st, const registry_state::job_entry& j);
+scheduler::pod_group_status group_status(const registry_state& st, const group_entry& g);
+scheduler::job_status job_status_of(const registry_state& st, const registry_state::job_entry& j);
+
+/// Announces the group's (and its job's) status when it changed since last announced.
+void group_changed(self_ptr self, group_entry& g);
+
+/// Sends the follower rule of the simulation: pods without a declared end finish once every pod
+/// of their gang that declares one has finished.
+void end_followers(self_ptr self, group_entry& g);
+
+// Scheduling plumbing.
+void add_node(self_ptr self, scheduler::node n, pod_refs committed);
+void add_queue(self_ptr self, scheduler::queue q);
+void spawn_gang(self_ptr self, group_entry& g);
+group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
+void attach_pod(self_ptr self, pod_entry& e);
+uint64_t insert_pod(self_ptr self, pod_ptr pod);
+
+/// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
+std::string implicit_queue_of(const scheduler::pod& p);
+
+/// Runtime checks of a create (names, queues, priority classes).
+status check_queue_accepts(const registry_state& st, const std::string& queue,
+                           std::string_view field);
+result<int32_t> resolve_priority(const registry_state& st, const std::string& class_name,
+                                 int32_t given, std::string_view field);
+
+// API operations (registry_api.cpp).
+void do_create(self_ptr self, api::object obj, object_reply reply);
+void do_get(self_ptr self, api::resource_kind kind, const std::string& ns,
+            const std::string& name, const object_reply& reply);
+void do_list(self_ptr self, api::resource_kind kind, const api::list_options& options,
+             const list_reply& reply);
+void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
+               const std::string& name, object_reply reply);
+void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,
+            const std::string& name, api::object_action action, object_reply reply);
+void do_events(self_ptr self, api::resource_kind kind, const std::string& ns,
+               const std::string& name, const events_reply& reply);
+void do_watch(self_ptr self, uint64_t id, api::resource_kind kind, api::list_options options,
+              uint64_t from_version, watch_sink_ptr sink);
+
+// Feedback from the scheduling actors and the binder (registry_feedback.cpp).
+void do_bind_gang(self_ptr self, binding_request req, gang_actor gang);
+void do_report(self_ptr self, gang_report report);
+void do_pod_status(self_ptr self, std::vector<pod_status_update> updates);
+void do_spawn(self_ptr self, spawn_request req);
+void do_stalled(self_ptr self, const stall_report& report);
+void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
+
+// Start-up (registry_restore.cpp).
+void restore(self_ptr self, storage::loaded_state& loaded);
+registry_snapshot snapshot(const registry_state& st);
+
+template <class T>
+void respond(const std::shared_ptr<T>& callback, auto&& value) {
+  if (callback && *callback)
+    (*callback)(std::forward<decltype(value)>(value));
+}
+
+} // namespace phalanx::actors::registry_detail

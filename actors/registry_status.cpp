@@ -1,0 +1,253 @@
+// Status as Volcano shows it, computed from the catalog: pod conditions, PodGroup phase and
+// counts, queue counts and allocation (a recount from pods, which is what invariant I4 compares
+// the queue actors' accounting with), job phase and per-task counts.
+
+#include "actors/registry_internal.hpp"
+
+namespace phalanx::actors::registry_detail {
+
+namespace {
+
+struct pod_counts {
+  int32_t total = 0;
+  int32_t pending = 0;    // Not bound, not finished.
+  int32_t bound = 0;      // Bound, not finished.
+  int32_t running = 0;    // Phase Running.
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+};
+
+pod_counts count(const registry_state& st, const group_entry& g) {
+  pod_counts c;
+  for (auto id : g.pods) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      continue;
+    const auto& pod = *p->second.pod;
+    ++c.total;
+    switch (pod.phase) {
+      case scheduler::pod_phase::succeeded:
+        ++c.succeeded;
+        continue;
+      case scheduler::pod_phase::failed:
+        ++c.failed;
+        continue;
+      case scheduler::pod_phase::running:
+        ++c.running;
+        break;
+      default:
+        break;
+    }
+    if (pod.is_bound())
+      ++c.bound;
+    else
+      ++c.pending;
+  }
+  return c;
+}
+
+} // namespace
+
+api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
+  api::pod_object out{*e.pod, {}};
+  scheduler::condition c;
+  c.type = "PodScheduled";
+  if (e.pod->is_bound()) {
+    c.status = "True";
+    c.last_transition_time = e.pod->start_time;
+  } else if (!e.reason.empty()) {
+    c.status = "False";
+    c.reason = "Unschedulable";
+    c.message = e.reason;
+    c.last_transition_time = st.ctx->now();
+  } else {
+    return out;
+  }
+  out.conditions.push_back(std::move(c));
+  return out;
+}
+
+scheduler::pod_group_status group_status(const registry_state& st, const group_entry& g) {
+  auto c = count(st, g);
+  scheduler::pod_group_status s;
+  s.running = c.running;
+  s.succeeded = c.succeeded;
+  s.failed = c.failed;
+  if (c.total > 0 && c.pending == 0 && c.bound == 0)
+    s.phase = scheduler::pod_group_phase::completed;
+  else if (c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0)
+    s.phase = scheduler::pod_group_phase::running;
+  else if (g.last_report.admitted)
+    s.phase = scheduler::pod_group_phase::inqueue;
+  else
+    s.phase = scheduler::pod_group_phase::pending;
+
+  if (!g.stall_message.empty()) {
+    scheduler::condition stalled;
+    stalled.type = "Stalled";
+    stalled.status = "True";
+    stalled.reason = "Deadlock";
+    stalled.message = g.stall_message;
+    s.conditions.push_back(std::move(stalled));
+  }
+  if (s.phase == scheduler::pod_group_phase::pending ||
+      s.phase == scheduler::pod_group_phase::inqueue) {
+    if (!g.last_report.pending_reason.empty()) {
+      scheduler::condition u;
+      u.type = "Unschedulable";
+      u.status = "True";
+      u.reason = g.last_report.reason_code.empty() ? "NotEnoughResources"
+                                                   : g.last_report.reason_code;
+      u.message = g.last_report.pending_reason;
+      s.conditions.push_back(std::move(u));
+    }
+  } else if (s.phase == scheduler::pod_group_phase::running) {
+    scheduler::condition sc;
+    sc.type = "Scheduled";
+    sc.status = "True";
+    sc.reason = "tasks in gang are ready";
+    sc.message = std::to_string(c.bound + c.succeeded) + "/" + std::to_string(c.total) +
+                 " tasks in gang are bound, minMember " + std::to_string(g.group->min_member);
+    s.conditions.push_back(std::move(sc));
+  }
+  return s;
+}
+
+api::pod_group_object group_view(const registry_state& st, const group_entry& g) {
+  return {*g.group, group_status(st, g)};
+}
+
+api::node_object node_view(const registry_state::node_entry& n) {
+  return {*n.node, n.allocated, n.pod_count};
+}
+
+api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
+  api::queue_object out{*q.queue, {}};
+  auto& s = out.status;
+  const auto& name = q.queue->meta.name;
+  for (const auto& [gang, g] : st.groups) {
+    if (g.group->queue != name || g.removed)
+      continue;
+    switch (group_status(st, g).phase) {
+      case scheduler::pod_group_phase::pending:
+        ++s.pending;
+        break;
+      case scheduler::pod_group_phase::inqueue:
+        ++s.inqueue;
+        break;
+      case scheduler::pod_group_phase::running:
+        ++s.running;
+        break;
+      case scheduler::pod_group_phase::unknown:
+        ++s.unknown;
+        break;
+      case scheduler::pod_group_phase::completed:
+        ++s.completed;
+        break;
+    }
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end() && p->second.pod->is_bound() &&
+                                     !scheduler::is_terminal(p->second.pod->phase))
+        s.allocated += p->second.pod->requests;
+  }
+  s.deserved = q.deserved;
+  return out;
+}
+
+scheduler::job_status job_status_of(const registry_state& st,
+                                    const registry_state::job_entry& j) {
+  auto s = j.status;
+  s.pending = s.running = s.succeeded = s.failed = s.terminating = s.unknown = 0;
+  s.tasks.clear();
+  const group_entry* g = nullptr;
+  if (auto i = st.group_ids.find(j.group_key); i != st.group_ids.end())
+    g = &st.groups.at(i->second);
+  int32_t total = 0;
+  if (g != nullptr) {
+    s.min_available = g->group->min_member;
+    std::map<std::string, scheduler::task_counts> tasks;
+    for (auto id : g->pods) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        continue;
+      const auto& pod = *p->second.pod;
+      auto& t = tasks[pod.role];
+      t.task = pod.role;
+      ++total;
+      switch (pod.phase) {
+        case scheduler::pod_phase::running:
+          ++s.running;
+          ++t.running;
+          break;
+        case scheduler::pod_phase::succeeded:
+          ++s.succeeded;
+          ++t.succeeded;
+          break;
+        case scheduler::pod_phase::failed:
+          ++s.failed;
+          ++t.failed;
+          break;
+        case scheduler::pod_phase::unknown:
+          ++s.unknown;
+          ++t.unknown;
+          break;
+        case scheduler::pod_phase::pending:
+          ++s.pending;
+          ++t.pending;
+          break;
+      }
+    }
+    for (auto& [name, t] : tasks)
+      s.tasks.push_back(std::move(t));
+  }
+  if (j.job->suspended)
+    s.phase = scheduler::job_phase::aborted;
+  else if (total == 0)
+    s.phase = j.status.phase == scheduler::job_phase::restarting ? scheduler::job_phase::restarting
+                                                                  : scheduler::job_phase::pending;
+  else if (s.succeeded + s.failed == total)
+    s.phase = s.succeeded >= s.min_available ? scheduler::job_phase::completed
+                                             : scheduler::job_phase::failed;
+  else if (s.running + s.succeeded >= s.min_available)
+    s.phase = scheduler::job_phase::running;
+  else
+    s.phase = scheduler::job_phase::pending;
+  return s;
+}
+
+api::job_object job_view(const registry_state& st, const registry_state::job_entry& j) {
+  return {*j.job, job_status_of(st, j)};
+}
+
+registry_snapshot snapshot(const registry_state& st) {
+  registry_snapshot out;
+  out.resource_version = st.resource_version;
+  for (const auto& [id, e] : st.pods) {
+    registry_snapshot::pod_fact f;
+    f.id = id;
+    f.key = object_key(e.pod->meta.namespace_name, e.pod->meta.name);
+    if (auto g = st.groups.find(e.gang); g != st.groups.end())
+      f.group_key = g->second.key;
+    f.node = e.pod->node_name;
+    f.phase = e.pod->phase;
+    f.requests = e.pod->requests;
+    f.role = e.pod->role;
+    out.pods.push_back(std::move(f));
+  }
+  for (const auto& [gang, g] : st.groups) {
+    out.groups.push_back({g.key, g.group->queue, g.group->min_member, g.group->min_task_member,
+                          gang});
+    if (g.actor)
+      out.gang_actors[gang] = caf::actor_cast<caf::strong_actor_ptr>(g.actor);
+  }
+  for (const auto& [name, q] : st.queues)
+    out.queue_actors[name] = caf::actor_cast<caf::strong_actor_ptr>(q.actor);
+  for (const auto& [name, n] : st.nodes)
+    if (n.live) {
+      out.node_allocatable[name] = n.node->allocatable;
+      out.node_index[name] = n.index;
+    }
+  return out;
+}
+
+} // namespace phalanx::actors::registry_detail

@@ -1,0 +1,404 @@
+#include "actors/runtime.hpp"
+
+#include "actors/cluster_actor.hpp"
+#include "actors/gang_actor.hpp"
+#include "actors/node_actor.hpp"
+#include "actors/queue_actor.hpp"
+#include "actors/registry.hpp"
+#include "actors/sim_cluster.hpp"
+#include "actors/store_writer.hpp"
+
+#include <caf/all.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace phalanx::actors {
+
+namespace {
+
+/// The API's service, relayed into the registry actor.
+class runtime_service final : public api::service {
+ public:
+  runtime_service(registry_actor registry, std::shared_ptr<std::atomic<bool>> ready,
+                  context_ptr ctx)
+    : registry_(std::move(registry)), ready_(std::move(ready)), ctx_(std::move(ctx)) {}
+
+  void create(api::object obj, object_callback done) override {
+    caf::anon_send(registry_, create_atom::value, std::move(obj),
+                   std::make_shared<object_callback>(std::move(done)));
+  }
+  void get(api::resource_kind kind, std::string ns, std::string name,
+           object_callback done) override {
+    caf::anon_send(registry_, read_atom::value, kind, std::move(ns), std::move(name),
+                   std::make_shared<object_callback>(std::move(done)));
+  }
+  void list(api::resource_kind kind, api::list_options options, list_callback done) override {
+    caf::anon_send(registry_, list_atom::value, kind, std::move(options),
+                   std::make_shared<list_callback>(std::move(done)));
+  }
+  void remove(api::resource_kind kind, std::string ns, std::string name,
+              object_callback done) override {
+    caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name),
+                   std::make_shared<object_callback>(std::move(done)));
+  }
+  void act(api::resource_kind kind, std::string ns, std::string name, api::object_action action,
+           object_callback done) override {
+    caf::anon_send(registry_, act_atom::value, kind, std::move(ns), std::move(name), action,
+                   std::make_shared<object_callback>(std::move(done)));
+  }
+  void events(api::resource_kind kind, std::string ns, std::string name,
+              events_callback done) override {
+    caf::anon_send(registry_, events_atom::value, kind, std::move(ns), std::move(name),
+                   std::make_shared<events_callback>(std::move(done)));
+  }
+  api::watch_handle watch(api::resource_kind kind, api::list_options options,
+                          uint64_t resource_version,
+                          std::shared_ptr<api::watch_sink> sink) override {
+    auto id = next_watch_.fetch_add(1) + 1;
+    caf::anon_send(registry_, watch_atom::value, id, kind, std::move(options), resource_version,
+                   std::move(sink));
+    auto registry = registry_;
+    return api::watch_handle{[registry, id] { caf::anon_send(registry, unwatch_atom::value, id); }};
+  }
+  bool ready() const override { return ready_->load(); }
+  std::string metrics_text() const override { return ctx_->metrics->registry.render(); }
+
+ private:
+  registry_actor registry_;
+  std::shared_ptr<std::atomic<bool>> ready_;
+  context_ptr ctx_;
+  std::atomic<uint64_t> next_watch_{0};
+};
+
+/// Gathers system_facts from the registry and every actor, without blocking any actor.
+struct collector_state {
+  static inline const char* name = "phalanx.collector";
+  std::shared_ptr<std::promise<system_facts>> done;
+  system_facts facts;
+  std::map<uint64_t, std::string> gang_keys;
+  std::map<uint32_t, std::string> node_names;
+  std::size_t outstanding = 0;
+};
+
+caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_actor registry,
+                        context_ptr ctx, std::shared_ptr<std::promise<system_facts>> done) {
+  self->state.done = std::move(done);
+  auto finish_one = [self] {
+    if (--self->state.outstanding == 0) {
+      self->state.done->set_value(std::move(self->state.facts));
+      self->quit();
+    }
+  };
+  self->request(registry, caf::infinite, inspect_atom::value)
+      .then([self, ctx, finish_one](registry_snapshot& snap) {
+        auto& st = self->state;
+        std::map<uint64_t, std::string> key_of_id;
+        for (auto& p : snap.pods) {
+          key_of_id[p.id] = p.key;
+          st.facts.pods.push_back({p.key, p.group_key, p.node, p.phase, p.requests, p.role});
+        }
+        for (auto& g : snap.groups) {
+          st.gang_keys[g.gang] = g.key;
+          st.facts.groups.push_back({g.key, g.queue, g.min_member, g.min_task_member, false});
+        }
+        st.outstanding = 1;  // Released at the end of this handler.
+        for (auto& [name, index] : snap.node_index) {
+          auto handle = ctx->nodes->at(index);
+          if (!handle)
+            continue;
+          ++st.outstanding;
+          self->request(handle, caf::infinite, inspect_atom::value)
+              .then([self, key_of_id, finish_one](node_snapshot& n) {
+                system_facts::node fact;
+                fact.name = n.name;
+                fact.allocatable = n.allocatable;
+                fact.committed = n.committed;
+                fact.held = n.held;
+                for (auto id : n.bound_pods) {
+                  auto k = key_of_id.find(id);
+                  fact.bound_pods.push_back(k == key_of_id.end() ? "#" + std::to_string(id)
+                                                                 : k->second);
+                }
+                self->state.facts.nodes.push_back(std::move(fact));
+                finish_one();
+              });
+        }
+        for (auto& [name, ptr] : snap.queue_actors) {
+          ++st.outstanding;
+          self->request(caf::actor_cast<queue_actor>(ptr), caf::infinite, inspect_atom::value)
+              .then([self, finish_one](queue_snapshot& q) {
+                self->state.facts.queues.push_back({q.name, q.allocated});
+                finish_one();
+              });
+        }
+        for (auto& [gang, ptr] : snap.gang_actors) {
+          ++st.outstanding;
+          self->request(caf::actor_cast<gang_actor>(ptr), caf::infinite, inspect_atom::value)
+              .then(
+                  [self, finish_one](gang_snapshot& g) {
+                    auto& st = self->state;
+                    using scheduler::gang_phase;
+                    bool in_flight = g.phase == gang_phase::planning ||
+                                     g.phase == gang_phase::preparing ||
+                                     g.phase == gang_phase::committing;
+                    auto k = st.gang_keys.find(g.gang);
+                    if (k != st.gang_keys.end())
+                      for (auto& f : st.facts.groups)
+                        if (f.key == k->second)
+                          f.in_flight = in_flight;
+                    finish_one();
+                  },
+                  [finish_one](caf::error&) { finish_one(); });  // It ended meanwhile.
+        }
+        finish_one();
+      });
+  return {[](caf::unit_t) {}};
+}
+
+void add_violation(invariant_report& r, std::string text) { r.violations.push_back(std::move(text)); }
+
+} // namespace
+
+std::string invariant_report::to_string() const {
+  if (violations.empty())
+    return "all invariants hold";
+  std::ostringstream out;
+  out << violations.size() << " invariant violation(s):";
+  for (const auto& v : violations)
+    out << "\n  " << v;
+  return out.str();
+}
+
+invariant_report check_invariants(const system_facts& facts, bool at_rest) {
+  invariant_report r;
+  std::map<std::string, const system_facts::pod*> pods;
+  for (const auto& p : facts.pods)
+    pods[p.key] = &p;
+
+  // I1: a pod is committed on at most one node, and on the node its record names.
+  std::map<std::string, std::string> committed_on;
+  for (const auto& n : facts.nodes)
+    for (const auto& key : n.bound_pods) {
+      auto [it, fresh] = committed_on.emplace(key, n.name);
+      if (!fresh)
+        add_violation(r, "I1: pod " + key + " is committed on two nodes: " + it->second +
+                             " and " + n.name);
+      auto p = pods.find(key);
+      if (p != pods.end() && p->second->node != n.name)
+        add_violation(r, "I1: pod " + key + " is committed on " + n.name +
+                             " but its record says node '" + p->second->node + "'");
+    }
+  for (const auto& p : facts.pods)
+    if (!p.node.empty() && !scheduler::is_terminal(p.phase) && !committed_on.count(p.key))
+      add_violation(r, "I1: pod " + p.key + " is bound to " + p.node +
+                           " but no node ledger holds it");
+
+  // I2: committed (and held) requests never exceed allocatable; also by a recount from pods.
+  std::map<std::string, scheduler::resources> recount;
+  for (const auto& p : facts.pods)
+    if (!p.node.empty() && !scheduler::is_terminal(p.phase))
+      recount[p.node] += p.requests;
+  for (const auto& n : facts.nodes) {
+    if (!scheduler::fits(n.committed + n.held, n.allocatable))
+      add_violation(r, "I2: node " + n.name + " is over capacity: committed " +
+                           n.committed.to_string() + " + held " + n.held.to_string() +
+                           " > allocatable " + n.allocatable.to_string());
+    if (!scheduler::fits(recount[n.name], n.allocatable))
+      add_violation(r, "I2: pods bound to node " + n.name + " request " +
+                           recount[n.name].to_string() + " > allocatable " +
+                           n.allocatable.to_string());
+    if (recount[n.name] != n.committed)
+      add_violation(r, "I2: node " + n.name + " ledger commits " + n.committed.to_string() +
+                           " but its bound pods request " + recount[n.name].to_string());
+  }
+
+  // I3: at rest, a gang has none or at least minMember pods placed (and each role its minimum).
+  if (at_rest) {
+    std::map<std::string, std::vector<const system_facts::pod*>> members;
+    for (const auto& p : facts.pods)
+      if (!p.group_key.empty())
+        members[p.group_key].push_back(&p);
+    for (const auto& g : facts.groups) {
+      if (g.in_flight)
+        continue;
+      int32_t placed = 0;
+      std::map<std::string, int32_t> per_role;
+      for (const auto* p : members[g.key])
+        if (!p->node.empty()) {
+          ++placed;
+          ++per_role[p->role];
+        }
+      if (placed > 0 && placed < g.min_member)
+        add_violation(r, "I3: gang " + g.key + " has " + std::to_string(placed) +
+                             " pods placed, fewer than minMember " +
+                             std::to_string(g.min_member));
+      if (placed > 0)
+        for (const auto& rm : g.min_task_member)
+          if (per_role[rm.role] < rm.min)
+            add_violation(r, "I3: gang " + g.key + " role " + rm.role + " has " +
+                                 std::to_string(per_role[rm.role]) + " pods placed, fewer than " +
+                                 std::to_string(rm.min));
+    }
+  }
+
+  // I4: each queue's accounting equals a recount from its pods.
+  std::map<std::string, std::string> queue_of_group;
+  for (const auto& g : facts.groups)
+    queue_of_group[g.key] = g.queue;
+  std::map<std::string, scheduler::resources> queue_recount;
+  for (const auto& p : facts.pods)
+    if (!p.node.empty() && !scheduler::is_terminal(p.phase) && !p.group_key.empty())
+      if (auto q = queue_of_group.find(p.group_key); q != queue_of_group.end())
+        queue_recount[q->second] += p.requests;
+  for (const auto& q : facts.queues)
+    if (q.allocated != queue_recount[q.name])
+      add_violation(r, "I4: queue " + q.name + " accounts " + q.allocated.to_string() +
+                           " allocated, a recount from pods gives " +
+                           queue_recount[q.name].to_string());
+  return r;
+}
+
+struct runtime::impl {
+  std::shared_ptr<runtime_context> ctx;
+  std::shared_ptr<storage::store> store;
+  std::unique_ptr<caf::actor_system_config> cfg;
+  std::unique_ptr<caf::actor_system> system;
+  std::shared_ptr<std::atomic<bool>> ready = std::make_shared<std::atomic<bool>>(false);
+  cluster_actor cluster;
+  store_writer_actor writer;
+  binder_actor binder;
+  registry_actor registry;
+  std::unique_ptr<runtime_service> service;
+  std::chrono::steady_clock::time_point started;
+  double ready_seconds = -1;
+  bool stopped = false;
+
+  caf::scheduler::test_coordinator* test_sched() const {
+    return ctx->config.deterministic
+               ? &dynamic_cast<caf::scheduler::test_coordinator&>(system->scheduler())
+               : nullptr;
+  }
+};
+
+runtime::runtime(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+runtime::~runtime() { shutdown(); }
+
+result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
+                                                std::shared_ptr<storage::store> store) {
+  auto p = std::make_unique<impl>();
+  p->started = std::chrono::steady_clock::now();
+  auto loaded = store->load();
+  if (!loaded)
+    return loaded.error();
+  if (config.seed == 0)
+    config.seed = static_cast<uint64_t>(
+        std::chrono::system_clock::now().time_since_epoch().count());
+
+  p->cfg = std::make_unique<caf::actor_system_config>();
+  if (config.deterministic)
+    p->cfg->set("scheduler.policy", caf::atom("testing"));
+  else
+    p->cfg->set("scheduler.max-threads", static_cast<size_t>(std::max(1, config.threads)));
+  p->cfg->set("logger.verbosity", caf::atom("quiet"));
+  p->system = std::make_unique<caf::actor_system>(*p->cfg);
+
+  auto ctx = std::make_shared<runtime_context>();
+  ctx->config = std::move(config);
+  ctx->clock = &p->system->clock();
+  ctx->clock_base = p->system->clock().now();
+  ctx->wall_base = ctx->config.deterministic
+                       ? scheduler::timestamp{std::chrono::seconds{1767225600}}  // 2026-01-01
+                       : std::chrono::time_point_cast<std::chrono::nanoseconds>(
+                             std::chrono::system_clock::now());
+  p->ctx = ctx;
+  p->store = std::move(store);
+
+  auto& sys = *p->system;
+  p->cluster = sys.spawn(cluster_actor_impl, context_ptr{ctx});
+  p->writer = ctx->config.deterministic
+                  ? sys.spawn(store_writer_impl, context_ptr{ctx}, p->store)
+                  : sys.spawn<caf::detached>(store_writer_impl, context_ptr{ctx}, p->store);
+  p->binder = sys.spawn(sim_cluster_impl, context_ptr{ctx}, status_sink_actor{});
+  auto state = std::make_shared<storage::loaded_state>(std::move(*loaded));
+  p->registry = sys.spawn(registry_impl, context_ptr{ctx}, p->ready, state, p->writer, p->binder,
+                          p->cluster);
+  caf::anon_send(p->binder, spec_atom::value, status_sink_actor{p->registry});
+  p->service = std::make_unique<runtime_service>(p->registry, p->ready, ctx);
+
+  std::unique_ptr<runtime> rt{new runtime(std::move(p))};
+  if (rt->impl_->ctx->config.deterministic) {
+    rt->run_until_idle();
+  } else {
+    while (!rt->impl_->ready->load())
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  rt->impl_->ready_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - rt->impl_->started).count();
+  rt->impl_->ctx->metrics->restart_seconds.set(rt->impl_->ready_seconds);
+  return rt;
+}
+
+api::service& runtime::service() { return *impl_->service; }
+
+bool runtime::ready() const { return impl_->ready->load(); }
+
+double runtime::seconds_to_ready() const { return impl_->ready_seconds; }
+
+system_facts runtime::facts() {
+  auto done = std::make_shared<std::promise<system_facts>>();
+  auto future = done->get_future();
+  impl_->system->spawn(collector, impl_->registry, context_ptr{impl_->ctx}, done);
+  if (auto* sched = impl_->test_sched()) {
+    sched->run();
+    return future.get();
+  }
+  return future.get();
+}
+
+void runtime::shutdown() {
+  if (!impl_ || impl_->stopped)
+    return;
+  impl_->stopped = true;
+  auto reason = caf::exit_reason::user_shutdown;
+  caf::anon_send_exit(impl_->registry, reason);
+  caf::anon_send_exit(impl_->binder, reason);
+  caf::anon_send_exit(impl_->cluster, reason);
+  caf::anon_send_exit(impl_->writer, reason);
+  if (auto* sched = impl_->test_sched())
+    sched->run();
+  impl_->registry = nullptr;
+  impl_->binder = nullptr;
+  impl_->cluster = nullptr;
+  impl_->writer = nullptr;
+  impl_->service.reset();
+  if (auto* sched = impl_->test_sched())
+    sched->run();
+  impl_->ctx->nodes->clear();
+  impl_->system.reset();  // Waits for every actor.
+}
+
+std::size_t runtime::run_until_idle() {
+  auto* sched = impl_->test_sched();
+  return sched ? sched->run() : 0;
+}
+
+std::size_t runtime::advance(std::chrono::milliseconds by) {
+  auto* sched = impl_->test_sched();
+  if (!sched)
+    return 0;
+  sched->advance_time(by);
+  return sched->run();
+}
+
+bool runtime::has_pending_timer() const {
+  auto* sched = impl_->test_sched();
+  return sched != nullptr && sched->has_pending_timeout();
+}
+
+} // namespace phalanx::actors

@@ -1,0 +1,110 @@
+#pragma once
+
+// One running Phalanx scheduler: the actor system and every actor, restored from a store, serving
+// the API's service interface. phalanxd, the load tester (inproc mode) and the integration tests
+// all start one of these. No CAF type appears here, so users of this header need no CAF.
+
+#include "actors/runtime_config.hpp"
+
+#include "api/service.hpp"
+#include "storage/store.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phalanx::actors {
+
+/// Consistency facts of the whole system, for the invariant checks of DESIGN.md section 8.
+struct system_facts {
+  struct pod {
+    std::string key;       // "<namespace>/<name>"
+    std::string group_key; // "<namespace>/<podgroup>"; empty when in no gang
+    std::string node;      // Empty when unbound.
+    scheduler::pod_phase phase = scheduler::pod_phase::pending;
+    scheduler::resources requests;
+    std::string role;
+  };
+  struct group {
+    std::string key;
+    std::string queue;
+    int32_t min_member = 0;
+    std::vector<scheduler::role_minimum> min_task_member;
+    bool in_flight = false;  // A reserve round is under way (I3 is checked at rest only).
+  };
+  struct node {
+    std::string name;
+    scheduler::resources allocatable;
+    scheduler::resources committed;  // The node actor's ledger.
+    scheduler::resources held;
+    std::vector<std::string> bound_pods;  // Pod keys committed in the ledger.
+  };
+  struct queue {
+    std::string name;
+    scheduler::resources allocated;  // The queue actor's accounting.
+  };
+  std::vector<pod> pods;
+  std::vector<group> groups;
+  std::vector<node> nodes;
+  std::vector<queue> queues;
+};
+
+/// The outcome of checking the invariants: empty `violations` means all hold.
+struct invariant_report {
+  std::vector<std::string> violations;
+  bool ok() const noexcept { return violations.empty(); }
+  std::string to_string() const;
+};
+
+/// Checks I1 (no pod bound twice: a pod committed on one node only, and on the node its record
+/// names), I2 (no node over capacity), I3 (at rest, every gang 0 or >= minMember bound, each role
+/// its minimum) and I4 (queue accounting equals a recount from pods).
+invariant_report check_invariants(const system_facts& facts, bool at_rest);
+
+class runtime {
+ public:
+  /// Loads everything from `store`, spawns the actors, restores node usage from persisted
+  /// bindings and resumes pending gangs. In normal mode it returns once ready; in deterministic
+  /// mode the caller drives the test coordinator (run_until_idle) to finish the restore.
+  static result<std::unique_ptr<runtime>> start(runtime_config config,
+                                                std::shared_ptr<storage::store> store);
+
+  ~runtime();
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+
+  /// The API's view of the scheduler. Lives as long as the runtime.
+  api::service& service();
+
+  bool ready() const;
+
+  /// Seconds from start() to ready (restart time).
+  double seconds_to_ready() const;
+
+  /// Collects the facts for check_invariants (asks every actor; blocks the calling thread). In
+  /// deterministic mode it drives the test coordinator itself.
+  system_facts facts();
+
+  /// Stops every actor and waits for them. Idempotent; the destructor calls it.
+  void shutdown();
+
+  // -- Deterministic mode (runtime_config::deterministic) only.
+
+  /// Runs every pending message; returns how many ran.
+  std::size_t run_until_idle();
+  /// Advances the virtual clock, firing due timers, then runs until idle. Returns messages run.
+  std::size_t advance(std::chrono::milliseconds by);
+  /// True when a timer is pending.
+  bool has_pending_timer() const;
+
+  struct impl;
+
+ private:
+  explicit runtime(std::unique_ptr<impl> p);
+  std::unique_ptr<impl> impl_;
+};
+
+} // namespace phalanx::actors

@@ -1,0 +1,83 @@
+#pragma once
+
+// Policy knobs and runtime settings of phalanxd, with their defaults. `phalanxd --config FILE`
+// reads them from YAML (config.cpp); every field has the default written beside it.
+
+#include "scheduler/enqueue_gate.hpp"
+#include "scheduler/model.hpp"
+#include "scheduler/planner.hpp"
+#include "scheduler/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace phalanx::actors {
+
+struct scheduling_config {
+  /// Schedule whole gangs (minMember, minTaskMember, minResources gate). When false, every pod is
+  /// placed on its own as the default kube-scheduler does (the demo's comparison run).
+  /// Default: true.
+  bool gang_scheduling = true;
+  /// The enqueue gate. Default: overcommit factor 1.2.
+  scheduler::enqueue_config enqueue;
+  /// The planner. Default: binpack, adaptive sampling, min 100 feasible nodes.
+  scheduler::planner_config planner;
+  /// Gangs of one queue planning at once. Default: 8.
+  int32_t max_planning_per_queue = 8;
+  /// Immediate replans after a refused reserve round before backing off. Default: 2.
+  int32_t max_replans = 2;
+  /// Backoff after a failed attempt: starts here, doubles, with +-50% jitter. Default: 5 ms.
+  std::chrono::milliseconds backoff_initial{5};
+  /// Backoff cap. Default: 1 s.
+  std::chrono::milliseconds backoff_max{1000};
+  /// Debounce of the fair-share recomputation. Default: 10 ms.
+  std::chrono::milliseconds fair_share_debounce{10};
+  /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
+  /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
+  std::vector<std::string> scheduler_names{"phalanx", "volcano"};
+  /// priorityClassName -> priority. Default: Kubernetes' two system classes.
+  std::map<std::string, int32_t> priority_classes{{"system-cluster-critical", 2000000000},
+                                                  {"system-node-critical", 2000001000}};
+};
+
+struct store_config {
+  /// The group-commit window: records arriving within it share one synced write. Default: 1 ms.
+  std::chrono::microseconds commit_window{1000};
+  /// Flush earlier once this many records are buffered. Default: 4096.
+  std::size_t max_batch_records = 4096;
+};
+
+struct simulation_config {
+  /// A bound pod goes Running after this delay. Default: 0 (at once).
+  std::chrono::milliseconds pod_start_delay{0};
+  /// How often the simulated cluster checks whether nothing can progress. Default: 1 s.
+  std::chrono::milliseconds stall_check_interval{1000};
+};
+
+struct runtime_config {
+  scheduling_config scheduling;
+  store_config store;
+  simulation_config simulation;
+  /// CAF scheduler worker threads. Default: 2 (this project's machines have 2 cores; CAF would
+  /// otherwise pick 4).
+  int32_t threads = 2;
+  /// Seed of every random choice (planner scan start, backoff jitter, uids). Default: taken from
+  /// the clock at start; tests set it.
+  uint64_t seed = 0;
+  /// Deterministic mode: CAF's test coordinator (scheduler.policy = testing), for tests only.
+  bool deterministic = false;
+};
+
+/// Parses phalanxd's YAML config. Unknown keys and bad values are errors naming the key path.
+result<runtime_config> parse_runtime_config(const std::string& yaml_text);
+
+/// True when a pod with this schedulerName is ours.
+bool is_our_scheduler(const scheduling_config& config, const std::string& scheduler_name);
+
+/// The priority of a priority class; nullopt when unknown.
+std::optional<int32_t> priority_of(const scheduling_config& config, const std::string& class_name);
+
+} // namespace phalanx::actors

@@ -1,0 +1,339 @@
+#include "actors/sim_cluster.hpp"
+
+#include "scheduler/quantity.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+namespace phalanx::actors {
+
+namespace {
+
+using self_ptr = binder_actor::stateful_pointer<sim_cluster_state>;
+using sim_phase = sim_cluster_state::sim_phase;
+using timer = sim_cluster_state::timer;
+
+std::string key_of(const scheduler::pod& p) {
+  return p.meta.namespace_name + "/" + p.meta.name;
+}
+
+std::string gang_key_of(const scheduler::pod& p) {
+  return p.meta.namespace_name + "/" + (p.group.empty() ? p.meta.name : p.group);
+}
+
+result<std::optional<scheduler::duration>> duration_annotation(const scheduler::pod& p,
+                                                                 std::string_view key) {
+  const auto* text = p.meta.annotations.find(key);
+  if (text == nullptr)
+    return std::optional<scheduler::duration>{};
+  auto ns = scheduler::parse_duration_ns(*text);
+  if (!ns)
+    return status{errc::invalid_argument, "metadata.annotations[" + std::string(key) +
+                                              "]: " + ns.error().message()};
+  return std::optional<scheduler::duration>{scheduler::duration{*ns}};
+}
+
+void arm(self_ptr self) {
+  auto& st = self->state;
+  if (st.timers.empty())
+    return;
+  auto due = st.timers.top().due;
+  if (st.armed && *st.armed <= due)
+    return;
+  st.armed = due;
+  auto now = self->clock().now();
+  auto delay = due > now ? due - now : caf::actor_clock::duration_type{0};
+  self->delayed_send(self, delay, tick_atom::value);
+}
+
+void emit(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message = {}) {
+  auto& st = self->state;
+  st.outbox.push_back({id, phase, st.ctx->now(), std::move(message)});
+}
+
+void flush_outbox(self_ptr self) {
+  auto& st = self->state;
+  if (st.outbox.empty() || !st.sink)
+    return;  // Without a sink yet, keep the changes until it arrives.
+  self->send(st.sink, pod_status_atom::value, std::move(st.outbox));
+  st.outbox.clear();
+}
+
+void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message);
+
+void child_ended(self_ptr self, const std::string& child_key, bool failed) {
+  auto& st = self->state;
+  for (auto& [id, sp] : st.pods) {
+    if (sp.phase != sim_phase::running || sp.children.empty())
+      continue;
+    if (std::find(sp.children.begin(), sp.children.end(), child_key) == sp.children.end())
+      continue;
+    ++sp.children_done;
+    sp.child_failed |= failed;
+    if (sp.children_done >= static_cast<int32_t>(sp.children.size()))
+      end_pod(self, id,
+              sp.child_failed ? scheduler::pod_phase::failed : scheduler::pod_phase::succeeded,
+              sp.child_failed ? "a spawned pod failed" : "every spawned pod finished");
+    return;
+  }
+}
+
+void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message) {
+  auto& st = self->state;
+  auto i = st.pods.find(id);
+  if (i == st.pods.end() || i->second.phase == sim_phase::done)
+    return;
+  i->second.phase = sim_phase::done;
+  auto key = key_of(*i->second.pod);
+  st.finished_names.insert(key);
+  emit(self, id, phase, std::move(message));
+  child_ended(self, key, phase == scheduler::pod_phase::failed);
+}
+
+// The children a spawner waits for: <pod>-exec-<i>; some may have ended before a restart.
+void expect_children(sim_cluster_state::sim_pod& sp, const sim_cluster_state& st) {
+  sp.children.clear();
+  sp.children_done = 0;
+  for (const auto& child : spawned_pods(*sp.pod, sp.behavior)) {
+    auto key = key_of(child);
+    sp.children.push_back(key);
+    if (st.finished_names.count(key))
+      ++sp.children_done;
+  }
+}
+
+void start_pod(self_ptr self, uint64_t id) {
+  auto& st = self->state;
+  auto& sp = st.pods.at(id);
+  if (sp.phase != sim_phase::starting)
+    return;
+  sp.phase = sim_phase::running;
+  emit(self, id, scheduler::pod_phase::running);
+  auto now = self->clock().now();
+  if (sp.behavior.fail_after &&
+      (!sp.behavior.duration || *sp.behavior.fail_after < *sp.behavior.duration))
+    st.timers.push({now + *sp.behavior.fail_after, id, timer::what::fail});
+  else if (sp.behavior.duration)
+    st.timers.push({now + *sp.behavior.duration, id, timer::what::succeed});
+  if (sp.behavior.spawn > 0) {
+    expect_children(sp, st);
+    spawn_request req;
+    req.parent = id;
+    req.pods = spawned_pods(*sp.pod, sp.behavior);
+    if (st.sink)
+      self->send(st.sink, spawn_atom::value, std::move(req));
+  }
+}
+
+void check_stall(self_ptr self) {
+  auto& st = self->state;
+  if (!st.timers.empty()) {
+    st.stall_reported = false;
+    return;
+  }
+  stall_report report;
+  std::set<std::string> groups;
+  for (const auto& [id, sp] : st.pods)
+    if (sp.phase == sim_phase::running &&
+        (sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
+      groups.insert(sp.gang_key);
+  if (groups.empty()) {
+    st.stall_reported = false;
+    return;
+  }
+  report.stuck_groups.assign(groups.begin(), groups.end());
+  report.message = "no simulated pod will finish on its own: every running pod waits for pods "
+                   "that are not running";
+  st.stall_reported = true;
+  if (st.sink)
+    self->send(st.sink, stalled_atom::value, std::move(report));
+}
+
+} // namespace
+
+result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
+  sim_behavior b;
+  auto d = duration_annotation(p, sim_duration_key);
+  if (!d)
+    return d.error();
+  b.duration = *d;
+  auto f = duration_annotation(p, sim_fail_after_key);
+  if (!f)
+    return f.error();
+  b.fail_after = *f;
+  auto sd = duration_annotation(p, sim_spawn_duration_key);
+  if (!sd)
+    return sd.error();
+  b.spawn_duration = *sd;
+  if (const auto* n = p.meta.annotations.find(sim_spawn_key)) {
+    auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
+    if (!count || *count < 0 || *count > 10000)
+      return status{errc::invalid_argument, "metadata.annotations[" +
+                                                std::string(sim_spawn_key) +
+                                                "]: must be an integer between 0 and 10000"};
+    b.spawn = static_cast<int32_t>(*count);
+  }
+  struct spawn_resource {
+    std::string_view key;
+    std::string_view resource;
+  };
+  for (auto [key, resource] :
+       {spawn_resource{sim_spawn_cpu_key, scheduler::cpu_resource},
+        spawn_resource{sim_spawn_memory_key, scheduler::memory_resource},
+        spawn_resource{sim_spawn_gpu_key, "nvidia.com/gpu"}}) {
+    if (const auto* text = p.meta.annotations.find(key)) {
+      auto amount = scheduler::parse_resource_amount(resource, *text);
+      if (!amount)
+        return status{errc::invalid_argument, "metadata.annotations[" + std::string(key) +
+                                                  "]: " + amount.error().message()};
+      b.spawn_requests.set(resource, *amount);
+    }
+  }
+  if (const auto* role = p.meta.annotations.find(sim_spawn_role_key))
+    b.spawn_role = *role;
+  return b;
+}
+
+std::vector<scheduler::pod> spawned_pods(const scheduler::pod& parent, const sim_behavior& b) {
+  std::vector<scheduler::pod> out;
+  out.reserve(static_cast<std::size_t>(b.spawn));
+  for (int32_t i = 0; i < b.spawn; ++i) {
+    scheduler::pod child;
+    child.meta.name = parent.meta.name + "-exec-" + std::to_string(i + 1);
+    child.meta.namespace_name = parent.meta.namespace_name;
+    child.meta.labels = parent.meta.labels;
+    if (!parent.group.empty())
+      child.meta.annotations.set(std::string(scheduler::pod_group_annotation), parent.group);
+    if (b.spawn_duration)
+      child.meta.annotations.set(std::string(sim_duration_key),
+                                 scheduler::format_duration_ns(b.spawn_duration->count()));
+    child.group = parent.group;
+    child.role = b.spawn_role;
+    child.requests = b.spawn_requests;
+    child.requests.pods = 1;
+    child.priority = parent.priority;
+    child.priority_class_name = parent.priority_class_name;
+    child.scheduler_name = parent.scheduler_name;
+    child.constraints = parent.constraints;
+    out.push_back(std::move(child));
+  }
+  return out;
+}
+
+binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
+                                             status_sink_actor sink) {
+  self->state.ctx = std::move(ctx);
+  self->state.sink = std::move(sink);
+  auto interval = self->state.ctx->config.simulation.stall_check_interval;
+  if (interval.count() > 0)
+    self->delayed_send(self, interval, stalled_atom::value);
+  return {
+    [self](bind_pods_atom, uint32_t, const std::string&, const pod_refs& pods) {
+      auto& st = self->state;
+      auto now = self->clock().now();
+      auto wall_now = st.ctx->now();
+      for (const auto& ref : pods) {
+        if (st.pods.count(ref.id))
+          continue;  // Bound twice would be a bug upstream; simulate once.
+        sim_cluster_state::sim_pod sp;
+        sp.pod = ref.pod;
+        sp.gang_key = gang_key_of(*ref.pod);
+        auto behavior = parse_sim_behavior(*ref.pod);
+        if (behavior)
+          sp.behavior = std::move(*behavior);
+        else
+          spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
+                       behavior.error().message());
+        st.by_name[key_of(*ref.pod)] = ref.id;
+        st.gangs[sp.gang_key].insert(ref.id);
+        bool resumed = ref.pod->phase == scheduler::pod_phase::running &&
+                       ref.pod->start_time != scheduler::timestamp{};
+        if (resumed) {
+          // Restart: it was running; it ends when it would have.
+          sp.phase = sim_phase::running;
+          auto ran = std::chrono::duration_cast<caf::actor_clock::duration_type>(
+              wall_now - ref.pod->start_time);
+          auto until = [&](scheduler::duration d) {
+            auto left = std::chrono::duration_cast<caf::actor_clock::duration_type>(d) - ran;
+            return now + std::max(left, caf::actor_clock::duration_type{0});
+          };
+          if (sp.behavior.fail_after)
+            st.timers.push({until(*sp.behavior.fail_after), ref.id, timer::what::fail});
+          else if (sp.behavior.duration)
+            st.timers.push({until(*sp.behavior.duration), ref.id, timer::what::succeed});
+          if (sp.behavior.spawn > 0) {
+            expect_children(sp, st);
+            spawn_request req;  // Idempotent at the registry: existing children are kept.
+            req.parent = ref.id;
+            req.pods = spawned_pods(*sp.pod, sp.behavior);
+            self->send(st.sink, spawn_atom::value, std::move(req));
+          }
+        } else {
+          st.timers.push({now + st.ctx->config.simulation.pod_start_delay, ref.id,
+                          timer::what::start});
+        }
+        st.pods.emplace(ref.id, std::move(sp));
+      }
+      arm(self);
+    },
+    [self](forget_atom, uint64_t id) {
+      auto& st = self->state;
+      auto i = st.pods.find(id);
+      if (i == st.pods.end())
+        return;
+      i->second.phase = sim_phase::done;  // Its timers find it done and do nothing.
+    },
+    [self](fail_atom, uint64_t id) {
+      end_pod(self, id, scheduler::pod_phase::failed, "failed on request");
+      flush_outbox(self);
+    },
+    [self](adopt_atom, const pod_refs& finished) {
+      auto& st = self->state;
+      for (const auto& ref : finished)
+        st.finished_names.insert(key_of(*ref.pod));
+    },
+    [self](finished_atom, const std::vector<pod_outcome>& outcomes) {
+      for (const auto& o : outcomes)
+        end_pod(self, o.pod, o.phase, "its job ended");
+      flush_outbox(self);
+    },
+    [self](tick_atom) {
+      auto& st = self->state;
+      auto now = self->clock().now();
+      if (st.armed && *st.armed <= now)
+        st.armed.reset();
+      while (!st.timers.empty() && st.timers.top().due <= now) {
+        auto t = st.timers.top();
+        st.timers.pop();
+        auto i = st.pods.find(t.pod);
+        if (i == st.pods.end())
+          continue;
+        switch (t.action) {
+          case timer::what::start:
+            start_pod(self, t.pod);
+            break;
+          case timer::what::succeed:
+            end_pod(self, t.pod, scheduler::pod_phase::succeeded, {});
+            break;
+          case timer::what::fail:
+            end_pod(self, t.pod, scheduler::pod_phase::failed, "failed after its declared time");
+            break;
+        }
+      }
+      flush_outbox(self);
+      arm(self);
+    },
+    [self](spec_atom, status_sink_actor& sink) {
+      self->state.sink = std::move(sink);
+      flush_outbox(self);
+    },
+    [self](stalled_atom) {
+      check_stall(self);
+      auto interval = self->state.ctx->config.simulation.stall_check_interval;
+      if (interval.count() > 0)
+        self->delayed_send(self, interval, stalled_atom::value);
+    },
+  };
+}
+
+} // namespace phalanx::actors

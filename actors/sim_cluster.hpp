@@ -1,0 +1,105 @@
+#pragma once
+
+// The simulated cluster of standalone mode: the binder that "runs" bound pods. A bound pod goes
+// Running after simulation_config::pod_start_delay and then follows its annotations:
+//
+//   sim.phalanx.io/duration: 30s       Succeeded 30 s after it started.
+//   sim.phalanx.io/fail-after: 10s     Failed 10 s after it started.
+//   sim.phalanx.io/spawn: "2"          Once Running, creates 2 further pods of its gang (a Spark
+//                                      driver creating executors), named <pod>-exec-<i>, and
+//                                      finishes when they all have (Failed if one failed).
+//   sim.phalanx.io/spawn-cpu: "1"      Requests of the spawned pods (also -memory, -gpu), their
+//   sim.phalanx.io/spawn-duration: 20s duration and role (sim.phalanx.io/spawn-role, default
+//                                      "executor").
+//   (none of the above)                Runs until every pod of its gang that declares an end has
+//                                      finished ("until its job ends"): a TensorFlow ps, an MPI
+//                                      master. With no such pod in the gang: until deleted.
+//
+// It reports phase changes to the registry in batches, and, when no timer is pending while pods
+// wait for others that are not running (drivers whose executors cannot be placed), it reports a
+// stall: the deadlock the default scheduler's pod-by-pod placement produces.
+
+#include "actors/interfaces.hpp"
+#include "actors/runtime_context.hpp"
+
+#include <caf/stateful_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace phalanx::actors {
+
+/// The simulation annotations.
+inline constexpr std::string_view sim_duration_key = "sim.phalanx.io/duration";
+inline constexpr std::string_view sim_fail_after_key = "sim.phalanx.io/fail-after";
+inline constexpr std::string_view sim_spawn_key = "sim.phalanx.io/spawn";
+inline constexpr std::string_view sim_spawn_cpu_key = "sim.phalanx.io/spawn-cpu";
+inline constexpr std::string_view sim_spawn_memory_key = "sim.phalanx.io/spawn-memory";
+inline constexpr std::string_view sim_spawn_gpu_key = "sim.phalanx.io/spawn-gpu";
+inline constexpr std::string_view sim_spawn_duration_key = "sim.phalanx.io/spawn-duration";
+inline constexpr std::string_view sim_spawn_role_key = "sim.phalanx.io/spawn-role";
+
+/// How a simulated pod ends, read from its annotations.
+struct sim_behavior {
+  std::optional<scheduler::duration> duration;
+  std::optional<scheduler::duration> fail_after;
+  int32_t spawn = 0;
+  scheduler::resources spawn_requests;
+  std::optional<scheduler::duration> spawn_duration;
+  std::string spawn_role = "executor";
+  /// Declares its own end (duration, fail-after or spawn).
+  bool declares_end() const noexcept { return duration || fail_after || spawn > 0; }
+};
+
+/// Reads the annotations; errors name the annotation and the rule.
+result<sim_behavior> parse_sim_behavior(const scheduler::pod& p);
+
+/// The pods a spawning pod creates (names <pod>-exec-<i>), in its gang.
+std::vector<scheduler::pod> spawned_pods(const scheduler::pod& parent, const sim_behavior& b);
+
+struct sim_cluster_state {
+  static inline const char* name = "phalanx.sim_cluster";
+
+  enum class sim_phase : uint8_t { starting, running, done };
+  struct sim_pod {
+    pod_ptr pod;
+    sim_behavior behavior;
+    sim_phase phase = sim_phase::starting;
+    std::string gang_key;                  // "<namespace>/<group>"
+    std::vector<std::string> children;     // Names of spawned pods, for a spawner.
+    int32_t children_done = 0;
+    bool child_failed = false;
+  };
+  struct timer {
+    caf::actor_clock::time_point due;
+    uint64_t pod;
+    enum class what : uint8_t { start, succeed, fail } action;
+    friend bool operator>(const timer& a, const timer& b) {
+      return a.due != b.due ? a.due > b.due : a.pod > b.pod;
+    }
+  };
+
+  context_ptr ctx;
+  status_sink_actor sink;
+  std::unordered_map<uint64_t, sim_pod> pods;
+  std::unordered_map<std::string, uint64_t> by_name;   // "<ns>/<name>" -> id
+  std::unordered_map<std::string, std::set<uint64_t>> gangs;  // gang key -> pods known here
+  std::set<std::string> finished_names;                // "<ns>/<name>" of pods that ended
+  std::priority_queue<timer, std::vector<timer>, std::greater<>> timers;
+  std::optional<caf::actor_clock::time_point> armed;   // The next tick already scheduled.
+  std::vector<pod_status_update> outbox;
+  bool stall_reported = false;
+};
+
+/// Spawn with: sys.spawn(sim_cluster_impl, ctx, sink).
+binder_actor::behavior_type
+sim_cluster_impl(binder_actor::stateful_pointer<sim_cluster_state> self, context_ptr ctx,
+                 status_sink_actor sink);
+
+} // namespace phalanx::actors

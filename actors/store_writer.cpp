@@ -1,0 +1,63 @@
+#include "actors/store_writer.hpp"
+
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace phalanx::actors {
+
+namespace {
+
+using self_ptr = store_writer_actor::stateful_pointer<store_writer_state>;
+
+void flush(self_ptr self) {
+  auto& st = self->state;
+  if (st.buffer.empty())
+    return;
+  std::vector<const storage::write_batch*> batches;
+  batches.reserve(st.buffer.size());
+  for (const auto& w : st.buffer)
+    batches.push_back(w.batch.get());
+  auto started = std::chrono::steady_clock::now();
+  auto outcome = st.store->write(batches);
+  auto elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
+  st.ctx->metrics->store_commit_seconds.observe(elapsed.count());
+  st.ctx->metrics->store_batch_records.observe(double(st.buffered_records));
+  if (!outcome.ok())
+    spdlog::error("store write of {} records failed: {}", st.buffered_records,
+                  outcome.to_string());
+  for (auto& w : st.buffer)
+    self->send(w.listener, persisted_atom::value, w.cookie, outcome);
+  st.buffer.clear();
+  st.buffered_records = 0;
+}
+
+} // namespace
+
+store_writer_actor::behavior_type store_writer_impl(self_ptr self, context_ptr ctx,
+                                                    std::shared_ptr<storage::store> store) {
+  self->state.ctx = std::move(ctx);
+  self->state.store = std::move(store);
+  return {
+    [self](persist_atom, batch_ptr& batch, uint64_t cookie, persist_listener_actor& listener) {
+      auto& st = self->state;
+      st.buffered_records += batch->size();
+      st.buffer.push_back({std::move(batch), cookie, std::move(listener)});
+      if (st.buffered_records >= st.ctx->config.store.max_batch_records) {
+        flush(self);
+        return;
+      }
+      if (!st.flush_scheduled) {
+        st.flush_scheduled = true;
+        self->delayed_send(self, st.ctx->config.store.commit_window, flush_atom::value);
+      }
+    },
+    [self](flush_atom) {
+      self->state.flush_scheduled = false;
+      flush(self);
+    },
+  };
+}
+
+} // namespace phalanx::actors
