@@ -102,6 +102,35 @@ void expect_children(sim_cluster_state::sim_pod& sp, const sim_cluster_state& st
   }
 }
 
+void start_clock(self_ptr self, uint64_t id, sim_cluster_state::sim_pod& sp) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  if (sp.behavior.fail_after &&
+      (!sp.behavior.duration || *sp.behavior.fail_after < *sp.behavior.duration))
+    st.timers.push({now + *sp.behavior.fail_after, id, timer::what::fail});
+  else if (sp.behavior.duration)
+    st.timers.push({now + *sp.behavior.duration, id, timer::what::succeed});
+}
+
+// Starts the clocks of a gang's pods waiting at a barrier once enough of the gang runs.
+void release_barrier(self_ptr self, const std::string& gang_key) {
+  auto& st = self->state;
+  auto g = st.gangs.find(gang_key);
+  if (g == st.gangs.end())
+    return;
+  int32_t running = 0;
+  for (auto id : g->second)
+    if (auto p = st.pods.find(id); p != st.pods.end() && p->second.phase == sim_phase::running)
+      ++running;
+  for (auto id : g->second) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end() || !p->second.at_barrier || p->second.behavior.barrier > running)
+      continue;
+    p->second.at_barrier = false;
+    start_clock(self, id, p->second);
+  }
+}
+
 void start_pod(self_ptr self, uint64_t id) {
   auto& st = self->state;
   auto& sp = st.pods.at(id);
@@ -109,12 +138,11 @@ void start_pod(self_ptr self, uint64_t id) {
     return;
   sp.phase = sim_phase::running;
   emit(self, id, scheduler::pod_phase::running);
-  auto now = self->clock().now();
-  if (sp.behavior.fail_after &&
-      (!sp.behavior.duration || *sp.behavior.fail_after < *sp.behavior.duration))
-    st.timers.push({now + *sp.behavior.fail_after, id, timer::what::fail});
-  else if (sp.behavior.duration)
-    st.timers.push({now + *sp.behavior.duration, id, timer::what::succeed});
+  if (sp.behavior.barrier > 0)
+    sp.at_barrier = true;
+  else
+    start_clock(self, id, sp);
+  release_barrier(self, sp.gang_key);
   if (sp.behavior.spawn > 0) {
     expect_children(sp, st);
     spawn_request req;
@@ -135,7 +163,7 @@ void check_stall(self_ptr self) {
   std::set<std::string> groups;
   for (const auto& [id, sp] : st.pods)
     if (sp.phase == sim_phase::running &&
-        (sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
+        (sp.at_barrier || sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
       groups.insert(sp.gang_key);
   if (groups.empty()) {
     st.stall_reported = false;
@@ -191,6 +219,14 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   }
   if (const auto* role = p.meta.annotations.find(sim_spawn_role_key))
     b.spawn_role = *role;
+  if (const auto* n = p.meta.annotations.find(sim_barrier_key)) {
+    auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
+    if (!count || *count < 0 || *count > 100000)
+      return status{errc::invalid_argument, "metadata.annotations[" +
+                                                std::string(sim_barrier_key) +
+                                                "]: must be an integer between 0 and 100000"};
+    b.barrier = static_cast<int32_t>(*count);
+  }
   return b;
 }
 

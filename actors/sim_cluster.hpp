@@ -11,6 +11,8 @@
 //   sim.phalanx.io/spawn-cpu: "1"      Requests of the spawned pods (also -memory, -gpu), their
 //   sim.phalanx.io/spawn-duration: 20s duration and role (sim.phalanx.io/spawn-role, default
 //                                      "executor").
+//   sim.phalanx.io/barrier: "4"        Its declared duration starts only once 4 pods of its gang
+//                                      run (TensorFlow or MPI workers wait for their peers).
 //   (none of the above)                Runs until every pod of its gang that declares an end has
 //                                      finished ("until its job ends"): a TensorFlow ps, an MPI
 //                                      master. With no such pod in the gang: until deleted.
@@ -44,6 +46,7 @@ inline constexpr std::string_view sim_spawn_memory_key = "sim.phalanx.io/spawn-m
 inline constexpr std::string_view sim_spawn_gpu_key = "sim.phalanx.io/spawn-gpu";
 inline constexpr std::string_view sim_spawn_duration_key = "sim.phalanx.io/spawn-duration";
 inline constexpr std::string_view sim_spawn_role_key = "sim.phalanx.io/spawn-role";
+inline constexpr std::string_view sim_barrier_key = "sim.phalanx.io/barrier";
 
 /// How a simulated pod ends, read from its annotations.
 struct sim_behavior {
@@ -53,6 +56,8 @@ struct sim_behavior {
   scheduler::resources spawn_requests;
   std::optional<scheduler::duration> spawn_duration;
   std::string spawn_role = "executor";
+  /// Its clock starts once this many pods of its gang run; 0: at once.
+  int32_t barrier = 0;
   /// Declares its own end (duration, fail-after or spawn).
   bool declares_end() const noexcept { return duration || fail_after || spawn > 0; }
 };
@@ -71,6 +76,7 @@ struct sim_cluster_state {
     pod_ptr pod;
     sim_behavior behavior;
     sim_phase phase = sim_phase::starting;
+    bool at_barrier = false;               // Running, waiting for its peers.
     std::string gang_key;                  // "<namespace>/<group>"
     std::vector<std::string> children;     // Names of spawned pods, for a spawner.
     int32_t children_done = 0;

@@ -1,0 +1,161 @@
+// The node ledger's wait-die rule and idempotence, as tables of reserves and expected votes.
+
+#include "scheduler/node_ledger.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::res;
+// Tickets are plain integers here: lower is older.
+using ledger = node_ledger<int>;
+
+std::vector<ledger::item> items(std::initializer_list<std::pair<uint64_t, resources>> list) {
+  std::vector<ledger::item> out;
+  for (const auto& [id, r] : list)
+    out.push_back({id, r, {}});
+  return out;
+}
+
+txn_id t(uint64_t gang, uint32_t round = 1) { return {gang, round}; }
+
+TEST(NodeLedger, VoteKindsHaveNames) {
+  for (int i = 0; i <= static_cast<int>(vote_kind_last); ++i)
+    EXPECT_NE(to_string(static_cast<vote_kind>(i)), "unknown");
+}
+
+TEST(NodeLedger, ReserveHoldsWhatFits) {
+  ledger l{res("cpu", "4")};
+  auto v = l.reserve(t(1), 10, 1, items({{1, res("cpu", "3")}}));
+  EXPECT_EQ(v.vote, vote_kind::reserved);
+  EXPECT_EQ(l.held(), res("cpu", "3"));
+  EXPECT_EQ(l.free(), res("cpu", "1"));
+}
+
+struct wait_die_case {
+  const char* name;
+  int holder_ticket;   // The existing hold (3 cpu of 4).
+  int request_ticket;  // A new request for 2 cpu.
+  vote_kind expected;
+};
+
+class WaitDie : public ::testing::TestWithParam<wait_die_case> {};
+
+TEST_P(WaitDie, OlderWaitsYoungerDies) {
+  const auto& c = GetParam();
+  ledger l{res("cpu", "4")};
+  ASSERT_EQ(l.reserve(t(1), c.holder_ticket, 1, items({{1, res("cpu", "3")}})).vote,
+            vote_kind::reserved);
+  auto v = l.reserve(t(2), c.request_ticket, 2, items({{2, res("cpu", "2")}}));
+  EXPECT_EQ(v.vote, c.expected) << c.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Table, WaitDie,
+    ::testing::Values(wait_die_case{"older request waits for a younger hold", 20, 10,
+                                    vote_kind::waiting},
+                      wait_die_case{"younger request dies on an older hold", 10, 20,
+                                    vote_kind::refused_conflict}),
+    [](const auto& info) { return std::string(info.param.expected == vote_kind::waiting ? "waits" : "dies"); });
+
+TEST(NodeLedger, CommittedUsageRefusesWithWhatIsMissing) {
+  ledger l{res("cpu", "4", "memory", "8Gi")};
+  l.adopt(7, res("cpu", "3"));
+  auto v = l.reserve(t(1), 1, 1, items({{1, res("cpu", "2", "memory", "10Gi")}}));
+  EXPECT_EQ(v.vote, vote_kind::refused_insufficient);
+  ASSERT_EQ(v.missing.size(), 2u);
+  EXPECT_EQ(v.missing[0].resource, "cpu");
+  EXPECT_EQ(v.missing[0].missing(), 1000);
+  EXPECT_EQ(v.missing[1].resource, "memory");
+}
+
+TEST(NodeLedger, WaiterIsDecidedWhenTheYoungerHoldAborts) {
+  ledger l{res("cpu", "4")};
+  l.reserve(t(1), 20, 1, items({{1, res("cpu", "3")}}));
+  ASSERT_EQ(l.reserve(t(2), 10, 2, items({{2, res("cpu", "2")}})).vote, vote_kind::waiting);
+  EXPECT_TRUE(l.recheck_waiters().empty());  // Nothing changed yet.
+  EXPECT_TRUE(l.abort(t(1)));
+  auto decided = l.recheck_waiters();
+  ASSERT_EQ(decided.size(), 1u);
+  EXPECT_EQ(decided[0].txn, t(2));
+  EXPECT_EQ(decided[0].owner, 2u);
+  EXPECT_EQ(decided[0].outcome.vote, vote_kind::reserved);
+  EXPECT_TRUE(l.is_held(t(2)));
+}
+
+TEST(NodeLedger, WaiterIsRefusedWhenTheYoungerHoldCommits) {
+  ledger l{res("cpu", "4")};
+  l.reserve(t(1), 20, 1, items({{1, res("cpu", "3")}}));
+  l.reserve(t(2), 10, 2, items({{2, res("cpu", "2")}}));
+  ASSERT_EQ(l.commit(t(1)).size(), 1u);
+  auto decided = l.recheck_waiters();
+  ASSERT_EQ(decided.size(), 1u);
+  EXPECT_EQ(decided[0].outcome.vote, vote_kind::refused_insufficient);
+  EXPECT_EQ(l.waiter_count(), 0u);
+}
+
+TEST(NodeLedger, OlderWaiterBlocksYoungerNewcomers) {
+  // Without this, a stream of small young gangs could starve an old one waiting for room.
+  ledger l{res("cpu", "4")};
+  l.reserve(t(1), 30, 1, items({{1, res("cpu", "3")}}));                    // youngest hold
+  ASSERT_EQ(l.reserve(t(2), 10, 2, items({{2, res("cpu", "4")}})).vote, vote_kind::waiting);
+  // 1 cpu is free, but the older waiter needs it: the younger newcomer dies.
+  EXPECT_EQ(l.reserve(t(3), 20, 3, items({{3, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+}
+
+TEST(NodeLedger, OperationsAreIdempotent) {
+  ledger l{res("cpu", "4")};
+  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "2")}})).vote, vote_kind::reserved);
+  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "2")}})).vote, vote_kind::reserved);
+  EXPECT_EQ(l.held(), res("cpu", "2"));  // Not held twice.
+  EXPECT_EQ(l.commit(t(1)).size(), 1u);
+  EXPECT_TRUE(l.commit(t(1)).empty());   // A duplicate commit does nothing.
+  EXPECT_FALSE(l.abort(t(1)));           // An abort after the commit does nothing.
+  EXPECT_EQ(l.committed(), res("cpu", "2"));
+  EXPECT_TRUE(l.release(1));
+  EXPECT_FALSE(l.release(1));            // A duplicate release does nothing.
+  EXPECT_TRUE(l.committed().is_zero());
+  EXPECT_FALSE(l.abort(t(99)));          // Unknown transactions are acknowledged.
+  EXPECT_TRUE(l.commit(t(99)).empty());
+}
+
+TEST(NodeLedger, AReserveAfterItsAbortIsRefusedNotResurrected) {
+  ledger l{res("cpu", "4")};
+  EXPECT_FALSE(l.abort(t(5)));  // The abort overtook the reserve.
+  EXPECT_EQ(l.reserve(t(5), 1, 5, items({{1, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+  EXPECT_EQ(l.hold_count(), 0u);
+}
+
+TEST(NodeLedger, CoordinatorDeathAbortsItsHoldsAndWaits) {
+  ledger l{res("cpu", "4")};
+  l.reserve(t(1, 1), 20, 1, items({{1, res("cpu", "3")}}));
+  l.reserve(t(2, 1), 10, 2, items({{2, res("cpu", "2")}}));  // waits
+  EXPECT_EQ(l.abort_owner(1), 1u);
+  EXPECT_EQ(l.hold_count(), 0u);
+  auto decided = l.recheck_waiters();
+  ASSERT_EQ(decided.size(), 1u);
+  EXPECT_EQ(decided[0].outcome.vote, vote_kind::reserved);
+  EXPECT_EQ(l.abort_owner(2), 1u);
+  EXPECT_TRUE(l.free() == res("cpu", "4"));
+}
+
+TEST(NodeLedger, ReleasingAHeldPodDropsItFromTheHold) {
+  // A pod deleted while its gang commits must not stay charged once the commit arrives.
+  ledger l{res("cpu", "4")};
+  l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}, {2, res("cpu", "2")}}));
+  EXPECT_TRUE(l.release(2));
+  EXPECT_EQ(l.held(), res("cpu", "1"));
+  auto committed = l.commit(t(1));
+  ASSERT_EQ(committed.size(), 1u);
+  EXPECT_EQ(committed[0].pod_id, 1u);
+  EXPECT_EQ(l.committed(), res("cpu", "1"));
+  EXPECT_EQ(l.bound_pod_ids(), std::vector<uint64_t>{1});
+}
+
+} // namespace
+} // namespace phalanx::scheduler
