@@ -1,24 +1,24 @@
 # Phalanx: the two set-up commands of the README are `make demo` and `make test`.
 # Everything else here is for developers; `make help` lists it.
 
-JOBS        ?= $(shell nproc)
-BUILD_DIR   ?= build
-ASAN_DIR    ?= build-asan
-FUZZ_DIR    ?= build-fuzz
-BUILD_TYPE  ?= RelWithDebInfo
-CMAKE_FLAGS ?=
-CTEST_FLAGS ?=
+JOBS         ?= $(shell nproc)
+BUILD_DIR    ?= build
+ASAN_DIR     ?= build-asan
+FUZZ_DIR     ?= build-fuzz
+BUILD_TYPE   ?= RelWithDebInfo
+CMAKE_FLAGS  ?=
+CTEST_FLAGS  ?=
+FUZZ_SECONDS ?= 60
 
-.PHONY: help deps configure build test demo asan fuzz bench crash soak format clean
+.PHONY: help deps configure build test long demo asan fuzz bench crash soak format clean
 
 help:
 	@echo "make demo    install what is missing, build, run the main demo"
-	@echo "make test    install what is missing, build, run every test (ctest)"
+	@echo "make test    install what is missing, build, run every test (ctest, label 'slow' left out)"
+	@echo "make long    the long runs: storage crash points and bit flips, crash and soak tests"
 	@echo "make asan    build and run the tests under AddressSanitizer + UBSan"
 	@echo "make fuzz    build the libFuzzer harnesses with clang and fuzz each for FUZZ_SECONDS"
 	@echo "make bench   run the planner benchmark"
-	@echo "make crash   long crash test: 50 SIGKILLs under load"
-	@echo "make soak    long stress run of the actor runtime"
 	@echo "make format  clang-format every source file"
 
 deps:
@@ -33,7 +33,10 @@ build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
 
 test: build
-	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 600 $(CTEST_FLAGS)
+	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 600 -LE slow $(CTEST_FLAGS)
+
+long: build
+	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure -L slow $(CTEST_FLAGS)
 
 demo: build
 	./$(BUILD_DIR)/actors/phalanx-demo
@@ -43,7 +46,22 @@ asan: deps
 	cmake --build $(ASAN_DIR) -j $(JOBS)
 	cd $(ASAN_DIR) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	  ctest -j $(JOBS) --output-on-failure --timeout 1200 -LE nosan $(CTEST_FLAGS)
+	  ctest -j $(JOBS) --output-on-failure --timeout 1200 -LE 'nosan|slow' $(CTEST_FLAGS)
+
+# libFuzzer needs clang; its runtime comes with Debian's clang package.
+fuzz:
+	@PHALANX_EXTRA_PACKAGES="clang" ./.ci/install-deps
+	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_COMPILER=clang++ -DPHALANX_FUZZ=ON $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_json fuzz_yaml fuzz_quantity
+	for h in json yaml quantity; do \
+	  mkdir -p $(FUZZ_DIR)/corpus/$$h && \
+	  ./$(FUZZ_DIR)/api/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
+	    $(FUZZ_DIR)/corpus/$$h api/fuzz/corpus/$$h || exit 1; \
+	done
+
+bench: build
+	./$(BUILD_DIR)/loadtest/bench_planner --benchmark_filter=BM_PlaceGang
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

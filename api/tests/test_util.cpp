@@ -1,5 +1,7 @@
 #include "api/tests/test_util.hpp"
 
+#include "api/client.hpp"
+
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
@@ -42,8 +44,6 @@ std::string response::header(const std::string& lowercase_name) const {
 
 namespace {
 
-constexpr auto default_timeout = std::chrono::seconds(20);
-
 std::string lower(std::string s) {
   for (auto& c : s)
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -58,52 +58,29 @@ std::map<std::string, std::string> header_map(const Fields& f) {
   return out;
 }
 
-http::request<http::string_body> make_request(const request& r, uint16_t port) {
-  http::request<http::string_body> req{http::string_to_verb(r.method), r.target, 11};
-  if (req.method() == http::verb::unknown)
-    req.method_string(r.method);
-  req.set(http::field::host, "127.0.0.1:" + std::to_string(port));
-  req.set(http::field::user_agent, "phalanx-api-test");
-  if (!r.content_type.empty())
-    req.set(http::field::content_type, r.content_type);
-  if (!r.accept.empty())
-    req.set(http::field::accept, r.accept);
+api::client_options client_options_for(uint16_t port, const tls_client_options& tls) {
+  api::client_options o;
+  o.server.tls = tls.enabled;
+  o.server.host = "127.0.0.1";
+  o.server.port = port;
+  o.ca_file = tls.ca_file;
+  o.insecure_skip_verify = tls.enabled && tls.ca_file.empty();
+  o.timeout = std::chrono::seconds(20);
+  o.user_agent = "phalanx-api-test";
+  return o;
+}
+
+api::client_request to_http_request(const request& r) {
+  api::client_request out;
+  out.method = r.method;
+  out.target = r.target;
+  out.body = r.body;
+  out.content_type = r.content_type;
+  out.accept = r.accept;
+  out.headers = r.headers;
   if (!r.token.empty())
-    req.set(http::field::authorization, "Bearer " + r.token);
-  for (const auto& [k, v] : r.headers)
-    req.set(k, v);
-  req.body() = r.body;
-  req.keep_alive(true);
-  req.prepare_payload();
-  return req;
-}
-
-// Runs the io_context until `done` or the timeout; on timeout closes `close` and throws.
-template <class Close>
-void run_until(net::io_context& ioc, bool& done, std::chrono::steady_clock::duration timeout,
-               Close close) {
-  ioc.restart();
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!done && std::chrono::steady_clock::now() < deadline) {
-    ioc.run_one_for(std::chrono::milliseconds(50));
-  }
-  if (!done) {
-    close();
-    ioc.restart();
-    ioc.run_for(std::chrono::milliseconds(200));
-    throw std::runtime_error("timed out");
-  }
-}
-
-ssl::context make_client_context(const tls_client_options& tls) {
-  ssl::context ctx{ssl::context::tls_client};
-  if (!tls.ca_file.empty()) {
-    ctx.load_verify_file(tls.ca_file);
-    ctx.set_verify_mode(ssl::verify_peer);
-  } else {
-    ctx.set_verify_mode(ssl::verify_none);
-  }
-  return ctx;
+    out.headers.emplace_back("Authorization", "Bearer " + r.token);
+  return out;
 }
 
 } // namespace
@@ -111,97 +88,25 @@ ssl::context make_client_context(const tls_client_options& tls) {
 // ---------------------------------------------------------------------------------------------
 
 struct client::impl {
-  impl(uint16_t p, tls_client_options t) : port(p), tls(std::move(t)), ctx(make_client_context(tls)) {}
-
-  void connect() {
-    beast::error_code ignored;
-    plain.reset();
-    secure.reset();
-    tcp::endpoint ep{net::ip::make_address("127.0.0.1"), port};
-    if (tls.enabled) {
-      secure.emplace(ioc, ctx);
-      beast::get_lowest_layer(*secure).connect(ep);
-      secure->handshake(ssl::stream_base::client);
-    } else {
-      plain.emplace(ioc);
-      plain->connect(ep);
-    }
-    ++opened;
-  }
-
-  template <class Stream>
-  response exchange(Stream& s, const request& r) {
-    auto req = make_request(r, port);
-    bool done = false;
-    beast::error_code result;
-    http::response<http::string_body> res;
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(64u << 20);
-    http::async_write(s, req, [&](beast::error_code ec, std::size_t) {
-      if (ec) {
-        result = ec;
-        done = true;
-        return;
-      }
-      http::async_read(s, buffer, parser, [&](beast::error_code rec, std::size_t) {
-        result = rec;
-        done = true;
-      });
-    });
-    run_until(ioc, done, default_timeout, [&] {
-      beast::error_code ignored;
-      beast::get_lowest_layer(s).socket().close(ignored);
-    });
-    if (result)
-      throw std::runtime_error("http: " + result.message());
-    auto m = parser.release();
-    response out;
-    out.status = static_cast<int>(m.result_int());
-    out.body = m.body();
-    out.headers = header_map(m.base());
-    keep = m.keep_alive();
-    return out;
-  }
-
-  response send(const request& r) {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-      if (!keep || (!plain && !secure)) {
-        buffer.clear();
-        connect();
-        keep = true;
-      }
-      try {
-        if (tls.enabled)
-          return exchange(*secure, r);
-        return exchange(*plain, r);
-      } catch (const std::runtime_error&) {
-        if (attempt == 1)
-          throw;
-        keep = false;  // A closed keep-alive connection: reconnect once.
-      }
-    }
-    throw std::runtime_error("unreachable");
-  }
-
-  uint16_t port;
-  tls_client_options tls;
-  net::io_context ioc;
-  ssl::context ctx;
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
-  beast::flat_buffer buffer;
-  bool keep = false;
-  int opened = 0;
+  impl(uint16_t port, const tls_client_options& tls) : http(client_options_for(port, tls)) {}
+  api::http_client http;
 };
 
 client::client(uint16_t port, tls_client_options tls)
-  : impl_(std::make_unique<impl>(port, std::move(tls))) {}
+  : impl_(std::make_unique<impl>(port, tls)) {}
 client::~client() = default;
 response client::send(const request& r) {
-  return impl_->send(r);
+  auto res = impl_->http.send(to_http_request(r));
+  if (!res)
+    throw std::runtime_error("http: " + res.error().message());
+  response out;
+  out.status = res->status;
+  out.body = std::move(res->body);
+  out.headers = std::move(res->headers);
+  return out;
 }
 int client::connections_opened() const {
-  return impl_->opened;
+  return impl_->http.connections_opened();
 }
 
 response call(uint16_t port, const request& r, tls_client_options tls) {
@@ -322,111 +227,15 @@ bool raw_connection::closed_within(std::chrono::milliseconds timeout) {
 // ---------------------------------------------------------------------------------------------
 
 struct watch_stream::impl {
-  impl(uint16_t p, tls_client_options t) : port(p), tls(std::move(t)), ctx(make_client_context(tls)) {}
-
-  template <class Stream>
-  void begin(Stream& s, const request& r) {
-    auto req = make_request(r, port);
-    bool done = false;
-    beast::error_code result;
-    http::async_write(s, req, [&](beast::error_code ec, std::size_t) {
-      if (ec) {
-        result = ec;
-        done = true;
-        return;
-      }
-      http::async_read_header(s, buffer, parser, [&](beast::error_code rec, std::size_t) {
-        result = rec;
-        done = true;
-      });
-    });
-    run_until(ioc, done, default_timeout, [&] { close_socket(); });
-    if (result)
-      throw std::runtime_error("watch: " + result.message());
-    status = static_cast<int>(parser.get().result_int());
-    headers = header_map(parser.get().base());
-    chunk_cb = [this](std::uint64_t, beast::string_view body, beast::error_code&) {
-      pending.append(body.data(), body.size());
-      return body.size();
-    };
-    parser.on_chunk_body(chunk_cb);
-  }
-
-  template <class Stream>
-  std::optional<std::string> next(Stream& s, std::chrono::milliseconds timeout) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (true) {
-      auto nl = pending.find('\n');
-      if (nl != std::string::npos) {
-        std::string line = pending.substr(0, nl);
-        pending.erase(0, nl + 1);
-        return line;
-      }
-      if (parser.is_done() || failed)
-        return std::nullopt;
-      // A non-chunked answer (an error) has no events.
-      if (!parser.chunked())
-        return std::nullopt;
-      bool done = false;
-      beast::error_code result;
-      http::async_read_some(s, buffer, parser, [&](beast::error_code ec, std::size_t) {
-        result = ec;
-        done = true;
-      });
-      ioc.restart();
-      while (!done && std::chrono::steady_clock::now() < deadline)
-        ioc.run_one_for(std::chrono::milliseconds(20));
-      if (!done) {
-        beast::get_lowest_layer(s).socket().cancel();
-        ioc.restart();
-        ioc.run_for(std::chrono::milliseconds(100));
-        return std::nullopt;
-      }
-      if (result) {
-        failed = true;
-        if (pending.find('\n') == std::string::npos)
-          return std::nullopt;
-      }
-    }
-  }
-
-  void close_socket() {
-    beast::error_code ignored;
-    if (plain)
-      plain->socket().close(ignored);
-    if (secure)
-      beast::get_lowest_layer(*secure).socket().close(ignored);
-  }
-
-  uint16_t port;
-  tls_client_options tls;
-  net::io_context ioc;
-  ssl::context ctx;
-  std::optional<beast::tcp_stream> plain;
-  std::optional<beast::ssl_stream<beast::tcp_stream>> secure;
-  beast::flat_buffer buffer;
-  http::response_parser<http::empty_body> parser;
-  // The parser keeps a reference to its chunk callback.
-  std::function<std::size_t(std::uint64_t, beast::string_view, beast::error_code&)> chunk_cb;
-  std::string pending;
-  int status = 0;
-  std::map<std::string, std::string> headers;
-  bool failed = false;
+  std::unique_ptr<api::watch_stream> stream;
 };
 
 watch_stream::watch_stream(uint16_t port, const request& r, tls_client_options tls)
-  : impl_(std::make_unique<impl>(port, std::move(tls))) {
-  tcp::endpoint ep{net::ip::make_address("127.0.0.1"), port};
-  if (impl_->tls.enabled) {
-    impl_->secure.emplace(impl_->ioc, impl_->ctx);
-    beast::get_lowest_layer(*impl_->secure).connect(ep);
-    impl_->secure->handshake(ssl::stream_base::client);
-    impl_->begin(*impl_->secure, r);
-  } else {
-    impl_->plain.emplace(impl_->ioc);
-    impl_->plain->connect(ep);
-    impl_->begin(*impl_->plain, r);
-  }
+  : impl_(std::make_unique<impl>()) {
+  auto s = api::watch_stream::open(client_options_for(port, tls), to_http_request(r));
+  if (!s)
+    throw std::runtime_error("watch: " + s.error().message());
+  impl_->stream = std::move(*s);
 }
 
 watch_stream::~watch_stream() {
@@ -434,26 +243,23 @@ watch_stream::~watch_stream() {
 }
 
 int watch_stream::status() const {
-  return impl_->status;
+  return impl_->stream->status();
 }
 
 std::string watch_stream::header(const std::string& lowercase_name) const {
-  auto it = impl_->headers.find(lowercase_name);
-  return it == impl_->headers.end() ? std::string() : it->second;
+  return impl_->stream->header(lowercase_name);
 }
 
 std::optional<std::string> watch_stream::next_line(std::chrono::milliseconds timeout) {
-  if (impl_->tls.enabled)
-    return impl_->next(*impl_->secure, timeout);
-  return impl_->next(*impl_->plain, timeout);
+  return impl_->stream->next_line(timeout);
 }
 
 bool watch_stream::ended_cleanly() const {
-  return impl_->parser.is_done();
+  return impl_->stream->ended_cleanly();
 }
 
 void watch_stream::close() {
-  impl_->close_socket();
+  impl_->stream->close();
 }
 
 // ---------------------------------------------------------------------------------------------
