@@ -226,19 +226,25 @@ int main(int argc, char** argv) {
     die("cannot start: " + rt.error().message());
   auto& service = (*rt)->service();
 
-  // Create the simulated nodes the store does not have yet.
+  // Create the simulated nodes the store does not have yet. All creations are in flight at once,
+  // so they share group commits instead of paying one synced write each.
   int created = 0;
+  std::vector<std::future<result<api::object>>> creations;
+  std::vector<std::string> names;
+  creations.reserve(cluster_nodes.size());
   for (auto& n : cluster_nodes) {
-    std::promise<result<api::object>> done;
-    auto future = done.get_future();
-    auto name = n.meta.name;
+    auto done = std::make_shared<std::promise<result<api::object>>>();
+    creations.push_back(done->get_future());
+    names.push_back(n.meta.name);
     service.create(api::node_object{std::move(n), {}, 0},
-                   [&done](result<api::object> r) { done.set_value(std::move(r)); });
-    auto r = future.get();
+                   [done](result<api::object> r) { done->set_value(std::move(r)); });
+  }
+  for (std::size_t i = 0; i < creations.size(); ++i) {
+    auto r = creations[i].get();
     if (r.ok())
       ++created;
     else if (r.error().code() != errc::already_exists)
-      die("cannot create node " + name + ": " + r.error().message());
+      die("cannot create node " + names[i] + ": " + r.error().message());
   }
 
   api::server_options http;

@@ -1,0 +1,190 @@
+#include "loadtest/phalanxd_process.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace phalanx::loadtest {
+
+namespace fs = std::filesystem;
+
+std::string built_phalanxd_path() {
+  return PHALANX_PHALANXD_PATH;
+}
+
+namespace {
+
+std::optional<uint16_t> read_port(const std::string& path) {
+  std::ifstream in(path);
+  unsigned long port = 0;
+  if (!(in >> port) || port == 0 || port > 65535)
+    return std::nullopt;
+  return static_cast<uint16_t>(port);
+}
+
+// waitpid without blocking; the exit code (128 + signal for a signal) once it exited.
+std::optional<int> reap(pid_t pid, bool block) {
+  int wstatus = 0;
+  pid_t r;
+  do {
+    r = ::waitpid(pid, &wstatus, block ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r != pid)
+    return std::nullopt;
+  if (WIFEXITED(wstatus))
+    return WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus))
+    return 128 + WTERMSIG(wstatus);
+  return -1;
+}
+
+} // namespace
+
+result<std::unique_ptr<phalanxd_process>> phalanxd_process::start(phalanxd_options options) {
+  if (options.data_dir.empty())
+    return status{errc::invalid_argument, "phalanxd_options.data_dir: required"};
+  if (options.log_file.empty())
+    options.log_file = options.data_dir + ".phalanxd.log";
+  std::string port_file = options.data_dir + ".port";
+  std::error_code ec;
+  fs::remove(port_file, ec);
+
+  std::vector<std::string> args{options.binary,  "--data-dir",  options.data_dir,
+                                "--listen",      "127.0.0.1:0", "--port-file",
+                                port_file};
+  if (!options.cluster_file.empty()) {
+    args.push_back("--cluster");
+    args.push_back(options.cluster_file);
+  }
+  if (!options.config_file.empty()) {
+    args.push_back("--config");
+    args.push_back(options.config_file);
+  }
+  args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
+  std::vector<char*> argv;
+  for (auto& a : args)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+
+  std::unique_ptr<phalanxd_process> p(new phalanxd_process());
+  p->options_ = std::move(options);
+  auto forked = std::chrono::steady_clock::now();
+  int rc = ::posix_spawn(&p->pid_, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    p->pid_ = -1;
+    return status{errc::io_error, "cannot start " + std::string(argv[0]) + ": " +
+                                      std::strerror(rc)};
+  }
+
+  auto deadline = forked + p->options_.ready_timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto code = reap(p->pid_, false)) {
+      p->exit_code_ = code;
+      p->pid_ = -1;
+      return status{errc::unavailable, "phalanxd exited with code " + std::to_string(*code) +
+                                           " before it was ready; its log ends with:\n" +
+                                           p->log_tail()};
+    }
+    if (auto port = read_port(port_file)) {
+      p->port_ = *port;
+      auto probe_options = p->client_options();
+      probe_options.timeout = std::chrono::seconds(5);
+      api::http_client probe(probe_options);
+      auto res = probe.send({"GET", "/readyz", "", "", "", {}});
+      if (res.ok() && res->status == 200) {
+        p->seconds_to_ready_ =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - forked).count();
+        return p;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  p->kill();
+  return status{errc::unavailable, "phalanxd was not ready within " +
+                                       std::to_string(p->options_.ready_timeout.count()) +
+                                       " ms; its log ends with:\n" + p->log_tail()};
+}
+
+phalanxd_process::~phalanxd_process() {
+  if (pid_ > 0)
+    kill();
+}
+
+api::client_options phalanxd_process::client_options() const {
+  auto o = options_.client;
+  o.server.host = "127.0.0.1";
+  o.server.port = port_;
+  return o;
+}
+
+std::string phalanxd_process::url() const {
+  return client_options().server.to_string();
+}
+
+result<int> phalanxd_process::stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0)
+    return exit_code_.value_or(-1);
+  ::kill(pid_, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto code = reap(pid_, false)) {
+      exit_code_ = code;
+      pid_ = -1;
+      return *code;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  kill();
+  return status{errc::unavailable, "phalanxd did not stop within " +
+                                       std::to_string(grace.count()) + " ms of SIGTERM; killed"};
+}
+
+void phalanxd_process::kill() {
+  if (pid_ <= 0)
+    return;
+  ::kill(pid_, SIGKILL);
+  exit_code_ = reap(pid_, true);
+  pid_ = -1;
+}
+
+bool phalanxd_process::running() {
+  if (pid_ <= 0)
+    return false;
+  if (auto code = reap(pid_, false)) {
+    exit_code_ = code;
+    pid_ = -1;
+    return false;
+  }
+  return true;
+}
+
+std::string phalanxd_process::log_tail(std::size_t bytes) const {
+  std::ifstream in(options_.log_file, std::ios::binary);
+  if (!in)
+    return "(no log at " + options_.log_file + ")";
+  std::ostringstream s;
+  s << in.rdbuf();
+  auto text = s.str();
+  return text.size() > bytes ? "..." + text.substr(text.size() - bytes) : text;
+}
+
+} // namespace phalanx::loadtest
