@@ -1,6 +1,7 @@
 #include "actors/gang_actor.hpp"
 
 #include "scheduler/order.hpp"
+#include "scheduler/placeholders.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -48,15 +49,27 @@ void transition(self_ptr self, gang_phase to) {
   }
 }
 
+int32_t bound_placeholders(const gang_actor_state& st) {
+  int32_t n = 0;
+  for (const auto& m : st.members)
+    if (m.placeholder && m.status == member_status::bound)
+      ++n;
+  return n;
+}
+
 void report(self_ptr self, std::string reason = {}, std::string code = {},
             std::string origin_pod_reason = {}) {
   auto& st = self->state;
   auto phase = st.machine.phase();
-  if (phase == st.last_reported && reason == st.last_reason)
+  auto placeholders = bound_placeholders(st);
+  if (phase == st.last_reported && reason == st.last_reason &&
+      placeholders == st.last_placeholders)
     return;
   st.last_reported = phase;
   st.last_reason = reason;
+  st.last_placeholders = placeholders;
   gang_report r;
+  r.placeholders = placeholders;
   r.gang = st.id;
   r.phase = phase;
   r.admitted = st.admitted;
@@ -66,18 +79,25 @@ void report(self_ptr self, std::string reason = {}, std::string code = {},
   self->send(st.sink, report_atom::value, std::move(r));
 }
 
+// Counts of the real members (pods), plus the bound placeholders, which count toward readiness.
 struct gang_counts {
   int32_t total = 0;
   int32_t pending = 0;
   int32_t bound = 0;      // Bound and not finished.
   int32_t succeeded = 0;
   int32_t failed = 0;
-  int32_t ready() const { return bound + succeeded; }
+  int32_t placeholders = 0;
+  int32_t ready() const { return bound + succeeded + placeholders; }
 };
 
 gang_counts count_members(const gang_actor_state& st) {
   gang_counts c;
   for (const auto& m : st.members) {
+    if (m.placeholder) {
+      if (m.status == member_status::bound)
+        ++c.placeholders;
+      continue;
+    }
     ++c.total;
     switch (m.status) {
       case member_status::pending:
@@ -114,14 +134,82 @@ bool gang_mode(const gang_actor_state& st) { return st.ctx->config.scheduling.ga
 scheduler::resources pending_demand(const gang_actor_state& st) {
   scheduler::resources d;
   for (const auto& m : st.members)
-    if (m.status == member_status::pending)
+    if (m.status == member_status::pending && !m.placeholder)
       d += m.ref.pod->requests;
   return d;
 }
 
+// Pods (not placeholders) waiting to be placed.
 bool has_pending(const gang_actor_state& st) {
-  return std::any_of(st.members.begin(), st.members.end(),
-                     [](const auto& m) { return m.status == member_status::pending; });
+  return std::any_of(st.members.begin(), st.members.end(), [](const auto& m) {
+    return m.status == member_status::pending && !m.placeholder;
+  });
+}
+
+// A pod that exists and counts toward minMember: anything but a failed or deleted one.
+bool counts_as_present(const gang_actor_state::member& m) {
+  return !m.placeholder &&
+         !(m.status == member_status::finished && m.final_phase != scheduler::pod_phase::succeeded);
+}
+
+void rebuild_member_index(gang_actor_state& st) {
+  st.member_index.clear();
+  for (std::size_t i = 0; i < st.members.size(); ++i)
+    if (!st.members[i].placeholder)
+      st.member_index.emplace(st.members[i].ref.id, i);
+}
+
+// Before the gang first reaches its minimum: placeholders for the members that do not exist yet,
+// sized from what minResources leaves (scheduler/placeholders.hpp). Unplaced placeholders of an
+// earlier attempt are replaced, since the pods that exist may have changed since.
+void refresh_placeholders(gang_actor_state& st) {
+  auto before = st.members.size();
+  std::erase_if(st.members, [](const auto& m) {
+    return m.placeholder && m.status == member_status::pending;
+  });
+  if (st.members.size() != before)
+    rebuild_member_index(st);
+  std::vector<const scheduler::pod*> present;
+  for (const auto& m : st.members)
+    if (counts_as_present(m))
+      present.push_back(m.ref.pod.get());
+  for (auto& p : scheduler::make_placeholders(*st.group, present)) {
+    gang_actor_state::member m;
+    m.ref.id = placeholder_id_bit | (st.id << 24) | (st.next_placeholder++ & 0xFFFFFF);
+    m.ref.pod = std::make_shared<const scheduler::pod>(std::move(p));
+    m.placeholder = true;
+    st.members.push_back(std::move(m));
+  }
+}
+
+// Releases bound placeholders: every one (`keep_needed` false: the gang ended), or those beyond
+// what minMember still needs once the pods that exist are counted.
+void release_placeholders(self_ptr self, bool keep_needed) {
+  auto& st = self->state;
+  int32_t keep = 0;
+  if (keep_needed) {
+    auto present = std::count_if(st.members.begin(), st.members.end(), counts_as_present);
+    keep = std::max<int32_t>(0, st.group->min_member - static_cast<int32_t>(present));
+  }
+  std::unordered_map<uint32_t, std::vector<uint64_t>> per_node;
+  usage_delta delta;
+  delta.gang = st.id;
+  for (auto& m : st.members) {
+    if (!m.placeholder || m.status != member_status::bound || m.claimed)
+      continue;
+    if (keep > 0) {
+      --keep;
+      continue;
+    }
+    m.status = member_status::finished;
+    per_node[m.node].push_back(m.ref.id);
+    delta.removed += m.ref.pod->requests;
+  }
+  for (auto& [node, ids] : per_node)
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, release_atom::value, std::move(ids));
+  if (!delta.removed.is_zero())
+    self->send(st.queue, usage_atom::value, std::move(delta));
 }
 
 // Asks the queue for a planning slot (and admission when not admitted yet).
@@ -176,6 +264,7 @@ void abort_round(self_ptr self) {
 }
 
 void plan_round(self_ptr self);
+void start_swaps(self_ptr self);
 
 void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
                      const std::vector<std::size_t>& candidate_members) {
@@ -204,6 +293,8 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
 void plan_round(self_ptr self) {
   auto& st = self->state;
   const bool gangs = gang_mode(st);
+  if (gangs && !st.machine.was_ready())
+    refresh_placeholders(st);
 
   std::vector<const scheduler::pod*> candidates;
   std::vector<std::size_t> candidate_members;
@@ -312,7 +403,8 @@ void on_all_reserved(self_ptr self) {
   req.txn = st.tally.txn();
   for (const auto& [node, indices] : st.round_members)
     for (auto i : indices)
-      req.bindings.push_back({st.members[i].ref.id, node});
+      if (!st.members[i].placeholder)  // Placeholders are never bound nor persisted.
+        req.bindings.push_back({st.members[i].ref.id, node});
   self->send(st.sink, bind_gang_atom::value, std::move(req), gang_actor{self});
 }
 
@@ -339,7 +431,8 @@ void on_round_committed(self_ptr self) {
     for (auto i : indices) {
       st.members[i].status = member_status::bound;
       delta.added += st.members[i].ref.pod->requests;
-      ++pods;
+      if (!st.members[i].placeholder)
+        ++pods;
     }
   st.round_members.clear();
   st.ctx->metrics->pods_scheduled.inc(static_cast<uint64_t>(pods));
@@ -350,21 +443,130 @@ void on_round_committed(self_ptr self) {
   st.backoff = std::chrono::milliseconds{0};
   transition(self, gang_phase::running);
   report(self);
-  // Pods that did not fit in this round (elastic extras) try again when room appears.
+  // Pods created during the round take over placeholders; the rest (elastic extras) try again
+  // when room appears.
+  start_swaps(self);
   if (has_pending(st))
     register_waiting(self);
 }
 
 void maybe_complete(self_ptr self) {
   auto& st = self->state;
-  if (st.machine.phase() != gang_phase::running)
+  if (st.machine.phase() != gang_phase::running || st.swapping)
     return;
   auto c = count_members(st);
   if (c.total > 0 && c.pending == 0 && c.bound == 0) {
+    release_placeholders(self, false);
     transition(self, gang_phase::completed);
     self->send(st.queue, removed_atom::value, st.id);
     report(self);
   }
+}
+
+// Pending pods take over bound placeholders that fit them (scheduler::pick_placeholder): their
+// bindings are made durable first, then each node swaps (on_swaps_committed). One swap at a time.
+void start_swaps(self_ptr self) {
+  auto& st = self->state;
+  if (st.swapping)
+    return;
+  std::vector<scheduler::placeholder_slot> slots;
+  std::vector<std::size_t> slot_members;
+  for (std::size_t i = 0; i < st.members.size(); ++i) {
+    const auto& m = st.members[i];
+    if (m.placeholder && m.status == member_status::bound && !m.claimed) {
+      slots.push_back({m.ref.pod.get(), &st.ctx->view->at(m.node)});
+      slot_members.push_back(i);
+    }
+  }
+  if (slots.empty())
+    return;
+  binding_request req;
+  req.gang = st.id;
+  st.swap_members.clear();
+  for (std::size_t i = 0; i < st.members.size() && !slots.empty(); ++i) {
+    auto& m = st.members[i];
+    if (m.placeholder || m.status != member_status::pending)
+      continue;
+    auto pick = scheduler::pick_placeholder(*m.ref.pod, slots);
+    if (!pick)
+      continue;
+    auto ph = slot_members[*pick];
+    st.members[ph].claimed = true;
+    m.status = member_status::reserving;
+    m.node = st.members[ph].node;
+    m.takes_over = ph;
+    st.swap_members.push_back(i);
+    req.bindings.push_back({m.ref.id, m.node});
+    slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(*pick));
+    slot_members.erase(slot_members.begin() + static_cast<std::ptrdiff_t>(*pick));
+  }
+  if (st.swap_members.empty())
+    return;
+  st.swapping = true;
+  st.swap_nodes_pending = 0;
+  st.swap_txn = scheduler::txn_id{st.id, ++st.round};
+  req.txn = st.swap_txn;
+  self->send(st.sink, bind_gang_atom::value, std::move(req), gang_actor{self});
+}
+
+// Undoes the claims of the swap under way (its bindings could not be made durable).
+void cancel_swaps(gang_actor_state& st) {
+  for (auto i : st.swap_members) {
+    auto& m = st.members[i];
+    st.members[m.takes_over].claimed = false;
+    m.takes_over = SIZE_MAX;
+    if (m.status == member_status::reserving)
+      m.status = member_status::pending;
+  }
+  st.swap_members.clear();
+  st.swapping = false;
+}
+
+// The swap's bindings are durable: every node turns placeholders into pods.
+void send_swaps(self_ptr self) {
+  auto& st = self->state;
+  std::unordered_map<uint32_t, placeholder_swaps> per_node;
+  for (auto i : st.swap_members) {
+    const auto& m = st.members[i];
+    per_node[m.node].push_back({st.members[m.takes_over].ref.id, m.ref});
+  }
+  st.swap_nodes_pending = per_node.size();
+  for (auto& [node, swaps] : per_node)
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, swap_atom::value, st.swap_txn, std::move(swaps));
+}
+
+void maybe_complete(self_ptr self);
+void want_scheduling(self_ptr self);
+
+void on_swaps_committed(self_ptr self) {
+  auto& st = self->state;
+  usage_delta delta;
+  delta.gang = st.id;
+  for (auto i : st.swap_members) {
+    auto& m = st.members[i];
+    auto& ph = st.members[m.takes_over];
+    ph.status = member_status::finished;
+    ph.claimed = false;
+    delta.removed += ph.ref.pod->requests;
+    m.takes_over = SIZE_MAX;
+    if (m.status == member_status::reserving) {
+      m.status = member_status::bound;
+      delta.added += m.ref.pod->requests;
+    } else if (m.status == member_status::finished) {
+      // Deleted while its swap ran: the node committed it; return its room there.
+      if (auto handle = st.ctx->nodes->at(m.node))
+        self->send(handle, release_atom::value, std::vector<uint64_t>{m.ref.id});
+    }
+  }
+  st.ctx->metrics->pods_scheduled.inc(st.swap_members.size());
+  st.swap_members.clear();
+  st.swapping = false;
+  self->send(st.queue, usage_atom::value, std::move(delta));
+  release_placeholders(self, true);
+  report(self);
+  maybe_complete(self);
+  want_scheduling(self);
 }
 
 void add_members(self_ptr self, pod_refs& pods) {
@@ -394,9 +596,10 @@ void add_members(self_ptr self, pod_refs& pods) {
   }
 }
 
-// After pods arrived or finished: decide whether to ask for a slot.
+// After pods arrived or finished: take over placeholders, else decide whether to ask for a slot.
 void want_scheduling(self_ptr self) {
   auto& st = self->state;
+  start_swaps(self);
   if (!has_pending(st))
     return;
   switch (st.machine.phase()) {
@@ -464,6 +667,11 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     },
     [self](committed_atom, scheduler::txn_id txn, uint32_t) {
       auto& st = self->state;
+      if (st.swapping && txn == st.swap_txn) {
+        if (st.swap_nodes_pending > 0 && --st.swap_nodes_pending == 0)
+          on_swaps_committed(self);
+        return;
+      }
       if (st.machine.phase() != gang_phase::committing || txn != st.tally.txn() ||
           st.commits_pending == 0)
         return;
@@ -499,6 +707,17 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     },
     [self](bound_atom, bound_result& r) {
       auto& st = self->state;
+      if (st.swapping && r.txn == st.swap_txn) {
+        if (st.swap_nodes_pending > 0)
+          return;  // A duplicate: the swap is already under way on the nodes.
+        if (r.outcome.ok()) {
+          send_swaps(self);
+        } else {
+          cancel_swaps(st);
+          want_scheduling(self);
+        }
+        return;
+      }
       if (st.machine.phase() != gang_phase::committing || r.txn != st.tally.txn())
         return;
       if (!r.outcome.ok()) {
@@ -566,6 +785,10 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       snap.pending = c.pending;
       snap.finished = c.succeeded + c.failed;
       snap.rounds = static_cast<int32_t>(st.round);
+      for (const auto& m : st.members)
+        if (m.placeholder && m.status == member_status::bound)
+          snap.placeholders.push_back({m.ref.id, m.ref.pod->meta.name, m.ref.pod->role, m.node,
+                                       m.ref.pod->requests});
       return snap;
     },
   };

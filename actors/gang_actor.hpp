@@ -36,6 +36,13 @@ struct gang_actor_state {
     member_status status = member_status::pending;
     uint32_t node = 0;
     scheduler::pod_phase final_phase = scheduler::pod_phase::pending;  // When finished.
+    /// Room held for a member not created yet (scheduler/placeholders.hpp). A released or
+    /// taken-over placeholder is `finished`.
+    bool placeholder = false;
+    /// A bound placeholder that a swap under way hands to a pod.
+    bool claimed = false;
+    /// A pod in a swap under way: the member index of the placeholder it takes over.
+    std::size_t takes_over = SIZE_MAX;
   };
 
   context_ptr ctx;
@@ -61,6 +68,14 @@ struct gang_actor_state {
   scheduler::ratio share;
   caf::actor_clock::time_point slot_granted{};
 
+  // The placeholder swap under way (one at a time): pods taking over placeholders, one `swap`
+  // per node once their bindings are durable.
+  bool swapping = false;
+  scheduler::txn_id swap_txn;
+  std::size_t swap_nodes_pending = 0;
+  std::vector<std::size_t> swap_members;
+  uint32_t next_placeholder = 0;
+
   // Backoff.
   uint64_t backoff_epoch = 0;
   std::chrono::milliseconds backoff{0};
@@ -69,6 +84,7 @@ struct gang_actor_state {
   // What the registry last heard, so unchanged reports are not repeated.
   std::string last_reason;
   scheduler::gang_phase last_reported = scheduler::gang_phase::failed;
+  int32_t last_placeholders = 0;
 };
 
 /// Spawn with: sys.spawn(gang_actor_impl, ctx, id, group, initial pods, queue, sink).

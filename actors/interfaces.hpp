@@ -48,7 +48,12 @@ using node_actor = caf::typed_actor<
   caf::reacts_to<commit_atom, scheduler::txn_id>,
   // Drop the hold or waiting reserve of txn. Idempotent.
   caf::reacts_to<abort_atom, scheduler::txn_id>,
-  // Return finished or deleted pods' resources. Unknown pods are ignored.
+  // Pods take over committed placeholders of the coordinator of txn (their bindings are durable):
+  // commit each in its placeholder's room, hand them to the binder, and answer
+  // committed(txn, node). Idempotent.
+  caf::reacts_to<swap_atom, scheduler::txn_id, placeholder_swaps>,
+  // Return finished or deleted pods' (or released placeholders') resources. Unknown ids are
+  // ignored.
   caf::reacts_to<release_atom, std::vector<uint64_t>>,
   // The node's static facts changed (cordon, uncordon, labels, taints).
   caf::reacts_to<spec_atom, node_ptr>,

@@ -1,6 +1,7 @@
 #include "actors/node_actor.hpp"
 
 #include <caf/all.hpp>
+#include <spdlog/spdlog.h>
 
 namespace phalanx::actors {
 
@@ -23,6 +24,25 @@ void answer_waiters(self_ptr self) {
     self->send(i->second, vote_atom::value,
                vote{d.txn, st.index, d.outcome.vote, std::move(d.outcome.missing)});
   }
+}
+
+// Hands committed pods (never placeholders) to the binder and tells the coordinator.
+void hand_over(self_ptr self, const scheduler::txn_id& txn, pod_refs pods) {
+  auto& st = self->state;
+  std::erase_if(pods, [](const pod_ref& p) { return is_placeholder(p.id); });
+  if (st.binder && !pods.empty())
+    self->send(st.binder, bind_pods_atom::value, st.index, st.spec->meta.name, std::move(pods));
+  if (auto i = st.coordinators.find(txn.gang); i != st.coordinators.end())
+    self->send(i->second, committed_atom::value, txn, st.index);
+}
+
+void forget_placeholder(node_actor_state& st, uint64_t id) {
+  for (auto i = st.placeholders_of.begin(); i != st.placeholders_of.end(); ++i)
+    if (std::erase(i->second, id) > 0) {
+      if (i->second.empty())
+        st.placeholders_of.erase(i);
+      return;
+    }
 }
 
 void remember_coordinator(self_ptr self, uint64_t gang, const gang_actor& coordinator) {
@@ -55,7 +75,13 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     auto gang = i->second;
     st.gang_of.erase(i);
     st.coordinators.erase(gang);
-    if (st.ledger->abort_owner(gang) > 0) {
+    bool changed = st.ledger->abort_owner(gang) > 0;
+    if (auto p = st.placeholders_of.find(gang); p != st.placeholders_of.end()) {
+      for (auto id : p->second)
+        changed |= st.ledger->release(id);
+      st.placeholders_of.erase(p);
+    }
+    if (changed) {
       publish(self);
       answer_waiters(self);
     }
@@ -83,13 +109,35 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       publish(self);
       pod_refs pods;
       pods.reserve(items.size());
-      for (auto& it : items)
+      for (auto& it : items) {
+        if (is_placeholder(it.pod_id))
+          st.placeholders_of[txn.gang].push_back(it.pod_id);
         pods.push_back({it.pod_id, std::move(it.payload)});
-      if (st.binder)
-        self->send(st.binder, bind_pods_atom::value, st.index, st.spec->meta.name,
-                   std::move(pods));
-      if (auto i = st.coordinators.find(txn.gang); i != st.coordinators.end())
-        self->send(i->second, committed_atom::value, txn, st.index);
+      }
+      hand_over(self, txn, std::move(pods));
+      answer_waiters(self);
+    },
+    [self](swap_atom, scheduler::txn_id txn, placeholder_swaps& swaps) {
+      auto& st = self->state;
+      pod_refs pods;
+      for (auto& s : swaps) {
+        bool first_time = st.ledger->is_bound(s.placeholder);
+        if (!st.ledger->replace(s.placeholder, s.pod.id, s.pod.pod->requests)) {
+          // The coordinator picked the placeholder because the pod fits in it: a bug. The pod is
+          // not committed here (its binding is durable, so invariant checks will name it).
+          spdlog::error("node {}: pod {} cannot take over placeholder {}", st.spec->meta.name,
+                        s.pod.pod->meta.name, s.placeholder);
+          continue;
+        }
+        if (first_time) {  // A repeated swap hands nothing over twice.
+          forget_placeholder(st, s.placeholder);
+          pods.push_back(std::move(s.pod));
+        }
+      }
+      if (pods.empty())
+        return;  // A repeat: answered the first time.
+      publish(self);
+      hand_over(self, txn, std::move(pods));
       answer_waiters(self);
     },
     [self](abort_atom, scheduler::txn_id txn) {
@@ -102,8 +150,11 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     [self](release_atom, const std::vector<uint64_t>& pods) {
       auto& st = self->state;
       bool changed = false;
-      for (auto id : pods)
+      for (auto id : pods) {
         changed |= st.ledger->release(id);
+        if (is_placeholder(id))
+          forget_placeholder(st, id);
+      }
       if (changed) {
         publish(self);
         answer_waiters(self);

@@ -4,7 +4,8 @@
 // reserve/commit/abort/release, asks the ledger, sends the votes the ledger decided, publishes the
 // node's free resources to the cluster view after every change, and hands committed pods to the
 // binder. It monitors every coordinator holding something here: a coordinator's death aborts its
-// holds and waiting reserves (no timer ever decides a hold).
+// holds and waiting reserves (no timer ever decides a hold) and releases its committed
+// placeholders, which only it could have released.
 
 #include "actors/interfaces.hpp"
 #include "actors/runtime_context.hpp"
@@ -29,6 +30,8 @@ struct node_actor_state {
   /// Coordinators with something here, by gang id; monitored.
   std::unordered_map<uint64_t, gang_actor> coordinators;
   std::unordered_map<caf::actor_addr, uint64_t> gang_of;
+  /// Committed placeholders by their gang: a gang that dies leaves none behind.
+  std::unordered_map<uint64_t, std::vector<uint64_t>> placeholders_of;
 };
 
 /// Spawn with: sys.spawn(node_actor_impl, ctx, index, spec, binder, committed). `committed` are

@@ -50,6 +50,18 @@ struct pod_ref {
 };
 using pod_refs = std::vector<pod_ref>;
 
+/// Ids of placeholders (scheduler/placeholders.hpp) have this bit set; pod ids never do. A node
+/// commits a placeholder like a pod but never hands it to the binder.
+inline constexpr uint64_t placeholder_id_bit = uint64_t(1) << 63;
+constexpr bool is_placeholder(uint64_t pod_id) noexcept { return (pod_id & placeholder_id_bit) != 0; }
+
+/// A pod taking over a committed placeholder's room on a node.
+struct placeholder_swap {
+  uint64_t placeholder = 0;
+  pod_ref pod;
+};
+using placeholder_swaps = std::vector<placeholder_swap>;
+
 /// reserve(txn, ticket, items): the pods of one gang for one node.
 struct reserve_request {
   scheduler::txn_id txn;
@@ -125,6 +137,8 @@ struct gang_report {
   std::string reason_code;
   /// Per pending pod that could not be placed, its own reason (PodScheduled condition).
   std::string origin_pod_reason;
+  /// Placeholders holding room for members not created yet.
+  int32_t placeholders = 0;
 };
 
 /// A pod that finished or was deleted, as the PodGroup actor learns it.
@@ -176,7 +190,16 @@ struct node_snapshot {
 };
 
 struct gang_snapshot {
+  /// A committed placeholder, for the invariant checks (it holds room like a pod).
+  struct placeholder {
+    uint64_t id = 0;
+    std::string name;
+    std::string role;
+    uint32_t node = 0;
+    scheduler::resources requests;
+  };
   uint64_t gang = 0;
+  std::vector<placeholder> placeholders;
   scheduler::gang_phase phase = scheduler::gang_phase::pending;
   int32_t bound = 0;
   int32_t pending = 0;
@@ -244,6 +267,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, abort_atom, "abort")
   CAF_ADD_ATOM(phalanx, phalanx::actors, release_atom, "release")
   CAF_ADD_ATOM(phalanx, phalanx::actors, adopt_atom, "adopt")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, swap_atom, "swap")
   // Queue <-> PodGroup and cluster.
   CAF_ADD_ATOM(phalanx, phalanx::actors, waiting_atom, "waiting")
   CAF_ADD_ATOM(phalanx, phalanx::actors, plan_atom, "plan")
@@ -296,6 +320,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::node_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_refs))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::reserve_request))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::placeholder_swaps))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::vote))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::gang_entry))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::plan_outcome))
@@ -342,6 +367,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::queue_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::node_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_refs)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::reserve_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::placeholder_swaps)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::vote)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::gang_entry)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::plan_outcome)

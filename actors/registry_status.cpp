@@ -75,7 +75,9 @@ scheduler::pod_group_status group_status(const registry_state& st, const group_e
   s.failed = c.failed;
   if (c.total > 0 && c.pending == 0 && c.bound == 0)
     s.phase = scheduler::pod_group_phase::completed;
-  else if (c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0)
+  else if ((c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0) ||
+           (g.last_report.phase == scheduler::gang_phase::running && c.bound > 0))
+    // The second case: the gang runs with placeholders holding room for members to come.
     s.phase = scheduler::pod_group_phase::running;
   else if (g.last_report.admitted)
     s.phase = scheduler::pod_group_phase::inqueue;
@@ -108,6 +110,9 @@ scheduler::pod_group_status group_status(const registry_state& st, const group_e
     sc.reason = "tasks in gang are ready";
     sc.message = std::to_string(c.bound + c.succeeded) + "/" + std::to_string(c.total) +
                  " tasks in gang are bound, minMember " + std::to_string(g.group->min_member);
+    if (g.last_report.placeholders > 0)
+      sc.message += "; " + std::to_string(g.last_report.placeholders) +
+                    " placeholder(s) hold room for members not created yet";
     s.conditions.push_back(std::move(sc));
   }
   return s;

@@ -82,14 +82,52 @@ struct collector_state {
   system_facts facts;
   std::map<uint64_t, std::string> gang_keys;
   std::map<uint32_t, std::string> node_names;
+  std::map<uint64_t, std::string> key_of_id;  // Pods and placeholders.
+  std::vector<node_snapshot> nodes;           // Resolved to keys once every answer is in.
   std::size_t outstanding = 0;
 };
+
+// Placeholders hold room like pods: the invariant checks see them as members of their gang,
+// bound to their node and running.
+void add_placeholder_facts(collector_state& st, const gang_snapshot& g) {
+  auto key = st.gang_keys.find(g.gang);
+  if (key == st.gang_keys.end())
+    return;
+  auto ns = key->second.substr(0, key->second.find('/'));
+  for (const auto& ph : g.placeholders) {
+    system_facts::pod p;
+    p.key = ns + "/" + ph.name;
+    p.group_key = key->second;
+    p.node = st.node_names.count(ph.node) ? st.node_names[ph.node] : "#" + std::to_string(ph.node);
+    p.phase = scheduler::pod_phase::running;
+    p.requests = ph.requests;
+    p.role = ph.role;
+    st.key_of_id[ph.id] = p.key;
+    st.facts.pods.push_back(std::move(p));
+  }
+}
+
+void resolve_nodes(collector_state& st) {
+  for (auto& n : st.nodes) {
+    system_facts::node fact;
+    fact.name = n.name;
+    fact.allocatable = n.allocatable;
+    fact.committed = n.committed;
+    fact.held = n.held;
+    for (auto id : n.bound_pods) {
+      auto k = st.key_of_id.find(id);
+      fact.bound_pods.push_back(k == st.key_of_id.end() ? "#" + std::to_string(id) : k->second);
+    }
+    st.facts.nodes.push_back(std::move(fact));
+  }
+}
 
 caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_actor registry,
                         context_ptr ctx, std::shared_ptr<std::promise<system_facts>> done) {
   self->state.done = std::move(done);
   auto finish_one = [self] {
     if (--self->state.outstanding == 0) {
+      resolve_nodes(self->state);
       self->state.done->set_value(std::move(self->state.facts));
       self->quit();
     }
@@ -97,9 +135,10 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
   self->request(registry, caf::infinite, inspect_atom::value)
       .then([self, ctx, finish_one](registry_snapshot& snap) {
         auto& st = self->state;
-        std::map<uint64_t, std::string> key_of_id;
+        for (auto& [name, index] : snap.node_index)
+          st.node_names[index] = name;
         for (auto& p : snap.pods) {
-          key_of_id[p.id] = p.key;
+          st.key_of_id[p.id] = p.key;
           st.facts.pods.push_back({p.key, p.group_key, p.node, p.phase, p.requests, p.role});
         }
         for (auto& g : snap.groups) {
@@ -113,18 +152,8 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
             continue;
           ++st.outstanding;
           self->request(handle, caf::infinite, inspect_atom::value)
-              .then([self, key_of_id, finish_one](node_snapshot& n) {
-                system_facts::node fact;
-                fact.name = n.name;
-                fact.allocatable = n.allocatable;
-                fact.committed = n.committed;
-                fact.held = n.held;
-                for (auto id : n.bound_pods) {
-                  auto k = key_of_id.find(id);
-                  fact.bound_pods.push_back(k == key_of_id.end() ? "#" + std::to_string(id)
-                                                                 : k->second);
-                }
-                self->state.facts.nodes.push_back(std::move(fact));
+              .then([self, finish_one](node_snapshot& n) {
+                self->state.nodes.push_back(std::move(n));
                 finish_one();
               });
         }
@@ -151,6 +180,7 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
                       for (auto& f : st.facts.groups)
                         if (f.key == k->second)
                           f.in_flight = in_flight;
+                    add_placeholder_facts(st, g);
                     finish_one();
                   },
                   [finish_one](caf::error&) { finish_one(); });  // It ended meanwhile.

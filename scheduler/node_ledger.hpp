@@ -192,6 +192,28 @@ class node_ledger {
     return false;
   }
 
+  /// A committed placeholder's room goes to the pod that takes it over (placeholders.hpp): the
+  /// placeholder is released and `pod_id` committed with `request`, in one step, so nothing else
+  /// can take the room in between. False, changing nothing, when the placeholder is not committed
+  /// here or the pod is larger than the placeholder and the difference is not free. A repeat
+  /// after success returns true.
+  bool replace(uint64_t placeholder, uint64_t pod_id, const resources& request) {
+    auto ph = bound_.find(placeholder);
+    if (ph == bound_.end())
+      return bound_.count(pod_id) != 0;
+    if (bound_.count(pod_id) != 0)
+      return false;
+    // Within the placeholder's room it always fits (even if allocatable shrank meanwhile: usage
+    // does not grow); beyond it, the difference must be free.
+    if (!fits(request, ph->second) && !fits(request, allocatable_ - committed_ - held_ + ph->second))
+      return false;
+    committed_ -= ph->second;
+    committed_ += request;
+    bound_.erase(ph);
+    bound_.emplace(pod_id, request);
+    return true;
+  }
+
   bool is_bound(uint64_t pod_id) const { return bound_.count(pod_id) != 0; }
 
   /// The committed pods, sorted (tests and invariant checks).

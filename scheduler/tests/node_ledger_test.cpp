@@ -159,3 +159,34 @@ TEST(NodeLedger, ReleasingAHeldPodDropsItFromTheHold) {
 
 } // namespace
 } // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+namespace {
+
+TEST(NodeLedger, ReplaceHandsAPlaceholdersRoomToItsPod) {
+  node_ledger<int> l{testing::res("cpu", "4")};
+  l.adopt(100, testing::res("cpu", "2"));  // The placeholder.
+  l.adopt(1, testing::res("cpu", "1"));    // Someone else.
+  ASSERT_EQ(l.reserve({9, 1}, 5, 9, {{2, testing::res("cpu", "1"), {}}}).vote,
+            vote_kind::reserved);  // A hold takes the last cpu.
+  // A pod that fits in the placeholder's room takes it over at once.
+  EXPECT_TRUE(l.replace(100, 7, testing::res("cpu", "1500m")));
+  EXPECT_FALSE(l.is_bound(100));
+  EXPECT_TRUE(l.is_bound(7));
+  EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
+  // Idempotent: the same replacement again changes nothing.
+  EXPECT_TRUE(l.replace(100, 7, testing::res("cpu", "1500m")));
+  EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
+
+  l.adopt(101, testing::res("cpu", "500m"));
+  // Bigger than the placeholder plus what is free (held room is not free): refused, unchanged.
+  EXPECT_FALSE(l.replace(101, 8, testing::res("cpu", "1")));
+  EXPECT_TRUE(l.is_bound(101));
+  EXPECT_FALSE(l.is_bound(8));
+  EXPECT_EQ(l.committed(), testing::res("cpu", "3")) << "2.5 committed + the 0.5 placeholder";
+  // An unknown placeholder: nothing to take over.
+  EXPECT_FALSE(l.replace(555, 9, testing::res("cpu", "100m")));
+}
+
+} // namespace
+} // namespace phalanx::scheduler

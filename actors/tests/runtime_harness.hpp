@@ -1,0 +1,201 @@
+#pragma once
+
+// The whole runtime (registry, queues, PodGroup and node actors, store writer, simulated cluster)
+// on a real RocksDB store in a temporary directory, for tests of the whole system. Works in both
+// modes: deterministic (CAF's test coordinator, virtual time: the harness drives it) and real
+// threads (the harness waits on futures).
+//
+// Calls block until the service answered. Not thread-safe: one test thread drives it.
+
+#include "actors/runtime.hpp"
+
+#include "storage/store.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <future>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+#include <string>
+#include <vector>
+
+namespace phalanx::actors::testing {
+
+class runtime_harness {
+ public:
+  /// Starts a runtime on a fresh store and creates `nodes`.
+  runtime_harness(runtime_config config, const std::vector<scheduler::node>& nodes)
+    : config_(std::move(config)) {
+    auto base = std::filesystem::temp_directory_path() / "phalanx-runtime-XXXXXX";
+    std::string tmpl = base.string();
+    if (::mkdtemp(tmpl.data()) == nullptr)
+      throw std::runtime_error("mkdtemp failed");
+    dir_ = tmpl;
+    start();
+    for (const auto& n : nodes)
+      must(create(api::node_object{n, {}, 0}), "create node " + n.meta.name);
+  }
+
+  ~runtime_harness() {
+    rt_.reset();
+    store_.reset();
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  runtime_harness(const runtime_harness&) = delete;
+  runtime_harness& operator=(const runtime_harness&) = delete;
+
+  runtime& rt() { return *rt_; }
+  api::service& svc() { return rt_->service(); }
+  bool deterministic() const { return config_.deterministic; }
+
+  result<api::object> create(api::object obj) {
+    return call<result<api::object>>([&](auto done) { svc().create(std::move(obj), done); });
+  }
+  /// Creates every object with all calls in flight at once (as many clients submitting
+  /// together), then waits for every answer. Throws on the first error.
+  void create_all(std::vector<api::object> objects) {
+    std::vector<std::future<result<api::object>>> answers;
+    for (auto& obj : objects) {
+      auto promise = std::make_shared<std::promise<result<api::object>>>();
+      answers.push_back(promise->get_future());
+      svc().create(std::move(obj), [promise](result<api::object> r) { promise->set_value(std::move(r)); });
+    }
+    for (auto& a : answers) {
+      auto r = wait(a);
+      must_ok(r, "create");
+    }
+  }
+
+  result<api::object> get(api::resource_kind kind, const std::string& ns, const std::string& name) {
+    return call<result<api::object>>([&](auto done) { svc().get(kind, ns, name, done); });
+  }
+  result<api::object_list> list(api::resource_kind kind, const std::string& ns = "") {
+    api::list_options o;
+    o.namespace_name = ns;
+    return call<result<api::object_list>>([&](auto done) { svc().list(kind, o, done); });
+  }
+  result<api::object> remove(api::resource_kind kind, const std::string& ns,
+                             const std::string& name) {
+    return call<result<api::object>>([&](auto done) { svc().remove(kind, ns, name, done); });
+  }
+  result<api::object> act(api::resource_kind kind, const std::string& ns, const std::string& name,
+                          api::object_action::type action) {
+    return call<result<api::object>>(
+        [&](auto done) { svc().act(kind, ns, name, api::object_action{action}, done); });
+  }
+
+  /// The PodGroup's status as the API shows it; throws when it does not exist.
+  api::pod_group_object group(const std::string& name, const std::string& ns = "default") {
+    auto r = get(api::resource_kind::pod_group, ns, name);
+    must_ok(r, "get podgroup " + name);
+    return std::get<api::pod_group_object>(*r);
+  }
+
+  std::vector<api::pod_object> pods(const std::string& ns = "") {
+    auto r = list(api::resource_kind::pod, ns);
+    must_ok(r, "list pods");
+    std::vector<api::pod_object> out;
+    for (auto& o : r->items)
+      out.push_back(std::get<api::pod_object>(o));
+    return out;
+  }
+
+  invariant_report invariants(bool at_rest) {
+    if (deterministic())
+      rt_->run_until_idle();
+    return check_invariants(rt_->facts(), at_rest);
+  }
+
+  /// Lets time pass until `done()` or `limit`: deterministic mode advances virtual time in
+  /// `step`s (running every message in between); real mode polls. True when done() held.
+  bool run_until(const std::function<bool()>& done, std::chrono::milliseconds limit,
+                 std::chrono::milliseconds step = std::chrono::milliseconds(100)) {
+    if (deterministic()) {
+      rt_->run_until_idle();
+      for (std::chrono::milliseconds t{0}; t <= limit; t += step) {
+        if (done())
+          return true;
+        rt_->advance(step);
+      }
+      return done();
+    }
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (done())
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return done();
+  }
+
+  /// Advances virtual time (deterministic mode) or sleeps (real mode).
+  void pass(std::chrono::milliseconds by) {
+    if (deterministic())
+      rt_->advance(by);
+    else
+      std::this_thread::sleep_for(by);
+  }
+
+  /// Stops the runtime, closes and reopens the store, and starts again: a clean restart.
+  void restart() {
+    rt_.reset();
+    store_.reset();
+    start();
+  }
+
+  template <class T>
+  static void must_ok(const result<T>& r, const std::string& what) {
+    if (!r.ok())
+      throw std::runtime_error(what + ": " + r.error().to_string());
+  }
+
+ private:
+  void start() {
+    storage::store_options so;
+    so.path = dir_ + "/data";
+    auto s = storage::store::open(so);
+    must_ok(s, "open store");
+    store_ = std::move(*s);
+    auto r = runtime::start(config_, store_);
+    must_ok(r, "start runtime");
+    rt_ = std::move(*r);
+  }
+
+  static void must(const result<api::object>& r, const std::string& what) { must_ok(r, what); }
+
+  template <class R, class Call>
+  R call(Call&& issue) {
+    auto promise = std::make_shared<std::promise<R>>();
+    auto future = promise->get_future();
+    issue([promise](R r) { promise->set_value(std::move(r)); });
+    return wait(future);
+  }
+
+  template <class R>
+  R wait(std::future<R>& future) {
+    auto ready = [&] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+    if (deterministic()) {
+      // A write is acknowledged when the store writer's group-commit window closes: let virtual
+      // time pass in small steps until the answer is there.
+      rt_->run_until_idle();
+      for (int i = 0; i < 1000 && !ready(); ++i)
+        rt_->advance(std::chrono::milliseconds(1));
+      if (!ready())
+        throw std::runtime_error("the service did not answer within 1 s of virtual time");
+    } else if (future.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      throw std::runtime_error("the service did not answer within 60 s");
+    }
+    return future.get();
+  }
+
+  runtime_config config_;
+  std::string dir_;
+  std::shared_ptr<storage::store> store_;
+  std::unique_ptr<runtime> rt_;
+};
+
+} // namespace phalanx::actors::testing
