@@ -182,15 +182,10 @@ void refresh_placeholders(gang_actor_state& st) {
   }
 }
 
-// Releases bound placeholders: every one (`keep_needed` false: the gang ended), or those beyond
-// what minMember still needs once the pods that exist are counted.
-void release_placeholders(self_ptr self, bool keep_needed) {
+// Releases bound, unclaimed placeholders: every one (`keep` 0: the gang ended, or their room is
+// given back), else all but `keep`.
+void release_placeholders(self_ptr self, int32_t keep) {
   auto& st = self->state;
-  int32_t keep = 0;
-  if (keep_needed) {
-    auto present = std::count_if(st.members.begin(), st.members.end(), counts_as_present);
-    keep = std::max<int32_t>(0, st.group->min_member - static_cast<int32_t>(present));
-  }
   std::unordered_map<uint32_t, std::vector<uint64_t>> per_node;
   usage_delta delta;
   delta.gang = st.id;
@@ -265,6 +260,7 @@ void abort_round(self_ptr self) {
 
 void plan_round(self_ptr self);
 void start_swaps(self_ptr self);
+void settle(self_ptr self);
 
 void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
                      const std::vector<std::size_t>& candidate_members) {
@@ -323,6 +319,7 @@ void plan_round(self_ptr self) {
     finish_slot(self, plan_outcome::nothing_to_do);
     if (st.machine.was_ready()) {
       transition(self, gang_phase::running);
+      settle(self);  // Its last pods may have ended while it waited for the slot.
     } else {
       transition(self, gang_phase::backoff);
       st.waiting_for_pods = true;
@@ -429,9 +426,12 @@ void on_round_committed(self_ptr self) {
   int64_t pods = 0;
   for (const auto& [node, indices] : st.round_members)
     for (auto i : indices) {
-      st.members[i].status = member_status::bound;
-      delta.added += st.members[i].ref.pod->requests;
-      if (!st.members[i].placeholder)
+      auto& m = st.members[i];
+      if (m.status != member_status::reserving)
+        continue;  // Deleted after its binding was durable: the registry released it already.
+      m.status = member_status::bound;
+      delta.added += m.ref.pod->requests;
+      if (!m.placeholder)
         ++pods;
     }
   st.round_members.clear();
@@ -445,6 +445,7 @@ void on_round_committed(self_ptr self) {
   report(self);
   // Pods created during the round take over placeholders; the rest (elastic extras) try again
   // when room appears.
+  settle(self);
   start_swaps(self);
   if (has_pending(st))
     register_waiting(self);
@@ -456,11 +457,39 @@ void maybe_complete(self_ptr self) {
     return;
   auto c = count_members(st);
   if (c.total > 0 && c.pending == 0 && c.bound == 0) {
-    release_placeholders(self, false);
+    release_placeholders(self, 0);
     transition(self, gang_phase::completed);
     self->send(st.queue, removed_atom::value, st.id);
     report(self);
   }
+}
+
+// Pending pods that no placeholder fits (sized or placed wrong for them) give back the room of an
+// unclaimed placeholder of their role or of none, so they can be placed like any pod instead of
+// waiting for room the placeholder keeps.
+void release_unusable_placeholders(self_ptr self) {
+  auto& st = self->state;
+  std::unordered_map<uint32_t, std::vector<uint64_t>> per_node;
+  usage_delta delta;
+  delta.gang = st.id;
+  for (const auto& pod : st.members) {
+    if (pod.placeholder || pod.status != member_status::pending)
+      continue;
+    for (auto& ph : st.members) {
+      if (!ph.placeholder || ph.status != member_status::bound || ph.claimed ||
+          (!ph.ref.pod->role.empty() && ph.ref.pod->role != pod.ref.pod->role))
+        continue;
+      ph.status = member_status::finished;
+      per_node[ph.node].push_back(ph.ref.id);
+      delta.removed += ph.ref.pod->requests;
+      break;
+    }
+  }
+  for (auto& [node, ids] : per_node)
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, release_atom::value, std::move(ids));
+  if (!delta.removed.is_zero())
+    self->send(st.queue, usage_atom::value, std::move(delta));
 }
 
 // Pending pods take over bound placeholders that fit them (scheduler::pick_placeholder): their
@@ -500,6 +529,7 @@ void start_swaps(self_ptr self) {
     slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(*pick));
     slot_members.erase(slot_members.begin() + static_cast<std::ptrdiff_t>(*pick));
   }
+  release_unusable_placeholders(self);
   if (st.swap_members.empty())
     return;
   st.swapping = true;
@@ -563,10 +593,27 @@ void on_swaps_committed(self_ptr self) {
   st.swap_members.clear();
   st.swapping = false;
   self->send(st.queue, usage_atom::value, std::move(delta));
-  release_placeholders(self, true);
+  settle(self);
   report(self);
-  maybe_complete(self);
   want_scheduling(self);
+}
+
+// After members changed: placeholders nobody needs any more go, and a gang whose pods all ended
+// completes. A placeholder is needed while the gang's ready pods (bound or succeeded) and the
+// pods taking over placeholders fall short of minMember. Call it wherever members finish, bind,
+// or a round or swap ends.
+void settle(self_ptr self) {
+  auto& st = self->state;
+  if (st.machine.was_ready() && !st.swapping) {
+    int32_t covered = 0;
+    for (const auto& m : st.members)
+      if (!m.placeholder && (m.status == member_status::bound ||
+                             (m.status == member_status::finished &&
+                              m.final_phase == scheduler::pod_phase::succeeded)))
+        ++covered;
+    release_placeholders(self, std::max(0, st.group->min_member - covered));
+  }
+  maybe_complete(self);
 }
 
 void add_members(self_ptr self, pod_refs& pods) {
@@ -602,6 +649,8 @@ void want_scheduling(self_ptr self) {
   start_swaps(self);
   if (!has_pending(st))
     return;
+  if (st.swapping && bound_placeholders(st) > 0)
+    return;  // The swap's end offers the placeholders left to the pods still pending.
   switch (st.machine.phase()) {
     case gang_phase::pending:
     case gang_phase::running:
@@ -632,10 +681,11 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
   st.sink = std::move(sink);
   st.random.seed(st.ctx->config.seed ^ (id * 0x9E3779B97F4A7C15ULL));
   add_members(self, pods);
-  // A gang restored with bound pods is already running (or done).
+  // A gang restored with bound pods was running: bindings are persisted for whole gangs only.
+  // Its placeholders were not persisted (like holds): it reserves them again at once, and, being
+  // older than anything created after the restart, gets the room they held first.
   auto c = count_members(st);
-  if (c.bound + c.succeeded + c.failed > 0 &&
-      (!gang_mode(st) || c.ready() >= st.group->min_member || c.pending == 0)) {
+  if (c.bound + c.succeeded + c.failed > 0) {
     st.admitted = true;
     st.machine.restore_running().permit_unchecked();
     usage_delta delta;
@@ -644,6 +694,13 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       if (m.status == member_status::bound)
         delta.added += m.ref.pod->requests;
     self->send(st.queue, usage_atom::value, std::move(delta));
+    if (gang_mode(st) && c.ready() < st.group->min_member && c.bound > 0) {
+      refresh_placeholders(st);
+      if (std::any_of(st.members.begin(), st.members.end(), [](const auto& m) {
+            return m.placeholder && m.status == member_status::pending;
+          }))
+        register_waiting(self);
+    }
     maybe_complete(self);
   }
   report(self);
@@ -714,6 +771,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
           send_swaps(self);
         } else {
           cancel_swaps(st);
+          settle(self);
           want_scheduling(self);
         }
         return;
@@ -754,7 +812,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       }
       if (!delta.removed.is_zero())
         self->send(st.queue, usage_atom::value, std::move(delta));
-      maybe_complete(self);
+      settle(self);
     },
     [self](wake_atom) {
       auto& st = self->state;

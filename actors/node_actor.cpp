@@ -120,21 +120,29 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     [self](swap_atom, scheduler::txn_id txn, placeholder_swaps& swaps) {
       auto& st = self->state;
       pod_refs pods;
+      bool changed = false;
       for (auto& s : swaps) {
         bool first_time = st.ledger->is_bound(s.placeholder);
-        if (!st.ledger->replace(s.placeholder, s.pod.id, s.pod.pod->requests)) {
-          // The coordinator picked the placeholder because the pod fits in it: a bug. The pod is
-          // not committed here (its binding is durable, so invariant checks will name it).
-          spdlog::error("node {}: pod {} cannot take over placeholder {}", st.spec->meta.name,
-                        s.pod.pod->meta.name, s.placeholder);
-          continue;
-        }
-        if (first_time) {  // A repeated swap hands nothing over twice.
-          forget_placeholder(st, s.placeholder);
-          pods.push_back(std::move(s.pod));
+        switch (st.ledger->replace(s.placeholder, s.pod.id, s.pod.pod->requests)) {
+          case node_ledger_type::replace_outcome::replaced:
+            if (first_time) {  // A repeated swap hands nothing over twice.
+              forget_placeholder(st, s.placeholder);
+              pods.push_back(std::move(s.pod));
+            }
+            break;
+          case node_ledger_type::replace_outcome::pod_gone:
+            forget_placeholder(st, s.placeholder);
+            changed = true;
+            break;
+          case node_ledger_type::replace_outcome::refused:
+            // The coordinator picked the placeholder because the pod fits in it: a bug. The pod
+            // is not committed here (its binding is durable, so invariant checks will name it).
+            spdlog::error("node {}: pod {} cannot take over placeholder {}", st.spec->meta.name,
+                          s.pod.pod->meta.name, s.placeholder);
+            break;
         }
       }
-      if (pods.empty())
+      if (pods.empty() && !changed)
         return;  // A repeat: answered the first time.
       publish(self);
       hand_over(self, txn, std::move(pods));

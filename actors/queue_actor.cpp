@@ -136,8 +136,10 @@ void forget(self_ptr self, uint64_t gang) {
   if (i == st.gangs.end())
     return;
   auto& b = i->second;
-  st.to_admit.erase({b.group.get(), gang});
-  st.ready.erase({b.group.get(), gang});
+  if (b.group) {  // A gang known only from its usage never waited in the order sets.
+    st.to_admit.erase({b.group.get(), gang});
+    st.ready.erase({b.group.get(), gang});
+  }
   st.planning.erase(gang);
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
@@ -186,7 +188,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto& st = self->state;
       auto [i, fresh] = st.gangs.try_emplace(e.gang);
       auto& b = i->second;
-      if (!fresh) {
+      if (!fresh && b.group) {
         st.to_admit.erase({b.group.get(), e.gang});
         st.ready.erase({b.group.get(), e.gang});
       }
@@ -217,18 +219,17 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     },
     [self](usage_atom, usage_delta& d) {
       auto& st = self->state;
-      auto i = st.gangs.find(d.gang);
+      // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
+      // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
+      auto& b = st.gangs[d.gang];
       st.allocated += d.added;
       st.allocated -= d.removed;
-      if (i != st.gangs.end()) {
-        auto& b = i->second;
-        b.allocated += d.added;
-        b.allocated -= d.removed;
-        b.demand -= d.added;
-        b.demand = b.demand.clamped_at_zero();
-        if (b.admitted)
-          set_claim(self, d.gang, b, claim_of(b));
-      }
+      b.allocated += d.added;
+      b.allocated -= d.removed;
+      b.demand -= d.added;
+      b.demand = b.demand.clamped_at_zero();
+      if (b.admitted)
+        set_claim(self, d.gang, b, claim_of(b));
       report_usage(self);
       dispatch(self);
     },

@@ -463,7 +463,8 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
   // Pods on a deleted node cannot go on: they fail, as after a node loss.
   std::vector<uint64_t> lost;
   for (auto& [id, e] : st.pods)
-    if (e.pod->node_name == name && !scheduler::is_terminal(e.pod->phase)) {
+    if (e.pod->node_name == name && !scheduler::is_terminal(e.pod->phase) &&
+        !e.delete_requested) {
       auto copy = *e.pod;
       copy.phase = scheduler::pod_phase::failed;
       copy.finish_time = st.ctx->now();
@@ -550,16 +551,15 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     if (recreated)
       if (auto g = st.group_ids.find(i->second.group_key); g != st.group_ids.end()) {
         auto& group = st.groups.at(g->second);
-        pod_refs refs;
         for (auto& p : recreated->pods) {
           auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
           auto& e = st.pods.at(id);
           e.gang = group.gang;
           group.pods.push_back(id);
-          refs.push_back({id, e.pod});
           announce(self, api::watch_event::type::added, pod_view(st, e));
         }
-        self->send(group.actor, pods_atom::value, std::move(refs));
+        // The old incarnation's actor may have completed when the suspend deleted its pods.
+        group_changed(self, renew_gang(self, group.gang));
       }
     record_event(self, resource_kind::job, copy->meta.namespace_name, copy->meta.name, "Normal",
                  status.reason, status.message);

@@ -65,6 +65,31 @@ void spawn_gang(self_ptr self, group_entry& g) {
                                       q->second.actor, gang_sink_actor{self});
 }
 
+group_entry& renew_gang(self_ptr self, uint64_t gang) {
+  auto& st = self->state;
+  auto entry = st.groups.extract(gang);
+  auto& g = entry.mapped();
+  if (g.actor) {
+    self->send_exit(g.actor, caf::exit_reason::user_shutdown);
+    if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+      self->send(q->second.actor, removed_atom::value, gang);
+  }
+  auto id = st.next_gang++;
+  entry.key() = id;
+  g.gang = id;
+  g.actor = nullptr;
+  g.last_report = gang_report{};
+  g.last_report.gang = id;
+  g.stall_message.clear();
+  st.group_ids[g.key] = id;
+  for (auto pod : g.pods)
+    if (auto p = st.pods.find(pod); p != st.pods.end())
+      p->second.gang = id;
+  auto& renewed = st.groups.insert(std::move(entry)).position->second;
+  spawn_gang(self, renewed);
+  return renewed;
+}
+
 void attach_pod(self_ptr self, pod_entry& e) {
   auto& st = self->state;
   const auto& p = *e.pod;
@@ -240,8 +265,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   auto version = next_version(self);
   for (auto& u : updates) {
     auto p = st.pods.find(u.pod);
-    if (p == st.pods.end())
-      continue;  // Deleted meanwhile.
+    if (p == st.pods.end() || p->second.delete_requested)
+      continue;  // Deleted (or being deleted: writing it now would bring it back).
     const auto& cur = *p->second.pod;
     if (scheduler::is_terminal(cur.phase) || cur.phase == u.phase)
       continue;
@@ -395,6 +420,9 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
     }
     batch.erase(storage::record_kind::pod,
                 object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
+    // From now on no binding may start for it (do_bind_gang refuses it): a binding made durable
+    // after this erase would bring the pod back, bound, with no one left to release it.
+    p->second.delete_requested = true;
     now.push_back(id);
   }
   if (now.empty())

@@ -65,6 +65,10 @@ void end_followers(self_ptr self, group_entry& g);
 void add_node(self_ptr self, scheduler::node n, pod_refs committed);
 void add_queue(self_ptr self, scheduler::queue q);
 void spawn_gang(self_ptr self, group_entry& g);
+/// A new incarnation of a gang (a resumed job): its actor ends and a fresh one starts under a new
+/// gang id, so nothing of the old one (a completed state, transactions the nodes remember) is
+/// taken for the new one. Returns the entry under its new id.
+group_entry& renew_gang(self_ptr self, uint64_t gang);
 group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 void attach_pod(self_ptr self, pod_entry& e);
 uint64_t insert_pod(self_ptr self, pod_ptr pod);

@@ -293,6 +293,31 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
   return r;
 }
 
+invariant_report check_live_invariants(const system_facts& facts) {
+  invariant_report r;
+  std::map<std::string, const system_facts::pod*> pods;
+  for (const auto& p : facts.pods)
+    pods[p.key] = &p;
+  std::map<std::string, std::string> committed_on;
+  for (const auto& n : facts.nodes) {
+    if (!scheduler::fits(n.committed + n.held, n.allocatable))
+      add_violation(r, "I2: node " + n.name + " is over capacity: committed " +
+                           n.committed.to_string() + " + held " + n.held.to_string() +
+                           " > allocatable " + n.allocatable.to_string());
+    for (const auto& key : n.bound_pods) {
+      auto [it, fresh] = committed_on.emplace(key, n.name);
+      if (!fresh)
+        add_violation(r, "I1: pod " + key + " is committed on two nodes: " + it->second +
+                             " and " + n.name);
+      auto p = pods.find(key);
+      if (p != pods.end() && !p->second->node.empty() && p->second->node != n.name)
+        add_violation(r, "I1: pod " + key + " is committed on " + n.name +
+                             " but its record says node '" + p->second->node + "'");
+    }
+  }
+  return r;
+}
+
 struct runtime::impl {
   std::shared_ptr<runtime_context> ctx;
   std::shared_ptr<storage::store> store;

@@ -63,19 +63,40 @@ void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string
 
 void child_ended(self_ptr self, const std::string& child_key, bool failed) {
   auto& st = self->state;
-  for (auto& [id, sp] : st.pods) {
-    if (sp.phase != sim_phase::running || sp.children.empty())
-      continue;
-    if (std::find(sp.children.begin(), sp.children.end(), child_key) == sp.children.end())
-      continue;
-    ++sp.children_done;
-    sp.child_failed |= failed;
-    if (sp.children_done >= static_cast<int32_t>(sp.children.size()))
-      end_pod(self, id,
-              sp.child_failed ? scheduler::pod_phase::failed : scheduler::pod_phase::succeeded,
-              sp.child_failed ? "a spawned pod failed" : "every spawned pod finished");
+  auto parent = st.parent_of.find(child_key);
+  if (parent == st.parent_of.end())
     return;
+  auto p = st.pods.find(parent->second);
+  st.parent_of.erase(parent);
+  if (p == st.pods.end() || p->second.phase != sim_phase::running)
+    return;
+  auto& sp = p->second;
+  ++sp.children_done;
+  sp.child_failed |= failed;
+  if (sp.children_done >= static_cast<int32_t>(sp.children.size()))
+    end_pod(self, p->first,
+            sp.child_failed ? scheduler::pod_phase::failed : scheduler::pod_phase::succeeded,
+            sp.child_failed ? "a spawned pod failed" : "every spawned pod finished");
+}
+
+// Forgets an ended pod: the simulation keeps only what is still to happen, so a long run does
+// not grow. A spawner's children it still waits for stay known by name (finished_names).
+void drop_pod(sim_cluster_state& st, uint64_t id) {
+  auto i = st.pods.find(id);
+  if (i == st.pods.end())
+    return;
+  auto& sp = i->second;
+  for (const auto& child : sp.children) {
+    st.parent_of.erase(child);
+    st.finished_names.erase(child);
   }
+  st.by_name.erase(key_of(*sp.pod));
+  if (auto g = st.gangs.find(sp.gang_key); g != st.gangs.end()) {
+    g->second.erase(id);
+    if (g->second.empty())
+      st.gangs.erase(g);
+  }
+  st.pods.erase(i);
 }
 
 void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message) {
@@ -85,13 +106,16 @@ void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string
     return;
   i->second.phase = sim_phase::done;
   auto key = key_of(*i->second.pod);
-  st.finished_names.insert(key);
+  bool is_child = st.parent_of.count(key) != 0;
   emit(self, id, phase, std::move(message));
   child_ended(self, key, phase == scheduler::pod_phase::failed);
+  if (is_child)
+    st.finished_names.insert(key);
+  drop_pod(st, id);
 }
 
 // The children a spawner waits for: <pod>-exec-<i>; some may have ended before a restart.
-void expect_children(sim_cluster_state::sim_pod& sp, const sim_cluster_state& st) {
+void expect_children(uint64_t parent, sim_cluster_state::sim_pod& sp, sim_cluster_state& st) {
   sp.children.clear();
   sp.children_done = 0;
   for (const auto& child : spawned_pods(*sp.pod, sp.behavior)) {
@@ -99,6 +123,8 @@ void expect_children(sim_cluster_state::sim_pod& sp, const sim_cluster_state& st
     sp.children.push_back(key);
     if (st.finished_names.count(key))
       ++sp.children_done;
+    else
+      st.parent_of[key] = parent;
   }
 }
 
@@ -144,7 +170,7 @@ void start_pod(self_ptr self, uint64_t id) {
     start_clock(self, id, sp);
   release_barrier(self, sp.gang_key);
   if (sp.behavior.spawn > 0) {
-    expect_children(sp, st);
+    expect_children(id, sp, st);
     spawn_request req;
     req.parent = id;
     req.pods = spawned_pods(*sp.pod, sp.behavior);
@@ -298,7 +324,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
           else if (sp.behavior.duration)
             st.timers.push({until(*sp.behavior.duration), ref.id, timer::what::succeed});
           if (sp.behavior.spawn > 0) {
-            expect_children(sp, st);
+            expect_children(ref.id, sp, st);
             spawn_request req;  // Idempotent at the registry: existing children are kept.
             req.parent = ref.id;
             req.pods = spawned_pods(*sp.pod, sp.behavior);
@@ -313,11 +339,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       arm(self);
     },
     [self](forget_atom, uint64_t id) {
-      auto& st = self->state;
-      auto i = st.pods.find(id);
-      if (i == st.pods.end())
-        return;
-      i->second.phase = sim_phase::done;  // Its timers find it done and do nothing.
+      drop_pod(self->state, id);  // Its timers find nothing and do nothing.
     },
     [self](fail_atom, uint64_t id) {
       end_pod(self, id, scheduler::pod_phase::failed, "failed on request");

@@ -96,7 +96,9 @@ struct sim_cluster_state {
   std::unordered_map<uint64_t, sim_pod> pods;
   std::unordered_map<std::string, uint64_t> by_name;   // "<ns>/<name>" -> id
   std::unordered_map<std::string, std::set<uint64_t>> gangs;  // gang key -> pods known here
-  std::set<std::string> finished_names;                // "<ns>/<name>" of pods that ended
+  /// Children (spawned pods) that ended, while their spawner may still wait for them.
+  std::set<std::string> finished_names;                // "<ns>/<name>"
+  std::unordered_map<std::string, uint64_t> parent_of; // Child "<ns>/<name>" -> spawner id.
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers;
   std::optional<caf::actor_clock::time_point> armed;   // The next tick already scheduled.
   std::vector<pod_status_update> outbox;

@@ -32,6 +32,7 @@
 #include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -189,29 +190,41 @@ class node_ledger {
       e.items.erase(it);
       return true;
     }
+    remember_released(pod_id);
     return false;
   }
 
+  enum class replace_outcome {
+    replaced,   // The pod holds the placeholder's room now (also for a repeat).
+    pod_gone,   // The pod was released here before it came (deleted meanwhile): the placeholder
+                // is released too, and the pod is not committed.
+    refused,    // Nothing changed: the placeholder is not committed here, or the pod is larger
+                // than the placeholder and the difference is not free.
+  };
+
   /// A committed placeholder's room goes to the pod that takes it over (placeholders.hpp): the
   /// placeholder is released and `pod_id` committed with `request`, in one step, so nothing else
-  /// can take the room in between. False, changing nothing, when the placeholder is not committed
-  /// here or the pod is larger than the placeholder and the difference is not free. A repeat
-  /// after success returns true.
-  bool replace(uint64_t placeholder, uint64_t pod_id, const resources& request) {
+  /// can take the room in between.
+  replace_outcome replace(uint64_t placeholder, uint64_t pod_id, const resources& request) {
     auto ph = bound_.find(placeholder);
     if (ph == bound_.end())
-      return bound_.count(pod_id) != 0;
+      return bound_.count(pod_id) != 0 ? replace_outcome::replaced : replace_outcome::refused;
     if (bound_.count(pod_id) != 0)
-      return false;
+      return replace_outcome::refused;
+    if (released_.count(pod_id) != 0) {
+      committed_ -= ph->second;
+      bound_.erase(ph);
+      return replace_outcome::pod_gone;
+    }
     // Within the placeholder's room it always fits (even if allocatable shrank meanwhile: usage
     // does not grow); beyond it, the difference must be free.
     if (!fits(request, ph->second) && !fits(request, allocatable_ - committed_ - held_ + ph->second))
-      return false;
+      return replace_outcome::refused;
     committed_ -= ph->second;
     committed_ += request;
     bound_.erase(ph);
     bound_.emplace(pod_id, request);
-    return true;
+    return replace_outcome::replaced;
   }
 
   bool is_bound(uint64_t pod_id) const { return bound_.count(pod_id) != 0; }
@@ -308,7 +321,21 @@ class node_ledger {
     }
   }
 
+  // Pods released before anything of theirs arrived here: a pod deleted while it was on its way
+  // to take over a placeholder (its release and its swap cross) must not be committed after.
+  // Pod ids are never reused, so remembering the recent ones is enough.
+  void remember_released(uint64_t pod_id) {
+    if (released_.insert(pod_id).second) {
+      released_order_.push_back(pod_id);
+      if (released_order_.size() > released_memory) {
+        released_.erase(released_order_.front());
+        released_order_.pop_front();
+      }
+    }
+  }
+
   static constexpr std::size_t finished_memory = 1024;
+  static constexpr std::size_t released_memory = 4096;
 
   resources allocatable_;
   resources committed_;
@@ -318,6 +345,8 @@ class node_ledger {
   std::unordered_map<uint64_t, resources> bound_;  // Committed pods.
   std::set<txn_id> finished_;
   std::deque<txn_id> finished_order_;
+  std::unordered_set<uint64_t> released_;
+  std::deque<uint64_t> released_order_;
 };
 
 } // namespace phalanx::scheduler

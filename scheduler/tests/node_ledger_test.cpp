@@ -170,22 +170,31 @@ TEST(NodeLedger, ReplaceHandsAPlaceholdersRoomToItsPod) {
   ASSERT_EQ(l.reserve({9, 1}, 5, 9, {{2, testing::res("cpu", "1"), {}}}).vote,
             vote_kind::reserved);  // A hold takes the last cpu.
   // A pod that fits in the placeholder's room takes it over at once.
-  EXPECT_TRUE(l.replace(100, 7, testing::res("cpu", "1500m")));
+  using outcome = node_ledger<int>::replace_outcome;
+  EXPECT_EQ(l.replace(100, 7, testing::res("cpu", "1500m")), outcome::replaced);
   EXPECT_FALSE(l.is_bound(100));
   EXPECT_TRUE(l.is_bound(7));
   EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
   // Idempotent: the same replacement again changes nothing.
-  EXPECT_TRUE(l.replace(100, 7, testing::res("cpu", "1500m")));
+  EXPECT_EQ(l.replace(100, 7, testing::res("cpu", "1500m")), outcome::replaced);
   EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
 
   l.adopt(101, testing::res("cpu", "500m"));
   // Bigger than the placeholder plus what is free (held room is not free): refused, unchanged.
-  EXPECT_FALSE(l.replace(101, 8, testing::res("cpu", "1")));
+  EXPECT_EQ(l.replace(101, 8, testing::res("cpu", "1")), outcome::refused);
   EXPECT_TRUE(l.is_bound(101));
   EXPECT_FALSE(l.is_bound(8));
   EXPECT_EQ(l.committed(), testing::res("cpu", "3")) << "2.5 committed + the 0.5 placeholder";
   // An unknown placeholder: nothing to take over.
-  EXPECT_FALSE(l.replace(555, 9, testing::res("cpu", "100m")));
+  EXPECT_EQ(l.replace(555, 9, testing::res("cpu", "100m")), outcome::refused);
+
+  // A pod released before its swap arrived (deleted on the way): not committed, and the
+  // placeholder's room comes back.
+  EXPECT_FALSE(l.release(8));
+  EXPECT_EQ(l.replace(101, 8, testing::res("cpu", "100m")), outcome::pod_gone);
+  EXPECT_FALSE(l.is_bound(8));
+  EXPECT_FALSE(l.is_bound(101));
+  EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
 }
 
 } // namespace

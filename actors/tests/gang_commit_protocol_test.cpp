@@ -1,0 +1,299 @@
+// The two-phase gang commit under failures, on CAF's test coordinator:
+// - a coordinator killed mid-prepare: every node it holds something on drops the holds (they
+//   monitor it), and another gang then gets the room;
+// - a coordinator killed after its gang committed with placeholders: the pods stay committed, the
+//   placeholders are released;
+// - duplicated and reordered reserve/commit/abort/swap messages at a node: each outcome happens
+//   once, an abort before the commit wins, and a late duplicate cannot resurrect a transaction.
+
+#include "actors/tests/actor_world.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using scheduler::testing::make_gang;
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+using scheduler::testing::res;
+
+scheduler::resources total_held(actor_world& w) {
+  scheduler::resources sum;
+  for (std::size_t i = 0; i < w.nodes.size(); ++i)
+    if (w.node_state(i).ledger)
+      sum += w.node_state(i).ledger->held();
+  return sum;
+}
+
+scheduler::resources total_committed(actor_world& w) {
+  scheduler::resources sum;
+  for (std::size_t i = 0; i < w.nodes.size(); ++i)
+    if (w.node_state(i).ledger)
+      sum += w.node_state(i).ledger->committed();
+  return sum;
+}
+
+// Runs messages one at a time until `stop` holds; false when the system went idle first.
+bool step_until(actor_world& w, const std::function<bool()>& stop) {
+  for (int guard = 0; guard < 10000; ++guard) {
+    if (stop())
+      return true;
+    if (w.sched().jobs.empty())
+      return stop();
+    w.run_job(0);
+  }
+  return false;
+}
+
+TEST(GangCommitProtocol, CoordinatorKilledMidPrepareReleasesEveryHold) {
+  actor_world w;
+  for (int i = 0; i < 3; ++i)
+    w.add_node(make_node("n" + std::to_string(i)).cpu("2").memory("8Gi"));
+  // Six 1-cpu pods: the gang needs every node.
+  w.add_gang(make_gang("a", 6).task("worker", 6, res("cpu", "1")), 1);
+  ASSERT_TRUE(step_until(w, [&] { return total_held(w) == res("cpu", "6", "pods", "6"); }))
+      << "the gang never held its six pods";
+  EXPECT_TRUE(w.log->durable_pods.empty()) << "killed before its bindings were durable";
+
+  caf::anon_send_exit(w.gangs[0], caf::exit_reason::kill);
+  w.sched().run();
+  EXPECT_TRUE(total_held(w).is_zero()) << total_held(w).to_string();
+  EXPECT_TRUE(total_committed(w).is_zero());
+  for (std::size_t i = 0; i < w.nodes.size(); ++i)
+    EXPECT_EQ(w.node_state(i).ledger->hold_count(), 0u) << "node " << i;
+  EXPECT_TRUE(w.log->bound.empty()) << "nothing may reach the binder";
+
+  // The room is free again: another gang takes all of it.
+  w.add_gang(make_gang("b", 6).task("worker", 6, res("cpu", "1")), 2);
+  w.sched().run();
+  EXPECT_EQ(w.gang_state(1).machine.phase(), scheduler::gang_phase::running);
+  EXPECT_EQ(total_committed(w), res("cpu", "6", "pods", "6"));
+  EXPECT_EQ(w.check_step(), "");
+}
+
+TEST(GangCommitProtocol, CoordinatorKilledAfterCommitKeepsPodsAndReleasesPlaceholders) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  // A driver alone in a gang of three that names its size: two placeholders come with it.
+  auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
+  g.group.min_resources = res("cpu", "3");
+  w.add_gang(g, 1);
+  w.sched().run();
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+  auto& ledger = *w.node_state(0).ledger;
+  EXPECT_EQ(ledger.committed(), res("cpu", "3", "pods", "3")) << "driver + two placeholders";
+  ASSERT_EQ(w.log->bound.size(), 1u) << "only the driver reaches the binder";
+  EXPECT_EQ(w.log->bound[0].second, 100u);
+
+  caf::anon_send_exit(w.gangs[0], caf::exit_reason::kill);
+  w.sched().run();
+  EXPECT_EQ(ledger.committed(), res("cpu", "1", "pods", "1")) << "the driver stays, placeholders go";
+  EXPECT_EQ(ledger.bound_pod_ids(), std::vector<uint64_t>{100});
+}
+
+TEST(GangCommitProtocol, LaterMembersTakeOverPlaceholdersAndTheRestIsReleasedAtTheEnd) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
+  g.group.min_resources = res("cpu", "3");
+  w.add_gang(g, 1);
+  w.sched().run();
+  auto& ledger = *w.node_state(0).ledger;
+  ASSERT_EQ(ledger.committed(), res("cpu", "3", "pods", "3"));
+
+  // One executor appears: it takes over a placeholder (no new room is needed).
+  pod_refs executors{{101, std::make_shared<const scheduler::pod>(
+                               make_pod("spark-exec-0").cpu("1").group("spark").obj())}};
+  caf::anon_send(w.gangs[0], pods_atom::value, executors);
+  w.sched().run();
+  EXPECT_EQ(ledger.committed(), res("cpu", "3", "pods", "3"));
+  EXPECT_TRUE(ledger.is_bound(101));
+  EXPECT_TRUE(w.log->durable_pods.count(101)) << "its binding was made durable before the swap";
+  EXPECT_EQ(w.log->bound.size(), 2u);
+
+  // The driver and the executor finish: the gang completes and its last placeholder goes.
+  caf::anon_send(w.gangs[0], finished_atom::value,
+                 std::vector<pod_outcome>{{100, scheduler::pod_phase::succeeded, false},
+                                          {101, scheduler::pod_phase::succeeded, false}});
+  w.sched().run();
+  EXPECT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::completed);
+  // The node releases finished pods on the registry's word (not part of this world), so only the
+  // placeholder's cpu has come back here.
+  EXPECT_EQ(ledger.committed(), res("cpu", "2", "pods", "2"));
+  for (auto id : ledger.bound_pod_ids())
+    EXPECT_FALSE(is_placeholder(id)) << id;
+}
+
+// A coordinator that only records what nodes tell it.
+struct probe_log {
+  std::vector<vote> votes;
+  std::vector<scheduler::txn_id> committed;
+};
+struct probe_state {
+  std::shared_ptr<probe_log> log;
+};
+gang_actor::behavior_type probe(gang_actor::stateful_pointer<probe_state> self,
+                                std::shared_ptr<probe_log> log) {
+  self->state.log = std::move(log);
+  return {
+    [self](vote_atom, vote& v) { self->state.log->votes.push_back(v); },
+    [self](committed_atom, scheduler::txn_id txn, uint32_t) {
+      self->state.log->committed.push_back(txn);
+    },
+    [](admission_atom, admission&) {},
+    [](plan_atom, scheduler::ratio) {},
+    [](bound_atom, bound_result&) {},
+    [](pods_atom, pod_refs&) {},
+    [](finished_atom, const std::vector<pod_outcome>&) {},
+    [](wake_atom) {},
+    [](retry_atom, uint64_t) {},
+    [](spec_atom, pod_group_ptr) {},
+    [](inspect_atom) { return gang_snapshot{}; },
+  };
+}
+
+pod_refs pods_of(std::initializer_list<uint64_t> ids, const char* cpu = "1") {
+  pod_refs out;
+  for (auto id : ids)
+    out.push_back({id, std::make_shared<const scheduler::pod>(
+                           make_pod("p" + std::to_string(id)).cpu(cpu).obj())});
+  return out;
+}
+
+TEST(GangCommitProtocol, DuplicatedAndReorderedMessagesAtANode) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  auto log = std::make_shared<probe_log>();
+  // Spawned in the world's system, so the node and the probe share the test coordinator.
+  auto coordinator = w.nodes[0]->home_system().spawn(probe, log);
+  auto& node = w.nodes[0];
+  auto ticket = scheduler::ticket{};
+  scheduler::txn_id t1{7, 1};
+  scheduler::txn_id t2{7, 2};
+
+  // Reserve twice (a duplicate): one hold, the same answer twice.
+  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2})},
+                 coordinator);
+  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2})},
+                 coordinator);
+  w.sched().run();
+  ASSERT_EQ(log->votes.size(), 2u);
+  EXPECT_EQ(log->votes[0].kind, scheduler::vote_kind::reserved);
+  EXPECT_EQ(log->votes[1].kind, scheduler::vote_kind::reserved);
+  EXPECT_EQ(w.node_state(0).ledger->held(), res("cpu", "2", "pods", "2"));
+
+  // Commit twice: committed once, handed to the binder once, answered once.
+  caf::anon_send(node, commit_atom::value, t1);
+  caf::anon_send(node, commit_atom::value, t1);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "2", "pods", "2"));
+  EXPECT_TRUE(w.node_state(0).ledger->held().is_zero());
+  EXPECT_EQ(w.log->bound.size(), 2u);
+  EXPECT_EQ(log->committed.size(), 1u);
+
+  // An abort after the commit (reordered behind it) changes nothing.
+  caf::anon_send(node, abort_atom::value, t1);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "2", "pods", "2"));
+
+  // Round 2: the abort arrives before the commit; the commit then finds nothing to commit, and a
+  // late duplicate of the reserve is refused instead of resurrecting the round.
+  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3})}, coordinator);
+  caf::anon_send(node, abort_atom::value, t2);
+  caf::anon_send(node, abort_atom::value, t2);
+  caf::anon_send(node, commit_atom::value, t2);
+  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3})}, coordinator);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "2", "pods", "2"));
+  EXPECT_TRUE(w.node_state(0).ledger->held().is_zero());
+  EXPECT_EQ(w.node_state(0).ledger->hold_count(), 0u);
+  EXPECT_EQ(log->committed.size(), 1u);
+  ASSERT_EQ(log->votes.size(), 4u);
+  EXPECT_EQ(log->votes[3].kind, scheduler::vote_kind::refused_conflict);
+  EXPECT_EQ(w.log->bound.size(), 2u);
+
+  // Abort and commit of a transaction the node never saw: acknowledged by doing nothing.
+  caf::anon_send(node, abort_atom::value, scheduler::txn_id{99, 1});
+  caf::anon_send(node, commit_atom::value, scheduler::txn_id{99, 1});
+  // Release of an unknown pod, twice for a known one: its room comes back once.
+  caf::anon_send(node, release_atom::value, std::vector<uint64_t>{555});
+  caf::anon_send(node, release_atom::value, std::vector<uint64_t>{1});
+  caf::anon_send(node, release_atom::value, std::vector<uint64_t>{1});
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "1", "pods", "1"));
+
+  // A swap twice: the pod takes over the placeholder once and reaches the binder once.
+  scheduler::txn_id t3{7, 3};
+  uint64_t ph = placeholder_id_bit | 1;
+  caf::anon_send(node, reserve_atom::value, reserve_request{t3, ticket, pods_of({ph}, "2")},
+                 coordinator);
+  caf::anon_send(node, commit_atom::value, t3);
+  w.sched().run();
+  EXPECT_EQ(w.log->bound.size(), 2u) << "a placeholder never reaches the binder";
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "3", "pods", "2"));
+  scheduler::txn_id t4{7, 4};
+  placeholder_swaps swaps{{ph, pods_of({4})[0]}};
+  caf::anon_send(node, swap_atom::value, t4, swaps);
+  caf::anon_send(node, swap_atom::value, t4, swaps);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "2", "pods", "2"));
+  EXPECT_TRUE(w.node_state(0).ledger->is_bound(4));
+  EXPECT_FALSE(w.node_state(0).ledger->is_bound(ph));
+  EXPECT_EQ(w.log->bound.size(), 3u);
+  EXPECT_EQ(log->committed.size(), 3u) << "t1, t3 and t4 once each";
+  caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+}
+
+scheduler::ticket ticket_at(int64_t seconds) {
+  scheduler::ticket t;
+  t.creation_time = scheduler::timestamp{std::chrono::seconds{seconds}};
+  return t;
+}
+
+TEST(GangCommitProtocol, AWaitingCoordinatorThatDiesLeavesNoWaiterAndAHolderThatDiesWakesIt) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("2").memory("8Gi"));
+  auto& node = w.nodes[0];
+  auto& sys = node->home_system();
+  auto young_log = std::make_shared<probe_log>();
+  auto old_log = std::make_shared<probe_log>();
+  auto young = sys.spawn(probe, young_log);
+  auto old = sys.spawn(probe, old_log);
+  scheduler::txn_id young_txn{2, 1};
+  scheduler::txn_id old_txn{1, 1};
+
+  // The younger gang holds the node; the older one, arriving with a stale view, waits for it.
+  caf::anon_send(node, reserve_atom::value,
+                 reserve_request{young_txn, ticket_at(200), pods_of({20, 21})}, young);
+  caf::anon_send(node, reserve_atom::value,
+                 reserve_request{old_txn, ticket_at(100), pods_of({10, 11})}, old);
+  w.sched().run();
+  ASSERT_EQ(young_log->votes.size(), 1u);
+  EXPECT_TRUE(old_log->votes.empty()) << "the older gang waits: no vote yet";
+  EXPECT_EQ(w.node_state(0).ledger->waiter_count(), 1u);
+
+  // The waiting coordinator dies: its waiting reserve goes with it.
+  caf::anon_send_exit(old, caf::exit_reason::kill);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->waiter_count(), 0u);
+
+  // A new older coordinator waits again; now the holder dies: the waiter gets the room.
+  auto old2_log = std::make_shared<probe_log>();
+  auto old2 = sys.spawn(probe, old2_log);
+  scheduler::txn_id old2_txn{3, 1};
+  caf::anon_send(node, reserve_atom::value,
+                 reserve_request{old2_txn, ticket_at(50), pods_of({30, 31})}, old2);
+  w.sched().run();
+  ASSERT_TRUE(old2_log->votes.empty());
+  caf::anon_send_exit(young, caf::exit_reason::kill);
+  w.sched().run();
+  ASSERT_EQ(old2_log->votes.size(), 1u);
+  EXPECT_EQ(old2_log->votes[0].kind, scheduler::vote_kind::reserved);
+  EXPECT_EQ(w.node_state(0).ledger->held(), res("cpu", "2", "pods", "2"));
+  caf::anon_send_exit(old2, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
