@@ -1,0 +1,105 @@
+#pragma once
+
+// phalanxctl's command line: the commands, their flags and the environment variables, parsed into
+// one `invocation` before anything is sent. A command line that cannot be run is a usage error
+// (exit code 2) whose message names the flag or argument and the rule.
+
+#include "api/service.hpp"
+#include "scheduler/result.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::api::ctl {
+
+enum class command {
+  help,      // phalanxctl help [COMMAND], -h, --help
+  apply,     // apply -f FILE|DIR|-
+  get,       // get KIND [NAME...]
+  describe,  // describe KIND [NAME...]
+  remove,    // delete KIND NAME... | delete -f FILE
+  action,    // job suspend|resume, queue open|close, node cordon|uncordon (and cordon, uncordon)
+  version,   // version [--client]
+};
+std::string_view to_string(command c) noexcept;  // "help", "apply", ..., "delete", ...
+inline constexpr command command_last = command::version;
+
+enum class output_format { table, wide, json, yaml, name };
+std::string_view to_string(output_format f) noexcept;  // "", "wide", "json", "yaml", "name"
+inline constexpr output_format output_format_last = output_format::name;
+
+/// Where the server is and how to reach it.
+struct connection_flags {
+  /// --server / -s, else $PHALANX_SERVER. Default: "http://127.0.0.1:8080".
+  std::string server = "http://127.0.0.1:8080";
+  /// --token, else $PHALANX_TOKEN; sent as a bearer token when not empty.
+  std::string token;
+  /// --certificate-authority: a PEM file of certificates to trust (https only).
+  std::string ca_file;
+  /// --insecure-skip-tls-verify. Default: false.
+  bool insecure_skip_tls_verify = false;
+  /// --request-timeout: how long one request may take; for a watch, how long it lasts (sent as
+  /// timeoutSeconds). nullopt or zero: 30 s per request, and a watch lasts until interrupted.
+  std::optional<std::chrono::milliseconds> request_timeout;
+};
+
+struct invocation {
+  command cmd = command::help;
+  connection_flags connection;
+  /// help: the command to explain ("" for the overview).
+  std::string help_topic;
+
+  // What the command works on.
+  std::optional<resource_kind> kind;
+  std::vector<std::string> names;
+  /// -n / --namespace. Default: "default"; ignored for cluster-scoped kinds.
+  std::string namespace_name = "default";
+  bool namespace_given = false;
+  /// -A / --all-namespaces.
+  bool all_namespaces = false;
+  /// -l / --selector, sent as labelSelector (the server parses and checks it).
+  std::string selector;
+  /// -f / --filename: files, directories, or "-" for standard input.
+  std::vector<std::string> files;
+
+  // get
+  output_format output = output_format::table;
+  bool watch = false;                // -w / --watch
+  bool watch_only = false;           // --watch-only: no initial listing
+  bool output_watch_events = false;  // --output-watch-events: print the event type
+
+  // delete
+  bool ignore_not_found = false;     // --ignore-not-found
+
+  // action: the subresource to POST ("suspend", "resume", "open", "close", "cordon", "uncordon").
+  std::string action;
+
+  // version
+  bool client_only = false;          // --client
+};
+
+/// Reads an environment variable; nullopt when unset.
+using getenv_fn = std::function<std::optional<std::string>(const std::string&)>;
+
+/// Parses the arguments after the program name. Flags may come before or after the command and
+/// its arguments; "--" ends the flags. Errors are usage errors (errc::invalid_argument) whose
+/// message names the flag or argument.
+result<invocation> parse_command_line(const std::vector<std::string>& args,
+                                      const getenv_fn& getenv);
+
+/// The help text of a command ("" for the overview), as `phalanxctl help COMMAND` prints it.
+std::string help_text(std::string_view topic);
+
+/// The kind a resource word names: plural, singular, kind, short names ("pg", "vcjob", "q",
+/// "po", "no"), and "plural.group" ("jobs.batch.volcano.sh"), case-insensitively.
+std::optional<resource_kind> resolve_resource(std::string_view word);
+
+/// Parses a duration for --request-timeout: Go's syntax ("30s", "1m30s", "500ms") or a plain
+/// number of seconds ("30").
+result<std::chrono::milliseconds> parse_timeout(std::string_view text);
+
+} // namespace phalanx::api::ctl

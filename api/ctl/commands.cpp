@@ -1,0 +1,782 @@
+#include "api/ctl/ctl.hpp"
+
+#include "api/client.hpp"
+#include "api/codec.hpp"
+#include "api/ctl/json_util.hpp"
+#include "api/ctl/manifests.hpp"
+#include "api/ctl/paths.hpp"
+#include "api/ctl/printers.hpp"
+#include "api/kinds.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#ifndef PHALANX_CTL_VERSION
+#define PHALANX_CTL_VERSION "0.0.0"
+#endif
+
+namespace phalanx::api::ctl {
+
+namespace json = boost::json;
+
+std::string_view to_string(exit_code c) noexcept {
+  switch (c) {
+    case exit_code::ok:
+      return "ok";
+    case exit_code::server_error:
+      return "server_error";
+    case exit_code::usage:
+      return "usage";
+    case exit_code::unreachable:
+      return "unreachable";
+  }
+  return "ok";
+}
+
+std::string_view client_version() noexcept {
+  return PHALANX_CTL_VERSION;
+}
+
+namespace {
+
+constexpr std::string_view json_type = "application/json";
+
+exit_code worse(exit_code a, exit_code b) {
+  return static_cast<int>(a) >= static_cast<int>(b) ? a : b;
+}
+
+std::string past_tense(std::string_view action) {
+  if (action == "suspend")
+    return "suspended";
+  if (action == "resume")
+    return "resumed";
+  if (action == "open")
+    return "opened";
+  if (action == "close")
+    return "closed";
+  if (action == "cordon")
+    return "cordoned";
+  if (action == "uncordon")
+    return "uncordoned";
+  return std::string(action) + "ed";
+}
+
+// What a request answered, when the exchange itself worked.
+using answer = std::optional<client_response>;
+
+class session {
+ public:
+  session(const invocation& inv, const environment& env, client_options options)
+    : inv_(inv), env_(env), options_(std::move(options)) {}
+
+  exit_code execute() {
+    switch (inv_.cmd) {
+      case command::help:
+        return exit_code::ok;
+      case command::apply:
+        return apply();
+      case command::get:
+        return get();
+      case command::describe:
+        return describe();
+      case command::remove:
+        return remove();
+      case command::action:
+        return act();
+      case command::version:
+        return version();
+    }
+    return exit_code::ok;
+  }
+
+ private:
+  // ---- Transport
+
+  // Sends one request; nullopt (with the message printed) when the server cannot be reached.
+  answer send(std::string method, std::string target, std::string body = {},
+              std::string content_type = {}) {
+    if (!client_)
+      client_ = std::make_unique<http_client>(options_);
+    client_request r;
+    r.method = std::move(method);
+    r.target = std::move(target);
+    r.body = std::move(body);
+    r.content_type = std::move(content_type);
+    r.accept = std::string(json_type);
+    auto res = client_->send(r);
+    if (!res) {
+      unreachable(res.error());
+      return std::nullopt;
+    }
+    return std::move(*res);
+  }
+
+  void unreachable(const status& s) {
+    env_.err << "error: cannot reach phalanxd at " << options_.server.to_string() << ": "
+             << s.message() << "\n";
+    if (s.message().find("handshake") != std::string::npos)
+      env_.err << "hint: for a self-signed certificate pass --certificate-authority FILE "
+                  "(or --insecure-skip-tls-verify in tests); for a plain HTTP server use "
+                  "http:// in --server\n";
+    else
+      env_.err << "hint: is phalanxd running there? Point --server or PHALANX_SERVER at it\n";
+  }
+
+  // Prints a failed answer as kubectl does: `Error from server (NotFound): <message>`, with the
+  // fields and rules of an Invalid that the message does not already spell out.
+  void server_error(const client_response& r, std::string_view context = {}) {
+    auto parsed = parse_json(r.body);
+    if (!parsed || !parsed->is_object() || string_at(*parsed, {"kind"}) != "Status") {
+      std::string body = r.body;
+      while (!body.empty() && (body.back() == '\n' || body.back() == '\r'))
+        body.pop_back();
+      env_.err << "Error from server (HTTP " << r.status << "): " << context
+               << (body.empty() ? "no message" : body) << "\n";
+    } else {
+      api_error e = decode_status(*parsed, r.status);
+      env_.err << "Error from server (" << to_string(e.reason) << "): " << context << e.message
+               << "\n";
+      for (const auto& c : e.causes) {
+        std::string text = c.to_string();
+        if (e.message.find(c.message) == std::string::npos)
+          env_.err << "  " << text << "\n";
+      }
+    }
+    if (r.status == 401) {
+      if (options_.token.empty())
+        env_.err << "hint: the server requires a token: pass --token or set PHALANX_TOKEN\n";
+      else
+        env_.err << "hint: the server refused the token given by --token or PHALANX_TOKEN\n";
+    }
+  }
+
+  static bool ok(const client_response& r) { return r.status >= 200 && r.status < 300; }
+
+  // Parses a 2xx body; prints and returns nullopt when it is not JSON.
+  std::optional<json::value> body_of(const client_response& r) {
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    limits.max_depth = 128;
+    auto v = parse_json(r.body, limits);
+    if (!v) {
+      env_.err << "error: the server's answer is not JSON: " << v.error().message << "\n";
+      return std::nullopt;
+    }
+    return std::move(*v);
+  }
+
+  std::string ns_for(resource_kind kind) const {
+    return namespaced(kind) ? inv_.namespace_name : std::string();
+  }
+
+  scheduler::timestamp now() const {
+    if (env_.now)
+      return env_.now();
+    return std::chrono::time_point_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now());
+  }
+
+  // ---- Fetching
+
+  struct fetched {
+    std::vector<json::value> items;
+    std::string resource_version;  // The list's, to start a watch from.
+    json::value raw;               // The list as the server sent it (-o json of a list).
+  };
+
+  // GET of each name, or LIST of the collection. Missing names are reported and turn the exit
+  // code to 1; the others are still returned. With `for_watch`, one name is read by a LIST with
+  // a field selector instead of a GET: the list's resourceVersion is where the watch must start
+  // (an object's own version may be older than the server's watch history).
+  std::optional<fetched> fetch(resource_kind kind, exit_code& code, bool for_watch = false) {
+    fetched f;
+    if (!inv_.names.empty() && !for_watch) {
+      for (const auto& name : inv_.names) {
+        auto r = send("GET", item_path(kind, ns_for(kind), name));
+        if (!r) {
+          code = exit_code::unreachable;
+          return std::nullopt;
+        }
+        if (!ok(*r)) {
+          server_error(*r);
+          code = worse(code, exit_code::server_error);
+          continue;
+        }
+        auto v = body_of(*r);
+        if (!v) {
+          code = worse(code, exit_code::server_error);
+          continue;
+        }
+        f.items.push_back(std::move(*v));
+      }
+      return f;
+    }
+    std::string target =
+        collection_path(kind, inv_.all_namespaces ? std::string() : ns_for(kind));
+    if (!inv_.selector.empty())
+      target += "?labelSelector=" + percent_encode(inv_.selector);
+    else if (!inv_.names.empty())
+      target += "?fieldSelector=" + percent_encode("metadata.name=" + inv_.names.front());
+    auto r = send("GET", target);
+    if (!r) {
+      code = exit_code::unreachable;
+      return std::nullopt;
+    }
+    if (!ok(*r)) {
+      server_error(*r);
+      code = worse(code, exit_code::server_error);
+      return std::nullopt;
+    }
+    auto v = body_of(*r);
+    if (!v) {
+      code = worse(code, exit_code::server_error);
+      return std::nullopt;
+    }
+    f.resource_version = string_at(*v, {"metadata", "resourceVersion"});
+    if (const auto* items = find(*v, {"items"}); items && items->is_array())
+      for (const auto& item : items->get_array())
+        f.items.push_back(item);
+    f.raw = std::move(*v);
+    if (!inv_.names.empty() && f.items.empty()) {
+      // The server's own NotFound message.
+      auto g = send("GET", item_path(kind, ns_for(kind), inv_.names.front()));
+      if (!g) {
+        code = exit_code::unreachable;
+        return std::nullopt;
+      }
+      if (!ok(*g)) {
+        server_error(*g);
+        code = worse(code, exit_code::server_error);
+      }
+    }
+    return f;
+  }
+
+  void no_resources(resource_kind kind) {
+    if (!namespaced(kind) || inv_.all_namespaces)
+      env_.err << "No resources found\n";
+    else
+      env_.err << "No resources found in " << inv_.namespace_name << " namespace.\n";
+  }
+
+  // ---- get
+
+  // With an EVENT column, rows that follow the first ones say MODIFIED and DELETED: make room.
+  std::vector<std::size_t> event_widths(std::vector<std::size_t> widths) const {
+    if (inv_.output_watch_events && !widths.empty())
+      widths[0] = std::max<std::size_t>(widths[0], std::string_view("MODIFIED").size());
+    return widths;
+  }
+
+  table_options table_opts(resource_kind kind) const {
+    table_options o;
+    o.wide = inv_.output == output_format::wide;
+    o.with_namespace = inv_.all_namespaces && namespaced(kind);
+    o.with_event = inv_.output_watch_events;
+    o.now = now();
+    return o;
+  }
+
+  // -o json, yaml or name of what get fetched: one object, a List of the named ones, or the
+  // server's list as it came.
+  void print_objects(resource_kind kind, const fetched& f) {
+    switch (inv_.output) {
+      case output_format::json:
+      case output_format::yaml: {
+        json::value doc;
+        if (!inv_.names.empty() && f.items.size() == 1) {
+          doc = f.items.front();
+        } else if (!inv_.names.empty()) {
+          json::array items;
+          for (const auto& i : f.items)
+            items.push_back(i);
+          doc = json::object{{"apiVersion", "v1"},
+                             {"kind", "List"},
+                             {"items", std::move(items)},
+                             {"metadata", json::object{{"resourceVersion", ""}}}};
+        } else {
+          doc = f.raw;
+        }
+        if (!inv_.names.empty() && f.items.empty())
+          return;
+        env_.out << (inv_.output == output_format::json ? pretty_json(doc) : to_yaml(doc));
+        break;
+      }
+      case output_format::name:
+        for (const auto& i : f.items)
+          env_.out << qualified_name(kind, string_at(i, {"metadata", "name"})) << "\n";
+        break;
+      case output_format::table:
+      case output_format::wide:
+        break;  // get() prints tables itself, with widths that later watch rows keep.
+    }
+  }
+
+  // One object of a watch in -o json, yaml or name; with --output-watch-events, with its type.
+  void print_event(resource_kind kind, const std::string& type, const json::value& obj) {
+    json::value event;
+    if (inv_.output_watch_events && inv_.output != output_format::name)
+      event = json::object{{"type", type}, {"object", obj}};
+    const json::value& shown = inv_.output_watch_events ? event : obj;
+    switch (inv_.output) {
+      case output_format::json:
+        env_.out << pretty_json(shown);
+        break;
+      case output_format::yaml:
+        env_.out << "---\n" << to_yaml(shown);
+        break;
+      case output_format::name:
+        if (inv_.output_watch_events)
+          env_.out << type << " ";
+        env_.out << qualified_name(kind, string_at(obj, {"metadata", "name"})) << "\n";
+        break;
+      case output_format::table:
+      case output_format::wide:
+        break;
+    }
+  }
+
+  exit_code get() {
+    resource_kind kind = *inv_.kind;
+    exit_code code = exit_code::ok;
+    std::string resource_version;
+    std::vector<std::size_t> widths;
+    bool header_printed = false;
+    auto opts = table_opts(kind);
+    bool tabular = inv_.output == output_format::table || inv_.output == output_format::wide;
+    if (!inv_.watch_only) {
+      auto f = fetch(kind, code, inv_.watch);
+      if (!f)
+        return code;
+      if (f->items.empty() && inv_.names.empty() && (tabular || inv_.output == output_format::name))
+        no_resources(kind);
+      if (tabular && !f->items.empty()) {
+        std::vector<std::vector<std::string>> lines{table_header(kind, opts)};
+        for (const auto& i : f->items)
+          lines.push_back(table_row(kind, i, opts, "ADDED"));
+        widths = event_widths(column_widths(lines));
+        for (const auto& l : lines)
+          env_.out << format_row(l, widths);
+        header_printed = true;
+      } else if (inv_.watch && !tabular) {
+        // As kubectl -w does: each object on its own, as the events that follow print them.
+        for (const auto& i : f->items)
+          print_event(kind, "ADDED", i);
+      } else if (!tabular) {
+        print_objects(kind, *f);
+      }
+      env_.out.flush();
+      resource_version = f->resource_version;
+      if (!inv_.names.empty() && f->items.empty())
+        return code;  // kubectl does not watch what it could not get.
+    }
+    if (!inv_.watch)
+      return code;
+    return watch(kind, resource_version, widths, header_printed);
+  }
+
+  exit_code watch(resource_kind kind, std::string resource_version,
+                  std::vector<std::size_t> widths, bool header_printed) {
+    // The listing's version can be gone from the server's watch history by the time the watch
+    // starts (410 Expired): then watch from now, which sends every object as ADDED first, so
+    // nothing is missed (some rows may repeat).
+    for (int attempt = 0;; ++attempt) {
+      bool expired = false;
+      auto code = watch_from(kind, resource_version, widths, header_printed, expired);
+      if (!expired || attempt > 0 || resource_version.empty())
+        return code;
+      resource_version.clear();
+    }
+  }
+
+  exit_code watch_from(resource_kind kind, const std::string& resource_version,
+                       std::vector<std::size_t>& widths, bool& header_printed, bool& expired) {
+    std::string ns = inv_.all_namespaces ? std::string() : ns_for(kind);
+    std::string target = collection_path(kind, ns) + "?watch=1";
+    if (!resource_version.empty())
+      target += "&resourceVersion=" + percent_encode(resource_version);
+    if (!inv_.selector.empty())
+      target += "&labelSelector=" + percent_encode(inv_.selector);
+    if (!inv_.names.empty())
+      target += "&fieldSelector=" + percent_encode("metadata.name=" + inv_.names.front());
+    if (inv_.connection.request_timeout && inv_.connection.request_timeout->count() > 0) {
+      auto secs = std::max<int64_t>(
+          1, (inv_.connection.request_timeout->count() + 999) / 1000);
+      target += "&timeoutSeconds=" + std::to_string(secs);
+    }
+    client_request req;
+    req.target = target;
+    req.accept = std::string(json_type);
+    auto stream = watch_stream::open(options_, req);
+    if (!stream) {
+      unreachable(stream.error());
+      return exit_code::unreachable;
+    }
+    auto& s = **stream;
+    if (s.status() == 410) {
+      expired = true;
+      return exit_code::server_error;
+    }
+    if (s.status() < 200 || s.status() >= 300) {
+      client_response r;
+      r.status = s.status();
+      r.body = s.body();
+      server_error(r);
+      return exit_code::server_error;
+    }
+    bool any_event = false;
+    auto opts = table_opts(kind);
+    while (true) {
+      auto line = s.next_line(std::chrono::seconds(1));
+      if (!line) {
+        if (!s.ended())
+          continue;
+        if (s.ended_cleanly())
+          return exit_code::ok;
+        env_.err << "error: the watch of " << info(kind).plural
+                 << " broke: the connection to " << options_.server.to_string()
+                 << " was lost\n";
+        return exit_code::unreachable;
+      }
+      if (line->empty())
+        continue;
+      auto ev = parse_json(*line);
+      if (!ev || !ev->is_object()) {
+        env_.err << "error: the server sent a watch event that is not JSON: " << *line << "\n";
+        return exit_code::server_error;
+      }
+      std::string type = string_at(*ev, {"type"});
+      const json::value* obj = find(*ev, {"object"});
+      if (obj == nullptr)
+        continue;
+      if (type == "ERROR") {
+        if (int_at(*obj, {"code"}) == 410 && !any_event) {
+          expired = true;
+          return exit_code::server_error;
+        }
+        client_response r;
+        r.status = static_cast<int>(int_at(*obj, {"code"}, 500));
+        r.body = json::serialize(*obj);
+        server_error(r);
+        return exit_code::server_error;
+      }
+      if (type == "BOOKMARK")
+        continue;
+      any_event = true;
+      if (inv_.output == output_format::table || inv_.output == output_format::wide) {
+        auto row = table_row(kind, *obj, opts, type);
+        if (!header_printed) {
+          auto header = table_header(kind, opts);
+          widths = event_widths(column_widths({header, row}));
+          env_.out << format_row(header, widths);
+          header_printed = true;
+        }
+        env_.out << format_row(row, widths);
+      } else {
+        print_event(kind, type, *obj);
+      }
+      env_.out.flush();
+    }
+  }
+
+  // ---- describe
+
+  exit_code describe() {
+    resource_kind kind = *inv_.kind;
+    exit_code code = exit_code::ok;
+    auto f = fetch(kind, code);
+    if (!f)
+      return code;
+    if (f->items.empty() && inv_.names.empty()) {
+      no_resources(kind);
+      return code;
+    }
+    bool first = true;
+    for (const auto& o : f->items) {
+      std::string name = string_at(o, {"metadata", "name"});
+      std::string ns = string_at(o, {"metadata", "namespace"});
+      std::optional<json::value> events;
+      auto er = send("GET", item_path(kind, ns, name) + "/events");
+      if (!er)
+        return exit_code::unreachable;
+      if (ok(*er))
+        events = body_of(*er);
+      std::optional<json::value> group;
+      if (kind == resource_kind::job) {
+        // A job's PodGroup is "<job>-<uid>", as Volcano names it (scheduler/job.cpp).
+        std::string uid = string_at(o, {"metadata", "uid"});
+        if (!uid.empty()) {
+          auto gr = send("GET", item_path(resource_kind::pod_group, ns, name + "-" + uid));
+          if (!gr)
+            return exit_code::unreachable;
+          if (ok(*gr))
+            group = body_of(*gr);
+        }
+      }
+      if (!first)
+        env_.out << "\n\n";
+      first = false;
+      env_.out << describe_object(kind, o, events ? &*events : nullptr, group ? &*group : nullptr,
+                                  now());
+    }
+    return code;
+  }
+
+  // ---- delete
+
+  // Deletes one object; prints kubectl's line. Returns the exit code of this one.
+  exit_code delete_one(resource_kind kind, const std::string& ns, const std::string& name,
+                       std::string_view context = {}) {
+    auto r = send("DELETE", item_path(kind, ns, name));
+    if (!r)
+      return exit_code::unreachable;
+    if (r->status == 404 && inv_.ignore_not_found)
+      return exit_code::ok;
+    if (!ok(*r)) {
+      server_error(*r, context);
+      return exit_code::server_error;
+    }
+    env_.out << resource_spelling(kind) << " \"" << name << "\" deleted\n";
+    return exit_code::ok;
+  }
+
+  exit_code remove() {
+    exit_code code = exit_code::ok;
+    if (!inv_.files.empty()) {
+      auto docs = read_manifests(inv_.files, env_.in, inv_.namespace_name, inv_.namespace_given);
+      if (!docs) {
+        env_.err << docs.error().message() << "\n";
+        return exit_code::usage;
+      }
+      for (const auto& d : *docs) {
+        if (d.name.empty()) {
+          env_.err << "error: " << d.source << ": document " << d.index
+                   << ": metadata.name: Required value (an object named by generateName cannot "
+                      "be deleted from its manifest)\n";
+          code = worse(code, exit_code::server_error);
+          continue;
+        }
+        auto c = delete_one(d.kind, d.namespace_name, d.name,
+                            "error when deleting \"" + d.source + "\": ");
+        if (c == exit_code::unreachable)
+          return c;
+        code = worse(code, c);
+      }
+      return code;
+    }
+    resource_kind kind = *inv_.kind;
+    if (!inv_.names.empty()) {
+      for (const auto& name : inv_.names) {
+        auto c = delete_one(kind, ns_for(kind), name);
+        if (c == exit_code::unreachable)
+          return c;
+        code = worse(code, c);
+      }
+      return code;
+    }
+    auto f = fetch(kind, code);
+    if (!f)
+      return code;
+    if (f->items.empty()) {
+      no_resources(kind);
+      return code;
+    }
+    for (const auto& o : f->items) {
+      auto c = delete_one(kind, string_at(o, {"metadata", "namespace"}),
+                          string_at(o, {"metadata", "name"}));
+      if (c == exit_code::unreachable)
+        return c;
+      code = worse(code, c);
+    }
+    return code;
+  }
+
+  // ---- actions
+
+  exit_code act() {
+    resource_kind kind = *inv_.kind;
+    exit_code code = exit_code::ok;
+    for (const auto& name : inv_.names) {
+      auto r = send("POST", item_path(kind, ns_for(kind), name) + "/" + inv_.action);
+      if (!r)
+        return exit_code::unreachable;
+      if (!ok(*r)) {
+        server_error(*r);
+        code = worse(code, exit_code::server_error);
+        continue;
+      }
+      env_.out << qualified_name(kind, name) << " " << past_tense(inv_.action) << "\n";
+    }
+    return code;
+  }
+
+  // ---- apply
+
+  exit_code apply() {
+    auto docs = read_manifests(inv_.files, env_.in, inv_.namespace_name, inv_.namespace_given);
+    if (!docs) {
+      env_.err << docs.error().message() << "\n";
+      return exit_code::usage;
+    }
+    exit_code code = exit_code::ok;
+    for (const auto& d : *docs) {
+      auto c = apply_one(d);
+      if (c == exit_code::unreachable)
+        return c;
+      code = worse(code, c);
+    }
+    return code;
+  }
+
+  exit_code apply_one(const manifest_document& d) {
+    std::string context = "error when creating \"" + d.source + "\": ";
+    auto r = send("POST", collection_path(d.kind, d.namespace_name), json::serialize(d.body),
+                  std::string(json_type));
+    if (!r)
+      return exit_code::unreachable;
+    if (ok(*r)) {
+      std::string name = d.name;
+      if (name.empty())  // generateName: the server chose it.
+        if (auto v = parse_json(r->body); v)
+          name = string_at(*v, {"metadata", "name"});
+      env_.out << qualified_name(d.kind, name) << " created\n";
+      return exit_code::ok;
+    }
+    auto status = parse_json(r->body);
+    bool exists = r->status == 409 && status && string_at(*status, {"reason"}) == "AlreadyExists";
+    if (!exists || d.name.empty()) {
+      server_error(*r, context);
+      return exit_code::server_error;
+    }
+    // There is no update endpoint (handler.cpp answers PUT with 405 and PATCHes only a node's
+    // spec.unschedulable): compare, and say what is true.
+    auto g = send("GET", item_path(d.kind, d.namespace_name, d.name));
+    if (!g)
+      return exit_code::unreachable;
+    if (!ok(*g)) {
+      server_error(*g, context);
+      return exit_code::server_error;
+    }
+    auto existing = body_of(*g);
+    if (!existing)
+      return exit_code::server_error;
+    auto diffs = manifest_differences(d.kind, d.body, *existing);
+    std::string qualified = qualified_name(d.kind, d.name);
+    if (diffs.empty()) {
+      env_.out << qualified << " unchanged\n";
+      return exit_code::ok;
+    }
+    if (d.kind == resource_kind::node && diffs.size() == 1 &&
+        diffs.front().path == "spec.unschedulable") {
+      const auto* want = find(d.body, {"spec", "unschedulable"});
+      bool cordon = want != nullptr && want->is_bool() && want->get_bool();
+      json::value patch = json::object{{"spec", json::object{{"unschedulable", cordon}}}};
+      auto p = send("PATCH", item_path(d.kind, "", d.name), json::serialize(patch),
+                    "application/merge-patch+json");
+      if (!p)
+        return exit_code::unreachable;
+      if (!ok(*p)) {
+        server_error(*p, "error when patching \"" + d.source + "\": ");
+        return exit_code::server_error;
+      }
+      env_.out << qualified << " configured\n";
+      return exit_code::ok;
+    }
+    env_.err << "error: " << qualified << " already exists and differs from \"" << d.source
+             << "\" (document " << d.index << "):\n";
+    constexpr std::size_t shown = 5;
+    for (std::size_t i = 0; i < diffs.size() && i < shown; ++i)
+      env_.err << "  " << diffs[i].path << ": the manifest has " << diffs[i].manifest
+               << ", the server has " << diffs[i].server << "\n";
+    if (diffs.size() > shown)
+      env_.err << "  ... and " << (diffs.size() - shown) << " more\n";
+    env_.err << "  Phalanx cannot update a " << info(d.kind).kind_name
+             << " in place: delete it (phalanxctl delete " << info(d.kind).singular << " "
+             << d.name << (namespaced(d.kind) ? " -n " + d.namespace_name : std::string())
+             << ") and apply again\n";
+    return exit_code::server_error;
+  }
+
+  // ---- version
+
+  exit_code version() {
+    json::object client{{"gitVersion", "v" + std::string(client_version())},
+                        {"program", "phalanxctl"}};
+    std::optional<json::value> server;
+    exit_code code = exit_code::ok;
+    if (!inv_.client_only) {
+      auto r = send("GET", "/version");
+      if (!r) {
+        code = exit_code::unreachable;
+      } else if (!ok(*r)) {
+        server_error(*r);
+        code = exit_code::server_error;
+      } else {
+        server = body_of(*r);
+        if (!server)
+          code = exit_code::server_error;
+      }
+    }
+    if (inv_.output == output_format::json || inv_.output == output_format::yaml) {
+      json::object doc{{"clientVersion", client}};
+      if (server)
+        doc["serverVersion"] = *server;
+      env_.out << (inv_.output == output_format::json ? pretty_json(doc) : to_yaml(doc));
+      return code;
+    }
+    env_.out << "Client Version: v" << client_version() << "\n";
+    if (server)
+      env_.out << "Server Version: " << string_at(*server, {"gitVersion"}, "<unknown>") << " ("
+               << string_at(*server, {"compiler"}) << ", " << string_at(*server, {"platform"})
+               << ")\n";
+    return code;
+  }
+
+  const invocation& inv_;
+  const environment& env_;
+  client_options options_;
+  std::unique_ptr<http_client> client_;
+};
+
+} // namespace
+
+exit_code run(const std::vector<std::string>& args, const environment& env) {
+  auto inv = parse_command_line(args, env.getenv);
+  if (!inv) {
+    env.err << "error: " << inv.error().message() << "\n";
+    env.err << "See 'phalanxctl --help' for usage.\n";
+    return exit_code::usage;
+  }
+  if (inv->cmd == command::help) {
+    env.out << help_text(inv->help_topic);
+    return exit_code::ok;
+  }
+  auto address = parse_server_address(inv->connection.server);
+  if (!address) {
+    env.err << "error: --server: " << address.error().message() << "\n";
+    return exit_code::usage;
+  }
+  client_options options;
+  options.server = *address;
+  options.token = inv->connection.token;
+  options.ca_file = inv->connection.ca_file;
+  options.insecure_skip_verify = inv->connection.insecure_skip_tls_verify;
+  options.user_agent = "phalanxctl/" + std::string(client_version());
+  if (inv->connection.request_timeout && inv->connection.request_timeout->count() > 0)
+    options.timeout = *inv->connection.request_timeout;
+  if (!options.ca_file.empty() && !std::ifstream(options.ca_file)) {
+    env.err << "error: --certificate-authority: the file \"" << options.ca_file
+            << "\" cannot be read\n";
+    return exit_code::usage;
+  }
+  session s(*inv, env, std::move(options));
+  return s.execute();
+}
+
+} // namespace phalanx::api::ctl

@@ -1,0 +1,102 @@
+#include "api/ctl/json_util.hpp"
+
+#include <boost/json.hpp>
+
+namespace phalanx::api::ctl {
+
+namespace json = boost::json;
+
+const json::value* find(const json::value& v, std::initializer_list<std::string_view> path) {
+  const json::value* cur = &v;
+  for (auto key : path) {
+    if (!cur->is_object())
+      return nullptr;
+    cur = cur->get_object().if_contains(key);
+    if (cur == nullptr)
+      return nullptr;
+  }
+  return cur;
+}
+
+std::string scalar_text(const json::value& v) {
+  if (v.is_string())
+    return std::string(v.get_string());
+  if (v.is_null())
+    return {};
+  return json::serialize(v);
+}
+
+std::string string_at(const json::value& v, std::initializer_list<std::string_view> path,
+                      std::string fallback) {
+  const auto* x = find(v, path);
+  if (x == nullptr || x->is_null() || x->is_object() || x->is_array())
+    return fallback;
+  return scalar_text(*x);
+}
+
+int64_t int_at(const json::value& v, std::initializer_list<std::string_view> path,
+               int64_t fallback) {
+  const auto* x = find(v, path);
+  if (x == nullptr)
+    return fallback;
+  if (x->is_int64())
+    return x->get_int64();
+  if (x->is_uint64() && x->get_uint64() <= static_cast<uint64_t>(INT64_MAX))
+    return static_cast<int64_t>(x->get_uint64());
+  return fallback;
+}
+
+namespace {
+
+void write_pretty(std::string& out, const json::value& v, int indent) {
+  auto pad = [&](int n) { out.append(static_cast<std::size_t>(n) * 4, ' '); };
+  if (v.is_object()) {
+    const auto& o = v.get_object();
+    if (o.empty()) {
+      out += "{}";
+      return;
+    }
+    out += "{\n";
+    std::size_t i = 0;
+    for (const auto& kv : o) {
+      pad(indent + 1);
+      out += json::serialize(json::string_view(kv.key()));
+      out += ": ";
+      write_pretty(out, kv.value(), indent + 1);
+      if (++i < o.size())
+        out += ',';
+      out += '\n';
+    }
+    pad(indent);
+    out += '}';
+  } else if (v.is_array()) {
+    const auto& a = v.get_array();
+    if (a.empty()) {
+      out += "[]";
+      return;
+    }
+    out += "[\n";
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      pad(indent + 1);
+      write_pretty(out, a[i], indent + 1);
+      if (i + 1 < a.size())
+        out += ',';
+      out += '\n';
+    }
+    pad(indent);
+    out += ']';
+  } else {
+    out += json::serialize(v);
+  }
+}
+
+} // namespace
+
+std::string pretty_json(const json::value& v) {
+  std::string out;
+  write_pretty(out, v, 0);
+  out += '\n';
+  return out;
+}
+
+} // namespace phalanx::api::ctl

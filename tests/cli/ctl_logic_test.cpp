@@ -1,0 +1,267 @@
+// phalanxctl's pure pieces, without a server: the command line, table layout, manifest reading
+// and the comparison behind "unchanged". The rest of tests/cli runs the real binaries.
+
+#include "api/ctl/command_line.hpp"
+#include "api/ctl/ctl.hpp"
+#include "api/ctl/manifests.hpp"
+#include "api/ctl/paths.hpp"
+#include "api/ctl/printers.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace phalanx::api::ctl {
+namespace {
+
+namespace json = boost::json;
+
+getenv_fn no_env() {
+  return [](const std::string&) -> std::optional<std::string> { return std::nullopt; };
+}
+
+result<invocation> parse(std::vector<std::string> args, getenv_fn env = no_env()) {
+  return parse_command_line(args, env);
+}
+
+TEST(CtlEnums, EveryValueHasAString) {
+  for (int i = 0; i <= static_cast<int>(command_last); ++i)
+    EXPECT_FALSE(to_string(static_cast<command>(i)).empty()) << i;
+  for (int i = 1; i <= static_cast<int>(output_format_last); ++i)
+    EXPECT_FALSE(to_string(static_cast<output_format>(i)).empty()) << i;
+  for (int i = 0; i <= static_cast<int>(exit_code_last); ++i)
+    EXPECT_FALSE(to_string(static_cast<exit_code>(i)).empty()) << i;
+}
+
+TEST(CtlCommandLine, ResolvesResourceWords) {
+  struct row {
+    const char* word;
+    resource_kind kind;
+  };
+  for (auto r : {row{"pg", resource_kind::pod_group}, row{"podgroups", resource_kind::pod_group},
+                 row{"PodGroup", resource_kind::pod_group}, row{"vcjob", resource_kind::job},
+                 row{"vcjobs", resource_kind::job}, row{"jobs.batch.volcano.sh", resource_kind::job},
+                 row{"q", resource_kind::queue}, row{"queue", resource_kind::queue},
+                 row{"po", resource_kind::pod}, row{"no", resource_kind::node},
+                 row{"nodes", resource_kind::node}})
+    EXPECT_EQ(resolve_resource(r.word), r.kind) << r.word;
+  EXPECT_FALSE(resolve_resource("deployments"));
+}
+
+TEST(CtlCommandLine, FlagsBeforeAndAfterTheCommand) {
+  auto inv = parse({"-n", "team", "get", "pg", "-owide", "--selector=app=x", "-Aw"});
+  ASSERT_TRUE(inv.ok()) << inv.error().message();
+  EXPECT_EQ(inv->kind, resource_kind::pod_group);
+  EXPECT_EQ(inv->namespace_name, "team");
+  EXPECT_EQ(inv->output, output_format::wide);
+  EXPECT_EQ(inv->selector, "app=x");
+  EXPECT_TRUE(inv->all_namespaces);
+  EXPECT_TRUE(inv->watch);
+}
+
+TEST(CtlCommandLine, ParsesGetWithEveryFlag) {
+  auto inv = parse({"--server=http://h:1", "get", "pods", "-n", "team", "-o", "wide", "-l",
+                    "app=x", "-w", "--output-watch-events", "--request-timeout", "5s"});
+  ASSERT_TRUE(inv.ok()) << inv.error().message();
+  EXPECT_EQ(inv->cmd, command::get);
+  EXPECT_EQ(inv->kind, resource_kind::pod);
+  EXPECT_EQ(inv->namespace_name, "team");
+  EXPECT_EQ(inv->output, output_format::wide);
+  EXPECT_EQ(inv->selector, "app=x");
+  EXPECT_TRUE(inv->watch);
+  EXPECT_TRUE(inv->output_watch_events);
+  EXPECT_EQ(inv->connection.server, "http://h:1");
+  EXPECT_EQ(inv->connection.request_timeout, std::chrono::milliseconds(5000));
+}
+
+TEST(CtlCommandLine, EnvironmentGivesServerAndTokenAndFlagsWin) {
+  auto env = [](const std::string& k) -> std::optional<std::string> {
+    if (k == "PHALANX_SERVER")
+      return "http://env:9";
+    if (k == "PHALANX_TOKEN")
+      return "s3cret";
+    return std::nullopt;
+  };
+  auto inv = parse({"version"}, env);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->connection.server, "http://env:9");
+  EXPECT_EQ(inv->connection.token, "s3cret");
+  inv = parse({"version", "-s", "http://flag:1", "--token", "t"}, env);
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->connection.server, "http://flag:1");
+  EXPECT_EQ(inv->connection.token, "t");
+  inv = parse({"version"});
+  ASSERT_TRUE(inv.ok());
+  EXPECT_EQ(inv->connection.server, "http://127.0.0.1:8080");
+}
+
+TEST(CtlCommandLine, ResourceSlashNameForms) {
+  auto inv = parse({"describe", "job/tf", "vcjob/mpi"});
+  ASSERT_TRUE(inv.ok()) << inv.error().message();
+  EXPECT_EQ(inv->kind, resource_kind::job);
+  EXPECT_EQ(inv->names, (std::vector<std::string>{"tf", "mpi"}));
+  EXPECT_FALSE(parse({"describe", "job/tf", "pod/x"}).ok());
+}
+
+TEST(CtlCommandLine, SubcommandsMapToActionsAndLists) {
+  struct row {
+    std::vector<std::string> args;
+    command cmd;
+    resource_kind kind;
+    std::string action;
+  };
+  for (const auto& r : std::vector<row>{
+         {{"job", "suspend", "tf"}, command::action, resource_kind::job, "suspend"},
+         {{"job", "resume", "tf"}, command::action, resource_kind::job, "resume"},
+         {{"queue", "open", "q1"}, command::action, resource_kind::queue, "open"},
+         {{"queue", "close", "q1"}, command::action, resource_kind::queue, "close"},
+         {{"node", "cordon", "n1"}, command::action, resource_kind::node, "cordon"},
+         {{"uncordon", "n1"}, command::action, resource_kind::node, "uncordon"},
+         {{"job", "list"}, command::get, resource_kind::job, ""},
+         {{"queue", "list"}, command::get, resource_kind::queue, ""},
+       }) {
+    auto inv = parse(r.args);
+    ASSERT_TRUE(inv.ok()) << r.args[0] << " " << r.args[1] << ": " << inv.error().message();
+    EXPECT_EQ(inv->cmd, r.cmd);
+    EXPECT_EQ(inv->kind, r.kind);
+    EXPECT_EQ(inv->action, r.action);
+  }
+}
+
+TEST(CtlCommandLine, UsageErrorsNameTheFlagOrArgument) {
+  struct row {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const auto& r : std::vector<row>{
+         {{"frobnicate"}, "unknown command \"frobnicate\""},
+         {{"get"}, "get needs a resource type"},
+         {{"get", "deployments"}, "doesn't have a resource type \"deployments\""},
+         {{"get", "pods", "--bogus"}, "unknown flag: --bogus"},
+         {{"get", "pods", "-o", "xml"}, "unknown output format \"xml\""},
+         {{"get", "pods", "-n"}, "-n needs a value"},
+         {{"apply"}, "apply needs -f"},
+         {{"apply", "-f", "x.yaml", "-w"}, "flag -w does not apply to \"apply\""},
+         {{"get", "pods", "a", "-A"}, "across all namespaces"},
+         {{"get", "pods", "a", "b", "-w"}, "--watch works on one object"},
+         {{"delete", "pods"}, "delete needs the names"},
+         {{"job", "suspend"}, "job suspend needs the name of the job"},
+         {{"job", "explode", "x"}, "unknown job subcommand \"explode\""},
+         {{"get", "pods", "--request-timeout", "soon"}, "--request-timeout: \"soon\""},
+         {{"get", "pods", "-w=maybe"}, "-w: \"maybe\" is not a boolean"},
+       }) {
+    auto inv = parse(r.args);
+    ASSERT_FALSE(inv.ok()) << r.args[0];
+    EXPECT_NE(inv.error().message().find(r.message), std::string::npos)
+        << inv.error().message();
+  }
+}
+
+TEST(CtlCommandLine, HelpAnywhere) {
+  for (auto args : std::vector<std::vector<std::string>>{
+         {}, {"--help"}, {"help"}, {"get", "-h"}, {"help", "apply"}, {"job", "--help"}}) {
+    auto inv = parse(args);
+    ASSERT_TRUE(inv.ok());
+    EXPECT_EQ(inv->cmd, command::help);
+  }
+  EXPECT_NE(help_text("").find("Exit codes"), std::string::npos);
+  EXPECT_NE(help_text("get").find("--watch"), std::string::npos);
+}
+
+TEST(CtlPaths, PathsAndNames) {
+  EXPECT_EQ(collection_path(resource_kind::pod, "team"), "/api/v1/namespaces/team/pods");
+  EXPECT_EQ(collection_path(resource_kind::pod, ""), "/api/v1/pods");
+  EXPECT_EQ(collection_path(resource_kind::queue, "ignored"),
+            "/apis/scheduling.volcano.sh/v1beta1/queues");
+  EXPECT_EQ(item_path(resource_kind::job, "default", "tf"),
+            "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs/tf");
+  EXPECT_EQ(qualified_name(resource_kind::job, "tf"), "job.batch.volcano.sh/tf");
+  EXPECT_EQ(qualified_name(resource_kind::node, "n1"), "node/n1");
+  EXPECT_EQ(percent_encode("env in (a,b)"), "env%20in%20%28a%2Cb%29");
+}
+
+TEST(CtlTables, ColumnsAlignWithThreeSpacesAndNoTrailingBlanks) {
+  std::string t = format_table({"NAME", "STATUS", "AGE"}, {{"a", "Running", "5s"},
+                                                           {"long-name", "", ""}});
+  EXPECT_EQ(t, "NAME        STATUS    AGE\n"
+               "a           Running   5s\n"
+               "long-name\n");
+  // A cell wider than its column (a watch row after the header) pushes the rest right.
+  EXPECT_EQ(format_row({"wider-than-before", "x"}, {4, 1}), "wider-than-before   x\n");
+}
+
+TEST(CtlTables, JobRowsHaveVcctlColumns) {
+  auto job = json::parse(R"({"metadata":{"name":"tf","creationTimestamp":"2024-05-01T12:00:00Z"},
+    "spec":{"queue":"default","tasks":[{"replicas":1},{"replicas":2}]},
+    "status":{"state":{"phase":"Running"},"minAvailable":3,"running":3,"retryCount":1}})");
+  table_options o;
+  auto h = table_header(resource_kind::job, o);
+  EXPECT_EQ(h, (std::vector<std::string>{"NAME", "CREATION", "PHASE", "JOBTYPE", "REPLICAS",
+                                         "MIN", "PENDING", "RUNNING", "SUCCEEDED", "FAILED",
+                                         "UNKNOWN", "RETRYCOUNT"}));
+  EXPECT_EQ(table_row(resource_kind::job, job, o),
+            (std::vector<std::string>{"tf", "2024-05-01", "Running", "Batch", "3", "3", "0", "3",
+                                      "0", "0", "0", "1"}));
+}
+
+TEST(CtlManifests, ReadsDocumentsAndRefusesUnknownKindsBeforeSending) {
+  std::istringstream in(R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q1}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: c}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+)");
+  auto docs = read_manifests({"-"}, in, "default", false);
+  ASSERT_FALSE(docs.ok());
+  std::string m = docs.error().message();
+  EXPECT_NE(m.find("STDIN: document 2 (\"c\"): no matches for kind \"ConfigMap\" in version \"v1\""),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("Phalanx serves kind \"Job\" in version \"batch.volcano.sh/v1alpha1\""),
+            std::string::npos) << m;
+}
+
+TEST(CtlManifests, ExpandsListsAndFillsTheNamespace) {
+  std::istringstream in(R"({"apiVersion":"v1","kind":"List","items":[
+    {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"}},
+    {"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}]})");
+  auto docs = read_manifests({"-"}, in, "team", true);
+  ASSERT_TRUE(docs.ok()) << docs.error().message();
+  ASSERT_EQ(docs->size(), 2u);
+  EXPECT_EQ((*docs)[0].namespace_name, "team");
+  EXPECT_EQ((*docs)[1].namespace_name, "");
+  std::istringstream other(R"(apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: elsewhere}
+)");
+  auto clash = read_manifests({"-"}, other, "team", true);
+  ASSERT_FALSE(clash.ok());
+  EXPECT_NE(clash.error().message().find("does not match the namespace \"team\""),
+            std::string::npos);
+}
+
+TEST(CtlManifests, DifferencesIgnoreServerFieldsAndCompareQuantitiesByAmount) {
+  auto manifest = json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+    "metadata":{"name":"q","labels":{"a":"b"}},
+    "spec":{"weight":2,"reclaimable":false,"capability":{"cpu":"2000m","nvidia.com/gpu":8}}})");
+  auto server = json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+    "metadata":{"name":"q","uid":"u","resourceVersion":"7","labels":{"a":"b"}},
+    "spec":{"weight":2,"capability":{"cpu":"2","nvidia.com/gpu":"8"}},
+    "status":{"state":"Open"}})");
+  EXPECT_TRUE(manifest_differences(resource_kind::queue, manifest, server).empty());
+  server.as_object()["spec"].as_object()["weight"] = 3;
+  auto d = manifest_differences(resource_kind::queue, manifest, server);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].path, "spec.weight");
+  EXPECT_EQ(d[0].manifest, "2");
+  EXPECT_EQ(d[0].server, "3");
+}
+
+} // namespace
+} // namespace phalanx::api::ctl

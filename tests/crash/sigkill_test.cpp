@@ -1,0 +1,428 @@
+// SIGKILL under load (issue 4, DESIGN.md section 8): the real phalanxd is killed at seeded
+// moments while client threads submit at least 2,000 PodGroups and their pods through the HTTP
+// API and the daemon schedules and runs them; it is restarted each time, and after every restart
+// the state read back through the API must keep I1 (no pod bound twice, no bound pod changes
+// node), I2 (no node over capacity), I3 (every gang all-or-nothing) and I5 (every creation that
+// was answered 2xx before the kill is there, with the uid it was answered with). At the end every
+// acknowledged gang whose minResources fit the cluster must have run to completion.
+//
+// A request whose connection broke is "unknown": it may or may not have landed. The client
+// retries it on the next daemon: 201 acknowledges the retry (the first attempt had not landed),
+// 409 AlreadyExists shows that the first attempt landed ("landed", never "acknowledged").
+// A gang's pods are created before its PodGroup, one client thread per gang (crash_support.hpp
+// says why). The state is also read just before each kill, so that the bindings and phases seen
+// then are checked to survive it.
+//
+// The moments of the kills are seeded points of the submission's progress (so every kill falls
+// while submitting and scheduling), each followed by a seeded delay; thread timing still varies
+// from run to run, so a seed replays the same plan, not the same interleaving.
+
+#include "tests/crash/crash_support.hpp"
+
+#include "api/codec.hpp"
+#include "loadtest/phalanxd_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <random>
+#include <thread>
+
+namespace phalanx::crash_tests {
+namespace {
+
+using namespace std::chrono_literals;
+using clock_type = std::chrono::steady_clock;
+
+// What happened to one creation.
+enum class fate {
+  untried,
+  acknowledged, // Answered 2xx: must be present from then on (I5).
+  landed,       // An unknown attempt that a retry found present (409).
+  rejected,     // Answered with another status: the workload is valid, so this is a failure.
+};
+
+struct creation {
+  fate outcome = fate::untried;
+  std::string uid;         // From the 2xx answer.
+  uint64_t generation = 0; // The daemon that acknowledged it.
+  int unknown_attempts = 0;
+  std::string error; // For `rejected`.
+};
+
+std::string uid_in(const std::string& body) {
+  auto json = api::parse_json(body);
+  if (!json || !json->is_object())
+    return "";
+  const auto* meta = json->as_object().if_contains("metadata");
+  if (meta == nullptr || !meta->is_object())
+    return "";
+  const auto* uid = meta->as_object().if_contains("uid");
+  return uid != nullptr && uid->is_string() ? std::string(uid->as_string()) : "";
+}
+
+// The daemon the clients talk to, replaced at every restart.
+class daemon_slot {
+ public:
+  struct view {
+    uint64_t generation = 0;
+    api::client_options client;
+    bool closed = false;
+  };
+  view current() {
+    std::lock_guard lock(mutex_);
+    return now_;
+  }
+  void publish(api::client_options client) {
+    {
+      std::lock_guard lock(mutex_);
+      ++now_.generation;
+      now_.client = std::move(client);
+    }
+    changed_.notify_all();
+  }
+  void close() {
+    {
+      std::lock_guard lock(mutex_);
+      now_.closed = true;
+    }
+    changed_.notify_all();
+  }
+  // Waits until a daemon newer than `generation` is published (or `timeout`).
+  void wait_past(uint64_t generation, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(mutex_);
+    changed_.wait_for(lock, timeout, [&] { return now_.generation != generation || now_.closed; });
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  view now_;
+};
+
+struct run_plan {
+  uint64_t seed = 1;
+  int gangs = 2000;
+  int kills = 3;
+  int client_threads = 4;
+  int max_duration_ms = 200;
+  cluster_shape cluster;
+};
+
+class sigkill_run {
+ public:
+  explicit sigkill_run(run_plan plan)
+      : plan_(std::move(plan)),
+        gangs_(make_gangs(plan_.seed, plan_.gangs, plan_.cluster, plan_.max_duration_ms)) {
+    // A gang's pods come before its PodGroup (they wait for it), so that every member exists
+    // when the gang is first planned: no placeholders (see crash_support.hpp).
+    for (const auto& g : gangs_) {
+      for (int i = 0; i < g.pods; ++i)
+        objects_.emplace_back(pods_path(), g.pod_body(i),
+                              std::string(workload_namespace) + "/" + g.pod_name(i), false);
+      objects_.emplace_back(podgroups_path(), g.podgroup_body(),
+                            std::string(workload_namespace) + "/" + g.name, true);
+    }
+    fates_.resize(objects_.size());
+    std::size_t first = 0;
+    for (const auto& g : gangs_) {
+      first_object_.push_back(first);
+      first += static_cast<std::size_t>(g.pods) + 1;
+    }
+  }
+
+  void run() {
+    ASSERT_TRUE(write_text_file(dir_.sub("cluster.yaml"), plan_.cluster.yaml()));
+    options_.data_dir = dir_.sub("data");
+    options_.cluster_file = dir_.sub("cluster.yaml");
+    options_.extra_args = {"--seed", std::to_string(plan_.seed)};
+    options_.client.timeout = 20s;
+    start_daemon();
+    ASSERT_TRUE(daemon_) << "the first start failed";
+
+    std::vector<std::thread> clients;
+    for (int t = 0; t < plan_.client_threads; ++t)
+      clients.emplace_back([this] { client_loop(); });
+
+    kill_loop();
+    if (::testing::Test::HasFatalFailure())
+      slot_.close(); // Clients waiting for a daemon that will not come stop.
+
+    for (auto& t : clients)
+      t.join();
+    if (::testing::Test::HasFatalFailure())
+      return;
+    finish();
+  }
+
+ private:
+  struct object_to_create {
+    object_to_create(std::string p, std::string b, std::string k, bool g)
+        : path(std::move(p)), body(std::move(b)), key(std::move(k)), is_group(g) {}
+    std::string path;
+    std::string body;
+    std::string key;
+    bool is_group;
+  };
+
+  void start_daemon() {
+    auto d = loadtest::phalanxd_process::start(options_);
+    if (!d) {
+      ADD_FAILURE() << "seed " << plan_.seed
+                    << ": phalanxd did not restart: " << d.error().message();
+      slot_.close();
+      return;
+    }
+    daemon_ = std::move(*d);
+    ++starts_;
+    slot_.publish(daemon_->client_options());
+  }
+
+  // Submits whole gangs in order of a shared counter: its pods one after the other, then its
+  // PodGroup once every pod is acknowledged or known to exist.
+  void client_loop() {
+    std::unique_ptr<api::http_client> client;
+    uint64_t generation = 0;
+    for (;;) {
+      auto gang = next_gang_.fetch_add(1);
+      if (gang >= gangs_.size())
+        return;
+      auto first = first_object_[gang];
+      for (auto index = first; index <= first + static_cast<std::size_t>(gangs_[gang].pods);
+           ++index) {
+        if (!submit(index, client, generation))
+          return;
+        ++done_objects_;
+      }
+    }
+  }
+
+  // Creates object `index`, retrying on the next daemon while the outcome is unknown, and
+  // records its fate. False when the run was called off.
+  bool submit(std::size_t index, std::unique_ptr<api::http_client>& client, uint64_t& generation) {
+    const auto& obj = objects_[index];
+    for (;;) {
+      auto view = slot_.current();
+      if (view.closed)
+        return false;
+      if (!client || generation != view.generation) {
+        client = std::make_unique<api::http_client>(view.client);
+        generation = view.generation;
+      }
+      api::client_request req;
+      req.method = "POST";
+      req.target = obj.path;
+      req.body = obj.body;
+      req.content_type = "application/json";
+      req.accept = "application/json";
+      auto res = client->send(req);
+      if (!res) {
+        // The connection broke or was refused: unknown. Retry on the next daemon.
+        {
+          std::lock_guard lock(mutex_);
+          ++fates_[index].unknown_attempts;
+          ++unknown_;
+        }
+        slot_.wait_past(generation, 2s);
+        continue;
+      }
+      if (res->status == 503) {
+        std::this_thread::sleep_for(5ms);
+        continue;
+      }
+      std::lock_guard lock(mutex_);
+      auto& f = fates_[index];
+      if (res->status == 200 || res->status == 201) {
+        f.outcome = fate::acknowledged;
+        f.uid = uid_in(res->body);
+        f.generation = generation;
+        ++acknowledged_;
+      } else if (res->status == 409 && f.unknown_attempts > 0) {
+        f.outcome = fate::landed; // The attempt whose answer was lost had created it.
+        ++landed_;
+      } else {
+        f.outcome = fate::rejected;
+        f.error = std::to_string(res->status) + ": " + res->body.substr(0, 400);
+      }
+      return true;
+    }
+  }
+
+  // Checks the state the current daemon serves; `label` says when.
+  void check_now(const std::string& label) {
+    // What was acknowledged before the state is read: all of it must be in that state.
+    std::vector<std::pair<std::size_t, creation>> acked;
+    {
+      std::lock_guard lock(mutex_);
+      for (std::size_t i = 0; i < objects_.size(); ++i)
+        if (fates_[i].outcome == fate::acknowledged)
+          acked.emplace_back(i, fates_[i]);
+    }
+    api::http_client client(daemon_->client_options());
+    auto state = read_state(client);
+    ASSERT_TRUE(state.ok()) << "seed " << plan_.seed << ", " << label << ": "
+                            << state.error().message();
+    auto violations = check_state(*state, history_);
+    EXPECT_TRUE(violations.empty())
+        << "seed " << plan_.seed << ", " << label << ":" << join(violations);
+
+    // I5: everything acknowledged by an earlier daemon (or this one) is here, with its uid.
+    std::vector<std::string> missing;
+    {
+      for (const auto& [i, f] : acked) {
+        const auto& obj = objects_[i];
+        std::string uid;
+        bool present = false;
+        if (obj.is_group) {
+          auto g = state->groups.find(obj.key);
+          present = g != state->groups.end();
+          uid = present ? g->second.uid : "";
+        } else {
+          auto p = state->pods.find(obj.key);
+          present = p != state->pods.end();
+          uid = present ? p->second.uid : "";
+        }
+        if (!present)
+          missing.push_back("I5: " + obj.key + " was acknowledged by daemon #" +
+                            std::to_string(f.generation) + " and is missing");
+        else if (!f.uid.empty() && uid != f.uid)
+          missing.push_back("I5: " + obj.key + " was acknowledged with uid " + f.uid +
+                            " and is served with uid " + uid);
+      }
+    }
+    EXPECT_TRUE(missing.empty()) << "seed " << plan_.seed << ", " << label << ":" << join(missing);
+    ++checks_;
+  }
+
+  void kill_loop() {
+    std::mt19937_64 rng(plan_.seed * 31 + 7);
+    // Seeded points of the submission's progress, between 3% and 97%.
+    std::vector<std::size_t> at;
+    for (int k = 0; k < plan_.kills; ++k)
+      at.push_back(objects_.size() * (3 + rng() % 95) / 100);
+    std::sort(at.begin(), at.end());
+    for (int k = 0; k < plan_.kills && !::testing::Test::HasFailure(); ++k) {
+      auto deadline = clock_type::now() + 120s;
+      while (done_objects_.load() < at[k] && clock_type::now() < deadline)
+        std::this_thread::sleep_for(1ms);
+      ASSERT_LT(clock_type::now(), deadline) << "seed " << plan_.seed << ": submission stalled at "
+                                             << done_objects_.load() << " objects";
+      // A look just before the kill records bindings and phases that must survive it.
+      check_now("before kill " + std::to_string(k + 1));
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+      auto submitted = done_objects_.load();
+      daemon_->kill();
+      std::printf("  kill %d/%d after %zu of %zu objects\n", k + 1, plan_.kills, submitted,
+                  objects_.size());
+      std::fflush(stdout);
+      start_daemon();
+      ASSERT_TRUE(daemon_->running()) << "seed " << plan_.seed;
+      check_now("right after restart " + std::to_string(k + 1));
+    }
+  }
+
+  void finish() {
+    // Wait for the load to drain: every complete, feasible gang has all its pods Succeeded.
+    std::map<std::string, const gang_spec*> must_run;
+    {
+      std::lock_guard lock(mutex_);
+      std::size_t i = 0;
+      for (const auto& g : gangs_) {
+        bool complete = true;
+        for (int k = 0; k <= g.pods; ++k, ++i) {
+          const auto& f = fates_[i];
+          EXPECT_NE(f.outcome, fate::rejected) << "seed " << plan_.seed << ": creating "
+                                               << objects_[i].key << " answered " << f.error;
+          EXPECT_NE(f.outcome, fate::untried) << objects_[i].key;
+          complete &= f.outcome == fate::acknowledged || f.outcome == fate::landed;
+        }
+        if (complete && feasible(g, plan_.cluster))
+          must_run.emplace(std::string(workload_namespace) + "/" + g.name, &g);
+      }
+    }
+    std::size_t oversized = 0;
+    for (const auto& g : gangs_)
+      oversized += feasible(g, plan_.cluster) ? 0 : 1;
+
+    api::http_client client(daemon_->client_options());
+    auto deadline = clock_type::now() + 180s;
+    std::vector<std::string> not_done;
+    for (;;) {
+      auto state = read_state(client);
+      ASSERT_TRUE(state.ok()) << state.error().message();
+      auto violations = check_state(*state, history_);
+      ASSERT_TRUE(violations.empty()) << "seed " << plan_.seed << ", draining:" << join(violations);
+      not_done.clear();
+      for (const auto& [key, g] : must_run) {
+        for (int i = 0; i < g->pods; ++i) {
+          auto p = state->pods.find(std::string(workload_namespace) + "/" + g->pod_name(i));
+          if (p == state->pods.end() || p->second.phase != scheduler::pod_phase::succeeded) {
+            not_done.push_back(key);
+            break;
+          }
+        }
+      }
+      if (not_done.empty() || clock_type::now() > deadline)
+        break;
+      std::this_thread::sleep_for(200ms);
+    }
+    EXPECT_TRUE(not_done.empty()) << "seed " << plan_.seed << ": " << not_done.size()
+                                  << " feasible gangs did not run to completion:" << join(not_done);
+    check_now("at the end");
+    // Every feasible gang was seen Running or Completed (its pods all Succeeded above).
+    for (const auto& [key, g] : must_run)
+      EXPECT_TRUE(history_.groups_ran.count(key)) << key << " never showed Running/Completed";
+
+    auto code = daemon_->stop();
+    ASSERT_TRUE(code.ok()) << code.error().message();
+    EXPECT_EQ(*code, 0) << daemon_->log_tail();
+    std::printf("  seed %llu: %d PodGroups (%zu oversized), %zu objects, %d kills, %d starts, "
+                "%d checks; %zu acknowledged, %zu unknown attempts of which %zu landed; "
+                "%zu gangs ran to completion\n",
+                static_cast<unsigned long long>(plan_.seed), plan_.gangs, oversized,
+                objects_.size(), plan_.kills, starts_, checks_, acknowledged_, unknown_, landed_,
+                must_run.size());
+  }
+
+  run_plan plan_;
+  std::vector<gang_spec> gangs_;
+  std::vector<object_to_create> objects_;
+  scratch_dir dir_;
+  loadtest::phalanxd_options options_;
+  std::unique_ptr<loadtest::phalanxd_process> daemon_;
+  daemon_slot slot_;
+  observation_history history_;
+
+  std::mutex mutex_;
+  std::vector<creation> fates_;
+  std::size_t acknowledged_ = 0, unknown_ = 0, landed_ = 0;
+  std::vector<std::size_t> first_object_; // Index of each gang's first object.
+  std::atomic<std::size_t> next_gang_{0};
+  std::atomic<std::size_t> done_objects_{0};
+  int starts_ = 0;
+  int checks_ = 0;
+};
+
+TEST(SigkillUnderLoad, AFewKillsWhileSubmittingTwoThousandPodGroups) {
+  run_plan plan;
+  plan.seed = 1;
+  plan.kills = 3;
+  sigkill_run(plan).run();
+}
+
+TEST(SigkillUnderLoad, FiftyKillsLong) {
+  if (!long_tests())
+    GTEST_SKIP() << "set PHALANX_LONG_TESTS=1";
+  run_plan plan;
+  plan.seed = 2;
+  plan.kills = 50;
+  sigkill_run(plan).run();
+}
+
+} // namespace
+} // namespace phalanx::crash_tests
