@@ -111,7 +111,7 @@ class CliDelete : public daemon_test {};
 
 TEST_F(CliDelete, AJobTakesItsPodsAlong) {
   ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("mpi-job.yaml")})));
-  ASSERT_TRUE(eventually([&] { return pod_count(*d_, "volcano.sh%2Fjob-name%3Dlm-mpi-job") == 3; }));
+  ASSERT_TRUE(eventually([&] { return pod_count(*d_, "volcano.sh%2Fjob-name%3Dlm-mpi-job") == 4; }));
   auto r = ctl({"delete", "vcjob", "lm-mpi-job"});
   ASSERT_TRUE(succeeded(r));
   EXPECT_EQ(r.out, "job.batch.volcano.sh \"lm-mpi-job\" deleted\n");

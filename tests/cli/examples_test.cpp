@@ -129,12 +129,12 @@ TEST_F(CliExamples, MpiJobRunsMasterAndWorkersAsOneGang) {
   auto r = ctl({"apply", "-f", example("mpi-job.yaml")});
   ASSERT_TRUE(succeeded(r));
   EXPECT_EQ(r.out, "job.batch.volcano.sh/lm-mpi-job created\n");
-  expect_job_running(*d_, "lm-mpi-job", 3);
+  expect_job_running(*d_, "lm-mpi-job", 4);
 
   auto pods = ctl({"get", "pods", "-l", "volcano.sh/job-name=lm-mpi-job", "-o", "wide"});
   ASSERT_TRUE(succeeded(pods));
   for (const char* name : {"lm-mpi-job-mpimaster-0", "lm-mpi-job-mpiworker-0",
-                           "lm-mpi-job-mpiworker-1"}) {
+                           "lm-mpi-job-mpiworker-1", "lm-mpi-job-mpiworker-2"}) {
     auto row = row_of(pods.out, name);
     ASSERT_EQ(row.size(), 8u) << name << "\n" << pods.out;
     EXPECT_EQ(row[1], "1/1");
@@ -146,9 +146,9 @@ TEST_F(CliExamples, MpiJobRunsMasterAndWorkersAsOneGang) {
   auto row = row_of(jobs.out, "lm-mpi-job");
   ASSERT_EQ(row.size(), 12u) << jobs.out;
   EXPECT_EQ(row[2], "Running");
-  EXPECT_EQ(row[4], "3");   // Replicas.
-  EXPECT_EQ(row[5], "3");   // Min.
-  EXPECT_EQ(row[7], "3");   // Running.
+  EXPECT_EQ(row[4], "4");   // Replicas.
+  EXPECT_EQ(row[5], "4");   // Min.
+  EXPECT_EQ(row[7], "4");   // Running.
   auto wide = ctl({"get", "jobs", "-o", "wide", "-A"});
   ASSERT_TRUE(succeeded(wide));
   EXPECT_EQ(cells(split_lines(wide.out).at(0)).back(), "AGE");
