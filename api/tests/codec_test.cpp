@@ -353,7 +353,7 @@ TEST(Examples, MpiJob) {
   ASSERT_EQ(j.tasks.size(), 2u);
   EXPECT_EQ(j.tasks[0].name, "mpimaster");
   EXPECT_EQ(j.tasks[0].pod_template.requests.cpu_milli, 500);
-  EXPECT_EQ(j.tasks[1].replicas, 2);
+  EXPECT_EQ(j.tasks[1].replicas, 3);
   EXPECT_EQ(j.tasks[1].pod_template.requests.memory_bytes, int64_t{2} << 30);
 }
 

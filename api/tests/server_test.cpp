@@ -170,10 +170,10 @@ TEST_F(Server, CreatesEveryKindFromTheExamplesInYamlAndJson) {
   auto j = body_json(job);
   EXPECT_EQ(j.at("spec").at("plugins").at("ssh").as_array().size(), 0u);
   EXPECT_EQ(j.at("status").at("state").at("phase"), "Pending");
-  EXPECT_EQ(j.at("status").at("minAvailable"), 3);
+  EXPECT_EQ(j.at("status").at("minAvailable"), 4);
   // The fake service expands the job as the runtime would.
   auto pods = body_json(get(port(), "/api/v1/namespaces/ml/pods"));
-  EXPECT_EQ(pods.at("items").as_array().size(), 3u);
+  EXPECT_EQ(pods.at("items").as_array().size(), 4u);
   auto pgs = body_json(get(port(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/ml/podgroups"));
   EXPECT_EQ(pgs.at("items").as_array().size(), 1u);
 

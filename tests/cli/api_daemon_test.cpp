@@ -58,7 +58,7 @@ TEST_F(ApiDaemon, HealthReadinessAndMetrics) {
   ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("mpi-job.yaml")})));
   ASSERT_TRUE(eventually([&] {
     auto m = send("GET", "/metrics");
-    return m.body.find("phalanx_pods_scheduled_total 3") != std::string::npos;
+    return m.body.find("phalanx_pods_scheduled_total 4") != std::string::npos;
   })) << send("GET", "/metrics").body;
   auto m = send("GET", "/metrics");
   EXPECT_EQ(m.status, 200);
