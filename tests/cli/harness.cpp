@@ -113,7 +113,8 @@ spawned spawn_ctl(const std::vector<std::string>& args, const ctl_options& optio
   for (auto& s : env_strings)
     envp.push_back(s.data());
   envp.push_back(nullptr);
-  std::vector<std::string> argv_strings{ctl_binary()};
+  const std::string program = options.program.empty() ? ctl_binary() : options.program;
+  std::vector<std::string> argv_strings{program};
   argv_strings.insert(argv_strings.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (auto& a : argv_strings)
@@ -132,7 +133,7 @@ spawned spawn_ctl(const std::vector<std::string>& args, const ctl_options& optio
   ::close(out_pipe[1]);
   ::close(err_pipe[1]);
   if (rc != 0)
-    throw std::runtime_error("cannot start " + ctl_binary() + ": " + std::strerror(rc));
+    throw std::runtime_error("cannot start " + program + ": " + std::strerror(rc));
   s.in_fd = in_pipe[1];
   s.out_fd = out_pipe[0];
   s.err_fd = err_pipe[0];

@@ -65,6 +65,8 @@ struct ctl_options {
   std::string input;
   /// Killed after this. Default: 60 s.
   std::chrono::milliseconds timeout{60000};
+  /// The program to run instead of phalanxctl (the real kubectl, say). Default: phalanxctl.
+  std::string program;
 };
 
 /// Options that feed `text` to standard input.
