@@ -38,8 +38,14 @@ test: build
 long: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure -L slow $(CTEST_FLAGS)
 
+# The long crash tests only (tests/crash/): 50 SIGKILLs under load, 500 power-loss crash points
+# under the whole runtime, 300 bit flips in a real data directory. One at a time: each is heavy.
+crash: build
+	cd $(BUILD_DIR) && ctest -j 1 --output-on-failure -L slow \
+	  -R '^(SigkillUnderLoad|PowerLossUnderRuntime|BitFlips)\.' $(CTEST_FLAGS)
+
 demo: build
-	./$(BUILD_DIR)/actors/phalanx-demo
+	./$(BUILD_DIR)/examples/phalanx-demo
 
 asan: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPHALANX_SANITIZE=ON $(CMAKE_FLAGS)
@@ -62,6 +68,33 @@ fuzz:
 
 bench: build
 	./$(BUILD_DIR)/loadtest/bench_planner --benchmark_filter=BM_PlaceGang
+
+# ---- Load tests (loadtest/): the full-size runs of DESIGN.md section 9; JSON and HTML reports go
+# to $(BUILD_DIR)/reports/. LOADTEST_DATA holds the real traces (philly/, pollux/, openb/).
+LOADTEST_DATA ?= /work/shared/data
+LOADTEST_RUN   = ./$(BUILD_DIR)/loadtest/phalanx-loadtest
+LOADTEST_OUT   = $(BUILD_DIR)/reports
+.PHONY: loadtest-build loadtest-inproc loadtest-push loadtest-replay loadtest-restart
+
+loadtest-build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target phalanx-loadtest
+
+loadtest-inproc: loadtest-build
+	$(LOADTEST_RUN) inproc --nodes 5000 --podgroups 10000 \
+	  --json $(LOADTEST_OUT)/inproc.json --html $(LOADTEST_OUT)/inproc.html
+
+loadtest-push: loadtest-build
+	$(LOADTEST_RUN) push --nodes 5000 --podgroups 10000 \
+	  --json $(LOADTEST_OUT)/push.json --html $(LOADTEST_OUT)/push.html
+
+loadtest-replay: loadtest-build
+	$(LOADTEST_RUN) replay --trace $(LOADTEST_DATA)/philly/philly_5000.csv \
+	  --cluster-from-vc $(LOADTEST_DATA)/philly/vc_nodes.csv --vc-scale 0.5 \
+	  --json $(LOADTEST_OUT)/replay-philly.json --html $(LOADTEST_OUT)/replay-philly.html
+
+loadtest-restart: loadtest-build
+	$(LOADTEST_RUN) restart --pods 150000 --podgroups 20000 --nodes 5000 \
+	  --json $(LOADTEST_OUT)/restart.json --html $(LOADTEST_OUT)/restart.html
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)

@@ -1,5 +1,6 @@
 // storage_load_bench: builds a store shaped like DESIGN.md section 9's restart target (150,000 pods
-// in 20,000 PodGroups, 5,000 nodes, plus queues and jobs) and times store::open + store::load.
+// in 20,000 PodGroups, 5,000 nodes, plus queues and jobs; loadtest/store_builder.hpp) and times
+// store::open + store::load. `phalanx-loadtest restart` times the whole daemon on the same store.
 //
 //   storage_load_bench [--dir PATH] [--pods N] [--groups N] [--nodes N] [--jobs N]
 //                      [--spec-bytes N] [--threads N] [--repeat N] [--wal] [--keep] [--bare-pods]
@@ -14,6 +15,7 @@
 // clock; the page cache is warm (a restart on the same machine). CPU time is printed too, since a
 // busy machine stretches wall time.
 
+#include "loadtest/store_builder.hpp"
 #include "storage/store.hpp"
 
 #include <malloc.h>
@@ -33,7 +35,6 @@
 
 namespace {
 
-namespace sch = phalanx::scheduler;
 namespace ps = phalanx::storage;
 using clock_type = std::chrono::steady_clock;
 
@@ -114,23 +115,6 @@ long rss_kib() {
   return 0;
 }
 
-std::string uid(int kind, int i) {
-  char buf[40];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-4%03x-8%03x-%012x", i * 2654435761u, kind & 0xffff,
-                i & 0xfff, (i >> 12) & 0xfff, i * 40503u);
-  return buf;
-}
-
-std::string spec_json(int group, int task, int bytes) {
-  std::string s = "{\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/train:" +
-                  std::to_string(group % 50) + "\",\"args\":[\"--task=" + std::to_string(task) +
-                  "\"],\"env\":[";
-  while (static_cast<int>(s.size()) < bytes - 40)
-    s += "{\"name\":\"VAR_" + std::to_string(s.size()) + "\",\"value\":\"x\"},";
-  s += "]}]}";
-  return s;
-}
-
 double cpu_ms() {
   rusage u{};
   ::getrusage(RUSAGE_SELF, &u);
@@ -138,147 +122,22 @@ double cpu_ms() {
          (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
-// Writes the world in batches of about 1,000 records; with `kill`, ends as kill -9 would.
+// Writes the world (loadtest/store_builder.hpp); with `kill`, ends as kill -9 would.
 void build(const config& c, bool kill) {
-  auto sim = kill ? ps::power_loss_simulator::create() : nullptr;
-  ps::store_options o;
-  o.path = c.dir;
-  o.fault_injection = sim;
-  auto opened = ps::store::open(o);
-  if (!opened) {
-    std::fprintf(stderr, "open: %s\n", opened.error().to_string().c_str());
+  phalanx::loadtest::restart_store_spec spec;
+  spec.pods = c.pods;
+  spec.groups = c.groups;
+  spec.nodes = c.nodes;
+  spec.queues = c.queues;
+  spec.jobs = c.jobs;
+  spec.spec_bytes = c.spec_bytes;
+  spec.bare_pods = c.bare_pods;
+  spec.end_like_kill = kill;
+  auto built = phalanx::loadtest::build_restart_store(spec, c.dir);
+  if (!built) {
+    std::fprintf(stderr, "build: %s\n", built.error().to_string().c_str());
     std::exit(1);
   }
-  auto& st = **opened;
-  ps::write_batch batch;
-  auto flush = [&](bool force) {
-    if (batch.size() >= 1000 || (force && !batch.empty())) {
-      auto s = st.write(batch);
-      if (!s.ok()) {
-        std::fprintf(stderr, "write: %s\n", s.to_string().c_str());
-        std::exit(1);
-      }
-      batch = ps::write_batch();
-    }
-  };
-  uint64_t version = 1;
-  for (int i = 0; i < c.queues; ++i) {
-    ps::queue_record q;
-    q.queue.meta.name = "queue-" + std::to_string(i);
-    q.queue.meta.uid = uid(1, i);
-    q.queue.meta.resource_version = version++;
-    q.queue.weight = 1 + i % 4;
-    (void)q.queue.capability.set("cpu", 10'000'000);
-    batch.put(q);
-  }
-  for (int i = 0; i < c.nodes; ++i) {
-    sch::node n;
-    n.meta.name = "node-" + std::to_string(i);
-    n.meta.uid = uid(2, i);
-    n.meta.resource_version = version++;
-    n.meta.labels.set("kubernetes.io/hostname", n.meta.name);
-    n.meta.labels.set("topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3));
-    n.meta.labels.set("node.kubernetes.io/instance-type", "m5.8xlarge");
-    n.allocatable.cpu_milli = 32'000;
-    n.allocatable.memory_bytes = int64_t{128} << 30;
-    n.allocatable.pods = 110;
-    if (i % 10 == 0) {
-      (void)n.allocatable.set("nvidia.com/gpu", 8);
-      n.taints.push_back({"nvidia.com/gpu", "present", sch::taint_effect::no_schedule});
-    }
-    batch.put(n);
-    flush(false);
-  }
-  const int per_group = c.pods / c.groups;
-  const int extra = c.pods % c.groups;
-  int pod_index = 0;
-  for (int g = 0; g < c.groups; ++g) {
-    std::string ns = "team-" + std::to_string(g % 20);
-    std::string name = "job-" + std::to_string(g);
-    std::string queue = "queue-" + std::to_string(g % c.queues);
-    int members = per_group + (g < extra ? 1 : 0);
-    ps::pod_group_record pg;
-    pg.group.meta.name = name;
-    pg.group.meta.namespace_name = ns;
-    pg.group.meta.uid = uid(3, g);
-    pg.group.meta.resource_version = version++;
-    pg.group.min_member = members;
-    pg.group.queue = queue;
-    pg.group.min_resources.cpu_milli = 1000 * members;
-    batch.put(pg);
-
-    // Two tasks per group ("ps" and "worker"), each from one template.
-    std::shared_ptr<const sch::placement_constraints> task_constraints[2];
-    std::shared_ptr<const std::string> task_spec[2];
-    for (int t = 0; t < 2; ++t) {
-      sch::placement_constraints pc;
-      pc.node_selector.set("topology.kubernetes.io/zone", "zone-" + std::to_string(g % 3));
-      if (t == 1)
-        pc.tolerations.push_back({"nvidia.com/gpu", sch::toleration_operator::exists, "",
-                                  sch::taint_effect::no_schedule, std::nullopt});
-      task_constraints[t] = std::make_shared<const sch::placement_constraints>(std::move(pc));
-      task_spec[t] = std::make_shared<const std::string>(spec_json(g, t, c.spec_bytes));
-    }
-    if (g < c.jobs) {
-      ps::job_record j;
-      j.job.meta.name = name;
-      j.job.meta.namespace_name = ns;
-      j.job.meta.uid = uid(4, g);
-      j.job.meta.resource_version = version++;
-      j.job.queue = queue;
-      for (int t = 0; t < 2; ++t) {
-        sch::job_task task;
-        task.name = t == 0 ? "ps" : "worker";
-        task.replicas = t == 0 ? 1 : members - 1;
-        task.pod_template.requests.cpu_milli = 1000;
-        task.pod_template.requests.memory_bytes = int64_t{2} << 30;
-        task.pod_template.requests.pods = 1;
-        task.pod_template.constraints = task_constraints[t];
-        task.pod_template.spec_json = task_spec[t];
-        j.job.tasks.push_back(std::move(task));
-      }
-      j.job.plugins = {{"env", {}}, {"svc", {}}};
-      j.status.phase = sch::job_phase::running;
-      batch.put(j);
-    }
-    for (int m = 0; m < members; ++m, ++pod_index) {
-      int t = m == 0 ? 0 : 1;
-      sch::pod p;
-      p.meta.name = name + (t == 0 ? "-ps-" : "-worker-") + std::to_string(m);
-      p.meta.namespace_name = ns;
-      p.meta.uid = uid(5, pod_index);
-      p.meta.resource_version = version++;
-      if (!c.bare_pods) {
-        p.meta.labels.set(std::string(sch::job_name_key), name);
-        p.meta.labels.set(std::string(sch::job_namespace_key), ns);
-        p.meta.labels.set(std::string(sch::queue_name_key), queue);
-        p.meta.labels.set(std::string(sch::task_spec_key), t == 0 ? "ps" : "worker");
-        p.meta.annotations.set(std::string(sch::pod_group_annotation), name);
-        p.meta.annotations.set(std::string(sch::task_index_key), std::to_string(m));
-      }
-      p.group = name;
-      p.role = t == 0 ? "ps" : "worker";
-      p.requests.cpu_milli = 1000;
-      p.requests.memory_bytes = int64_t{2} << 30;
-      p.requests.pods = 1;
-      p.scheduler_name = "phalanx";
-      p.constraints = task_constraints[t];
-      p.spec_json = task_spec[t];
-      if (pod_index % 2 == 0) {
-        p.phase = sch::pod_phase::running;
-        p.node_name = "node-" + std::to_string(pod_index % std::max(1, c.nodes));
-        p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
-      }
-      batch.put(p);
-    }
-    flush(false);
-  }
-  flush(true);
-  if (sim)
-    sim->kill(); // The store closes without flushing: the WAL keeps what it holds.
-  opened->reset();
-  if (sim)
-    sim->reset();
 }
 
 std::uintmax_t dir_bytes(const std::string& dir, const char* ext) {

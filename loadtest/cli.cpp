@@ -1,0 +1,322 @@
+#include "loadtest/cli.hpp"
+
+#include "loadtest/flags.hpp"
+#include "loadtest/inproc.hpp"
+#include "loadtest/push.hpp"
+#include "loadtest/replay.hpp"
+#include "loadtest/report.hpp"
+#include "loadtest/restart.hpp"
+#include "loadtest/scheduling_run.hpp"
+
+#include "scheduler/quantity.hpp"
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <limits>
+#include <span>
+
+namespace phalanx::loadtest {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view top_usage = R"(usage: phalanx-loadtest MODE [flags]
+
+Load tests and trace replays of the Phalanx scheduler (DESIGN.md section 9).
+
+modes:
+  push      the workload end to end through the HTTP API of a phalanxd it starts (or --server)
+  inproc    the same workload in one process against the actor runtime, no HTTP; also times the
+            same decisions by the pure planner in one loop (the actor overhead)
+  replay    a real trace on a simulated clock under pod-by-pod, gang FIFO and Phalanx's policy
+  restart   builds a store of 150,000 pods and times phalanxd from start to /readyz
+
+`phalanx-loadtest MODE --help` lists the flags of a mode.
+)";
+
+bool wants_help(std::span<const std::string> args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h")
+      return true;
+  return false;
+}
+
+int usage_error(const std::string& mode, const std::string& message) {
+  std::cerr << "phalanx-loadtest " << mode << ": " << message << "\n"
+            << "(phalanx-loadtest " << mode << " --help lists the flags)\n";
+  return 2;
+}
+
+int finish(const result<json::object>& rep, const std::string& mode, const std::string& json_path,
+           const std::string& html_path) {
+  if (!rep) {
+    std::cerr << "phalanx-loadtest " << mode << ": " << rep.error().message() << "\n";
+    return 1;
+  }
+  if (auto s = write_reports(*rep, json_path, html_path); !s.ok()) {
+    std::cerr << "phalanx-loadtest " << mode << ": " << s.message() << "\n";
+    return 1;
+  }
+  // Print the targets.
+  if (const auto* t = rep->if_contains("targets"); t != nullptr && t->is_array())
+    for (const auto& target : t->as_array()) {
+      const auto& o = target.as_object();
+      std::string value = "n/a";
+      if (o.at("value").is_number()) {
+        char buf[48];
+        double v = o.at("value").to_number<double>();
+        std::snprintf(buf, sizeof buf,
+                      v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.4g", v);
+        value = buf;
+      }
+      std::printf("target %-45s %-60s value %-14s %s\n",
+                  std::string(o.at("name").as_string()).c_str(),
+                  std::string(o.at("rule").as_string()).c_str(), value.c_str(),
+                  o.at("met").as_bool() ? "met" : "NOT met");
+    }
+  std::fflush(stdout);
+  bool failed = false;
+  if (const auto* v = rep->if_contains("invariants_ok");
+      v != nullptr && v->is_bool() && !v->as_bool()) {
+    std::cerr << "phalanx-loadtest " << mode << ": invariants violated or not checked\n";
+    if (const auto* list = rep->if_contains("invariant_violations");
+        list != nullptr && list->is_array())
+      for (const auto& m : list->as_array())
+        std::cerr << "  " << std::string(m.as_string()) << "\n";
+    failed = true;
+  }
+  if (const auto* v = rep->if_contains("all_scheduled");
+      v != nullptr && v->is_bool() && !v->as_bool()) {
+    std::cerr << "phalanx-loadtest " << mode << ": not every gang was scheduled\n";
+    failed = true;
+  }
+  if (const auto* v = rep->if_contains("submission_failures");
+      v != nullptr && v->is_int64() && v->as_int64() > 0) {
+    std::cerr << "phalanx-loadtest " << mode << ": " << v->as_int64()
+              << " submissions failed; first ones:\n";
+    if (const auto* list = rep->if_contains("submission_failure_messages");
+        list != nullptr && list->is_array())
+      for (const auto& m : list->as_array())
+        std::cerr << "  " << std::string(m.as_string()) << "\n";
+    failed = true;
+  }
+  if (const auto* v = rep->if_contains("all_objects_back");
+      v != nullptr && v->is_bool() && !v->as_bool()) {
+    std::cerr << "phalanx-loadtest " << mode
+              << ": the restarted daemon did not list every PodGroup and node\n";
+    failed = true;
+  }
+  return failed ? 1 : 0;
+}
+
+int run_scheduling_mode(const std::string& mode, std::span<const std::string> args,
+                        const std::string& command) {
+  const bool push = mode == "push";
+  push_options po;
+  inproc_options io;
+  run_options& o = push ? po.run : io.run;
+  run_flag_texts texts;
+  std::string token_file;
+  flag_set flags("phalanx-loadtest " + mode,
+                 push ? "Submits the workload through the HTTP API of a phalanxd it starts (or "
+                        "--server), waits until every gang runs, and reports throughput, gang "
+                        "decision latency, utilization, queue shares and the invariants I1-I4."
+                      : "Runs the workload against the actor runtime in this process (durable "
+                        "RocksDB store in a temporary directory, no HTTP), then plans the same "
+                        "gangs with the pure planner in one loop.");
+  add_run_flags(flags, o, texts);
+  o.concurrency = push ? 32 : 1024;
+  flags.add_int("concurrency", &o.concurrency, 1, 100000,
+                push ? "client connections submitting at once (one thread each)"
+                     : "service calls in flight at once");
+  if (push) {
+    flags.add_string("server", &po.server,
+                     "target this phalanxd (http://HOST:PORT) instead of starting one");
+    flags.add_string("token-file", &token_file, "bearer token for --server");
+    flags.add_int("http-threads", &po.http_threads, 1, 64, "HTTP threads of the started phalanxd");
+    flags.add_string("phalanxd", &po.phalanxd_binary, "the phalanxd binary to start");
+  } else {
+    flags.add_bool("skip-loop", &io.skip_loop, "skip the pure planner loop");
+  }
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error(mode, s.message());
+  if (auto s = finish_run_flags(o, texts); !s.ok())
+    return usage_error(mode, s.message());
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!(in >> po.token))
+      return usage_error(mode, "--token-file: cannot read a token from " + token_file);
+  }
+  o.command = command;
+  o.flags_given = flags.given();
+  if (push)
+    return finish(run_push(po), mode, o.json_path, o.html_path);
+  return finish(run_inproc(io), mode, o.json_path, o.html_path);
+}
+
+int run_replay_mode(std::span<const std::string> args, const std::string& command) {
+  replay_options o;
+  std::string policies = "pod-by-pod,gang-fifo,phalanx";
+  std::string app_durations;
+  std::string node_cpu = "64";
+  std::string node_memory = "512Gi";
+  int64_t default_duration_ns = 3600LL * 1'000'000'000;
+  bool no_gang_wait = false;
+  int64_t seed = 1;
+  flag_set flags("phalanx-loadtest replay",
+                 "Replays a trace (Philly, Pollux or openb, recognised from its header) on a "
+                 "simulated clock under several policies and compares job completion times, "
+                 "queueing, GPU utilization, deadlocks and starvation.");
+  flags.add_string("trace", &o.trace_path, "the trace CSV", true);
+  flags.add_string("cluster", &o.cluster_path,
+                   "the cluster: a YAML cluster file or a node list CSV (sn,cpu_milli,memory_mib,"
+                   "gpu,model)");
+  flags.add_string("cluster-from-vc", &o.vc_path,
+                   "the cluster from VC sizes (vc,node num): nodes of --node-gpus GPUs per VC");
+  flags.add_double("vc-scale", &o.vc_scale, 0.001, 1000,
+                   "multiplies every VC's node count (rounded, at least 1)");
+  flags.add_int("nodes", &o.uniform_nodes, 0, 1000000,
+                "a uniform cluster of this many nodes of the node shape");
+  flags.add_int("node-gpus", &o.shape.gpus, 0, 1024, "GPUs of a VC or uniform node");
+  flags.add_string("node-cpu", &node_cpu, "cpu of a VC or uniform node");
+  flags.add_string("node-memory", &node_memory, "memory of a VC or uniform node");
+  flags.add_choice("partition", &o.partition, {"auto", "separate", "shared"},
+                   "separate: each VC its own scheduler on its own nodes; shared: one cluster, "
+                   "jobs pinned to their VC's nodes; auto: separate when the cluster has VCs");
+  flags.add_string("policies", &policies, "policies to compare, comma-separated");
+  flags.add_duration("pod-interval", &o.model.pod_interval_ns, 0, int64_t{3600} * 1'000'000'000,
+                     "the pods of a gang are created this far apart (a controller creating "
+                     "them one by one)");
+  flags.add_bool("no-gang-wait", &no_gang_wait,
+                 "pods of a gang start working at once instead of waiting for the whole gang");
+  flags.add_string("app-durations", &app_durations,
+                   "pollux: run time per application, APP=DURATION items (default "
+                   "bert=30m,cifar10=15m,deepspeech2=1h,imagenet=12h,ncf=2m,yolov3=2h)");
+  flags.add_duration("default-duration", &default_duration_ns, 1'000'000'000,
+                     int64_t{365} * 24 * 3600 * 1'000'000'000,
+                     "pollux: run time of an application not listed");
+  flags.add_int("max-jobs", &o.read.max_jobs, 0, 100'000'000,
+                "read at most this many jobs (0: all)");
+  flags.add_duration("starvation-bound", &o.starvation_bound_ns, 0,
+                     int64_t{365} * 24 * 3600 * 1'000'000'000,
+                     "phalanx: how long a blocked gang may be passed by backfill");
+  flags.add_duration("pod-start-delay", &o.pod_start_delay_ns, 0, int64_t{3600} * 1'000'000'000,
+                     "from bind to Running");
+  flags.add_duration("end-time", &o.end_time_ns, 0, int64_t{10} * 365 * 24 * 3600 * 1'000'000'000,
+                     "stop the simulated clock here (0: when nothing is left)");
+  flags.add_int("parallel", &o.parallel, 1, 64, "simulations run at once");
+  flags.add_int("seed", &seed, 0, std::numeric_limits<int64_t>::max(), "seed of the planner");
+  flags.add_string("json", &o.json_path, "write the JSON report here");
+  flags.add_string("html", &o.html_path, "write the HTML report here");
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error("replay", s.message());
+  auto p = parse_policies(policies);
+  if (!p)
+    return usage_error("replay", "--policies: " + p.error().message());
+  o.policies = *p;
+  if (!app_durations.empty()) {
+    auto d = parse_app_durations(app_durations);
+    if (!d)
+      return usage_error("replay", "--app-durations: " + d.error().message());
+    o.read.app_duration_s = *d;
+  }
+  o.read.default_duration_s = default_duration_ns / 1'000'000'000;
+  auto cpu = scheduler::parse_resource_amount("cpu", node_cpu);
+  if (!cpu || *cpu <= 0)
+    return usage_error("replay", "--node-cpu: \"" + node_cpu + "\" must be a positive quantity");
+  o.shape.cpu_milli = *cpu;
+  auto mem = scheduler::parse_resource_amount("memory", node_memory);
+  if (!mem || *mem <= 0)
+    return usage_error("replay",
+                       "--node-memory: \"" + node_memory + "\" must be a positive quantity");
+  o.shape.memory_bytes = *mem;
+  o.model.wait_for_gang = !no_gang_wait;
+  o.seed = static_cast<uint64_t>(seed);
+  int sources = (!o.cluster_path.empty()) + (!o.vc_path.empty()) + (o.uniform_nodes > 0);
+  if (sources != 1)
+    return usage_error("replay",
+                       "give exactly one of --cluster FILE, --cluster-from-vc FILE or --nodes N");
+  if (flags.was_set("vc-scale") && o.vc_path.empty())
+    return usage_error("replay", "--vc-scale: applies to --cluster-from-vc only");
+  o.command = command;
+  o.flags_given = flags.given();
+  return finish(run_replay(o), "replay", o.json_path, o.html_path);
+}
+
+int run_restart_mode(std::span<const std::string> args, const std::string& command) {
+  restart_options o;
+  flag_set flags("phalanx-loadtest restart",
+                 "Builds a store (PodGroups with a ps and worker task, half the pods bound) and "
+                 "times the real phalanxd from process start to /readyz 200 on fresh copies of "
+                 "it.");
+  flags.add_int("pods", &o.store.pods, 1, 10'000'000, "pods in the store");
+  flags.add_int("podgroups", &o.store.groups, 1, 10'000'000, "PodGroups in the store");
+  flags.add_int("nodes", &o.store.nodes, 1, 1'000'000, "nodes in the store");
+  flags.add_int("queues", &o.store.queues, 1, 10'000, "queues in the store");
+  flags.add_int("jobs", &o.store.jobs, 0, 10'000'000,
+                "Volcano job records (for the first PodGroups)");
+  flags.add_int("spec-bytes", &o.store.spec_bytes, 64, 1 << 20,
+                "bytes of each task's pod spec JSON");
+  flags.add_bool("bare-pods", &o.store.bare_pods, "pods without Volcano's labels and annotations");
+  flags.add_int("repeat", &o.repeat, 1, 100, "restarts measured");
+  flags.add_duration("ready-timeout", &o.ready_timeout_ns, 1'000'000'000,
+                     int64_t{3600} * 1'000'000'000, "how long one start may take");
+  flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("work-dir", &o.work_dir, "where the store goes (default $TMPDIR or /tmp)");
+  flags.add_bool("keep", &o.keep, "keep the store and the daemon logs");
+  flags.add_string("json", &o.json_path, "write the JSON report here");
+  flags.add_string("html", &o.html_path, "write the HTML report here");
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error("restart", s.message());
+  if (o.store.jobs > o.store.groups && !flags.was_set("jobs"))
+    o.store.jobs = o.store.groups;
+  if (auto s = validate(o.store); !s.ok())
+    return usage_error("restart", s.message());
+  if (o.work_dir.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    o.work_dir = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  o.command = command;
+  o.flags_given = flags.given();
+  return finish(run_restart(o), "restart", o.json_path, o.html_path);
+}
+
+} // namespace
+
+int run_cli(const std::vector<std::string>& argv) {
+  std::signal(SIGPIPE, SIG_IGN); // A daemon closing a connection must not kill the tester.
+  if (argv.size() < 2 || argv[1] == "--help" || argv[1] == "-h" || argv[1] == "help") {
+    std::cout << top_usage;
+    return argv.size() < 2 ? 2 : 0;
+  }
+  const std::string& mode = argv[1];
+  std::span<const std::string> args(argv.data() + 2, argv.size() - 2);
+  const std::string command = quote_command(argv);
+  if (mode == "push" || mode == "inproc")
+    return run_scheduling_mode(mode, args, command);
+  if (mode == "replay")
+    return run_replay_mode(args, command);
+  if (mode == "restart")
+    return run_restart_mode(args, command);
+  std::cerr << "phalanx-loadtest: unknown mode \"" << mode
+            << "\": expected push, inproc, replay or restart\n\n"
+            << top_usage;
+  return 2;
+}
+
+} // namespace phalanx::loadtest

@@ -1,0 +1,356 @@
+#include "loadtest/inproc.hpp"
+
+#include "loadtest/progress.hpp"
+#include "loadtest/report.hpp"
+
+#include "actors/runtime.hpp"
+#include "scheduler/quantity.hpp"
+#include "storage/store.hpp"
+
+#include <condition_variable>
+#include <cstdio>
+#include <future>
+#include <mutex>
+#include <semaphore>
+#include <thread>
+
+namespace phalanx::loadtest {
+
+namespace json = boost::json;
+using clock_type = std::chrono::steady_clock;
+
+planner_loop_result run_planner_loop(const workload& w, const workload_spec& spec,
+                                     const scheduler::planner_config& config, uint64_t seed) {
+  scheduler::cluster_snapshot view;
+  for (const auto& n : w.nodes)
+    view.add_node(n);
+  // Every pod is built before the clock starts, as the actors had theirs before planning.
+  struct prepared {
+    std::vector<scheduler::pod> pods;
+    std::vector<const scheduler::pod*> pointers;
+    scheduler::gang_request request;
+  };
+  std::vector<prepared> gangs(w.gangs.size());
+  for (std::size_t i = 0; i < w.gangs.size(); ++i) {
+    auto& g = gangs[i];
+    for (auto& p : to_pods(w.gangs[i], spec))
+      g.pods.push_back(std::move(p.pod));
+    for (auto& p : g.pods) {
+      p.requests.pods = 1;
+      g.pointers.push_back(&p);
+    }
+    g.request.pods = g.pointers;
+    g.request.min_pods = w.gangs[i].size();
+    if (w.gangs[i].tasks.size() > 1)
+      for (const auto& t : w.gangs[i].tasks)
+        g.request.min_per_role.push_back({t.role, t.count});
+    std::sort(g.request.min_per_role.begin(), g.request.min_per_role.end(),
+              [](const auto& a, const auto& b) { return a.role < b.role; });
+  }
+  scheduler::gang_planner planner(config);
+  scheduler::rng random(seed);
+  scheduler::plan_result out;
+  planner_loop_result r;
+  std::vector<double> per_gang;
+  per_gang.reserve(gangs.size());
+  auto t0 = clock_type::now();
+  for (auto& g : gangs) {
+    auto g0 = clock_type::now();
+    planner.plan(view, g.request, random, out);
+    if (out.code == scheduler::plan_code::success) {
+      for (const auto& p : out.placements)
+        view.allocate(p.node, g.pods[p.pod].requests);
+      r.placed_pods += static_cast<int64_t>(out.placements.size());
+      ++r.placed_gangs;
+    } else {
+      ++r.failed_gangs;
+    }
+    per_gang.push_back(std::chrono::duration<double, std::milli>(clock_type::now() - g0).count());
+  }
+  r.seconds = std::chrono::duration<double>(clock_type::now() - t0).count();
+  r.pods_per_second = r.seconds > 0 ? double(r.placed_pods) / r.seconds : 0;
+  r.gang_ms = summarize(std::move(per_gang));
+  return r;
+}
+
+namespace {
+
+class pod_group_sink final : public api::watch_sink {
+ public:
+  explicit pod_group_sink(run_recorder& r) : r_(r) {}
+  bool on_event(const api::watch_event& e) override {
+    if (const auto* g = std::get_if<api::pod_group_object>(&e.obj))
+      record_pod_group(r_, *g);
+    return true;
+  }
+  void on_close(status reason) override {
+    if (!reason.ok())
+      r_.failed("the PodGroup watch ended: " + reason.message());
+  }
+
+ private:
+  run_recorder& r_;
+};
+
+// Creates every object, all in flight at once, and waits; the first error is returned.
+status create_all(api::service& svc, std::vector<api::object> objects) {
+  if (objects.empty())
+    return {};
+  struct shared {
+    std::mutex m;
+    std::condition_variable cv;
+    std::size_t left = 0;
+    status first;
+  };
+  auto s = std::make_shared<shared>();
+  s->left = objects.size();
+  for (auto& o : objects) {
+    std::string name = api::meta_of(o).name;
+    svc.create(std::move(o), [s, name](result<api::object> r) {
+      std::lock_guard lock(s->m);
+      if (!r.ok() && r.error().code() != errc::already_exists && s->first.ok())
+        s->first = status{r.error().code(), name + ": " + r.error().message()};
+      if (--s->left == 0)
+        s->cv.notify_all();
+    });
+  }
+  std::unique_lock lock(s->m);
+  s->cv.wait(lock, [&] { return s->left == 0; });
+  return s->first;
+}
+
+} // namespace
+
+result<json::object> run_inproc(const inproc_options& options) {
+  run_options o = options.run;
+  if (o.concurrency == 0)
+    o.concurrency = 1024;
+  auto machine0 = machine_info();
+  const bool tty = stdout_is_tty();
+  std::printf("inproc: generating %lld PodGroups on %lld nodes (seed %llu)\n",
+              static_cast<long long>(o.workload.podgroups),
+              static_cast<long long>(o.workload.nodes),
+              static_cast<unsigned long long>(o.workload.seed));
+  std::fflush(stdout);
+  const workload w = generate_workload(o.workload);
+
+  auto dir = make_temp_dir(o.work_dir, "phalanx-loadtest-inproc-");
+  if (!dir)
+    return dir.error();
+  dir_cleanup cleanup(*dir, o.keep);
+  storage::store_options so;
+  so.path = *dir + "/store";
+  auto store = storage::store::open(so);
+  if (!store)
+    return status{store.error().code(),
+                  "open the store in " + so.path + ": " + store.error().message()};
+  std::shared_ptr<storage::store> shared_store = std::move(*store);
+
+  actors::runtime_config config;
+  config.threads = static_cast<int32_t>(o.threads);
+  config.seed = o.workload.seed * 0x9E3779B97F4A7C15ULL + 1;
+  for (const auto& [name, value] : priority_classes(o.workload))
+    config.scheduling.priority_classes[name] = value;
+  auto rt = actors::runtime::start(config, shared_store);
+  if (!rt)
+    return status{rt.error().code(), "start the runtime: " + rt.error().message()};
+  auto& svc = (*rt)->service();
+
+  // Set-up, not timed as scheduling: nodes, then queues.
+  auto setup0 = clock_type::now();
+  {
+    std::vector<api::object> nodes;
+    nodes.reserve(w.nodes.size());
+    for (const auto& n : w.nodes)
+      nodes.push_back(api::node_object{n, {}, 0});
+    if (auto s = create_all(svc, std::move(nodes)); !s.ok())
+      return status{s.code(), "create nodes: " + s.message()};
+    std::vector<api::object> queues;
+    for (auto& q : to_queues(o.workload))
+      queues.push_back(std::move(q));
+    if (auto s = create_all(svc, std::move(queues)); !s.ok())
+      return status{s.code(), "create queues: " + s.message()};
+  }
+  const double setup_seconds = std::chrono::duration<double>(clock_type::now() - setup0).count();
+  std::printf("inproc: %zu nodes and %zu queues created in %.2f s; submitting %s pods as %s\n",
+              w.nodes.size(), o.workload.queues.size(), setup_seconds,
+              format_count(w.total_pods).c_str(), std::string(to_string(o.submit)).c_str());
+  std::fflush(stdout);
+
+  // Every object is built before the clock starts.
+  std::vector<std::vector<api::object>> per_gang(w.gangs.size());
+  for (std::size_t i = 0; i < w.gangs.size(); ++i) {
+    auto ns = namespace_of(o, static_cast<int64_t>(i));
+    if (o.submit == submit_method::jobs) {
+      auto j = to_job(w.gangs[i], o.workload);
+      j.job.meta.namespace_name = ns;
+      per_gang[i].push_back(std::move(j));
+    } else {
+      auto g = to_pod_group(w.gangs[i], o.workload);
+      g.group.meta.namespace_name = ns;
+      per_gang[i].push_back(std::move(g));
+      for (auto& p : to_pods(w.gangs[i], o.workload)) {
+        p.pod.meta.namespace_name = ns;
+        per_gang[i].push_back(std::move(p));
+      }
+    }
+  }
+
+  run_recorder recorder(w);
+  auto sink = std::make_shared<pod_group_sink>(recorder);
+  auto watch = svc.watch(api::resource_kind::pod_group, {}, 0, sink);
+
+  std::counting_semaphore<> in_flight(static_cast<std::ptrdiff_t>(o.concurrency));
+  std::atomic<bool> submitter_done{false};
+  std::atomic<bool> stop_submitting{false};
+  recorder.start();
+  std::thread submitter([&] {
+    for (std::size_t i = 0; i < per_gang.size(); ++i) {
+      auto count = static_cast<int32_t>(per_gang[i].size());
+      for (auto& obj : per_gang[i]) {
+        while (!in_flight.try_acquire_for(std::chrono::milliseconds(50)))
+          if (stop_submitting)
+            return;
+        svc.create(std::move(obj), [&recorder, &in_flight, i, count](result<api::object> r) {
+          if (r.ok())
+            recorder.acknowledged(static_cast<int64_t>(i), count);
+          else
+            recorder.failed("gang " + std::to_string(i) + ": " + r.error().to_string());
+          in_flight.release();
+        });
+      }
+    }
+    submitter_done = true;
+  });
+
+  const bool wait_completion = o.workload.pod_duration_ns.has_value();
+  const auto n_gangs = static_cast<int64_t>(w.gangs.size());
+  progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
+  auto deadline = clock_type::now() + std::chrono::nanoseconds(o.timeout_ns);
+  auto next_sample = clock_type::now();
+  auto last_progress = clock_type::now();
+  int64_t last_running = -1;
+  bool timed_out = false;
+  auto take_sample = [&]() -> bool {
+    auto parsed = parse_prometheus_text(svc.metrics_text());
+    if (!parsed)
+      return false;
+    auto s = sample_from_metrics(*parsed, o.workload.queues);
+    s.t = recorder.seconds_since_start();
+    s.pods_submitted = recorder.pods_submitted();
+    s.pods_running = recorder.pods_running();
+    bool done = settled(s, w.total_pods);
+    recorder.add_sample(std::move(s));
+    return done;
+  };
+  while (true) {
+    auto now = clock_type::now();
+    if (now >= next_sample) {
+      take_sample();
+      next_sample = now + std::chrono::nanoseconds(o.sample_interval_ns);
+    }
+    meter.update(recorder.pods_running());
+    bool done = wait_completion ? recorder.gangs_completed() == n_gangs
+                                : recorder.gangs_running() == n_gangs;
+    if (done)
+      break;
+    if (recorder.gangs_running() != last_running) {
+      last_running = recorder.gangs_running();
+      last_progress = now;
+    }
+    // Failed submissions never run: stop once nothing moved for a while after the last one.
+    if (submitter_done && recorder.failures() > 0 && now - last_progress > std::chrono::seconds(10))
+      break;
+    if (now >= deadline) {
+      timed_out = true;
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // The queues' accounting trails the watch by a few messages: let it settle for the last sample.
+  for (auto settle_until = clock_type::now() + std::chrono::seconds(2);
+       !wait_completion && !take_sample() && !timed_out && clock_type::now() < settle_until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  meter.finish(recorder.pods_running());
+  stop_submitting = true;
+  submitter.join();
+  if (timed_out)
+    std::printf("inproc: timed out after %s with %lld of %lld gangs running\n",
+                scheduler::format_duration_ns(o.timeout_ns).c_str(),
+                static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
+
+  run_extras x;
+  x.setup_seconds = setup_seconds;
+  if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
+    x.decision_histogram = find_histogram(*parsed, "phalanx_gang_decision_seconds");
+    x.store_commit_histogram = find_histogram(*parsed, "phalanx_store_commit_seconds");
+    x.store_batch_histogram = find_histogram(*parsed, "phalanx_store_batch_records");
+  }
+  std::printf("inproc: checking invariants I1-I4 from the actors' facts\n");
+  std::fflush(stdout);
+  auto facts = (*rt)->facts();
+  x.invariants = actors::check_invariants(facts, true);
+  x.invariants_checked = true;
+  x.invariants_source = "runtime: system_facts of every node, queue and PodGroup actor";
+  watch.reset();
+  (*rt)->shutdown();
+  rt->reset();
+  auto store_stats = shared_store->stats();
+  shared_store.reset();
+
+  json::object figures;
+  figures["durable"] = true;
+  figures["store"] = json::object{{"writes", store_stats.writes},
+                                  {"records_written", store_stats.records_written},
+                                  {"bytes_written", store_stats.bytes_written}};
+  figures["timed_out"] = timed_out;
+  x.mode_parameters["store_dir"] = *dir + "/store";
+  x.mode_parameters["skip_loop"] = options.skip_loop;
+
+  const double actor_rate = recorder.gangs_running() == n_gangs && recorder.last_running_s() > 0
+                                ? double(w.total_pods) / recorder.last_running_s()
+                                : 0;
+  double ratio = std::numeric_limits<double>::quiet_NaN();
+  if (!options.skip_loop) {
+    std::printf("inproc: the same gangs through the pure planner in one loop\n");
+    std::fflush(stdout);
+    auto loop = run_planner_loop(w, o.workload, config.scheduling.planner, config.seed);
+    ratio = loop.pods_per_second > 0 ? actor_rate / loop.pods_per_second : 0;
+    figures["loop_pods_per_second"] = loop.pods_per_second;
+    figures["loop_seconds"] = loop.seconds;
+    figures["loop_placed_pods"] = loop.placed_pods;
+    figures["loop_placed_gangs"] = loop.placed_gangs;
+    figures["loop_failed_gangs"] = loop.failed_gangs;
+    figures["loop_p50_gang_ms"] = loop.gang_ms.p50;
+    figures["loop_p99_gang_ms"] = loop.gang_ms.p99;
+    figures["loop_max_gang_ms"] = loop.gang_ms.max;
+    figures["actor_overhead_ratio"] = json_number(ratio);
+    x.mode_summary.push_back({"pure planner loop pods/s", format_rate(loop.pods_per_second)});
+    x.mode_summary.push_back(
+        {"actors / loop pods/s ratio", std::isfinite(ratio) ? std::to_string(ratio) : "n/a"});
+  }
+  x.mode_figures = std::move(figures);
+
+  auto rep_tmp = build_run_report("inproc", o, w, recorder, x, machine0);
+  auto value = [&](const char* key) {
+    const auto* v = rep_tmp.if_contains(key);
+    return v != nullptr && v->is_number() ? v->to_number<double>()
+                                          : std::numeric_limits<double>::quiet_NaN();
+  };
+  json::array targets;
+  double pps = value("pods_per_second");
+  double p99 = value("p99_gang_ms");
+  targets.push_back(make_target("inproc scheduling throughput", "pods_per_second >= 100000", 100000,
+                                pps, std::isfinite(pps) && pps >= 100000));
+  targets.push_back(make_target("gang decision latency p99", "p99_gang_ms <= 1", 1, p99,
+                                std::isfinite(p99) && p99 <= 1));
+  if (!options.skip_loop)
+    targets.push_back(make_target("actor overhead", "actor_overhead_ratio >= 0.5", 0.5, ratio,
+                                  std::isfinite(ratio) && ratio >= 0.5));
+  bool inv_ok = rep_tmp["invariants_ok"].as_bool();
+  targets.push_back(make_target("invariants I1-I4", "invariants_ok", 1, inv_ok ? 1 : 0, inv_ok));
+  rep_tmp["targets"] = std::move(targets);
+  return rep_tmp;
+}
+
+} // namespace phalanx::loadtest

@@ -1,0 +1,589 @@
+#include "loadtest/replay.hpp"
+
+#include "loadtest/progress.hpp"
+#include "loadtest/report.hpp"
+#include "loadtest/scheduling_run.hpp"
+
+#include "scheduler/quantity.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <numeric>
+#include <optional>
+#include <thread>
+
+namespace phalanx::loadtest {
+
+namespace json = boost::json;
+namespace sch = phalanx::scheduler;
+
+result<std::vector<sch::sim_policy>> parse_policies(const std::string& text) {
+  std::vector<sch::sim_policy> out;
+  std::size_t start = 0;
+  int index = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    ++index;
+    bool found = false;
+    for (auto p :
+         {sch::sim_policy::pod_by_pod, sch::sim_policy::gang_fifo, sch::sim_policy::phalanx})
+      if (sch::to_string(p) == item) {
+        if (std::find(out.begin(), out.end(), p) != out.end())
+          return status{errc::invalid_argument,
+                        "item " + std::to_string(index) + " \"" + item + "\": named twice"};
+        out.push_back(p);
+        found = true;
+      }
+    if (!found)
+      return status{errc::invalid_argument,
+                    "item " + std::to_string(index) + " \"" + item +
+                        "\": unknown policy; known: pod-by-pod, gang-fifo, phalanx"};
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+namespace {
+
+double seconds(sch::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+} // namespace
+
+policy_outcome merge_results(sch::sim_policy policy,
+                             const std::vector<const sch::sim_result*>& parts,
+                             const sch::resources& total) {
+  policy_outcome out;
+  out.policy = policy;
+  std::vector<double> jcts;
+  double queueing_sum = 0;
+  int64_t started = 0;
+  sch::duration makespan{};
+  // Use changes of every partition as deltas, then one sweep.
+  std::vector<std::tuple<sch::duration, int64_t, int64_t>> deltas;
+  for (const auto* r : parts) {
+    out.events += r->events_processed;
+    makespan = std::max(makespan, r->summary.makespan);
+    for (const auto& v : r->violations)
+      out.violations.push_back(v);
+    int64_t prev_cpu = 0, prev_gpu = 0;
+    for (const auto& s : r->utilization) {
+      deltas.emplace_back(s.at, s.cpu_milli - prev_cpu, s.gpu - prev_gpu);
+      prev_cpu = s.cpu_milli;
+      prev_gpu = s.gpu;
+    }
+    for (const auto& j : r->jobs) {
+      switch (j.phase) {
+        case sch::sim_job_phase::completed:
+          ++out.completed;
+          break;
+        case sch::sim_job_phase::deadlocked:
+          ++out.deadlocked;
+          break;
+        case sch::sim_job_phase::pending:
+          ++out.starved;
+          break;
+        case sch::sim_job_phase::running:
+          ++out.running;
+          break;
+      }
+      if (j.completion_time)
+        jcts.push_back(seconds(*j.completion_time));
+      if (j.time_to_start) {
+        queueing_sum += seconds(*j.time_to_start);
+        ++started;
+      }
+      out.jobs.push_back(j);
+    }
+  }
+  std::sort(jcts.begin(), jcts.end());
+  if (!jcts.empty()) {
+    out.mean_jct_s = std::accumulate(jcts.begin(), jcts.end(), 0.0) / double(jcts.size());
+    out.p95_jct_s = percentile_sorted(jcts, 0.95);
+  }
+  out.mean_queueing_s = started > 0 ? queueing_sum / double(started) : 0;
+  out.makespan_s = seconds(makespan);
+
+  std::stable_sort(deltas.begin(), deltas.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  int64_t cpu = 0, gpu = 0;
+  double cpu_area = 0, gpu_area = 0; // Unit-seconds.
+  sch::duration last{};
+  out.utilization.push_back({0.0, 0.0, 0.0});
+  for (std::size_t i = 0; i < deltas.size();) {
+    auto at = std::get<0>(deltas[i]);
+    cpu_area += double(cpu) / 1000.0 * seconds(at - last);
+    gpu_area += double(gpu) * seconds(at - last);
+    last = at;
+    while (i < deltas.size() && std::get<0>(deltas[i]) == at) {
+      cpu += std::get<1>(deltas[i]);
+      gpu += std::get<2>(deltas[i]);
+      ++i;
+    }
+    out.utilization.push_back({seconds(at), double(gpu), double(cpu) / 1000.0});
+  }
+  if (makespan > last) {
+    cpu_area += double(cpu) / 1000.0 * seconds(makespan - last);
+    gpu_area += double(gpu) * seconds(makespan - last);
+  }
+  double span = seconds(makespan);
+  double total_gpu = double(total.get(sch::gpu_resource));
+  double total_cpu = double(total.cpu_milli) / 1000.0;
+  out.gpu_utilization = span > 0 && total_gpu > 0 ? gpu_area / (total_gpu * span) : 0;
+  out.cpu_utilization = span > 0 && total_cpu > 0 ? cpu_area / (total_cpu * span) : 0;
+  return out;
+}
+
+namespace {
+
+// The step function u[i][column] (from u[i][0] to u[i + 1][0]; the last holds until `end_s`) as
+// at most `max_points` time-weighted means over equal bins, in hours and fractions of `scale`.
+json::array downsample_steps(const std::vector<std::array<double, 3>>& u, std::size_t column,
+                             double scale, double end_s, std::size_t max_points) {
+  json::array pts;
+  if (u.empty() || scale <= 0)
+    return pts;
+  end_s = std::max(end_s, u.back()[0]);
+  if (end_s <= 0)
+    return pts;
+  const double width = end_s / double(max_points);
+  std::vector<double> area(max_points, 0.0);
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    double a = u[i][0];
+    double b = i + 1 < u.size() ? u[i + 1][0] : end_s;
+    double v = u[i][column];
+    if (v == 0 || b <= a)
+      continue;
+    // Every bin the interval [a, b) overlaps; the last bin also takes what rounding leaves.
+    auto first = std::min<std::size_t>(max_points - 1, static_cast<std::size_t>(a / width));
+    for (std::size_t k = first; k < max_points; ++k) {
+      double lo = std::max(a, double(k) * width);
+      double hi = k + 1 == max_points ? b : std::min(b, double(k + 1) * width);
+      if (hi > lo)
+        area[k] += v * (hi - lo);
+      if (double(k + 1) * width >= b)
+        break;
+    }
+  }
+  for (std::size_t k = 0; k < max_points; ++k)
+    pts.push_back(json::array{(double(k) + 0.5) * width / 3600.0, area[k] / width / scale});
+  return pts;
+}
+
+json::array cdf_points(const std::vector<sch::sim_job_result>& jobs, std::size_t max_points) {
+  std::vector<double> jcts;
+  for (const auto& j : jobs)
+    if (j.completion_time)
+      jcts.push_back(std::max(1e-3, seconds(*j.completion_time)));
+  std::sort(jcts.begin(), jcts.end());
+  json::array pts;
+  if (jcts.empty())
+    return pts;
+  const double n = double(jobs.size()); // Of all jobs: jobs that never finish keep it below 1.
+  std::size_t stride = std::max<std::size_t>(1, jcts.size() / max_points);
+  for (std::size_t i = 0; i < jcts.size(); i += stride)
+    pts.push_back(json::array{jcts[i], double(i + 1) / n});
+  pts.push_back(json::array{jcts.back(), double(jcts.size()) / n});
+  return pts;
+}
+
+std::string fmt_s(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f", s);
+  return buf;
+}
+
+} // namespace
+
+result<json::object> run_replay(const replay_options& o) {
+  auto machine0 = machine_info();
+  auto trace_text = read_text_file(o.trace_path);
+  if (!trace_text)
+    return status{errc::invalid_argument, "--trace: " + trace_text.error().message()};
+  auto tr = read_trace(*trace_text, o.trace_path, o.read);
+  if (!tr)
+    return tr.error();
+  if (tr->jobs.empty())
+    return status{errc::invalid_argument, o.trace_path + ": the trace has no job"};
+
+  replay_cluster cluster;
+  int sources = (!o.cluster_path.empty()) + (!o.vc_path.empty()) + (o.uniform_nodes > 0);
+  if (sources != 1)
+    return status{errc::invalid_argument,
+                  "give exactly one cluster: --cluster FILE (YAML or node list CSV), "
+                  "--cluster-from-vc FILE, or --nodes N"};
+  if (!o.vc_path.empty()) {
+    auto text = read_text_file(o.vc_path);
+    if (!text)
+      return status{errc::invalid_argument, "--cluster-from-vc: " + text.error().message()};
+    auto c = cluster_from_vc_sizes(*text, o.vc_path, o.vc_scale, o.shape);
+    if (!c)
+      return c.error();
+    cluster = std::move(*c);
+  } else if (!o.cluster_path.empty()) {
+    auto text = read_text_file(o.cluster_path);
+    if (!text)
+      return status{errc::invalid_argument, "--cluster: " + text.error().message()};
+    auto first = text->find_first_not_of(" \t\r\n");
+    bool csv = first != std::string::npos && text->compare(first, 3, "sn,") == 0;
+    auto c = csv ? cluster_from_node_list(*text, o.cluster_path)
+                 : cluster_from_yaml(*text, o.cluster_path);
+    if (!c)
+      return c.error();
+    cluster = std::move(*c);
+  } else {
+    cluster = uniform_cluster(o.uniform_nodes, o.shape);
+  }
+
+  bool separate =
+      o.partition == "separate" || (o.partition == "auto" && !cluster.partitions.empty());
+  if (separate && cluster.partitions.empty())
+    return status{errc::invalid_argument,
+                  "--partition separate: the cluster has no VC partitions (use "
+                  "--cluster-from-vc)"};
+
+  replay_model model = o.model;
+  if (separate)
+    model.pin_to_vc = false; // Each partition's nodes are the VC's nodes already.
+  auto jobs = to_sim_jobs(*tr, model, cluster);
+
+  // Partitions: job indices and node indices per part.
+  struct part {
+    std::string name;
+    std::vector<std::size_t> jobs;
+    sch::cluster_snapshot nodes;
+    std::vector<sch::sim_job> job_values;
+  };
+  std::vector<part> parts;
+  if (separate) {
+    std::map<std::string, std::size_t> index_of;
+    for (const auto& [vc, members] : cluster.partitions) {
+      index_of[vc] = parts.size();
+      part p;
+      p.name = vc;
+      for (auto n : members)
+        p.nodes.add_node(cluster.nodes[n]);
+      parts.push_back(std::move(p));
+    }
+    // to_sim_jobs ordered jobs by submit time; map them back to their trace jobs' VC.
+    std::vector<const trace_job*> order;
+    for (const auto& j : tr->jobs)
+      order.push_back(&j);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto* a, const auto* b) { return a->submit_s < b->submit_s; });
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      auto it = index_of.find(order[i]->group);
+      if (it == index_of.end())
+        return status{errc::invalid_argument, o.trace_path + ":" + std::to_string(order[i]->line) +
+                                                  ": job " + order[i]->name + " runs in VC \"" +
+                                                  order[i]->group + "\", which " + o.vc_path +
+                                                  " does not list"};
+      parts[it->second].jobs.push_back(i);
+    }
+  } else {
+    part p;
+    p.name = "cluster";
+    for (const auto& n : cluster.nodes)
+      p.nodes.add_node(n);
+    for (std::size_t i = 0; i < jobs.size(); ++i)
+      p.jobs.push_back(i);
+    parts.push_back(std::move(p));
+  }
+  for (auto& p : parts)
+    for (auto i : p.jobs)
+      p.job_values.push_back(jobs[i]);
+
+  // Queues for the phalanx policy: the VCs weighted by their size, else weight 1.
+  std::vector<sch::sim_queue> queues;
+  for (const auto& [vc, size] : cluster.vc_sizes) {
+    sch::sim_queue q;
+    q.name = dns_safe_name(vc); // As to_sim_jobs names the jobs' queues.
+    q.weight = static_cast<int32_t>(std::clamp<int64_t>(size, 1, 65535));
+    queues.push_back(q);
+  }
+
+  sch::resources total;
+  for (const auto& n : cluster.nodes)
+    total += n.allocatable;
+  std::printf(
+      "replay: %s: %zu jobs (%s); cluster %s; %s; policies:", o.trace_path.c_str(), tr->jobs.size(),
+      std::string(to_string(tr->format)).c_str(), cluster.description.c_str(),
+      separate ? ("each of " + std::to_string(parts.size()) + " VCs simulated on its own").c_str()
+               : "one shared cluster");
+  for (auto p : o.policies)
+    std::printf(" %s", std::string(sch::to_string(p)).c_str());
+  std::printf("\n");
+  std::fflush(stdout);
+
+  // Every (policy, part) simulation, on `parallel` threads.
+  struct task {
+    std::size_t policy = 0;
+    std::size_t part = 0;
+    std::optional<sch::sim_result> out;
+    status error;
+    double wall = 0;
+  };
+  std::vector<task> tasks;
+  for (std::size_t p = 0; p < o.policies.size(); ++p)
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      if (!parts[k].job_values.empty()) {
+        task t;
+        t.policy = p;
+        t.part = k;
+        tasks.push_back(std::move(t));
+      }
+  std::atomic<std::size_t> next{0};
+  std::atomic<int64_t> done{0};
+  progress_meter meter(stdout, stdout_is_tty(), "simulated", "runs",
+                       static_cast<int64_t>(tasks.size()));
+  std::mutex meter_mutex;
+  auto worker = [&] {
+    while (true) {
+      auto i = next.fetch_add(1);
+      if (i >= tasks.size())
+        return;
+      auto& t = tasks[i];
+      sch::sim_config cfg;
+      cfg.policy = o.policies[t.policy];
+      cfg.pod_start_delay = sch::duration(o.pod_start_delay_ns);
+      cfg.queues = queues;
+      cfg.starvation_bound = sch::duration(o.starvation_bound_ns);
+      cfg.seed = o.seed;
+      if (o.end_time_ns > 0)
+        cfg.end_time = sch::duration(o.end_time_ns);
+      auto t0 = std::chrono::steady_clock::now();
+      auto r = sch::simulate(parts[t.part].nodes, parts[t.part].job_values, cfg);
+      if (r.ok())
+        t.out = std::move(*r);
+      else
+        t.error = r.error();
+      t.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      auto d = done.fetch_add(1) + 1;
+      std::lock_guard lock(meter_mutex);
+      meter.update(d);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int64_t i = 0; i < std::max<int64_t>(1, o.parallel); ++i)
+    threads.emplace_back(worker);
+  for (auto& t : threads)
+    t.join();
+  meter.finish(done.load());
+  for (const auto& t : tasks)
+    if (!t.out)
+      return status{t.error.code(), "simulation of " + parts[t.part].name + " under " +
+                                        std::string(sch::to_string(o.policies[t.policy])) + ": " +
+                                        t.error.message()};
+
+  std::vector<policy_outcome> outcomes;
+  for (std::size_t p = 0; p < o.policies.size(); ++p) {
+    std::vector<const sch::sim_result*> results;
+    double wall = 0;
+    for (const auto& t : tasks)
+      if (t.policy == p) {
+        results.push_back(&*t.out);
+        wall += t.wall;
+      }
+    auto merged = merge_results(o.policies[p], results, total);
+    merged.wall_seconds = wall;
+    outcomes.push_back(std::move(merged));
+  }
+
+  // The report.
+  json::object rep;
+  rep["mode"] = "replay";
+  rep["tool"] = "phalanx-loadtest";
+  rep["command"] = o.command;
+  rep["started_at"] = utc_now_rfc3339();
+  json::object params;
+  params["trace"] = o.trace_path;
+  params["trace_format"] = std::string(to_string(tr->format));
+  params["cluster"] = o.cluster_path;
+  params["cluster_from_vc"] = o.vc_path;
+  params["vc_scale"] = o.vc_scale;
+  params["uniform_nodes"] = o.uniform_nodes;
+  params["partition"] = separate ? "separate" : "shared";
+  params["pod_interval"] = sch::format_duration_ns(o.model.pod_interval_ns);
+  params["wait_for_gang"] = o.model.wait_for_gang;
+  params["pin_to_vc"] = model.pin_to_vc;
+  params["starvation_bound"] = sch::format_duration_ns(o.starvation_bound_ns);
+  params["pod_start_delay"] = sch::format_duration_ns(o.pod_start_delay_ns);
+  params["end_time"] = o.end_time_ns > 0 ? json::value(sch::format_duration_ns(o.end_time_ns))
+                                         : json::value(nullptr);
+  params["max_jobs"] = o.read.max_jobs;
+  params["seed"] = o.seed;
+  params["parallel"] = o.parallel;
+  json::object given;
+  for (const auto& [k, v] : o.flags_given)
+    given[k] = v;
+  params["flags_given"] = std::move(given);
+  rep["parameters"] = std::move(params);
+  rep["machine"] = json::object{{"at_start", machine0}, {"at_end", machine_info()}};
+  json::object cl;
+  cl["description"] = cluster.description;
+  cl["nodes"] = static_cast<int64_t>(cluster.nodes.size());
+  cl["gpus"] = total.get(sch::gpu_resource);
+  cl["cpu_cores"] = double(total.cpu_milli) / 1000.0;
+  cl["partitions"] = static_cast<int64_t>(separate ? parts.size() : 1);
+  json::object vcs;
+  for (const auto& [vc, members] : cluster.partitions)
+    vcs[vc] = json::object{{"nodes_before_scale", cluster.vc_sizes[vc]},
+                           {"nodes", static_cast<int64_t>(members.size())}};
+  if (!vcs.empty())
+    cl["vcs"] = std::move(vcs);
+  rep["cluster"] = std::move(cl);
+  rep["jobs"] = static_cast<int64_t>(tr->jobs.size());
+  int64_t gangs = 0;
+  for (const auto& j : tr->jobs)
+    gangs += j.pods > 1 ? 1 : 0;
+  rep["multi_pod_jobs"] = gangs;
+
+  json::object per_policy;
+  json::array table_rows;
+  json::array cdf_lines, util_lines;
+  for (const auto& out : outcomes) {
+    json::object p;
+    p["jobs"] = static_cast<int64_t>(out.jobs.size());
+    p["completed"] = out.completed;
+    p["deadlocked"] = out.deadlocked;
+    p["starved"] = out.starved;
+    p["running_at_end"] = out.running;
+    p["mean_jct_s"] = out.mean_jct_s;
+    p["p95_jct_s"] = out.p95_jct_s;
+    p["mean_queueing_delay_s"] = out.mean_queueing_s;
+    p["gpu_utilization"] = out.gpu_utilization;
+    p["cpu_utilization"] = out.cpu_utilization;
+    p["makespan_s"] = out.makespan_s;
+    p["events"] = out.events;
+    p["simulation_wall_seconds"] = out.wall_seconds;
+    p["invariant_violations"] = static_cast<int64_t>(out.violations.size());
+    json::array stuck;
+    for (const auto& j : out.jobs)
+      if ((j.phase == sch::sim_job_phase::deadlocked || j.phase == sch::sim_job_phase::pending) &&
+          stuck.size() < 20)
+        stuck.push_back(json::object{{"job", j.name},
+                                     {"phase", std::string(sch::to_string(j.phase))},
+                                     {"reason", j.reason.substr(0, 400)}});
+    p["stuck_jobs"] = std::move(stuck);
+    json::array violations;
+    for (std::size_t i = 0; i < out.violations.size() && i < 20; ++i)
+      violations.push_back(json::value(out.violations[i]));
+    p["violations"] = std::move(violations);
+    per_policy[sch::to_string(out.policy)] = std::move(p);
+    table_rows.push_back(json::array{
+        json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
+        out.starved, out.mean_jct_s, out.p95_jct_s, out.mean_queueing_s, out.gpu_utilization * 100,
+        out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size())});
+    cdf_lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
+                                     {"points", cdf_points(out.jobs, 400)}});
+    util_lines.push_back(json::object{
+        {"name", std::string(sch::to_string(out.policy))},
+        {"points", downsample_steps(out.utilization, 1, double(total.get(sch::gpu_resource)),
+                                    out.makespan_s, 300)}});
+  }
+  rep["policies"] = std::move(per_policy);
+
+  // Targets (DESIGN.md section 9), when the three policies ran.
+  json::array targets;
+  const policy_outcome* pods = nullptr;
+  const policy_outcome* fifo = nullptr;
+  const policy_outcome* phx = nullptr;
+  for (const auto& out : outcomes) {
+    if (out.policy == sch::sim_policy::pod_by_pod)
+      pods = &out;
+    if (out.policy == sch::sim_policy::gang_fifo)
+      fifo = &out;
+    if (out.policy == sch::sim_policy::phalanx)
+      phx = &out;
+  }
+  bool all_ok = true;
+  if (phx) {
+    bool ok = phx->deadlocked == 0;
+    all_ok &= ok;
+    targets.push_back(make_target("phalanx: no deadlocked job", "policies.phalanx.deadlocked == 0",
+                                  0, double(phx->deadlocked), ok));
+  }
+  if (phx && fifo) {
+    bool ok = phx->completed >= fifo->completed && phx->mean_jct_s < fifo->mean_jct_s;
+    all_ok &= ok;
+    targets.push_back(make_target(
+        "phalanx: lower mean JCT than gang FIFO",
+        "policies.phalanx.mean_jct_s < policies.gang-fifo.mean_jct_s (and as many completed)",
+        fifo->mean_jct_s, phx->mean_jct_s, ok));
+  }
+  if (pods) {
+    bool ok = pods->deadlocked > 0;
+    all_ok &= ok;
+    targets.push_back(make_target("pod-by-pod shows the deadlocks",
+                                  "policies.pod-by-pod.deadlocked > 0", 1, double(pods->deadlocked),
+                                  ok));
+  }
+  bool no_violations = std::all_of(outcomes.begin(), outcomes.end(),
+                                   [](const auto& x) { return x.violations.empty(); });
+  targets.push_back(make_target("simulation invariants", "no violation under any policy", 0,
+                                no_violations ? 0 : 1, no_violations));
+  rep["targets"] = std::move(targets);
+  rep["targets_met"] = all_ok && no_violations;
+  rep["invariants_ok"] = no_violations;
+
+  json::array summary;
+  summary.push_back(json::array{"trace", o.trace_path + " (" + std::to_string(tr->jobs.size()) +
+                                             " jobs, " + std::to_string(gangs) +
+                                             " of them gangs)"});
+  summary.push_back(json::array{"cluster", cluster.description});
+  summary.push_back(json::array{"partitions", separate ? std::to_string(parts.size()) +
+                                                             " VCs, each its own scheduler"
+                                                       : std::string("one shared cluster")});
+  rep["summary"] = std::move(summary);
+  rep["tables"] = json::array{
+      json::object{{"title", "Per policy"},
+                   {"columns", json::array{"policy", "completed", "deadlocked", "starved",
+                                           "mean JCT (s)", "p95 JCT (s)", "mean queueing (s)",
+                                           "GPU util (%)", "makespan (h)", "violations"}},
+                   {"rows", std::move(table_rows)}}};
+  json::array plots;
+  plots.push_back(json::object{{"id", "jct_cdf"},
+                               {"kind", "line"},
+                               {"title", "CDF of job completion time per policy"},
+                               {"note", "Fraction of all jobs completed within the time; jobs "
+                                        "that never complete keep a curve below 1."},
+                               {"x_label", "job completion time (s, log scale)"},
+                               {"y_label", "fraction of jobs"},
+                               {"x_log", true},
+                               {"y_max", 1.0},
+                               {"lines", std::move(cdf_lines)}});
+  if (total.get(sch::gpu_resource) > 0)
+    plots.push_back(
+        json::object{{"id", "gpu_utilization"},
+                     {"kind", "line"},
+                     {"title", "GPUs allocated over time per policy"},
+                     {"note", "Time-weighted mean over 300 equal intervals of the run."},
+                     {"x_label", "simulated hours"},
+                     {"y_label", "fraction of the cluster's GPUs"},
+                     {"y_max", 1.0},
+                     {"lines", std::move(util_lines)}});
+  rep["plots"] = std::move(plots);
+
+  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s\n", "policy", "completed", "deadlocked",
+              "starved", "mean JCT s", "p95 JCT s", "mean queue s", "GPU %");
+  for (const auto& out : outcomes)
+    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f\n",
+                std::string(sch::to_string(out.policy)).c_str(),
+                static_cast<long long>(out.completed), static_cast<long long>(out.deadlocked),
+                static_cast<long long>(out.starved), fmt_s(out.mean_jct_s).c_str(),
+                fmt_s(out.p95_jct_s).c_str(), fmt_s(out.mean_queueing_s).c_str(),
+                out.gpu_utilization * 100);
+  std::fflush(stdout);
+  return rep;
+}
+
+} // namespace phalanx::loadtest

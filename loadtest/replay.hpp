@@ -1,0 +1,94 @@
+#pragma once
+
+// `phalanx-loadtest replay`: a trace-driven simulation on a simulated clock (the pure
+// scheduler::simulate, weeks of trace in seconds) of a real trace on a cluster, under several
+// policies in one run: pod-by-pod (the default scheduler's behaviour, with deadlock detection),
+// gang FIFO and Phalanx's full policy. Reports per policy the mean and p95 job completion time,
+// the mean queueing delay, GPU (and cpu) utilization, and the deadlocked and starved jobs, with
+// the cluster used.
+//
+// Partitions: a cluster made from VC sizes is, by default, simulated one VC at a time, each VC
+// with its own scheduler queue over its own nodes, as Philly's virtual clusters ran (and as the
+// Helios simulator replays them); --partition shared simulates one cluster in which jobs select
+// their VC's nodes and share one queue order (a blocked head in one VC then holds up the others
+// under the head-of-line policies). Results are merged over partitions: JCT statistics over all
+// jobs, utilization over the summed use of every partition on the whole cluster.
+
+#include "loadtest/trace.hpp"
+
+#include "scheduler/simulation.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <vector>
+
+namespace phalanx::loadtest {
+
+struct replay_options {
+  std::string trace_path;
+  /// A YAML cluster file (actors/cluster_file.hpp) or a node list CSV (openb's). One of
+  /// cluster_path, vc_path or uniform_nodes is required.
+  std::string cluster_path;
+  /// VC sizes (vc,node num): round(count * vc_scale) nodes of vc_shape per VC.
+  std::string vc_path;
+  double vc_scale = 1.0;
+  /// A uniform cluster of this many nodes of `shape`.
+  int64_t uniform_nodes = 0;
+  node_shape shape;
+  /// "auto" (separate when the cluster has VC partitions), "separate" or "shared".
+  std::string partition = "auto";
+  std::vector<scheduler::sim_policy> policies = {scheduler::sim_policy::pod_by_pod,
+                                                 scheduler::sim_policy::gang_fifo,
+                                                 scheduler::sim_policy::phalanx};
+  replay_model model;
+  trace_read_options read;
+  /// phalanx: how long a blocked gang may be passed by backfill. Default: 5 minutes.
+  int64_t starvation_bound_ns = int64_t{300} * 1'000'000'000;
+  /// From bind to Running. Default: 0.
+  int64_t pod_start_delay_ns = 0;
+  /// Stop the simulated clock here (0: run until nothing is left). Default: 0.
+  int64_t end_time_ns = 0;
+  /// Simulations run at once. Default: 1.
+  int64_t parallel = 1;
+  uint64_t seed = 1;
+  std::string json_path;
+  std::string html_path;
+  std::string command;
+  std::vector<std::pair<std::string, std::string>> flags_given;
+};
+
+/// The merged outcome of one policy.
+struct policy_outcome {
+  scheduler::sim_policy policy = scheduler::sim_policy::phalanx;
+  std::vector<scheduler::sim_job_result> jobs;
+  int64_t completed = 0;
+  int64_t deadlocked = 0;
+  int64_t starved = 0; // Never started: Pending at the end.
+  int64_t running = 0; // Started, unfinished at end_time.
+  double mean_jct_s = 0;
+  double p95_jct_s = 0;
+  double mean_queueing_s = 0;
+  double gpu_utilization = 0;
+  double cpu_utilization = 0;
+  double makespan_s = 0;
+  int64_t events = 0;
+  double wall_seconds = 0;
+  std::vector<std::string> violations;
+  /// (seconds, GPUs in use, cpu cores in use), merged over partitions.
+  std::vector<std::array<double, 3>> utilization;
+};
+
+/// Merges per-partition simulation results of one policy (jobs in the order given, use summed).
+/// `total` is the whole cluster's allocatable.
+policy_outcome merge_results(scheduler::sim_policy policy,
+                             const std::vector<const scheduler::sim_result*>& parts,
+                             const scheduler::resources& total);
+
+/// Runs the replay and returns its report (written to the JSON/HTML paths when set).
+result<boost::json::object> run_replay(const replay_options& options);
+
+/// Parses "pod-by-pod,gang-fifo,phalanx"; errors name the item.
+result<std::vector<scheduler::sim_policy>> parse_policies(const std::string& text);
+
+} // namespace phalanx::loadtest

@@ -1,0 +1,217 @@
+#include "loadtest/restart.hpp"
+
+#include "loadtest/phalanxd_process.hpp"
+#include "loadtest/progress.hpp"
+#include "loadtest/report.hpp"
+#include "loadtest/scheduling_run.hpp"
+#include "loadtest/stats.hpp"
+
+#include "api/client.hpp"
+#include "scheduler/quantity.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+namespace phalanx::loadtest {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Counts the items of a list answer without decoding the objects.
+int64_t count_items(api::http_client& c, const std::string& target, std::string& error) {
+  api::client_request req;
+  req.target = target;
+  auto res = c.send(req);
+  if (!res || res->status != 200) {
+    error = "GET " + target + ": " +
+            (res ? "HTTP " + std::to_string(res->status) : res.error().message());
+    return -1;
+  }
+  boost::system::error_code ec;
+  auto v = json::parse(res->body, ec);
+  if (ec || !v.is_object()) {
+    error = "GET " + target + ": the answer is not a JSON object";
+    return -1;
+  }
+  const auto* items = v.as_object().if_contains("items");
+  if (items == nullptr || !items->is_array()) {
+    error = "GET " + target + ": no items";
+    return -1;
+  }
+  return static_cast<int64_t>(items->as_array().size());
+}
+
+std::string fixed3(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+} // namespace
+
+result<json::object> run_restart(const restart_options& o) {
+  if (auto s = validate(o.store); !s.ok())
+    return s;
+  auto machine0 = machine_info();
+  auto dir = make_temp_dir(o.work_dir, "phalanx-loadtest-restart-");
+  if (!dir)
+    return dir.error();
+  dir_cleanup cleanup(*dir, o.keep);
+  const std::string pristine = *dir + "/pristine";
+
+  std::printf("restart: building a store of %s pods in %s PodGroups on %s nodes in %s\n",
+              format_count(o.store.pods).c_str(), format_count(o.store.groups).c_str(),
+              format_count(o.store.nodes).c_str(), pristine.c_str());
+  std::fflush(stdout);
+  auto built = build_restart_store(o.store, pristine);
+  if (!built)
+    return built.error();
+  std::uintmax_t store_bytes = 0;
+  for (const auto& e : fs::recursive_directory_iterator(pristine))
+    if (e.is_regular_file())
+      store_bytes += e.file_size();
+  std::printf("restart: built in %.2f s (%s records, %.1f MiB)\n", built->seconds,
+              format_count(built->records).c_str(), double(store_bytes) / 1048576.0);
+
+  std::vector<restart_round> rounds;
+  progress_meter meter(stdout, stdout_is_tty(), "restarts", "rounds", o.repeat);
+  for (int64_t round = 0; round < o.repeat; ++round) {
+    std::string data = *dir + "/round-" + std::to_string(round);
+    std::error_code ec;
+    fs::copy(pristine, data, fs::copy_options::recursive, ec);
+    if (ec)
+      return status{errc::io_error, "copy the store to " + data + ": " + ec.message()};
+    phalanxd_options po;
+    if (!o.phalanxd_binary.empty())
+      po.binary = o.phalanxd_binary;
+    po.data_dir = data;
+    po.log_file = data + ".log";
+    po.ready_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::nanoseconds(o.ready_timeout_ns));
+    po.extra_args = {"--log-level", "info"};
+    auto d = phalanxd_process::start(po);
+    if (!d)
+      return status{d.error().code(),
+                    "round " + std::to_string(round + 1) + ": " + d.error().message()};
+    restart_round r;
+    r.restart_seconds = (*d)->seconds_to_ready();
+    {
+      auto client = (*d)->client_options();
+      client.timeout = std::chrono::seconds(120);
+      client.max_body_bytes = std::size_t{1} << 30;
+      api::http_client c(client);
+      api::client_request req;
+      req.target = "/metrics";
+      if (auto res = c.send(req); res && res->status == 200)
+        if (auto parsed = parse_prometheus_text(res->body))
+          if (auto v = find_sample(*parsed, "phalanx_restart_seconds"))
+            r.restore_seconds = *v;
+      std::string error;
+      r.podgroups_listed = count_items(c, "/apis/scheduling.volcano.sh/v1beta1/podgroups", error);
+      r.nodes_listed = count_items(c, "/api/v1/nodes", error);
+      if (!error.empty())
+        std::printf("restart: round %lld: %s\n", static_cast<long long>(round + 1), error.c_str());
+    }
+    auto code = (*d)->stop();
+    r.exit_code = code.ok() ? *code : -1;
+    rounds.push_back(r);
+    meter.update(round + 1);
+    if (!o.keep)
+      fs::remove_all(data, ec);
+  }
+  meter.finish(o.repeat);
+
+  std::vector<double> times, restores;
+  for (const auto& r : rounds) {
+    times.push_back(r.restart_seconds);
+    if (r.restore_seconds >= 0)
+      restores.push_back(r.restore_seconds);
+  }
+  std::sort(times.begin(), times.end());
+  std::sort(restores.begin(), restores.end());
+  double median = times[times.size() / 2];
+  double restore_median = restores.empty() ? NAN : restores[restores.size() / 2];
+  bool complete = std::all_of(rounds.begin(), rounds.end(), [&](const restart_round& r) {
+    return r.podgroups_listed == o.store.groups && r.nodes_listed == o.store.nodes;
+  });
+  bool clean = std::all_of(rounds.begin(), rounds.end(),
+                           [](const restart_round& r) { return r.exit_code == 0; });
+
+  json::object rep;
+  rep["mode"] = "restart";
+  rep["tool"] = "phalanx-loadtest";
+  rep["command"] = o.command;
+  rep["started_at"] = utc_now_rfc3339();
+  json::object params{
+      {"pods", o.store.pods},
+      {"podgroups", o.store.groups},
+      {"nodes", o.store.nodes},
+      {"queues", o.store.queues},
+      {"jobs", o.store.jobs},
+      {"spec_bytes", o.store.spec_bytes},
+      {"bare_pods", o.store.bare_pods},
+      {"repeat", o.repeat},
+      {"ready_timeout", scheduler::format_duration_ns(o.ready_timeout_ns)},
+      {"phalanxd", o.phalanxd_binary.empty() ? built_phalanxd_path() : o.phalanxd_binary}};
+  json::object given;
+  for (const auto& [k, v] : o.flags_given)
+    given[k] = v;
+  params["flags_given"] = std::move(given);
+  rep["parameters"] = std::move(params);
+  rep["machine"] = json::object{{"at_start", machine0}, {"at_end", machine_info()}};
+  rep["store"] = json::object{{"records", built->records},
+                              {"bound_pods", built->bound_pods},
+                              {"build_seconds", built->seconds},
+                              {"bytes", static_cast<int64_t>(store_bytes)}};
+  rep["restart_seconds"] = median;
+  rep["restart_seconds_min"] = times.front();
+  rep["restart_seconds_max"] = times.back();
+  rep["restore_seconds"] = json_number(restore_median);
+  rep["all_objects_back"] = complete;
+  rep["clean_stops"] = clean;
+  json::array round_list;
+  json::array bars;
+  for (std::size_t i = 0; i < rounds.size(); ++i) {
+    const auto& r = rounds[i];
+    round_list.push_back(json::object{{"restart_seconds", r.restart_seconds},
+                                      {"restore_seconds", json_number(r.restore_seconds)},
+                                      {"podgroups_listed", r.podgroups_listed},
+                                      {"nodes_listed", r.nodes_listed},
+                                      {"exit_code", r.exit_code}});
+    bars.push_back(
+        json::object{{"label", "round " + std::to_string(i + 1)}, {"value", r.restart_seconds}});
+  }
+  rep["rounds"] = std::move(round_list);
+  rep["targets"] = json::array{
+      make_target("restart to ready, " + format_count(o.store.pods) + " pods",
+                  "restart_seconds (median, fork to /readyz 200) <= 1", 1, median, median <= 1),
+      make_target("every PodGroup and node back", "all_objects_back", 1, complete ? 1 : 0,
+                  complete)};
+  rep["summary"] = json::array{
+      json::array{"store", format_count(o.store.pods) + " pods, " + format_count(o.store.groups) +
+                               " PodGroups, " + format_count(o.store.nodes) + " nodes"},
+      json::array{"restart_seconds median / min / max",
+                  fixed3(median) + " / " + fixed3(times.front()) + " / " + fixed3(times.back())},
+      json::array{"runtime restore (phalanx_restart_seconds), median",
+                  std::isfinite(restore_median) ? fixed3(restore_median) : "n/a"}};
+  rep["plots"] = json::array{json::object{{"id", "restarts"},
+                                          {"kind", "bars"},
+                                          {"title", "Fork to /readyz 200 per round"},
+                                          {"x_label", "round"},
+                                          {"y_label", "seconds"},
+                                          {"bars", std::move(bars)}}};
+  std::printf("restart: restart_seconds median %.3f (min %.3f, max %.3f) over %lld rounds; "
+              "runtime restore %.3f s\n",
+              median, times.front(), times.back(), static_cast<long long>(o.repeat),
+              restore_median);
+  std::fflush(stdout);
+  return rep;
+}
+
+} // namespace phalanx::loadtest

@@ -1,0 +1,48 @@
+#pragma once
+
+// `phalanx-loadtest restart`: builds a store of the restart target's shape
+// (loadtest/store_builder.hpp: 150,000 pods in 20,000 PodGroups on 5,000 nodes by default), then
+// starts the real phalanxd on a fresh copy of it `repeat` times (loadtest/phalanxd_process.hpp)
+// and measures restart_seconds: from the start of the process (fork) to /readyz answering 200.
+// Each round also reads the daemon's own restore time (phalanx_restart_seconds) and checks that
+// every PodGroup and node came back through the API.
+
+#include "loadtest/store_builder.hpp"
+
+#include "scheduler/result.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <vector>
+
+namespace phalanx::loadtest {
+
+struct restart_options {
+  restart_store_spec store;
+  /// Restarts measured, each on a fresh copy of the built store. Default: 3.
+  int64_t repeat = 3;
+  /// How long one start may take before it counts as failed. Default: 120 s.
+  int64_t ready_timeout_ns = int64_t{120} * 1'000'000'000;
+  /// The phalanxd binary. Default: the one this build made.
+  std::string phalanxd_binary;
+  std::string work_dir;
+  bool keep = false;
+  std::string json_path;
+  std::string html_path;
+  std::string command;
+  std::vector<std::pair<std::string, std::string>> flags_given;
+};
+
+/// One measured restart.
+struct restart_round {
+  double restart_seconds = 0;  // Fork to /readyz 200.
+  double restore_seconds = -1; // The runtime's own (phalanx_restart_seconds), -1 if unknown.
+  int64_t podgroups_listed = -1;
+  int64_t nodes_listed = -1;
+  int exit_code = -1;
+};
+
+result<boost::json::object> run_restart(const restart_options& options);
+
+} // namespace phalanx::loadtest

@@ -1,0 +1,193 @@
+// Short runs of the inproc and replay modes through the command line (the e2e suites run push,
+// restart and the HTML render), and the command line's errors.
+
+#include "loadtest/replay.hpp"
+#include "loadtest/tests/test_util.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+namespace phalanx::loadtest {
+namespace {
+
+using testing::number;
+using testing::read_report;
+using testing::run;
+using testing::scratch_dir;
+using testing::testdata;
+
+TEST(LoadtestInproc, SmallRunSchedulesEveryGangAndKeepsTheInvariants) {
+  scratch_dir dir;
+  auto json = dir.path + "/inproc.json";
+  ASSERT_EQ(run({"inproc", "--nodes", "50", "--podgroups", "200", "--gang-sizes", "1:40,2-16:60",
+                 "--pod-cpu", "250m-1", "--gpu-gang-fraction", "0.02", "--work-dir", dir.path,
+                 "--sample-interval", "20ms", "--json", json}),
+            0);
+  auto rep = read_report(json);
+  EXPECT_EQ(rep["mode"].as_string(), "inproc");
+  EXPECT_TRUE(rep["all_scheduled"].as_bool());
+  EXPECT_TRUE(rep["invariants_ok"].as_bool())
+      << boost::json::serialize(rep["invariant_violations"]);
+  EXPECT_EQ(rep["gangs_running"].as_int64(), 200);
+  EXPECT_GT(number(rep, "pods_per_second"), 0);
+  EXPECT_GE(number(rep, "p99_gang_ms"), number(rep, "p50_gang_ms"));
+  EXPECT_GT(number(rep, "loop_pods_per_second"), 0);
+  EXPECT_EQ(rep["loop_failed_gangs"].as_int64(), 0);
+  EXPECT_EQ(number(rep, "loop_placed_pods"), number(rep["workload"].as_object(), "pods"));
+  EXPECT_TRUE(rep["durable"].as_bool());
+  EXPECT_EQ(rep["submission_failures"].as_int64(), 0);
+  EXPECT_EQ(rep["queues"].as_array().size(), 3u);
+  EXPECT_FALSE(rep["plots"].as_array().empty());
+  // The temporary store is gone.
+  std::size_t left = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path))
+    ++left;
+  EXPECT_EQ(left, 1u) << "only the report should remain in " << dir.path;
+}
+
+TEST(LoadtestInproc, PodGroupsThenPodsAlsoSchedule) {
+  scratch_dir dir;
+  auto json = dir.path + "/inproc.json";
+  ASSERT_EQ(run({"inproc",     "--nodes",
+                 "20",         "--podgroups",
+                 "40",         "--gang-sizes",
+                 "1-8:1",      "--submit",
+                 "podgroups",  "--gpu-gang-fraction",
+                 "0",          "--queues",
+                 "a:1,b:3",    "--priorities",
+                 "0:1",        "--skip-loop",
+                 "--work-dir", dir.path,
+                 "--json",     json}),
+            0);
+  auto rep = read_report(json);
+  EXPECT_TRUE(rep["all_scheduled"].as_bool());
+  EXPECT_TRUE(rep["invariants_ok"].as_bool());
+  EXPECT_EQ(rep["parameters"].as_object()["submit"].as_string(), "podgroups");
+  EXPECT_FALSE(rep.contains("loop_pods_per_second"));
+}
+
+TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
+  scratch_dir dir;
+  auto json = dir.path + "/replay.json";
+  ASSERT_EQ(run({"replay", "--trace", testdata("philly_excerpt.csv"), "--cluster-from-vc",
+                 testdata("vc_nodes_excerpt.csv"), "--vc-scale", "0.5", "--pod-interval", "30s",
+                 "--json", json}),
+            0);
+  auto rep = read_report(json);
+  auto& policies = rep["policies"].as_object();
+  auto& pods = policies["pod-by-pod"].as_object();
+  auto& fifo = policies["gang-fifo"].as_object();
+  auto& phx = policies["phalanx"].as_object();
+  EXPECT_GT(pods["deadlocked"].as_int64(), 0);
+  EXPECT_EQ(fifo["deadlocked"].as_int64(), 0);
+  EXPECT_EQ(phx["deadlocked"].as_int64(), 0);
+  EXPECT_EQ(phx["completed"].as_int64(), 60);
+  EXPECT_EQ(fifo["completed"].as_int64(), 60);
+  EXPECT_LT(pods["completed"].as_int64(), 60);
+  for (auto* p : {&pods, &fifo, &phx}) {
+    EXPECT_EQ((*p)["invariant_violations"].as_int64(), 0);
+    for (const char* key :
+         {"mean_jct_s", "p95_jct_s", "mean_queueing_delay_s", "gpu_utilization", "starved"})
+      EXPECT_TRUE(p->contains(key)) << key;
+  }
+  EXPECT_EQ(rep["cluster"].as_object()["nodes"].as_int64(), 12);
+  EXPECT_EQ(rep["cluster"].as_object()["gpus"].as_int64(), 96);
+  EXPECT_EQ(rep["parameters"].as_object()["partition"].as_string(), "separate");
+  // The CDF plot has one line per policy.
+  EXPECT_EQ(rep["plots"].as_array()[0].as_object()["lines"].as_array().size(), 3u);
+}
+
+TEST(LoadtestReplay, PolluxAndOpenbRunOnTheirClusters) {
+  scratch_dir dir;
+  ASSERT_EQ(run({"replay", "--trace", testdata("pollux_workload_excerpt.csv"), "--cluster",
+                 testdata("pollux_cluster.yaml"), "--json", dir.path + "/pollux.json"}),
+            0);
+  auto pollux = read_report(dir.path + "/pollux.json");
+  EXPECT_EQ(pollux["jobs"].as_int64(), 30);
+  EXPECT_EQ(pollux["policies"].as_object()["phalanx"].as_object()["completed"].as_int64(), 30);
+  ASSERT_EQ(run({"replay", "--trace", testdata("openb_pods_excerpt.csv"), "--cluster",
+                 testdata("openb_nodes_excerpt.csv"), "--policies", "gang-fifo,phalanx", "--json",
+                 dir.path + "/openb.json"}),
+            0);
+  auto openb = read_report(dir.path + "/openb.json");
+  EXPECT_EQ(openb["cluster"].as_object()["nodes"].as_int64(), 20);
+  EXPECT_EQ(openb["policies"].as_object().size(), 2u);
+  EXPECT_EQ(openb["policies"].as_object()["phalanx"].as_object()["deadlocked"].as_int64(), 0);
+}
+
+TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
+  // Two partitions: 2 GPUs used for 10 s in one, 4 GPUs for 5 s in the other; 8 GPUs in all.
+  scheduler::sim_result a, b;
+  a.utilization = {{scheduler::duration{0}, 0, 2}, {std::chrono::seconds(10), 0, 0}};
+  a.summary.makespan = std::chrono::seconds(10);
+  b.utilization = {{scheduler::duration{0}, 0, 4}, {std::chrono::seconds(5), 0, 0}};
+  b.summary.makespan = std::chrono::seconds(5);
+  scheduler::sim_job_result done;
+  done.phase = scheduler::sim_job_phase::completed;
+  done.completion_time = std::chrono::seconds(10);
+  done.time_to_start = std::chrono::seconds(2);
+  a.jobs = {done};
+  scheduler::sim_job_result stuck;
+  stuck.phase = scheduler::sim_job_phase::deadlocked;
+  b.jobs = {stuck};
+  scheduler::resources total;
+  total.set(scheduler::gpu_resource, 8);
+  auto m = merge_results(scheduler::sim_policy::phalanx, {&a, &b}, total);
+  EXPECT_EQ(m.completed, 1);
+  EXPECT_EQ(m.deadlocked, 1);
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, 10);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, 2);
+  EXPECT_DOUBLE_EQ(m.makespan_s, 10);
+  // (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
+  EXPECT_DOUBLE_EQ(m.gpu_utilization, 40.0 / 80.0);
+}
+
+TEST(LoadtestCli, BadUsageExitsWithTwoAndNamesTheFlag) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"inproc", "--podgroups", "ten"}), 2);
+  EXPECT_EQ(run({"inproc", "--gang-sizes", "0-4:1"}), 2);
+  EXPECT_EQ(run({"replay", "--trace", "x.csv"}), 2);
+  EXPECT_EQ(run({"replay", "--trace", "x.csv", "--nodes", "4", "--policies", "fifo"}), 2);
+  EXPECT_EQ(run({"restart", "--pods", "10", "--podgroups", "20"}), 2);
+  EXPECT_EQ(run({"teleport"}), 2);
+  EXPECT_EQ(run({}), 2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("phalanx-loadtest inproc: --podgroups: \"ten\" is not an integer"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("--gang-sizes: item 1 \"0-4:1\": sizes must satisfy"), std::string::npos)
+      << err;
+  EXPECT_NE(err.find("give exactly one of --cluster FILE, --cluster-from-vc FILE or --nodes N"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("--policies: item 1 \"fifo\": unknown policy"), std::string::npos) << err;
+  EXPECT_NE(err.find("--pods: must be at least --podgroups"), std::string::npos) << err;
+  EXPECT_NE(err.find("unknown mode \"teleport\""), std::string::npos) << err;
+}
+
+TEST(LoadtestCli, BadTraceExitsWithOneAndNamesTheLine) {
+  scratch_dir dir;
+  auto trace = dir.path + "/bad.csv";
+  {
+    std::ofstream out(trace);
+    out << "name,time,application,num_replicas,batch_size\na-0,10,ncf,2,32\na-1,x,ncf,2,32\n";
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"replay", "--trace", trace, "--nodes", "2"}), 1);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find(trace + ":3:2 (time): \"x\" is not an integer"), std::string::npos) << err;
+}
+
+TEST(LoadtestCli, HelpListsTheFlags) {
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run({"push", "--help"}), 0);
+  EXPECT_EQ(run({"replay", "--help"}), 0);
+  auto out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("--server VALUE"), std::string::npos);
+  EXPECT_NE(out.find("--cluster-from-vc VALUE"), std::string::npos);
+  EXPECT_NE(out.find("--vc-scale X"), std::string::npos);
+}
+
+} // namespace
+} // namespace phalanx::loadtest

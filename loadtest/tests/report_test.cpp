@@ -1,0 +1,224 @@
+// Figures and reports: percentiles, Prometheus histograms and text, progress lines, and the keys
+// of the JSON report the modes write.
+
+#include "loadtest/progress.hpp"
+#include "loadtest/report.hpp"
+#include "loadtest/scheduling_run.hpp"
+#include "loadtest/stats.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace phalanx::loadtest {
+namespace {
+
+namespace json = boost::json;
+
+TEST(LoadtestStats, NearestRankPercentiles) {
+  auto s = summarize({5, 1, 4, 2, 3, 6, 7, 8, 9, 10});
+  EXPECT_EQ(s.count, 10u);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_DOUBLE_EQ(s.p50, 5);
+  EXPECT_DOUBLE_EQ(s.p90, 9);
+  EXPECT_DOUBLE_EQ(s.p99, 10);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_EQ(summarize({}).count, 0u);
+  EXPECT_DOUBLE_EQ(percentile_sorted({1, 2, 3}, 0), 1);
+}
+
+TEST(LoadtestStats, ReadsThePrometheusTextFormat) {
+  const std::string text = "# HELP phalanx_pods_scheduled_total Pods.\n"
+                           "# TYPE phalanx_pods_scheduled_total counter\n"
+                           "phalanx_pods_scheduled_total 1234\n"
+                           "phalanx_queue_allocated{queue=\"a\",resource=\"cpu\"} 2.5\n"
+                           "phalanx_queue_allocated{queue=\"we\\\"ird\",resource=\"cpu\"} 1\n"
+                           "h_bucket{le=\"0.001\"} 2\n"
+                           "h_bucket{le=\"0.01\"} 6\n"
+                           "h_bucket{le=\"+Inf\"} 10\n"
+                           "h_sum 0.5\n"
+                           "h_count 10\n";
+  auto samples = parse_prometheus_text(text);
+  ASSERT_TRUE(samples.ok()) << samples.error().message();
+  EXPECT_EQ(find_sample(*samples, "phalanx_pods_scheduled_total"), 1234);
+  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "a"}}), 2.5);
+  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "we\"ird"}}), 1);
+  EXPECT_FALSE(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "b"}}));
+  auto h = find_histogram(*samples, "h");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->count, 10u);
+  EXPECT_EQ(h->cumulative, (std::vector<uint64_t>{2, 6}));
+  // Rank 5 of 10 is the 3rd of 4 observations in (0.001, 0.01]: 0.001 + 0.009 * 3/4.
+  EXPECT_NEAR(histogram_quantile(*h, 0.5), 0.00775, 1e-12);
+  EXPECT_NEAR(histogram_quantile(*h, 0.1), 0.0005, 1e-12);
+  EXPECT_DOUBLE_EQ(histogram_quantile(*h, 0.99), 0.01); // In +Inf: the largest finite bound.
+  EXPECT_TRUE(std::isinf(histogram_max_bound(*h)));
+  histogram_data full{{0.001, 0.01}, {2, 6}, 6, 0};
+  EXPECT_DOUBLE_EQ(histogram_max_bound(full), 0.01);
+  auto bad = parse_prometheus_text("x{le=\"1} 2\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("metrics line 1"), std::string::npos);
+  EXPECT_FALSE(parse_prometheus_text("x abc\n").ok());
+}
+
+TEST(LoadtestProgress, FormatsCountsRatesAndEta) {
+  EXPECT_EQ(format_count(0), "0");
+  EXPECT_EQ(format_count(999), "999");
+  EXPECT_EQ(format_count(1234567), "1,234,567");
+  EXPECT_EQ(format_count(-1000), "-1,000");
+  EXPECT_EQ(format_rate(21532.4), "21,532/s");
+  EXPECT_EQ(format_rate(12.5), "12.5/s");
+  EXPECT_EQ(format_eta(0.25), "250ms");
+  EXPECT_EQ(format_eta(2.5), "2.5s");
+  EXPECT_EQ(format_eta(65), "1m05s");
+  EXPECT_EQ(format_eta(7380), "2h03m");
+  EXPECT_EQ(format_eta(-1), "--");
+  EXPECT_EQ(format_eta(NAN), "--");
+  progress_snapshot s{"scheduled", "pods", 50, 100, 2.0};
+  EXPECT_EQ(format_progress_line(s, 10),
+            "scheduled [#####-----]  50.0%  50/100 pods  25.0/s  ETA 2.0s");
+  EXPECT_EQ(format_progress_line(s, 0), "scheduled  50.0%  50/100 pods  25.0/s  ETA 2.0s");
+  progress_snapshot unknown{"sent", "requests", 1500, 0, 1.0};
+  EXPECT_EQ(format_progress_line(unknown, 10), "sent  1,500 requests  1,500/s");
+}
+
+TEST(LoadtestProgress, PlainLinesWhenNotATerminal) {
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = ::open_memstream(&buf, &len);
+  ASSERT_NE(out, nullptr);
+  {
+    progress_meter m(out, false, "scheduled", "pods", 10);
+    m.update(3); // Drawn: the first update.
+    m.update(4); // Within a second: not drawn.
+    m.finish(10);
+    m.finish(10); // Idempotent.
+  }
+  std::fclose(out);
+  std::string text(buf, len);
+  std::free(buf);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2) << text;
+  EXPECT_EQ(text.find('\r'), std::string::npos);
+  EXPECT_NE(text.find("3/10 pods"), std::string::npos) << text;
+  EXPECT_NE(text.find("10/10 pods"), std::string::npos) << text;
+}
+
+TEST(LoadtestProgress, RedrawsInPlaceOnATerminal) {
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* out = ::open_memstream(&buf, &len);
+  {
+    progress_meter m(out, true, "scheduled", "pods", 10);
+    m.update(3);
+    m.finish(10);
+  }
+  std::fclose(out);
+  std::string text(buf, len);
+  std::free(buf);
+  EXPECT_EQ(text.front(), '\r');
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+  EXPECT_NE(text.find("[####################] 100.0%"), std::string::npos) << text;
+}
+
+TEST(LoadtestReport, RunReportHasEveryKey) {
+  run_options o;
+  o.workload.nodes = 4;
+  o.workload.podgroups = 3;
+  o.command = "phalanx-loadtest inproc --nodes 4";
+  auto w = generate_workload(o.workload);
+  run_recorder r(w);
+  r.start();
+  for (int64_t i = 0; i < 3; ++i) {
+    r.acknowledged(i, 1);
+    r.observed_running(i);
+  }
+  run_sample s;
+  s.t = 0.1;
+  s.pods_scheduled = w.total_pods;
+  queue_point qp;
+  qp.allocated_cpu = 1;
+  qp.allocated_memory = 2;
+  qp.deserved_cpu = 1;
+  qp.deserved_memory = 2;
+  s.queues["research"] = qp;
+  r.add_sample(s);
+  run_extras x;
+  x.invariants_checked = true;
+  x.invariants_source = "test";
+  x.decision_histogram = histogram_data{{0.0001, 0.001}, {2, 3}, 3, 0.0012};
+  auto rep = build_run_report("inproc", o, w, r, x, machine_info());
+  for (const char* key : {"mode",
+                          "command",
+                          "parameters",
+                          "machine",
+                          "workload",
+                          "pods_per_second",
+                          "scheduled_pods_per_second",
+                          "submitted_pods_per_second",
+                          "time_to_schedule_all_seconds",
+                          "p50_gang_ms",
+                          "p90_gang_ms",
+                          "p99_gang_ms",
+                          "max_gang_ms",
+                          "gang_decision",
+                          "submit_to_running_ms",
+                          "utilization",
+                          "queues",
+                          "invariants_ok",
+                          "invariants_source",
+                          "invariant_violations",
+                          "targets",
+                          "summary",
+                          "plots",
+                          "all_scheduled"})
+    EXPECT_TRUE(rep.contains(key)) << key;
+  EXPECT_TRUE(rep["invariants_ok"].as_bool());
+  EXPECT_TRUE(rep["all_scheduled"].as_bool());
+  EXPECT_TRUE(rep["pods_per_second"].is_number());
+  EXPECT_NEAR(rep["max_gang_ms"].to_number<double>(), 1.0, 1e-9);
+  EXPECT_EQ(rep["parameters"].as_object()["nodes"].as_int64(), 4);
+  EXPECT_EQ(rep["plots"].as_array().size(), 5u);
+  // The JSON text parses back.
+  auto text = to_pretty_json(rep);
+  boost::system::error_code ec;
+  auto back = json::parse(text, ec);
+  EXPECT_FALSE(ec) << text.substr(0, 300);
+  EXPECT_EQ(back.as_object().at("mode").as_string(), "inproc");
+}
+
+TEST(LoadtestReport, HtmlIsSelfContained) {
+  json::object rep;
+  rep["mode"] = "test";
+  rep["command"] = "x </script><script>alert(1)</script>";
+  rep["plots"] = json::array{};
+  auto html = render_html_report(rep);
+  EXPECT_EQ(html.find("<script src"), std::string::npos);
+  EXPECT_EQ(html.find("<link"), std::string::npos);
+  EXPECT_EQ(html.find("@import"), std::string::npos);
+  EXPECT_EQ(html.find("https://"), std::string::npos);
+  // The only URL is the SVG namespace name, which is never fetched.
+  std::string rest = html;
+  for (auto p = rest.find("http://www.w3.org/2000/svg"); p != std::string::npos;
+       p = rest.find("http://www.w3.org/2000/svg"))
+    rest.erase(p, 26);
+  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("</script><script>alert"), std::string::npos)
+      << "the embedded JSON must not end the script element";
+  EXPECT_NE(html.find("\\u003c/script>"), std::string::npos);
+  EXPECT_NE(html.find("id=\"report-data\""), std::string::npos);
+}
+
+TEST(LoadtestReport, QuoteCommand) {
+  EXPECT_EQ(quote_command({"phalanx-loadtest", "push", "--json", "build/reports/a.json"}),
+            "phalanx-loadtest push --json build/reports/a.json");
+  EXPECT_EQ(quote_command({"x", "a b", "it's"}), "x 'a b' 'it'\\''s'");
+}
+
+TEST(LoadtestReport, SubmitMethodNamesAreComplete) {
+  for (int i = 0; i <= static_cast<int>(submit_method_last); ++i)
+    EXPECT_NE(to_string(static_cast<submit_method>(i)), "unknown");
+}
+
+} // namespace
+} // namespace phalanx::loadtest
