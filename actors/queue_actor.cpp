@@ -33,33 +33,49 @@ bool overused(const queue_actor_state& st) {
   return scheduler::fits(st.deserved, st.allocated);
 }
 
+constexpr std::array<std::string_view, 4> standard_resources = {
+    scheduler::cpu_resource, scheduler::memory_resource, scheduler::ephemeral_storage_resource,
+    scheduler::pods_resource};
+
 void publish_gauges(self_ptr self) {
   auto& st = self->state;
   auto& m = *st.ctx->metrics;
   const auto& name = st.spec->meta.name;
-  m.pending_gangs.with({name}).set(double(st.to_admit.size() + st.ready.size()));
-  auto put = [&](api::metric_family<api::gauge>& family, const scheduler::resources& r) {
-    for (auto resource : {scheduler::cpu_resource, scheduler::memory_resource,
-                          scheduler::ephemeral_storage_resource, scheduler::pods_resource}) {
-      double v = double(r.get(resource));
-      if (resource == scheduler::cpu_resource)
-        v /= 1000.0;
-      family.with({name, std::string(resource)}).set(v);
+  auto& g = st.gauge;
+  if (g.pending_gangs == nullptr) {
+    g.pending_gangs = &m.pending_gangs.with({name});
+    for (std::size_t i = 0; i < standard_resources.size(); ++i) {
+      g.allocated[i] = &m.queue_allocated.with({name, standard_resources[i]});
+      g.deserved[i] = &m.queue_deserved.with({name, standard_resources[i]});
+    }
+  }
+  g.pending_gangs->set(double(st.to_admit.size() + st.ready.size()));
+  auto put = [&](api::metric_family<api::gauge>& family, const std::array<api::gauge*, 4>& standard,
+                 const scheduler::resources& r) {
+    for (std::size_t i = 0; i < standard_resources.size(); ++i) {
+      double v = double(r.get(standard_resources[i]));
+      if (standard_resources[i] == scheduler::cpu_resource)
+        v /= 1000.0;  // Cores, as Prometheus users read cpu.
+      standard[i]->set(v);
     }
     for (const auto& e : r.extended())
       family.with({name, std::string(e.name.str())}).set(double(e.amount));
   };
-  put(m.queue_allocated, st.allocated);
-  put(m.queue_deserved, st.deserved);
+  put(m.queue_allocated, g.allocated, st.allocated);
+  put(m.queue_deserved, g.deserved, st.deserved);
 }
 
 void report_usage(self_ptr self) {
   auto& st = self->state;
-  scheduler::resources request = st.allocated;
-  for (const auto& [id, b] : st.gangs)
-    request += b.demand;
-  self->send(st.cluster, usage_atom::value, st.spec->meta.name, st.allocated, request);
+  self->send(st.cluster, usage_atom::value, st.spec->meta.name, st.allocated,
+             st.allocated + st.demand);
   publish_gauges(self);
+}
+
+void set_demand(queue_actor_state& st, book& b, scheduler::resources demand) {
+  st.demand -= b.demand;
+  st.demand += demand;
+  b.demand = std::move(demand);
 }
 
 void set_claim(self_ptr self, uint64_t gang, book& b, scheduler::resources claim) {
@@ -143,6 +159,7 @@ void forget(self_ptr self, uint64_t gang) {
   st.planning.erase(gang);
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
+  set_demand(st, b, {});
   set_claim(self, gang, b, {});
   st.gangs.erase(i);
 }
@@ -194,7 +211,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       }
       b.group = std::move(e.group);
       b.handle = std::move(handle);
-      b.demand = std::move(e.demand);
+      set_demand(st, b, std::move(e.demand));
       b.sleeping = false;
       if (e.admitted && !b.admitted) {
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
@@ -226,8 +243,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       st.allocated -= d.removed;
       b.allocated += d.added;
       b.allocated -= d.removed;
-      b.demand -= d.added;
-      b.demand = b.demand.clamped_at_zero();
+      set_demand(st, b, (b.demand - d.added).clamped_at_zero());
       if (b.admitted)
         set_claim(self, d.gang, b, claim_of(b));
       report_usage(self);

@@ -16,6 +16,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <array>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -58,6 +59,17 @@ struct queue_actor_state {
   scheduler::resources inqueue;
   scheduler::resources deserved;
   bool deserved_known = false;
+  /// The sum of every gang's demand, kept as demands change: reporting usage after each message
+  /// must not walk every gang of the queue.
+  scheduler::resources demand;
+
+  /// This queue's gauges, looked up once (label lookups cost on every message otherwise).
+  struct gauges {
+    api::gauge* pending_gangs = nullptr;
+    std::array<api::gauge*, 4> allocated{};  // cpu, memory, ephemeral-storage, pods
+    std::array<api::gauge*, 4> deserved{};
+  };
+  gauges gauge;
 };
 
 /// Spawn with: sys.spawn(queue_actor_impl, ctx, spec, cluster).

@@ -44,7 +44,10 @@ struct scheduling_config {
 };
 
 struct store_config {
-  /// The group-commit window: records arriving within it share one synced write. Default: 1 ms.
+  /// The group-commit window: records arriving within it, after the first of a group, share one
+  /// synced write. Default: 1 ms. Zero flushes as soon as the writer's mailbox is drained (the
+  /// group is then what arrived during the previous sync): lower latency for a lone write, but
+  /// ~15% fewer pods/s under load (docs/PERFORMANCE.md).
   std::chrono::microseconds commit_window{1000};
   /// Flush earlier once this many records are buffered. Default: 4096.
   std::size_t max_batch_records = 4096;

@@ -49,8 +49,14 @@ store_writer_actor::behavior_type store_writer_impl(self_ptr self, context_ptr c
         return;
       }
       if (!st.flush_scheduled) {
+        // The flush queues behind every persist already in the mailbox (those that arrived
+        // during the previous synced write), so they all join this group.
         st.flush_scheduled = true;
-        self->delayed_send(self, st.ctx->config.store.commit_window, flush_atom::value);
+        auto window = st.ctx->config.store.commit_window;
+        if (window.count() > 0)
+          self->delayed_send(self, window, flush_atom::value);
+        else
+          self->send(self, flush_atom::value);
       }
     },
     [self](flush_atom) {

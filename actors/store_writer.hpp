@@ -1,10 +1,12 @@
 #pragma once
 
 // The store writer (DESIGN.md sections 4 and 5): the only writer to RocksDB. It group-commits
-// every batch that arrives within a short window (store_config::commit_window, default 1 ms) or
-// until max_batch_records are buffered, as one atomic WriteBatch with a synced WAL, then answers
-// each writer. No synced write per record: at ~0.2 ms per sync, that is what makes "acknowledged
-// means durable" affordable at tens of thousands of records per second.
+// every batch that arrives within a short window after the first of a group
+// (store_config::commit_window, default 1 ms; `store.commitWindow` in the config file) or until
+// max_batch_records are buffered, as one atomic WriteBatch with a synced WAL, then answers each
+// writer. No synced write per record: at 0.2-1 ms per sync, that is what makes "acknowledged
+// means durable" affordable at tens of thousands of records per second. A window of zero flushes
+// once the mailbox holds nothing older than the flush.
 //
 // phalanxd spawns it detached (its own thread), because a synced write blocks; deterministic
 // tests spawn it on the test coordinator.
