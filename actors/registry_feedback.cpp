@@ -379,6 +379,8 @@ void do_stalled(self_ptr self, const stall_report& report) {
     if (i == st.group_ids.end())
       continue;
     auto& g = st.groups.at(i->second);
+    if (!g.stall_message.empty())
+      continue;  // Reported already: the simulator repeats its report while nothing changes.
     int32_t pending = 0;
     int32_t running = 0;
     for (auto id : g.pods)
@@ -388,7 +390,7 @@ void do_stalled(self_ptr self, const stall_report& report) {
         else if (!p->second.pod->is_bound() && !scheduler::is_terminal(p->second.pod->phase))
           ++pending;
       }
-    if (pending == 0 || !g.stall_message.empty())
+    if (pending == 0)
       continue;
     g.stall_message = "deadlock: " + std::to_string(running) +
                       " running pod(s) wait for " + std::to_string(pending) +

@@ -48,6 +48,7 @@ void arm(self_ptr self) {
 
 void emit(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message = {}) {
   auto& st = self->state;
+  ++st.changes;
   st.outbox.push_back({id, phase, st.ctx->now(), std::move(message)});
 }
 
@@ -97,6 +98,7 @@ void drop_pod(sim_cluster_state& st, uint64_t id) {
       st.gangs.erase(g);
   }
   st.pods.erase(i);
+  ++st.changes;
 }
 
 void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message) {
@@ -181,24 +183,26 @@ void start_pod(self_ptr self, uint64_t id) {
 
 void check_stall(self_ptr self) {
   auto& st = self->state;
-  if (!st.timers.empty()) {
-    st.stall_reported = false;
-    return;
+  if (!st.timers.empty())
+    return;  // Some pod will still start, finish or fail on its own.
+  // Walking every pod is what costs (a loaded cluster holds 10^5 pods that run until deleted):
+  // when no pod changed since the last walk, the stuck groups are the same ones. They are still
+  // reported again, because the registry may have learnt of pending pods for them since.
+  if (st.changes != st.changes_at_last_walk) {
+    st.changes_at_last_walk = st.changes;
+    std::set<std::string> groups;
+    for (const auto& [id, sp] : st.pods)
+      if (sp.phase == sim_phase::running &&
+          (sp.at_barrier || sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
+        groups.insert(sp.gang_key);
+    st.stuck_groups.assign(groups.begin(), groups.end());
   }
+  if (st.stuck_groups.empty())
+    return;
   stall_report report;
-  std::set<std::string> groups;
-  for (const auto& [id, sp] : st.pods)
-    if (sp.phase == sim_phase::running &&
-        (sp.at_barrier || sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
-      groups.insert(sp.gang_key);
-  if (groups.empty()) {
-    st.stall_reported = false;
-    return;
-  }
-  report.stuck_groups.assign(groups.begin(), groups.end());
+  report.stuck_groups = st.stuck_groups;
   report.message = "no simulated pod will finish on its own: every running pod waits for pods "
                    "that are not running";
-  st.stall_reported = true;
   if (st.sink)
     self->send(st.sink, stalled_atom::value, std::move(report));
 }
@@ -335,6 +339,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
                           timer::what::start});
         }
         st.pods.emplace(ref.id, std::move(sp));
+        ++st.changes;
       }
       arm(self);
     },

@@ -102,7 +102,10 @@ struct sim_cluster_state {
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers;
   std::optional<caf::actor_clock::time_point> armed;   // The next tick already scheduled.
   std::vector<pod_status_update> outbox;
-  bool stall_reported = false;
+  /// Bumped by every change of a pod here; the stall check walks the pods only when it moved.
+  uint64_t changes = 0;
+  uint64_t changes_at_last_walk = ~uint64_t{0};
+  std::vector<std::string> stuck_groups;  // Found by the last walk.
 };
 
 /// Spawn with: sys.spawn(sim_cluster_impl, ctx, sink).
