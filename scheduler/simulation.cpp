@@ -139,6 +139,10 @@ struct job_runtime {
   resources claim;      // phalanx: what a started job still claims in the gate (see there).
   std::optional<duration> ready_at;
   std::optional<duration> completed_at;
+  // phalanx: when a younger gang could first pass it (it was refused or could not be placed);
+  // the starvation bound counts from here, not from arrival, which would make every gang of a
+  // long queue a reserved head at once (and the policy plain FIFO).
+  std::optional<duration> blocked_since;
   failure_memo gang_failure;    // Placing the gang's minimum.
   failure_memo extras_failure;  // Placing one extra pod.
   // phalanx gate: the refusal, valid while no release and no claim change happened since.
@@ -252,8 +256,12 @@ class simulation {
   bool phalanx_allocate(bool& head_blocked);
   bool place_extras();
   void compute_queue_deserved();
-  bool starving(const job_runtime& job) const {
-    return now_ - job.spec.arrival >= config_.starvation_bound;
+  // Marks the job blocked (from now, if it was not) and says whether it has been for at least
+  // starvation_bound: from then on nothing younger may pass it.
+  bool blocked_and_starving(job_runtime& job) const {
+    if (!job.blocked_since)
+      job.blocked_since = now_;
+    return now_ - *job.blocked_since >= config_.starvation_bound;
   }
   void insert_in_gang_order(std::vector<std::size_t>& list, std::size_t j);
 
@@ -1005,7 +1013,7 @@ bool simulation::phalanx_enqueue() {
     ++next[best];
     if (code == admission_code::queue_not_open) {
       next[best] = q.unadmitted.size();  // Nothing of a closed queue gets in.
-    } else if (starving(job)) {
+    } else if (blocked_and_starving(job)) {
       // A starving gang keeps its place: nothing behind it takes the room it waits for.
       if (code == admission_code::cluster_overcommit)
         break;
@@ -1061,7 +1069,7 @@ bool simulation::phalanx_allocate(bool& head_blocked) {
     }
     ++next[best];
     // Blocked. Younger gangs may backfill until this one has waited starvation_bound.
-    if (starving(job))
+    if (blocked_and_starving(job))
       head_blocked = true;
   }
   return changed;

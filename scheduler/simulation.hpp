@@ -29,8 +29,10 @@
 //   then lowest share allocated / deserved, with deserved from compute_deserved over the queues'
 //   weights, capabilities, guarantees and requests, recomputed every pass), and within a queue in
 //   gang order (or DRF). Backfill rule: when a gang cannot be placed, the gangs after it may
-//   still start (backfill) unless it has waited at least `starvation_bound` since it arrived; from
-//   then on it is the reserved head: no gang after it in the order, of any queue, starts (and no
+//   still start (backfill) unless it has been passed for at least `starvation_bound` (counted
+//   from the first pass that found it blocked, not from its arrival: a gang that waited behind a
+//   reserved head was never passed, and counting from arrival would make each next gang of a
+//   long queue a starving head at once, which is gang FIFO); from then on it is the reserved head: no gang after it in the order, of any queue, starts (and no
 //   elastic extra pod is placed) until it has started, so every release goes to it and it is
 //   never delayed by a younger gang. The same rule stops the enqueue gate from admitting gangs
 //   behind a starving gang the cluster has no room for. The price: while resources drain toward

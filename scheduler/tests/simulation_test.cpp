@@ -169,6 +169,26 @@ TEST(Simulation, StarvingHeadReservesTheCluster) {
   EXPECT_EQ(find(unbounded, "wide").started_at, 70s);
 }
 
+// The bound counts from when a gang is first passed, not from its arrival: a gang that waited
+// behind a reserved head (never tried, so never passed) is not a starving head the moment it
+// comes first, and smaller gangs still backfill beside it.
+TEST(Simulation, StarvationCountsFromTheFirstPass) {
+  auto config = with(sim_policy::phalanx);
+  config.gate.overcommit_factor = {10, 1};
+  config.starvation_bound = 30s;
+  // 4 cpus. hog 0-100 s on 2; "first" (3) is passed from 1 s and is the reserved head from 31 s;
+  // "second" (4) arrives at 40 s behind it; first runs 100-200 s on 3 cpus; "small" (1) arrives
+  // at 110 s, when second has been passed for 10 s only.
+  auto r = run(cpus(1, "4"),
+               {job("hog", 2, "1", 100s, 0s), job("first", 3, "1", 100s, 1s),
+                job("second", 4, "1", 10s, 40s), job("small", 1, "1", 5s, 110s)},
+               config);
+  EXPECT_EQ(find(r, "first").started_at, 100s);
+  EXPECT_EQ(find(r, "small").started_at, 110s);
+  EXPECT_EQ(find(r, "second").started_at, 200s);
+  EXPECT_EQ(r.summary.completed, 4);
+}
+
 TEST(Simulation, QueuesShareByWeight) {
   // 4 cpus, queues heavy (weight 3) and light (weight 1), each with many 1-cpu jobs.
   std::vector<sim_job> jobs;
