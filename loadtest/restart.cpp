@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 
 namespace phalanx::loadtest {
 
@@ -45,6 +46,19 @@ int64_t count_items(api::http_client& c, const std::string& target, std::string&
     return -1;
   }
   return static_cast<int64_t>(items->as_array().size());
+}
+
+// The resident set of a process (VmRSS of /proc/PID/status), -1 when it cannot be read.
+int64_t resident_bytes(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.starts_with("VmRSS:")) {
+      long long kib = -1;
+      if (std::sscanf(line.c_str() + 6, "%lld", &kib) == 1)
+        return kib * 1024;
+    }
+  return -1;
 }
 
 std::string fixed3(double v) {
@@ -101,6 +115,7 @@ result<json::object> run_restart(const restart_options& o) {
                     "round " + std::to_string(round + 1) + ": " + d.error().message()};
     restart_round r;
     r.restart_seconds = (*d)->seconds_to_ready();
+    r.rss_bytes = resident_bytes((*d)->pid());  // Before the lists below allocate answers.
     {
       auto client = (*d)->client_options();
       client.timeout = std::chrono::seconds(120);
@@ -128,11 +143,21 @@ result<json::object> run_restart(const restart_options& o) {
   meter.finish(o.repeat);
 
   std::vector<double> times, restores;
+  std::vector<int64_t> rss;
   for (const auto& r : rounds) {
     times.push_back(r.restart_seconds);
     if (r.restore_seconds >= 0)
       restores.push_back(r.restore_seconds);
+    if (r.rss_bytes >= 0)
+      rss.push_back(r.rss_bytes);
   }
+  std::sort(rss.begin(), rss.end());
+  // Everything the daemon holds (code, RocksDB's caches, actors, the pods) over the pods held:
+  // an upper bound of the per-pod cost.
+  int64_t rss_median = rss.empty() ? -1 : rss[rss.size() / 2];
+  double rss_per_pod = rss_median < 0 || o.store.pods == 0
+                           ? NAN
+                           : double(rss_median) / double(o.store.pods);
   std::sort(times.begin(), times.end());
   std::sort(restores.begin(), restores.end());
   double median = times[times.size() / 2];
@@ -173,6 +198,8 @@ result<json::object> run_restart(const restart_options& o) {
   rep["restart_seconds_min"] = times.front();
   rep["restart_seconds_max"] = times.back();
   rep["restore_seconds"] = json_number(restore_median);
+  rep["rss_bytes"] = rss_median;
+  rep["rss_bytes_per_pod"] = json_number(rss_per_pod);
   rep["all_objects_back"] = complete;
   rep["clean_stops"] = clean;
   json::array round_list;
@@ -183,6 +210,7 @@ result<json::object> run_restart(const restart_options& o) {
                                       {"restore_seconds", json_number(r.restore_seconds)},
                                       {"podgroups_listed", r.podgroups_listed},
                                       {"nodes_listed", r.nodes_listed},
+                                      {"rss_bytes", r.rss_bytes},
                                       {"exit_code", r.exit_code}});
     bars.push_back(
         json::object{{"label", "round " + std::to_string(i + 1)}, {"value", r.restart_seconds}});
@@ -192,14 +220,20 @@ result<json::object> run_restart(const restart_options& o) {
       make_target("restart to ready, " + format_count(o.store.pods) + " pods",
                   "restart_seconds (median, fork to /readyz 200) <= 1", 1, median, median <= 1),
       make_target("every PodGroup and node back", "all_objects_back", 1, complete ? 1 : 0,
-                  complete)};
+                  complete),
+      make_target("memory per pod held", "rss_bytes_per_pod (resident set once ready / pods) <= 1024",
+                  1024, rss_per_pod, std::isfinite(rss_per_pod) && rss_per_pod <= 1024)};
   rep["summary"] = json::array{
       json::array{"store", format_count(o.store.pods) + " pods, " + format_count(o.store.groups) +
                                " PodGroups, " + format_count(o.store.nodes) + " nodes"},
       json::array{"restart_seconds median / min / max",
                   fixed3(median) + " / " + fixed3(times.front()) + " / " + fixed3(times.back())},
       json::array{"runtime restore (phalanx_restart_seconds), median",
-                  std::isfinite(restore_median) ? fixed3(restore_median) : "n/a"}};
+                  std::isfinite(restore_median) ? fixed3(restore_median) : "n/a"},
+      json::array{"resident memory once ready, median",
+                  rss_median < 0 ? std::string("n/a")
+                                 : fixed3(double(rss_median) / 1048576.0) + " MiB (" +
+                                       std::to_string(int64_t(rss_per_pod)) + " B per pod)"}};
   rep["plots"] = json::array{json::object{{"id", "restarts"},
                                           {"kind", "bars"},
                                           {"title", "Fork to /readyz 200 per round"},
@@ -207,9 +241,9 @@ result<json::object> run_restart(const restart_options& o) {
                                           {"y_label", "seconds"},
                                           {"bars", std::move(bars)}}};
   std::printf("restart: restart_seconds median %.3f (min %.3f, max %.3f) over %lld rounds; "
-              "runtime restore %.3f s\n",
+              "runtime restore %.3f s; resident %.1f MiB (%.0f B per pod)\n",
               median, times.front(), times.back(), static_cast<long long>(o.repeat),
-              restore_median);
+              restore_median, double(rss_median) / 1048576.0, rss_per_pod);
   std::fflush(stdout);
   return rep;
 }

@@ -40,6 +40,7 @@ struct restart_round {
   double restore_seconds = -1; // The runtime's own (phalanx_restart_seconds), -1 if unknown.
   int64_t podgroups_listed = -1;
   int64_t nodes_listed = -1;
+  int64_t rss_bytes = -1;       // phalanxd's resident memory once ready, -1 if unknown.
   int exit_code = -1;
 };
 
