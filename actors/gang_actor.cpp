@@ -393,6 +393,8 @@ void plan_round(self_ptr self) {
 
 void on_all_reserved(self_ptr self) {
   auto& st = self->state;
+  st.ctx->metrics->gang_placed_seconds.observe(
+      std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
   transition(self, gang_phase::committing);
   finish_slot(self, plan_outcome::bound);  // The planning slot is free; committing needs none.
   binding_request req;

@@ -25,6 +25,11 @@ struct runtime_metrics {
       "phalanx_gang_decision_seconds",
       "From a planning slot granted to every node committed, per successful round.",
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
+  api::histogram& gang_placed_seconds = registry.add_histogram(
+      "phalanx_gang_placed_seconds",
+      "From a planning slot granted to every node voted yes (planned and reserved, before the "
+      "bindings are made durable), per successful round.",
+      {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5});
   api::histogram& store_commit_seconds = registry.add_histogram(
       "phalanx_store_commit_seconds", "Duration of one group-committed, synced RocksDB write.",
       {0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1});

@@ -283,6 +283,7 @@ result<json::object> run_inproc(const inproc_options& options) {
   x.setup_seconds = setup_seconds;
   if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
     x.decision_histogram = find_histogram(*parsed, "phalanx_gang_decision_seconds");
+    x.placed_histogram = find_histogram(*parsed, "phalanx_gang_placed_seconds");
     x.store_commit_histogram = find_histogram(*parsed, "phalanx_store_commit_seconds");
     x.store_batch_histogram = find_histogram(*parsed, "phalanx_store_batch_records");
   }

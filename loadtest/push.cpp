@@ -428,6 +428,7 @@ result<json::object> run_push(const push_options& options) {
                 static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
   if (final_metrics) {
     x.decision_histogram = find_histogram(*final_metrics, "phalanx_gang_decision_seconds");
+    x.placed_histogram = find_histogram(*final_metrics, "phalanx_gang_placed_seconds");
     x.store_commit_histogram = find_histogram(*final_metrics, "phalanx_store_commit_seconds");
     x.store_batch_histogram = find_histogram(*final_metrics, "phalanx_store_batch_records");
   }

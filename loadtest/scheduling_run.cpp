@@ -485,6 +485,17 @@ json::object build_run_report(std::string_view mode, const run_options& o, const
   rep["max_gang_ms"] = json_number(maxb);
   rep["mean_gang_ms"] = json_number(mean);
 
+  if (x.placed_histogram && x.placed_histogram->count > 0) {
+    const auto& h = *x.placed_histogram;
+    rep["gang_placed"] = json::object{
+        {"source", "phalanx_gang_placed_seconds: planning slot granted to every node voted yes, "
+                   "before the bindings' synced write"},
+        {"rounds", h.count},
+        {"mean_ms", h.sum / double(h.count) * 1000}};
+    rep["p50_placed_ms"] = histogram_quantile(h, 0.5) * 1000;
+    rep["p99_placed_ms"] = histogram_quantile(h, 0.99) * 1000;
+  }
+
   if (x.store_commit_histogram && x.store_commit_histogram->count > 0) {
     const auto& h = *x.store_commit_histogram;
     json::object st{{"writes", h.count},
@@ -629,6 +640,10 @@ json::object build_run_report(std::string_view mode, const run_options& o, const
         q(p50) + " / " + q(p90) + " / " + q(p99) + " / " +
             (std::isfinite(maxb) ? "<=" + fixed(maxb, 3) : ">" + fixed(top, 0)));
   }
+  if (x.placed_histogram && x.placed_histogram->count > 0)
+    row("gang placed (before the durable write) p50 / p99 (ms)",
+        fixed(histogram_quantile(*x.placed_histogram, 0.5) * 1000, 3) + " / " +
+            fixed(histogram_quantile(*x.placed_histogram, 0.99) * 1000, 3));
   row("submit to Running p50 / p99 / max (ms)",
       fixed(e2e.p50, 1) + " / " + fixed(e2e.p99, 1) + " / " + fixed(e2e.max, 1));
   if (x.store_commit_histogram && x.store_commit_histogram->count > 0)

@@ -173,6 +173,9 @@ struct run_extras {
   actors::invariant_report invariants;
   bool invariants_checked = false;
   std::optional<histogram_data> decision_histogram;
+  /// phalanx_gang_placed_seconds: the same rounds up to every node's yes vote, before the
+  /// bindings' synced write (the decision made, not yet durable).
+  std::optional<histogram_data> placed_histogram;
   /// phalanx_store_commit_seconds and phalanx_store_batch_records: the synced writes that every
   /// acknowledged change and every gang's bindings wait for.
   std::optional<histogram_data> store_commit_histogram;
