@@ -153,7 +153,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
     entry.gang = gang;
     entry.key = key;
     entry.group = std::make_shared<const scheduler::pod_group>(std::move(g));
-    st.group_ids[key] = gang;
+    index_group(st, entry);
     // Pods that arrived before their PodGroup join it now.
     if (auto o = st.orphans.find(key); o != st.orphans.end()) {
       for (auto id : o->second)
@@ -287,7 +287,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     g.key = group_key;
     g.job_key = key;
     g.group = std::make_shared<const scheduler::pod_group>(std::move(shared->group));
-    st.group_ids[group_key] = gang;
+    index_group(st, g);
     for (auto& p : shared->pods) {
       auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
       st.pods.at(id).gang = gang;
@@ -371,7 +371,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
           waiting.push_back(id);
         }
       }
-    st.group_ids.erase(g.key);
+    unindex_group(st, g);
     st.groups.erase(i);
     announce(self, api::watch_event::type::deleted, view);
     respond(reply, result<api::object>{api::object{view}});
@@ -411,7 +411,7 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
         self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
         if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
           self->send(q->second.actor, removed_atom::value, gang);
-        st.group_ids.erase(g->second.key);
+        unindex_group(st, g->second);
         st.groups.erase(g);
         announce(self, api::watch_event::type::deleted, gv);
       }
@@ -429,13 +429,12 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
         reply, result<api::object>{status{errc::failed_precondition,
                                           "queues \"default\" cannot be deleted: it takes every "
                                           "PodGroup that names no queue"}});
-  for (const auto& [gang, g] : st.groups)
-    if (g.group->queue == name)
-      return respond(
-          reply, result<api::object>{status{
-                     errc::failed_precondition,
-                     "queues \"" + name + "\" still has PodGroups (" + g.key +
-                         "): delete them first, or close the queue to stop new work"}});
+  if (auto keys = st.group_keys_by_queue.find(name); keys != st.group_keys_by_queue.end())
+    return respond(
+        reply, result<api::object>{status{
+                   errc::failed_precondition,
+                   "queues \"" + name + "\" still has PodGroups (" + *keys->second.begin() +
+                       "): delete them first, or close the queue to stop new work"}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);
   persist(self, std::move(batch), [self, name, reply](const status& s) {

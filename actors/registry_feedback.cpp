@@ -43,7 +43,7 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
   entry.key = object_key(g->meta.namespace_name, g->meta.name);
   entry.group = std::move(g);
   entry.implicit = true;
-  st.group_ids[entry.key] = gang;
+  index_group(st, entry);
   return entry;
 }
 
@@ -63,6 +63,20 @@ void spawn_gang(self_ptr self, group_entry& g) {
       refs.push_back({id, p->second.pod});
   g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
                                       q->second.actor, gang_sink_actor{self});
+}
+
+void index_group(registry_state& st, const group_entry& g) {
+  st.group_ids[g.key] = g.gang;
+  st.group_keys_by_queue[g.group->queue].insert(g.key);
+}
+
+void unindex_group(registry_state& st, const group_entry& g) {
+  st.group_ids.erase(g.key);
+  if (auto q = st.group_keys_by_queue.find(g.group->queue); q != st.group_keys_by_queue.end()) {
+    q->second.erase(g.key);
+    if (q->second.empty())
+      st.group_keys_by_queue.erase(q);
+  }
 }
 
 group_entry& renew_gang(self_ptr self, uint64_t gang) {
@@ -486,7 +500,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
         self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
         if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
           self->send(q->second.actor, removed_atom::value, gang);
-        st.group_ids.erase(g->second.key);
+        unindex_group(st, g->second);
         st.groups.erase(g);
         if (is_watched(self, resource_kind::pod_group))
           announce(self, api::watch_event::type::deleted, view);

@@ -70,6 +70,9 @@ void spawn_gang(self_ptr self, group_entry& g);
 /// taken for the new one. Returns the entry under its new id.
 group_entry& renew_gang(self_ptr self, uint64_t gang);
 group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
+/// Registers a new group under its key and its queue; unindex_group undoes both.
+void index_group(registry_state& st, const group_entry& g);
+void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, pod_entry& e);
 uint64_t insert_pod(self_ptr self, pod_ptr pod);
 

@@ -53,7 +53,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     if (auto j = job_of_group.find(g.key); j != job_of_group.end())
       g.job_key = j->second;
     // A restored gang was admitted if it had bound pods; the gang actor reports again anyway.
-    st.group_ids[g.key] = gang;
+    index_group(st, g);
   }
 
   std::unordered_map<std::string, pod_refs> committed;  // node -> bound, not finished

@@ -129,9 +129,17 @@ api::node_object node_view(const registry_state::node_entry& n) {
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
   api::queue_object out{*q.queue, {}};
   auto& s = out.status;
-  const auto& name = q.queue->meta.name;
-  for (const auto& [gang, g] : st.groups) {
-    if (g.group->queue != name || g.removed)
+  auto keys = st.group_keys_by_queue.find(q.queue->meta.name);
+  if (keys == st.group_keys_by_queue.end()) {
+    s.deserved = q.deserved;
+    return out;
+  }
+  for (const auto& key : keys->second) {
+    auto id = st.group_ids.find(key);
+    if (id == st.group_ids.end())
+      continue;
+    const auto& g = st.groups.at(id->second);
+    if (g.removed)
       continue;
     switch (group_status(st, g).phase) {
       case scheduler::pod_group_phase::pending:
