@@ -226,11 +226,6 @@ result<json::object> run_inproc(const inproc_options& options) {
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
   progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
-  auto deadline = clock_type::now() + std::chrono::nanoseconds(o.timeout_ns);
-  auto next_sample = clock_type::now();
-  auto last_progress = clock_type::now();
-  int64_t last_running = -1;
-  bool timed_out = false;
   auto take_sample = [&]() -> bool {
     auto parsed = parse_prometheus_text(svc.metrics_text());
     if (!parsed)
@@ -243,30 +238,10 @@ result<json::object> run_inproc(const inproc_options& options) {
     recorder.add_sample(std::move(s));
     return done;
   };
-  while (true) {
-    auto now = clock_type::now();
-    if (now >= next_sample) {
-      take_sample();
-      next_sample = now + std::chrono::nanoseconds(o.sample_interval_ns);
-    }
-    meter.update(recorder.pods_running());
-    bool done = wait_completion ? recorder.gangs_completed() == n_gangs
-                                : recorder.gangs_running() == n_gangs;
-    if (done)
-      break;
-    if (recorder.gangs_running() != last_running) {
-      last_running = recorder.gangs_running();
-      last_progress = now;
-    }
-    // Failed submissions never run: stop once nothing moved for a while after the last one.
-    if (submitter_done && recorder.failures() > 0 && now - last_progress > std::chrono::seconds(10))
-      break;
-    if (now >= deadline) {
-      timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
+                 std::chrono::milliseconds(2)};
+  const bool timed_out =
+      wait_for_gangs(plan, recorder, meter, submitter_done, [&] { take_sample(); }, {});
   // The queues' accounting trails the watch by a few messages: let it settle for the last sample.
   for (auto settle_until = clock_type::now() + std::chrono::seconds(2);
        !wait_completion && !take_sample() && !timed_out && clock_type::now() < settle_until;)
@@ -281,12 +256,8 @@ result<json::object> run_inproc(const inproc_options& options) {
 
   run_extras x;
   x.setup_seconds = setup_seconds;
-  if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
-    x.decision_histogram = find_histogram(*parsed, "phalanx_gang_decision_seconds");
-    x.placed_histogram = find_histogram(*parsed, "phalanx_gang_placed_seconds");
-    x.store_commit_histogram = find_histogram(*parsed, "phalanx_store_commit_seconds");
-    x.store_batch_histogram = find_histogram(*parsed, "phalanx_store_batch_records");
-  }
+  if (auto parsed = parse_prometheus_text(svc.metrics_text()))
+    read_runtime_histograms(*parsed, x);
   std::printf("inproc: checking invariants I1-I4 from the actors' facts\n");
   std::fflush(stdout);
   auto facts = (*rt)->facts();

@@ -377,39 +377,17 @@ result<json::object> run_push(const push_options& options) {
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
   progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
-  auto deadline = clock_type::now() + std::chrono::nanoseconds(o.timeout_ns);
-  auto next_sample = clock_type::now();
-  auto last_progress = clock_type::now();
-  int64_t last_running = -1;
-  bool timed_out = false;
-  while (true) {
-    auto now = clock_type::now();
-    if (now >= next_sample) {
-      take_sample();
-      next_sample = now + std::chrono::nanoseconds(o.sample_interval_ns);
-    }
-    meter.update(recorder.pods_running());
-    bool done = wait_completion ? recorder.gangs_completed() == n_gangs
-                                : recorder.gangs_running() == n_gangs;
-    if (done)
-      break;
-    if (recorder.gangs_running() != last_running) {
-      last_running = recorder.gangs_running();
-      last_progress = now;
-    }
-    if (submitter_done && recorder.failures() > 0 && now - last_progress > std::chrono::seconds(10))
-      break;
-    if (daemon && !daemon->running()) {
-      recorder.failed("phalanxd exited during the run; its log ends with:\n" +
-                      daemon->log_tail(2000));
-      break;
-    }
-    if (now >= deadline) {
-      timed_out = true;
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
+                 std::chrono::milliseconds(5)};
+  const bool timed_out = wait_for_gangs(
+      plan, recorder, meter, submitter_done, [&] { take_sample(); },
+      [&] {
+        if (!daemon || daemon->running())
+          return false;
+        recorder.failed("phalanxd exited during the run; its log ends with:\n" +
+                        daemon->log_tail(2000));
+        return true;
+      });
   // The queues' accounting trails the watch by a few messages: let it settle for the last sample.
   auto final_metrics = take_sample();
   for (auto settle_until = clock_type::now() + std::chrono::seconds(2);
@@ -426,12 +404,8 @@ result<json::object> run_push(const push_options& options) {
     std::printf("push: timed out after %s with %lld of %lld gangs running\n",
                 scheduler::format_duration_ns(o.timeout_ns).c_str(),
                 static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
-  if (final_metrics) {
-    x.decision_histogram = find_histogram(*final_metrics, "phalanx_gang_decision_seconds");
-    x.placed_histogram = find_histogram(*final_metrics, "phalanx_gang_placed_seconds");
-    x.store_commit_histogram = find_histogram(*final_metrics, "phalanx_store_commit_seconds");
-    x.store_batch_histogram = find_histogram(*final_metrics, "phalanx_store_batch_records");
-  }
+  if (final_metrics)
+    read_runtime_histograms(*final_metrics, x);
 
   // Invariants from what the API lists.
   if (!daemon || daemon->running()) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <thread>
 
 namespace phalanx::loadtest {
 
@@ -274,6 +275,48 @@ std::vector<double> run_recorder::submit_to_running_ms() const {
       out.push_back(double(std::max<int64_t>(0, r - s)) / 1e6);
   }
   return out;
+}
+
+void read_runtime_histograms(const std::vector<prom_sample>& metrics, run_extras& x) {
+  x.decision_histogram = find_histogram(metrics, "phalanx_gang_decision_seconds");
+  x.placed_histogram = find_histogram(metrics, "phalanx_gang_placed_seconds");
+  x.store_commit_histogram = find_histogram(metrics, "phalanx_store_commit_seconds");
+  x.store_batch_histogram = find_histogram(metrics, "phalanx_store_batch_records");
+}
+
+bool wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
+                    const std::atomic<bool>& submitter_done,
+                    const std::function<void()>& take_sample,
+                    const std::function<bool()>& stop_early) {
+  using clock_type = std::chrono::steady_clock;
+  auto deadline = clock_type::now() + std::chrono::nanoseconds(plan.timeout_ns);
+  auto next_sample = clock_type::now();
+  auto last_progress = clock_type::now();
+  int64_t last_running = -1;
+  while (true) {
+    auto now = clock_type::now();
+    if (now >= next_sample) {
+      take_sample();
+      next_sample = now + std::chrono::nanoseconds(plan.sample_interval_ns);
+    }
+    meter.update(r.pods_running());
+    bool done = plan.wait_completion ? r.gangs_completed() == plan.gangs
+                                     : r.gangs_running() == plan.gangs;
+    if (done)
+      return false;
+    if (r.gangs_running() != last_running) {
+      last_running = r.gangs_running();
+      last_progress = now;
+    }
+    // Failed submissions never run: stop once nothing moved for a while after the last one.
+    if (submitter_done && r.failures() > 0 && now - last_progress > std::chrono::seconds(10))
+      return false;
+    if (stop_early && stop_early())
+      return false;
+    if (now >= deadline)
+      return true;
+    std::this_thread::sleep_for(plan.poll);
+  }
 }
 
 bool record_pod_group(run_recorder& r, const api::pod_group_object& g) {

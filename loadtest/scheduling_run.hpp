@@ -11,6 +11,7 @@
 // acknowledged to its PodGroup being seen Running (queueing included).
 
 #include "loadtest/flags.hpp"
+#include "loadtest/progress.hpp"
 #include "loadtest/stats.hpp"
 #include "loadtest/workload.hpp"
 
@@ -20,6 +21,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -185,6 +187,26 @@ struct run_extras {
   boost::json::object mode_parameters;
   std::vector<std::pair<std::string, std::string>> mode_summary;
 };
+
+/// Reads the runtime's histograms (decision, placed, store commit and batch) into `x`.
+void read_runtime_histograms(const std::vector<prom_sample>& metrics, run_extras& x);
+
+/// How a run is followed until its gangs run (or complete).
+struct wait_plan {
+  int64_t gangs = 0;
+  bool wait_completion = false;  // Wait for every gang to complete, not only to run.
+  int64_t timeout_ns = 0;
+  int64_t sample_interval_ns = 0;
+  std::chrono::milliseconds poll{2};
+};
+
+/// Follows the run: samples the metrics (`take_sample`) every sample interval, updates the
+/// meter, and returns once every gang runs (or completed), once failed submissions have left it
+/// without progress for 10 s, or once `stop_early` says so; true when it timed out instead.
+bool wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
+                    const std::atomic<bool>& submitter_done,
+                    const std::function<void()>& take_sample,
+                    const std::function<bool()>& stop_early);
 
 /// Builds the report of a push or inproc run.
 boost::json::object build_run_report(std::string_view mode, const run_options& o, const workload& w,
