@@ -61,6 +61,9 @@ struct registry_state {
     std::string reason;       // Why it is pending (PodScheduled=False message).
     bool binding = false;     // In a binding being made durable.
     bool delete_requested = false;
+    /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
+    /// from its annotations, which never change, rather than at every status of its gang.
+    bool declares_end = false;
     object_reply delete_reply;
   };
   struct group_entry {

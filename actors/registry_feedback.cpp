@@ -19,6 +19,8 @@ uint64_t insert_pod(self_ptr self, pod_ptr pod) {
   auto key = object_key(pod->meta.namespace_name, pod->meta.name);
   auto& e = st.pods[id];
   e.id = id;
+  auto behavior = parse_sim_behavior(*pod);
+  e.declares_end = behavior && behavior->declares_end();
   e.pod = std::move(pod);
   st.pod_ids[key] = id;
   return id;
@@ -145,9 +147,7 @@ void end_followers(self_ptr self, group_entry& g) {
     auto p = st.pods.find(id);
     if (p == st.pods.end())
       continue;
-    auto behavior = parse_sim_behavior(*p->second.pod);
-    bool declares = behavior && behavior->declares_end();
-    if (declares) {
+    if (p->second.declares_end) {
       any_declaring = true;
       if (!scheduler::is_terminal(p->second.pod->phase))
         return;  // Someone with a declared end still runs: the job has not ended.

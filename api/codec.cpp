@@ -12,6 +12,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 namespace phalanx::api {
 
@@ -294,6 +295,11 @@ std::optional<timestamp> parse_time(std::string_view s) noexcept {
   if (!ymd.ok() || h > 23 || mi > 59 || se > 60)
     return std::nullopt;
   auto t = sys_days{ymd} + hours{h} + minutes{mi} + seconds{se} - minutes{offset_minutes};
+  // Nanoseconds since the epoch in 64 bits reach from 1677 to 2262: a time outside is refused,
+  // never wrapped (found by the mutation fuzzer).
+  constexpr int64_t limit_seconds = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
+  if (t.time_since_epoch().count() > limit_seconds || t.time_since_epoch().count() < -limit_seconds)
+    return std::nullopt;
   return timestamp{duration_cast<nanoseconds>(t.time_since_epoch()) + nanoseconds{frac_ns}};
 }
 

@@ -283,8 +283,12 @@ TEST(Time, FormatsAndParsesRfc3339) {
   EXPECT_EQ(format_time(scheduler::timestamp{}), "");
   for (auto bad : {"", "2024-05-01", "2024-13-01T00:00:00Z", "2024-02-30T00:00:00Z",
                    "2024-05-01T25:00:00Z", "2024-05-01T12:00:00", "2024-05-01T12:00:00.Z",
-                   "2024-05-01T12:00:00Zjunk"})
+                   "2024-05-01T12:00:00Zjunk", "2263-01-01T00:00:00Z", "9999-12-31T23:59:59Z",
+                   "1600-01-01T00:00:00Z"})
     EXPECT_FALSE(parse_time(bad)) << bad;
+  // The last representable years still parse.
+  EXPECT_TRUE(parse_time("2262-01-01T00:00:00Z"));
+  EXPECT_TRUE(parse_time("1678-01-01T00:00:00Z"));
 }
 
 TEST(Time, HumanDurationMatchesKubectl) {

@@ -9,7 +9,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <sstream>
+#include <string>
+#include <vector>
 
 namespace phalanx::cli_test {
 namespace {
@@ -273,7 +277,19 @@ TEST_F(CliWatch, JobsAndQueuesToo) {
                              example("mpi-job.yaml")})));
   ASSERT_TRUE(queues->wait_for({"name: research"})) << queues->err();
   ASSERT_TRUE(jobs->wait_for({"ADDED", "lm-mpi-job"})) << jobs->err();
-  ASSERT_TRUE(jobs->wait_for({"MODIFIED", "lm-mpi-job", "Running", "Batch", "3"})) << jobs->err();
+  // vcctl's columns after the job type: Replicas Min Pending Running ... - all four pods run.
+  auto running = jobs->wait_for_line(
+      [](const std::string& line) {
+        std::istringstream in(line);
+        std::vector<std::string> f{std::istream_iterator<std::string>(in), {}};
+        auto type = std::find(f.begin(), f.end(), "Batch");
+        return !f.empty() && f[0] == "MODIFIED" &&
+               std::find(f.begin(), f.end(), "lm-mpi-job") != f.end() &&
+               std::find(f.begin(), type, "Running") != type && f.end() - type > 4 &&
+               type[1] == "4" && type[2] == "4" && type[4] == "4";
+      },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(running) << jobs->err();
   jobs->stop();
   queues->stop();
 }
