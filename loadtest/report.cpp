@@ -1,5 +1,7 @@
 #include "loadtest/report.hpp"
 
+#include "api/json_text.hpp"
+
 #include <boost/json/serialize.hpp>
 
 #include <unistd.h>
@@ -40,59 +42,6 @@ status write_text_file(const std::string& path, const std::string& text) {
 }
 
 namespace {
-
-void pretty(const json::value& v, std::string& out, int indent) {
-  auto pad = [&](int n) { out.append(static_cast<std::size_t>(n) * 2, ' '); };
-  switch (v.kind()) {
-    case json::kind::object: {
-      const auto& o = v.get_object();
-      if (o.empty()) {
-        out += "{}";
-        return;
-      }
-      out += "{\n";
-      std::size_t i = 0;
-      for (const auto& kv : o) {
-        pad(indent + 1);
-        out += json::serialize(json::value(kv.key()));
-        out += ": ";
-        pretty(kv.value(), out, indent + 1);
-        out += ++i < o.size() ? ",\n" : "\n";
-      }
-      pad(indent);
-      out += "}";
-      return;
-    }
-    case json::kind::array: {
-      const auto& a = v.get_array();
-      if (a.empty()) {
-        out += "[]";
-        return;
-      }
-      // Arrays of scalars (points, buckets) stay on one line.
-      bool flat = true;
-      for (const auto& e : a)
-        if (e.is_object() || (e.is_array() && e.get_array().size() > 4))
-          flat = false;
-      if (flat) {
-        out += json::serialize(v);
-        return;
-      }
-      out += "[\n";
-      std::size_t i = 0;
-      for (const auto& e : a) {
-        pad(indent + 1);
-        pretty(e, out, indent + 1);
-        out += ++i < a.size() ? ",\n" : "\n";
-      }
-      pad(indent);
-      out += "]";
-      return;
-    }
-    default:
-      out += json::serialize(v);
-  }
-}
 
 constexpr std::string_view html_head = R"HTML(<!DOCTYPE html>
 <html lang="en">
@@ -317,10 +266,7 @@ constexpr std::string_view html_tail = R"HTML(
 } // namespace
 
 std::string to_pretty_json(const json::value& v) {
-  std::string out;
-  pretty(v, out, 0);
-  out += "\n";
-  return out;
+  return api::indented_json(v, {.indent = 2, .inline_scalar_arrays = true});
 }
 
 std::string render_html_report(const json::object& report) {

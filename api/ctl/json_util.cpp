@@ -1,5 +1,7 @@
 #include "api/ctl/json_util.hpp"
 
+#include "api/json_text.hpp"
+
 #include <boost/json.hpp>
 
 namespace phalanx::api::ctl {
@@ -46,57 +48,8 @@ int64_t int_at(const json::value& v, std::initializer_list<std::string_view> pat
   return fallback;
 }
 
-namespace {
-
-void write_pretty(std::string& out, const json::value& v, int indent) {
-  auto pad = [&](int n) { out.append(static_cast<std::size_t>(n) * 4, ' '); };
-  if (v.is_object()) {
-    const auto& o = v.get_object();
-    if (o.empty()) {
-      out += "{}";
-      return;
-    }
-    out += "{\n";
-    std::size_t i = 0;
-    for (const auto& kv : o) {
-      pad(indent + 1);
-      out += json::serialize(json::string_view(kv.key()));
-      out += ": ";
-      write_pretty(out, kv.value(), indent + 1);
-      if (++i < o.size())
-        out += ',';
-      out += '\n';
-    }
-    pad(indent);
-    out += '}';
-  } else if (v.is_array()) {
-    const auto& a = v.get_array();
-    if (a.empty()) {
-      out += "[]";
-      return;
-    }
-    out += "[\n";
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      pad(indent + 1);
-      write_pretty(out, a[i], indent + 1);
-      if (i + 1 < a.size())
-        out += ',';
-      out += '\n';
-    }
-    pad(indent);
-    out += ']';
-  } else {
-    out += json::serialize(v);
-  }
-}
-
-} // namespace
-
 std::string pretty_json(const json::value& v) {
-  std::string out;
-  write_pretty(out, v, 0);
-  out += '\n';
-  return out;
+  return indented_json(v, {.indent = 4, .inline_scalar_arrays = false});
 }
 
 } // namespace phalanx::api::ctl
