@@ -127,12 +127,7 @@ result<json::object> run_inproc(const inproc_options& options) {
     o.concurrency = 1024;
   auto machine0 = machine_info();
   const bool tty = stdout_is_tty();
-  std::printf("inproc: generating %lld PodGroups on %lld nodes (seed %llu)\n",
-              static_cast<long long>(o.workload.podgroups),
-              static_cast<long long>(o.workload.nodes),
-              static_cast<unsigned long long>(o.workload.seed));
-  std::fflush(stdout);
-  const workload w = generate_workload(o.workload);
+  const workload w = generate_announced("inproc", o.workload);
 
   auto dir = make_temp_dir(o.work_dir, "phalanx-loadtest-inproc-");
   if (!dir)

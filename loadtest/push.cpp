@@ -214,12 +214,7 @@ result<json::object> run_push(const push_options& options) {
     o.concurrency = 32;
   auto machine0 = machine_info();
   const bool tty = stdout_is_tty();
-  std::printf("push: generating %lld PodGroups on %lld nodes (seed %llu)\n",
-              static_cast<long long>(o.workload.podgroups),
-              static_cast<long long>(o.workload.nodes),
-              static_cast<unsigned long long>(o.workload.seed));
-  std::fflush(stdout);
-  const workload w = generate_workload(o.workload);
+  const workload w = generate_announced("push", o.workload);
 
   auto dir = make_temp_dir(o.work_dir, "phalanx-loadtest-push-");
   if (!dir)

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -275,6 +276,14 @@ std::vector<double> run_recorder::submit_to_running_ms() const {
       out.push_back(double(std::max<int64_t>(0, r - s)) / 1e6);
   }
   return out;
+}
+
+workload generate_announced(std::string_view mode, const workload_spec& spec) {
+  std::printf("%.*s: generating %lld PodGroups on %lld nodes (seed %llu)\n",
+              static_cast<int>(mode.size()), mode.data(), static_cast<long long>(spec.podgroups),
+              static_cast<long long>(spec.nodes), static_cast<unsigned long long>(spec.seed));
+  std::fflush(stdout);
+  return generate_workload(spec);
 }
 
 void read_runtime_histograms(const std::vector<prom_sample>& metrics, run_extras& x) {

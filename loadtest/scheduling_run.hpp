@@ -26,6 +26,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace phalanx::loadtest {
@@ -187,6 +188,9 @@ struct run_extras {
   boost::json::object mode_parameters;
   std::vector<std::pair<std::string, std::string>> mode_summary;
 };
+
+/// Generates the run's workload, saying so on standard output ("<mode>: generating ...").
+workload generate_announced(std::string_view mode, const workload_spec& spec);
 
 /// Reads the runtime's histograms (decision, placed, store commit and batch) into `x`.
 void read_runtime_histograms(const std::vector<prom_sample>& metrics, run_extras& x);
