@@ -220,6 +220,9 @@ int main(int argc, char** argv) {
   if (!store)
     die("cannot open the store in " + opt.data_dir + ": " + store.error().message());
   std::shared_ptr<storage::store> shared_store = std::move(*store);
+  if (auto from = shared_store->recovery().upgraded_from; from != 0)
+    spdlog::info("upgraded the store in {} from format version {} to {}", opt.data_dir, from,
+                 storage::store::format_version);
 
   auto rt = actors::runtime::start(config, shared_store);
   if (!rt)

@@ -206,7 +206,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   auto version = next_version(self);
   for (auto& [id, pod] : bound) {
     std::const_pointer_cast<scheduler::pod>(pod)->meta.resource_version = version;
-    batch.put(*pod);
+    batch.put_pod_state(*pod); // Only the node name and version: the rest is stored already.
     st.pods.at(id).binding = true;
   }
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
@@ -294,7 +294,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       copy->finish_time = u.at;
     }
     copy->meta.resource_version = version;
-    batch.put(*copy);
+    batch.put_pod_state(*copy);
     changed.emplace_back(u.pod, std::move(copy));
   }
   if (changed.empty())

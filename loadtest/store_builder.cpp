@@ -183,13 +183,19 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       p.scheduler_name = "phalanx";
       p.constraints = task_constraints[t];
       p.spec_json = task_spec[t];
+      // As the runtime writes them: the pod whole at creation, then its binding and its start
+      // as state updates merged into the record.
+      batch.put(p);
       if (pod_index % 2 == 0) {
-        p.phase = sch::pod_phase::running;
         p.node_name = "node-" + std::to_string(pod_index % std::max<int64_t>(1, c.nodes));
+        p.meta.resource_version = version++;
+        batch.put_pod_state(p);
+        p.phase = sch::pod_phase::running;
         p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
+        p.meta.resource_version = version++;
+        batch.put_pod_state(p);
         ++stats.bound_pods;
       }
-      batch.put(p);
     }
     flush(false);
   }

@@ -413,7 +413,8 @@ struct text_hash {
 // spec_json looked up by a view of the input). It reads exactly what encode(pod) writes, in any
 // field order, skips unknown fields like protobuf does, and rejects malformed input; a singular
 // message field that appears twice (which protobuf would merge, and the encoder never writes) is
-// rejected too. Job task templates, being few, go through the generated code.
+// rejected too, except the record's pod itself: state updates (encode_pod_state) are appended as
+// more occurrences of it, and are merged as protobuf would. Job task templates, being few, go through the generated code.
 
 class wire_reader {
  public:
@@ -762,6 +763,50 @@ std::string encode(const scheduler::pod& p) {
   return serialize(r);
 }
 
+namespace {
+
+void put_varint(std::string& out, uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+
+// Bytes of a length-delimited field: tag, length, then the caller appends `size` bytes.
+void put_length_prefix(std::string& out, uint32_t field, std::size_t size) {
+  put_varint(out, (uint64_t{field} << 3) | 2);
+  put_varint(out, size);
+}
+
+} // namespace
+
+// Written by hand rather than through v1::PodRecord: this runs for every binding and every phase
+// change, and the message is five fields. Every field is written even when zero, so the update
+// sets the state whatever the record held before (protobuf keeps the last value of a scalar).
+std::string encode_pod_state(const scheduler::pod& p) {
+  std::string meta; // ObjectMeta { 7: resource_version }
+  put_varint(meta, (7 << 3) | 0);
+  put_varint(meta, p.meta.resource_version);
+  std::string body; // Pod { 1: meta, 10: phase, 11: node_name, 12: start, 13: finish }
+  body.reserve(meta.size() + p.node_name.size() + 40);
+  put_length_prefix(body, 1, meta.size());
+  body += meta;
+  put_varint(body, (10 << 3) | 0);
+  put_varint(body, static_cast<uint64_t>(to_record(p.phase)));
+  put_length_prefix(body, 11, p.node_name.size());
+  body += p.node_name;
+  put_varint(body, (12 << 3) | 0);
+  put_varint(body, static_cast<uint64_t>(to_ns(p.start_time)));
+  put_varint(body, (13 << 3) | 0);
+  put_varint(body, static_cast<uint64_t>(to_ns(p.finish_time)));
+  std::string out; // PodRecord { 2: pod }
+  out.reserve(body.size() + 8);
+  put_length_prefix(out, 2, body.size());
+  out += body;
+  return out;
+}
+
 std::string encode(const job_record& rec) {
   const auto& j = rec.job;
   v1::JobRecord r;
@@ -865,6 +910,10 @@ struct record_decoder::impl {
   }
 
   bool decode_pod_record(std::string_view bytes, sch::pod& out, std::string& error);
+  bool decode_pod_fields(std::string_view body, std::size_t record_size, sch::pod& out,
+                         std::string& error);
+  bool apply_pod_state(std::string_view update, std::size_t record_size, sch::pod& out,
+                       std::string& error);
 
   bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
     if (!decode_meta(*in.mutable_meta(), out.meta, error))
@@ -891,11 +940,13 @@ struct record_decoder::impl {
 
 bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& out,
                                              std::string& error) {
-  // PodRecord {1: record_version, 2: pod}.
+  // PodRecord {1: record_version, 2: pod}, followed by the state updates appended to it
+  // (encode_pod_state): more occurrences of field 2, which protobuf merges into the first.
   wire_reader r(bytes);
   uint64_t version = 0;
   std::string_view body;
   bool has_body = false;
+  bool has_updates = false;
   while (!r.done()) {
     uint32_t field = 0;
     int type = 0;
@@ -906,7 +957,12 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
     if (field == 1) {
       ok = f.u64(version);
     } else if (field == 2) {
-      ok = !has_body && f.len(body);
+      std::string_view v;
+      ok = f.len(v);
+      if (has_body)
+        has_updates = true;
+      else
+        body = v;
       has_body = true;
     } else {
       ok = r.skip(type);
@@ -916,8 +972,98 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
   }
   if (!check_version(static_cast<uint32_t>(version), error))
     return false;
+  if (!decode_pod_fields(body, bytes.size(), out, error))
+    return false;
+  if (!has_updates)
+    return true;
+  // Apply the updates in order: every occurrence of field 2 after the first (the walk above
+  // already checked the framing).
+  wire_reader again(bytes);
+  bool first = true;
+  while (!again.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    again.tag(field, type);
+    field_reader f{again, type};
+    if (field != 2) {
+      again.skip(type);
+      continue;
+    }
+    std::string_view v;
+    f.len(v);
+    if (!first && !apply_pod_state(v, bytes.size(), out, error))
+      return false;
+    first = false;
+  }
+  return true;
+}
 
-  // Pod.
+// A state update (encode_pod_state): only meta.resource_version, phase, node name and times. An
+// update carrying any other field is refused: merging it would need protobuf's rules for
+// repeated and message fields, which nothing writes.
+bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t record_size,
+                                           sch::pod& out, std::string& error) {
+  wire_reader p(update);
+  int64_t phase = -1;
+  while (!p.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!p.tag(field, type))
+      return malformed(error, "PodRecord", record_size);
+    field_reader f{p, type};
+    bool ok = true;
+    std::string_view v;
+    int64_t ns = 0;
+    switch (field) {
+      case 1: {
+        if (!f.len(v))
+          return malformed(error, "PodRecord", record_size);
+        wire_reader m(v);
+        while (ok && !m.done()) {
+          uint32_t mf = 0;
+          int mt = 0;
+          uint64_t u = 0;
+          if (!m.tag(mf, mt))
+            return malformed(error, "PodRecord", record_size);
+          field_reader g{m, mt};
+          if (mf != 7)
+            return fail(error, "pod state update: meta field " + std::to_string(mf) +
+                                   " (an update holds only resource_version)");
+          ok = g.u64(u);
+          out.meta.resource_version = u;
+        }
+        break;
+      }
+      case 10:
+        ok = f.i64(phase);
+        phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
+        break;
+      case 11:
+        ok = f.text(out.node_name);
+        break;
+      case 12:
+        ok = f.i64(ns);
+        out.start_time = from_ns(ns);
+        break;
+      case 13:
+        ok = f.i64(ns);
+        out.finish_time = from_ns(ns);
+        break;
+      default:
+        return fail(error, "pod state update: field " + std::to_string(field) +
+                               " (an update holds only the phase, node name, times and "
+                               "resource_version)");
+    }
+    if (!ok)
+      return malformed(error, "PodRecord", record_size);
+  }
+  if (phase == -1)
+    return true;
+  return decode_enum(static_cast<int>(phase), sch::pod_phase_last, out.phase, "phase", error);
+}
+
+bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t record_size,
+                                             sch::pod& out, std::string& error) {
   wire_reader p(body);
   bool seen_meta = false, seen_requests = false, malformed_input = false;
   int64_t phase = 0;
@@ -925,7 +1071,7 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
     uint32_t field = 0;
     int type = 0;
     if (!p.tag(field, type))
-      return malformed(error, "PodRecord", bytes.size());
+      return malformed(error, "PodRecord", record_size);
     field_reader f{p, type};
     bool ok = true;
     std::string_view v;
@@ -933,10 +1079,10 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
     switch (field) {
       case 1:
         if (seen_meta || !f.len(v))
-          return malformed(error, "PodRecord", bytes.size());
+          return malformed(error, "PodRecord", record_size);
         seen_meta = true;
         if (!wire_meta(v, out.meta, error, malformed_input))
-          return malformed_input ? malformed(error, "PodRecord", bytes.size()) : false;
+          return malformed_input ? malformed(error, "PodRecord", record_size) : false;
         break;
       case 2:
         ok = f.text(out.group);
@@ -946,10 +1092,10 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
         break;
       case 4:
         if (seen_requests || !f.len(v))
-          return malformed(error, "PodRecord", bytes.size());
+          return malformed(error, "PodRecord", record_size);
         seen_requests = true;
         if (!wire_resources(v, out.requests, error, malformed_input))
-          return malformed_input ? malformed(error, "PodRecord", bytes.size())
+          return malformed_input ? malformed(error, "PodRecord", record_size)
                                  : nest(error, "requests.");
         break;
       case 5:
@@ -963,13 +1109,13 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
         break;
       case 8:
         if (!f.len(v))
-          return malformed(error, "PodRecord", bytes.size());
+          return malformed(error, "PodRecord", record_size);
         if (!shared_constraints(v, out.constraints, error))
           return nest(error, "constraints.");
         break;
       case 9:
         if (!f.len(v))
-          return malformed(error, "PodRecord", bytes.size());
+          return malformed(error, "PodRecord", record_size);
         out.spec_json = shared_text(v);
         break;
       case 10:
@@ -991,7 +1137,7 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
         ok = p.skip(type);
     }
     if (!ok)
-      return malformed(error, "PodRecord", bytes.size());
+      return malformed(error, "PodRecord", record_size);
   }
   return decode_enum(static_cast<int>(phase), sch::pod_phase_last, out.phase, "phase", error);
 }

@@ -37,6 +37,13 @@ std::string encode(const pod_group_record& g);
 std::string encode(const scheduler::pod& p);
 std::string encode(const job_record& j);
 
+/// The runtime state of a pod (phase, node name, start and finish times, resource version) as an
+/// update of its record: PodRecord bytes holding only those Pod fields. Appended to the pod's
+/// record (the pods column family merges by concatenation), it overrides them there, as protobuf
+/// merges a message that appears twice: decode(encode(p) + encode_pod_state(q)) is p with q's
+/// state. A few dozen bytes instead of the whole pod, for every binding and phase change.
+std::string encode_pod_state(const scheduler::pod& p);
+
 class record_decoder;
 
 namespace detail {

@@ -9,6 +9,7 @@
 #include <rocksdb/convenience.h>
 #include <rocksdb/db.h>
 #include <rocksdb/env.h>
+#include <rocksdb/merge_operator.h>
 #include <rocksdb/options.h>
 #include <rocksdb/table.h>
 #include <rocksdb/write_batch.h>
@@ -70,9 +71,10 @@ write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 namespace {
 
 void add_put(std::vector<write_batch::operation>& ops, std::size_t& bytes, record_kind kind,
-             std::string key, std::string value) {
+             std::string key, std::string value,
+             write_batch::action what = write_batch::action::put) {
   bytes += key.size() + value.size();
-  ops.push_back({kind, std::move(key), std::move(value), false});
+  ops.push_back({kind, std::move(key), std::move(value), what});
 }
 
 } // namespace
@@ -92,9 +94,12 @@ void write_batch::put(const scheduler::pod& p) {
 void write_batch::put(const job_record& j) {
   add_put(ops_, bytes_, record_kind::job, key_of(j), encode(j));
 }
+void write_batch::put_pod_state(const scheduler::pod& p) {
+  add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(p), action::merge);
+}
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
-  ops_.push_back({kind, std::move(key), {}, true});
+  ops_.push_back({kind, std::move(key), {}, action::erase});
 }
 std::size_t write_batch::size() const noexcept {
   return ops_.size();
@@ -113,6 +118,8 @@ constexpr std::string_view meta_cf = "meta";
 constexpr std::string_view quarantine_cf = "quarantine";
 constexpr std::string_view format_version_key = "format_version";
 constexpr std::string_view commit_key = "commit";
+// Stores from this version on are upgraded in place at open (see check_format).
+constexpr uint32_t oldest_upgradable_format = 1;
 
 constexpr std::array<record_kind, kind_count> all_kinds = {record_kind::node, record_kind::queue,
                                                            record_kind::pod_group, record_kind::pod,
@@ -212,6 +219,26 @@ rocksdb::DBOptions make_db_options(const store_options& o, rocksdb::Env* env) {
   return d;
 }
 
+// Pod records take state updates (write_batch::put_pod_state) as merge operands. An update is
+// PodRecord bytes whose Pod holds only the state fields, so the merge is a concatenation: the
+// result is a valid PodRecord in which protobuf (and record_decoder) take the last value of each
+// state field. Concatenation is associative, so RocksDB may combine operands in any grouping.
+class pod_record_merge final : public rocksdb::AssociativeMergeOperator {
+ public:
+  bool Merge(const rocksdb::Slice& /*key*/, const rocksdb::Slice* existing,
+             const rocksdb::Slice& value, std::string* merged,
+             rocksdb::Logger* /*logger*/) const override {
+    merged->clear();
+    merged->reserve((existing != nullptr ? existing->size() : 0) + value.size());
+    if (existing != nullptr)
+      merged->assign(existing->data(), existing->size());
+    merged->append(value.data(), value.size());
+    return true;
+  }
+  // Stored in the OPTIONS file: a store written with updates needs this operator to be read.
+  const char* Name() const override { return "phalanx.PodRecordAppend"; }
+};
+
 rocksdb::ColumnFamilyOptions make_cf_options(std::string_view name,
                                              const std::shared_ptr<rocksdb::Cache>& cache) {
   rocksdb::ColumnFamilyOptions cf;
@@ -224,6 +251,7 @@ rocksdb::ColumnFamilyOptions make_cf_options(std::string_view name,
   cf.compression = fastest_compression();
   cf.level_compaction_dynamic_level_bytes = true;
   if (name == to_string(record_kind::pod)) {
+    cf.merge_operator = std::make_shared<pod_record_merge>();
     cf.write_buffer_size = 32ull << 20;
     cf.target_file_size_base = 32ull << 20;
   } else if (name == meta_cf || name == quarantine_cf) {
@@ -438,11 +466,22 @@ status store::impl::check_format() {
                                            std::to_string(v) + " is newer than this build reads (" +
                                            std::to_string(store::format_version) +
                                            "); run a newer phalanxd or restore a backup"};
-  if (v < store::format_version)
+  if (v < oldest_upgradable_format)
     return {errc::failed_precondition, "open " + options.path + ": store format version " +
                                            std::to_string(v) + " is older than this build reads (" +
                                            std::to_string(store::format_version) +
                                            ") and no migration exists"};
+  if (v < store::format_version) {
+    // Version 1 differs only in holding no pod state updates: its records read as they are.
+    // Record the new version before anything is written in the new format, so that an older
+    // build refuses the store instead of misreading it.
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    auto text = std::to_string(store::format_version);
+    if (auto s = db->Put(wo, meta, slice(format_version_key), text); !s.ok())
+      return from_rocksdb(s, "upgrade " + options.path + " to format version " + text);
+    recovery.upgraded_from = v;
+  }
   return {};
 }
 
@@ -544,8 +583,22 @@ status store::write(std::span<const write_batch* const> batches) {
   for (const auto* b : batches) {
     for (const auto& op : b->operations()) {
       auto* cf = impl_->handle(op.kind);
-      auto s = op.erase ? batch.Delete(cf, slice(op.key))
-                        : batch.Put(cf, slice(op.key), slice(op.value));
+      rocksdb::Status s;
+      switch (op.what) {
+        case write_batch::action::put:
+          s = batch.Put(cf, slice(op.key), slice(op.value));
+          break;
+        case write_batch::action::merge:
+          if (op.kind != record_kind::pod)
+            return {errc::invalid_argument, "write: a merge into column family " +
+                                                std::string(to_string(op.kind)) +
+                                                " (only pod records take state updates)"};
+          s = batch.Merge(cf, slice(op.key), slice(op.value));
+          break;
+        case write_batch::action::erase:
+          s = batch.Delete(cf, slice(op.key));
+          break;
+      }
       if (!s.ok())
         return {errc::invalid_argument, "write: " + s.ToString()};
     }

@@ -108,6 +108,11 @@ class write_batch {
   void put(const pod_group_record& g);
   void put(const scheduler::pod& p);
   void put(const job_record& j);
+  /// Records a pod's runtime state (phase, node name, start and finish times, resource version)
+  /// without rewriting the rest of it: a few dozen bytes merged into the pod's record instead of
+  /// the whole pod encoded again, for every binding and phase change. The pod must have been put
+  /// before, in an earlier batch or earlier in this one; its other fields are not written.
+  void put_pod_state(const scheduler::pod& p);
   void erase(record_kind kind, std::string key);
 
   std::size_t size() const noexcept;
@@ -115,11 +120,16 @@ class write_batch {
   /// Serialized bytes, for batching limits.
   std::size_t byte_size() const noexcept;
 
+  enum class action {
+    put,   // The value replaces the record.
+    merge, // The value (a pod state update) is appended to the record; see put_pod_state.
+    erase,
+  };
   struct operation {
     record_kind kind;
     std::string key;
-    std::string value; // Serialized record; empty for an erase.
-    bool erase = false;
+    std::string value; // Serialized record or update; empty for an erase.
+    action what = action::put;
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }
 
@@ -147,6 +157,8 @@ struct recovery_info {
   bool lost_writes = false;
   /// True when the store was created by this open.
   bool created = false;
+  /// The format version the store had when `open` upgraded it to format_version; 0 if it did not.
+  uint32_t upgraded_from = 0;
 };
 
 /// The RocksDB store. Thread-safe for one writer and concurrent `load` before writing starts;
@@ -190,7 +202,9 @@ class store {
   const std::string& path() const noexcept;
 
   /// The on-disk format version this build reads and writes.
-  static constexpr uint32_t format_version = 1;
+  /// Version 2 added the pod state updates (put_pod_state) merged into pod records; a version 1
+  /// store holds none and is upgraded at open by rewriting the version.
+  static constexpr uint32_t format_version = 2;
 
  private:
   struct impl;

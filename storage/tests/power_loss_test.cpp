@@ -32,12 +32,25 @@ using testing::temp_dir;
 // key -> value bytes per kind: the store's content, compared exactly.
 using image = std::map<std::pair<record_kind, std::string>, std::string>;
 
+// The image holds records as encode() writes them, so a state update is applied by decoding the
+// record with the update appended and encoding the result.
 void apply(image& img, const write_batch& b) {
   for (const auto& op : b.operations()) {
-    if (op.erase)
-      img.erase({op.kind, op.key});
-    else
-      img[{op.kind, op.key}] = op.value;
+    switch (op.what) {
+      case write_batch::action::erase:
+        img.erase({op.kind, op.key});
+        break;
+      case write_batch::action::put:
+        img[{op.kind, op.key}] = op.value;
+        break;
+      case write_batch::action::merge: {
+        auto& value = img.at({op.kind, op.key});
+        auto merged = record_decoder().decode_pod(value + op.value);
+        ASSERT_TRUE(merged.ok()) << merged.error().to_string();
+        value = encode(*merged);
+        break;
+      }
+    }
   }
 }
 
@@ -62,8 +75,9 @@ struct step {
 };
 
 // A workload like the runtime's: gangs are submitted (PodGroup + pending pods), bound in one batch
-// (every pod with its node: the two-phase commit's durable step), pods finish one at a time, and
-// finished gangs are deleted. Nodes, queues and jobs change now and then.
+// (every pod with its node, as state updates: the two-phase commit's durable step), pods finish
+// one at a time (a state update, or now and then the whole pod again), and finished gangs are
+// deleted. Nodes, queues and jobs change now and then.
 std::vector<step> make_workload(uint64_t seed, int batches) {
   random_objects gen(seed);
   struct gang {
@@ -106,7 +120,7 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
         p.node_name = "node-" + std::to_string(gen.between(0, 9));
         p.phase = sch::pod_phase::running;
         p.start_time = gen.time();
-        b.put(p);
+        b.put_pod_state(p); // As the runtime binds: a state update merged into the record.
       }
       g.bound = true;
     } else if (what < 80) {
@@ -114,7 +128,11 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
       auto& p = g.pods[static_cast<std::size_t>(gen.between(0, int64_t(g.pods.size()) - 1))];
       p.phase = sch::pod_phase::succeeded;
       p.finish_time = gen.time();
-      b.put(p);
+      // Mostly a state update, sometimes the whole record again (an update through the API).
+      if (gen.between(0, 3) == 0)
+        b.put(p);
+      else
+        b.put_pod_state(p);
     } else if (what < 88) {
       auto idx = static_cast<std::size_t>(gen.between(0, int64_t(gangs.size()) - 1));
       auto& g = gangs[idx];

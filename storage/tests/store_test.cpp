@@ -272,13 +272,40 @@ void set_format_version(const std::string& path, std::string_view value) {
 TEST(StoreFormat, NewerVersionIsRefused) {
   temp_dir dir;
   { ASSERT_TRUE(open_ok(dir.path())); }
-  set_format_version(dir.path(), "2");
+  set_format_version(dir.path(), "3");
   auto s = store::open(options_for(dir.path()));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), errc::failed_precondition);
-  EXPECT_NE(s.error().message().find("store format version 2 is newer than this build reads (1)"),
+  EXPECT_NE(s.error().message().find("store format version 3 is newer than this build reads (2)"),
             std::string::npos)
       << s.error().message();
+}
+
+TEST(StoreFormat, VersionOneIsUpgradedInPlace) {
+  temp_dir dir;
+  random_objects gen(11);
+  auto pod = gen.pod();
+  {
+    auto s = open_ok(dir.path());
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->recovery().upgraded_from, 0u);
+    write_batch b;
+    b.put(pod);
+    ASSERT_TRUE(s->write(b).ok());
+  }
+  set_format_version(dir.path(), "1");
+  {
+    auto s = open_ok(dir.path());
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->recovery().upgraded_from, 1u);
+    auto state = s->load();
+    ASSERT_TRUE(state.ok()) << state.error().to_string();
+    ASSERT_EQ(state->pods.size(), 1u);
+    EXPECT_EQ(diff(state->pods[0], pod), "");
+  }
+  auto again = open_ok(dir.path());
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->recovery().upgraded_from, 0u) << "the version was rewritten";
 }
 
 TEST(StoreFormat, UnknownVersionIsRefused) {
@@ -400,6 +427,69 @@ TEST(StoreWrite, OverwriteAndErase) {
   EXPECT_EQ(state.pods[0].node_name, "n1");
   EXPECT_EQ(state.nodes.size(), 1u);
   EXPECT_EQ(s->recovery().recovered_commit, 2u);
+}
+
+// The runtime's path for a pod: created whole, then bound and run as state updates merged into
+// its record. Loading must see the last state whether the updates are still in the memtable, were
+// flushed with the record, or sit in a newer table file than it.
+TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
+  temp_dir dir;
+  auto pod = st::make_pod("a").cpu("1").obj();
+  pod.meta.resource_version = 10;
+  auto other = st::make_pod("b").cpu("2").obj();
+  auto bound = pod;
+  bound.node_name = "n1";
+  bound.meta.resource_version = 11;
+  auto running = bound;
+  running.phase = sch::pod_phase::running;
+  running.start_time = sch::timestamp(std::chrono::seconds(1'700'000'000));
+  running.meta.resource_version = 12;
+  {
+    auto s = open_ok(dir.path());
+    write_batch create;
+    create.put(pod);
+    create.put(other);
+    ASSERT_TRUE(s->write(create).ok());
+    write_batch bind;
+    bind.put_pod_state(bound);
+    ASSERT_TRUE(s->write(bind).ok());
+    auto state = load_ok(*s); // From the memtable.
+    ASSERT_EQ(state.pods.size(), 2u);
+    EXPECT_EQ(diff(state.pods[0], bound), "");
+    EXPECT_EQ(state.max_resource_version, 11u);
+  }
+  {
+    auto s = open_ok(dir.path()); // The close flushed record and update together.
+    EXPECT_EQ(diff(load_ok(*s).pods[0], bound), "");
+    write_batch run;
+    run.put_pod_state(running);
+    ASSERT_TRUE(s->write(run).ok());
+  }
+  {
+    auto s = open_ok(dir.path()); // The update is in a newer table file than the record.
+    auto state = load_ok(*s);
+    ASSERT_EQ(state.pods.size(), 2u);
+    EXPECT_EQ(diff(state.pods[0], running), "");
+    EXPECT_EQ(diff(state.pods[1], other), "");
+    // A whole record written again replaces the record and every update before it.
+    auto relabelled = running;
+    relabelled.meta.labels.set("x", "y");
+    relabelled.meta.resource_version = 13;
+    write_batch put;
+    put.put(relabelled);
+    ASSERT_TRUE(s->write(put).ok());
+    auto finished = relabelled;
+    finished.phase = sch::pod_phase::succeeded;
+    finished.finish_time = running.start_time + std::chrono::seconds(30);
+    finished.meta.resource_version = 14;
+    write_batch finish;
+    finish.put_pod_state(finished);
+    finish.erase(record_kind::pod, "default/b");
+    ASSERT_TRUE(s->write(finish).ok());
+    auto after = load_ok(*s);
+    ASSERT_EQ(after.pods.size(), 1u);
+    EXPECT_EQ(diff(after.pods[0], finished), "");
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
