@@ -19,31 +19,50 @@ bool key_less(const label_entry& e, std::string_view key) noexcept {
 } // namespace
 
 label_set::label_set(std::initializer_list<entry> entries) {
-  entries_.reserve(entries.size());
+  mutable_entries().reserve(entries.size());
   for (const auto& e : entries)
     set(e.first, e.second);
 }
 
+const std::vector<label_entry>& label_set::no_entries() noexcept {
+  static const std::vector<label_entry> none;
+  return none;
+}
+
+std::vector<label_entry>& label_set::mutable_entries() {
+  // use_count() == 1 means no other label_set holds the list, and none can start to without going
+  // through this one, which the caller is changing: the list is ours to change in place.
+  if (!entries_)
+    entries_ = std::make_shared<std::vector<entry>>();
+  else if (entries_.use_count() != 1)
+    entries_ = std::make_shared<std::vector<entry>>(*entries_);
+  return *entries_;
+}
+
 const std::string* label_set::find(std::string_view key) const noexcept {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), key, key_less);
-  if (it != entries_.end() && it->first == key)
+  const auto& list = entries();
+  auto it = std::lower_bound(list.begin(), list.end(), key, key_less);
+  if (it != list.end() && it->first == key)
     return &it->second;
   return nullptr;
 }
 
 void label_set::set(std::string key, std::string value) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), std::string_view(key), key_less);
-  if (it != entries_.end() && it->first == key)
+  if (const auto* current = find(key); current != nullptr && *current == value)
+    return; // Unchanged: keep sharing.
+  auto& list = mutable_entries();
+  auto it = std::lower_bound(list.begin(), list.end(), std::string_view(key), key_less);
+  if (it != list.end() && it->first == key)
     it->second = std::move(value);
   else
-    entries_.insert(it, entry{std::move(key), std::move(value)});
+    list.insert(it, entry{std::move(key), std::move(value)});
 }
 
 bool label_set::erase(std::string_view key) {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), key, key_less);
-  if (it == entries_.end() || it->first != key)
+  if (!contains(key))
     return false;
-  entries_.erase(it);
+  auto& list = mutable_entries();
+  list.erase(std::lower_bound(list.begin(), list.end(), key, key_less));
   return true;
 }
 

@@ -23,6 +23,11 @@ using timestamp = std::chrono::sys_time<std::chrono::nanoseconds>;
 using duration = std::chrono::nanoseconds;
 
 /// Labels or annotations: key/value pairs kept sorted by key, keys unique.
+///
+/// Copies share one immutable list until one of them changes (copy on write): the runtime copies
+/// a pod for every change of its state and hands the copies to other actors, and the pods of one
+/// job task carry the same labels, so sharing saves both the copying and the memory. A const
+/// label_set may be read from any thread; changing one is as thread-safe as changing a vector.
 class label_set {
  public:
   using entry = std::pair<std::string, std::string>;
@@ -39,14 +44,24 @@ class label_set {
   /// Removes `key`; false when absent.
   bool erase(std::string_view key);
 
-  const std::vector<entry>& entries() const noexcept { return entries_; }
-  bool empty() const noexcept { return entries_.empty(); }
-  std::size_t size() const noexcept { return entries_.size(); }
+  const std::vector<entry>& entries() const noexcept { return entries_ ? *entries_ : no_entries(); }
+  bool empty() const noexcept { return !entries_ || entries_->empty(); }
+  std::size_t size() const noexcept { return entries_ ? entries_->size() : 0; }
+  /// True when both share one list (so equal without comparing); for tests and accounting.
+  bool shares_with(const label_set& other) const noexcept {
+    return entries_ != nullptr && entries_ == other.entries_;
+  }
 
-  friend bool operator==(const label_set&, const label_set&) = default;
+  friend bool operator==(const label_set& a, const label_set& b) noexcept {
+    return a.entries_ == b.entries_ || a.entries() == b.entries();
+  }
 
  private:
-  std::vector<entry> entries_;  // Sorted by key.
+  static const std::vector<entry>& no_entries() noexcept;
+  // The list, unshared first if another label_set holds it too.
+  std::vector<entry>& mutable_entries();
+
+  std::shared_ptr<std::vector<entry>> entries_; // Sorted by key; null when never set.
 };
 
 /// Metadata shared by every object (a subset of Kubernetes' ObjectMeta).

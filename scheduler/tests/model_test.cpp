@@ -67,6 +67,37 @@ TEST(label_set, many_keys_stay_sorted) {
     EXPECT_TRUE(l.contains("key-" + std::to_string(i)));
 }
 
+// Copies share one list until one of them changes; a change never shows through another copy.
+TEST(label_set, copies_share_until_changed) {
+  label_set a{{"app", "spark"}, {"role", "driver"}};
+  label_set b = a;
+  EXPECT_TRUE(a.shares_with(b));
+  b.set("app", "spark"); // The same value: nothing changes, still shared.
+  EXPECT_TRUE(a.shares_with(b));
+  b.set("role", "executor");
+  EXPECT_FALSE(a.shares_with(b));
+  EXPECT_EQ(*a.find("role"), "driver");
+  EXPECT_EQ(*b.find("role"), "executor");
+  label_set c = a;
+  EXPECT_FALSE(c.erase("missing"));
+  EXPECT_TRUE(c.shares_with(a));
+  EXPECT_TRUE(c.erase("app"));
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(c.size(), 1u);
+  EXPECT_NE(a, c);
+  label_set d = b;
+  EXPECT_EQ(d, b);
+  label_set equal_but_separate{{"app", "spark"}, {"role", "executor"}};
+  EXPECT_FALSE(equal_but_separate.shares_with(b));
+  EXPECT_EQ(equal_but_separate, b);
+  // A moved-from set is empty and usable; the default one shares nothing.
+  label_set moved = std::move(d);
+  EXPECT_EQ(moved, b);
+  EXPECT_TRUE(label_set().empty());
+  EXPECT_FALSE(label_set().shares_with(label_set()));
+  EXPECT_EQ(label_set(), label_set{});
+}
+
 // ---------------------------------------------------------------------------------------------
 // Enum names: every value has its Kubernetes/Volcano spelling, and from_string inverts it.
 

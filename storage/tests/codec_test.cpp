@@ -668,15 +668,15 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 // update the number here.
 
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
-  EXPECT_EQ(sizeof(sch::object_meta), 160u) << "object_meta changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::node), 248u) << "node changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod), 440u) << "pod changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod_group), 320u) << "pod_group changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::queue), 320u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 368u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 520u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::object_meta), 144u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 232u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 424u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 304u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 304u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 352u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 504u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 72u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 64u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
 }
