@@ -33,6 +33,17 @@ std::string_view kind_title(api::resource_kind kind) {
 
 } // namespace
 
+std::string event_key(api::resource_kind kind, std::string_view ns, std::string_view name) {
+  auto title = kind_title(kind);
+  std::string key;
+  key.reserve(title.size() + ns.size() + name.size() + 2);
+  key.append(title).push_back('/');
+  if (!ns.empty())
+    key.append(ns).push_back('/');
+  key.append(name);
+  return key;
+}
+
 void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then) {
   auto& st = self->state;
   auto cookie = st.next_cookie++;
@@ -61,14 +72,13 @@ void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
                   std::string_view name, std::string_view type, std::string_view reason,
                   std::string message) {
   auto& st = self->state;
-  auto key = std::string(kind_title(kind)) + "/" + object_key(ns, name);
   auto now = st.ctx->now();
-  auto [it, fresh] = st.events.try_emplace(key);
+  auto [it, fresh] = st.events.try_emplace(event_key(kind, ns, name));
   auto& list = it->second;
   if (fresh) {
-    st.event_order.push_back(key);
+    st.event_order.push_back(&it->first);
     if (st.event_order.size() > event_objects_limit) {
-      st.events.erase(st.event_order.front());
+      st.events.erase(st.events.find(*st.event_order.front()));
       st.event_order.pop_front();
     }
   }
@@ -84,9 +94,9 @@ void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
   e.reason = std::string(reason);
   e.message = std::move(message);
   e.first_time = e.last_time = now;
+  if (list.size() >= events_per_object)
+    list.erase(list.begin());
   list.push_back(std::move(e));
-  if (list.size() > events_per_object)
-    list.pop_front();
 }
 
 bool is_watched(self_ptr self, api::resource_kind kind) {

@@ -136,8 +136,12 @@ struct registry_state {
   std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)
   std::array<bool, 5> watched{};                              // Any watcher per kind.
 
-  std::unordered_map<std::string, std::deque<scheduler::event>> events;
-  std::deque<std::string> event_order;  // Keys, oldest first, to bound memory.
+  // "<Kind>/<namespace>/<name>" -> its last events, oldest first (a few: a vector, not a deque,
+  // whose first block alone is 512 bytes per object).
+  std::unordered_map<std::string, std::vector<scheduler::event>> events;
+  // The keys of `events`, oldest first, to bound memory. Pointers to the map's own keys, which
+  // stay put when the map rehashes.
+  std::deque<const std::string*> event_order;
 };
 
 /// Spawn with: sys.spawn(registry_impl, ctx, ready, loaded, writer, binder, cluster).

@@ -244,9 +244,14 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   if (name_taken(st, resource_kind::pod_group, group_key))
     return respond(reply,
                  result<api::object>{already_exists(resource_kind::pod_group, group.meta.name)});
-  for (const auto& p : expanded->pods)
-    if (name_taken(st, resource_kind::pod, object_key(p.meta.namespace_name, p.meta.name)))
+  // Each pod's key is built once here and moved into the indexes at the end.
+  auto pod_keys = std::make_shared<std::vector<std::string>>();
+  pod_keys->reserve(expanded->pods.size());
+  for (const auto& p : expanded->pods) {
+    pod_keys->push_back(object_key(p.meta.namespace_name, p.meta.name));
+    if (name_taken(st, resource_kind::pod, pod_keys->back()))
       return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+  }
   if (group.priority == 0)
     group.priority = j.priority;
 
@@ -259,25 +264,25 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   storage::write_batch batch;
   batch.put(storage::job_record{j, status});
   batch.put(storage::pod_group_record{group});
-  for (auto& p : expanded->pods) {
+  auto& reserved_pods = st.reserved_names[kind_index(resource_kind::pod)];
+  for (std::size_t i = 0; i < expanded->pods.size(); ++i) {
+    auto& p = expanded->pods[i];
     p.meta.resource_version = j.meta.resource_version;
     p.requests.pods = 1;
     batch.put(p);
-    st.reserved_names[kind_index(resource_kind::pod)].insert(
-        object_key(p.meta.namespace_name, p.meta.name));
+    reserved_pods.insert((*pod_keys)[i]);
   }
   st.reserved_names[kind_index(resource_kind::job)].insert(key);
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
   auto shared = std::make_shared<scheduler::expanded_job>(std::move(*expanded));
   auto job = std::make_shared<const scheduler::job>(std::move(j));
-  persist(self, std::move(batch), [self, job, shared, status, key, group_key, reply](
+  persist(self, std::move(batch), [self, job, shared, pod_keys, status, key, group_key, reply](
                                       const phalanx::status& s) {
     auto& st = self->state;
     st.reserved_names[kind_index(resource_kind::job)].erase(key);
     st.reserved_names[kind_index(resource_kind::pod_group)].erase(group_key);
-    for (const auto& p : shared->pods)
-      st.reserved_names[kind_index(resource_kind::pod)].erase(
-          object_key(p.meta.namespace_name, p.meta.name));
+    for (const auto& k : *pod_keys)
+      st.reserved_names[kind_index(resource_kind::pod)].erase(k);
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     st.jobs[key] = {job, status, group_key};
@@ -288,8 +293,9 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     g.job_key = key;
     g.group = std::make_shared<const scheduler::pod_group>(std::move(shared->group));
     index_group(st, g);
-    for (auto& p : shared->pods) {
-      auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
+    for (std::size_t i = 0; i < shared->pods.size(); ++i) {
+      auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(shared->pods[i])),
+                           std::move((*pod_keys)[i]));
       st.pods.at(id).gang = gang;
       g.pods.push_back(id);
     }
@@ -810,10 +816,8 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
 void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
                const events_reply& reply) {
   auto& st = self->state;
-  static constexpr std::string_view titles[] = {"Pod", "Node", "PodGroup", "Queue", "Job"};
-  auto key = std::string(titles[kind_index(kind)]) + "/" + object_key(ns, name);
   std::vector<scheduler::event> out;
-  if (auto i = st.events.find(key); i != st.events.end())
+  if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
     out.assign(i->second.begin(), i->second.end());
   respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
 }

@@ -14,15 +14,19 @@ namespace phalanx::actors::registry_detail {
 using api::resource_kind;
 
 uint64_t insert_pod(self_ptr self, pod_ptr pod) {
+  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
+  return insert_pod(self, std::move(pod), std::move(key));
+}
+
+uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key) {
   auto& st = self->state;
   auto id = st.next_pod++;
-  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
   auto& e = st.pods[id];
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
   e.pod = std::move(pod);
-  st.pod_ids[key] = id;
+  st.pod_ids[std::move(key)] = id;
   return id;
 }
 

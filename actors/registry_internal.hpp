@@ -75,6 +75,8 @@ void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, pod_entry& e);
 uint64_t insert_pod(self_ptr self, pod_ptr pod);
+/// The same with the pod's key, object_key(namespace, name), already built.
+uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key);
 
 /// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
 std::string implicit_queue_of(const scheduler::pod& p);
@@ -95,6 +97,8 @@ void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, object_reply reply);
 void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, api::object_action action, object_reply reply);
+/// The key of an object's events: "<Kind>/<namespace>/<name>" ("Node/<name>" when cluster-scoped).
+std::string event_key(api::resource_kind kind, std::string_view ns, std::string_view name);
 void do_events(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, const events_reply& reply);
 void do_watch(self_ptr self, uint64_t id, api::resource_kind kind, api::list_options options,

@@ -33,6 +33,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace phalanx::actors {
@@ -96,6 +97,9 @@ struct sim_cluster_state {
   std::unordered_map<uint64_t, sim_pod> pods;
   std::unordered_map<std::string, uint64_t> by_name;   // "<ns>/<name>" -> id
   std::unordered_map<std::string, std::set<uint64_t>> gangs;  // gang key -> pods known here
+  /// Gangs with a pod that waits at a barrier: only these are walked when one of their pods
+  /// starts (walking every gang at every start is quadratic in the gang's size).
+  std::unordered_set<std::string> gangs_with_barriers;
   /// Children (spawned pods) that ended, while their spawner may still wait for them.
   std::set<std::string> finished_names;                // "<ns>/<name>"
   std::unordered_map<std::string, uint64_t> parent_of; // Child "<ns>/<name>" -> spawner id.
