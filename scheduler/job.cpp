@@ -184,6 +184,22 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
     const auto& t = j.tasks[ti];
     const std::string& tname = names[ti];
     const std::string template_uid = j.meta.name + "-" + tname;
+    // The keys Volcano's job controller writes (createJobPod), over the template's own. All but
+    // the task index are the same for every pod of the task: set once, then each pod's copy
+    // shares them until its index is added.
+    label_set task_annotations = t.pod_template.meta.annotations;
+    task_annotations.set(std::string(task_spec_key), tname);
+    task_annotations.set(std::string(pod_group_annotation), g.meta.name);
+    task_annotations.set(std::string(job_name_key), j.meta.name);
+    task_annotations.set(std::string(queue_name_key), g.queue);
+    task_annotations.set(std::string(job_version_key), "0");
+    task_annotations.set(std::string(template_uid_key), template_uid);
+    task_annotations.set(std::string(job_retry_count_key), "0");
+    label_set task_labels = t.pod_template.meta.labels;
+    task_labels.set(std::string(job_name_key), j.meta.name);
+    task_labels.set(std::string(task_spec_key), tname);
+    task_labels.set(std::string(job_namespace_key), j.meta.namespace_name);
+    task_labels.set(std::string(queue_name_key), g.queue);
     for (int32_t ix = 0; ix < t.replicas; ++ix) {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
       p.meta.name = job_pod_name(j.meta.name, tname, ix);
@@ -198,20 +214,10 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       if (p.scheduler_name.empty())
         p.scheduler_name = j.scheduler_name;
       const std::string index = std::to_string(ix);
-      // The keys Volcano's job controller writes (createJobPod), over the template's own.
+      p.meta.annotations = task_annotations;
       p.meta.annotations.set(std::string(task_index_key), index);
-      p.meta.annotations.set(std::string(task_spec_key), tname);
-      p.meta.annotations.set(std::string(pod_group_annotation), g.meta.name);
-      p.meta.annotations.set(std::string(job_name_key), j.meta.name);
-      p.meta.annotations.set(std::string(queue_name_key), g.queue);
-      p.meta.annotations.set(std::string(job_version_key), "0");
-      p.meta.annotations.set(std::string(template_uid_key), template_uid);
-      p.meta.annotations.set(std::string(job_retry_count_key), "0");
+      p.meta.labels = task_labels;
       p.meta.labels.set(std::string(task_index_key), index);
-      p.meta.labels.set(std::string(job_name_key), j.meta.name);
-      p.meta.labels.set(std::string(task_spec_key), tname);
-      p.meta.labels.set(std::string(job_namespace_key), j.meta.namespace_name);
-      p.meta.labels.set(std::string(queue_name_key), g.queue);
       p.phase = pod_phase::pending;
       p.node_name.clear();
       p.start_time = {};

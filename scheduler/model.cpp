@@ -34,8 +34,12 @@ std::vector<label_entry>& label_set::mutable_entries() {
   // through this one, which the caller is changing: the list is ours to change in place.
   if (!entries_)
     entries_ = std::make_shared<std::vector<entry>>();
-  else if (entries_.use_count() != 1)
-    entries_ = std::make_shared<std::vector<entry>>(*entries_);
+  else if (entries_.use_count() != 1) {
+    auto copy = std::make_shared<std::vector<entry>>();
+    copy->reserve(entries_->size() + 1); // Room for the insert that usually follows.
+    copy->assign(entries_->begin(), entries_->end());
+    entries_ = std::move(copy);
+  }
   return *entries_;
 }
 
