@@ -756,12 +756,6 @@ std::string encode(const pod_group_record& rec) {
   return serialize(r);
 }
 
-std::string encode(const scheduler::pod& p) {
-  v1::PodRecord r;
-  r.set_record_version(record_version);
-  encode_pod_body(p, r.mutable_pod());
-  return serialize(r);
-}
 
 namespace {
 
@@ -779,7 +773,130 @@ void put_length_prefix(std::string& out, uint32_t field, std::size_t size) {
   put_varint(out, size);
 }
 
+// Pod records, written straight from the model in the wire format: every pod created costs one,
+// and building a v1::PodRecord first (a message per label, a copy of every string, then freeing
+// it all) was most of the cost. The bytes are exactly what protobuf writes for the same record
+// (fields in number order, proto3 defaults left out, `meta` and `requests` always present as
+// encode_pod_body sets them); detail::reference_encode_pod keeps the generated path, and a test
+// compares the two on random pods.
+class pod_writer {
+ public:
+  std::string record(const sch::pod& p) {
+    std::string body;
+    body.reserve(512 + (p.spec_json ? p.spec_json->size() : 0));
+    pod(p, body);
+    std::string out;
+    out.reserve(body.size() + 16);
+    put_varint_field(out, 1, record_version);
+    put_bytes(out, 2, body, true);
+    return out;
+  }
+
+ private:
+  static void put_varint_field(std::string& out, uint32_t field, uint64_t v) {
+    if (v == 0)
+      return;
+    put_varint(out, uint64_t{field} << 3);
+    put_varint(out, v);
+  }
+  static void put_signed(std::string& out, uint32_t field, int64_t v) {
+    put_varint_field(out, field, static_cast<uint64_t>(v));
+  }
+  // A bytes field; proto3 leaves an empty one out unless it is `optional` and present.
+  static void put_bytes(std::string& out, uint32_t field, std::string_view v, bool always = false) {
+    if (v.empty() && !always)
+      return;
+    put_length_prefix(out, field, v.size());
+    out.append(v);
+  }
+
+  void labels(const sch::label_set& set, uint32_t field, std::string& out) {
+    for (const auto& [key, value] : set.entries()) {
+      scratch_.clear();
+      put_bytes(scratch_, 1, key);
+      put_bytes(scratch_, 2, value);
+      put_bytes(out, field, scratch_, true);
+    }
+  }
+
+  void meta(const sch::object_meta& m, std::string& out) {
+    put_bytes(out, 1, m.name);
+    put_bytes(out, 2, m.namespace_name);
+    put_bytes(out, 3, m.uid);
+    labels(m.labels, 4, out);
+    labels(m.annotations, 5, out);
+    put_signed(out, 6, to_ns(m.creation_time));
+    put_varint_field(out, 7, m.resource_version);
+  }
+
+  void resources(const sch::resources& r, std::string& out) {
+    put_signed(out, 1, r.cpu_milli);
+    put_signed(out, 2, r.memory_bytes);
+    put_signed(out, 3, r.ephemeral_bytes);
+    put_signed(out, 4, r.pods);
+    for (const auto& e : r.extended()) {
+      scratch_.clear();
+      put_bytes(scratch_, 1, e.name.str());
+      put_signed(scratch_, 2, e.amount);
+      put_bytes(out, 5, scratch_, true);
+    }
+  }
+
+  // Serialized on their own (equal constraints give equal bytes, which loading shares). The pods
+  // of one task share one constraints object: its bytes are kept for the next pod.
+  const std::string& constraints(const std::shared_ptr<const sch::placement_constraints>& c) {
+    if (c != last_constraints_) {
+      v1::PlacementConstraints m;
+      encode_constraints(*c, &m);
+      last_constraints_bytes_ = serialize(m);
+      last_constraints_ = c;
+    }
+    return last_constraints_bytes_;
+  }
+
+  void pod(const sch::pod& p, std::string& out) {
+    std::string m;
+    meta(p.meta, m);
+    put_bytes(out, 1, m, true);
+    put_bytes(out, 2, p.group);
+    put_bytes(out, 3, p.role);
+    std::string r;
+    resources(p.requests, r);
+    put_bytes(out, 4, r, true);
+    put_signed(out, 5, p.priority);
+    put_bytes(out, 6, p.priority_class_name);
+    put_bytes(out, 7, p.scheduler_name);
+    if (p.constraints)
+      put_bytes(out, 8, constraints(p.constraints), true);
+    if (p.spec_json)
+      put_bytes(out, 9, *p.spec_json, true);
+    put_varint_field(out, 10, static_cast<uint64_t>(to_record(p.phase)));
+    put_bytes(out, 11, p.node_name);
+    put_signed(out, 12, to_ns(p.start_time));
+    put_signed(out, 13, to_ns(p.finish_time));
+  }
+
+  std::string scratch_;
+  std::shared_ptr<const sch::placement_constraints> last_constraints_;
+  std::string last_constraints_bytes_;
+};
+
 } // namespace
+
+std::string encode(const scheduler::pod& p) {
+  // One writer per thread keeps its scratch buffer and the last constraints' bytes.
+  thread_local pod_writer writer;
+  return writer.record(p);
+}
+
+namespace detail {
+std::string reference_encode_pod(const scheduler::pod& p) {
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  encode_pod_body(p, r.mutable_pod());
+  return serialize(r);
+}
+} // namespace detail
 
 // Written by hand rather than through v1::PodRecord: this runs for every binding and every phase
 // change, and the message is five fields. Every field is written even when zero, so the update

@@ -50,6 +50,9 @@ namespace detail {
 /// Pod records through the generated protobuf code instead of the wire decoder record_decoder
 /// uses: a reference for tests (the two must agree on everything the fast one accepts).
 result<scheduler::pod> reference_decode_pod(std::string_view bytes);
+/// Pod records through the generated code: what encode(pod), which writes the wire format
+/// directly, must equal byte for byte.
+std::string reference_encode_pod(const scheduler::pod& p);
 } // namespace detail
 
 /// Decodes records. Reuses its parse buffers between calls and shares what repeats: pods (and job
