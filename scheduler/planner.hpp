@@ -18,6 +18,7 @@
 #include "scheduler/model.hpp"
 #include "scheduler/node_view.hpp"
 #include "scheduler/predicates.hpp"
+#include "scheduler/random.hpp"
 #include "scheduler/scores.hpp"
 
 #include <cstdint>
@@ -28,8 +29,7 @@
 
 namespace phalanx::scheduler {
 
-/// The RNG every randomized decision of the core takes from its caller.
-using rng = std::mt19937_64;
+// The RNG every randomized decision of the core takes from its caller: scheduler::rng.
 
 /// Policy knobs of the planner. Defaults are what phalanxd uses without a config file.
 struct planner_config {
