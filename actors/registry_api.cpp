@@ -307,7 +307,8 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     if (is_watched(self, resource_kind::pod))
       for (auto id : g.pods)
         announce(self, api::watch_event::type::added, pod_view(st, st.pods.at(id)));
-    announce(self, api::watch_event::type::added, group_view(st, g));
+    if (is_watched(self, resource_kind::pod_group))
+      announce(self, api::watch_event::type::added, group_view(st, g));
     auto view = job_view(st, st.jobs.at(key));
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});

@@ -176,9 +176,11 @@ void group_changed(self_ptr self, group_entry& g) {
                  g.group->meta.name, "Normal", "Scheduled",
                  std::to_string(status.running) + "/" + std::to_string(g.pods.size()) +
                      " tasks in gang running, minMember " + std::to_string(g.group->min_member));
-  if (!g.implicit || is_watched(self, resource_kind::pod_group))
+  // Views are built only for a watcher: announce drops events of unwatched kinds, and a job's
+  // view (its tasks and templates) costs more than the change it reports.
+  if (is_watched(self, resource_kind::pod_group))
     announce(self, api::watch_event::type::modified, group_view(st, g));
-  if (!g.job_key.empty())
+  if (!g.job_key.empty() && is_watched(self, resource_kind::job))
     if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
       announce(self, api::watch_event::type::modified, job_view(st, j->second));
 }
