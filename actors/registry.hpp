@@ -64,6 +64,10 @@ struct registry_state {
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
     /// from its annotations, which never change, rather than at every status of its gang.
     bool declares_end = false;
+    /// When its binding became durable in this run. Its "Scheduled" event is made from this when
+    /// events are read: one event per bound pod recorded as it happens cost a key, a message and
+    /// a list per pod on the scheduling path (and is lost at a restart all the same).
+    scheduler::timestamp bound_at{};
     object_reply delete_reply;
   };
   struct group_entry {

@@ -820,6 +820,23 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
   std::vector<scheduler::event> out;
   if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
     out.assign(i->second.begin(), i->second.end());
+  if (kind == resource_kind::pod)
+    if (auto id = st.pod_ids.find(object_key(ns, name)); id != st.pod_ids.end())
+      if (auto p = st.pods.find(id->second); p != st.pods.end() &&
+                                             p->second.bound_at != scheduler::timestamp{}) {
+        const auto& pod = *p->second.pod;
+        scheduler::event scheduled;
+        scheduled.type = "Normal";
+        scheduled.reason = "Scheduled";
+        scheduled.message = "Successfully assigned " + pod.meta.namespace_name + "/" +
+                            pod.meta.name + " to " + pod.node_name;
+        scheduled.first_time = scheduled.last_time = p->second.bound_at;
+        auto at = std::upper_bound(out.begin(), out.end(), scheduled.first_time,
+                                   [](scheduler::timestamp t, const scheduler::event& e) {
+                                     return t < e.first_time;
+                                   });
+        out.insert(at, std::move(scheduled));
+      }
   respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
 }
 

@@ -235,10 +235,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
         n->second.allocated += pod->requests;
         ++n->second.pod_count;
       }
-      record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
-                   "Scheduled",
-                   "Successfully assigned " + pod->meta.namespace_name + "/" + pod->meta.name +
-                       " to " + pod->node_name);
+      e.bound_at = st.ctx->now(); // Its "Scheduled" event (do_events).
       if (is_watched(self, resource_kind::pod))
         announce(self, api::watch_event::type::modified, pod_view(st, e));
     }
