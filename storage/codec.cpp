@@ -1115,6 +1115,35 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
   return true;
 }
 
+namespace {
+
+// Fields 10-13 of Pod, the runtime state, which a record's body and a state update both carry.
+// False for any other field; `ok` says whether the field was well formed.
+bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& phase, bool& ok) {
+  int64_t ns = 0;
+  switch (field) {
+    case 10:
+      ok = f.i64(phase);
+      phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
+      return true;
+    case 11:
+      ok = f.text(out.node_name);
+      return true;
+    case 12:
+      ok = f.i64(ns);
+      out.start_time = from_ns(ns);
+      return true;
+    case 13:
+      ok = f.i64(ns);
+      out.finish_time = from_ns(ns);
+      return true;
+    default:
+      return false;
+  }
+}
+
+} // namespace
+
 // A state update (encode_pod_state): only meta.resource_version, phase, node name and times. An
 // update carrying any other field is refused: merging it would need protobuf's rules for
 // repeated and message fields, which nothing writes.
@@ -1130,7 +1159,6 @@ bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t 
     field_reader f{p, type};
     bool ok = true;
     std::string_view v;
-    int64_t ns = 0;
     switch (field) {
       case 1: {
         if (!f.len(v))
@@ -1151,22 +1179,9 @@ bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t 
         }
         break;
       }
-      case 10:
-        ok = f.i64(phase);
-        phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
-        break;
-      case 11:
-        ok = f.text(out.node_name);
-        break;
-      case 12:
-        ok = f.i64(ns);
-        out.start_time = from_ns(ns);
-        break;
-      case 13:
-        ok = f.i64(ns);
-        out.finish_time = from_ns(ns);
-        break;
       default:
+        if (read_state_field(field, f, out, phase, ok))
+          break;
         return fail(error, "pod state update: field " + std::to_string(field) +
                                " (an update holds only the phase, node name, times and "
                                "resource_version)");
@@ -1192,7 +1207,6 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
     field_reader f{p, type};
     bool ok = true;
     std::string_view v;
-    int64_t ns = 0;
     switch (field) {
       case 1:
         if (seen_meta || !f.len(v))
@@ -1235,23 +1249,9 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
           return malformed(error, "PodRecord", record_size);
         out.spec_json = shared_text(v);
         break;
-      case 10:
-        ok = f.i64(phase);
-        phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
-        break;
-      case 11:
-        ok = f.text(out.node_name);
-        break;
-      case 12:
-        ok = f.i64(ns);
-        out.start_time = from_ns(ns);
-        break;
-      case 13:
-        ok = f.i64(ns);
-        out.finish_time = from_ns(ns);
-        break;
       default:
-        ok = p.skip(type);
+        if (!read_state_field(field, f, out, phase, ok))
+          ok = p.skip(type);
     }
     if (!ok)
       return malformed(error, "PodRecord", record_size);
