@@ -414,7 +414,8 @@ struct text_hash {
 // field order, skips unknown fields like protobuf does, and rejects malformed input; a singular
 // message field that appears twice (which protobuf would merge, and the encoder never writes) is
 // rejected too, except the record's pod itself: state updates (encode_pod_state) are appended as
-// more occurrences of it, and are merged as protobuf would. Job task templates, being few, go through the generated code.
+// more occurrences of it, and are merged as protobuf would. Job task templates, being few, go
+// through the generated code.
 
 class wire_reader {
  public:
@@ -755,7 +756,6 @@ std::string encode(const pod_group_record& rec) {
   r.set_priority(g.priority);
   return serialize(r);
 }
-
 
 namespace {
 

@@ -119,6 +119,42 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
   for (int i = 0; i < shape.gangs / 200; ++i)
     delete_some();
 
+  // A gang can be stranded by design: it ran (reached minMember), then pods failed, and the pods
+  // left to place can no longer bring it back to minMember. Nothing recreates bare pods (a Volcano
+  // Job would restart by its policy), and gang scheduling, as in Volcano, never binds a gang below
+  // minMember, so those pods stay pending forever. Such a gang counts as done once nothing of it
+  // runs. (Found by the 10,000-gang run of `make long`, where gangs of up to 64 pods with one pod
+  // in 50 failing make it likely.)
+  std::set<std::string> stranded;
+  auto drop_stranded = [&](std::vector<std::string>& names) {
+    struct tally {
+      int32_t failed = 0, live = 0, pending = 0, succeeded = 0;
+    };
+    std::map<std::string, tally> of;
+    for (const auto& n : names)
+      of[n];
+    for (const auto& p : h.pods("default")) {
+      auto t = of.find(p.pod.group);
+      if (t == of.end())
+        continue;
+      if (p.pod.phase == scheduler::pod_phase::failed)
+        ++t->second.failed;
+      else if (p.pod.phase == scheduler::pod_phase::succeeded)
+        ++t->second.succeeded;
+      else if (p.pod.is_bound())
+        ++t->second.live;
+      else
+        ++t->second.pending;
+    }
+    std::erase_if(names, [&](const std::string& n) {
+      const auto& t = of[n];
+      bool out = t.failed > 0 && t.live == 0 && t.pending > 0 &&
+                 t.succeeded + t.pending < min_member_of[n];
+      if (out)
+        stranded.insert(n);
+      return out;
+    });
+  };
   // Drained: every gang not deleted completed. The live invariants are checked every ~0.5 s (each
   // check asks every actor, which costs the registry a full copy of the catalog).
   auto unfinished = [&] {
@@ -130,6 +166,8 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
       if (g.status.phase != scheduler::pod_group_phase::completed && !deleted.count(g.group.meta.name))
         out.push_back(g.group.meta.name);
     }
+    if (!out.empty() && out.size() <= 50) // Near the end: worth a look at their pods.
+      drop_stranded(out);
     return out;
   };
   int checks = 0;
@@ -161,10 +199,14 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
     FAIL() << left.size() << " gangs did not complete within 4 minutes (seed " << seed << "):"
            << detail;
   }
-  std::printf("stress: drained, %d live checks\n", checks);
-  // Every pod ended too (deleted gangs' pods are gone).
-  for (const auto& p : h.pods("default"))
-    EXPECT_TRUE(scheduler::is_terminal(p.pod.phase)) << p.pod.meta.name;
+  std::printf("stress: drained, %d live checks, %zu gangs stranded by failed pods\n", checks,
+              stranded.size());
+  // Every pod ended too (deleted gangs' pods are gone), but the stranded gangs' pending ones.
+  for (const auto& p : h.pods("default")) {
+    if (!stranded.count(p.pod.group)) {
+      EXPECT_TRUE(scheduler::is_terminal(p.pod.phase)) << p.pod.meta.name;
+    }
+  }
 
   // At rest: every invariant, including I3, and nothing left accounted.
   auto facts = h.rt().facts();
@@ -188,6 +230,8 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
       continue;
     EXPECT_GE(bound_per_group[name], min_member_of[name])
         << name << " never ran (seed " << seed << ")";
+    if (stranded.count(name))
+      continue;
     auto g = h.group(name);
     EXPECT_EQ(g.status.phase, scheduler::pod_group_phase::completed) << name;
   }

@@ -639,10 +639,10 @@ TEST(CodecPodState, UpdatesAppliedInOrderByBothDecoders) {
     int updates = static_cast<int>(gen.between(1, 4));
     for (int u = 0; u < updates; ++u) {
       auto phase = static_cast<sch::pod_phase>(gen.between(0, int64_t(sch::pod_phase_last)));
-      expected = with_state(p, u % 2 == 0 ? "node-" + std::to_string(gen.between(0, 9)) : "",
-                            phase, gen.between(0, 1) * gen.between(1, 2'000'000'000),
-                            gen.between(0, 1) * gen.between(1, 2'000'000'000),
-                            gen.between(0, 1'000'000));
+      expected =
+          with_state(p, u % 2 == 0 ? "node-" + std::to_string(gen.between(0, 9)) : "", phase,
+                     gen.between(0, 1) * gen.between(1, 2'000'000'000),
+                     gen.between(0, 1) * gen.between(1, 2'000'000'000), gen.between(0, 1'000'000));
       record += encode_pod_state(expected);
     }
     auto fast = d.decode_pod(record);
@@ -685,8 +685,7 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
   auto r = d.decode_pod(encode(p) + bytes_of(whole));
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), errc::corruption);
-  EXPECT_NE(r.error().message().find("pod state update"), std::string::npos)
-      << r.error().message();
+  EXPECT_NE(r.error().message().find("pod state update"), std::string::npos) << r.error().message();
 }
 
 // ---------------------------------------------------------------------------------------------
