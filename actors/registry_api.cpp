@@ -6,6 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <optional>
+
 namespace phalanx::actors::registry_detail {
 
 using api::resource_kind;
@@ -814,6 +816,30 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
   }
 }
 
+namespace {
+
+// A bound pod's "Scheduled" event, made from its binding time (pod_entry::bound_at); none for a
+// pod that is unknown or not bound in this run.
+std::optional<scheduler::event> scheduled_event(const registry_state& st, const std::string& ns,
+                                                const std::string& name) {
+  auto id = st.pod_ids.find(object_key(ns, name));
+  if (id == st.pod_ids.end())
+    return std::nullopt;
+  auto p = st.pods.find(id->second);
+  if (p == st.pods.end() || p->second.bound_at == scheduler::timestamp{})
+    return std::nullopt;
+  const auto& pod = *p->second.pod;
+  scheduler::event e;
+  e.type = "Normal";
+  e.reason = "Scheduled";
+  e.message = "Successfully assigned " + pod.meta.namespace_name + "/" + pod.meta.name + " to " +
+              pod.node_name;
+  e.first_time = e.last_time = p->second.bound_at;
+  return e;
+}
+
+} // namespace
+
 void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
                const events_reply& reply) {
   auto& st = self->state;
@@ -821,22 +847,11 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
   if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
     out.assign(i->second.begin(), i->second.end());
   if (kind == resource_kind::pod)
-    if (auto id = st.pod_ids.find(object_key(ns, name)); id != st.pod_ids.end())
-      if (auto p = st.pods.find(id->second); p != st.pods.end() &&
-                                             p->second.bound_at != scheduler::timestamp{}) {
-        const auto& pod = *p->second.pod;
-        scheduler::event scheduled;
-        scheduled.type = "Normal";
-        scheduled.reason = "Scheduled";
-        scheduled.message = "Successfully assigned " + pod.meta.namespace_name + "/" +
-                            pod.meta.name + " to " + pod.node_name;
-        scheduled.first_time = scheduled.last_time = p->second.bound_at;
-        auto at = std::upper_bound(out.begin(), out.end(), scheduled.first_time,
-                                   [](scheduler::timestamp t, const scheduler::event& e) {
-                                     return t < e.first_time;
-                                   });
-        out.insert(at, std::move(scheduled));
-      }
+    if (auto scheduled = scheduled_event(st, ns, name)) {
+      auto later = [](scheduler::timestamp t, const scheduler::event& e) { return t < e.first_time; };
+      out.insert(std::upper_bound(out.begin(), out.end(), scheduled->first_time, later),
+                 std::move(*scheduled));
+    }
   respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
 }
 

@@ -216,11 +216,7 @@ void check_stall(self_ptr self) {
 result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   sim_behavior b;
   // Most pods carry no simulation annotation: one search for the prefix instead of nine lookups.
-  constexpr std::string_view prefix = "sim.phalanx.io/";
-  const auto& annotations = p.meta.annotations.entries();
-  auto first = std::lower_bound(annotations.begin(), annotations.end(), prefix,
-                                [](const auto& e, std::string_view k) { return e.first < k; });
-  if (first == annotations.end() || !std::string_view(first->first).starts_with(prefix))
+  if (!p.meta.annotations.has_key_with_prefix("sim.phalanx.io/"))
     return b;
   auto d = duration_annotation(p, sim_duration_key);
   if (!d)

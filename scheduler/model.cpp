@@ -51,6 +51,12 @@ const std::string* label_set::find(std::string_view key) const noexcept {
   return nullptr;
 }
 
+bool label_set::has_key_with_prefix(std::string_view prefix) const noexcept {
+  const auto& list = entries();
+  auto it = std::lower_bound(list.begin(), list.end(), prefix, key_less);
+  return it != list.end() && std::string_view(it->first).starts_with(prefix);
+}
+
 void label_set::set(std::string key, std::string value) {
   if (const auto* current = find(key); current != nullptr && *current == value)
     return; // Unchanged: keep sharing.

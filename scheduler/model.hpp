@@ -25,8 +25,8 @@ using duration = std::chrono::nanoseconds;
 /// Labels or annotations: key/value pairs kept sorted by key, keys unique.
 ///
 /// Copies share one immutable list until one of them changes (copy on write): the runtime copies
-/// a pod for every change of its state and hands the copies to other actors, and the pods of one
-/// job task carry the same labels, so sharing saves both the copying and the memory. A const
+/// a pod for every change of its state and hands the copies to other actors, and job expansion
+/// copies a task's common keys into each of its pods before adding the pod's index. A const
 /// label_set may be read from any thread; changing one is as thread-safe as changing a vector.
 class label_set {
  public:
@@ -39,6 +39,8 @@ class label_set {
   /// The value of `key`, or nullptr.
   const std::string* find(std::string_view key) const noexcept;
   bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+  /// True when some key starts with `prefix` (one search: the keys are sorted).
+  bool has_key_with_prefix(std::string_view prefix) const noexcept;
   /// Inserts or replaces.
   void set(std::string key, std::string value);
   /// Removes `key`; false when absent.

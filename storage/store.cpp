@@ -573,6 +573,10 @@ status store::write(std::span<const write_batch* const> batches) {
       if (op.key.empty())
         return {errc::invalid_argument,
                 "write: empty key in column family " + std::string(to_string(op.kind))};
+      if (op.what == write_batch::action::merge && op.kind != record_kind::pod)
+        return {errc::invalid_argument, "write: a merge into column family " +
+                                            std::string(to_string(op.kind)) +
+                                            " (only pod records take state updates)"};
     }
     ops += b->size();
     bytes += b->byte_size();
@@ -589,10 +593,6 @@ status store::write(std::span<const write_batch* const> batches) {
           s = batch.Put(cf, slice(op.key), slice(op.value));
           break;
         case write_batch::action::merge:
-          if (op.kind != record_kind::pod)
-            return {errc::invalid_argument, "write: a merge into column family " +
-                                                std::string(to_string(op.kind)) +
-                                                " (only pod records take state updates)"};
           s = batch.Merge(cf, slice(op.key), slice(op.value));
           break;
         case write_batch::action::erase:

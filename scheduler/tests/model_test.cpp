@@ -68,6 +68,16 @@ TEST(label_set, many_keys_stay_sorted) {
 }
 
 // Copies share one list until one of them changes; a change never shows through another copy.
+TEST(label_set, key_prefix) {
+  label_set l{{"app", "x"}, {"sim.phalanx.io/duration", "30s"}, {"zone", "a"}};
+  EXPECT_TRUE(l.has_key_with_prefix("sim.phalanx.io/"));
+  EXPECT_TRUE(l.has_key_with_prefix("ap"));
+  EXPECT_TRUE(l.has_key_with_prefix(""));
+  EXPECT_FALSE(l.has_key_with_prefix("sim.phalanx.io/x"));
+  EXPECT_FALSE(l.has_key_with_prefix("zz"));
+  EXPECT_FALSE(label_set().has_key_with_prefix(""));
+}
+
 TEST(label_set, copies_share_until_changed) {
   label_set a{{"app", "spark"}, {"role", "driver"}};
   label_set b = a;
