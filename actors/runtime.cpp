@@ -16,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 namespace phalanx::actors {
 
@@ -80,7 +81,11 @@ struct collector_state {
   static inline const char* name = "phalanx.collector";
   std::shared_ptr<std::promise<system_facts>> done;
   system_facts facts;
-  std::map<uint64_t, std::string> gang_keys;
+  struct gang_fact {
+    std::string key;
+    std::size_t group_index = 0;  // Into facts.groups.
+  };
+  std::unordered_map<uint64_t, gang_fact> gangs;
   std::map<uint32_t, std::string> node_names;
   std::map<uint64_t, std::string> key_of_id;  // Pods and placeholders.
   std::vector<node_snapshot> nodes;           // Resolved to keys once every answer is in.
@@ -90,14 +95,15 @@ struct collector_state {
 // Placeholders hold room like pods: the invariant checks see them as members of their gang,
 // bound to their node and running.
 void add_placeholder_facts(collector_state& st, const gang_snapshot& g) {
-  auto key = st.gang_keys.find(g.gang);
-  if (key == st.gang_keys.end())
+  auto gang = st.gangs.find(g.gang);
+  if (gang == st.gangs.end())
     return;
-  auto ns = key->second.substr(0, key->second.find('/'));
+  const auto& group_key = gang->second.key;
+  auto ns = group_key.substr(0, group_key.find('/'));
   for (const auto& ph : g.placeholders) {
     system_facts::pod p;
     p.key = ns + "/" + ph.name;
-    p.group_key = key->second;
+    p.group_key = group_key;
     p.node = st.node_names.count(ph.node) ? st.node_names[ph.node] : "#" + std::to_string(ph.node);
     p.phase = scheduler::pod_phase::running;
     p.requests = ph.requests;
@@ -142,7 +148,7 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
           st.facts.pods.push_back({p.key, p.group_key, p.node, p.phase, p.requests, p.role});
         }
         for (auto& g : snap.groups) {
-          st.gang_keys[g.gang] = g.key;
+          st.gangs[g.gang] = {g.key, st.facts.groups.size()};
           st.facts.groups.push_back({g.key, g.queue, g.min_member, g.min_task_member, false});
         }
         st.outstanding = 1;  // Released at the end of this handler.
@@ -175,11 +181,8 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
                     bool in_flight = g.phase == gang_phase::planning ||
                                      g.phase == gang_phase::preparing ||
                                      g.phase == gang_phase::committing;
-                    auto k = st.gang_keys.find(g.gang);
-                    if (k != st.gang_keys.end())
-                      for (auto& f : st.facts.groups)
-                        if (f.key == k->second)
-                          f.in_flight = in_flight;
+                    if (auto k = st.gangs.find(g.gang); k != st.gangs.end())
+                      st.facts.groups[k->second.group_index].in_flight = in_flight;
                     add_placeholder_facts(st, g);
                     finish_one();
                   },
