@@ -136,8 +136,8 @@ void announce(self_ptr self, api::watch_event::type type, api::object obj) {
 }
 
 std::string implicit_queue_of(const scheduler::pod& p) {
-  if (const auto* q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
-    return *q;
+  if (auto q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
+    return std::string(*q);
   return std::string(scheduler::default_queue_name);
 }
 

@@ -537,8 +537,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
       // New incarnations: new uids, so nothing of the old pods is confused with them.
       p.meta.uid = new_uid(self);
       p.meta.creation_time = st.ctx->now();
-      p.meta.annotations.set(std::string(scheduler::job_version_key),
-                             std::to_string(status.version));
+      p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
       p.meta.resource_version = copy->meta.resource_version;
       if (st.pod_ids.count(object_key(p.meta.namespace_name, p.meta.name)))
         return respond(

@@ -23,8 +23,8 @@ std::string gang_key_of(const scheduler::pod& p) {
 
 result<std::optional<scheduler::duration>> duration_annotation(const scheduler::pod& p,
                                                                  std::string_view key) {
-  const auto* text = p.meta.annotations.find(key);
-  if (text == nullptr)
+  auto text = p.meta.annotations.find(key);
+  if (!text)
     return std::optional<scheduler::duration>{};
   auto ns = scheduler::parse_duration_ns(*text);
   if (!ns)
@@ -230,7 +230,7 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   if (!sd)
     return sd.error();
   b.spawn_duration = *sd;
-  if (const auto* n = p.meta.annotations.find(sim_spawn_key)) {
+  if (auto n = p.meta.annotations.find(sim_spawn_key)) {
     auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
     if (!count || *count < 0 || *count > 10000)
       return status{errc::invalid_argument, "metadata.annotations[" +
@@ -246,7 +246,7 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
        {spawn_resource{sim_spawn_cpu_key, scheduler::cpu_resource},
         spawn_resource{sim_spawn_memory_key, scheduler::memory_resource},
         spawn_resource{sim_spawn_gpu_key, "nvidia.com/gpu"}}) {
-    if (const auto* text = p.meta.annotations.find(key)) {
+    if (auto text = p.meta.annotations.find(key)) {
       auto amount = scheduler::parse_resource_amount(resource, *text);
       if (!amount)
         return status{errc::invalid_argument, "metadata.annotations[" + std::string(key) +
@@ -254,9 +254,9 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
       b.spawn_requests.set(resource, *amount);
     }
   }
-  if (const auto* role = p.meta.annotations.find(sim_spawn_role_key))
+  if (auto role = p.meta.annotations.find(sim_spawn_role_key))
     b.spawn_role = *role;
-  if (const auto* n = p.meta.annotations.find(sim_barrier_key)) {
+  if (auto n = p.meta.annotations.find(sim_barrier_key)) {
     auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
     if (!count || *count < 0 || *count > 100000)
       return status{errc::invalid_argument, "metadata.annotations[" +
@@ -276,9 +276,9 @@ std::vector<scheduler::pod> spawned_pods(const scheduler::pod& parent, const sim
     child.meta.namespace_name = parent.meta.namespace_name;
     child.meta.labels = parent.meta.labels;
     if (!parent.group.empty())
-      child.meta.annotations.set(std::string(scheduler::pod_group_annotation), parent.group);
+      child.meta.annotations.set(scheduler::pod_group_annotation, parent.group);
     if (b.spawn_duration)
-      child.meta.annotations.set(std::string(sim_duration_key),
+      child.meta.annotations.set(sim_duration_key,
                                  scheduler::format_duration_ns(b.spawn_duration->count()));
     child.group = parent.group;
     child.role = b.spawn_role;

@@ -8,26 +8,26 @@ namespace phalanx::api {
 
 bool label_selector::matches(const scheduler::label_set& labels) const {
   for (const auto& r : requirements) {
-    const std::string* v = labels.find(r.key);
+    auto v = labels.find(r.key);
     bool ok = false;
     switch (r.operation) {
       case label_requirement::op::equals:
-        ok = v != nullptr && !r.values.empty() && *v == r.values.front();
+        ok = v.has_value() && !r.values.empty() && *v == r.values.front();
         break;
       case label_requirement::op::not_equals:
-        ok = v == nullptr || r.values.empty() || *v != r.values.front();
+        ok = !v.has_value() || r.values.empty() || *v != r.values.front();
         break;
       case label_requirement::op::in:
-        ok = v != nullptr && std::find(r.values.begin(), r.values.end(), *v) != r.values.end();
+        ok = v.has_value() && std::find(r.values.begin(), r.values.end(), *v) != r.values.end();
         break;
       case label_requirement::op::not_in:
-        ok = v == nullptr || std::find(r.values.begin(), r.values.end(), *v) == r.values.end();
+        ok = !v.has_value() || std::find(r.values.begin(), r.values.end(), *v) == r.values.end();
         break;
       case label_requirement::op::exists:
-        ok = v != nullptr;
+        ok = v.has_value();
         break;
       case label_requirement::op::does_not_exist:
-        ok = v == nullptr;
+        ok = !v.has_value();
         break;
     }
     if (!ok)

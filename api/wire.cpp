@@ -51,10 +51,11 @@ std::vector<std::pair<std::string, V>> sorted(const google::protobuf::Map<std::s
 }
 
 scheduler::label_set to_label_set(const google::protobuf::Map<std::string, std::string>& m) {
-  scheduler::label_set out;
+  scheduler::label_set::builder out;
+  out.reserve(m.size());
   for (const auto& [k, v] : m)
-    out.set(k, v);
-  return out;
+    out.add(k, v);
+  return out.build();
 }
 
 // The rule of a quantity error without the "quantity "<text>" " prefix the parser puts first
@@ -325,11 +326,11 @@ void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::st
 }
 
 void read_role_and_group(scheduler::pod& p) {
-  if (const auto* g = p.meta.annotations.find(scheduler::pod_group_annotation))
+  if (auto g = p.meta.annotations.find(scheduler::pod_group_annotation))
     p.group = *g;
-  if (const auto* role = p.meta.annotations.find(scheduler::task_spec_key))
+  if (auto role = p.meta.annotations.find(scheduler::task_spec_key))
     p.role = *role;
-  else if (const auto* role_label = p.meta.labels.find(scheduler::task_spec_key))
+  else if (auto role_label = p.meta.labels.find(scheduler::task_spec_key))
     p.role = *role_label;
 }
 

@@ -8,8 +8,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -329,8 +329,8 @@ bool wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& mete
 }
 
 bool record_pod_group(run_recorder& r, const api::pod_group_object& g) {
-  const auto* label = g.group.meta.labels.find(gang_index_label);
-  if (label == nullptr)
+  auto label = g.group.meta.labels.find(gang_index_label);
+  if (!label)
     return false;
   auto index = parse_int(*label);
   if (!index)

@@ -168,12 +168,12 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       p.meta.uid = uid(5, pod_index);
       p.meta.resource_version = version++;
       if (!c.bare_pods) {
-        p.meta.labels.set(std::string(sch::job_name_key), name);
-        p.meta.labels.set(std::string(sch::job_namespace_key), ns);
-        p.meta.labels.set(std::string(sch::queue_name_key), queue);
-        p.meta.labels.set(std::string(sch::task_spec_key), t == 0 ? "ps" : "worker");
-        p.meta.annotations.set(std::string(sch::pod_group_annotation), name);
-        p.meta.annotations.set(std::string(sch::task_index_key), std::to_string(m));
+        p.meta.labels.set(sch::job_name_key, name);
+        p.meta.labels.set(sch::job_namespace_key, ns);
+        p.meta.labels.set(sch::queue_name_key, queue);
+        p.meta.labels.set(sch::task_spec_key, t == 0 ? "ps" : "worker");
+        p.meta.annotations.set(sch::pod_group_annotation, name);
+        p.meta.annotations.set(sch::task_index_key, std::to_string(m));
       }
       p.group = name;
       p.role = t == 0 ? "ps" : "worker";

@@ -325,7 +325,7 @@ result<replay_cluster> cluster_from_vc_sizes(std::string_view text, std::string 
     auto& members = c.partitions[*vc];
     for (int64_t i = 0; i < scaled; ++i) {
       auto n = make_node("vc-" + dns_name(*vc) + "-" + std::to_string(i), shape);
-      n.meta.labels.set(std::string(vc_label), *vc);
+      n.meta.labels.set(vc_label, *vc);
       members.push_back(c.nodes.size());
       c.nodes.push_back(std::move(n));
     }
@@ -434,7 +434,7 @@ std::vector<scheduler::sim_job> to_sim_jobs(const trace& t, const replay_model& 
       auto& p = pins[tj->group];
       if (!p) {
         scheduler::placement_constraints pc;
-        pc.node_selector.set(std::string(vc_label), tj->group);
+        pc.node_selector.set(vc_label, tj->group);
         p = std::make_shared<const scheduler::placement_constraints>(std::move(pc));
       }
       pin = p;

@@ -312,7 +312,7 @@ scheduler::pod pod_template(const gang_spec& gang, const gang_task& task,
                             const workload_spec& spec) {
   scheduler::pod p;
   p.meta.namespace_name = spec.namespace_name;
-  p.meta.labels.set(std::string(gang_index_label), std::to_string(gang.index));
+  p.meta.labels.set(gang_index_label, std::to_string(gang.index));
   if (spec.pod_duration_ns)
     p.meta.annotations.set("sim.phalanx.io/duration",
                            scheduler::format_duration_ns(*spec.pod_duration_ns));
@@ -332,7 +332,7 @@ api::job_object to_job(const gang_spec& gang, const workload_spec& spec) {
   auto& j = o.job;
   j.meta.name = gang.name;
   j.meta.namespace_name = spec.namespace_name;
-  j.meta.labels.set(std::string(gang_index_label), std::to_string(gang.index));
+  j.meta.labels.set(gang_index_label, std::to_string(gang.index));
   j.queue = gang.queue;
   j.priority_class_name = priority_class_of(gang.priority);
   j.min_available = gang.size();
@@ -352,7 +352,7 @@ api::pod_group_object to_pod_group(const gang_spec& gang, const workload_spec& s
   auto& g = o.group;
   g.meta.name = gang.name;
   g.meta.namespace_name = spec.namespace_name;
-  g.meta.labels.set(std::string(gang_index_label), std::to_string(gang.index));
+  g.meta.labels.set(gang_index_label, std::to_string(gang.index));
   g.min_member = gang.size();
   if (gang.tasks.size() > 1)
     for (const auto& t : gang.tasks)
@@ -372,8 +372,8 @@ std::vector<api::pod_object> to_pods(const gang_spec& gang, const workload_spec&
   for (const auto& t : gang.tasks) {
     auto tmpl = pod_template(gang, t, spec);
     tmpl.group = gang.name;
-    tmpl.meta.annotations.set(std::string(scheduler::pod_group_annotation), gang.name);
-    tmpl.meta.annotations.set(std::string(scheduler::task_spec_key), t.role);
+    tmpl.meta.annotations.set(scheduler::pod_group_annotation, gang.name);
+    tmpl.meta.annotations.set(scheduler::task_spec_key, t.role);
     for (int32_t i = 0; i < t.count; ++i) {
       api::pod_object p;
       p.pod = tmpl;

@@ -187,19 +187,21 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
     // The keys Volcano's job controller writes (createJobPod), over the template's own. All but
     // the task index are the same for every pod of the task: set once, then each pod's copy
     // shares them until its index is added.
-    label_set task_annotations = t.pod_template.meta.annotations;
-    task_annotations.set(std::string(task_spec_key), tname);
-    task_annotations.set(std::string(pod_group_annotation), g.meta.name);
-    task_annotations.set(std::string(job_name_key), j.meta.name);
-    task_annotations.set(std::string(queue_name_key), g.queue);
-    task_annotations.set(std::string(job_version_key), "0");
-    task_annotations.set(std::string(template_uid_key), template_uid);
-    task_annotations.set(std::string(job_retry_count_key), "0");
-    label_set task_labels = t.pod_template.meta.labels;
-    task_labels.set(std::string(job_name_key), j.meta.name);
-    task_labels.set(std::string(task_spec_key), tname);
-    task_labels.set(std::string(job_namespace_key), j.meta.namespace_name);
-    task_labels.set(std::string(queue_name_key), g.queue);
+    label_set task_annotations = label_set::builder(t.pod_template.meta.annotations)
+                                     .add(task_spec_key, tname)
+                                     .add(pod_group_annotation, g.meta.name)
+                                     .add(job_name_key, j.meta.name)
+                                     .add(queue_name_key, g.queue)
+                                     .add(job_version_key, "0")
+                                     .add(template_uid_key, template_uid)
+                                     .add(job_retry_count_key, "0")
+                                     .build();
+    label_set task_labels = label_set::builder(t.pod_template.meta.labels)
+                                .add(job_name_key, j.meta.name)
+                                .add(task_spec_key, tname)
+                                .add(job_namespace_key, j.meta.namespace_name)
+                                .add(queue_name_key, g.queue)
+                                .build();
     for (int32_t ix = 0; ix < t.replicas; ++ix) {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
       p.meta.name = job_pod_name(j.meta.name, tname, ix);
@@ -215,9 +217,9 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
         p.scheduler_name = j.scheduler_name;
       const std::string index = std::to_string(ix);
       p.meta.annotations = task_annotations;
-      p.meta.annotations.set(std::string(task_index_key), index);
+      p.meta.annotations.set(task_index_key, index);
       p.meta.labels = task_labels;
-      p.meta.labels.set(std::string(task_index_key), index);
+      p.meta.labels.set(task_index_key, index);
       p.phase = pod_phase::pending;
       p.node_name.clear();
       p.start_time = {};

@@ -2,78 +2,219 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <stdexcept>
 
 namespace phalanx::scheduler {
 
 // ---------------------------------------------------------------------------------------------
 // label_set
 
-namespace {
+// The block: this header, then `count` slots, then the characters of every key and value, each
+// value right after its key. Sizes are 32-bit: Kubernetes caps a set of annotations at 256 KiB.
+struct label_set::block {
+  struct slot {
+    uint32_t offset; // Of the key in the characters; the value follows it.
+    uint32_t key_size;
+    uint32_t value_size;
+  };
+  std::atomic<uint32_t> refs{1};
+  uint32_t count = 0;
+  uint32_t text_size = 0;
 
-using label_entry = label_set::entry;
+  slot* slots() noexcept { return reinterpret_cast<slot*>(this + 1); }
+  const slot* slots() const noexcept { return reinterpret_cast<const slot*>(this + 1); }
+  const char* text() const noexcept { return reinterpret_cast<const char*>(slots() + count); }
+  char* text() noexcept { return reinterpret_cast<char*>(slots() + count); }
+  std::size_t bytes() const noexcept { return sizeof(block) + count * sizeof(slot) + text_size; }
 
-bool key_less(const label_entry& e, std::string_view key) noexcept {
-  return e.first < key;
-}
+  std::string_view key(std::size_t i) const noexcept {
+    const auto& s = slots()[i];
+    return {text() + s.offset, s.key_size};
+  }
+  std::string_view value(std::size_t i) const noexcept {
+    const auto& s = slots()[i];
+    return {text() + s.offset + s.key_size, s.value_size};
+  }
 
-} // namespace
+  // Pairs sorted by key with unique keys; null for none.
+  static block* make(const std::vector<label_set::entry>& sorted) {
+    if (sorted.empty())
+      return nullptr;
+    std::size_t text = 0;
+    for (const auto& [k, v] : sorted)
+      text += k.size() + v.size();
+    if (sorted.size() > UINT32_MAX || text > UINT32_MAX)
+      throw std::length_error("label_set: more than 4 GiB of keys and values");
+    static_assert(alignof(block) == alignof(slot) && sizeof(block) % alignof(slot) == 0);
+    void* memory = ::operator new(sizeof(block) + sorted.size() * sizeof(slot) + text);
+    auto* b = new (memory) block;
+    b->count = static_cast<uint32_t>(sorted.size());
+    b->text_size = static_cast<uint32_t>(text);
+    char* out = b->text();
+    uint32_t offset = 0;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      const auto& [k, v] = sorted[i];
+      new (&b->slots()[i])
+          slot{offset, static_cast<uint32_t>(k.size()), static_cast<uint32_t>(v.size())};
+      std::memcpy(out + offset, k.data(), k.size());
+      std::memcpy(out + offset + k.size(), v.data(), v.size());
+      offset += static_cast<uint32_t>(k.size() + v.size());
+    }
+    return b;
+  }
+
+  static void release(block* b) noexcept {
+    if (b != nullptr && b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      b->~block();
+      ::operator delete(b);
+    }
+  }
+};
 
 label_set::label_set(std::initializer_list<entry> entries) {
-  mutable_entries().reserve(entries.size());
-  for (const auto& e : entries)
-    set(e.first, e.second);
+  builder b;
+  b.reserve(entries.size());
+  for (const auto& [k, v] : entries)
+    b.add(k, v);
+  *this = b.build();
 }
 
-const std::vector<label_entry>& label_set::no_entries() noexcept {
-  static const std::vector<label_entry> none;
-  return none;
+label_set::label_set(const label_set& other) noexcept : block_(other.block_) {
+  if (block_ != nullptr)
+    block_->refs.fetch_add(1, std::memory_order_relaxed);
 }
 
-std::vector<label_entry>& label_set::mutable_entries() {
-  // use_count() == 1 means no other label_set holds the list, and none can start to without going
-  // through this one, which the caller is changing: the list is ours to change in place.
-  if (!entries_)
-    entries_ = std::make_shared<std::vector<entry>>();
-  else if (entries_.use_count() != 1) {
-    auto copy = std::make_shared<std::vector<entry>>();
-    copy->reserve(entries_->size() + 1); // Room for the insert that usually follows.
-    copy->assign(entries_->begin(), entries_->end());
-    entries_ = std::move(copy);
+label_set& label_set::operator=(const label_set& other) noexcept {
+  if (other.block_ != nullptr)
+    other.block_->refs.fetch_add(1, std::memory_order_relaxed);
+  block::release(std::exchange(block_, other.block_));
+  return *this;
+}
+
+label_set& label_set::operator=(label_set&& other) noexcept {
+  if (this != &other)
+    block::release(std::exchange(block_, std::exchange(other.block_, nullptr)));
+  return *this;
+}
+
+label_set::~label_set() {
+  block::release(block_);
+}
+
+std::size_t label_set::size() const noexcept {
+  return block_ != nullptr ? block_->count : 0;
+}
+
+std::size_t label_set::block_bytes() const noexcept {
+  return block_ != nullptr ? block_->bytes() : 0;
+}
+
+label_set::entries_view label_set::entries() const noexcept {
+  return {block_, size()};
+}
+
+label_set::entry label_set::entries_view::at(std::size_t i) const noexcept {
+  return {block_->key(i), block_->value(i)};
+}
+
+std::size_t label_set::lower_bound(std::string_view key) const noexcept {
+  std::size_t lo = 0, hi = size();
+  while (lo < hi) {
+    auto mid = lo + (hi - lo) / 2;
+    if (block_->key(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
-  return *entries_;
+  return lo;
 }
 
-const std::string* label_set::find(std::string_view key) const noexcept {
-  const auto& list = entries();
-  auto it = std::lower_bound(list.begin(), list.end(), key, key_less);
-  if (it != list.end() && it->first == key)
-    return &it->second;
-  return nullptr;
+std::optional<std::string_view> label_set::find(std::string_view key) const noexcept {
+  auto i = lower_bound(key);
+  if (i < size() && block_->key(i) == key)
+    return block_->value(i);
+  return std::nullopt;
 }
 
 bool label_set::has_key_with_prefix(std::string_view prefix) const noexcept {
-  const auto& list = entries();
-  auto it = std::lower_bound(list.begin(), list.end(), prefix, key_less);
-  return it != list.end() && std::string_view(it->first).starts_with(prefix);
+  auto i = lower_bound(prefix);
+  return i < size() && block_->key(i).starts_with(prefix);
 }
 
-void label_set::set(std::string key, std::string value) {
-  if (const auto* current = find(key); current != nullptr && *current == value)
+// Changes build the new block from views of the old one in a scratch list kept per thread (the
+// old block lives until the new one is built, so the views, even `key` and `value` pointing
+// into it, stay valid).
+void label_set::set(std::string_view key, std::string_view value) {
+  if (auto current = find(key); current && *current == value)
     return; // Unchanged: keep sharing.
-  auto& list = mutable_entries();
-  auto it = std::lower_bound(list.begin(), list.end(), std::string_view(key), key_less);
-  if (it != list.end() && it->first == key)
-    it->second = std::move(value);
-  else
-    list.insert(it, entry{std::move(key), std::move(value)});
+  thread_local builder scratch;
+  scratch.reserve(size() + 1);
+  auto at = lower_bound(key);
+  for (std::size_t i = 0; i < at; ++i)
+    scratch.add(block_->key(i), block_->value(i));
+  scratch.add(key, value);
+  auto rest = at < size() && block_->key(at) == key ? at + 1 : at;
+  for (std::size_t i = rest; i < size(); ++i)
+    scratch.add(block_->key(i), block_->value(i));
+  *this = scratch.build();
 }
 
 bool label_set::erase(std::string_view key) {
-  if (!contains(key))
+  auto at = lower_bound(key);
+  if (at == size() || block_->key(at) != key)
     return false;
-  auto& list = mutable_entries();
-  list.erase(std::lower_bound(list.begin(), list.end(), key, key_less));
+  thread_local builder scratch;
+  scratch.reserve(size() - 1);
+  for (std::size_t i = 0; i < size(); ++i)
+    if (i != at)
+      scratch.add(block_->key(i), block_->value(i));
+  *this = scratch.build();
   return true;
+}
+
+bool operator==(const label_set& a, const label_set& b) noexcept {
+  if (a.block_ == b.block_)
+    return true;
+  if (a.size() != b.size())
+    return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a.block_->key(i) != b.block_->key(i) || a.block_->value(i) != b.block_->value(i))
+      return false;
+  return true;
+}
+
+label_set::builder::builder(const label_set& start) {
+  pairs_.reserve(start.size() + 1); // Room for the add that usually follows.
+  for (auto e : start.entries())
+    pairs_.push_back(e);
+}
+
+label_set label_set::builder::build() {
+  // Stable, so of equal keys the last added stays last; keep that one. Decoders add in order,
+  // and a short list is sorted in place (std::stable_sort takes a buffer from the heap).
+  auto by_key = [](const entry& a, const entry& b) { return a.first < b.first; };
+  if (!std::is_sorted(pairs_.begin(), pairs_.end(), by_key)) {
+    if (pairs_.size() <= 32) {
+      for (std::size_t i = 1; i < pairs_.size(); ++i)
+        for (std::size_t j = i; j > 0 && by_key(pairs_[j], pairs_[j - 1]); --j)
+          std::swap(pairs_[j], pairs_[j - 1]);
+    } else {
+      std::stable_sort(pairs_.begin(), pairs_.end(), by_key);
+    }
+  }
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < pairs_.size(); ++i) {
+    if (i + 1 < pairs_.size() && pairs_[i + 1].first == pairs_[i].first)
+      continue;
+    pairs_[out++] = pairs_[i];
+  }
+  pairs_.resize(out);
+  label_set result(block::make(pairs_));
+  pairs_.clear();
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------

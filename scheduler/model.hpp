@@ -7,8 +7,11 @@
 #include "scheduler/resources.hpp"
 
 #include <chrono>
+#include <compare>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,46 +27,151 @@ using duration = std::chrono::nanoseconds;
 
 /// Labels or annotations: key/value pairs kept sorted by key, keys unique.
 ///
-/// Copies share one immutable list until one of them changes (copy on write): the runtime copies
-/// a pod for every change of its state and hands the copies to other actors, and job expansion
-/// copies a task's common keys into each of its pods before adding the pod's index. A const
-/// label_set may be read from any thread; changing one is as thread-safe as changing a vector.
+/// The pairs live in one immutable block (a header, 12 bytes per pair, then the characters)
+/// shared by every copy: the runtime copies a pod for every change of its state and hands the
+/// copies to other actors, and a Volcano pod carries a dozen keys, so a list of string pairs was
+/// a quarter of the memory held per pod. A change builds a new block; build a whole set at once
+/// with label_set::builder. Reads hand out string_views into the block: they stay valid while
+/// this label_set (or a copy sharing the block) is unchanged and alive. A const label_set may
+/// be read from any thread; changing one is as thread-safe as changing a vector.
 class label_set {
  public:
-  using entry = std::pair<std::string, std::string>;
+  using entry = std::pair<std::string_view, std::string_view>;
+  class entries_view;
+  class builder;
 
   label_set() = default;
   /// A later entry with the same key replaces an earlier one.
   label_set(std::initializer_list<entry> entries);
+  label_set(const label_set& other) noexcept;
+  label_set(label_set&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
+  label_set& operator=(const label_set& other) noexcept;
+  label_set& operator=(label_set&& other) noexcept;
+  ~label_set();
 
-  /// The value of `key`, or nullptr.
-  const std::string* find(std::string_view key) const noexcept;
-  bool contains(std::string_view key) const noexcept { return find(key) != nullptr; }
+  /// The value of `key`, or nullopt.
+  std::optional<std::string_view> find(std::string_view key) const noexcept;
+  bool contains(std::string_view key) const noexcept { return find(key).has_value(); }
   /// True when some key starts with `prefix` (one search: the keys are sorted).
   bool has_key_with_prefix(std::string_view prefix) const noexcept;
-  /// Inserts or replaces.
-  void set(std::string key, std::string value);
+  /// Inserts or replaces (builds a new block unless the value is already there).
+  void set(std::string_view key, std::string_view value);
   /// Removes `key`; false when absent.
   bool erase(std::string_view key);
 
-  const std::vector<entry>& entries() const noexcept { return entries_ ? *entries_ : no_entries(); }
-  bool empty() const noexcept { return !entries_ || entries_->empty(); }
-  std::size_t size() const noexcept { return entries_ ? entries_->size() : 0; }
-  /// True when both share one list (so equal without comparing); for tests and accounting.
+  /// The pairs in key order.
+  entries_view entries() const noexcept;
+  bool empty() const noexcept { return size() == 0; }
+  std::size_t size() const noexcept;
+  /// Bytes of the shared block (0 when empty); for memory accounting.
+  std::size_t block_bytes() const noexcept;
+  /// True when both share one block (so equal without comparing); for tests and accounting.
   bool shares_with(const label_set& other) const noexcept {
-    return entries_ != nullptr && entries_ == other.entries_;
+    return block_ != nullptr && block_ == other.block_;
   }
 
-  friend bool operator==(const label_set& a, const label_set& b) noexcept {
-    return a.entries_ == b.entries_ || a.entries() == b.entries();
-  }
+  friend bool operator==(const label_set& a, const label_set& b) noexcept;
 
  private:
-  static const std::vector<entry>& no_entries() noexcept;
-  // The list, unshared first if another label_set holds it too.
-  std::vector<entry>& mutable_entries();
+  struct block;
+  explicit label_set(block* b) noexcept : block_(b) {}
+  std::size_t lower_bound(std::string_view key) const noexcept;
 
-  std::shared_ptr<std::vector<entry>> entries_; // Sorted by key; null when never set.
+  block* block_ = nullptr; // Null when empty; otherwise holds one reference.
+};
+
+/// The pairs of a label_set in key order, as string_views into its block.
+class label_set::entries_view {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = entry;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = entry;
+
+    iterator() = default;
+    entry operator*() const noexcept { return view_->at(index_); }
+    entry operator[](difference_type n) const noexcept {
+      return view_->at(static_cast<std::size_t>(static_cast<difference_type>(index_) + n));
+    }
+    iterator& operator++() noexcept {
+      ++index_;
+      return *this;
+    }
+    iterator operator++(int) noexcept {
+      auto old = *this;
+      ++index_;
+      return old;
+    }
+    iterator& operator--() noexcept {
+      --index_;
+      return *this;
+    }
+    iterator operator--(int) noexcept {
+      auto old = *this;
+      --index_;
+      return old;
+    }
+    iterator& operator+=(difference_type n) noexcept {
+      index_ = static_cast<std::size_t>(static_cast<difference_type>(index_) + n);
+      return *this;
+    }
+    iterator& operator-=(difference_type n) noexcept { return *this += -n; }
+    friend iterator operator+(iterator i, difference_type n) noexcept { return i += n; }
+    friend iterator operator+(difference_type n, iterator i) noexcept { return i += n; }
+    friend iterator operator-(iterator i, difference_type n) noexcept { return i -= n; }
+    friend difference_type operator-(const iterator& a, const iterator& b) noexcept {
+      return static_cast<difference_type>(a.index_) - static_cast<difference_type>(b.index_);
+    }
+    friend bool operator==(const iterator& a, const iterator& b) noexcept {
+      return a.index_ == b.index_;
+    }
+    friend auto operator<=>(const iterator& a, const iterator& b) noexcept {
+      return a.index_ <=> b.index_;
+    }
+
+   private:
+    friend class entries_view;
+    iterator(const entries_view* view, std::size_t index) : view_(view), index_(index) {}
+    const entries_view* view_ = nullptr;
+    std::size_t index_ = 0;
+  };
+
+  iterator begin() const noexcept { return {this, 0}; }
+  iterator end() const noexcept { return {this, size_}; }
+  std::size_t size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  entry operator[](std::size_t i) const noexcept { return at(i); }
+  entry front() const noexcept { return at(0); }
+  entry back() const noexcept { return at(size_ - 1); }
+  entry at(std::size_t i) const noexcept;
+
+ private:
+  friend class label_set;
+  entries_view(const block* b, std::size_t size) : block_(b), size_(size) {}
+  const block* block_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Collects pairs, then makes a label_set with one allocation. The views added must stay valid
+/// until build(). A later pair with the same key replaces an earlier one. Reusable: build()
+/// leaves it empty with its capacity.
+class label_set::builder {
+ public:
+  builder() = default;
+  explicit builder(const label_set& start);
+  void reserve(std::size_t n) { pairs_.reserve(n); }
+  void clear() noexcept { pairs_.clear(); }
+  builder& add(std::string_view key, std::string_view value) {
+    pairs_.emplace_back(key, value);
+    return *this;
+  }
+  label_set build();
+
+ private:
+  std::vector<entry> pairs_;
 };
 
 /// Metadata shared by every object (a subset of Kubernetes' ObjectMeta).

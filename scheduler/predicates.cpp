@@ -71,16 +71,17 @@ std::optional<int64_t> parse_int64(std::string_view s) noexcept {
 
 // The shared semantics of matchExpressions and matchFields: `value` is the label or field value,
 // or null when absent.
-bool matches_value(const std::string* value, const node_selector_requirement& r) noexcept {
+bool matches_value(std::optional<std::string_view> value,
+                   const node_selector_requirement& r) noexcept {
   switch (r.op) {
     case selector_operator::in:
       return value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end();
     case selector_operator::not_in:
       return !value || std::find(r.values.begin(), r.values.end(), *value) == r.values.end();
     case selector_operator::exists:
-      return value != nullptr;
+      return value.has_value();
     case selector_operator::does_not_exist:
-      return value == nullptr;
+      return !value.has_value();
     case selector_operator::gt:
     case selector_operator::lt: {
       if (!value || r.values.size() != 1)
@@ -104,7 +105,7 @@ bool matches_requirement(const label_set& labels, const node_selector_requiremen
 bool matches_field_requirement(const node& n, const node_selector_requirement& r) noexcept {
   if (r.key != "metadata.name")
     return false;
-  return matches_value(&n.meta.name, r);
+  return matches_value(std::string_view(n.meta.name), r);
 }
 
 bool matches_term(const node& n, const node_selector_term& term) noexcept {
@@ -121,7 +122,7 @@ bool matches_term(const node& n, const node_selector_term& term) noexcept {
 
 bool matches_node_affinity(const node& n, const placement_constraints& c) noexcept {
   for (const auto& [key, value] : c.node_selector.entries()) {
-    const std::string* have = n.meta.labels.find(key);
+    auto have = n.meta.labels.find(key);
     if (!have || *have != value)
       return false;
   }

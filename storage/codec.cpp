@@ -227,19 +227,24 @@ bool check_version(uint32_t version, std::string& error) {
   return true;
 }
 
-bool decode_labels(google::protobuf::RepeatedPtrField<v1::Label>& in, sch::label_set& out,
+bool decode_labels(const google::protobuf::RepeatedPtrField<v1::Label>& in, sch::label_set& out,
                    std::string_view field, std::string& error) {
+  if (in.empty())
+    return true;
+  sch::label_set::builder b(out);
+  b.reserve(out.size() + static_cast<std::size_t>(in.size()));
   std::string_view previous;
   bool first = true;
-  for (auto& l : in) {
-    // Strictly increasing keys: label_set's own order, and every set() appends at the end.
+  for (const auto& l : in) {
+    // Strictly increasing keys: label_set's own order.
     if (!first && !(previous < std::string_view(l.key())))
       return fail(error,
                   std::string(field) + ": keys not sorted or repeated at \"" + l.key() + "\"");
     first = false;
-    out.set(take(l.mutable_key()), take(l.mutable_value()));
-    previous = out.entries().back().first;
+    previous = l.key();
+    b.add(l.key(), l.value());
   }
+  out = b.build();
   return true;
 }
 
@@ -247,8 +252,8 @@ bool decode_meta(v1::ObjectMeta& in, sch::object_meta& out, std::string& error) 
   out.name = take(in.mutable_name());
   out.namespace_name = take(in.mutable_namespace_name());
   out.uid = take(in.mutable_uid());
-  if (!decode_labels(*in.mutable_labels(), out.labels, "labels", error) ||
-      !decode_labels(*in.mutable_annotations(), out.annotations, "annotations", error))
+  if (!decode_labels(in.labels(), out.labels, "labels", error) ||
+      !decode_labels(in.annotations(), out.annotations, "annotations", error))
     return nest(error, "meta.");
   out.creation_time = from_ns(in.creation_time_ns());
   out.resource_version = in.resource_version();
@@ -312,7 +317,7 @@ bool decode_requirements(google::protobuf::RepeatedPtrField<v1::NodeSelectorRequ
 
 bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints& out,
                         std::string& error) {
-  if (!decode_labels(*in.mutable_node_selector(), out.node_selector, "node_selector", error))
+  if (!decode_labels(in.node_selector(), out.node_selector, "node_selector", error))
     return false;
   out.required_node_affinity.reserve(static_cast<std::size_t>(in.required_node_affinity_size()));
   int i = 0;
@@ -545,13 +550,17 @@ bool wire_label(std::string_view bytes, std::string_view& key, std::string_view&
   return true;
 }
 
+// The labels (or annotations) of one ObjectMeta being read: views into the record, built into
+// a label_set when the ObjectMeta ends.
 struct wire_labels {
+  sch::label_set::builder pairs;
   std::string_view previous;
   bool first = true;
+  bool any = false;
 };
 
-bool wire_add_label(std::string_view bytes, sch::label_set& out, wire_labels& state,
-                    std::string_view field, std::string& error, bool& malformed_input) {
+bool wire_add_label(std::string_view bytes, wire_labels& state, std::string_view field,
+                    std::string& error, bool& malformed_input) {
   std::string_view key, value;
   if (!wire_label(bytes, key, value)) {
     malformed_input = true;
@@ -562,8 +571,23 @@ bool wire_add_label(std::string_view bytes, sch::label_set& out, wire_labels& st
                            std::string(key) + "\"");
   state.first = false;
   state.previous = key;
-  out.set(std::string(key), std::string(value));
+  state.any = true;
+  state.pairs.add(key, value);
   return true;
+}
+
+// A record's ObjectMeta normally comes once; protobuf would append the labels of a second one.
+void wire_take_labels(wire_labels& state, sch::label_set& out) {
+  if (!state.any)
+    return;
+  if (out.empty()) {
+    out = state.pairs.build();
+    return;
+  }
+  sch::label_set::builder merged(out);
+  for (auto e : state.pairs.build().entries())
+    merged.add(e.first, e.second);
+  out = merged.build();
 }
 
 // ObjectMeta. `malformed_input` tells a wire error (reported as "not a valid PodRecord") from a
@@ -571,7 +595,15 @@ bool wire_add_label(std::string_view bytes, sch::label_set& out, wire_labels& st
 bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error,
                bool& malformed_input) {
   wire_reader r(bytes);
-  wire_labels labels, annotations;
+  // Kept per thread: their lists keep their capacity from one record to the next.
+  thread_local wire_labels labels_scratch, annotations_scratch;
+  auto& labels = labels_scratch;
+  auto& annotations = annotations_scratch;
+  labels.previous = annotations.previous = {};
+  labels.first = annotations.first = true;
+  labels.any = annotations.any = false;
+  labels.pairs.clear(); // A record refused halfway left its views behind.
+  annotations.pairs.clear();
   while (!r.done()) {
     uint32_t field = 0;
     int type = 0;
@@ -595,13 +627,13 @@ bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error
       case 4:
         if (!f.len(v))
           return malformed_input = true, false;
-        if (!wire_add_label(v, out.labels, labels, "labels", error, malformed_input))
+        if (!wire_add_label(v, labels, "labels", error, malformed_input))
           return malformed_input ? false : nest(error, "meta.");
         break;
       case 5:
         if (!f.len(v))
           return malformed_input = true, false;
-        if (!wire_add_label(v, out.annotations, annotations, "annotations", error, malformed_input))
+        if (!wire_add_label(v, annotations, "annotations", error, malformed_input))
           return malformed_input ? false : nest(error, "meta.");
         break;
       case 6:
@@ -618,6 +650,8 @@ bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error
     if (!ok)
       return malformed_input = true, false;
   }
+  wire_take_labels(labels, out.labels);
+  wire_take_labels(annotations, out.annotations);
   return true;
 }
 

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace phalanx::scheduler {
@@ -22,12 +23,13 @@ using testing::res;
 TEST(label_set, sorted_unique_and_searchable) {
   label_set l{{"zone", "a"}, {"app", "web"}, {"tier", "x"}, {"app", "api"}};
   std::vector<label_set::entry> want = {{"app", "api"}, {"tier", "x"}, {"zone", "a"}};
-  EXPECT_EQ(l.entries(), want); // Sorted, and the later "app" replaced the earlier.
+  // Sorted, and the later "app" replaced the earlier.
+  EXPECT_EQ(std::vector<label_set::entry>(l.entries().begin(), l.entries().end()), want);
   EXPECT_EQ(l.size(), 3u);
-  ASSERT_NE(l.find("tier"), nullptr);
+  ASSERT_TRUE(l.find("tier").has_value());
   EXPECT_EQ(*l.find("tier"), "x");
-  EXPECT_EQ(l.find("nope"), nullptr);
-  EXPECT_EQ(l.find(""), nullptr);
+  EXPECT_FALSE(l.find("nope").has_value());
+  EXPECT_FALSE(l.find("").has_value());
   EXPECT_TRUE(l.contains("zone"));
   EXPECT_FALSE(l.contains("zon"));
   EXPECT_FALSE(l.contains("zonee"));
@@ -46,7 +48,8 @@ TEST(label_set, sorted_unique_and_searchable) {
 
   label_set empty;
   EXPECT_TRUE(empty.empty());
-  EXPECT_EQ(empty.find("x"), nullptr);
+  EXPECT_FALSE(empty.find("x").has_value());
+  EXPECT_EQ(empty.entries().begin(), empty.entries().end());
   EXPECT_FALSE(empty.erase("x"));
 
   label_set a{{"k", "v"}, {"j", "w"}};
@@ -67,7 +70,6 @@ TEST(label_set, many_keys_stay_sorted) {
     EXPECT_TRUE(l.contains("key-" + std::to_string(i)));
 }
 
-// Copies share one list until one of them changes; a change never shows through another copy.
 TEST(label_set, key_prefix) {
   label_set l{{"app", "x"}, {"sim.phalanx.io/duration", "30s"}, {"zone", "a"}};
   EXPECT_TRUE(l.has_key_with_prefix("sim.phalanx.io/"));
@@ -78,6 +80,7 @@ TEST(label_set, key_prefix) {
   EXPECT_FALSE(label_set().has_key_with_prefix(""));
 }
 
+// Copies share one block until one of them changes; a change never shows through another copy.
 TEST(label_set, copies_share_until_changed) {
   label_set a{{"app", "spark"}, {"role", "driver"}};
   label_set b = a;
@@ -106,6 +109,69 @@ TEST(label_set, copies_share_until_changed) {
   EXPECT_TRUE(label_set().empty());
   EXPECT_FALSE(label_set().shares_with(label_set()));
   EXPECT_EQ(label_set(), label_set{});
+}
+
+// One block holds the pairs: a 12-byte header, 12 bytes per pair and the characters, whatever
+// their lengths (a vector of string pairs took 64 bytes per pair before any character).
+TEST(label_set, one_block_per_set) {
+  label_set l{{"volcano.sh/job-name", "spark-wordcount-0017"}, {"volcano.sh/task-index", "3"}};
+  EXPECT_EQ(l.block_bytes(), 12u + 2 * 12u + 19 + 20 + 21 + 1);
+  EXPECT_EQ(label_set().block_bytes(), 0u);
+  label_set copy = l;
+  EXPECT_EQ(copy.block_bytes(), l.block_bytes());
+  EXPECT_TRUE(l.erase("volcano.sh/task-index"));
+  EXPECT_TRUE(l.erase("volcano.sh/job-name"));
+  EXPECT_TRUE(l.empty());
+  EXPECT_EQ(l.block_bytes(), 0u); // The last erase leaves no block.
+  EXPECT_EQ(copy.size(), 2u);
+}
+
+// The builder sorts, keeps the last of repeated keys and can be reused; set() may be passed
+// views into the set's own block (the old block lives until the new one is built).
+TEST(label_set, builder_and_self_views) {
+  label_set::builder b;
+  b.add("b", "1").add("a", "2").add("b", "3").add("c", "").add("a", "4");
+  label_set l = b.build();
+  std::vector<label_set::entry> want = {{"a", "4"}, {"b", "3"}, {"c", ""}};
+  EXPECT_EQ(std::vector<label_set::entry>(l.entries().begin(), l.entries().end()), want);
+  EXPECT_TRUE(b.build().empty()); // Emptied by build().
+  b.add("x", "y");
+  EXPECT_EQ(b.build(), (label_set{{"x", "y"}}));
+
+  auto [key, value] = l.entries()[0];
+  l.set(value, key); // Key "4", value "a": both views into the block being replaced.
+  EXPECT_EQ(*l.find("4"), "a");
+  l.set(l.entries().back().first, l.entries().front().first); // "c" = "4".
+  EXPECT_EQ(*l.find("c"), "4");
+  EXPECT_EQ(l.size(), 4u);
+
+  label_set::builder from(l);
+  from.add("b", "changed");
+  auto changed = from.build();
+  EXPECT_EQ(*changed.find("b"), "changed");
+  EXPECT_EQ(*l.find("b"), "3");
+  EXPECT_EQ(changed.size(), l.size());
+}
+
+// Copies made and dropped from several threads at once share one block safely (run under
+// ThreadSanitizer or ASan, this is the check of the reference count).
+TEST(label_set, copies_across_threads) {
+  label_set shared{{"app", "spark"}, {"role", "executor"}};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&shared] {
+      for (int i = 0; i < 20000; ++i) {
+        label_set copy = shared;
+        label_set moved = std::move(copy);
+        if (moved.find("app") != "spark")
+          std::abort();
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(*shared.find("role"), "executor");
+  label_set last = shared;
+  EXPECT_TRUE(last.shares_with(shared));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -694,15 +694,15 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 // update the number here.
 
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
-  EXPECT_EQ(sizeof(sch::object_meta), 144u) << "object_meta changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::node), 232u) << "node changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod), 424u) << "pod changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod_group), 304u) << "pod_group changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::queue), 304u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 352u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 504u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::object_meta), 128u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 216u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 408u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 288u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 288u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 336u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 488u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 64u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
 }
