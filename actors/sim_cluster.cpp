@@ -122,7 +122,7 @@ void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string
 void expect_children(uint64_t parent, sim_cluster_state::sim_pod& sp, sim_cluster_state& st) {
   sp.children.clear();
   sp.children_done = 0;
-  for (const auto& child : spawned_pods(*sp.pod, sp.behavior)) {
+  for (const auto& child : spawned_pods(*sp.pod, sp.behavior())) {
     auto key = key_of(child);
     sp.children.push_back(key);
     if (st.finished_names.count(key))
@@ -135,11 +135,11 @@ void expect_children(uint64_t parent, sim_cluster_state::sim_pod& sp, sim_cluste
 void start_clock(self_ptr self, uint64_t id, sim_cluster_state::sim_pod& sp) {
   auto& st = self->state;
   auto now = self->clock().now();
-  if (sp.behavior.fail_after &&
-      (!sp.behavior.duration || *sp.behavior.fail_after < *sp.behavior.duration))
-    st.timers.push({now + *sp.behavior.fail_after, id, timer::what::fail});
-  else if (sp.behavior.duration)
-    st.timers.push({now + *sp.behavior.duration, id, timer::what::succeed});
+  if (sp.behavior().fail_after &&
+      (!sp.behavior().duration || *sp.behavior().fail_after < *sp.behavior().duration))
+    st.timers.push({now + *sp.behavior().fail_after, id, timer::what::fail});
+  else if (sp.behavior().duration)
+    st.timers.push({now + *sp.behavior().duration, id, timer::what::succeed});
 }
 
 // Starts the clocks of a gang's pods waiting at a barrier once enough of the gang runs.
@@ -156,7 +156,7 @@ void release_barrier(self_ptr self, const std::string& gang_key) {
       ++running;
   for (auto id : g->second) {
     auto p = st.pods.find(id);
-    if (p == st.pods.end() || !p->second.at_barrier || p->second.behavior.barrier > running)
+    if (p == st.pods.end() || !p->second.at_barrier || p->second.behavior().barrier > running)
       continue;
     p->second.at_barrier = false;
     start_clock(self, id, p->second);
@@ -170,16 +170,16 @@ void start_pod(self_ptr self, uint64_t id) {
     return;
   sp.phase = sim_phase::running;
   emit(self, id, scheduler::pod_phase::running);
-  if (sp.behavior.barrier > 0)
+  if (sp.behavior().barrier > 0)
     sp.at_barrier = true;
   else
     start_clock(self, id, sp);
   release_barrier(self, sp.gang_key);
-  if (sp.behavior.spawn > 0) {
+  if (sp.behavior().spawn > 0) {
     expect_children(id, sp, st);
     spawn_request req;
     req.parent = id;
-    req.pods = spawned_pods(*sp.pod, sp.behavior);
+    req.pods = spawned_pods(*sp.pod, sp.behavior());
     if (st.sink)
       self->send(st.sink, spawn_atom::value, std::move(req));
   }
@@ -197,7 +197,7 @@ void check_stall(self_ptr self) {
     std::set<std::string> groups;
     for (const auto& [id, sp] : st.pods)
       if (sp.phase == sim_phase::running &&
-          (sp.at_barrier || sp.behavior.spawn > 0 || !sp.behavior.declares_end()))
+          (sp.at_barrier || sp.behavior().spawn > 0 || !sp.behavior().declares_end()))
         groups.insert(sp.gang_key);
     st.stuck_groups.assign(groups.begin(), groups.end());
   }
@@ -216,7 +216,7 @@ void check_stall(self_ptr self) {
 result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   sim_behavior b;
   // Most pods carry no simulation annotation: one search for the prefix instead of nine lookups.
-  if (!p.meta.annotations.has_key_with_prefix("sim.phalanx.io/"))
+  if (!p.meta.annotations.has_key_with_prefix(sim_key_prefix))
     return b;
   auto d = duration_annotation(p, sim_duration_key);
   if (!d)
@@ -312,14 +312,14 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
         sp.pod = ref.pod;
         sp.gang_key = gang_key_of(*ref.pod);
         auto behavior = parse_sim_behavior(*ref.pod);
-        if (behavior)
-          sp.behavior = std::move(*behavior);
+        if (behavior && ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix))
+          sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
         else
           spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
                        behavior.error().message());
         st.by_name[key_of(*ref.pod)] = ref.id;
         st.gangs[sp.gang_key].insert(ref.id);
-        if (sp.behavior.barrier > 0)
+        if (sp.behavior().barrier > 0)
           st.gangs_with_barriers.insert(sp.gang_key);
         bool resumed = ref.pod->phase == scheduler::pod_phase::running &&
                        ref.pod->start_time != scheduler::timestamp{};
@@ -332,15 +332,15 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
             auto left = std::chrono::duration_cast<caf::actor_clock::duration_type>(d) - ran;
             return now + std::max(left, caf::actor_clock::duration_type{0});
           };
-          if (sp.behavior.fail_after)
-            st.timers.push({until(*sp.behavior.fail_after), ref.id, timer::what::fail});
-          else if (sp.behavior.duration)
-            st.timers.push({until(*sp.behavior.duration), ref.id, timer::what::succeed});
-          if (sp.behavior.spawn > 0) {
+          if (sp.behavior().fail_after)
+            st.timers.push({until(*sp.behavior().fail_after), ref.id, timer::what::fail});
+          else if (sp.behavior().duration)
+            st.timers.push({until(*sp.behavior().duration), ref.id, timer::what::succeed});
+          if (sp.behavior().spawn > 0) {
             expect_children(ref.id, sp, st);
             spawn_request req;  // Idempotent at the registry: existing children are kept.
             req.parent = ref.id;
-            req.pods = spawned_pods(*sp.pod, sp.behavior);
+            req.pods = spawned_pods(*sp.pod, sp.behavior());
             self->send(st.sink, spawn_atom::value, std::move(req));
           }
         } else {

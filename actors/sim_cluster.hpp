@@ -38,7 +38,8 @@
 
 namespace phalanx::actors {
 
-/// The simulation annotations.
+/// The simulation annotations, all under one prefix.
+inline constexpr std::string_view sim_key_prefix = "sim.phalanx.io/";
 inline constexpr std::string_view sim_duration_key = "sim.phalanx.io/duration";
 inline constexpr std::string_view sim_fail_after_key = "sim.phalanx.io/fail-after";
 inline constexpr std::string_view sim_spawn_key = "sim.phalanx.io/spawn";
@@ -75,7 +76,13 @@ struct sim_cluster_state {
   enum class sim_phase : uint8_t { starting, running, done };
   struct sim_pod {
     pod_ptr pod;
-    sim_behavior behavior;
+    /// Null for a pod without sim.phalanx.io/ annotations (most of them): the behavior is
+    /// ~170 bytes and a cluster holds every bound pod.
+    std::shared_ptr<const sim_behavior> declared;
+    const sim_behavior& behavior() const noexcept {
+      static const sim_behavior none;
+      return declared ? *declared : none;
+    }
     sim_phase phase = sim_phase::starting;
     bool at_barrier = false;               // Running, waiting for its peers.
     std::string gang_key;                  // "<namespace>/<group>"
