@@ -68,7 +68,6 @@ struct registry_state {
     /// events are read: one event per bound pod recorded as it happens cost a key, a message and
     /// a list per pod on the scheduling path (and is lost at a restart all the same).
     scheduler::timestamp bound_at{};
-    object_reply delete_reply;
   };
   struct group_entry {
     uint64_t gang = 0;
