@@ -59,8 +59,11 @@ struct label_set::block {
       const auto& [k, v] = sorted[i];
       new (&b->slots()[i])
           slot{offset, static_cast<uint32_t>(k.size()), static_cast<uint32_t>(v.size())};
-      std::memcpy(out + offset, k.data(), k.size());
-      std::memcpy(out + offset + k.size(), v.data(), v.size());
+      // An empty view may have a null data(), which memcpy must not be given even for 0 bytes.
+      if (!k.empty())
+        std::memcpy(out + offset, k.data(), k.size());
+      if (!v.empty())
+        std::memcpy(out + offset + k.size(), v.data(), v.size());
       offset += static_cast<uint32_t>(k.size() + v.size());
     }
     return b;
