@@ -119,8 +119,8 @@ label_set::entries_view label_set::entries() const noexcept {
   return {block_, size()};
 }
 
-label_set::entry label_set::entries_view::at(std::size_t i) const noexcept {
-  return {block_->key(i), block_->value(i)};
+label_set::entry label_set::entries_view::entry_at(const block* b, std::size_t i) noexcept {
+  return {b->key(i), b->value(i)};
 }
 
 std::size_t label_set::lower_bound(std::string_view key) const noexcept {

@@ -92,9 +92,9 @@ class label_set::entries_view {
     using reference = entry;
 
     iterator() = default;
-    entry operator*() const noexcept { return view_->at(index_); }
+    entry operator*() const noexcept { return entry_at(block_, index_); }
     entry operator[](difference_type n) const noexcept {
-      return view_->at(static_cast<std::size_t>(static_cast<difference_type>(index_) + n));
+      return entry_at(block_, static_cast<std::size_t>(static_cast<difference_type>(index_) + n));
     }
     iterator& operator++() noexcept {
       ++index_;
@@ -134,21 +134,23 @@ class label_set::entries_view {
 
    private:
     friend class entries_view;
-    iterator(const entries_view* view, std::size_t index) : view_(view), index_(index) {}
-    const entries_view* view_ = nullptr;
+    // The block, not the view: an iterator stays valid after the view it came from is gone.
+    iterator(const block* b, std::size_t index) : block_(b), index_(index) {}
+    const block* block_ = nullptr;
     std::size_t index_ = 0;
   };
 
-  iterator begin() const noexcept { return {this, 0}; }
-  iterator end() const noexcept { return {this, size_}; }
+  iterator begin() const noexcept { return {block_, 0}; }
+  iterator end() const noexcept { return {block_, size_}; }
   std::size_t size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
   entry operator[](std::size_t i) const noexcept { return at(i); }
   entry front() const noexcept { return at(0); }
   entry back() const noexcept { return at(size_ - 1); }
-  entry at(std::size_t i) const noexcept;
+  entry at(std::size_t i) const noexcept { return entry_at(block_, i); }
 
  private:
+  static entry entry_at(const block* b, std::size_t i) noexcept;
   friend class label_set;
   entries_view(const block* b, std::size_t size) : block_(b), size_(size) {}
   const block* block_ = nullptr;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <set>
 #include <string>
@@ -144,6 +145,16 @@ TEST(label_set, builder_and_self_views) {
   l.set(l.entries().back().first, l.entries().front().first); // "c" = "4".
   EXPECT_EQ(*l.find("c"), "4");
   EXPECT_EQ(l.size(), 4u);
+
+  // An iterator holds the block, not the view it came from.
+  auto first = l.entries().begin();
+  auto last = l.entries().end();
+  EXPECT_EQ(last - first, 4);
+  EXPECT_EQ((*first).first, "4");
+  EXPECT_EQ(first[3].first, "c");
+  EXPECT_TRUE(std::is_sorted(first, last, [](const auto& x, const auto& y) {
+    return x.first < y.first;
+  }));
 
   label_set::builder from(l);
   from.add("b", "changed");
