@@ -555,8 +555,7 @@ bool wire_label(std::string_view bytes, std::string_view& key, std::string_view&
 struct wire_labels {
   sch::label_set::builder pairs;
   std::string_view previous;
-  bool first = true;
-  bool any = false;
+  bool first = true;  // No pair added yet.
 };
 
 bool wire_add_label(std::string_view bytes, wire_labels& state, std::string_view field,
@@ -571,14 +570,13 @@ bool wire_add_label(std::string_view bytes, wire_labels& state, std::string_view
                            std::string(key) + "\"");
   state.first = false;
   state.previous = key;
-  state.any = true;
   state.pairs.add(key, value);
   return true;
 }
 
 // A record's ObjectMeta normally comes once; protobuf would append the labels of a second one.
 void wire_take_labels(wire_labels& state, sch::label_set& out) {
-  if (!state.any)
+  if (state.first)
     return;
   if (out.empty()) {
     out = state.pairs.build();
@@ -601,7 +599,6 @@ bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error
   auto& annotations = annotations_scratch;
   labels.previous = annotations.previous = {};
   labels.first = annotations.first = true;
-  labels.any = annotations.any = false;
   labels.pairs.clear(); // A record refused halfway left its views behind.
   annotations.pairs.clear();
   while (!r.done()) {
