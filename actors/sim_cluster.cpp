@@ -312,11 +312,12 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
         sp.pod = ref.pod;
         sp.gang_key = gang_key_of(*ref.pod);
         auto behavior = parse_sim_behavior(*ref.pod);
-        if (behavior && ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix))
-          sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
-        else
+        if (!behavior)
           spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
                        behavior.error().message());
+        else if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix))
+          sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
+        // Otherwise the pod declared nothing: it runs with the default behavior.
         st.by_name[key_of(*ref.pod)] = ref.id;
         st.gangs[sp.gang_key].insert(ref.id);
         if (sp.behavior().barrier > 0)

@@ -1,0 +1,82 @@
+// The simulated cluster's handling of what a pod declares (or does not) through its
+// sim.phalanx.io/ annotations, on the whole runtime under CAF's test coordinator.
+
+#include "actors/sim_cluster.hpp"
+#include "actors/tests/runtime_harness.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <sstream>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using namespace std::chrono_literals;
+using scheduler::pod_phase;
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+
+// Captures what the default logger writes at warning level and above while it lives.
+class captured_warnings {
+ public:
+  captured_warnings() : previous_(spdlog::default_logger()) {
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(text_);
+    auto logger = std::make_shared<spdlog::logger>("captured", sink);
+    logger->set_level(spdlog::level::warn);
+    logger->set_pattern("%v");
+    spdlog::set_default_logger(logger);
+  }
+  ~captured_warnings() { spdlog::set_default_logger(previous_); }
+  captured_warnings(const captured_warnings&) = delete;
+  captured_warnings& operator=(const captured_warnings&) = delete;
+
+  std::string text() {
+    spdlog::default_logger()->flush();
+    return text_.str();
+  }
+
+ private:
+  std::shared_ptr<spdlog::logger> previous_;
+  std::ostringstream text_;
+};
+
+runtime_config deterministic_config() {
+  runtime_config c;
+  c.deterministic = true;
+  c.seed = 11;
+  c.simulation.pod_start_delay = 1s;
+  return c;
+}
+
+scheduler::pod_phase phase_of(runtime_harness& h, const std::string& name) {
+  for (const auto& p : h.pods())
+    if (p.pod.meta.name == name)
+      return p.pod.phase;
+  throw std::runtime_error("no pod " + name);
+}
+
+// A pod without simulation annotations is the common case (every pod a real workload submits):
+// it runs and never ends, and that is no reason to warn. One warning per such pod flooded the log
+// of every load test with 100,000 lines.
+TEST(SimCluster, APodThatDeclaresNothingRunsWithoutAWarning) {
+  captured_warnings warnings;
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("plain").cpu("1"), {}}),
+                           "create plain");
+  scheduler::pod timed = make_pod("timed").cpu("1");
+  timed.meta.annotations.set(std::string(sim_duration_key), "10s");
+  runtime_harness::must_ok(h.create(api::pod_object{timed, {}}), "create timed");
+
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "timed") == pod_phase::succeeded; }, 1min));
+  EXPECT_EQ(phase_of(h, "plain"), pod_phase::running);
+  EXPECT_EQ(warnings.text(), "");
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
