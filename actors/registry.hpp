@@ -120,7 +120,11 @@ struct registry_state {
   scheduler::rng random;
 
   std::unordered_map<uint64_t, pod_entry> pods;
-  std::unordered_map<std::string, uint64_t> pod_ids;       // "<ns>/<name>" -> id
+  /// "<ns>/<name>" -> id; 0 while the pod's creation is being made durable (the name is taken
+  /// but there is no pod yet). One map for both, so a job's pods cost one hash insert each to
+  /// reserve and none to look up again (pointers to the ids stay valid as the map grows).
+  std::unordered_map<std::string, uint64_t> pod_ids;
+  using pod_name = std::unordered_map<std::string, uint64_t>::value_type;
   std::unordered_map<uint64_t, group_entry> groups;
   std::unordered_map<std::string, uint64_t> group_ids;     // "<ns>/<name>" -> gang
   /// Queue name -> the keys of its PodGroups, so a queue's status walks its own groups only
@@ -128,10 +132,13 @@ struct registry_state {
   std::unordered_map<std::string, std::unordered_set<std::string>> group_keys_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
   std::map<std::string, node_entry> nodes;
-  std::vector<std::string> node_names;                     // By view index.
+  /// By view index: the live node in that slot of the cluster view, or null. Bindings name
+  /// nodes by index; the entries are the map's own (they stay put as it changes).
+  std::vector<node_entry*> node_at;
   std::map<std::string, queue_entry> queues;
   std::map<std::string, job_entry> jobs;
-  std::unordered_set<std::string> reserved_names[5];       // Creations not yet durable, by kind.
+  /// Creations not yet durable, by kind; pods reserve their names in pod_ids instead.
+  std::unordered_set<std::string> reserved_names[5];
 
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
 

@@ -30,9 +30,9 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   e.actor = handle;
   e.allocated = used;
   e.pod_count = static_cast<int32_t>(committed.size());
-  if (st.node_names.size() <= index)
-    st.node_names.resize(index + 1);
-  st.node_names[index] = spec->meta.name;
+  if (st.node_at.size() <= index)
+    st.node_at.resize(index + 1);
+  st.node_at[index] = &e;
   self->send(st.cluster, capacity_atom::value, spec->allocatable, scheduler::resources{});
 }
 
@@ -198,16 +198,17 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   p.requests.pods = 1;
   stamp_new(self, p.meta);
   p.meta.resource_version = next_version(self);
-  st.reserved_names[kind_index(resource_kind::pod)].insert(key);
+  auto* name = reserve_pod_name(st, std::move(key));
   storage::write_batch batch;
-  batch.put(p);
   auto pod = std::make_shared<const scheduler::pod>(std::move(p));
-  persist(self, std::move(batch), [self, pod, key, reply](const status& s) {
+  batch.put(pod);
+  persist(self, std::move(batch), [self, pod, name, reply](const status& s) {
     auto& st = self->state;
-    st.reserved_names[kind_index(resource_kind::pod)].erase(key);
-    if (!s.ok())
+    if (!s.ok()) {
+      release_pod_name(st, *name);
       return respond(reply, result<api::object>{s});
-    auto id = insert_pod(self, pod);
+    }
+    auto id = insert_pod(self, pod, *name);
     auto& e = st.pods.at(id);
     attach_pod(self, e);
     auto view = pod_view(st, e);
@@ -246,13 +247,17 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   if (name_taken(st, resource_kind::pod_group, group_key))
     return respond(reply,
                  result<api::object>{already_exists(resource_kind::pod_group, group.meta.name)});
-  // Each pod's key is built once here and moved into the indexes at the end.
-  auto pod_keys = std::make_shared<std::vector<std::string>>();
-  pod_keys->reserve(expanded->pods.size());
+  // Each pod's name is taken now (one hash insert), and its id filled in once durable.
+  auto pod_names = std::make_shared<std::vector<registry_state::pod_name*>>();
+  pod_names->reserve(expanded->pods.size());
   for (const auto& p : expanded->pods) {
-    pod_keys->push_back(object_key(p.meta.namespace_name, p.meta.name));
-    if (name_taken(st, resource_kind::pod, pod_keys->back()))
+    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
+    if (!name) {
+      for (auto* taken : *pod_names)
+        release_pod_name(st, *taken);
       return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+    }
+    pod_names->push_back(name);
   }
   if (group.priority == 0)
     group.priority = j.priority;
@@ -266,38 +271,41 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   storage::write_batch batch;
   batch.put(storage::job_record{j, status});
   batch.put(storage::pod_group_record{group});
-  auto& reserved_pods = st.reserved_names[kind_index(resource_kind::pod)];
-  for (std::size_t i = 0; i < expanded->pods.size(); ++i) {
-    auto& p = expanded->pods[i];
+  // The pods are shared from here on: the store writer encodes them (write_batch::put(pod_ptr)),
+  // and the same instances go into the catalog once durable.
+  auto pods = std::make_shared<std::vector<pod_ptr>>();
+  pods->reserve(expanded->pods.size());
+  for (auto& p : expanded->pods) {
     p.meta.resource_version = j.meta.resource_version;
     p.requests.pods = 1;
-    batch.put(p);
-    reserved_pods.insert((*pod_keys)[i]);
+    pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+    batch.put(pods->back());
   }
   st.reserved_names[kind_index(resource_kind::job)].insert(key);
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
-  auto shared = std::make_shared<scheduler::expanded_job>(std::move(*expanded));
+  auto group_ptr = std::make_shared<const scheduler::pod_group>(std::move(group));
   auto job = std::make_shared<const scheduler::job>(std::move(j));
-  persist(self, std::move(batch), [self, job, shared, pod_keys, status, key, group_key, reply](
-                                      const phalanx::status& s) {
+  persist(self, std::move(batch), [self, job, group_ptr, pods, pod_names, status, key, group_key,
+                                   reply](const phalanx::status& s) {
     auto& st = self->state;
     st.reserved_names[kind_index(resource_kind::job)].erase(key);
     st.reserved_names[kind_index(resource_kind::pod_group)].erase(group_key);
-    for (const auto& k : *pod_keys)
-      st.reserved_names[kind_index(resource_kind::pod)].erase(k);
-    if (!s.ok())
+    if (!s.ok()) {
+      for (auto* name : *pod_names)
+        release_pod_name(st, *name);
       return respond(reply, result<api::object>{s});
+    }
     st.jobs[key] = {job, status, group_key};
     auto gang = st.next_gang++;
     auto& g = st.groups[gang];
     g.gang = gang;
     g.key = group_key;
     g.job_key = key;
-    g.group = std::make_shared<const scheduler::pod_group>(std::move(shared->group));
+    g.group = group_ptr;
     index_group(st, g);
-    for (std::size_t i = 0; i < shared->pods.size(); ++i) {
-      auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(shared->pods[i])),
-                           std::move((*pod_keys)[i]));
+    g.pods.reserve(pods->size());
+    for (std::size_t i = 0; i < pods->size(); ++i) {
+      auto id = insert_pod(self, (*pods)[i], *(*pod_names)[i]);
       st.pods.at(id).gang = gang;
       g.pods.push_back(id);
     }
@@ -497,6 +505,8 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
     for (auto id : lost)
       updates.push_back({id, scheduler::pod_phase::failed, st.ctx->now(), "node deleted"});
     self->send_exit(n.actor, caf::exit_reason::user_shutdown);
+    if (node_at(st, n.index) == &n)
+      st.node_at[n.index] = nullptr;
     st.nodes.erase(i);
     announce(self, api::watch_event::type::deleted, view);
     // The lost pods were persisted as Failed with the node's removal; apply them in memory.
@@ -619,8 +629,8 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
   std::optional<api::object> found;
   switch (kind) {
     case resource_kind::pod:
-      if (auto i = st.pod_ids.find(key); i != st.pod_ids.end())
-        found = pod_view(st, st.pods.at(i->second));
+      if (auto id = pod_id_of(st, key))
+        found = pod_view(st, st.pods.at(id));
       break;
     case resource_kind::node:
       if (auto i = st.nodes.find(name); i != st.nodes.end() && i->second.live)
@@ -668,10 +678,9 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
   auto key = object_key(ns, name);
   switch (kind) {
     case resource_kind::pod: {
-      auto i = st.pod_ids.find(key);
-      if (i == st.pod_ids.end())
+      auto id = pod_id_of(st, key);
+      if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      auto id = i->second;
       auto view = pod_view(st, st.pods.at(id));
       delete_pods(self, {id}, [self, view, reply](const status& s) mutable {
         if (!s.ok())
@@ -799,10 +808,10 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
     case action_type::fail_pod: {
       if (kind != resource_kind::pod)
         return wrong_kind();
-      auto i = st.pod_ids.find(object_key(ns, name));
-      if (i == st.pod_ids.end())
+      auto id = pod_id_of(st, object_key(ns, name));
+      if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      const auto& e = st.pods.at(i->second);
+      const auto& e = st.pods.at(id);
       if (e.pod->phase != scheduler::pod_phase::running)
         return respond(
             reply, result<api::object>{status{errc::failed_precondition,
@@ -821,10 +830,7 @@ namespace {
 // pod that is unknown or not bound in this run.
 std::optional<scheduler::event> scheduled_event(const registry_state& st, const std::string& ns,
                                                 const std::string& name) {
-  auto id = st.pod_ids.find(object_key(ns, name));
-  if (id == st.pod_ids.end())
-    return std::nullopt;
-  auto p = st.pods.find(id->second);
+  auto p = st.pods.find(pod_id_of(st, object_key(ns, name)));
   if (p == st.pods.end() || p->second.bound_at == scheduler::timestamp{})
     return std::nullopt;
   const auto& pod = *p->second.pod;

@@ -18,16 +18,55 @@ uint64_t insert_pod(self_ptr self, pod_ptr pod) {
   return insert_pod(self, std::move(pod), std::move(key));
 }
 
-uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key) {
-  auto& st = self->state;
+namespace {
+
+uint64_t add_pod_entry(registry_state& st, pod_ptr pod) {
   auto id = st.next_pod++;
   auto& e = st.pods[id];
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
   e.pod = std::move(pod);
+  return id;
+}
+
+} // namespace
+
+uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key) {
+  auto& st = self->state;
+  auto id = add_pod_entry(st, std::move(pod));
   st.pod_ids[std::move(key)] = id;
   return id;
+}
+
+uint64_t insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved) {
+  auto id = add_pod_entry(self->state, std::move(pod));
+  reserved.second = id;
+  return id;
+}
+
+registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) {
+  auto [it, fresh] = st.pod_ids.try_emplace(std::move(key), 0);
+  return fresh ? &*it : nullptr;
+}
+
+void release_pod_name(registry_state& st, const registry_state::pod_name& reserved) {
+  // Only a reservation is released: a pod that exists keeps its name.
+  if (reserved.second == 0) {
+    std::string key = reserved.first;  // Not a reference into the node erase frees.
+    st.pod_ids.erase(key);
+  }
+}
+
+uint64_t pod_id_of(const registry_state& st, const std::string& key) {
+  auto i = st.pod_ids.find(key);
+  return i == st.pod_ids.end() ? 0 : i->second;
+}
+
+registry_state::node_entry* node_at(registry_state& st, uint32_t index) {
+  auto* n = index < st.node_at.size() ? st.node_at[index] : nullptr;
+  // A node added again under its name moves to a new slot; its old slot names nothing.
+  return n && n->index == index ? n : nullptr;
 }
 
 group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
@@ -192,7 +231,12 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
                bound_result{req.txn, status{errc::conflict, std::move(why)}});
   };
   storage::write_batch batch;
-  std::vector<std::pair<uint64_t, pod_ptr>> bound;
+  struct bound_pod {
+    uint64_t id;
+    pod_ptr pod;
+    uint32_t node; // View index.
+  };
+  std::vector<bound_pod> bound;
   bound.reserve(req.bindings.size());
   for (const auto& b : req.bindings) {
     auto p = st.pods.find(b.pod);
@@ -202,15 +246,15 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (e.gang != req.gang || e.binding || e.delete_requested || e.pod->is_bound() ||
         scheduler::is_terminal(e.pod->phase))
       return refuse("pod " + e.pod->meta.name + " is no longer pending in this gang");
-    if (b.node >= st.node_names.size() || st.node_names[b.node].empty() ||
-        !st.nodes.count(st.node_names[b.node]))
+    auto* node = node_at(st, b.node);
+    if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
     auto copy = std::make_shared<scheduler::pod>(*e.pod);
-    copy->node_name = st.node_names[b.node];
-    bound.emplace_back(b.pod, std::move(copy));
+    copy->node_name = node->node->meta.name;
+    bound.push_back({b.pod, std::move(copy), b.node});
   }
   auto version = next_version(self);
-  for (auto& [id, pod] : bound) {
+  for (auto& [id, pod, node] : bound) {
     std::const_pointer_cast<scheduler::pod>(pod)->meta.resource_version = version;
     batch.put_pod_state(*pod); // Only the node name and version: the rest is stored already.
     st.pods.at(id).binding = true;
@@ -219,7 +263,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
                                    gang = std::move(gang)](const status& s) {
     auto& st = self->state;
     std::vector<uint64_t> deferred;
-    for (const auto& [id, pod] : bound) {
+    for (const auto& [id, pod, node] : bound) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
@@ -231,9 +275,10 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
         continue;
       e.pod = pod;
       e.reason.clear();
-      if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
-        n->second.allocated += pod->requests;
-        ++n->second.pod_count;
+      // The node may have been deleted (and its slot taken by another) meanwhile.
+      if (auto* n = node_at(st, node); n && n->node->meta.name == pod->node_name) {
+        n->allocated += pod->requests;
+        ++n->pod_count;
       }
       e.bound_at = st.ctx->now(); // Its "Scheduled" event (do_events).
       if (is_watched(self, resource_kind::pod))
@@ -352,34 +397,33 @@ void do_spawn(self_ptr self, spawn_request req) {
   if (parent == st.pods.end() || scheduler::is_terminal(parent->second.pod->phase))
     return;
   storage::write_batch batch;
-  std::vector<pod_ptr> created;
+  std::vector<std::pair<pod_ptr, registry_state::pod_name*>> created;
   auto version = next_version(self);
   for (auto& p : req.pods) {
-    auto key = object_key(p.meta.namespace_name, p.meta.name);
     // Idempotent: after a restart the simulation asks again for children that exist.
-    if (st.pod_ids.count(key) || st.reserved_names[kind_index(resource_kind::pod)].count(key))
+    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
+    if (!name)
       continue;
     p.meta.uid = new_uid(self);
     p.meta.creation_time = st.ctx->now();
     p.meta.resource_version = version;
     p.phase = scheduler::pod_phase::pending;
-    batch.put(p);
-    st.reserved_names[kind_index(resource_kind::pod)].insert(key);
-    created.push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+    auto pod = std::make_shared<const scheduler::pod>(std::move(p));
+    batch.put(pod);
+    created.emplace_back(std::move(pod), name);
   }
   if (created.empty())
     return;
   persist(self, std::move(batch), [self, created = std::move(created)](const status& s) {
     auto& st = self->state;
-    for (const auto& pod : created)
-      st.reserved_names[kind_index(resource_kind::pod)].erase(
-          object_key(pod->meta.namespace_name, pod->meta.name));
     if (!s.ok()) {
+      for (const auto& [pod, name] : created)
+        release_pod_name(st, *name);
       spdlog::error("spawned pods were not persisted: {}", s.to_string());
       return;
     }
-    for (const auto& pod : created) {
-      auto id = insert_pod(self, pod);
+    for (const auto& [pod, name] : created) {
+      auto id = insert_pod(self, pod, *name);
       auto& e = st.pods.at(id);
       attach_pod(self, e);
       record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",

@@ -77,6 +77,17 @@ void attach_pod(self_ptr self, pod_entry& e);
 uint64_t insert_pod(self_ptr self, pod_ptr pod);
 /// The same with the pod's key, object_key(namespace, name), already built.
 uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key);
+/// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
+uint64_t insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
+
+/// Takes a pod's name for a creation on its way to the store: null if a pod has it or a creation
+/// reserved it. Release it with release_pod_name if the creation fails.
+registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
+void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
+/// The id of the pod named `key`, or 0 if there is none (or its creation is not durable yet).
+uint64_t pod_id_of(const registry_state& st, const std::string& key);
+/// The live node in slot `index` of the cluster view, or null.
+registry_state::node_entry* node_at(registry_state& st, uint32_t index);
 
 /// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
 std::string implicit_queue_of(const scheduler::pod& p);

@@ -812,15 +812,15 @@ void put_length_prefix(std::string& out, uint32_t field, std::size_t size) {
 // compares the two on random pods.
 class pod_writer {
  public:
-  std::string record(const sch::pod& p) {
-    std::string body;
-    body.reserve(512 + (p.spec_json ? p.spec_json->size() : 0));
-    pod(p, body);
-    std::string out;
-    out.reserve(body.size() + 16);
+  // The record into `out` (replacing what it held). The body is built in a buffer this writer
+  // keeps, as its length prefix comes before it.
+  void record(const sch::pod& p, std::string& out) {
+    body_.clear();
+    pod(p, body_);
+    out.clear();
+    out.reserve(body_.size() + 16);
     put_varint_field(out, 1, record_version);
-    put_bytes(out, 2, body, true);
-    return out;
+    put_bytes(out, 2, body_, true);
   }
 
  private:
@@ -907,6 +907,7 @@ class pod_writer {
     put_signed(out, 13, to_ns(p.finish_time));
   }
 
+  std::string body_;
   std::string scratch_;
   std::shared_ptr<const sch::placement_constraints> last_constraints_;
   std::string last_constraints_bytes_;
@@ -914,10 +915,16 @@ class pod_writer {
 
 } // namespace
 
-std::string encode(const scheduler::pod& p) {
+void encode(const scheduler::pod& p, std::string& out) {
   // One writer per thread keeps its scratch buffer and the last constraints' bytes.
   thread_local pod_writer writer;
-  return writer.record(p);
+  writer.record(p, out);
+}
+
+std::string encode(const scheduler::pod& p) {
+  std::string out;
+  encode(p, out);
+  return out;
 }
 
 namespace detail {

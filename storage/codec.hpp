@@ -36,6 +36,8 @@ std::string encode(const queue_record& q);
 std::string encode(const pod_group_record& g);
 std::string encode(const scheduler::pod& p);
 std::string encode(const job_record& j);
+/// The pod's record into `out`, replacing its contents: the buffer's capacity is reused.
+void encode(const scheduler::pod& p, std::string& out);
 
 /// The runtime state of a pod (phase, node name, start and finish times, resource version) as an
 /// update of its record: PodRecord bytes holding only those Pod fields. Appended to the pod's

@@ -50,14 +50,24 @@ std::string_view to_string(record_kind k) noexcept {
   return "unknown";
 }
 
-std::string object_key(std::string_view namespace_name, std::string_view name) {
-  std::string key;
+namespace {
+
+// object_key into `key`, reusing its buffer.
+void assign_object_key(std::string& key, std::string_view namespace_name, std::string_view name) {
+  key.clear();
   if (!namespace_name.empty()) {
     key.reserve(namespace_name.size() + 1 + name.size());
     key.append(namespace_name);
     key.push_back('/');
   }
   key.append(name);
+}
+
+} // namespace
+
+std::string object_key(std::string_view namespace_name, std::string_view name) {
+  std::string key;
+  assign_object_key(key, namespace_name, name);
   return key;
 }
 
@@ -75,7 +85,7 @@ void add_put(std::vector<write_batch::operation>& ops, std::size_t& bytes, recor
              std::string key, std::string value,
              write_batch::action what = write_batch::action::put) {
   bytes += key.size() + value.size();
-  ops.push_back({kind, std::move(key), std::move(value), what});
+  ops.push_back({kind, std::move(key), std::move(value), what, nullptr});
 }
 
 } // namespace
@@ -95,12 +105,18 @@ void write_batch::put(const scheduler::pod& p) {
 void write_batch::put(const job_record& j) {
   add_put(ops_, bytes_, record_kind::job, key_of(j), encode(j));
 }
+void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
+  // Roughly what the record will take, for byte_size(); store::write counts the real size.
+  constexpr std::size_t estimated_pod_record = 512;
+  bytes_ += estimated_pod_record;
+  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p)});
+}
 void write_batch::put_pod_state(const scheduler::pod& p) {
   add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(p), action::merge);
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
-  ops_.push_back({kind, std::move(key), {}, action::erase});
+  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr});
 }
 std::size_t write_batch::size() const noexcept {
   return ops_.size();
@@ -594,33 +610,48 @@ status store::write(const write_batch& batch) {
 
 status store::write(std::span<const write_batch* const> batches) {
   std::size_t ops = 0;
-  std::size_t bytes = 0;
+  std::size_t estimated_bytes = 0;
   for (const auto* b : batches) {
     for (const auto& op : b->operations()) {
       if (static_cast<std::size_t>(op.kind) >= kind_count)
         return {errc::invalid_argument,
                 "write: unknown record kind " + std::to_string(static_cast<int>(op.kind))};
-      if (op.key.empty())
+      if (op.key.empty() && !op.pod)
         return {errc::invalid_argument,
                 "write: empty key in column family " + std::string(to_string(op.kind))};
+      if (op.pod && (op.kind != record_kind::pod || op.what != write_batch::action::put))
+        return {errc::invalid_argument, "write: a pod by pointer must be a put into pods"};
       if (op.what == write_batch::action::merge && op.kind != record_kind::pod)
         return {errc::invalid_argument, "write: a merge into column family " +
                                             std::string(to_string(op.kind)) +
                                             " (only pod records take state updates)"};
     }
     ops += b->size();
-    bytes += b->byte_size();
+    estimated_bytes += b->byte_size();
   }
   if (ops == 0)
     return {};
-  rocksdb::WriteBatch batch(bytes + ops * 16 + 64);
+  rocksdb::WriteBatch batch(estimated_bytes + ops * 16 + 64);
+  std::string key;   // Of a pod put by pointer, encoded here.
+  std::string value;
+  std::size_t bytes = 0;
   for (const auto* b : batches) {
     for (const auto& op : b->operations()) {
       auto* cf = impl_->handle(op.kind);
       rocksdb::Status s;
+      bytes += op.key.size() + op.value.size();
       switch (op.what) {
         case write_batch::action::put:
-          s = batch.Put(cf, slice(op.key), slice(op.value));
+          if (op.pod) {
+            assign_object_key(key, op.pod->meta.namespace_name, op.pod->meta.name);
+            if (key.empty())
+              return {errc::invalid_argument, "write: empty key in column family pods"};
+            encode(*op.pod, value);
+            bytes += key.size() + value.size();
+            s = batch.Put(cf, slice(key), slice(value));
+          } else {
+            s = batch.Put(cf, slice(op.key), slice(op.value));
+          }
           break;
         case write_batch::action::merge:
           s = batch.Merge(cf, slice(op.key), slice(op.value));

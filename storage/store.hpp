@@ -93,7 +93,8 @@ struct loaded_state {
 };
 
 /// Changes to apply atomically. Records are serialized when added, in the caller's thread, so the
-/// single writer only concatenates bytes. Movable, not copyable.
+/// single writer mostly concatenates bytes; pods added as shared pointers are the exception
+/// (see put(pod_ptr)). Movable, not copyable.
 class write_batch {
  public:
   write_batch();
@@ -108,6 +109,11 @@ class write_batch {
   void put(const pod_group_record& g);
   void put(const scheduler::pod& p);
   void put(const job_record& j);
+  /// The same as put(*p), but the key and record are made by store::write, in the thread that
+  /// writes (Phalanx's store writer), not now. For pods created in bulk (a job's): the registry,
+  /// which orders every change and is the scheduler's busiest actor, then does not encode them.
+  /// The pod is shared and must not change any more.
+  void put(std::shared_ptr<const scheduler::pod> p);
   /// Records a pod's runtime state (phase, node name, start and finish times, resource version)
   /// without rewriting the rest of it: a few dozen bytes merged into the pod's record instead of
   /// the whole pod encoded again, for every binding and phase change. The pod must have been put
@@ -117,7 +123,8 @@ class write_batch {
 
   std::size_t size() const noexcept;
   bool empty() const noexcept { return size() == 0; }
-  /// Serialized bytes, for batching limits.
+  /// Serialized bytes, for batching limits; pods put as shared pointers count as an estimate
+  /// until store::write encodes them.
   std::size_t byte_size() const noexcept;
 
   enum class action {
@@ -127,9 +134,10 @@ class write_batch {
   };
   struct operation {
     record_kind kind;
-    std::string key;
-    std::string value; // Serialized record or update; empty for an erase.
+    std::string key;   // Empty for a pod put by pointer until store::write makes it.
+    std::string value; // Serialized record or update; empty for an erase or a pod by pointer.
     action what = action::put;
+    std::shared_ptr<const scheduler::pod> pod; // A pod to encode at write time, or null.
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }
 

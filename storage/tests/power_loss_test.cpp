@@ -41,7 +41,10 @@ void apply(image& img, const write_batch& b) {
         img.erase({op.kind, op.key});
         break;
       case write_batch::action::put:
-        img[{op.kind, op.key}] = op.value;
+        if (op.pod)
+          img[{op.kind, key_of(*op.pod)}] = encode(*op.pod);
+        else
+          img[{op.kind, op.key}] = op.value;
         break;
       case write_batch::action::merge: {
         auto& value = img.at({op.kind, op.key});

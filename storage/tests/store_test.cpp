@@ -393,6 +393,45 @@ TEST(StoreWrite, AnEmptyKeyRejectsTheWholeWrite) {
   EXPECT_EQ(s->stats().writes, 0u);
 }
 
+// A pod put by pointer is encoded by write(), not by put(): the stored record and key are exactly
+// those of put(*pod), the statistics count the real bytes, and one without a name fails the whole
+// write as an empty key does.
+TEST(StoreWrite, PodsPutByPointerAreEncodedAtWriteTime) {
+  temp_dir dir;
+  auto s = open_ok(dir.path());
+  auto state = sample_state(21, 6);
+  write_batch by_value, by_pointer;
+  for (std::size_t i = 0; i < state.pods.size(); ++i) {
+    if (i % 2 == 0)
+      by_value.put(state.pods[i]);
+    else
+      by_pointer.put(std::make_shared<const sch::pod>(state.pods[i]));
+  }
+  EXPECT_EQ(by_pointer.size(), 3u);
+  EXPECT_TRUE(by_pointer.operations()[0].key.empty());
+  const write_batch* both[] = {&by_value, &by_pointer};
+  ASSERT_TRUE(s->write(both).ok());
+  std::size_t expected_bytes = 0;
+  for (const auto& p : state.pods)
+    expected_bytes += key_of(p).size() + encode(p).size();
+  EXPECT_EQ(s->stats().bytes_written, expected_bytes);
+  auto loaded = load_ok(*s);
+  ASSERT_EQ(loaded.pods.size(), state.pods.size());
+  for (std::size_t i = 0; i < state.pods.size(); ++i)
+    EXPECT_EQ(diff(loaded.pods[i], state.pods[i]), "") << i;
+
+  write_batch good, nameless;
+  good.put(std::make_shared<const sch::pod>(st::make_pod("fine").cpu("1").obj()));
+  auto no_name = st::make_pod("").ns("").cpu("1").obj();
+  nameless.put(std::make_shared<const sch::pod>(no_name));
+  const write_batch* bad[] = {&good, &nameless};
+  auto r = s->write(bad);
+  EXPECT_EQ(r.code(), errc::invalid_argument);
+  EXPECT_NE(r.message().find("empty key in column family pods"), std::string::npos) << r.message();
+  EXPECT_EQ(s->stats().commit, 1u);
+  EXPECT_EQ(load_ok(*s).pods.size(), state.pods.size());
+}
+
 TEST(StoreWrite, EmptyWriteDoesNothing) {
   temp_dir dir;
   auto s = open_ok(dir.path());

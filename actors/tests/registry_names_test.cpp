@@ -1,0 +1,114 @@
+// Pod names on the whole runtime (deterministic): a name is taken from the moment a creation is
+// accepted until it is durable, whether a bare pod or a job's pod takes it, and a creation that
+// fails gives back every name it took.
+
+#include "actors/tests/runtime_harness.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <optional>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+
+runtime_config deterministic_config() {
+  runtime_config c;
+  c.deterministic = true;
+  c.seed = 5;
+  return c;
+}
+
+// A job of one task, "worker", with `replicas` 1-CPU pods named "<name>-worker-<i>".
+api::job_object make_job(const std::string& name, int32_t replicas) {
+  api::job_object o;
+  o.job.meta.name = name;
+  o.job.meta.namespace_name = "default";
+  scheduler::job_task t;
+  t.name = "worker";
+  t.replicas = replicas;
+  t.pod_template = make_pod("template").cpu("1");
+  o.job.tasks.push_back(std::move(t));
+  return o;
+}
+
+// Sends every creation before any is answered (all in flight at once), then lets the runtime run
+// until each has its answer.
+std::vector<result<api::object>> create_together(runtime_harness& h,
+                                                 std::vector<api::object> objects) {
+  auto answers = std::make_shared<std::vector<std::optional<result<api::object>>>>(objects.size());
+  for (std::size_t i = 0; i < objects.size(); ++i)
+    h.svc().create(std::move(objects[i]),
+                   [answers, i](result<api::object> r) { (*answers)[i] = std::move(r); });
+  h.run_until(
+      [&] {
+        for (const auto& a : *answers)
+          if (!a)
+            return false;
+        return true;
+      },
+      std::chrono::milliseconds(1000), std::chrono::milliseconds(1));
+  std::vector<result<api::object>> out;
+  for (auto& a : *answers) {
+    if (!a)
+      throw std::runtime_error("a creation was never answered");
+    out.push_back(std::move(*a));
+  }
+  return out;
+}
+
+TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  auto answers = create_together(
+      h, {make_job("train", 3), api::pod_object{make_pod("train-worker-1").cpu("1"), {}}});
+  ASSERT_TRUE(answers[0].ok()) << answers[0].error().to_string();
+  ASSERT_FALSE(answers[1].ok());
+  EXPECT_EQ(answers[1].error().code(), errc::already_exists);
+  EXPECT_NE(answers[1].error().message().find("train-worker-1"), std::string::npos);
+  auto pods = h.pods();
+  ASSERT_EQ(pods.size(), 3u);
+  auto pod = h.get(api::resource_kind::pod, "default", "train-worker-1");
+  ASSERT_TRUE(pod.ok()) << pod.error().to_string();
+  EXPECT_EQ(std::get<api::pod_object>(*pod).pod.group.rfind("train-", 0), 0u);
+}
+
+TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-2").cpu("1"), {}}),
+                           "create the bare pod");
+  auto refused = h.create(make_job("etl", 3));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), errc::already_exists);
+  // The names the refused job took before it met the taken one are free again.
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-0").cpu("1"), {}}),
+                           "create etl-worker-0");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-1").cpu("1"), {}}),
+                           "create etl-worker-1");
+  EXPECT_EQ(h.pods().size(), 3u);
+  EXPECT_FALSE(h.get(api::resource_kind::job, "default", "etl").ok());
+}
+
+TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  auto answers = create_together(h, {api::pod_object{make_pod("solo").cpu("1"), {}},
+                                     api::pod_object{make_pod("solo").cpu("1"), {}}});
+  EXPECT_TRUE(answers[0].ok());
+  ASSERT_FALSE(answers[1].ok());
+  EXPECT_EQ(answers[1].error().code(), errc::already_exists);
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "solo"), "delete solo");
+  // A pod whose binding is being made durable goes right after it (the delete is accepted now).
+  ASSERT_TRUE(h.run_until(
+      [&] { return !h.get(api::resource_kind::pod, "default", "solo").ok(); },
+      std::chrono::milliseconds(1000), std::chrono::milliseconds(1)));
+  EXPECT_EQ(h.get(api::resource_kind::pod, "default", "solo").error().code(), errc::not_found);
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("solo").cpu("1"), {}}),
+                           "create solo again");
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
