@@ -21,6 +21,14 @@ std::string gang_key_of(const scheduler::pod& p) {
   return p.meta.namespace_name + "/" + (p.group.empty() ? p.meta.name : p.group);
 }
 
+// gang_key_of(p) == key, without building the key.
+bool same_gang(std::string_view key, const scheduler::pod& p) {
+  const std::string& ns = p.meta.namespace_name;
+  std::string_view group = p.group.empty() ? p.meta.name : p.group;
+  return key.size() == ns.size() + 1 + group.size() && key.starts_with(ns) &&
+         key[ns.size()] == '/' && key.ends_with(group);
+}
+
 result<std::optional<scheduler::duration>> duration_annotation(const scheduler::pod& p,
                                                                  std::string_view key) {
   auto text = p.meta.annotations.find(key);
@@ -91,11 +99,10 @@ void drop_pod(sim_cluster_state& st, uint64_t id) {
     st.parent_of.erase(child);
     st.finished_names.erase(child);
   }
-  st.by_name.erase(key_of(*sp.pod));
-  if (auto g = st.gangs.find(sp.gang_key); g != st.gangs.end()) {
+  if (auto g = st.gangs.find(*sp.gang_key); g != st.gangs.end()) {
     g->second.erase(id);
     if (g->second.empty()) {
-      st.gangs_with_barriers.erase(sp.gang_key);
+      st.gangs_with_barriers.erase(g->first);
       st.gangs.erase(g);
     }
   }
@@ -174,7 +181,7 @@ void start_pod(self_ptr self, uint64_t id) {
     sp.at_barrier = true;
   else
     start_clock(self, id, sp);
-  release_barrier(self, sp.gang_key);
+  release_barrier(self, *sp.gang_key);
   if (sp.behavior().spawn > 0) {
     expect_children(id, sp, st);
     spawn_request req;
@@ -198,7 +205,7 @@ void check_stall(self_ptr self) {
     for (const auto& [id, sp] : st.pods)
       if (sp.phase == sim_phase::running &&
           (sp.at_barrier || sp.behavior().spawn > 0 || !sp.behavior().declares_end()))
-        groups.insert(sp.gang_key);
+        groups.insert(*sp.gang_key);
     st.stuck_groups.assign(groups.begin(), groups.end());
   }
   if (st.stuck_groups.empty())
@@ -305,12 +312,20 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       auto& st = self->state;
       auto now = self->clock().now();
       auto wall_now = st.ctx->now();
+      // The pods of one message are usually one gang's: its entry is looked up once.
+      std::string gang_key;
+      std::pair<const std::string, std::set<uint64_t>>* gang = nullptr;
       for (const auto& ref : pods) {
         if (st.pods.count(ref.id))
           continue;  // Bound twice would be a bug upstream; simulate once.
+        if (!gang || !same_gang(gang->first, *ref.pod)) {
+          gang_key = gang_key_of(*ref.pod);
+          gang = &*st.gangs.try_emplace(std::move(gang_key)).first;
+        }
+        gang->second.insert(ref.id);
         sim_cluster_state::sim_pod sp;
         sp.pod = ref.pod;
-        sp.gang_key = gang_key_of(*ref.pod);
+        sp.gang_key = &gang->first;
         auto behavior = parse_sim_behavior(*ref.pod);
         if (!behavior)
           spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
@@ -318,10 +333,8 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
         else if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix))
           sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
         // Otherwise the pod declared nothing: it runs with the default behavior.
-        st.by_name[key_of(*ref.pod)] = ref.id;
-        st.gangs[sp.gang_key].insert(ref.id);
         if (sp.behavior().barrier > 0)
-          st.gangs_with_barriers.insert(sp.gang_key);
+          st.gangs_with_barriers.insert(gang->first);
         bool resumed = ref.pod->phase == scheduler::pod_phase::running &&
                        ref.pod->start_time != scheduler::timestamp{};
         if (resumed) {

@@ -85,7 +85,9 @@ struct sim_cluster_state {
     }
     sim_phase phase = sim_phase::starting;
     bool at_barrier = false;               // Running, waiting for its peers.
-    std::string gang_key;                  // "<namespace>/<group>"
+    /// Its gang's key, "<namespace>/<group>": the key of its entry in `gangs`, which lives as
+    /// long as one of its pods does (one string per gang, not per pod).
+    const std::string* gang_key = nullptr;
     std::vector<std::string> children;     // Names of spawned pods, for a spawner.
     int32_t children_done = 0;
     bool child_failed = false;
@@ -102,7 +104,6 @@ struct sim_cluster_state {
   context_ptr ctx;
   status_sink_actor sink;
   std::unordered_map<uint64_t, sim_pod> pods;
-  std::unordered_map<std::string, uint64_t> by_name;   // "<ns>/<name>" -> id
   std::unordered_map<std::string, std::set<uint64_t>> gangs;  // gang key -> pods known here
   /// Gangs with a pod that waits at a barrier: only these are walked when one of their pods
   /// starts (walking every gang at every start is quadratic in the gang's size).
