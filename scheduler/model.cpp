@@ -151,30 +151,34 @@ bool label_set::has_key_with_prefix(std::string_view prefix) const noexcept {
 // old block lives until the new one is built, so the views, even `key` and `value` pointing
 // into it, stay valid).
 void label_set::set(std::string_view key, std::string_view value) {
-  if (auto current = find(key); current && *current == value)
-    return; // Unchanged: keep sharing.
-  thread_local builder scratch;
-  scratch.reserve(size() + 1);
   auto at = lower_bound(key);
+  bool present = at < size() && block_->key(at) == key;
+  if (present && block_->value(at) == value)
+    return; // Unchanged: keep sharing.
+  // The pairs stay sorted and unique with the new one in its place: straight to a block, without
+  // the builder's sort and duplicate passes (job expansion sets two keys on every pod).
+  thread_local std::vector<entry> pairs;
+  pairs.clear();
+  pairs.reserve(size() + 1);
   for (std::size_t i = 0; i < at; ++i)
-    scratch.add(block_->key(i), block_->value(i));
-  scratch.add(key, value);
-  auto rest = at < size() && block_->key(at) == key ? at + 1 : at;
-  for (std::size_t i = rest; i < size(); ++i)
-    scratch.add(block_->key(i), block_->value(i));
-  *this = scratch.build();
+    pairs.emplace_back(block_->key(i), block_->value(i));
+  pairs.emplace_back(key, value);
+  for (std::size_t i = present ? at + 1 : at; i < size(); ++i)
+    pairs.emplace_back(block_->key(i), block_->value(i));
+  *this = label_set(block::make(pairs));
 }
 
 bool label_set::erase(std::string_view key) {
   auto at = lower_bound(key);
   if (at == size() || block_->key(at) != key)
     return false;
-  thread_local builder scratch;
-  scratch.reserve(size() - 1);
+  thread_local std::vector<entry> pairs;
+  pairs.clear();
+  pairs.reserve(size() - 1);
   for (std::size_t i = 0; i < size(); ++i)
     if (i != at)
-      scratch.add(block_->key(i), block_->value(i));
-  *this = scratch.build();
+      pairs.emplace_back(block_->key(i), block_->value(i));
+  *this = label_set(block::make(pairs));
   return true;
 }
 

@@ -940,25 +940,37 @@ std::string reference_encode_pod(const scheduler::pod& p) {
 // change, and the message is five fields. Every field is written even when zero, so the update
 // sets the state whatever the record held before (protobuf keeps the last value of a scalar).
 std::string encode_pod_state(const scheduler::pod& p) {
-  std::string meta; // ObjectMeta { 7: resource_version }
-  put_varint(meta, (7 << 3) | 0);
-  put_varint(meta, p.meta.resource_version);
-  std::string body; // Pod { 1: meta, 10: phase, 11: node_name, 12: start, 13: finish }
-  body.reserve(meta.size() + p.node_name.size() + 40);
-  put_length_prefix(body, 1, meta.size());
-  body += meta;
-  put_varint(body, (10 << 3) | 0);
-  put_varint(body, static_cast<uint64_t>(to_record(p.phase)));
-  put_length_prefix(body, 11, p.node_name.size());
-  body += p.node_name;
-  put_varint(body, (12 << 3) | 0);
-  put_varint(body, static_cast<uint64_t>(to_ns(p.start_time)));
-  put_varint(body, (13 << 3) | 0);
-  put_varint(body, static_cast<uint64_t>(to_ns(p.finish_time)));
-  std::string out; // PodRecord { 2: pod }
-  out.reserve(body.size() + 8);
-  put_length_prefix(out, 2, body.size());
-  out += body;
+  // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 10: phase, 11: node_name,
+  // 12: start, 13: finish } }, written into one string: the lengths are known up front. Every
+  // tag is one byte (fields below 16).
+  auto varint_size = [](uint64_t v) {
+    std::size_t n = 1;
+    for (; v >= 0x80; v >>= 7)
+      ++n;
+    return n;
+  };
+  const auto version = p.meta.resource_version;
+  const auto phase = static_cast<uint64_t>(to_record(p.phase));
+  const auto start = static_cast<uint64_t>(to_ns(p.start_time));
+  const auto finish = static_cast<uint64_t>(to_ns(p.finish_time));
+  const std::size_t meta = 1 + varint_size(version);
+  const std::size_t body = 1 + varint_size(meta) + meta + 1 + varint_size(phase) + 1 +
+                           varint_size(p.node_name.size()) + p.node_name.size() + 1 +
+                           varint_size(start) + 1 + varint_size(finish);
+  std::string out;
+  out.reserve(1 + varint_size(body) + body);
+  put_length_prefix(out, 2, body);
+  put_length_prefix(out, 1, meta);
+  put_varint(out, (7 << 3) | 0);
+  put_varint(out, version);
+  put_varint(out, (10 << 3) | 0);
+  put_varint(out, phase);
+  put_length_prefix(out, 11, p.node_name.size());
+  out += p.node_name;
+  put_varint(out, (12 << 3) | 0);
+  put_varint(out, start);
+  put_varint(out, (13 << 3) | 0);
+  put_varint(out, finish);
   return out;
 }
 
