@@ -199,6 +199,8 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   stamp_new(self, p.meta);
   p.meta.resource_version = next_version(self);
   auto* name = reserve_pod_name(st, std::move(key));
+  if (!name) // name_taken said no, and nothing ran in between: cannot happen.
+    return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
   storage::write_batch batch;
   auto pod = std::make_shared<const scheduler::pod>(std::move(p));
   batch.put(pod);
@@ -538,7 +540,9 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   }
   storage::write_batch batch;
   batch.put(storage::job_record{*copy, status});
-  std::shared_ptr<scheduler::expanded_job> recreated;
+  // The new incarnation's pods, with their names reserved until the change is durable.
+  using reserved_pod = std::pair<pod_ptr, registry_state::pod_name*>;
+  auto recreated = std::make_shared<std::vector<reserved_pod>>();
   if (!suspend) {
     auto expanded = scheduler::expand_job(*copy);
     if (!expanded)
@@ -549,35 +553,49 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
       p.meta.creation_time = st.ctx->now();
       p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
       p.meta.resource_version = copy->meta.resource_version;
-      if (st.pod_ids.count(object_key(p.meta.namespace_name, p.meta.name)))
+      auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
+      if (!name) {
+        for (auto& [pod, taken] : *recreated)
+          release_pod_name(st, *taken);
         return respond(
             reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
-      batch.put(p);
+      }
+      recreated->emplace_back(std::make_shared<const scheduler::pod>(std::move(p)), name);
+      batch.put(recreated->back().first);
     }
-    recreated = std::make_shared<scheduler::expanded_job>(std::move(*expanded));
   }
-  auto apply = [self, key, copy, status, recreated, reply](const phalanx::status& s) {
+  auto apply = [self, key, copy, status, recreated, suspend, reply](const phalanx::status& s) {
     auto& st = self->state;
-    if (!s.ok())
+    auto release_names = [&] {
+      for (auto& [pod, name] : *recreated)
+        release_pod_name(st, *name);
+    };
+    if (!s.ok()) {
+      release_names();
       return respond(reply, result<api::object>{s});
+    }
     auto i = st.jobs.find(key);
-    if (i == st.jobs.end())
+    if (i == st.jobs.end()) {
+      release_names();
       return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
+    }
     i->second.job = copy;
     i->second.status = status;
-    if (recreated)
-      if (auto g = st.group_ids.find(i->second.group_key); g != st.group_ids.end()) {
-        auto& group = st.groups.at(g->second);
-        for (auto& p : recreated->pods) {
-          auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
-          auto& e = st.pods.at(id);
-          e.gang = group.gang;
-          group.pods.push_back(id);
-          announce(self, api::watch_event::type::added, pod_view(st, e));
-        }
-        // The old incarnation's actor may have completed when the suspend deleted its pods.
-        group_changed(self, renew_gang(self, group.gang));
+    auto g = st.group_ids.find(i->second.group_key);
+    if (g == st.group_ids.end()) {
+      release_names();
+    } else if (!suspend) {
+      auto& group = st.groups.at(g->second);
+      for (auto& [pod, name] : *recreated) {
+        auto id = insert_pod(self, pod, *name);
+        auto& e = st.pods.at(id);
+        e.gang = group.gang;
+        group.pods.push_back(id);
+        announce(self, api::watch_event::type::added, pod_view(st, e));
       }
+      // The old incarnation's actor may have completed when the suspend deleted its pods.
+      group_changed(self, renew_gang(self, group.gang));
+    }
     record_event(self, resource_kind::job, copy->meta.namespace_name, copy->meta.name, "Normal",
                  status.reason, status.message);
     auto view = job_view(st, i->second);

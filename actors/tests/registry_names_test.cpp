@@ -110,5 +110,32 @@ TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
                            "create solo again");
 }
 
+// A resumed job creates its pods again under their old names: those names are reserved until the
+// resume is durable, so a bare pod sent at the same time cannot take one of them (before, the
+// resume only checked the names, and both could end up with one).
+TEST(RegistryNames, AResumedJobReservesItsPodsNames) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(make_job("batch", 2)), "create the job");
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::job, "default", "batch", api::object_action::type::suspend),
+      "suspend");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().empty(); }, std::chrono::milliseconds(2000),
+                          std::chrono::milliseconds(1)));
+  auto resumed = std::make_shared<std::optional<result<api::object>>>();
+  h.svc().act(api::resource_kind::job, "default", "batch",
+              api::object_action{api::object_action::type::resume},
+              [resumed](result<api::object> r) { *resumed = std::move(r); });
+  auto bare = create_together(h, {api::pod_object{make_pod("batch-worker-0").cpu("1"), {}}});
+  ASSERT_TRUE(h.run_until([&] { return resumed->has_value(); }, std::chrono::milliseconds(1000),
+                          std::chrono::milliseconds(1)));
+  ASSERT_TRUE((*resumed)->ok()) << (*resumed)->error().to_string();
+  ASSERT_FALSE(bare[0].ok());
+  EXPECT_EQ(bare[0].error().code(), errc::already_exists);
+  auto pods = h.pods();
+  ASSERT_EQ(pods.size(), 2u);
+  for (const auto& p : pods)
+    EXPECT_FALSE(p.pod.group.empty()) << p.pod.meta.name << " is not the job's";
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
