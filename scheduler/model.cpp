@@ -4,20 +4,99 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
+#include <unordered_map>
 
 namespace phalanx::scheduler {
 
 // ---------------------------------------------------------------------------------------------
 // label_set
 
-// The block: this header, then `count` slots, then the characters of every key and value, each
-// value right after its key. Sizes are 32-bit: Kubernetes caps a set of annotations at 256 KiB.
+namespace {
+
+// Label and annotation keys repeat across objects (every pod of a Volcano job carries the same
+// dozen), so a block names its keys by number in this process-wide table instead of holding
+// their characters: most of a pod's label bytes were keys. Keys are never removed. The table
+// takes at most `max_keys` keys of at most `max_key_size` bytes (at most ~10 MB however hostile
+// the keys); a key beyond either is kept in the block itself.
+//
+// Thread-safe. Interning locks; reading a key does not: a key's characters and its slot are
+// written before its number is handed out, and a number reaches another thread only inside a
+// block, whose publication (a message, a reference count) orders the two.
+class key_table {
+ public:
+  static constexpr uint32_t max_keys = uint32_t{1} << 16;
+  static constexpr std::size_t max_key_size = 128;
+
+  static key_table& instance() {
+    static key_table* table = new key_table; // Never destroyed: blocks outlive static destructors.
+    return *table;
+  }
+
+  std::optional<uint32_t> intern(std::string_view key) {
+    if (key.size() > max_key_size)
+      return std::nullopt;
+    std::lock_guard lock(mu_);
+    if (auto i = ids_.find(key); i != ids_.end())
+      return i->second;
+    if (size_ == max_keys)
+      return std::nullopt;
+    auto id = size_++;
+    auto& chunk = chunks_[id / chunk_keys];
+    if (chunk.load(std::memory_order_relaxed) == nullptr)
+      chunk.store(new std::string_view[chunk_keys], std::memory_order_release);
+    auto& text = storage_.emplace_back(key);
+    std::string_view stored(text);
+    chunk.load(std::memory_order_relaxed)[id % chunk_keys] = stored;
+    ids_.emplace(stored, id);
+    return id;
+  }
+
+  std::string_view key(uint32_t id) const noexcept {
+    return chunks_[id / chunk_keys].load(std::memory_order_acquire)[id % chunk_keys];
+  }
+
+ private:
+  static constexpr uint32_t chunk_keys = 1024;
+  std::mutex mu_;
+  std::unordered_map<std::string_view, uint32_t> ids_; // Views of `storage_`.
+  std::deque<std::string> storage_;                      // Elements never move.
+  uint32_t size_ = 0;
+  std::array<std::atomic<std::string_view*>, max_keys / chunk_keys> chunks_{};
+};
+
+// key_table::intern behind a small per-thread cache: the same few keys are interned over and
+// over (each pod's labels), and the cache answers without the lock.
+std::optional<uint32_t> intern_key(std::string_view key) {
+  struct cached {
+    std::string_view key; // The table's copy.
+    uint32_t id = 0;
+  };
+  thread_local std::array<cached, 64> cache{};
+  auto& c = cache[std::hash<std::string_view>{}(key) % cache.size()];
+  if (c.key.data() != nullptr && c.key == key)
+    return c.id;
+  auto id = key_table::instance().intern(key);
+  if (id)
+    c = {key_table::instance().key(*id), *id};
+  return id;
+}
+
+} // namespace
+
+// The block: this header, then `count` slots, then the characters of the values and of the keys
+// not in the key table (each such key right before its value). Sizes are 32-bit: Kubernetes
+// caps a set of annotations at 256 KiB.
 struct label_set::block {
+  static constexpr uint32_t inline_key = uint32_t{1} << 31;
   struct slot {
-    uint32_t offset; // Of the key in the characters; the value follows it.
-    uint32_t key_size;
+    uint32_t key;        // The key's number in key_table, or inline_key | the key's size.
+    uint32_t offset;     // Of the value in the characters; of the key when it is inline.
     uint32_t value_size;
   };
   std::atomic<uint32_t> refs{1};
@@ -32,22 +111,41 @@ struct label_set::block {
 
   std::string_view key(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    return {text() + s.offset, s.key_size};
+    if (s.key & inline_key)
+      return {text() + s.offset, s.key & ~inline_key};
+    return key_table::instance().key(s.key);
   }
   std::string_view value(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    return {text() + s.offset + s.key_size, s.value_size};
+    auto key_chars = (s.key & inline_key) ? s.key & ~inline_key : 0;
+    return {text() + s.offset + key_chars, s.value_size};
   }
 
-  // Pairs sorted by key with unique keys; null for none.
-  static block* make(const std::vector<label_set::entry>& sorted) {
+  // In make()'s `known`: the pair's key is not coded yet.
+  static constexpr uint32_t unknown_key = ~uint32_t{0};
+
+  // Pairs sorted by key with unique keys; null for none. `known`, when given, holds each pair's
+  // slot.key where it is known already (copied from another block), else unknown_key: a change
+  // to a set then interns only the key it adds.
+  static block* make(const std::vector<label_set::entry>& sorted,
+                     const std::vector<uint32_t>* known = nullptr) {
     if (sorted.empty())
       return nullptr;
+    thread_local std::vector<uint32_t> keys; // Each pair's slot.key.
+    keys.clear();
     std::size_t text = 0;
-    for (const auto& [k, v] : sorted)
-      text += k.size() + v.size();
-    if (sorted.size() > UINT32_MAX || text > UINT32_MAX)
-      throw std::length_error("label_set: more than 4 GiB of keys and values");
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      const auto& [k, v] = sorted[i];
+      uint32_t code = known ? (*known)[i] : unknown_key;
+      if (code == unknown_key) {
+        auto id = intern_key(k);
+        code = id ? *id : inline_key | static_cast<uint32_t>(k.size());
+      }
+      keys.push_back(code);
+      text += ((code & inline_key) ? k.size() : 0) + v.size();
+    }
+    if (sorted.size() > UINT32_MAX || text > UINT32_MAX / 2)
+      throw std::length_error("label_set: more than 2 GiB of keys and values");
     static_assert(alignof(block) == alignof(slot) && sizeof(block) % alignof(slot) == 0);
     void* memory = ::operator new(sizeof(block) + sorted.size() * sizeof(slot) + text);
     auto* b = new (memory) block;
@@ -57,14 +155,15 @@ struct label_set::block {
     uint32_t offset = 0;
     for (std::size_t i = 0; i < sorted.size(); ++i) {
       const auto& [k, v] = sorted[i];
-      new (&b->slots()[i])
-          slot{offset, static_cast<uint32_t>(k.size()), static_cast<uint32_t>(v.size())};
+      new (&b->slots()[i]) slot{keys[i], offset, static_cast<uint32_t>(v.size())};
       // An empty view may have a null data(), which memcpy must not be given even for 0 bytes.
-      if (!k.empty())
+      if ((keys[i] & inline_key) && !k.empty()) {
         std::memcpy(out + offset, k.data(), k.size());
+        offset += static_cast<uint32_t>(k.size());
+      }
       if (!v.empty())
-        std::memcpy(out + offset + k.size(), v.data(), v.size());
-      offset += static_cast<uint32_t>(k.size() + v.size());
+        std::memcpy(out + offset, v.data(), v.size());
+      offset += static_cast<uint32_t>(v.size());
     }
     return b;
   }
@@ -156,16 +255,25 @@ void label_set::set(std::string_view key, std::string_view value) {
   if (present && block_->value(at) == value)
     return; // Unchanged: keep sharing.
   // The pairs stay sorted and unique with the new one in its place: straight to a block, without
-  // the builder's sort and duplicate passes (job expansion sets two keys on every pod).
+  // the builder's sort and duplicate passes (job expansion sets two keys on every pod), and with
+  // the other pairs' key codes copied rather than interned again.
   thread_local std::vector<entry> pairs;
+  thread_local std::vector<uint32_t> codes;
   pairs.clear();
+  codes.clear();
   pairs.reserve(size() + 1);
+  codes.reserve(size() + 1);
+  auto keep = [&](std::size_t i) {
+    pairs.emplace_back(block_->key(i), block_->value(i));
+    codes.push_back(block_->slots()[i].key);
+  };
   for (std::size_t i = 0; i < at; ++i)
-    pairs.emplace_back(block_->key(i), block_->value(i));
+    keep(i);
   pairs.emplace_back(key, value);
+  codes.push_back(present ? block_->slots()[at].key : block::unknown_key);
   for (std::size_t i = present ? at + 1 : at; i < size(); ++i)
-    pairs.emplace_back(block_->key(i), block_->value(i));
-  *this = label_set(block::make(pairs));
+    keep(i);
+  *this = label_set(block::make(pairs, &codes));
 }
 
 bool label_set::erase(std::string_view key) {
@@ -173,12 +281,17 @@ bool label_set::erase(std::string_view key) {
   if (at == size() || block_->key(at) != key)
     return false;
   thread_local std::vector<entry> pairs;
+  thread_local std::vector<uint32_t> codes;
   pairs.clear();
+  codes.clear();
   pairs.reserve(size() - 1);
+  codes.reserve(size() - 1);
   for (std::size_t i = 0; i < size(); ++i)
-    if (i != at)
+    if (i != at) {
       pairs.emplace_back(block_->key(i), block_->value(i));
-  *this = label_set(block::make(pairs));
+      codes.push_back(block_->slots()[i].key);
+    }
+  *this = label_set(block::make(pairs, &codes));
   return true;
 }
 

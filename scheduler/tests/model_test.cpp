@@ -112,11 +112,12 @@ TEST(label_set, copies_share_until_changed) {
   EXPECT_EQ(label_set(), label_set{});
 }
 
-// One block holds the pairs: a 12-byte header, 12 bytes per pair and the characters, whatever
-// their lengths (a vector of string pairs took 64 bytes per pair before any character).
+// One block holds the pairs: a 12-byte header, 12 bytes per pair and the characters of the
+// values, whatever their lengths (a vector of string pairs took 64 bytes per pair before any
+// character); keys are numbers in the process's key table.
 TEST(label_set, one_block_per_set) {
   label_set l{{"volcano.sh/job-name", "spark-wordcount-0017"}, {"volcano.sh/task-index", "3"}};
-  EXPECT_EQ(l.block_bytes(), 12u + 2 * 12u + 19 + 20 + 21 + 1);
+  EXPECT_EQ(l.block_bytes(), 12u + 2 * 12u + 20 + 1);
   EXPECT_EQ(label_set().block_bytes(), 0u);
   label_set copy = l;
   EXPECT_EQ(copy.block_bytes(), l.block_bytes());
@@ -125,6 +126,63 @@ TEST(label_set, one_block_per_set) {
   EXPECT_TRUE(l.empty());
   EXPECT_EQ(l.block_bytes(), 0u); // The last erase leaves no block.
   EXPECT_EQ(copy.size(), 2u);
+}
+
+// A key longer than the key table takes (128 bytes) stays in the block, right before its value;
+// reads, order, changes and equality do not tell the two apart.
+TEST(label_set, long_keys_stay_in_the_block) {
+  const std::string long_key = "example.com/" + std::string(130, 'k');
+  label_set l{{long_key, "v1"}, {"app", "spark"}, {"zz", ""}};
+  EXPECT_EQ(l.block_bytes(), 12u + 3 * 12u + long_key.size() + 2 + 5);
+  EXPECT_EQ(*l.find(long_key), "v1");
+  EXPECT_EQ(*l.find("app"), "spark");
+  EXPECT_EQ(*l.find("zz"), "");
+  std::vector<label_set::entry> want = {{"app", "spark"}, {long_key, "v1"}, {"zz", ""}};
+  EXPECT_EQ(std::vector<label_set::entry>(l.entries().begin(), l.entries().end()), want);
+  label_set changed = l;
+  changed.set(long_key, "v2");
+  EXPECT_EQ(*changed.find(long_key), "v2");
+  EXPECT_EQ(*l.find(long_key), "v1");
+  EXPECT_NE(changed, l);
+  changed.set(long_key, "v1");
+  EXPECT_EQ(changed, l);
+  EXPECT_TRUE(changed.erase("app"));
+  EXPECT_EQ(*changed.find(long_key), "v1");
+  EXPECT_EQ(changed.size(), 2u);
+}
+
+// Keys are interned by every thread at once (the store's decoders, the registry, HTTP threads):
+// each set reads back exactly what it was built from, and a key's view outlives every set.
+TEST(label_set, keys_interned_from_many_threads) {
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([t, &wrong] {
+      for (int i = 0; i < 3000; ++i) {
+        // Keys shared by the threads, and keys only this one uses. The builder holds views.
+        std::vector<std::string> keys;
+        for (int k = 0; k < 6; ++k)
+          keys.push_back("shared.example/k" + std::to_string((i + k) % 50));
+        keys.push_back("own.example/t" + std::to_string(t) + "-" + std::to_string(i % 700));
+        const std::string value = "t" + std::to_string(t) + "-" + std::to_string(i);
+        label_set::builder b;
+        for (const auto& k : keys)
+          b.add(k, value);
+        label_set l = b.build();
+        if (l.size() != 7 || *l.find("shared.example/k" + std::to_string(i % 50)) !=
+                                 "t" + std::to_string(t) + "-" + std::to_string(i))
+          ++wrong;
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  EXPECT_EQ(wrong.load(), 0);
+  std::string_view key;
+  {
+    label_set gone{{"outlives.example/key", "1"}};
+    key = gone.entries()[0].first;
+  }
+  EXPECT_EQ(key, "outlives.example/key"); // Interned: valid after its set is gone.
 }
 
 // The builder sorts, keeps the last of repeated keys and can be reused; set() may be passed
