@@ -137,5 +137,28 @@ TEST(RegistryNames, AResumedJobReservesItsPodsNames) {
     EXPECT_FALSE(p.pod.group.empty()) << p.pod.meta.name << " is not the job's";
 }
 
+// Bindings name nodes by their slot in the cluster view. A node deleted and created again under
+// its name takes a new slot: pods bound afterwards count on the new node, and its old slot names
+// nothing.
+TEST(RegistryNames, ANodeCreatedAgainCountsThePodsBoundToIt) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.remove(api::resource_kind::node, "", "n-0"), "delete n-0");
+  runtime_harness::must_ok(h.create(api::node_object{make_node("n-0").cpu("4").memory("8Gi"), {}, 0}),
+                           "create n-0 again");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("a").cpu("1"), {}}), "create a");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("b").cpu("2"), {}}), "create b");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto pods = h.pods();
+        return pods.size() == 2 && pods[0].pod.is_bound() && pods[1].pod.is_bound();
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  auto node = h.get(api::resource_kind::node, "", "n-0");
+  ASSERT_TRUE(node.ok()) << node.error().to_string();
+  const auto& n = std::get<api::node_object>(*node);
+  EXPECT_EQ(n.pod_count, 2);
+  EXPECT_EQ(n.allocated.cpu_milli, 3000);
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
