@@ -210,8 +210,7 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
       release_pod_name(st, *name);
       return respond(reply, result<api::object>{s});
     }
-    auto id = insert_pod(self, pod, *name);
-    auto& e = st.pods.at(id);
+    auto& e = insert_pod(self, pod, *name);
     attach_pod(self, e);
     auto view = pod_view(st, e);
     announce(self, api::watch_event::type::added, view);
@@ -307,9 +306,9 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     index_group(st, g);
     g.pods.reserve(pods->size());
     for (std::size_t i = 0; i < pods->size(); ++i) {
-      auto id = insert_pod(self, (*pods)[i], *(*pod_names)[i]);
-      st.pods.at(id).gang = gang;
-      g.pods.push_back(id);
+      auto& e = insert_pod(self, (*pods)[i], *(*pod_names)[i]);
+      e.gang = gang;
+      g.pods.push_back(e.id);
     }
     spawn_gang(self, g);
     g.emitted = group_status(st, g);
@@ -587,10 +586,9 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     } else if (!suspend) {
       auto& group = st.groups.at(g->second);
       for (auto& [pod, name] : *recreated) {
-        auto id = insert_pod(self, pod, *name);
-        auto& e = st.pods.at(id);
+        auto& e = insert_pod(self, pod, *name);
         e.gang = group.gang;
-        group.pods.push_back(id);
+        group.pods.push_back(e.id);
         announce(self, api::watch_event::type::added, pod_view(st, e));
       }
       // The old incarnation's actor may have completed when the suspend deleted its pods.

@@ -13,36 +13,36 @@ namespace phalanx::actors::registry_detail {
 
 using api::resource_kind;
 
-uint64_t insert_pod(self_ptr self, pod_ptr pod) {
+pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
   auto key = object_key(pod->meta.namespace_name, pod->meta.name);
   return insert_pod(self, std::move(pod), std::move(key));
 }
 
 namespace {
 
-uint64_t add_pod_entry(registry_state& st, pod_ptr pod) {
+pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
   auto id = st.next_pod++;
   auto& e = st.pods[id];
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
   e.pod = std::move(pod);
-  return id;
+  return e;
 }
 
 } // namespace
 
-uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key) {
+pod_entry& insert_pod(self_ptr self, pod_ptr pod, std::string key) {
   auto& st = self->state;
-  auto id = add_pod_entry(st, std::move(pod));
-  st.pod_ids[std::move(key)] = id;
-  return id;
+  auto& e = add_pod_entry(st, std::move(pod));
+  st.pod_ids[std::move(key)] = e.id;
+  return e;
 }
 
-uint64_t insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved) {
-  auto id = add_pod_entry(self->state, std::move(pod));
-  reserved.second = id;
-  return id;
+pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved) {
+  auto& e = add_pod_entry(self->state, std::move(pod));
+  reserved.second = e.id;
+  return e;
 }
 
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) {
@@ -423,8 +423,7 @@ void do_spawn(self_ptr self, spawn_request req) {
       return;
     }
     for (const auto& [pod, name] : created) {
-      auto id = insert_pod(self, pod, *name);
-      auto& e = st.pods.at(id);
+      auto& e = insert_pod(self, pod, *name);
       attach_pod(self, e);
       record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
                    "Created", "created by its running driver");

@@ -74,11 +74,12 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, pod_entry& e);
-uint64_t insert_pod(self_ptr self, pod_ptr pod);
+/// Adds a pod to the catalog under a new id; returns its entry (valid until it is erased).
+pod_entry& insert_pod(self_ptr self, pod_ptr pod);
 /// The same with the pod's key, object_key(namespace, name), already built.
-uint64_t insert_pod(self_ptr self, pod_ptr pod, std::string key);
+pod_entry& insert_pod(self_ptr self, pod_ptr pod, std::string key);
 /// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
-uint64_t insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
+pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
 
 /// Takes a pod's name for a creation on its way to the store: null if a pod has it or a creation
 /// reserved it. Release it with release_pod_name if the creation fails.

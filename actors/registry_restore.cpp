@@ -60,8 +60,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   std::unordered_map<std::string, pod_refs> resume;     // The same, for the binder.
   pod_refs finished;
   for (auto& p : loaded.pods) {
-    auto id = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
-    auto& e = st.pods.at(id);
+    auto& e = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
+    auto id = e.id;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
       committed[pod.node_name].push_back({id, e.pod});
