@@ -10,7 +10,7 @@
 #include <new>
 #include <optional>
 #include <stdexcept>
-#include <unordered_map>
+#include <unordered_set>
 
 namespace phalanx::scheduler {
 
@@ -20,17 +20,17 @@ namespace phalanx::scheduler {
 namespace {
 
 // Label and annotation keys repeat across objects (every pod of a Volcano job carries the same
-// dozen), so a block names its keys by number in this process-wide table instead of holding
-// their characters: most of a pod's label bytes were keys. Keys are never removed. The table
-// takes at most `max_keys` keys of at most `max_key_size` bytes (at most ~10 MB however hostile
-// the keys); a key beyond either is kept in the block itself.
+// dozen), so a block points at its keys in this process-wide table instead of holding their
+// characters: most of a pod's label bytes were keys. Keys are never removed. The table takes at
+// most `max_keys` keys of at most `max_key_size` bytes (at most ~10 MB however hostile the
+// keys); a key beyond either is kept in the block itself.
 //
-// Thread-safe. Interning locks; reading a key does not: a key's characters and its slot are
-// written before its number is handed out, and a number reaches another thread only inside a
-// block, whose publication (a message, a reference count) orders the two.
+// Thread-safe. Interning locks; reading a key needs nothing: its characters are written before
+// interning returns, and a pointer to them reaches another thread only inside a block, whose
+// publication (a message, a reference count) orders the two.
 class key_table {
  public:
-  static constexpr uint32_t max_keys = uint32_t{1} << 16;
+  static constexpr std::size_t max_keys = std::size_t{1} << 16;
   static constexpr std::size_t max_key_size = 128;
 
   static key_table& instance() {
@@ -38,53 +38,48 @@ class key_table {
     return *table;
   }
 
-  std::optional<uint32_t> intern(std::string_view key) {
+  /// The table's copy of `key`, or null when it takes no more.
+  const char* intern(std::string_view key) {
     if (key.size() > max_key_size)
-      return std::nullopt;
+      return nullptr;
     std::lock_guard lock(mu_);
-    if (auto i = ids_.find(key); i != ids_.end())
-      return i->second;
-    if (size_ == max_keys)
-      return std::nullopt;
-    auto id = size_++;
-    auto& chunk = chunks_[id / chunk_keys];
-    if (chunk.load(std::memory_order_relaxed) == nullptr)
-      chunk.store(new std::string_view[chunk_keys], std::memory_order_release);
-    auto& text = storage_.emplace_back(key);
-    std::string_view stored(text);
-    chunk.load(std::memory_order_relaxed)[id % chunk_keys] = stored;
-    ids_.emplace(stored, id);
-    return id;
-  }
-
-  std::string_view key(uint32_t id) const noexcept {
-    return chunks_[id / chunk_keys].load(std::memory_order_acquire)[id % chunk_keys];
+    if (auto i = keys_.find(key); i != keys_.end())
+      return i->data();
+    if (keys_.size() == max_keys)
+      return nullptr;
+    std::string_view stored(storage_.emplace_back(key));
+    keys_.insert(stored);
+    return stored.data();
   }
 
  private:
-  static constexpr uint32_t chunk_keys = 1024;
   std::mutex mu_;
-  std::unordered_map<std::string_view, uint32_t> ids_; // Views of `storage_`.
-  std::deque<std::string> storage_;                      // Elements never move.
-  uint32_t size_ = 0;
-  std::array<std::atomic<std::string_view*>, max_keys / chunk_keys> chunks_{};
+  std::unordered_set<std::string_view> keys_; // Views of `storage_`.
+  std::deque<std::string> storage_;           // Elements never move.
 };
 
+// A slot's key: for an interned key its characters' address (user-space addresses fit in 48
+// bits) shifted over its size; for a key kept in the block, zero shifted over its size. So a key
+// read is one load from the slot and one from the characters, as when every key was inline.
+constexpr unsigned key_size_bits = 16;
+constexpr uint64_t key_size_mask = (uint64_t{1} << key_size_bits) - 1;
+
+uint64_t interned_code(const char* chars, std::size_t size) noexcept {
+  return (reinterpret_cast<uint64_t>(chars) << key_size_bits) | size;
+}
+
 // key_table::intern behind a small per-thread cache: the same few keys are interned over and
-// over (each pod's labels), and the cache answers without the lock.
-std::optional<uint32_t> intern_key(std::string_view key) {
-  struct cached {
-    std::string_view key; // The table's copy.
-    uint32_t id = 0;
-  };
-  thread_local std::array<cached, 64> cache{};
+// over (each pod's labels), and the cache answers without the lock. 0 when not interned.
+uint64_t intern_key(std::string_view key) {
+  thread_local std::array<std::string_view, 64> cache{}; // The table's copies.
   auto& c = cache[std::hash<std::string_view>{}(key) % cache.size()];
-  if (c.key.data() != nullptr && c.key == key)
-    return c.id;
-  auto id = key_table::instance().intern(key);
-  if (id)
-    c = {key_table::instance().key(*id), *id};
-  return id;
+  if (c.data() != nullptr && c == key)
+    return interned_code(c.data(), c.size());
+  const char* chars = key_table::instance().intern(key);
+  if (chars == nullptr || (reinterpret_cast<uint64_t>(chars) >> (64 - key_size_bits)) != 0)
+    return 0;
+  c = {chars, key.size()};
+  return interned_code(chars, key.size());
 }
 
 } // namespace
@@ -92,16 +87,16 @@ std::optional<uint32_t> intern_key(std::string_view key) {
 // The block: this header, then `count` slots, then the characters of the values and of the keys
 // not in the key table (each such key right before its value). Sizes are 32-bit: Kubernetes
 // caps a set of annotations at 256 KiB.
-struct label_set::block {
-  static constexpr uint32_t inline_key = uint32_t{1} << 31;
+struct alignas(8) label_set::block {
   struct slot {
-    uint32_t key;        // The key's number in key_table, or inline_key | the key's size.
+    uint64_t key;        // (interned characters' address or 0) << key_size_bits | key size.
     uint32_t offset;     // Of the value in the characters; of the key when it is inline.
     uint32_t value_size;
   };
   std::atomic<uint32_t> refs{1};
   uint32_t count = 0;
   uint32_t text_size = 0;
+  uint32_t unused = 0; // Pads the header to the slots' 8-byte alignment.
 
   slot* slots() noexcept { return reinterpret_cast<slot*>(this + 1); }
   const slot* slots() const noexcept { return reinterpret_cast<const slot*>(this + 1); }
@@ -109,43 +104,50 @@ struct label_set::block {
   char* text() noexcept { return reinterpret_cast<char*>(slots() + count); }
   std::size_t bytes() const noexcept { return sizeof(block) + count * sizeof(slot) + text_size; }
 
+  static bool is_inline(uint64_t code) noexcept { return (code >> key_size_bits) == 0; }
+
   std::string_view key(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    if (s.key & inline_key)
-      return {text() + s.offset, s.key & ~inline_key};
-    return key_table::instance().key(s.key);
+    const auto size = static_cast<std::size_t>(s.key & key_size_mask);
+    if (is_inline(s.key))
+      return {text() + s.offset, size};
+    return {reinterpret_cast<const char*>(s.key >> key_size_bits), size};
   }
   std::string_view value(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    auto key_chars = (s.key & inline_key) ? s.key & ~inline_key : 0;
+    auto key_chars = is_inline(s.key) ? s.key & key_size_mask : 0;
     return {text() + s.offset + key_chars, s.value_size};
   }
 
   // In make()'s `known`: the pair's key is not coded yet.
-  static constexpr uint32_t unknown_key = ~uint32_t{0};
+  static constexpr uint64_t unknown_key = ~uint64_t{0};
 
   // Pairs sorted by key with unique keys; null for none. `known`, when given, holds each pair's
   // slot.key where it is known already (copied from another block), else unknown_key: a change
   // to a set then interns only the key it adds.
   static block* make(const std::vector<label_set::entry>& sorted,
-                     const std::vector<uint32_t>* known = nullptr) {
+                     const std::vector<uint64_t>* known = nullptr) {
     if (sorted.empty())
       return nullptr;
-    thread_local std::vector<uint32_t> keys; // Each pair's slot.key.
+    thread_local std::vector<uint64_t> keys; // Each pair's slot.key.
     keys.clear();
     std::size_t text = 0;
     for (std::size_t i = 0; i < sorted.size(); ++i) {
       const auto& [k, v] = sorted[i];
-      uint32_t code = known ? (*known)[i] : unknown_key;
+      uint64_t code = known ? (*known)[i] : unknown_key;
       if (code == unknown_key) {
-        auto id = intern_key(k);
-        code = id ? *id : inline_key | static_cast<uint32_t>(k.size());
+        code = intern_key(k);
+        if (code == 0) {
+          if (k.size() > key_size_mask)
+            throw std::length_error("label_set: a key longer than 65,535 bytes");
+          code = k.size();
+        }
       }
       keys.push_back(code);
-      text += ((code & inline_key) ? k.size() : 0) + v.size();
+      text += (is_inline(code) ? k.size() : 0) + v.size();
     }
-    if (sorted.size() > UINT32_MAX || text > UINT32_MAX / 2)
-      throw std::length_error("label_set: more than 2 GiB of keys and values");
+    if (sorted.size() > UINT32_MAX || text > UINT32_MAX)
+      throw std::length_error("label_set: more than 4 GiB of keys and values");
     static_assert(alignof(block) == alignof(slot) && sizeof(block) % alignof(slot) == 0);
     void* memory = ::operator new(sizeof(block) + sorted.size() * sizeof(slot) + text);
     auto* b = new (memory) block;
@@ -157,7 +159,7 @@ struct label_set::block {
       const auto& [k, v] = sorted[i];
       new (&b->slots()[i]) slot{keys[i], offset, static_cast<uint32_t>(v.size())};
       // An empty view may have a null data(), which memcpy must not be given even for 0 bytes.
-      if ((keys[i] & inline_key) && !k.empty()) {
+      if (is_inline(keys[i]) && !k.empty()) {
         std::memcpy(out + offset, k.data(), k.size());
         offset += static_cast<uint32_t>(k.size());
       }
@@ -258,7 +260,7 @@ void label_set::set(std::string_view key, std::string_view value) {
   // the builder's sort and duplicate passes (job expansion sets two keys on every pod), and with
   // the other pairs' key codes copied rather than interned again.
   thread_local std::vector<entry> pairs;
-  thread_local std::vector<uint32_t> codes;
+  thread_local std::vector<uint64_t> codes;
   pairs.clear();
   codes.clear();
   pairs.reserve(size() + 1);
@@ -281,7 +283,7 @@ bool label_set::erase(std::string_view key) {
   if (at == size() || block_->key(at) != key)
     return false;
   thread_local std::vector<entry> pairs;
-  thread_local std::vector<uint32_t> codes;
+  thread_local std::vector<uint64_t> codes;
   pairs.clear();
   codes.clear();
   pairs.reserve(size() - 1);

@@ -88,7 +88,10 @@ cluster_snapshot make_cluster(int64_t nodes, uint64_t seed) {
   return view;
 }
 
-void BM_PlaceGang(benchmark::State& state) {
+// One K-pod gang planned on N nodes; with `zone_selector`, its pods carry a node selector
+// (topology.kubernetes.io/zone: a, a third of the nodes), so every node visited is checked
+// against its labels.
+void place_gang(benchmark::State& state, bool zone_selector) {
   const int64_t nodes = state.range(0);
   const int64_t gang = state.range(1);
   static std::unique_ptr<cluster_snapshot> cached;
@@ -100,7 +103,10 @@ void BM_PlaceGang(benchmark::State& state) {
   const cluster_snapshot& view = *cached;
 
   // One task's pods: one template, so one constraints instance and one class.
-  auto constraints = std::make_shared<const placement_constraints>();
+  placement_constraints pc;
+  if (zone_selector)
+    pc.node_selector.set("topology.kubernetes.io/zone", "a");
+  auto constraints = std::make_shared<const placement_constraints>(std::move(pc));
   std::vector<pod> pods(static_cast<std::size_t>(gang));
   std::vector<const pod*> pointers;
   for (int64_t i = 0; i < gang; ++i) {
@@ -141,10 +147,39 @@ void BM_PlaceGang(benchmark::State& state) {
   state.counters["pods/s"] = benchmark::Counter(double(plans * gang), benchmark::Counter::kIsRate);
 }
 
+void BM_PlaceGang(benchmark::State& state) { place_gang(state, false); }
+void BM_PlaceGangZoneSelector(benchmark::State& state) { place_gang(state, true); }
+
 BENCHMARK(BM_PlaceGang)
     ->ArgNames({"nodes", "gang"})
     ->ArgsProduct({{1000, 5000, 15000}, {1, 8, 64}})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlaceGangZoneSelector)
+    ->ArgNames({"nodes", "gang"})
+    ->Args({5000, 8})
+    ->Unit(benchmark::kMicrosecond);
+
+// The lookup behind node selectors and affinity: find one key in a node's labels (five keys, as
+// the clusters of make_cluster and of the load tester carry). Keys are numbers in a shared table
+// and values sit in the set's block, so this measures the extra step a key read takes.
+void BM_LabelFind(benchmark::State& state) {
+  label_set labels{{"kubernetes.io/hostname", "node-01234"},
+                   {"topology.kubernetes.io/zone", "zone-b"},
+                   {"node.kubernetes.io/instance-type", "m5.8xlarge"},
+                   {"accelerator", "gpu"},
+                   {"kubernetes.io/os", "linux"}};
+  const std::string wanted[] = {"topology.kubernetes.io/zone", "accelerator", "missing.io/key"};
+  std::size_t i = 0;
+  int64_t found = 0;
+  for (auto _ : state) {
+    auto v = labels.find(wanted[i++ % 3]);
+    found += v.has_value();
+    benchmark::DoNotOptimize(v);
+  }
+  state.counters["found"] = double(found);
+}
+
+BENCHMARK(BM_LabelFind);
 
 } // namespace
 

@@ -112,12 +112,12 @@ TEST(label_set, copies_share_until_changed) {
   EXPECT_EQ(label_set(), label_set{});
 }
 
-// One block holds the pairs: a 12-byte header, 12 bytes per pair and the characters of the
+// One block holds the pairs: a 16-byte header, 16 bytes per pair and the characters of the
 // values, whatever their lengths (a vector of string pairs took 64 bytes per pair before any
-// character); keys are numbers in the process's key table.
+// character); keys point into the process's key table.
 TEST(label_set, one_block_per_set) {
   label_set l{{"volcano.sh/job-name", "spark-wordcount-0017"}, {"volcano.sh/task-index", "3"}};
-  EXPECT_EQ(l.block_bytes(), 12u + 2 * 12u + 20 + 1);
+  EXPECT_EQ(l.block_bytes(), 16u + 2 * 16u + 20 + 1);
   EXPECT_EQ(label_set().block_bytes(), 0u);
   label_set copy = l;
   EXPECT_EQ(copy.block_bytes(), l.block_bytes());
@@ -133,7 +133,7 @@ TEST(label_set, one_block_per_set) {
 TEST(label_set, long_keys_stay_in_the_block) {
   const std::string long_key = "example.com/" + std::string(130, 'k');
   label_set l{{long_key, "v1"}, {"app", "spark"}, {"zz", ""}};
-  EXPECT_EQ(l.block_bytes(), 12u + 3 * 12u + long_key.size() + 2 + 5);
+  EXPECT_EQ(l.block_bytes(), 16u + 3 * 16u + long_key.size() + 2 + 5);
   EXPECT_EQ(*l.find(long_key), "v1");
   EXPECT_EQ(*l.find("app"), "spark");
   EXPECT_EQ(*l.find("zz"), "");
