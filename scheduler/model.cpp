@@ -58,11 +58,13 @@ class key_table {
   std::deque<std::string> storage_;           // Elements never move.
 };
 
-// A slot's key: for an interned key its characters' address (user-space addresses fit in 48
-// bits) shifted over its size; for a key kept in the block, zero shifted over its size. So a key
-// read is one load from the slot and one from the characters, as when every key was inline.
+// A slot's key: for an interned key its characters' address (user-space addresses fit in 47
+// bits) shifted over its size (at most 128, in 16 bits); for a key kept in the block, the top
+// bit set over its size. So a key read is one load from the slot and one from the characters,
+// as when every key was inline.
 constexpr unsigned key_size_bits = 16;
 constexpr uint64_t key_size_mask = (uint64_t{1} << key_size_bits) - 1;
+constexpr uint64_t inline_key = uint64_t{1} << 63;
 
 uint64_t interned_code(const char* chars, std::size_t size) noexcept {
   return (reinterpret_cast<uint64_t>(chars) << key_size_bits) | size;
@@ -76,7 +78,7 @@ uint64_t intern_key(std::string_view key) {
   if (c.data() != nullptr && c == key)
     return interned_code(c.data(), c.size());
   const char* chars = key_table::instance().intern(key);
-  if (chars == nullptr || (reinterpret_cast<uint64_t>(chars) >> (64 - key_size_bits)) != 0)
+  if (chars == nullptr || (reinterpret_cast<uint64_t>(chars) >> 47) != 0)
     return 0;
   c = {chars, key.size()};
   return interned_code(chars, key.size());
@@ -89,7 +91,7 @@ uint64_t intern_key(std::string_view key) {
 // caps a set of annotations at 256 KiB.
 struct alignas(8) label_set::block {
   struct slot {
-    uint64_t key;        // (interned characters' address or 0) << key_size_bits | key size.
+    uint64_t key;        // Interned: address << key_size_bits | size; else inline_key | size.
     uint32_t offset;     // Of the value in the characters; of the key when it is inline.
     uint32_t value_size;
   };
@@ -104,18 +106,18 @@ struct alignas(8) label_set::block {
   char* text() noexcept { return reinterpret_cast<char*>(slots() + count); }
   std::size_t bytes() const noexcept { return sizeof(block) + count * sizeof(slot) + text_size; }
 
-  static bool is_inline(uint64_t code) noexcept { return (code >> key_size_bits) == 0; }
+  static bool is_inline(uint64_t code) noexcept { return (code & inline_key) != 0; }
 
   std::string_view key(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    const auto size = static_cast<std::size_t>(s.key & key_size_mask);
     if (is_inline(s.key))
-      return {text() + s.offset, size};
-    return {reinterpret_cast<const char*>(s.key >> key_size_bits), size};
+      return {text() + s.offset, static_cast<std::size_t>(s.key & ~inline_key)};
+    return {reinterpret_cast<const char*>(s.key >> key_size_bits),
+            static_cast<std::size_t>(s.key & key_size_mask)};
   }
   std::string_view value(std::size_t i) const noexcept {
     const auto& s = slots()[i];
-    auto key_chars = is_inline(s.key) ? s.key & key_size_mask : 0;
+    auto key_chars = is_inline(s.key) ? s.key & ~inline_key : 0;
     return {text() + s.offset + key_chars, s.value_size};
   }
 
@@ -137,11 +139,8 @@ struct alignas(8) label_set::block {
       uint64_t code = known ? (*known)[i] : unknown_key;
       if (code == unknown_key) {
         code = intern_key(k);
-        if (code == 0) {
-          if (k.size() > key_size_mask)
-            throw std::length_error("label_set: a key longer than 65,535 bytes");
-          code = k.size();
-        }
+        if (code == 0)
+          code = inline_key | k.size();
       }
       keys.push_back(code);
       text += (is_inline(code) ? k.size() : 0) + v.size();

@@ -149,6 +149,11 @@ TEST(label_set, long_keys_stay_in_the_block) {
   EXPECT_TRUE(changed.erase("app"));
   EXPECT_EQ(*changed.find(long_key), "v1");
   EXPECT_EQ(changed.size(), 2u);
+  // Far beyond any Kubernetes key (a decoder may be handed one in a damaged record): still kept.
+  const std::string huge_key(70000, 'h');
+  label_set huge{{huge_key, "v"}, {"app", "x"}};
+  EXPECT_EQ(*huge.find(huge_key), "v");
+  EXPECT_EQ(huge.entries()[1].first.size(), 70000u);
 }
 
 // Keys are interned by every thread at once (the store's decoders, the registry, HTTP threads):
