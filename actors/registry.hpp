@@ -58,7 +58,9 @@ struct registry_state {
     uint64_t id = 0;
     pod_ptr pod;
     uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
-    std::string reason;       // Why it is pending (PodScheduled=False message).
+    /// Why it is pending (the PodScheduled=False message), or null. Shared: a gang's report
+    /// gives one reason to all its pending pods, so a report costs one string, not one per pod.
+    std::shared_ptr<const std::string> reason;
     bool binding = false;     // In a binding being made durable.
     bool delete_requested = false;
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once

@@ -161,7 +161,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
       for (auto id : o->second)
         if (auto p = st.pods.find(id); p != st.pods.end()) {
           p->second.gang = gang;
-          p->second.reason.clear();
+          p->second.reason.reset();
           entry.pods.push_back(id);
         }
       st.orphans.erase(o);
@@ -381,11 +381,13 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
       self->send(q->second.actor, removed_atom::value, gang);
     // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
     auto& waiting = st.orphans[g.key];
+    auto why = std::make_shared<const std::string>("pod group \"" + g.group->meta.name +
+                                                   "\" was deleted");
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
         p->second.gang = 0;
         if (!p->second.pod->is_bound() && !scheduler::is_terminal(p->second.pod->phase)) {
-          p->second.reason = "pod group \"" + g.group->meta.name + "\" was deleted";
+          p->second.reason = why;
           waiting.push_back(id);
         }
       }

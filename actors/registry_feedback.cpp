@@ -96,9 +96,11 @@ void spawn_gang(self_ptr self, group_entry& g) {
   auto& st = self->state;
   auto q = st.queues.find(g.group->queue);
   if (q == st.queues.end()) {
+    auto why =
+        std::make_shared<const std::string>("queue \"" + g.group->queue + "\" does not exist");
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end())
-        p->second.reason = "queue \"" + g.group->queue + "\" does not exist";
+        p->second.reason = why;
     return;
   }
   pod_refs refs;
@@ -153,7 +155,8 @@ void attach_pod(self_ptr self, pod_entry& e) {
   auto& st = self->state;
   const auto& p = *e.pod;
   if (!is_our_scheduler(st.ctx->config.scheduling, p.scheduler_name)) {
-    e.reason = "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler";
+    e.reason = std::make_shared<const std::string>(
+        "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler");
     return;
   }
   if (scheduler::is_terminal(p.phase))
@@ -172,7 +175,8 @@ void attach_pod(self_ptr self, pod_entry& e) {
   auto i = st.group_ids.find(key);
   if (i == st.group_ids.end()) {
     st.orphans[key].push_back(e.id);
-    e.reason = "pod group \"" + p.group + "\" not found; the pod waits for it";
+    e.reason = std::make_shared<const std::string>("pod group \"" + p.group +
+                                                   "\" not found; the pod waits for it");
     return;
   }
   auto& g = st.groups.at(i->second);
@@ -274,7 +278,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       if (!s.ok())
         continue;
       e.pod = pod;
-      e.reason.clear();
+      e.reason.reset();
       // The node may have been deleted (and its slot taken by another) meanwhile.
       if (auto* n = node_at(st, node); n && n->node->meta.name == pod->node_name) {
         n->allocated += pod->requests;
@@ -300,12 +304,14 @@ void do_report(self_ptr self, gang_report report) {
   auto& g = i->second;
   bool new_reason = !report.pending_reason.empty() &&
                     report.pending_reason != g.last_report.pending_reason;
-  if (!report.pending_reason.empty())
+  if (!report.pending_reason.empty()) {
+    auto why = std::make_shared<const std::string>(
+        report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason);
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.pod->is_bound() &&
                                      !scheduler::is_terminal(p->second.pod->phase))
-        p->second.reason = report.origin_pod_reason.empty() ? report.pending_reason
-                                                            : report.origin_pod_reason;
+        p->second.reason = why;
+  }
   if (new_reason) {
     record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
                  "Warning", report.reason_code.empty() ? "Unschedulable" : report.reason_code,

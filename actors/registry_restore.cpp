@@ -70,7 +70,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     if (scheduler::is_terminal(pod.phase))
       finished.push_back({id, e.pod});
     if (!is_our_scheduler(st.ctx->config.scheduling, pod.scheduler_name)) {
-      e.reason = "schedulerName \"" + pod.scheduler_name + "\" is not served by this scheduler";
+      e.reason = std::make_shared<const std::string>(
+          "schedulerName \"" + pod.scheduler_name + "\" is not served by this scheduler");
       continue;
     }
     if (pod.group.empty()) {
@@ -87,7 +88,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       st.groups.at(g->second).pods.push_back(id);
     } else if (!scheduler::is_terminal(pod.phase)) {
       st.orphans[key].push_back(id);
-      e.reason = "pod group \"" + pod.group + "\" not found; the pod waits for it";
+      e.reason = std::make_shared<const std::string>("pod group \"" + pod.group +
+                                                     "\" not found; the pod waits for it");
     }
   }
 

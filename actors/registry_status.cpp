@@ -55,10 +55,10 @@ api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
   if (e.pod->is_bound()) {
     c.status = "True";
     c.last_transition_time = e.pod->start_time;
-  } else if (!e.reason.empty()) {
+  } else if (e.reason && !e.reason->empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
-    c.message = e.reason;
+    c.message = *e.reason;
     c.last_transition_time = st.ctx->now();
   } else {
     return out;

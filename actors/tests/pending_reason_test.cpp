@@ -1,0 +1,84 @@
+// Why a pod is pending, as the API shows it (PodScheduled=False with a message), on the whole
+// runtime under CAF's test coordinator: the reasons the registry gives itself (a missing PodGroup,
+// a deleted one) and that they go once the cause does.
+
+#include "actors/tests/runtime_harness.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+
+runtime_config deterministic_config() {
+  runtime_config c;
+  c.deterministic = true;
+  c.seed = 3;
+  return c;
+}
+
+// The PodScheduled=False message of a pod, or "" when it has none.
+std::string pending_message(runtime_harness& h, const std::string& name) {
+  auto r = h.get(api::resource_kind::pod, "default", name);
+  runtime_harness::must_ok(r, "get pod " + name);
+  for (const auto& c : std::get<api::pod_object>(*r).conditions)
+    if (c.type == "PodScheduled" && c.status == "False")
+      return c.message;
+  return "";
+}
+
+api::pod_group_object make_group(const std::string& name, int32_t min_member) {
+  api::pod_group_object g;
+  g.group.meta.name = name;
+  g.group.meta.namespace_name = "default";
+  g.group.min_member = min_member;
+  g.group.queue = "default";
+  return g;
+}
+
+TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  for (const char* name : {"w-0", "w-1"})
+    runtime_harness::must_ok(
+        h.create(api::pod_object{make_pod(name).cpu("1").group("train"), {}}), name);
+  EXPECT_EQ(pending_message(h, "w-0"), "pod group \"train\" not found; the pod waits for it");
+  EXPECT_EQ(pending_message(h, "w-1"), "pod group \"train\" not found; the pod waits for it");
+
+  // Its PodGroup wants three pods: the two wait for the third (the gang's report, one reason
+  // shared by both).
+  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto m = pending_message(h, "w-0");
+        return !m.empty() && m.find("not found") == std::string::npos;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  EXPECT_EQ(pending_message(h, "w-0"), pending_message(h, "w-1"));
+
+  // Deleting the PodGroup leaves the pods waiting for one of that name again.
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod_group, "default", "train"),
+                           "delete the PodGroup");
+  EXPECT_EQ(pending_message(h, "w-1"), "pod group \"train\" was deleted");
+
+  // The third pod and the PodGroup again: the gang runs, and no reason is left.
+  runtime_harness::must_ok(
+      h.create(api::pod_object{make_pod("w-2").cpu("1").group("train"), {}}), "w-2");
+  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup again");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        for (const auto& p : h.pods())
+          if (!p.pod.is_bound())
+            return false;
+        return true;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  for (const char* name : {"w-0", "w-1", "w-2"})
+    EXPECT_EQ(pending_message(h, name), "") << name;
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
