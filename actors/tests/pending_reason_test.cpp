@@ -14,13 +14,6 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-runtime_config deterministic_config() {
-  runtime_config c;
-  c.deterministic = true;
-  c.seed = 3;
-  return c;
-}
-
 // The PodScheduled=False message of a pod, or "" when it has none.
 std::string pending_message(runtime_harness& h, const std::string& name) {
   auto r = h.get(api::resource_kind::pod, "default", name);
@@ -41,7 +34,7 @@ api::pod_group_object make_group(const std::string& name, int32_t min_member) {
 }
 
 TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness h{deterministic_config(3), {make_node("n-0").cpu("4").memory("8Gi")}};
   for (const char* name : {"w-0", "w-1"})
     runtime_harness::must_ok(
         h.create(api::pod_object{make_pod(name).cpu("1").group("train"), {}}), name);

@@ -17,13 +17,6 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-runtime_config deterministic_config() {
-  runtime_config c;
-  c.deterministic = true;
-  c.seed = 5;
-  return c;
-}
-
 // A job of one task, "worker", with `replicas` 1-CPU pods named "<name>-worker-<i>".
 api::job_object make_job(const std::string& name, int32_t replicas) {
   api::job_object o;
@@ -63,7 +56,7 @@ std::vector<result<api::object>> create_together(runtime_harness& h,
 }
 
 TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   auto answers = create_together(
       h, {make_job("train", 3), api::pod_object{make_pod("train-worker-1").cpu("1"), {}}});
   ASSERT_TRUE(answers[0].ok()) << answers[0].error().to_string();
@@ -78,7 +71,7 @@ TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
 }
 
 TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-2").cpu("1"), {}}),
                            "create the bare pod");
   auto refused = h.create(make_job("etl", 3));
@@ -94,7 +87,7 @@ TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {
 }
 
 TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   auto answers = create_together(h, {api::pod_object{make_pod("solo").cpu("1"), {}},
                                      api::pod_object{make_pod("solo").cpu("1"), {}}});
   EXPECT_TRUE(answers[0].ok());
@@ -114,7 +107,7 @@ TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
 // resume is durable, so a bare pod sent at the same time cannot take one of them (before, the
 // resume only checked the names, and both could end up with one).
 TEST(RegistryNames, AResumedJobReservesItsPodsNames) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("8").memory("8Gi")}};
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   runtime_harness::must_ok(h.create(make_job("batch", 2)), "create the job");
   runtime_harness::must_ok(
       h.act(api::resource_kind::job, "default", "batch", api::object_action::type::suspend),
@@ -141,7 +134,7 @@ TEST(RegistryNames, AResumedJobReservesItsPodsNames) {
 // its name takes a new slot: pods bound afterwards count on the new node, and its old slot names
 // nothing.
 TEST(RegistryNames, ANodeCreatedAgainCountsThePodsBoundToIt) {
-  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("4").memory("8Gi")}};
   runtime_harness::must_ok(h.remove(api::resource_kind::node, "", "n-0"), "delete n-0");
   runtime_harness::must_ok(h.create(api::node_object{make_node("n-0").cpu("4").memory("8Gi"), {}, 0}),
                            "create n-0 again");

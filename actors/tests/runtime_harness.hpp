@@ -23,6 +23,14 @@
 
 namespace phalanx::actors::testing {
 
+/// A runtime under CAF's test coordinator (virtual time), seeded.
+inline runtime_config deterministic_config(uint64_t seed) {
+  runtime_config c;
+  c.deterministic = true;
+  c.seed = seed;
+  return c;
+}
+
 class runtime_harness {
  public:
   /// Starts a runtime on a fresh store and creates `nodes`.
