@@ -250,16 +250,8 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
                  result<api::object>{already_exists(resource_kind::pod_group, group.meta.name)});
   // Each pod's name is taken now (one hash insert), and its id filled in once durable.
   auto pod_names = std::make_shared<std::vector<registry_state::pod_name*>>();
-  pod_names->reserve(expanded->pods.size());
-  for (const auto& p : expanded->pods) {
-    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
-    if (!name) {
-      for (auto* taken : *pod_names)
-        release_pod_name(st, *taken);
-      return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
-    }
-    pod_names->push_back(name);
-  }
+  if (const auto* taken = reserve_pod_names(st, expanded->pods, *pod_names))
+    return respond(reply, result<api::object>{already_exists(resource_kind::pod, taken->meta.name)});
   if (group.priority == 0)
     group.priority = j.priority;
 
@@ -292,8 +284,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     st.reserved_names[kind_index(resource_kind::job)].erase(key);
     st.reserved_names[kind_index(resource_kind::pod_group)].erase(group_key);
     if (!s.ok()) {
-      for (auto* name : *pod_names)
-        release_pod_name(st, *name);
+      release_pod_names(st, *pod_names);
       return respond(reply, result<api::object>{s});
     }
     st.jobs[key] = {job, status, group_key};
@@ -542,53 +533,46 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   storage::write_batch batch;
   batch.put(storage::job_record{*copy, status});
   // The new incarnation's pods, with their names reserved until the change is durable.
-  using reserved_pod = std::pair<pod_ptr, registry_state::pod_name*>;
-  auto recreated = std::make_shared<std::vector<reserved_pod>>();
+  auto pods = std::make_shared<std::vector<pod_ptr>>();
+  auto pod_names = std::make_shared<std::vector<registry_state::pod_name*>>();
   if (!suspend) {
     auto expanded = scheduler::expand_job(*copy);
     if (!expanded)
       return respond(reply, result<api::object>{expanded.error()});
+    if (const auto* taken = reserve_pod_names(st, expanded->pods, *pod_names))
+      return respond(reply,
+                     result<api::object>{already_exists(resource_kind::pod, taken->meta.name)});
     for (auto& p : expanded->pods) {
       // New incarnations: new uids, so nothing of the old pods is confused with them.
       p.meta.uid = new_uid(self);
       p.meta.creation_time = st.ctx->now();
       p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
       p.meta.resource_version = copy->meta.resource_version;
-      auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
-      if (!name) {
-        for (auto& [pod, taken] : *recreated)
-          release_pod_name(st, *taken);
-        return respond(
-            reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
-      }
-      recreated->emplace_back(std::make_shared<const scheduler::pod>(std::move(p)), name);
-      batch.put(recreated->back().first);
+      pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+      batch.put(pods->back());
     }
   }
-  auto apply = [self, key, copy, status, recreated, suspend, reply](const phalanx::status& s) {
+  auto apply = [self, key, copy, status, pods, pod_names, suspend,
+                reply](const phalanx::status& s) {
     auto& st = self->state;
-    auto release_names = [&] {
-      for (auto& [pod, name] : *recreated)
-        release_pod_name(st, *name);
-    };
     if (!s.ok()) {
-      release_names();
+      release_pod_names(st, *pod_names);
       return respond(reply, result<api::object>{s});
     }
     auto i = st.jobs.find(key);
     if (i == st.jobs.end()) {
-      release_names();
+      release_pod_names(st, *pod_names);
       return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
     }
     i->second.job = copy;
     i->second.status = status;
     auto g = st.group_ids.find(i->second.group_key);
     if (g == st.group_ids.end()) {
-      release_names();
+      release_pod_names(st, *pod_names);
     } else if (!suspend) {
       auto& group = st.groups.at(g->second);
-      for (auto& [pod, name] : *recreated) {
-        auto& e = insert_pod(self, pod, *name);
+      for (std::size_t k = 0; k < pods->size(); ++k) {
+        auto& e = insert_pod(self, (*pods)[k], *(*pod_names)[k]);
         e.gang = group.gang;
         group.pods.push_back(e.id);
         announce(self, api::watch_event::type::added, pod_view(st, e));

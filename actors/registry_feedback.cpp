@@ -13,11 +13,6 @@ namespace phalanx::actors::registry_detail {
 
 using api::resource_kind;
 
-pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
-  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
-  return insert_pod(self, std::move(pod), std::move(key));
-}
-
 namespace {
 
 pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
@@ -32,8 +27,9 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
 
 } // namespace
 
-pod_entry& insert_pod(self_ptr self, pod_ptr pod, std::string key) {
+pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
   auto& st = self->state;
+  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
   auto& e = add_pod_entry(st, std::move(pod));
   st.pod_ids[std::move(key)] = e.id;
   return e;
@@ -56,6 +52,27 @@ void release_pod_name(registry_state& st, const registry_state::pod_name& reserv
     std::string key = reserved.first;  // Not a reference into the node erase frees.
     st.pod_ids.erase(key);
   }
+}
+
+const scheduler::pod* reserve_pod_names(registry_state& st, const std::vector<scheduler::pod>& pods,
+                                        std::vector<registry_state::pod_name*>& names) {
+  names.clear();
+  names.reserve(pods.size());
+  for (const auto& p : pods) {
+    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
+    if (!name) {
+      release_pod_names(st, names);
+      names.clear();
+      return &p;
+    }
+    names.push_back(name);
+  }
+  return nullptr;
+}
+
+void release_pod_names(registry_state& st, const std::vector<registry_state::pod_name*>& names) {
+  for (const auto* name : names)
+    release_pod_name(st, *name);
 }
 
 uint64_t pod_id_of(const registry_state& st, const std::string& key) {

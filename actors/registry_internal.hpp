@@ -76,8 +76,6 @@ void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, pod_entry& e);
 /// Adds a pod to the catalog under a new id; returns its entry (valid until it is erased).
 pod_entry& insert_pod(self_ptr self, pod_ptr pod);
-/// The same with the pod's key, object_key(namespace, name), already built.
-pod_entry& insert_pod(self_ptr self, pod_ptr pod, std::string key);
 /// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
 pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
 
@@ -85,6 +83,11 @@ pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& rese
 /// reserved it. Release it with release_pod_name if the creation fails.
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
 void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
+/// The same for every pod of a list, all or none: null with `names` holding the reservations in
+/// the pods' order, or the first pod whose name is taken (and nothing reserved).
+const scheduler::pod* reserve_pod_names(registry_state& st, const std::vector<scheduler::pod>& pods,
+                                        std::vector<registry_state::pod_name*>& names);
+void release_pod_names(registry_state& st, const std::vector<registry_state::pod_name*>& names);
 /// The id of the pod named `key`, or 0 if there is none (or its creation is not durable yet).
 uint64_t pod_id_of(const registry_state& st, const std::string& key);
 /// The live node in slot `index` of the cluster view, or null.

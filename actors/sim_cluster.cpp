@@ -313,26 +313,25 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       auto now = self->clock().now();
       auto wall_now = st.ctx->now();
       // The pods of one message are usually one gang's: its entry is looked up once.
-      std::string gang_key;
       std::pair<const std::string, std::set<uint64_t>>* gang = nullptr;
       for (const auto& ref : pods) {
         if (st.pods.count(ref.id))
           continue;  // Bound twice would be a bug upstream; simulate once.
-        if (!gang || !same_gang(gang->first, *ref.pod)) {
-          gang_key = gang_key_of(*ref.pod);
-          gang = &*st.gangs.try_emplace(std::move(gang_key)).first;
-        }
+        if (!gang || !same_gang(gang->first, *ref.pod))
+          gang = &*st.gangs.try_emplace(gang_key_of(*ref.pod)).first;
         gang->second.insert(ref.id);
         sim_cluster_state::sim_pod sp;
         sp.pod = ref.pod;
         sp.gang_key = &gang->first;
-        auto behavior = parse_sim_behavior(*ref.pod);
-        if (!behavior)
-          spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
-                       behavior.error().message());
-        else if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix))
-          sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
-        // Otherwise the pod declared nothing: it runs with the default behavior.
+        // A pod without sim.phalanx.io/ annotations (most) runs with the default behavior.
+        if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix)) {
+          auto behavior = parse_sim_behavior(*ref.pod);
+          if (behavior)
+            sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
+          else
+            spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
+                         behavior.error().message());
+        }
         if (sp.behavior().barrier > 0)
           st.gangs_with_barriers.insert(gang->first);
         bool resumed = ref.pod->phase == scheduler::pod_phase::running &&

@@ -249,15 +249,10 @@ bool label_set::has_key_with_prefix(std::string_view prefix) const noexcept {
 
 // Changes build the new block from views of the old one in a scratch list kept per thread (the
 // old block lives until the new one is built, so the views, even `key` and `value` pointing
-// into it, stay valid).
-void label_set::set(std::string_view key, std::string_view value) {
-  auto at = lower_bound(key);
-  bool present = at < size() && block_->key(at) == key;
-  if (present && block_->value(at) == value)
-    return; // Unchanged: keep sharing.
-  // The pairs stay sorted and unique with the new one in its place: straight to a block, without
-  // the builder's sort and duplicate passes (job expansion sets two keys on every pod), and with
-  // the other pairs' key codes copied rather than interned again.
+// into it, stay valid). The pairs stay sorted and unique, so they go straight to a block without
+// the builder's sort and duplicate passes (job expansion sets two keys on every pod), and the
+// kept pairs' keys are copied rather than interned again.
+void label_set::replace_range(std::size_t at, std::size_t removed, const entry* added) {
   thread_local std::vector<entry> pairs;
   thread_local std::vector<uint64_t> codes;
   pairs.clear();
@@ -270,29 +265,29 @@ void label_set::set(std::string_view key, std::string_view value) {
   };
   for (std::size_t i = 0; i < at; ++i)
     keep(i);
-  pairs.emplace_back(key, value);
-  codes.push_back(present ? block_->slots()[at].key : block::unknown_key);
-  for (std::size_t i = present ? at + 1 : at; i < size(); ++i)
+  if (added) {
+    pairs.push_back(*added);
+    codes.push_back(removed == 1 ? block_->slots()[at].key : block::unknown_key);
+  }
+  for (std::size_t i = at + removed; i < size(); ++i)
     keep(i);
   *this = label_set(block::make(pairs, &codes));
+}
+
+void label_set::set(std::string_view key, std::string_view value) {
+  auto at = lower_bound(key);
+  bool present = at < size() && block_->key(at) == key;
+  if (present && block_->value(at) == value)
+    return; // Unchanged: keep sharing.
+  const entry added{key, value};
+  replace_range(at, present ? 1 : 0, &added);
 }
 
 bool label_set::erase(std::string_view key) {
   auto at = lower_bound(key);
   if (at == size() || block_->key(at) != key)
     return false;
-  thread_local std::vector<entry> pairs;
-  thread_local std::vector<uint64_t> codes;
-  pairs.clear();
-  codes.clear();
-  pairs.reserve(size() - 1);
-  codes.reserve(size() - 1);
-  for (std::size_t i = 0; i < size(); ++i)
-    if (i != at) {
-      pairs.emplace_back(block_->key(i), block_->value(i));
-      codes.push_back(block_->slots()[i].key);
-    }
-  *this = label_set(block::make(pairs, &codes));
+  replace_range(at, 1, nullptr);
   return true;
 }
 

@@ -78,6 +78,8 @@ class label_set {
   struct block;
   explicit label_set(block* b) noexcept : block_(b) {}
   std::size_t lower_bound(std::string_view key) const noexcept;
+  // Rebuilds the block with `removed` (0 or 1) pairs at `at` replaced by `added` (or by nothing).
+  void replace_range(std::size_t at, std::size_t removed, const entry* added);
 
   block* block_ = nullptr; // Null when empty; otherwise holds one reference.
 };

@@ -2,6 +2,8 @@
 
 #include "records.pb.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
 #include <functional>
 #include <string>
 #include <string_view>
@@ -943,11 +945,8 @@ std::string encode_pod_state(const scheduler::pod& p) {
   // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 10: phase, 11: node_name,
   // 12: start, 13: finish } }, written into one string: the lengths are known up front. Every
   // tag is one byte (fields below 16).
-  auto varint_size = [](uint64_t v) {
-    std::size_t n = 1;
-    for (; v >= 0x80; v >>= 7)
-      ++n;
-    return n;
+  auto varint_size = [](uint64_t v) -> std::size_t {
+    return google::protobuf::io::CodedOutputStream::VarintSize64(v);
   };
   const auto version = p.meta.resource_version;
   const auto phase = static_cast<uint64_t>(to_record(p.phase));

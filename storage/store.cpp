@@ -597,11 +597,12 @@ status store::write(std::span<const write_batch* const> batches) {
       if (static_cast<std::size_t>(op.kind) >= kind_count)
         return {errc::invalid_argument,
                 "write: unknown record kind " + std::to_string(static_cast<int>(op.kind))};
-      if (op.key.empty() && !op.pod)
+      // A pod put by pointer gets its key below: object_key(namespace, name).
+      bool empty_key = op.pod ? op.pod->meta.namespace_name.empty() && op.pod->meta.name.empty()
+                              : op.key.empty();
+      if (empty_key)
         return {errc::invalid_argument,
                 "write: empty key in column family " + std::string(to_string(op.kind))};
-      if (op.pod && (op.kind != record_kind::pod || op.what != write_batch::action::put))
-        return {errc::invalid_argument, "write: a pod by pointer must be a put into pods"};
       if (op.what == write_batch::action::merge && op.kind != record_kind::pod)
         return {errc::invalid_argument, "write: a merge into column family " +
                                             std::string(to_string(op.kind)) +
@@ -625,8 +626,6 @@ status store::write(std::span<const write_batch* const> batches) {
         case write_batch::action::put:
           if (op.pod) {
             assign_object_key(key, op.pod->meta.namespace_name, op.pod->meta.name);
-            if (key.empty())
-              return {errc::invalid_argument, "write: empty key in column family pods"};
             encode(*op.pod, value);
             bytes += key.size() + value.size();
             s = batch.Put(cf, slice(key), slice(value));
