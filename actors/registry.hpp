@@ -56,7 +56,11 @@ struct registry_state {
 
   struct pod_entry {
     uint64_t id = 0;
+    /// The pod as created or restored, shared with its gang's actor, the binder and the store
+    /// writer. A binding or phase change does not copy it: its runtime fields keep the values
+    /// it had then, and `now` holds the current ones.
     pod_ptr pod;
+    scheduler::pod_runtime now;
     uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
     /// Why it is pending (the PodScheduled=False message), or null. Shared: a gang's report
     /// gives one reason to all its pending pods, so a report costs one string, not one per pod.

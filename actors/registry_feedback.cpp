@@ -21,11 +21,23 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
+  e.now = scheduler::runtime_of(*pod);
   e.pod = std::move(pod);
   return e;
 }
 
 } // namespace
+
+pod_ptr current_pod(const pod_entry& e) {
+  const auto& p = *e.pod;
+  if (p.phase == e.now.phase && p.node_name == e.now.node_name &&
+      p.start_time == e.now.start_time && p.finish_time == e.now.finish_time &&
+      p.meta.resource_version == e.now.resource_version)
+    return e.pod;
+  auto copy = std::make_shared<scheduler::pod>(p);
+  scheduler::set_runtime(*copy, e.now);
+  return copy;
+}
 
 pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
   auto& st = self->state;
@@ -124,7 +136,7 @@ void spawn_gang(self_ptr self, group_entry& g) {
   refs.reserve(g.pods.size());
   for (auto id : g.pods)
     if (auto p = st.pods.find(id); p != st.pods.end())
-      refs.push_back({id, p->second.pod});
+      refs.push_back({id, current_pod(p->second)});
   g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
                                       q->second.actor, gang_sink_actor{self});
 }
@@ -176,7 +188,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
         "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler");
     return;
   }
-  if (scheduler::is_terminal(p.phase))
+  if (scheduler::is_terminal(e.now.phase))
     return;
   if (p.group.empty()) {
     auto& g = make_implicit_group(self, p);
@@ -200,7 +212,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
   e.gang = g.gang;
   g.pods.push_back(e.id);
   if (g.actor)
-    self->send(g.actor, pods_atom::value, pod_refs{{e.id, e.pod}});
+    self->send(g.actor, pods_atom::value, pod_refs{{e.id, current_pod(e)}});
 }
 
 void end_followers(self_ptr self, group_entry& g) {
@@ -213,9 +225,9 @@ void end_followers(self_ptr self, group_entry& g) {
       continue;
     if (p->second.declares_end) {
       any_declaring = true;
-      if (!scheduler::is_terminal(p->second.pod->phase))
+      if (!scheduler::is_terminal(p->second.now.phase))
         return;  // Someone with a declared end still runs: the job has not ended.
-    } else if (p->second.pod->phase == scheduler::pod_phase::running) {
+    } else if (p->second.now.phase == scheduler::pod_phase::running) {
       followers.push_back({id, scheduler::pod_phase::succeeded, false});
     }
   }
@@ -254,7 +266,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   storage::write_batch batch;
   struct bound_pod {
     uint64_t id;
-    pod_ptr pod;
+    scheduler::pod_runtime state;
     uint32_t node; // View index.
   };
   std::vector<bound_pod> bound;
@@ -264,27 +276,28 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (p == st.pods.end())
       return refuse("a pod of the round was deleted");
     auto& e = p->second;
-    if (e.gang != req.gang || e.binding || e.delete_requested || e.pod->is_bound() ||
-        scheduler::is_terminal(e.pod->phase))
+    if (e.gang != req.gang || e.binding || e.delete_requested || e.now.is_bound() ||
+        scheduler::is_terminal(e.now.phase))
       return refuse("pod " + e.pod->meta.name + " is no longer pending in this gang");
     auto* node = node_at(st, b.node);
     if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
-    auto copy = std::make_shared<scheduler::pod>(*e.pod);
-    copy->node_name = node->node->meta.name;
-    bound.push_back({b.pod, std::move(copy), b.node});
+    auto state = e.now;
+    state.node_name = node->node->meta.name;
+    bound.push_back({b.pod, std::move(state), b.node});
   }
   auto version = next_version(self);
-  for (auto& [id, pod, node] : bound) {
-    std::const_pointer_cast<scheduler::pod>(pod)->meta.resource_version = version;
-    batch.put_pod_state(*pod); // Only the node name and version: the rest is stored already.
-    st.pods.at(id).binding = true;
+  for (auto& [id, state, node] : bound) {
+    state.resource_version = version;
+    auto& e = st.pods.at(id);
+    batch.put_pod_state(*e.pod, state); // Only the node name and version: the rest is stored.
+    e.binding = true;
   }
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
-                                   gang = std::move(gang)](const status& s) {
+                                   gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
     std::vector<uint64_t> deferred;
-    for (const auto& [id, pod, node] : bound) {
+    for (auto& [id, state, node] : bound) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
@@ -294,11 +307,11 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
         deferred.push_back(id);
       if (!s.ok())
         continue;
-      e.pod = pod;
+      e.now = std::move(state);
       e.reason.reset();
       // The node may have been deleted (and its slot taken by another) meanwhile.
-      if (auto* n = node_at(st, node); n && n->node->meta.name == pod->node_name) {
-        n->allocated += pod->requests;
+      if (auto* n = node_at(st, node); n && n->node->meta.name == e.now.node_name) {
+        n->allocated += e.pod->requests;
         ++n->pod_count;
       }
       e.bound_at = st.ctx->now(); // Its "Scheduled" event (do_events).
@@ -325,8 +338,8 @@ void do_report(self_ptr self, gang_report report) {
     auto why = std::make_shared<const std::string>(
         report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason);
     for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.pod->is_bound() &&
-                                     !scheduler::is_terminal(p->second.pod->phase))
+      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.now.is_bound() &&
+                                     !scheduler::is_terminal(p->second.now.phase))
         p->second.reason = why;
   }
   if (new_reason) {
@@ -346,31 +359,31 @@ void do_report(self_ptr self, gang_report report) {
 void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   auto& st = self->state;
   storage::write_batch batch;
-  std::vector<std::pair<uint64_t, pod_ptr>> changed;
+  std::vector<std::pair<uint64_t, scheduler::pod_runtime>> changed;
   auto version = next_version(self);
   for (auto& u : updates) {
     auto p = st.pods.find(u.pod);
     if (p == st.pods.end() || p->second.delete_requested)
       continue;  // Deleted (or being deleted: writing it now would bring it back).
-    const auto& cur = *p->second.pod;
+    const auto& cur = p->second.now;
     if (scheduler::is_terminal(cur.phase) || cur.phase == u.phase)
       continue;
-    auto copy = std::make_shared<scheduler::pod>(cur);
-    copy->phase = u.phase;
+    auto next = cur;
+    next.phase = u.phase;
     if (u.phase == scheduler::pod_phase::running)
-      copy->start_time = u.at;
+      next.start_time = u.at;
     if (scheduler::is_terminal(u.phase)) {
-      if (copy->start_time == scheduler::timestamp{})
-        copy->start_time = u.at;
-      copy->finish_time = u.at;
+      if (next.start_time == scheduler::timestamp{})
+        next.start_time = u.at;
+      next.finish_time = u.at;
     }
-    copy->meta.resource_version = version;
-    batch.put_pod_state(*copy);
-    changed.emplace_back(u.pod, std::move(copy));
+    next.resource_version = version;
+    batch.put_pod_state(*p->second.pod, next);
+    changed.emplace_back(u.pod, std::move(next));
   }
   if (changed.empty())
     return;
-  persist(self, std::move(batch), [self, changed = std::move(changed)](const status& s) {
+  persist(self, std::move(batch), [self, changed = std::move(changed)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
       spdlog::error("pod status changes were not persisted: {}", s.to_string());
@@ -379,20 +392,20 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
     std::unordered_map<uint64_t, std::vector<pod_outcome>> finished;
     std::unordered_set<uint64_t> touched;
-    for (const auto& [id, pod] : changed) {
+    for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
-      e.pod = pod;
-      if (scheduler::is_terminal(pod->phase) && pod->is_bound()) {
-        if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
-          n->second.allocated -= pod->requests;
+      e.now = std::move(next);
+      if (scheduler::is_terminal(e.now.phase) && e.now.is_bound()) {
+        if (auto n = st.nodes.find(e.now.node_name); n != st.nodes.end()) {
+          n->second.allocated -= e.pod->requests;
           --n->second.pod_count;
           releases[n->second.index].push_back(id);
         }
         if (e.gang != 0)
-          finished[e.gang].push_back({id, pod->phase, false});
+          finished[e.gang].push_back({id, e.now.phase, false});
       }
       if (e.gang != 0)
         touched.insert(e.gang);
@@ -417,7 +430,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
 void do_spawn(self_ptr self, spawn_request req) {
   auto& st = self->state;
   auto parent = st.pods.find(req.parent);
-  if (parent == st.pods.end() || scheduler::is_terminal(parent->second.pod->phase))
+  if (parent == st.pods.end() || scheduler::is_terminal(parent->second.now.phase))
     return;
   storage::write_batch batch;
   std::vector<std::pair<pod_ptr, registry_state::pod_name*>> created;
@@ -468,9 +481,9 @@ void do_stalled(self_ptr self, const stall_report& report) {
     int32_t running = 0;
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
-        if (p->second.pod->phase == scheduler::pod_phase::running)
+        if (p->second.now.phase == scheduler::pod_phase::running)
           ++running;
-        else if (!p->second.pod->is_bound() && !scheduler::is_terminal(p->second.pod->phase))
+        else if (!p->second.now.is_bound() && !scheduler::is_terminal(p->second.now.phase))
           ++pending;
       }
     if (pending == 0)
@@ -526,9 +539,10 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       if (p == st.pods.end())
         continue;
       auto pod = p->second.pod;
+      auto state = std::move(p->second.now);
       auto gang = p->second.gang;
-      if (pod->is_bound() && !scheduler::is_terminal(pod->phase))
-        if (auto n = st.nodes.find(pod->node_name); n != st.nodes.end()) {
+      if (state.is_bound() && !scheduler::is_terminal(state.phase))
+        if (auto n = st.nodes.find(state.node_name); n != st.nodes.end()) {
           n->second.allocated -= pod->requests;
           --n->second.pod_count;
           releases[n->second.index].push_back(id);
@@ -550,6 +564,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       st.pod_ids.erase(key);
       st.pods.erase(p);
       api::pod_object view{*pod, {}};
+      scheduler::set_runtime(view.pod, state);
       view.pod.meta.resource_version = version;
       announce(self, api::watch_event::type::deleted, view);
     }

@@ -78,6 +78,10 @@ void attach_pod(self_ptr self, pod_entry& e);
 pod_entry& insert_pod(self_ptr self, pod_ptr pod);
 /// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
 pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
+/// The pod with its current runtime state: the entry's own pod while no binding or phase change
+/// happened since it was created or restored, else a copy with `now` applied. For actors that are
+/// handed pods (a gang's actor at its spawn), which read their state.
+pod_ptr current_pod(const pod_entry& e);
 
 /// Takes a pod's name for a creation on its way to the store: null if a pod has it or a creation
 /// reserved it. Release it with release_pod_name if the creation fails.

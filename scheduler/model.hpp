@@ -318,6 +318,24 @@ struct pod {
   const placement_constraints& placement() const noexcept;
 };
 
+/// What changes in a pod once it exists: the fields a binding or a phase change writes (the
+/// store's state update, storage::encode_pod_state). The runtime's catalog keeps them beside the
+/// pod it created, so a state change does not copy the whole pod, which other actors share.
+struct pod_runtime {
+  pod_phase phase = pod_phase::pending;
+  std::string node_name;
+  timestamp start_time{};
+  timestamp finish_time{};
+  uint64_t resource_version = 0;
+
+  bool is_bound() const noexcept { return !node_name.empty(); }
+  friend bool operator==(const pod_runtime&, const pod_runtime&) = default;
+};
+/// The runtime fields of `p`.
+pod_runtime runtime_of(const pod& p);
+/// Sets the runtime fields of `p` to `r`.
+void set_runtime(pod& p, const pod_runtime& r);
+
 enum class pod_group_phase { pending, inqueue, running, unknown, completed };
 std::string_view to_string(pod_group_phase p) noexcept;  // Volcano's: "Pending", "Inqueue", ...
 std::optional<pod_group_phase> pod_group_phase_from_string(std::string_view text) noexcept;

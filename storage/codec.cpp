@@ -941,14 +941,14 @@ std::string reference_encode_pod(const scheduler::pod& p) {
 // Written by hand rather than through v1::PodRecord: this runs for every binding and every phase
 // change, and the message is five fields. Every field is written even when zero, so the update
 // sets the state whatever the record held before (protobuf keeps the last value of a scalar).
-std::string encode_pod_state(const scheduler::pod& p) {
+std::string encode_pod_state(const scheduler::pod_runtime& p) {
   // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 10: phase, 11: node_name,
   // 12: start, 13: finish } }, written into one string: the lengths are known up front. Every
   // tag is one byte (fields below 16).
   auto varint_size = [](uint64_t v) -> std::size_t {
     return google::protobuf::io::CodedOutputStream::VarintSize64(v);
   };
-  const auto version = p.meta.resource_version;
+  const auto version = p.resource_version;
   const auto phase = static_cast<uint64_t>(to_record(p.phase));
   const auto start = static_cast<uint64_t>(to_ns(p.start_time));
   const auto finish = static_cast<uint64_t>(to_ns(p.finish_time));

@@ -42,9 +42,9 @@ void encode(const scheduler::pod& p, std::string& out);
 /// The runtime state of a pod (phase, node name, start and finish times, resource version) as an
 /// update of its record: PodRecord bytes holding only those Pod fields. Appended to the pod's
 /// record (the pods column family merges by concatenation), it overrides them there, as protobuf
-/// merges a message that appears twice: decode(encode(p) + encode_pod_state(q)) is p with q's
-/// state. A few dozen bytes instead of the whole pod, for every binding and phase change.
-std::string encode_pod_state(const scheduler::pod& p);
+/// merges a message that appears twice: decode(encode(p) + encode_pod_state(runtime_of(q))) is p
+/// with q's state. A few dozen bytes instead of the whole pod, for every binding and phase change.
+std::string encode_pod_state(const scheduler::pod_runtime& state);
 
 class record_decoder;
 

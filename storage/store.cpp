@@ -111,8 +111,8 @@ void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
   bytes_ += estimated_pod_record;
   ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p)});
 }
-void write_batch::put_pod_state(const scheduler::pod& p) {
-  add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(p), action::merge);
+void write_batch::put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state) {
+  add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(state), action::merge);
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();

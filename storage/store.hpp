@@ -117,8 +117,8 @@ class write_batch {
   /// Records a pod's runtime state (phase, node name, start and finish times, resource version)
   /// without rewriting the rest of it: a few dozen bytes merged into the pod's record instead of
   /// the whole pod encoded again, for every binding and phase change. The pod must have been put
-  /// before, in an earlier batch or earlier in this one; its other fields are not written.
-  void put_pod_state(const scheduler::pod& p);
+  /// before, in an earlier batch or earlier in this one; only its key is read from `p`.
+  void put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state);
   void erase(record_kind kind, std::string key);
 
   std::size_t size() const noexcept;

@@ -643,7 +643,7 @@ TEST(CodecPodState, UpdatesAppliedInOrderByBothDecoders) {
           with_state(p, u % 2 == 0 ? "node-" + std::to_string(gen.between(0, 9)) : "", phase,
                      gen.between(0, 1) * gen.between(1, 2'000'000'000),
                      gen.between(0, 1) * gen.between(1, 2'000'000'000), gen.between(0, 1'000'000));
-      record += encode_pod_state(expected);
+      record += encode_pod_state(scheduler::runtime_of(expected));
     }
     auto fast = d.decode_pod(record);
     ASSERT_TRUE(fast.ok()) << fast.error().to_string();
@@ -661,13 +661,13 @@ TEST(CodecPodState, AnUpdateIsSmall) {
   p.meta.labels.set("app", "spark");
   p.spec_json = std::make_shared<const std::string>(std::string(400, 'x'));
   auto bound = with_state(p, "node-0042", sch::pod_phase::running, 1'700'000'000, 0, 123456);
-  EXPECT_LT(encode_pod_state(bound).size(), 48u);
+  EXPECT_LT(encode_pod_state(scheduler::runtime_of(bound)).size(), 48u);
   EXPECT_GT(encode(bound).size(), 400u);
 }
 
 TEST(CodecPodState, AnUpdateWithoutItsPodIsCorrupt) {
   record_decoder d;
-  auto alone = d.decode_pod(encode_pod_state(st::make_pod("a").obj()));
+  auto alone = d.decode_pod(encode_pod_state(scheduler::runtime_of(st::make_pod("a").obj())));
   ASSERT_FALSE(alone.ok());
   EXPECT_EQ(alone.error().code(), errc::corruption);
   EXPECT_NE(alone.error().message().find("record_version"), std::string::npos)

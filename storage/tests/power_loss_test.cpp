@@ -123,7 +123,7 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
         p.node_name = "node-" + std::to_string(gen.between(0, 9));
         p.phase = sch::pod_phase::running;
         p.start_time = gen.time();
-        b.put_pod_state(p); // As the runtime binds: a state update merged into the record.
+        b.put_pod_state(p, scheduler::runtime_of(p)); // As the runtime binds: a state update merged into the record.
       }
       g.bound = true;
     } else if (what < 80) {
@@ -135,7 +135,7 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
       if (gen.between(0, 3) == 0)
         b.put(p);
       else
-        b.put_pod_state(p);
+        b.put_pod_state(p, scheduler::runtime_of(p));
     } else if (what < 88) {
       auto idx = static_cast<std::size_t>(gen.between(0, int64_t(gangs.size()) - 1));
       auto& g = gangs[idx];

@@ -490,7 +490,7 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     create.put(other);
     ASSERT_TRUE(s->write(create).ok());
     write_batch bind;
-    bind.put_pod_state(bound);
+    bind.put_pod_state(bound, scheduler::runtime_of(bound));
     ASSERT_TRUE(s->write(bind).ok());
     auto state = load_ok(*s); // From the memtable.
     ASSERT_EQ(state.pods.size(), 2u);
@@ -501,7 +501,7 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     auto s = open_ok(dir.path()); // The close flushed record and update together.
     EXPECT_EQ(diff(load_ok(*s).pods[0], bound), "");
     write_batch run;
-    run.put_pod_state(running);
+    run.put_pod_state(running, scheduler::runtime_of(running));
     ASSERT_TRUE(s->write(run).ok());
   }
   {
@@ -522,7 +522,7 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     finished.finish_time = running.start_time + std::chrono::seconds(30);
     finished.meta.resource_version = 14;
     write_batch finish;
-    finish.put_pod_state(finished);
+    finish.put_pod_state(finished, scheduler::runtime_of(finished));
     finish.erase(record_kind::pod, "default/b");
     ASSERT_TRUE(s->write(finish).ok());
     auto after = load_ok(*s);
