@@ -19,6 +19,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -58,9 +59,12 @@ struct registry_state {
     uint64_t id = 0;
     /// The pod as created or restored, shared with its gang's actor, the binder and the store
     /// writer. A binding or phase change does not copy it: its runtime fields keep the values
-    /// it had then, and `now` holds the current ones.
+    /// it had then, and `changed` holds the current ones once there was a change. Read the
+    /// current state through the accessors below.
     pod_ptr pod;
-    scheduler::pod_runtime now;
+    /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
+    /// pod costs a pointer here rather than a second copy of its state).
+    std::unique_ptr<scheduler::pod_runtime> changed;
     uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
     /// Why it is pending (the PodScheduled=False message), or null. Shared: a gang's report
     /// gives one reason to all its pending pods, so a report costs one string, not one per pod.
@@ -70,6 +74,29 @@ struct registry_state {
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
     /// from its annotations, which never change, rather than at every status of its gang.
     bool declares_end = false;
+    /// The current phase and whether it is bound, also here beside the flags (where they cost
+    /// no space) because status counts read them for every pod of a gang, and reading them
+    /// through `changed` or `pod` is a dependent load per pod. Kept by insert_pod and
+    /// set_state; read them through phase() and is_bound().
+    bool bound_now = false;
+    scheduler::pod_phase phase_now = scheduler::pod_phase::pending;
+
+    scheduler::pod_phase phase() const noexcept { return phase_now; }
+    bool is_bound() const noexcept { return bound_now; }
+    const std::string& node_name() const noexcept {
+      return changed ? changed->node_name : pod->node_name;
+    }
+    scheduler::pod_runtime state() const {
+      return changed ? *changed : scheduler::runtime_of(*pod);
+    }
+    void set_state(scheduler::pod_runtime s) {
+      phase_now = s.phase;
+      bound_now = s.is_bound();
+      if (changed)
+        *changed = std::move(s);
+      else
+        changed = std::make_unique<scheduler::pod_runtime>(std::move(s));
+    }
     /// When its binding became durable in this run. Its "Scheduled" event is made from this when
     /// events are read: one event per bound pod recorded as it happens cost a key, a message and
     /// a list per pod on the scheduling path (and is lost at a restart all the same).

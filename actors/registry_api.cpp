@@ -377,7 +377,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
         p->second.gang = 0;
-        if (!p->second.now.is_bound() && !scheduler::is_terminal(p->second.now.phase)) {
+        if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
           p->second.reason = why;
           waiting.push_back(id);
         }
@@ -473,9 +473,9 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
   // Pods on a deleted node cannot go on: they fail, as after a node loss.
   std::vector<uint64_t> lost;
   for (auto& [id, e] : st.pods)
-    if (e.now.node_name == name && !scheduler::is_terminal(e.now.phase) &&
+    if (e.node_name() == name && !scheduler::is_terminal(e.phase()) &&
         !e.delete_requested) {
-      auto failed = e.now;
+      auto failed = e.state();
       failed.phase = scheduler::pod_phase::failed;
       failed.finish_time = st.ctx->now();
       batch.put_pod_state(*e.pod, failed);
@@ -814,11 +814,11 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
       const auto& e = st.pods.at(id);
-      if (e.now.phase != scheduler::pod_phase::running)
+      if (e.phase() != scheduler::pod_phase::running)
         return respond(
             reply, result<api::object>{status{errc::failed_precondition,
                                               "pods \"" + name + "\" is " +
-                                                  std::string(scheduler::to_string(e.now.phase)) +
+                                                  std::string(scheduler::to_string(e.phase())) +
                                                   "; only a Running pod can be failed"}});
       self->send(st.binder, fail_atom::value, e.id);
       return respond(reply, result<api::object>{api::object{pod_view(st, e)}});
@@ -840,7 +840,7 @@ std::optional<scheduler::event> scheduled_event(const registry_state& st, const 
   e.type = "Normal";
   e.reason = "Scheduled";
   e.message = "Successfully assigned " + pod.meta.namespace_name + "/" + pod.meta.name + " to " +
-              p->second.now.node_name;
+              p->second.node_name();
   e.first_time = e.last_time = p->second.bound_at;
   return e;
 }

@@ -21,7 +21,8 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
-  e.now = scheduler::runtime_of(*pod);
+  e.phase_now = pod->phase;
+  e.bound_now = pod->is_bound();
   e.pod = std::move(pod);
   return e;
 }
@@ -29,13 +30,10 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
 } // namespace
 
 pod_ptr current_pod(const pod_entry& e) {
-  const auto& p = *e.pod;
-  if (p.phase == e.now.phase && p.node_name == e.now.node_name &&
-      p.start_time == e.now.start_time && p.finish_time == e.now.finish_time &&
-      p.meta.resource_version == e.now.resource_version)
+  if (!e.changed)
     return e.pod;
-  auto copy = std::make_shared<scheduler::pod>(p);
-  scheduler::set_runtime(*copy, e.now);
+  auto copy = std::make_shared<scheduler::pod>(*e.pod);
+  scheduler::set_runtime(*copy, *e.changed);
   return copy;
 }
 
@@ -188,7 +186,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
         "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler");
     return;
   }
-  if (scheduler::is_terminal(e.now.phase))
+  if (scheduler::is_terminal(e.phase()))
     return;
   if (p.group.empty()) {
     auto& g = make_implicit_group(self, p);
@@ -225,9 +223,9 @@ void end_followers(self_ptr self, group_entry& g) {
       continue;
     if (p->second.declares_end) {
       any_declaring = true;
-      if (!scheduler::is_terminal(p->second.now.phase))
+      if (!scheduler::is_terminal(p->second.phase()))
         return;  // Someone with a declared end still runs: the job has not ended.
-    } else if (p->second.now.phase == scheduler::pod_phase::running) {
+    } else if (p->second.phase() == scheduler::pod_phase::running) {
       followers.push_back({id, scheduler::pod_phase::succeeded, false});
     }
   }
@@ -276,13 +274,13 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (p == st.pods.end())
       return refuse("a pod of the round was deleted");
     auto& e = p->second;
-    if (e.gang != req.gang || e.binding || e.delete_requested || e.now.is_bound() ||
-        scheduler::is_terminal(e.now.phase))
+    if (e.gang != req.gang || e.binding || e.delete_requested || e.is_bound() ||
+        scheduler::is_terminal(e.phase()))
       return refuse("pod " + e.pod->meta.name + " is no longer pending in this gang");
     auto* node = node_at(st, b.node);
     if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
-    auto state = e.now;
+    auto state = e.state();
     state.node_name = node->node->meta.name;
     bound.push_back({b.pod, std::move(state), b.node});
   }
@@ -307,10 +305,10 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
         deferred.push_back(id);
       if (!s.ok())
         continue;
-      e.now = std::move(state);
+      e.set_state(std::move(state));
       e.reason.reset();
       // The node may have been deleted (and its slot taken by another) meanwhile.
-      if (auto* n = node_at(st, node); n && n->node->meta.name == e.now.node_name) {
+      if (auto* n = node_at(st, node); n && n->node->meta.name == e.node_name()) {
         n->allocated += e.pod->requests;
         ++n->pod_count;
       }
@@ -338,8 +336,8 @@ void do_report(self_ptr self, gang_report report) {
     auto why = std::make_shared<const std::string>(
         report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason);
     for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.now.is_bound() &&
-                                     !scheduler::is_terminal(p->second.now.phase))
+      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
+                                     !scheduler::is_terminal(p->second.phase()))
         p->second.reason = why;
   }
   if (new_reason) {
@@ -365,10 +363,10 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     auto p = st.pods.find(u.pod);
     if (p == st.pods.end() || p->second.delete_requested)
       continue;  // Deleted (or being deleted: writing it now would bring it back).
-    const auto& cur = p->second.now;
-    if (scheduler::is_terminal(cur.phase) || cur.phase == u.phase)
+    const auto& e = p->second;
+    if (scheduler::is_terminal(e.phase()) || e.phase() == u.phase)
       continue;
-    auto next = cur;
+    auto next = e.state();
     next.phase = u.phase;
     if (u.phase == scheduler::pod_phase::running)
       next.start_time = u.at;
@@ -378,7 +376,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       next.finish_time = u.at;
     }
     next.resource_version = version;
-    batch.put_pod_state(*p->second.pod, next);
+    batch.put_pod_state(*e.pod, next);
     changed.emplace_back(u.pod, std::move(next));
   }
   if (changed.empty())
@@ -397,15 +395,15 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
-      e.now = std::move(next);
-      if (scheduler::is_terminal(e.now.phase) && e.now.is_bound()) {
-        if (auto n = st.nodes.find(e.now.node_name); n != st.nodes.end()) {
+      e.set_state(std::move(next));
+      if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
+        if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {
           n->second.allocated -= e.pod->requests;
           --n->second.pod_count;
           releases[n->second.index].push_back(id);
         }
         if (e.gang != 0)
-          finished[e.gang].push_back({id, e.now.phase, false});
+          finished[e.gang].push_back({id, e.phase(), false});
       }
       if (e.gang != 0)
         touched.insert(e.gang);
@@ -430,7 +428,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
 void do_spawn(self_ptr self, spawn_request req) {
   auto& st = self->state;
   auto parent = st.pods.find(req.parent);
-  if (parent == st.pods.end() || scheduler::is_terminal(parent->second.now.phase))
+  if (parent == st.pods.end() || scheduler::is_terminal(parent->second.phase()))
     return;
   storage::write_batch batch;
   std::vector<std::pair<pod_ptr, registry_state::pod_name*>> created;
@@ -481,9 +479,9 @@ void do_stalled(self_ptr self, const stall_report& report) {
     int32_t running = 0;
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
-        if (p->second.now.phase == scheduler::pod_phase::running)
+        if (p->second.phase() == scheduler::pod_phase::running)
           ++running;
-        else if (!p->second.now.is_bound() && !scheduler::is_terminal(p->second.now.phase))
+        else if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase()))
           ++pending;
       }
     if (pending == 0)
@@ -539,7 +537,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       if (p == st.pods.end())
         continue;
       auto pod = p->second.pod;
-      auto state = std::move(p->second.now);
+      auto state = p->second.state();
       auto gang = p->second.gang;
       if (state.is_bound() && !scheduler::is_terminal(state.phase))
         if (auto n = st.nodes.find(state.node_name); n != st.nodes.end()) {

@@ -23,9 +23,9 @@ pod_counts count(const registry_state& st, const group_entry& g) {
     auto p = st.pods.find(id);
     if (p == st.pods.end())
       continue;
-    const auto& pod = p->second.now;
+    const auto& e = p->second;
     ++c.total;
-    switch (pod.phase) {
+    switch (e.phase()) {
       case scheduler::pod_phase::succeeded:
         ++c.succeeded;
         continue;
@@ -38,7 +38,7 @@ pod_counts count(const registry_state& st, const group_entry& g) {
       default:
         break;
     }
-    if (pod.is_bound())
+    if (e.is_bound())
       ++c.bound;
     else
       ++c.pending;
@@ -50,12 +50,13 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 
 api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
   api::pod_object out{*e.pod, {}};
-  scheduler::set_runtime(out.pod, e.now);
+  if (e.changed)
+    scheduler::set_runtime(out.pod, *e.changed);
   scheduler::condition c;
   c.type = "PodScheduled";
-  if (e.now.is_bound()) {
+  if (e.is_bound()) {
     c.status = "True";
-    c.last_transition_time = e.now.start_time;
+    c.last_transition_time = out.pod.start_time;
   } else if (e.reason && !e.reason->empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
@@ -160,8 +161,8 @@ api::queue_object queue_view(const registry_state& st, const registry_state::que
         break;
     }
     for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end() && p->second.now.is_bound() &&
-                                     !scheduler::is_terminal(p->second.now.phase))
+      if (auto p = st.pods.find(id); p != st.pods.end() && p->second.is_bound() &&
+                                     !scheduler::is_terminal(p->second.phase()))
         s.allocated += p->second.pod->requests;
   }
   s.deserved = q.deserved;
@@ -188,7 +189,7 @@ scheduler::job_status job_status_of(const registry_state& st,
       auto& t = tasks[pod.role];
       t.task = pod.role;
       ++total;
-      switch (p->second.now.phase) {
+      switch (p->second.phase()) {
         case scheduler::pod_phase::running:
           ++s.running;
           ++t.running;
@@ -242,8 +243,8 @@ registry_snapshot snapshot(const registry_state& st) {
     f.key = object_key(e.pod->meta.namespace_name, e.pod->meta.name);
     if (auto g = st.groups.find(e.gang); g != st.groups.end())
       f.group_key = g->second.key;
-    f.node = e.now.node_name;
-    f.phase = e.now.phase;
+    f.node = e.node_name();
+    f.phase = e.phase();
     f.requests = e.pod->requests;
     f.role = e.pod->role;
     out.pods.push_back(std::move(f));
