@@ -156,7 +156,17 @@ void rebuild_member_index(gang_actor_state& st) {
   st.member_index.clear();
   for (std::size_t i = 0; i < st.members.size(); ++i)
     if (!st.members[i].placeholder)
-      st.member_index.emplace(st.members[i].ref.id, i);
+      st.member_index.emplace_back(st.members[i].ref.id, static_cast<uint32_t>(i));
+  std::sort(st.member_index.begin(), st.member_index.end());
+}
+
+// The member (not a placeholder) whose pod id is `id`, or null.
+gang_actor_state::member* find_member(gang_actor_state& st, uint64_t id) {
+  auto i = std::lower_bound(st.member_index.begin(), st.member_index.end(),
+                            std::pair<uint64_t, uint32_t>{id, 0});
+  if (i == st.member_index.end() || i->first != id)
+    return nullptr;
+  return &st.members[i->second];
 }
 
 // Before the gang first reaches its minimum: placeholders for the members that do not exist yet,
@@ -436,7 +446,7 @@ void on_round_committed(self_ptr self) {
       if (!m.placeholder)
         ++pods;
     }
-  st.round_members.clear();
+  st.round_members = {};  // Frees its buckets too: a running gang may never plan again.
   st.ctx->metrics->pods_scheduled.inc(static_cast<uint64_t>(pods));
   st.ctx->metrics->gangs_scheduled.inc();
   st.ctx->metrics->gang_decision_seconds.observe(
@@ -621,9 +631,8 @@ void settle(self_ptr self) {
 void add_members(self_ptr self, pod_refs& pods) {
   auto& st = self->state;
   for (auto& ref : pods) {
-    auto i = st.member_index.find(ref.id);
-    if (i != st.member_index.end()) {
-      st.members[i->second].ref.pod = std::move(ref.pod);  // A newer version of a known pod.
+    if (auto* known = find_member(st, ref.id)) {
+      known->ref.pod = std::move(ref.pod);  // A newer version of a known pod.
       continue;
     }
     gang_actor_state::member m;
@@ -640,7 +649,11 @@ void add_members(self_ptr self, pod_refs& pods) {
       m.status = member_status::finished;
       m.final_phase = m.ref.pod->phase;
     }
-    st.member_index.emplace(m.ref.id, st.members.size());
+    // New pods nearly always come with higher ids than the members before them (the registry
+    // counts up), so this appends.
+    std::pair<uint64_t, uint32_t> entry{m.ref.id, static_cast<uint32_t>(st.members.size())};
+    st.member_index.insert(
+        std::lower_bound(st.member_index.begin(), st.member_index.end(), entry), entry);
     st.members.push_back(std::move(m));
   }
 }
@@ -801,10 +814,10 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       usage_delta delta;
       delta.gang = st.id;
       for (const auto& o : outcomes) {
-        auto i = st.member_index.find(o.pod);
-        if (i == st.member_index.end())
+        auto* found = find_member(st, o.pod);
+        if (!found)
           continue;
-        auto& m = st.members[i->second];
+        auto& m = *found;
         if (m.status == member_status::finished)
           continue;
         if (m.status == member_status::bound)

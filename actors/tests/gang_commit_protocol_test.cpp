@@ -126,6 +126,43 @@ TEST(GangCommitProtocol, LaterMembersTakeOverPlaceholdersAndTheRestIsReleasedAtT
     EXPECT_FALSE(is_placeholder(id)) << id;
 }
 
+// A gang finds its members by pod id (a sorted index): pods that arrive later with lower ids
+// than the members before them, and a known pod sent again, are placed and finished by id.
+TEST(GangCommitProtocol, MembersArrivingOutOfIdOrderAreFoundByTheirIds) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("8").memory("8Gi"));
+  w.add_gang(make_gang("job", 1).task("worker", 2, res("cpu", "1")).obj(), 1);  // Pods 100, 101.
+  w.sched().run();
+  pod_refs later;
+  for (uint64_t id : {99, 50, 75})
+    later.push_back({id, std::make_shared<const scheduler::pod>(
+                             make_pod("w-" + std::to_string(id)).cpu("1").group("job").obj())});
+  // Pod 101 again (a newer version of a known pod): no new member.
+  later.push_back({101, std::make_shared<const scheduler::pod>(
+                            make_pod("job-worker-1").cpu("1").group("job").obj())});
+  caf::anon_send(w.gangs[0], pods_atom::value, later);
+  w.sched().run();
+  auto& ledger = *w.node_state(0).ledger;
+  for (uint64_t id : {50, 75, 99, 100, 101})
+    EXPECT_TRUE(ledger.is_bound(id)) << id;
+  EXPECT_EQ(w.gang_state(0).members.size(), 5u);
+  EXPECT_EQ(ledger.committed(), res("cpu", "5", "pods", "5"));
+
+  caf::anon_send(w.gangs[0], finished_atom::value,
+                 std::vector<pod_outcome>{{75, scheduler::pod_phase::succeeded, false},
+                                          {50, scheduler::pod_phase::failed, false}});
+  w.sched().run();
+  std::map<uint64_t, gang_actor_state::member_status> status;
+  for (const auto& m : w.gang_state(0).members)
+    status[m.ref.id] = m.status;
+  using member_status = gang_actor_state::member_status;
+  EXPECT_EQ(status[50], member_status::finished);
+  EXPECT_EQ(status[75], member_status::finished);
+  EXPECT_EQ(status[99], member_status::bound);
+  EXPECT_EQ(status[100], member_status::bound);
+  EXPECT_EQ(status[101], member_status::bound);
+}
+
 // A coordinator that only records what nodes tell it.
 struct probe_log {
   std::vector<vote> votes;
