@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <optional>
 
 namespace phalanx::actors::registry_detail {
@@ -75,6 +76,36 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
       return st.jobs.count(key) != 0;
   }
   return false;
+}
+
+// The job whose creation-time expansion names a pod `name` in `ns`, if that job still makes its
+// pods at a start (not suspended, never resumed): such a name stays the job's even after that
+// pod was deleted, as a tombstone under its key keeps the expansion from bringing it back, and a
+// pod of another owner there would be lost or doubled at the next start (storage/README.md).
+// Volcano's job controller would make the pod again; here the name stays taken until the job
+// goes. "<job>-<task>-<index>": every split of the name at its dashes is tried.
+const registry_state::job_entry* claimed_by_job(const registry_state& st, std::string_view ns,
+                                                std::string_view name) {
+  auto last = name.rfind('-');
+  if (last == std::string_view::npos || last + 1 == name.size())
+    return nullptr;
+  int32_t index = 0;
+  auto digits = name.substr(last + 1);
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc{} || end != digits.data() + digits.size())
+    return nullptr;
+  auto rest = name.substr(0, last);  // "<job>-<task>"
+  for (auto dash = rest.find('-'); dash != std::string_view::npos;
+       dash = rest.find('-', dash + 1)) {
+    auto j = st.jobs.find(object_key(ns, rest.substr(0, dash)));
+    if (j == st.jobs.end() || j->second.job->suspended || j->second.status.version != 0)
+      continue;
+    const auto& tasks = j->second.job->tasks;
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+      if (scheduler::task_name(tasks[t], t) == rest.substr(dash + 1) && index < tasks[t].replicas)
+        return &j->second;
+  }
+  return nullptr;
 }
 
 void stamp_new(self_ptr self, scheduler::object_meta& meta) {
@@ -179,6 +210,12 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   auto key = object_key(p.meta.namespace_name, p.meta.name);
   if (name_taken(st, resource_kind::pod, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+  if (const auto* job = claimed_by_job(st, p.meta.namespace_name, p.meta.name))
+    return respond(reply, result<api::object>{status{
+                            errc::already_exists,
+                            "pods \"" + p.meta.name + "\" already exists: the name belongs to a "
+                            "pod of job \"" + job->job->meta.name +
+                            "\" (deleted; the job keeps its pods' names until it is deleted)"}});
   if (p.is_bound())
     return respond(reply, result<api::object>{status{
                             errc::invalid_argument,
@@ -264,15 +301,14 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   storage::write_batch batch;
   batch.put(storage::job_record{j, status});
   batch.put(storage::pod_group_record{group});
-  // The pods are shared from here on: the store writer encodes them (write_batch::put(pod_ptr)),
-  // and the same instances go into the catalog once durable.
+  // The pods are not written: they are the job's expansion, made again from the job record at
+  // the next start (storage/README.md); only their state changes are (delete_job erases what
+  // those left under their keys).
   auto pods = std::make_shared<std::vector<pod_ptr>>();
   pods->reserve(expanded->pods.size());
   for (auto& p : expanded->pods) {
-    p.meta.resource_version = j.meta.resource_version;
-    p.requests.pods = 1;
+    scheduler::prepare_job_pod(p, j.meta.resource_version);
     pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
-    batch.put(pods->back());
   }
   st.reserved_names[kind_index(resource_kind::job)].insert(key);
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
@@ -299,6 +335,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     for (std::size_t i = 0; i < pods->size(); ++i) {
       auto& e = insert_pod(self, (*pods)[i], *(*pod_names)[i]);
       e.gang = gang;
+      e.stored_as_job = true;
       g.pods.push_back(e.id);
     }
     spawn_gang(self, g);
@@ -408,6 +445,10 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
     if (i == st.jobs.end())
       return respond(reply, result<api::object>{status{errc::not_found, key}});
     batch.erase(storage::record_kind::pod_group, i->second.group_key);
+    // The keys of the pods made at its creation hold their state updates or tombstones (they
+    // have no records: storage/README.md).
+    for (const auto& pod_key : scheduler::job_pod_keys(*i->second.job))
+      batch.erase(storage::record_kind::pod, pod_key);
     persist(self, std::move(batch), [self, key, gang, reply](const status& s2) {
       auto& st = self->state;
       if (!s2.ok())
@@ -547,7 +588,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
       p.meta.uid = new_uid(self);
       p.meta.creation_time = st.ctx->now();
       p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
-      p.meta.resource_version = copy->meta.resource_version;
+      scheduler::prepare_job_pod(p, copy->meta.resource_version);
       pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
       batch.put(pods->back());
     }

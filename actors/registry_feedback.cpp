@@ -21,7 +21,7 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
-  e.phase_now = pod->phase;
+  e.phase_now = static_cast<uint8_t>(pod->phase);
   e.bound_now = pod->is_bound();
   e.pod = std::move(pod);
   return e;
@@ -514,8 +514,11 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       p->second.delete_requested = true;
       continue;
     }
-    batch.erase(storage::record_kind::pod,
-                object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
+    if (p->second.stored_as_job)
+      batch.put_pod_tombstone(*p->second.pod, p->second.state().resource_version);
+    else
+      batch.erase(storage::record_kind::pod,
+                  object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
     // From now on no binding may start for it (do_bind_gang refuses it): a binding made durable
     // after this erase would bring the pod back, bound, with no one left to release it.
     p->second.delete_requested = true;

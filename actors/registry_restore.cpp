@@ -7,11 +7,77 @@
 
 #include <spdlog/spdlog.h>
 
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
 namespace phalanx::actors::registry_detail {
+
+namespace {
+
+// The pods the jobs made at their creation, which are stored as their jobs (storage/README.md):
+// expanded again, with the state updates found under their keys, and without those a tombstone
+// marks deleted. Appended to `loaded.pods`; returns how many. A key that holds a record keeps
+// it (a store written before pods were stored as their jobs). A resumed job (status version > 0)
+// made new pods with records of their own, and a suspended one has none: neither is expanded.
+std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
+  const std::size_t before = loaded.pods.size();
+  std::vector<scheduler::pod> made;
+  for (const auto& j : loaded.jobs) {
+    if (j.job.suspended || j.status.version != 0)
+      continue;
+    auto expanded = scheduler::expand_job(j.job);
+    if (!expanded) {
+      spdlog::error("job {}/{} could not make its pods again: {}", j.job.meta.namespace_name,
+                    j.job.meta.name, expanded.error().to_string());
+      continue;
+    }
+    for (auto& p : expanded->pods) {
+      scheduler::prepare_job_pod(p, j.job.meta.resource_version);
+      made.push_back(std::move(p));
+    }
+  }
+  std::size_t unmatched = loaded.pod_states.size();
+  if (!made.empty()) {
+    // Keys that hold a record: only pods whose name the expansion also made can collide.
+    std::unordered_set<std::string_view> names;
+    for (const auto& p : made)
+      names.insert(p.meta.name);
+    std::unordered_set<std::string> recorded;
+    for (const auto& p : loaded.pods)
+      if (names.count(p.meta.name))
+        recorded.insert(object_key(p.meta.namespace_name, p.meta.name));
+    std::unordered_map<std::string_view, const storage::pod_state_record*> states;
+    states.reserve(loaded.pod_states.size());
+    for (const auto& s : loaded.pod_states)
+      states.emplace(s.key, &s);
+    loaded.pods.reserve(loaded.pods.size() + made.size());
+    for (auto& p : made) {
+      auto key = object_key(p.meta.namespace_name, p.meta.name);
+      if (recorded.count(key))
+        continue;
+      if (auto s = states.find(key); s != states.end()) {
+        --unmatched;
+        if (s->second->deleted)
+          continue;
+        scheduler::set_runtime(p, s->second->state);
+      }
+      loaded.pods.push_back(std::move(p));
+    }
+  }
+  if (unmatched != 0)
+    spdlog::warn("{} pod keys hold state updates but no job makes those pods; ignored",
+                 unmatched);
+  return loaded.pods.size() - before;
+}
+
+} // namespace
 
 void restore(self_ptr self, storage::loaded_state& loaded) {
   auto& st = self->state;
   st.resource_version = loaded.max_resource_version;
+  // First: the jobs are moved into the catalog below.
+  const std::size_t expanded = expand_stored_jobs(loaded);
 
   bool has_default = false;
   for (auto& q : loaded.queues) {
@@ -59,8 +125,10 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   std::unordered_map<std::string, pod_refs> committed;  // node -> bound, not finished
   std::unordered_map<std::string, pod_refs> resume;     // The same, for the binder.
   pod_refs finished;
-  for (auto& p : loaded.pods) {
-    auto& e = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(p)));
+  const std::size_t first_expanded = loaded.pods.size() - expanded;
+  for (std::size_t i = 0; i < loaded.pods.size(); ++i) {
+    auto& e = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(loaded.pods[i])));
+    e.stored_as_job = i >= first_expanded;
     auto id = e.id;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {

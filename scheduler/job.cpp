@@ -230,4 +230,19 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
   return out;
 }
 
+void prepare_job_pod(pod& p, uint64_t resource_version) {
+  p.meta.resource_version = resource_version;
+  p.requests.pods = 1;
+}
+
+std::vector<std::string> job_pod_keys(const job& j) {
+  std::vector<std::string> out;
+  for (std::size_t ti = 0; ti < j.tasks.size(); ++ti) {
+    const auto name = task_name(j.tasks[ti], ti);
+    for (int32_t ix = 0; ix < j.tasks[ti].replicas; ++ix)
+      out.push_back(j.meta.namespace_name + "/" + job_pod_name(j.meta.name, name, ix));
+  }
+  return out;
+}
+
 } // namespace phalanx::scheduler

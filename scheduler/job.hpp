@@ -85,4 +85,12 @@ struct expanded_job {
 /// generated name is longer than 253 characters (a DNS-1123 subdomain).
 result<expanded_job> expand_job(const job& j, const uid_generator& make_uid = derived_uid);
 
+/// What the runtime sets on an expanded pod before it exists: its resource version (the job's at
+/// creation) and its one pod slot (requests.pods = 1). The same at creation and when a restart
+/// makes the pods again from the stored job.
+void prepare_job_pod(pod& p, uint64_t resource_version);
+
+/// The "<namespace>/<name>" keys of the pods expand_job makes for `j`, without making them.
+std::vector<std::string> job_pod_keys(const job& j);
+
 } // namespace phalanx::scheduler

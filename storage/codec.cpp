@@ -973,6 +973,21 @@ std::string encode_pod_state(const scheduler::pod_runtime& p) {
   return out;
 }
 
+std::string encode_pod_tombstone(uint64_t resource_version) {
+  // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 14: true } }.
+  const std::size_t meta =
+      1 + google::protobuf::io::CodedOutputStream::VarintSize64(resource_version);
+  const std::size_t body = 1 + 1 + meta + 2;  // meta's tag and length (< 128), field 14.
+  std::string out;
+  put_length_prefix(out, 2, body);
+  put_length_prefix(out, 1, meta);
+  put_varint(out, (7 << 3) | 0);
+  put_varint(out, resource_version);
+  put_varint(out, (14 << 3) | 0);
+  put_varint(out, 1);
+  return out;
+}
+
 std::string encode(const job_record& rec) {
   const auto& j = rec.job;
   v1::JobRecord r;
@@ -1078,8 +1093,9 @@ struct record_decoder::impl {
   bool decode_pod_record(std::string_view bytes, sch::pod& out, std::string& error);
   bool decode_pod_fields(std::string_view body, std::size_t record_size, sch::pod& out,
                          std::string& error);
+  /// `deleted` non-null: the update may be a tombstone (Pod.deleted), which sets it.
   bool apply_pod_state(std::string_view update, std::size_t record_size, sch::pod& out,
-                       std::string& error);
+                       std::string& error, bool* deleted = nullptr);
 
   bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
     if (!decode_meta(*in.mutable_meta(), out.meta, error))
@@ -1197,7 +1213,7 @@ bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& p
 // update carrying any other field is refused: merging it would need protobuf's rules for
 // repeated and message fields, which nothing writes.
 bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t record_size,
-                                           sch::pod& out, std::string& error) {
+                                           sch::pod& out, std::string& error, bool* deleted) {
   wire_reader p(update);
   int64_t phase = -1;
   while (!p.done()) {
@@ -1226,6 +1242,15 @@ bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t 
           ok = g.u64(u);
           out.meta.resource_version = u;
         }
+        break;
+      }
+      case 14: {
+        uint64_t flag = 0;
+        if (deleted == nullptr)
+          return fail(error, "pod state update: a deletion (field 14) in the record of a pod "
+                             "that is stored as its own record");
+        ok = f.u64(flag);
+        *deleted = *deleted || flag != 0;
         break;
       }
       default:
@@ -1458,6 +1483,35 @@ status record_decoder::decode(std::string_view bytes, job_record& rec) {
     out.spec_json = impl_->shared_text(in.mutable_spec_json());
   if (!decode_status(*in.mutable_status(), rec.status, error))
     return corrupt("status." + error);
+  return {};
+}
+
+bool record_decoder::holds_only_pod_state(std::string_view bytes) noexcept {
+  // A record's first tag is field 1 (record_version, a varint: 0x08); an update's is field 2
+  // (its pod, length-delimited: 0x12). The encoders write fields in number order.
+  return !bytes.empty() && static_cast<unsigned char>(bytes.front()) == ((2 << 3) | 2);
+}
+
+status record_decoder::decode_pod_state(std::string_view bytes, scheduler::pod_runtime& out,
+                                        bool& deleted) {
+  std::string error;
+  sch::pod state;
+  deleted = false;
+  wire_reader r(bytes);
+  while (!r.done()) {
+    uint32_t field = 0;
+    int type = 0;
+    if (!r.tag(field, type))
+      return corrupt("not a valid pod state update");
+    field_reader f{r, type};
+    std::string_view update;
+    if (field != 2 || !f.len(update))
+      return corrupt("pod state update: field " + std::to_string(field) +
+                     " (a key without a record holds only state updates, field 2)");
+    if (!impl_->apply_pod_state(update, bytes.size(), state, error, &deleted))
+      return corrupt(std::move(error));
+  }
+  out = sch::runtime_of(state);
   return {};
 }
 

@@ -45,6 +45,9 @@ void encode(const scheduler::pod& p, std::string& out);
 /// merges a message that appears twice: decode(encode(p) + encode_pod_state(runtime_of(q))) is p
 /// with q's state. A few dozen bytes instead of the whole pod, for every binding and phase change.
 std::string encode_pod_state(const scheduler::pod_runtime& state);
+/// A state update that marks the pod deleted (Pod.deleted), for a pod stored as its job's
+/// expansion: erasing its key would not do, as the job would make it again at the next start.
+std::string encode_pod_tombstone(uint64_t resource_version);
 
 class record_decoder;
 
@@ -86,6 +89,14 @@ class record_decoder {
   status decode(std::string_view bytes, pod_group_record& out);
   status decode(std::string_view bytes, scheduler::pod& out);
   status decode(std::string_view bytes, job_record& out);
+
+  /// A pod key's value made only of state updates, with no record before them: what the store
+  /// holds for a pod that exists as its job's expansion. `deleted` is set when a tombstone
+  /// (encode_pod_tombstone) is among them; each state field takes its last value, as in a record.
+  status decode_pod_state(std::string_view bytes, scheduler::pod_runtime& out, bool& deleted);
+  /// Whether a pod key's value is only state updates (decode_pod_state) rather than a record
+  /// (decode): a record starts with its record_version, field 1; an update with its pod, field 2.
+  static bool holds_only_pod_state(std::string_view bytes) noexcept;
 
   /// How many distinct constraints and spec_json instances this decoder handed out.
   std::size_t distinct_constraints() const noexcept;

@@ -24,9 +24,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 namespace phalanx::storage {
@@ -113,6 +115,10 @@ void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
 }
 void write_batch::put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state) {
   add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(state), action::merge);
+}
+void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version) {
+  add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_tombstone(resource_version),
+          action::merge);
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
@@ -809,8 +815,11 @@ template <class T>
 struct kind_output {
   std::vector<T>& list;
   std::size_t capacity = 0;                                     // Slots created up front.
-  std::mutex mutex;                                             // Guards overflow.
+  std::mutex mutex;                                             // Guards overflow, states.
   std::vector<std::pair<std::size_t, std::vector<T>>> overflow; // (first ordinal, objects).
+  // Pods only: keys that hold state updates without a record (a job's pods, stored as their
+  // job), with their ordinals, which finish() removes from `list` like bad records.
+  std::vector<std::pair<std::size_t, pod_state_record>> states;
 
   explicit kind_output(std::vector<T>& l) : list(l) {}
 
@@ -832,10 +841,25 @@ struct kind_output {
       spill.resize(c.records.size());
       out = spill.data();
     }
+    std::vector<std::pair<std::size_t, pod_state_record>> my_states;
     for (std::size_t i = 0; i < c.records.size(); ++i) {
       const auto& r = c.records[i];
       auto key = c.key(r);
       T& slot = out[i];
+      if constexpr (std::is_same_v<T, scheduler::pod>) {
+        if (record_decoder::holds_only_pod_state(c.value(r))) {
+          pod_state_record rec;
+          rec.key = std::string(key);
+          if (auto s = decoder.decode_pod_state(c.value(r), rec.state, rec.deleted); !s.ok()) {
+            bad.push_back(
+                {c.kind, c.first + i, std::string(key), std::string(c.value(r)), s.message()});
+            continue;
+          }
+          max_version = std::max(max_version, rec.state.resource_version);
+          my_states.emplace_back(c.first + i, std::move(rec));
+          continue;
+        }
+      }
       if (auto s = decoder.decode(c.value(r), slot); !s.ok()) {
         bad.push_back(
             {c.kind, c.first + i, std::string(key), std::string(c.value(r)), s.message()});
@@ -851,10 +875,29 @@ struct kind_output {
       }
       max_version = std::max(max_version, meta.resource_version);
     }
-    if (!spill.empty()) {
+    if (!spill.empty() || !my_states.empty()) {
       std::lock_guard lock(mutex);
-      overflow.emplace_back(c.first, std::move(spill));
+      if (!spill.empty())
+        overflow.emplace_back(c.first, std::move(spill));
+      for (auto& s : my_states)
+        states.push_back(std::move(s));
     }
+  }
+
+  // The ordinals of `states`, sorted, merged with `bad_ordinals`: every slot that holds no
+  // object. Sorts `states` by ordinal (key order).
+  std::vector<std::size_t> empty_slots(const std::vector<std::size_t>& bad_ordinals) {
+    std::sort(states.begin(), states.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::size_t> out;
+    out.reserve(bad_ordinals.size() + states.size());
+    std::vector<std::size_t> mine;
+    mine.reserve(states.size());
+    for (const auto& s : states)
+      mine.push_back(s.first);
+    std::merge(bad_ordinals.begin(), bad_ordinals.end(), mine.begin(), mine.end(),
+               std::back_inserter(out));
+    return out;
   }
 
   // Puts the records in key order: the slots that were filled, then the overflow chunks. Every
@@ -998,7 +1041,10 @@ result<loaded_state> store::impl::load() {
   nodes.finish(cursor.handed(record_kind::node), bad_of(record_kind::node));
   queues.finish(cursor.handed(record_kind::queue), bad_of(record_kind::queue));
   pod_groups.finish(cursor.handed(record_kind::pod_group), bad_of(record_kind::pod_group));
-  pods.finish(cursor.handed(record_kind::pod), bad_of(record_kind::pod));
+  pods.finish(cursor.handed(record_kind::pod), pods.empty_slots(bad_of(record_kind::pod)));
+  state.pod_states.reserve(pods.states.size());
+  for (auto& s : pods.states)
+    state.pod_states.push_back(std::move(s.second));
   jobs.finish(cursor.handed(record_kind::job), bad_of(record_kind::job));
   state.max_resource_version = max_version;
 

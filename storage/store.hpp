@@ -81,11 +81,21 @@ struct quarantined_record {
   std::string error;
 };
 
+/// What the store holds under the key of a pod that has no record of its own: a pod that exists
+/// as its job's expansion (storage/README.md). Its state updates, or a tombstone.
+struct pod_state_record {
+  std::string key;  // "<namespace>/<name>"
+  scheduler::pod_runtime state;
+  bool deleted = false;
+};
+
 struct loaded_state {
   std::vector<scheduler::node> nodes;
   std::vector<queue_record> queues;
   std::vector<pod_group_record> pod_groups;
   std::vector<scheduler::pod> pods; // With phase, node_name and times.
+  /// In key order. The runtime applies them to the pods it expands from `jobs`.
+  std::vector<pod_state_record> pod_states;
   std::vector<job_record> jobs;
   /// The largest resource_version of any record, so the runtime continues after it.
   uint64_t max_resource_version = 0;
@@ -119,6 +129,9 @@ class write_batch {
   /// the whole pod encoded again, for every binding and phase change. The pod must have been put
   /// before, in an earlier batch or earlier in this one; only its key is read from `p`.
   void put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state);
+  /// Marks a pod deleted that has no record of its own (a job's pod stored as its job):
+  /// erasing its key would let the job's expansion bring it back at the next start.
+  void put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version);
   void erase(record_kind kind, std::string key);
 
   std::size_t size() const noexcept;

@@ -1,13 +1,19 @@
 // A pod's runtime state (phase, node, start and finish times, resource version) on the whole
 // runtime under CAF's test coordinator. The registry keeps it beside the pod it created rather
 // than in a copy of the pod per change, so these tests check every way the state is read back:
-// the API view, the store after a restart, and a node deleted under running pods.
+// the API view, the store after a restart, and a node deleted under running pods. A job's pods
+// are stored as their job (storage/README.md): the tests below check that restarts give them
+// back as they were, that a pod deleted on its own stays deleted, and that a deleted, suspended
+// or resumed job leaves nothing behind under its pods' keys.
 
 #include "actors/tests/runtime_harness.hpp"
 
 #include "scheduler/tests/builders.hpp"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <string>
 
 namespace phalanx::actors::testing {
 namespace {
@@ -84,6 +90,142 @@ TEST(PodState, ANodeDeletedUnderRunningPodsFailsThemWhereTheyRan) {
   EXPECT_EQ(get_pod(h, lost).phase, scheduler::pod_phase::failed);
   EXPECT_EQ(get_pod(h, lost).node_name, lost_node);
   EXPECT_EQ(get_pod(h, kept).phase, scheduler::pod_phase::running);
+}
+
+// Every field the API shows of a job's pods, by name.
+std::map<std::string, scheduler::pod> job_pods(runtime_harness& h) {
+  std::map<std::string, scheduler::pod> out;
+  for (auto& p : h.pods())
+    out[p.pod.meta.name] = std::move(p.pod);
+  return out;
+}
+
+void expect_same_pods(const std::map<std::string, scheduler::pod>& a,
+                      const std::map<std::string, scheduler::pod>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (const auto& [name, p] : a) {
+    auto i = b.find(name);
+    ASSERT_NE(i, b.end()) << name;
+    const auto& q = i->second;
+    EXPECT_EQ(p.meta, q.meta) << name;
+    EXPECT_EQ(p.group, q.group) << name;
+    EXPECT_EQ(p.role, q.role) << name;
+    EXPECT_EQ(p.requests, q.requests) << name;
+    EXPECT_EQ(p.priority, q.priority) << name;
+    EXPECT_EQ(p.scheduler_name, q.scheduler_name) << name;
+    EXPECT_EQ(scheduler::runtime_of(p), scheduler::runtime_of(q)) << name;
+  }
+}
+
+TEST(PodState, AJobsPodsComeBackFromTheJobAfterARestart) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("2").memory("8Gi")}};
+  // Three 1-CPU pods on two CPUs, minAvailable 1: two run, one waits.
+  auto job = one_task_job("etl", 3);
+  job.job.min_available = 1;
+  job.job.tasks[0].min_available = 1;
+  runtime_harness::must_ok(h.create(job), "create the job");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        int running = 0;
+        for (const auto& [name, p] : job_pods(h))
+          running += p.phase == scheduler::pod_phase::running;
+        return running == 2;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  auto before = job_pods(h);
+  ASSERT_EQ(before.size(), 3u);
+  h.restart();
+  expect_same_pods(before, job_pods(h));
+  auto report = h.invariants(true);
+  EXPECT_TRUE(report.ok()) << report.to_string();
+}
+
+TEST(PodState, AJobPodDeletedOnItsOwnStaysDeletedAfterARestart) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(one_task_job("etl", 3)), "create the job");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 3); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-1"),
+                           "delete a pod");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto before = job_pods(h);
+  h.restart();
+  auto after = job_pods(h);
+  EXPECT_EQ(after.count("etl-worker-1"), 0u);
+  expect_same_pods(before, after);
+
+  // Its name stays the job's: a pod of another owner there would be lost (or doubled) at the
+  // next start, when the job makes its pods again.
+  auto taken = h.create(api::pod_object{make_pod("etl-worker-1").cpu("1"), {}});
+  ASSERT_FALSE(taken.ok());
+  EXPECT_EQ(taken.error().code(), errc::already_exists);
+  EXPECT_NE(taken.error().message().find("job \"etl\""), std::string::npos)
+      << taken.error().message();
+  // Other names that look like the job's are free: an index beyond its replicas, another task.
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-3").cpu("1"), {}}),
+                           "etl-worker-3");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-ps-0").cpu("1"), {}}),
+                           "etl-ps-0");
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "etl"), "delete the job");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-1").cpu("1"), {}}),
+                           "etl-worker-1 once the job is gone");
+  h.restart();
+  EXPECT_EQ(job_pods(h).size(), 3u);
+}
+
+TEST(PodState, ADeletedJobLeavesNothingForTheNextJobOfItsName) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  // One pod deleted on its own first: its tombstone must go with the job.
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-0"),
+                           "delete a pod");
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "etl"), "delete the job");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().empty(); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  h.restart();
+  EXPECT_TRUE(h.pods().empty());
+
+  // A new job of that name: its pods are pending and then run, whatever the old ones were.
+  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job again");
+  h.restart();  // Before they are bound: they come back pending, both of them.
+  auto pending = job_pods(h);
+  ASSERT_EQ(pending.size(), 2u);
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto running = job_pods(h);
+  h.restart();
+  expect_same_pods(running, job_pods(h));
+}
+
+TEST(PodState, ASuspendedThenResumedJobKeepsItsPodsAcrossRestarts) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto first = job_pods(h);
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::job, "default", "etl", api::object_action::type::suspend),
+      "suspend");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().empty(); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  h.restart();
+  EXPECT_TRUE(h.pods().empty()) << "a suspended job makes no pods at a start";
+
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::job, "default", "etl", api::object_action::type::resume),
+      "resume");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto second = job_pods(h);
+  for (const auto& [name, p] : second)
+    EXPECT_NE(p.meta.uid, first.at(name).meta.uid) << name << ": a new incarnation";
+  h.restart();
+  expect_same_pods(second, job_pods(h));
 }
 
 } // namespace

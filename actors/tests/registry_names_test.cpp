@@ -17,19 +17,6 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-// A job of one task, "worker", with `replicas` 1-CPU pods named "<name>-worker-<i>".
-api::job_object make_job(const std::string& name, int32_t replicas) {
-  api::job_object o;
-  o.job.meta.name = name;
-  o.job.meta.namespace_name = "default";
-  scheduler::job_task t;
-  t.name = "worker";
-  t.replicas = replicas;
-  t.pod_template = make_pod("template").cpu("1");
-  o.job.tasks.push_back(std::move(t));
-  return o;
-}
-
 // Sends every creation before any is answered (all in flight at once), then lets the runtime run
 // until each has its answer.
 std::vector<result<api::object>> create_together(runtime_harness& h,
@@ -58,7 +45,7 @@ std::vector<result<api::object>> create_together(runtime_harness& h,
 TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
   runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   auto answers = create_together(
-      h, {make_job("train", 3), api::pod_object{make_pod("train-worker-1").cpu("1"), {}}});
+      h, {one_task_job("train", 3), api::pod_object{make_pod("train-worker-1").cpu("1"), {}}});
   ASSERT_TRUE(answers[0].ok()) << answers[0].error().to_string();
   ASSERT_FALSE(answers[1].ok());
   EXPECT_EQ(answers[1].error().code(), errc::already_exists);
@@ -74,7 +61,7 @@ TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {
   runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
   runtime_harness::must_ok(h.create(api::pod_object{make_pod("etl-worker-2").cpu("1"), {}}),
                            "create the bare pod");
-  auto refused = h.create(make_job("etl", 3));
+  auto refused = h.create(one_task_job("etl", 3));
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.error().code(), errc::already_exists);
   // The names the refused job took before it met the taken one are free again.
@@ -108,7 +95,7 @@ TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
 // resume only checked the names, and both could end up with one).
 TEST(RegistryNames, AResumedJobReservesItsPodsNames) {
   runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
-  runtime_harness::must_ok(h.create(make_job("batch", 2)), "create the job");
+  runtime_harness::must_ok(h.create(one_task_job("batch", 2)), "create the job");
   runtime_harness::must_ok(
       h.act(api::resource_kind::job, "default", "batch", api::object_action::type::suspend),
       "suspend");

@@ -9,6 +9,7 @@
 
 #include "actors/runtime.hpp"
 
+#include "scheduler/tests/builders.hpp"
 #include "storage/store.hpp"
 
 #include <chrono>
@@ -29,6 +30,20 @@ inline runtime_config deterministic_config(uint64_t seed) {
   c.deterministic = true;
   c.seed = seed;
   return c;
+}
+
+/// A job of one task, "worker", with `replicas` 1-CPU pods named "<name>-worker-<i>", in
+/// namespace "default".
+inline api::job_object one_task_job(const std::string& name, int32_t replicas) {
+  api::job_object o;
+  o.job.meta.name = name;
+  o.job.meta.namespace_name = "default";
+  scheduler::job_task t;
+  t.name = "worker";
+  t.replicas = replicas;
+  t.pod_template = scheduler::testing::make_pod("template").cpu("1");
+  o.job.tasks.push_back(std::move(t));
+  return o;
 }
 
 class runtime_harness {

@@ -674,6 +674,41 @@ TEST(CodecPodState, AnUpdateWithoutItsPodIsCorrupt) {
       << alone.error().message();
 }
 
+// A pod stored as its job's expansion has no record: its key holds only state updates, and a
+// tombstone once it is deleted on its own.
+TEST(CodecPodState, AKeyWithOnlyUpdatesDecodesToTheLastStateAndATombstone) {
+  record_decoder d;
+  auto p = st::make_pod("job-worker-0").cpu("1").obj();
+  auto bound = with_state(p, "n-7", sch::pod_phase::pending, 0, 0, 21);
+  auto running = with_state(p, "n-7", sch::pod_phase::running, 1'700'000'000, 0, 22);
+  std::string value = encode_pod_state(scheduler::runtime_of(bound)) +
+                      encode_pod_state(scheduler::runtime_of(running));
+  EXPECT_TRUE(record_decoder::holds_only_pod_state(value));
+  EXPECT_FALSE(record_decoder::holds_only_pod_state(encode(p)));
+  EXPECT_FALSE(record_decoder::holds_only_pod_state(""));
+
+  sch::pod_runtime state;
+  bool deleted = true;
+  ASSERT_TRUE(d.decode_pod_state(value, state, deleted).ok());
+  EXPECT_EQ(state, scheduler::runtime_of(running));
+  EXPECT_FALSE(deleted);
+
+  value += encode_pod_tombstone(23);
+  ASSERT_TRUE(d.decode_pod_state(value, state, deleted).ok());
+  EXPECT_TRUE(deleted);
+  EXPECT_EQ(state.resource_version, 23u);
+  EXPECT_EQ(state.node_name, "n-7");  // The tombstone carries no state of its own.
+  EXPECT_LT(encode_pod_tombstone(23).size(), 16u);
+
+  // A record (its record_version first) is not a state-only value, and a tombstone appended to
+  // a pod that has a record is refused: nothing writes one there.
+  EXPECT_FALSE(d.decode_pod_state(encode(p), state, deleted).ok());
+  auto with_tombstone = d.decode_pod(encode(p) + encode_pod_tombstone(5));
+  ASSERT_FALSE(with_tombstone.ok());
+  EXPECT_NE(with_tombstone.error().message().find("field 14"), std::string::npos)
+      << with_tombstone.error().message();
+}
+
 TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
   auto p = st::make_pod("a").cpu("1").obj();
   // A whole pod appended where an update belongs: protobuf would merge its labels and resources,

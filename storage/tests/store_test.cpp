@@ -531,6 +531,51 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
   }
 }
 
+// Keys with state updates and no record (a job's pods, stored as their job) are loaded as
+// pod_states, in key order, beside the pods that have records; nothing is quarantined.
+TEST(StorePodState, KeysWithoutARecordAreLoadedAsStates) {
+  temp_dir dir;
+  auto recorded = st::make_pod("bare").cpu("1").obj();
+  recorded.meta.resource_version = 3;
+  auto job_pod = st::make_pod("job-worker-0").cpu("1").obj();
+  auto deleted_pod = st::make_pod("job-worker-1").cpu("1").obj();
+  sch::pod_runtime running;
+  running.phase = sch::pod_phase::running;
+  running.node_name = "n-1";
+  running.start_time = sch::timestamp(std::chrono::seconds(1'700'000'000));
+  running.resource_version = 40;
+  {
+    auto s = open_ok(dir.path());
+    write_batch b;
+    b.put(recorded);
+    auto bound = running;
+    bound.phase = sch::pod_phase::pending;
+    bound.start_time = {};
+    bound.resource_version = 39;
+    b.put_pod_state(job_pod, bound);
+    b.put_pod_state(deleted_pod, bound);
+    ASSERT_TRUE(s->write(b).ok());
+    write_batch later;
+    later.put_pod_state(job_pod, running);
+    later.put_pod_tombstone(deleted_pod, 41);
+    ASSERT_TRUE(s->write(later).ok());
+  }
+  for (int pass = 0; pass < 2; ++pass) {  // From the memtable (flushed by the close), then SSTs.
+    auto s = open_ok(dir.path());
+    auto state = load_ok(*s);
+    ASSERT_EQ(state.pods.size(), 1u);
+    EXPECT_EQ(diff(state.pods[0], recorded), "");
+    ASSERT_EQ(state.pod_states.size(), 2u);
+    EXPECT_EQ(state.pod_states[0].key, "default/job-worker-0");
+    EXPECT_EQ(state.pod_states[0].state, running);
+    EXPECT_FALSE(state.pod_states[0].deleted);
+    EXPECT_EQ(state.pod_states[1].key, "default/job-worker-1");
+    EXPECT_TRUE(state.pod_states[1].deleted);
+    EXPECT_TRUE(state.quarantined.empty());
+    EXPECT_EQ(state.max_resource_version, 41u);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Undecodable records
 

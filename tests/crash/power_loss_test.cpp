@@ -16,7 +16,9 @@
 // ASeedReplaysTheSameRun checks that it does. (The one input that is not the seed's is the wall
 // clock of the commit mark's once-a-second sync; a seed's run lasts milliseconds.)
 // The workload creates a gang's pods before its PodGroup (crash_support.hpp says why);
-// PlaceholdersAcrossRestart covers a gang running on placeholders across a restart.
+// PlaceholdersAcrossRestart covers a gang running on placeholders across a restart. Every
+// job_every-th gang is followed by a Volcano Job, whose pods are stored as the job (no records of
+// their own: storage/README.md): I5 for an acknowledged job is its pods, all of them, present.
 
 #include "tests/crash/crash_support.hpp"
 
@@ -69,6 +71,24 @@ struct pre_crash_record {
 };
 
 constexpr int workload_gangs = 40;
+constexpr int job_every = 8;
+constexpr int job_replicas = 2;
+
+std::string job_name(uint64_t seed, std::size_t i) {
+  return "j" + std::to_string(seed) + "-" + std::to_string(i);
+}
+
+// A job of one task, "worker", of job_replicas 250m pods that run for `duration_ms`.
+std::string job_body(const std::string& name, int duration_ms) {
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" +
+         name + R"(","namespace":")" + std::string(workload_namespace) +
+         R"("},"spec":{"schedulerName":"phalanx","minAvailable":)" +
+         std::to_string(job_replicas) + R"(,"tasks":[{"name":"worker","replicas":)" +
+         std::to_string(job_replicas) +
+         R"(,"template":{"metadata":{"annotations":{"sim.phalanx.io/duration":")" +
+         std::to_string(duration_ms) +
+         R"(ms"}},"spec":{"containers":[{"name":"main","image":"sim","resources":{"requests":{"cpu":"250m","memory":"256Mi"}}}]}}}]}})";
+}
 
 // What the crash points exercised, to show the checks are not vacuous.
 struct tally {
@@ -78,6 +98,7 @@ struct tally {
   std::atomic<int> finished{0};        // Pods shown Succeeded before the crash (checked: I5).
   std::atomic<int> failed{0};          // Creations answered with an error (the store refused).
   std::atomic<int> completed_after{0}; // Gangs that ran to completion after the restart.
+  std::atomic<int> jobs{0};            // Jobs acknowledged before the crash (their pods: I5).
 };
 
 cluster_shape power_loss_cluster() {
@@ -158,6 +179,8 @@ bool run_workload(uint64_t seed, const std::string& path,
     for (int k = 0; k < g.pods; ++k) // Pods first: no placeholders (crash_support.hpp).
       create(g.pod_body(k));
     create(g.podgroup_body());
+    if (i % job_every == job_every - 1)
+      create(job_body(job_name(seed, i), 5 + static_cast<int>(rng() % 50)));
     rt.advance(std::chrono::milliseconds(rng() % 6));
     if (i % 6 == 5)
       observe(rt, rec);
@@ -248,6 +271,13 @@ std::string crash_once(uint64_t seed, uint64_t operations_estimate, tally& t,
     if (!present)
       problems.push_back("I5: acknowledged " + std::string(api::to_string(a.kind)) + " " + a.key +
                          " is missing after the restart");
+    if (a.kind == api::resource_kind::job) {
+      ++t.jobs;
+      for (int k = 0; k < job_replicas; ++k)
+        if (!pods.count(a.key + "-worker-" + std::to_string(k)))
+          problems.push_back("I5: pod " + a.key + "-worker-" + std::to_string(k) +
+                             " of acknowledged job " + a.key + " is missing after the restart");
+    }
   }
   // Uids: one get per acknowledged object would need the service; the facts carry none, so ask.
   std::size_t uid_mismatches = 0;
@@ -370,14 +400,16 @@ void crash_many(uint64_t first_seed, int seeds) {
                   << "\n  (replay: PHALANX_CRASH_SEED=<seed> crash_tests "
                      "--gtest_filter=PowerLossUnderRuntime.OneSeed)";
   std::printf("  %d crash points over about %llu file operations, %d inside the workload; checked "
-              "after the restarts: %d acknowledged creations, %d bindings and %d finished pods "
-              "shown before the crash; %d creations refused after the crash; %d gangs ran to "
-              "completion after the restart\n",
+              "after the restarts: %d acknowledged creations (%d jobs), %d bindings and %d "
+              "finished pods shown before the crash; %d creations refused after the crash; %d "
+              "gangs ran to completion after the restart\n",
               seeds, static_cast<unsigned long long>(ops), t.inside.load(), t.acknowledged.load(),
-              t.bindings.load(), t.finished.load(), t.failed.load(), t.completed_after.load());
+              t.jobs.load(), t.bindings.load(), t.finished.load(), t.failed.load(),
+              t.completed_after.load());
   if (errors.empty()) { // After a failure the remaining seeds were skipped.
     EXPECT_GT(t.inside.load(), seeds / 2);
     EXPECT_GT(t.bindings.load(), 0);
+    EXPECT_GT(t.jobs.load(), 0);
   }
 }
 
