@@ -1,5 +1,6 @@
 #include "loadtest/store_builder.hpp"
 
+#include "scheduler/job.hpp"
 #include "storage/store.hpp"
 
 #include <algorithm>
@@ -116,16 +117,6 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
     std::string name = "job-" + std::to_string(g);
     std::string queue = "queue-" + std::to_string(g % c.queues);
     int64_t members = per_group + (g < extra ? 1 : 0);
-    ps::pod_group_record pg;
-    pg.group.meta.name = name;
-    pg.group.meta.namespace_name = ns;
-    pg.group.meta.uid = uid(3, g);
-    pg.group.meta.resource_version = version++;
-    pg.group.min_member = static_cast<int32_t>(members);
-    pg.group.queue = queue;
-    pg.group.min_resources.cpu_milli = 1000 * members;
-    batch.put(pg);
-
     // Two tasks per group ("ps" and "worker"), each from one template.
     std::shared_ptr<const sch::placement_constraints> task_constraints[2];
     std::shared_ptr<const std::string> task_spec[2];
@@ -138,13 +129,31 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       task_constraints[t] = std::make_shared<const sch::placement_constraints>(std::move(pc));
       task_spec[t] = std::make_shared<const std::string>(spec_json(g, t, c.spec_bytes));
     }
+    // A pod bound and started as the runtime records it: two state updates merged into its
+    // key (the whole pod was written before, or it is its job's expansion and never is).
+    auto bind_every_second = [&](sch::pod& p) {
+      if (pod_index % 2 != 0)
+        return;
+      p.node_name = "node-" + std::to_string(pod_index % std::max<int64_t>(1, c.nodes));
+      p.meta.resource_version = version++;
+      batch.put_pod_state(p, scheduler::runtime_of(p));
+      p.phase = sch::pod_phase::running;
+      p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
+      p.meta.resource_version = version++;
+      batch.put_pod_state(p, scheduler::runtime_of(p));
+      ++stats.bound_pods;
+    };
+
     if (g < c.jobs) {
+      // As the runtime stores a job: the job and its PodGroup, and its pods (the job's
+      // expansion) only through their state updates (storage/README.md).
       ps::job_record j;
       j.job.meta.name = name;
       j.job.meta.namespace_name = ns;
       j.job.meta.uid = uid(4, g);
       j.job.meta.resource_version = version++;
       j.job.queue = queue;
+      j.job.scheduler_name = "phalanx";
       for (int t = 0; t < 2; ++t) {
         sch::job_task task;
         task.name = t == 0 ? "ps" : "worker";
@@ -158,8 +167,30 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       }
       j.job.plugins = {{"env", {}}, {"svc", {}}};
       j.status.phase = sch::job_phase::running;
+      auto expanded = sch::expand_job(j.job);
+      if (!expanded)
+        return expanded.error();
+      expanded->group.meta.resource_version = j.job.meta.resource_version;
       batch.put(j);
+      batch.put(ps::pod_group_record{expanded->group});
+      for (auto& p : expanded->pods) {
+        sch::prepare_job_pod(p, j.job.meta.resource_version);
+        bind_every_second(p);
+        ++pod_index;
+      }
+      flush(false);
+      continue;
     }
+
+    ps::pod_group_record pg;
+    pg.group.meta.name = name;
+    pg.group.meta.namespace_name = ns;
+    pg.group.meta.uid = uid(3, g);
+    pg.group.meta.resource_version = version++;
+    pg.group.min_member = static_cast<int32_t>(members);
+    pg.group.queue = queue;
+    pg.group.min_resources.cpu_milli = 1000 * members;
+    batch.put(pg);
     for (int64_t m = 0; m < members; ++m, ++pod_index) {
       int t = m == 0 ? 0 : 1;
       sch::pod p;
@@ -183,19 +214,8 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       p.scheduler_name = "phalanx";
       p.constraints = task_constraints[t];
       p.spec_json = task_spec[t];
-      // As the runtime writes them: the pod whole at creation, then its binding and its start
-      // as state updates merged into the record.
       batch.put(p);
-      if (pod_index % 2 == 0) {
-        p.node_name = "node-" + std::to_string(pod_index % std::max<int64_t>(1, c.nodes));
-        p.meta.resource_version = version++;
-        batch.put_pod_state(p, scheduler::runtime_of(p));
-        p.phase = sch::pod_phase::running;
-        p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
-        p.meta.resource_version = version++;
-        batch.put_pod_state(p, scheduler::runtime_of(p));
-        ++stats.bound_pods;
-      }
+      bind_every_second(p);
     }
     flush(false);
   }

@@ -2,8 +2,10 @@
 
 // Builds a store shaped like DESIGN.md section 9's restart target: 150,000 pods in 20,000
 // PodGroups (a "ps" and "worker" task each, pods of one task sharing constraints and spec_json),
-// 5,000 nodes (one in ten with 8 GPUs and a taint), queues, and Volcano jobs for the first
-// PodGroups; every second pod is bound and Running. Used by `phalanx-loadtest restart` and by
+// 5,000 nodes (one in ten with 8 GPUs and a taint), queues; the first `jobs` PodGroups are Volcano
+// jobs', stored as the runtime stores a job (the job and its PodGroup; its pods, the job's
+// expansion, only through their state updates), the rest PodGroups with pods of their own. Every
+// second pod is bound and Running. Used by `phalanx-loadtest restart` and by
 // storage_load_bench (loadtest/bench/store_load_bench.cpp), which times open + load alone.
 //
 // Writes through storage::store in batches of about 1,000 records, each one synced write.
@@ -24,7 +26,8 @@ struct restart_store_spec {
   int64_t nodes = 5'000;
   /// Default: 20.
   int64_t queues = 20;
-  /// The first `jobs` PodGroups also get a Volcano job record. Default: 2,000.
+  /// The first `jobs` PodGroups belong to Volcano jobs (their pods are the jobs' expansions).
+  /// Default: 2,000.
   int64_t jobs = 2'000;
   /// Size of each task's pod spec JSON (shared by the task's pods). Default: 1,024.
   int64_t spec_bytes = 1024;

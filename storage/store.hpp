@@ -224,8 +224,11 @@ class store {
 
   /// The on-disk format version this build reads and writes.
   /// Version 2 added the pod state updates (put_pod_state) merged into pod records; a version 1
-  /// store holds none and is upgraded at open by rewriting the version.
-  static constexpr uint32_t format_version = 2;
+  /// store holds none and is upgraded at open by rewriting the version. Version 3 stores a job's
+  /// pods as their job (keys with state updates and no record, tombstones: storage/README.md),
+  /// which a build reading version 2 would take for damaged records; a version 1 or 2 store
+  /// holds none, and is upgraded the same way.
+  static constexpr uint32_t format_version = 3;
 
  private:
   struct impl;

@@ -202,6 +202,34 @@ TEST(PodState, ADeletedJobLeavesNothingForTheNextJobOfItsName) {
   expect_same_pods(running, job_pods(h));
 }
 
+// A store written before pods were stored as their jobs holds a job's pods as whole records
+// (with their state merged in): the records win, and the expansion adds no second copy.
+TEST(PodState, JobPodsWithRecordsOfTheirOwnAreNotMadeTwice) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto before = job_pods(h);
+  h.restart_after([&](storage::store& s) {
+    // As an older build wrote them: each pod whole, with a label the expansion would not make.
+    storage::write_batch b;
+    for (auto p : before) {
+      p.second.meta.labels.set("written-by", "an-older-build");
+      b.put(p.second);
+    }
+    auto written = s.write(b);
+    ASSERT_TRUE(written.ok()) << written.to_string();
+  });
+  auto after = job_pods(h);
+  ASSERT_EQ(after.size(), 2u);
+  for (const auto& [name, p] : after) {
+    EXPECT_EQ(p.meta.labels.find("written-by").value_or(""), "an-older-build") << name;
+    EXPECT_EQ(scheduler::runtime_of(p), scheduler::runtime_of(before.at(name))) << name;
+  }
+  auto report = h.invariants(true);
+  EXPECT_TRUE(report.ok()) << report.to_string();
+}
+
 TEST(PodState, ASuspendedThenResumedJobKeepsItsPodsAcrossRestarts) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
   runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");

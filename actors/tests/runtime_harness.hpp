@@ -170,10 +170,16 @@ class runtime_harness {
   }
 
   /// Stops the runtime, closes and reopens the store, and starts again: a clean restart.
-  void restart() {
+  void restart() { restart_after([](storage::store&) {}); }
+
+  /// The same, with `edit` writing to the reopened store before the runtime starts on it (what
+  /// an older build, or a damaged disk, left there).
+  void restart_after(const std::function<void(storage::store&)>& edit) {
     rt_.reset();
     store_.reset();
-    start();
+    open_store();
+    edit(*store_);
+    start_runtime();
   }
 
   template <class T>
@@ -184,11 +190,17 @@ class runtime_harness {
 
  private:
   void start() {
+    open_store();
+    start_runtime();
+  }
+  void open_store() {
     storage::store_options so;
     so.path = dir_ + "/data";
     auto s = storage::store::open(so);
     must_ok(s, "open store");
     store_ = std::move(*s);
+  }
+  void start_runtime() {
     auto r = runtime::start(config_, store_);
     must_ok(r, "start runtime");
     rt_ = std::move(*r);

@@ -272,40 +272,42 @@ void set_format_version(const std::string& path, std::string_view value) {
 TEST(StoreFormat, NewerVersionIsRefused) {
   temp_dir dir;
   { ASSERT_TRUE(open_ok(dir.path())); }
-  set_format_version(dir.path(), "3");
+  set_format_version(dir.path(), "4");
   auto s = store::open(options_for(dir.path()));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), errc::failed_precondition);
-  EXPECT_NE(s.error().message().find("store format version 3 is newer than this build reads (2)"),
+  EXPECT_NE(s.error().message().find("store format version 4 is newer than this build reads (3)"),
             std::string::npos)
       << s.error().message();
 }
 
-TEST(StoreFormat, VersionOneIsUpgradedInPlace) {
-  temp_dir dir;
-  random_objects gen(11);
-  auto pod = gen.pod();
-  {
-    auto s = open_ok(dir.path());
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->recovery().upgraded_from, 0u);
-    write_batch b;
-    b.put(pod);
-    ASSERT_TRUE(s->write(b).ok());
+TEST(StoreFormat, VersionsOneAndTwoAreUpgradedInPlace) {
+  for (uint32_t old_version : {1u, 2u}) {
+    temp_dir dir;
+    random_objects gen(11);
+    auto pod = gen.pod();
+    {
+      auto s = open_ok(dir.path());
+      ASSERT_TRUE(s);
+      EXPECT_EQ(s->recovery().upgraded_from, 0u);
+      write_batch b;
+      b.put(pod);
+      ASSERT_TRUE(s->write(b).ok());
+    }
+    set_format_version(dir.path(), std::to_string(old_version));
+    {
+      auto s = open_ok(dir.path());
+      ASSERT_TRUE(s);
+      EXPECT_EQ(s->recovery().upgraded_from, old_version);
+      auto state = s->load();
+      ASSERT_TRUE(state.ok()) << state.error().to_string();
+      ASSERT_EQ(state->pods.size(), 1u);
+      EXPECT_EQ(diff(state->pods[0], pod), "");
+    }
+    auto again = open_ok(dir.path());
+    ASSERT_TRUE(again);
+    EXPECT_EQ(again->recovery().upgraded_from, 0u) << "the version was rewritten";
   }
-  set_format_version(dir.path(), "1");
-  {
-    auto s = open_ok(dir.path());
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->recovery().upgraded_from, 1u);
-    auto state = s->load();
-    ASSERT_TRUE(state.ok()) << state.error().to_string();
-    ASSERT_EQ(state->pods.size(), 1u);
-    EXPECT_EQ(diff(state->pods[0], pod), "");
-  }
-  auto again = open_ok(dir.path());
-  ASSERT_TRUE(again);
-  EXPECT_EQ(again->recovery().upgraded_from, 0u) << "the version was rewritten";
 }
 
 TEST(StoreFormat, UnknownVersionIsRefused) {
