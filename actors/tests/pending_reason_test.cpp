@@ -16,9 +16,7 @@ using scheduler::testing::make_pod;
 
 // The PodScheduled=False message of a pod, or "" when it has none.
 std::string pending_message(runtime_harness& h, const std::string& name) {
-  auto r = h.get(api::resource_kind::pod, "default", name);
-  runtime_harness::must_ok(r, "get pod " + name);
-  for (const auto& c : std::get<api::pod_object>(*r).conditions)
+  for (const auto& c : h.pod(name).conditions)
     if (c.type == "PodScheduled" && c.status == "False")
       return c.message;
   return "";

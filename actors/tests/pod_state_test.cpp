@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <stdexcept>
 #include <string>
 
 namespace phalanx::actors::testing {
@@ -21,11 +22,7 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-scheduler::pod get_pod(runtime_harness& h, const std::string& name) {
-  auto r = h.get(api::resource_kind::pod, "default", name);
-  runtime_harness::must_ok(r, "get pod " + name);
-  return std::get<api::pod_object>(*r).pod;
-}
+scheduler::pod get_pod(runtime_harness& h, const std::string& name) { return h.pod(name).pod; }
 
 bool all_running(runtime_harness& h, std::size_t count) {
   auto pods = h.pods();
@@ -92,6 +89,14 @@ TEST(PodState, ANodeDeletedUnderRunningPodsFailsThemWhereTheyRan) {
   EXPECT_EQ(get_pod(h, kept).phase, scheduler::pod_phase::running);
 }
 
+// Creates one_task_job(name, replicas) and lets it run (the node must hold every pod).
+void run_job(runtime_harness& h, const std::string& name, int32_t replicas) {
+  runtime_harness::must_ok(h.create(one_task_job(name, replicas)), "create job " + name);
+  if (!h.run_until([&] { return all_running(h, static_cast<std::size_t>(replicas)); },
+                   std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+    throw std::runtime_error("job " + name + " did not run");
+}
+
 // Every field the API shows of a job's pods, by name.
 std::map<std::string, scheduler::pod> job_pods(runtime_harness& h) {
   std::map<std::string, scheduler::pod> out;
@@ -142,9 +147,7 @@ TEST(PodState, AJobsPodsComeBackFromTheJobAfterARestart) {
 
 TEST(PodState, AJobPodDeletedOnItsOwnStaysDeletedAfterARestart) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
-  runtime_harness::must_ok(h.create(one_task_job("etl", 3)), "create the job");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, 3); }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
+  run_job(h, "etl", 3);
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-1"),
                            "delete a pod");
   ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
@@ -178,9 +181,7 @@ TEST(PodState, AJobPodDeletedOnItsOwnStaysDeletedAfterARestart) {
 
 TEST(PodState, ADeletedJobLeavesNothingForTheNextJobOfItsName) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
-  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
+  run_job(h, "etl", 2);
   // One pod deleted on its own first: its tombstone must go with the job.
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-0"),
                            "delete a pod");
@@ -206,9 +207,7 @@ TEST(PodState, ADeletedJobLeavesNothingForTheNextJobOfItsName) {
 // (with their state merged in): the records win, and the expansion adds no second copy.
 TEST(PodState, JobPodsWithRecordsOfTheirOwnAreNotMadeTwice) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
-  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
+  run_job(h, "etl", 2);
   auto before = job_pods(h);
   h.restart_after([&](storage::store& s) {
     // As an older build wrote them: each pod whole, with a label the expansion would not make.
@@ -232,9 +231,7 @@ TEST(PodState, JobPodsWithRecordsOfTheirOwnAreNotMadeTwice) {
 
 TEST(PodState, ASuspendedThenResumedJobKeepsItsPodsAcrossRestarts) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
-  runtime_harness::must_ok(h.create(one_task_job("etl", 2)), "create the job");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, 2); }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
+  run_job(h, "etl", 2);
   auto first = job_pods(h);
   runtime_harness::must_ok(
       h.act(api::resource_kind::job, "default", "etl", api::object_action::type::suspend),

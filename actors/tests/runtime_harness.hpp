@@ -118,6 +118,12 @@ class runtime_harness {
     return std::get<api::pod_group_object>(*r);
   }
 
+  api::pod_object pod(const std::string& name, const std::string& ns = "default") {
+    auto r = get(api::resource_kind::pod, ns, name);
+    must_ok(r, "get pod " + name);
+    return std::get<api::pod_object>(*r);
+  }
+
   std::vector<api::pod_object> pods(const std::string& ns = "") {
     auto r = list(api::resource_kind::pod, ns);
     must_ok(r, "list pods");
