@@ -675,6 +675,35 @@ TEST(StoreCorruptRecord, QuarantineMovesItAsideAndGoesOn) {
   EXPECT_TRUE(state.quarantined.empty());
 }
 
+// A key that holds state updates but no record (a job's pod) is damaged like any record: load
+// names it, and quarantine moves it aside while the other keys load.
+TEST(StoreCorruptRecord, ADamagedStateOnlyKeyIsQuarantined) {
+  temp_dir dir;
+  auto expected = sample_state(6);
+  { ASSERT_TRUE(open_ok(dir.path())->write(batch_of(expected)).ok()); }
+  sch::pod_runtime bound;
+  bound.node_name = "n-1";
+  bound.resource_version = 9;
+  auto update = encode_pod_state(bound);
+  plant(dir.path(), "pods", "default/job-worker-0", update.substr(0, update.size() - 3));
+  {
+    auto r = open_ok(dir.path())->load();
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message().rfind("pods/default/job-worker-0: record does not decode: ", 0),
+              0u)
+        << r.error().message();
+  }
+  store_options o;
+  o.path = dir.path();
+  o.quarantine_corrupt = true;
+  auto s = open_ok(o);
+  auto state = load_ok(*s);
+  EXPECT_EQ(diff(state, expected), "");
+  EXPECT_TRUE(state.pod_states.empty());
+  ASSERT_EQ(state.quarantined.size(), 1u);
+  EXPECT_EQ(state.quarantined[0].key, "default/job-worker-0");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Commit mark
 
