@@ -6,7 +6,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <charconv>
 #include <optional>
 
 namespace phalanx::actors::registry_detail {
@@ -78,32 +77,19 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
   return false;
 }
 
-// The job whose creation-time expansion names a pod `name` in `ns`, if that job still makes its
-// pods at a start (not suspended, never resumed): such a name stays the job's even after that
-// pod was deleted, as a tombstone under its key keeps the expansion from bringing it back, and a
-// pod of another owner there would be lost or doubled at the next start (storage/README.md).
+// The job whose creation-time expansion names a pod `name` in `ns`, if that job's pods are its
+// expansion (scheduler::pods_are_expansion): such a name stays the job's even after that pod
+// was deleted, as a tombstone under its key keeps the expansion from bringing it back, and a pod
+// of another owner there would be lost or doubled at the next start (storage/README.md).
 // Volcano's job controller would make the pod again; here the name stays taken until the job
-// goes. "<job>-<task>-<index>": every split of the name at its dashes is tried.
+// goes. The job's name is a prefix of the pod's up to a dash: each such prefix is tried.
 const registry_state::job_entry* claimed_by_job(const registry_state& st, std::string_view ns,
                                                 std::string_view name) {
-  auto last = name.rfind('-');
-  if (last == std::string_view::npos || last + 1 == name.size())
-    return nullptr;
-  int32_t index = 0;
-  auto digits = name.substr(last + 1);
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc{} || end != digits.data() + digits.size())
-    return nullptr;
-  auto rest = name.substr(0, last);  // "<job>-<task>"
-  for (auto dash = rest.find('-'); dash != std::string_view::npos;
-       dash = rest.find('-', dash + 1)) {
-    auto j = st.jobs.find(object_key(ns, rest.substr(0, dash)));
-    if (j == st.jobs.end() || j->second.job->suspended || j->second.status.version != 0)
-      continue;
-    const auto& tasks = j->second.job->tasks;
-    for (std::size_t t = 0; t < tasks.size(); ++t)
-      if (scheduler::task_name(tasks[t], t) == rest.substr(dash + 1) && index < tasks[t].replicas)
-        return &j->second;
+  for (auto dash = name.find('-'); dash != std::string_view::npos; dash = name.find('-', dash + 1)) {
+    auto j = st.jobs.find(object_key(ns, name.substr(0, dash)));
+    if (j != st.jobs.end() && scheduler::pods_are_expansion(*j->second.job, j->second.status) &&
+        scheduler::makes_pod_named(*j->second.job, name))
+      return &j->second;
   }
   return nullptr;
 }

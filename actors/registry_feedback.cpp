@@ -178,14 +178,25 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
   return renewed;
 }
 
+bool not_ours(const registry_state& st, pod_entry& e) {
+  if (is_our_scheduler(st.ctx->config.scheduling, e.pod->scheduler_name))
+    return false;
+  e.reason = std::make_shared<const std::string>(
+      "schedulerName \"" + e.pod->scheduler_name + "\" is not served by this scheduler");
+  return true;
+}
+
+void wait_for_group(registry_state& st, pod_entry& e, const std::string& group_key) {
+  st.orphans[group_key].push_back(e.id);
+  e.reason = std::make_shared<const std::string>("pod group \"" + e.pod->group +
+                                                 "\" not found; the pod waits for it");
+}
+
 void attach_pod(self_ptr self, pod_entry& e) {
   auto& st = self->state;
   const auto& p = *e.pod;
-  if (!is_our_scheduler(st.ctx->config.scheduling, p.scheduler_name)) {
-    e.reason = std::make_shared<const std::string>(
-        "schedulerName \"" + p.scheduler_name + "\" is not served by this scheduler");
+  if (not_ours(st, e))
     return;
-  }
   if (scheduler::is_terminal(e.phase()))
     return;
   if (p.group.empty()) {
@@ -201,9 +212,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
   auto key = object_key(p.meta.namespace_name, p.group);
   auto i = st.group_ids.find(key);
   if (i == st.group_ids.end()) {
-    st.orphans[key].push_back(e.id);
-    e.reason = std::make_shared<const std::string>("pod group \"" + p.group +
-                                                   "\" not found; the pod waits for it");
+    wait_for_group(st, e, key);
     return;
   }
   auto& g = st.groups.at(i->second);

@@ -74,13 +74,17 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, pod_entry& e);
+/// True, with the pod's pending reason set, when its schedulerName is not served here.
+bool not_ours(const registry_state& st, pod_entry& e);
+/// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
+void wait_for_group(registry_state& st, pod_entry& e, const std::string& group_key);
 /// Adds a pod to the catalog under a new id; returns its entry (valid until it is erased).
 pod_entry& insert_pod(self_ptr self, pod_ptr pod);
 /// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
 pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
 /// The pod with its current runtime state: the entry's own pod while no binding or phase change
-/// happened since it was created or restored, else a copy with `now` applied. For actors that are
-/// handed pods (a gang's actor at its spawn), which read their state.
+/// happened since it was created or restored, else a copy with `changed` applied. For actors
+/// that are handed pods (a gang's actor at its spawn), which read their state.
 pod_ptr current_pod(const pod_entry& e);
 
 /// Takes a pod's name for a creation on its way to the store: null if a pod has it or a creation

@@ -18,13 +18,14 @@ namespace {
 // The pods the jobs made at their creation, which are stored as their jobs (storage/README.md):
 // expanded again, with the state updates found under their keys, and without those a tombstone
 // marks deleted. Appended to `loaded.pods`; returns how many. A key that holds a record keeps
-// it (a store written before pods were stored as their jobs). A resumed job (status version > 0)
-// made new pods with records of their own, and a suspended one has none: neither is expanded.
+// it (a store written before pods were stored as their jobs). Only jobs whose pods are their
+// expansion (scheduler::pods_are_expansion) are expanded: a resumed job's pods have records of
+// their own, and a suspended job has none.
 std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
   const std::size_t before = loaded.pods.size();
   std::vector<scheduler::pod> made;
   for (const auto& j : loaded.jobs) {
-    if (j.job.suspended || j.status.version != 0)
+    if (!scheduler::pods_are_expansion(j.job, j.status))
       continue;
     auto expanded = scheduler::expand_job(j.job);
     if (!expanded) {
@@ -137,11 +138,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     }
     if (scheduler::is_terminal(pod.phase))
       finished.push_back({id, e.pod});
-    if (!is_our_scheduler(st.ctx->config.scheduling, pod.scheduler_name)) {
-      e.reason = std::make_shared<const std::string>(
-          "schedulerName \"" + pod.scheduler_name + "\" is not served by this scheduler");
+    if (not_ours(st, e))
       continue;
-    }
     if (pod.group.empty()) {
       if (scheduler::is_terminal(pod.phase))
         continue;
@@ -155,9 +153,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       e.gang = g->second;
       st.groups.at(g->second).pods.push_back(id);
     } else if (!scheduler::is_terminal(pod.phase)) {
-      st.orphans[key].push_back(id);
-      e.reason = std::make_shared<const std::string>("pod group \"" + pod.group +
-                                                     "\" not found; the pod waits for it");
+      wait_for_group(st, e, key);
     }
   }
 

@@ -1,6 +1,7 @@
 #include "scheduler/job.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <memory>
 #include <numeric>
@@ -243,6 +244,32 @@ std::vector<std::string> job_pod_keys(const job& j) {
       out.push_back(j.meta.namespace_name + "/" + job_pod_name(j.meta.name, name, ix));
   }
   return out;
+}
+
+bool pods_are_expansion(const job& j, const job_status& s) noexcept {
+  return !j.suspended && s.version == 0;
+}
+
+bool makes_pod_named(const job& j, std::string_view pod_name) {
+  // The inverse of job_pod_name: the job's name, a dash, a task's name, a dash, an index.
+  const std::string_view job_name = j.meta.name;
+  if (pod_name.size() <= job_name.size() + 1 || !pod_name.starts_with(job_name) ||
+      pod_name[job_name.size()] != '-')
+    return false;
+  auto rest = pod_name.substr(job_name.size() + 1);  // "<task>-<index>"
+  auto dash = rest.rfind('-');
+  if (dash == std::string_view::npos)
+    return false;
+  auto digits = rest.substr(dash + 1);
+  int32_t index = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
+      std::to_string(index) != digits)  // "07" or "-1" is no index job_pod_name writes.
+    return false;
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    if (index < j.tasks[t].replicas && task_name(j.tasks[t], t) == rest.substr(0, dash))
+      return true;
+  return false;
 }
 
 } // namespace phalanx::scheduler

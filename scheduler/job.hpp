@@ -26,6 +26,7 @@
 // Pure functions; thread-safe when the uid generator is.
 
 #include "scheduler/model.hpp"
+#include "scheduler/object_status.hpp"
 #include "scheduler/result.hpp"
 
 #include <functional>
@@ -92,5 +93,14 @@ void prepare_job_pod(pod& p, uint64_t resource_version);
 
 /// The "<namespace>/<name>" keys of the pods expand_job makes for `j`, without making them.
 std::vector<std::string> job_pod_keys(const job& j);
+
+/// Whether `j`'s pods are its creation-time expansion, stored as the job rather than as records
+/// of their own (storage/README.md): it is not suspended and was never resumed (a resume makes
+/// new incarnations, with random uids, and raises the status version).
+bool pods_are_expansion(const job& j, const job_status& s) noexcept;
+
+/// Whether expand_job makes a pod named `pod_name` for `j`: "<job>-<task>-<index>", index below
+/// the task's replicas.
+bool makes_pod_named(const job& j, std::string_view pod_name);
 
 } // namespace phalanx::scheduler

@@ -28,9 +28,8 @@ using duration = std::chrono::nanoseconds;
 /// Labels or annotations: key/value pairs kept sorted by key, keys unique.
 ///
 /// The pairs live in one immutable block (a header, 16 bytes per pair, then the values) shared
-/// by every copy: the runtime copies a pod for every change of its state and hands the copies to
-/// other actors, and a Volcano pod carries a dozen keys, so a list of string pairs was a quarter
-/// of the memory held per pod. Keys point into a process-wide table of interned keys (they
+/// by every copy (pods are copied into API views, watch events and job expansions), and a Volcano
+/// pod carries a dozen keys, so a list of string pairs was a quarter of the memory held per pod. Keys point into a process-wide table of interned keys (they
 /// repeat in every pod of a job); a key longer than 128 bytes stays in the block. A change builds
 /// a new block; build a whole set at once with label_set::builder. Reads hand out string_views:
 /// a value's stays valid while this label_set (or a copy sharing the block) is unchanged and

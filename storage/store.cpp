@@ -24,7 +24,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
-#include <iterator>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -884,20 +883,15 @@ struct kind_output {
     }
   }
 
-  // The ordinals of `states`, sorted, merged with `bad_ordinals`: every slot that holds no
-  // object. Sorts `states` by ordinal (key order).
-  std::vector<std::size_t> empty_slots(const std::vector<std::size_t>& bad_ordinals) {
+  // Every slot that holds no object, sorted: `bad_ordinals` and the ordinals of `states`. Puts
+  // `states` in key order too.
+  std::vector<std::size_t> empty_slots(std::vector<std::size_t> bad_ordinals) {
     std::sort(states.begin(), states.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    std::vector<std::size_t> out;
-    out.reserve(bad_ordinals.size() + states.size());
-    std::vector<std::size_t> mine;
-    mine.reserve(states.size());
     for (const auto& s : states)
-      mine.push_back(s.first);
-    std::merge(bad_ordinals.begin(), bad_ordinals.end(), mine.begin(), mine.end(),
-               std::back_inserter(out));
-    return out;
+      bad_ordinals.push_back(s.first);
+    std::sort(bad_ordinals.begin(), bad_ordinals.end());
+    return bad_ordinals;
   }
 
   // Puts the records in key order: the slots that were filled, then the overflow chunks. Every

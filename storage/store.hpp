@@ -126,8 +126,9 @@ class write_batch {
   void put(std::shared_ptr<const scheduler::pod> p);
   /// Records a pod's runtime state (phase, node name, start and finish times, resource version)
   /// without rewriting the rest of it: a few dozen bytes merged into the pod's record instead of
-  /// the whole pod encoded again, for every binding and phase change. The pod must have been put
-  /// before, in an earlier batch or earlier in this one; only its key is read from `p`.
+  /// the whole pod encoded again, for every binding and phase change. The pod's record was put
+  /// before (in an earlier batch or earlier in this one), or the pod is stored as its job and has
+  /// no record (storage/README.md); only its key is read from `p`.
   void put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state);
   /// Marks a pod deleted that has no record of its own (a job's pod stored as its job):
   /// erasing its key would let the job's expansion bring it back at the next start.

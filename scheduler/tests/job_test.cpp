@@ -104,6 +104,27 @@ TEST(Job, MinResourcesSumExtendedResources) {
             res("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "4", "pods", "4"));
 }
 
+// makes_pod_named is the inverse of the expansion's naming: every pod expand_job makes, and no
+// other name (an index beyond the replicas, a padded index, another task, a prefix of the job).
+TEST(Job, MakesPodNamedMatchesExactlyTheExpandedPods) {
+  auto j = make_job("my-job", {task("ps", 1, "1"), task("worker-a", 3, "1"), task("", 2, "1")});
+  auto expanded = expand_job(j);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().to_string();
+  ASSERT_EQ(expanded->pods.size(), 6u);
+  for (const auto& p : expanded->pods)
+    EXPECT_TRUE(makes_pod_named(j, p.meta.name)) << p.meta.name;
+  for (std::string_view other : {"my-job-worker-a-3", "my-job-worker-a-01", "my-job-worker-a--1",
+                                 "my-job-worker-0", "my-job-ps", "my-job-ps-", "my-job-ps-x",
+                                 "my-jobs-ps-0", "my-ps-0", "my-job", "other-ps-0"})
+    EXPECT_FALSE(makes_pod_named(j, other)) << other;
+  EXPECT_TRUE(pods_are_expansion(j, job_status{}));
+  job_status resumed;
+  resumed.version = 1;
+  EXPECT_FALSE(pods_are_expansion(j, resumed));
+  j.suspended = true;
+  EXPECT_FALSE(pods_are_expansion(j, job_status{}));
+}
+
 TEST(Job, ExpandsIntoPodGroupAndPods) {
   auto ps = task("ps", 1, "2", std::nullopt, 5);
   ps.pod_template.priority_class_name = "high";

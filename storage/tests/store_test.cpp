@@ -588,6 +588,15 @@ void plant(const std::string& path, std::string_view cf, std::string_view key,
   ASSERT_TRUE(db.put(cf, key, value).ok());
 }
 
+// Opens with quarantine on and loads: damaged records are moved aside.
+loaded_state load_quarantining(const std::string& path) {
+  store_options o;
+  o.path = path;
+  o.quarantine_corrupt = true;
+  auto s = open_ok(o);
+  return load_ok(*s);
+}
+
 TEST(StoreCorruptRecord, LoadRefusesNamingTheKey) {
   temp_dir dir;
   auto expected = sample_state(4);
@@ -641,11 +650,7 @@ TEST(StoreCorruptRecord, QuarantineMovesItAsideAndGoesOn) {
   auto without_1005 = expected;
   without_1005.pods.erase(without_1005.pods.begin() + 5);
   {
-    store_options o;
-    o.path = dir.path();
-    o.quarantine_corrupt = true;
-    auto s = open_ok(o);
-    auto state = load_ok(*s);
+    auto state = load_quarantining(dir.path());
     EXPECT_EQ(diff(state, without_1005), "");
     ASSERT_EQ(state.quarantined.size(), 2u);
     EXPECT_EQ(state.quarantined[0].kind, record_kind::pod_group);
@@ -693,11 +698,7 @@ TEST(StoreCorruptRecord, ADamagedStateOnlyKeyIsQuarantined) {
               0u)
         << r.error().message();
   }
-  store_options o;
-  o.path = dir.path();
-  o.quarantine_corrupt = true;
-  auto s = open_ok(o);
-  auto state = load_ok(*s);
+  auto state = load_quarantining(dir.path());
   EXPECT_EQ(diff(state, expected), "");
   EXPECT_TRUE(state.pod_states.empty());
   ASSERT_EQ(state.quarantined.size(), 1u);
