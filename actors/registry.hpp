@@ -77,17 +77,9 @@ struct registry_state {
     /// A pod its job made at creation, stored as its job (storage/README.md): no record of its
     /// own, so deleting it writes a tombstone under its key rather than erasing the key.
     bool stored_as_job = false;
-    /// The current phase and whether it is bound, also here beside the flags (where they cost
-    /// no space) because status counts read them for every pod of a gang, and reading them
-    /// through `changed` or `pod` is a dependent load per pod. Kept by insert_pod and
-    /// set_state; read them through phase() and is_bound().
-    bool bound_now = false;
-    uint8_t phase_now = 0;  // A scheduler::pod_phase.
 
-    scheduler::pod_phase phase() const noexcept {
-      return static_cast<scheduler::pod_phase>(phase_now);
-    }
-    bool is_bound() const noexcept { return bound_now; }
+    scheduler::pod_phase phase() const noexcept { return changed ? changed->phase : pod->phase; }
+    bool is_bound() const noexcept { return !node_name().empty(); }
     const std::string& node_name() const noexcept {
       return changed ? changed->node_name : pod->node_name;
     }
@@ -95,8 +87,6 @@ struct registry_state {
       return changed ? *changed : scheduler::runtime_of(*pod);
     }
     void set_state(scheduler::pod_runtime s) {
-      phase_now = static_cast<uint8_t>(s.phase);
-      bound_now = s.is_bound();
       if (changed)
         *changed = std::move(s);
       else

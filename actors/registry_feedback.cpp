@@ -21,8 +21,6 @@ pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
   e.declares_end = behavior && behavior->declares_end();
-  e.phase_now = static_cast<uint8_t>(pod->phase);
-  e.bound_now = pod->is_bound();
   e.pod = std::move(pod);
   return e;
 }
