@@ -89,40 +89,76 @@ uint64_t intern_key(std::string_view key) {
 // The block: this header, then `count` slots, then the characters of the values and of the keys
 // not in the key table (each such key right before its value). Sizes are 32-bit: Kubernetes
 // caps a set of annotations at 256 KiB.
+//
+// Or a delta: a set that differs from a shared full block (its base) in one pair, held as that
+// pair and a reference to the base. Every pod of a job task carries the task's labels and
+// annotations plus its own index, so a pod's sets cost a small delta each instead of a copy of
+// the dozen pairs. A delta's base is always a full block (one level: a change to a delta builds
+// a full block, unless it only changes the delta's own pair).
 struct alignas(8) label_set::block {
   struct slot {
     uint64_t key;        // Interned: address << key_size_bits | size; else inline_key | size.
     uint32_t offset;     // Of the value in the characters; of the key when it is inline.
     uint32_t value_size;
   };
+  struct delta_part {
+    block* base;         // A full block; the delta holds one reference to it.
+    uint32_t at;         // The pair's index in the delta's (merged) order.
+    uint32_t replaces;   // 1: it replaces the base's pair `at`; 0: it goes before that pair.
+    slot own;
+  };
   std::atomic<uint32_t> refs{1};
-  uint32_t count = 0;
+  uint32_t count = 0;    // Pairs in the set (for a delta, merged with its base).
   uint32_t text_size = 0;
-  uint32_t unused = 0; // Pads the header to the slots' 8-byte alignment.
+  uint32_t delta = 0;    // 1 when a delta_part follows the header instead of slots.
 
   slot* slots() noexcept { return reinterpret_cast<slot*>(this + 1); }
   const slot* slots() const noexcept { return reinterpret_cast<const slot*>(this + 1); }
-  const char* text() const noexcept { return reinterpret_cast<const char*>(slots() + count); }
-  char* text() noexcept { return reinterpret_cast<char*>(slots() + count); }
-  std::size_t bytes() const noexcept { return sizeof(block) + count * sizeof(slot) + text_size; }
+  delta_part& diff() noexcept { return *reinterpret_cast<delta_part*>(this + 1); }
+  const delta_part& diff() const noexcept { return *reinterpret_cast<const delta_part*>(this + 1); }
+  const char* text() const noexcept {
+    return delta ? reinterpret_cast<const char*>(&diff() + 1)
+                 : reinterpret_cast<const char*>(slots() + count);
+  }
+  char* text() noexcept { return const_cast<char*>(std::as_const(*this).text()); }
+  std::size_t bytes() const noexcept {
+    return sizeof(block) + (delta ? sizeof(delta_part) : count * sizeof(slot)) + text_size;
+  }
 
   static bool is_inline(uint64_t code) noexcept { return (code & inline_key) != 0; }
 
+  // The slot of pair `i` and the block whose characters it points into.
+  std::pair<const slot*, const block*> slot_at(std::size_t i) const noexcept {
+    if (!delta)
+      return {&slots()[i], this};
+    const auto& d = diff();
+    if (i == d.at)
+      return {&d.own, this};
+    return d.base->slot_at(i < d.at ? i : i - 1 + d.replaces);
+  }
+  uint64_t key_code(std::size_t i) const noexcept { return slot_at(i).first->key; }
   std::string_view key(std::size_t i) const noexcept {
-    const auto& s = slots()[i];
-    if (is_inline(s.key))
-      return {text() + s.offset, static_cast<std::size_t>(s.key & ~inline_key)};
-    return {reinterpret_cast<const char*>(s.key >> key_size_bits),
-            static_cast<std::size_t>(s.key & key_size_mask)};
+    auto [s, owner] = slot_at(i);
+    if (is_inline(s->key))
+      return {owner->text() + s->offset, static_cast<std::size_t>(s->key & ~inline_key)};
+    return {reinterpret_cast<const char*>(s->key >> key_size_bits),
+            static_cast<std::size_t>(s->key & key_size_mask)};
   }
   std::string_view value(std::size_t i) const noexcept {
-    const auto& s = slots()[i];
-    auto key_chars = is_inline(s.key) ? s.key & ~inline_key : 0;
-    return {text() + s.offset + key_chars, s.value_size};
+    auto [s, owner] = slot_at(i);
+    auto key_chars = is_inline(s->key) ? s->key & ~inline_key : 0;
+    return {owner->text() + s->offset + key_chars, s->value_size};
   }
 
   // In make()'s `known`: the pair's key is not coded yet.
   static constexpr uint64_t unknown_key = ~uint64_t{0};
+
+  static uint64_t code_of(std::string_view k, uint64_t known) {
+    if (known != unknown_key)
+      return known;
+    auto code = intern_key(k);
+    return code != 0 ? code : inline_key | k.size();
+  }
 
   // Pairs sorted by key with unique keys; null for none. `known`, when given, holds each pair's
   // slot.key where it is known already (copied from another block), else unknown_key: a change
@@ -136,12 +172,7 @@ struct alignas(8) label_set::block {
     std::size_t text = 0;
     for (std::size_t i = 0; i < sorted.size(); ++i) {
       const auto& [k, v] = sorted[i];
-      uint64_t code = known ? (*known)[i] : unknown_key;
-      if (code == unknown_key) {
-        code = intern_key(k);
-        if (code == 0)
-          code = inline_key | k.size();
-      }
+      uint64_t code = code_of(k, known ? (*known)[i] : unknown_key);
       keys.push_back(code);
       text += (is_inline(code) ? k.size() : 0) + v.size();
     }
@@ -157,22 +188,51 @@ struct alignas(8) label_set::block {
     for (std::size_t i = 0; i < sorted.size(); ++i) {
       const auto& [k, v] = sorted[i];
       new (&b->slots()[i]) slot{keys[i], offset, static_cast<uint32_t>(v.size())};
-      // An empty view may have a null data(), which memcpy must not be given even for 0 bytes.
-      if (is_inline(keys[i]) && !k.empty()) {
-        std::memcpy(out + offset, k.data(), k.size());
-        offset += static_cast<uint32_t>(k.size());
-      }
-      if (!v.empty())
-        std::memcpy(out + offset, v.data(), v.size());
-      offset += static_cast<uint32_t>(v.size());
+      offset += copy_pair(out + offset, keys[i], k, v);
     }
     return b;
   }
 
+  // A delta over the full block `base`: the pair (k, v) at `at`, replacing the base's pair
+  // there or not. `known` is k's code when known, else unknown_key.
+  static block* make_delta(block* base, std::size_t at, uint32_t replaces, uint64_t known,
+                           std::string_view k, std::string_view v) {
+    const uint64_t code = code_of(k, known);
+    const std::size_t text = (is_inline(code) ? k.size() : 0) + v.size();
+    if (text > UINT32_MAX)
+      throw std::length_error("label_set: more than 4 GiB of keys and values");
+    static_assert(alignof(delta_part) == alignof(block) && sizeof(delta_part) % 8 == 0);
+    void* memory = ::operator new(sizeof(block) + sizeof(delta_part) + text);
+    auto* b = new (memory) block;
+    b->count = base->count + 1 - replaces;
+    b->text_size = static_cast<uint32_t>(text);
+    b->delta = 1;
+    base->refs.fetch_add(1, std::memory_order_relaxed);
+    new (&b->diff()) delta_part{base, static_cast<uint32_t>(at), replaces,
+                                slot{code, 0, static_cast<uint32_t>(v.size())}};
+    copy_pair(b->text(), code, k, v);
+    return b;
+  }
+
+  // Writes a pair's characters (its key too when inline) at `out`; returns how many.
+  static uint32_t copy_pair(char* out, uint64_t code, std::string_view k, std::string_view v) {
+    std::size_t n = 0;
+    // An empty view may have a null data(), which memcpy must not be given even for 0 bytes.
+    if (is_inline(code) && !k.empty()) {
+      std::memcpy(out, k.data(), k.size());
+      n += k.size();
+    }
+    if (!v.empty())
+      std::memcpy(out + n, v.data(), v.size());
+    return static_cast<uint32_t>(n + v.size());
+  }
+
   static void release(block* b) noexcept {
     if (b != nullptr && b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      block* base = b->delta ? b->diff().base : nullptr;
       b->~block();
       ::operator delete(b);
+      release(base);
     }
   }
 };
@@ -209,6 +269,10 @@ label_set::~label_set() {
 
 std::size_t label_set::size() const noexcept {
   return block_ != nullptr ? block_->count : 0;
+}
+
+bool label_set::is_delta() const noexcept {
+  return block_ != nullptr && block_->delta != 0;
 }
 
 std::size_t label_set::block_bytes() const noexcept {
@@ -261,13 +325,13 @@ void label_set::replace_range(std::size_t at, std::size_t removed, const entry* 
   codes.reserve(size() + 1);
   auto keep = [&](std::size_t i) {
     pairs.emplace_back(block_->key(i), block_->value(i));
-    codes.push_back(block_->slots()[i].key);
+    codes.push_back(block_->key_code(i));
   };
   for (std::size_t i = 0; i < at; ++i)
     keep(i);
   if (added) {
     pairs.push_back(*added);
-    codes.push_back(removed == 1 ? block_->slots()[at].key : block::unknown_key);
+    codes.push_back(removed == 1 ? block_->key_code(at) : block::unknown_key);
   }
   for (std::size_t i = at + removed; i < size(); ++i)
     keep(i);
@@ -279,8 +343,23 @@ void label_set::set(std::string_view key, std::string_view value) {
   bool present = at < size() && block_->key(at) == key;
   if (present && block_->value(at) == value)
     return; // Unchanged: keep sharing.
+  const uint32_t replaces = present ? 1 : 0;
+  if (block_ != nullptr && !block_->delta && block_->refs.load(std::memory_order_relaxed) > 1) {
+    // Shared (a job task's pods are copies of its sets, each then given its index): only the
+    // pair goes in a new block. A block this set alone holds is rebuilt below instead, since a
+    // delta over it would keep it alive beside the delta.
+    *this = label_set(block::make_delta(block_, at, replaces,
+                                        present ? block_->key_code(at) : block::unknown_key,
+                                        key, value));
+    return;
+  }
+  if (block_ != nullptr && block_->delta && present && at == block_->diff().at) {
+    const auto& d = block_->diff();  // The delta's own pair changes: a new delta, same base.
+    *this = label_set(block::make_delta(d.base, d.at, d.replaces, d.own.key, key, value));
+    return;
+  }
   const entry added{key, value};
-  replace_range(at, present ? 1 : 0, &added);
+  replace_range(at, replaces, &added);
 }
 
 bool label_set::erase(std::string_view key) {
@@ -308,7 +387,7 @@ label_set::builder::builder(const label_set& start) {
     pairs_.push_back(e);
 }
 
-label_set label_set::builder::build() {
+void label_set::builder::sort_unique() {
   // Stable, so of equal keys the last added stays last; keep that one. Decoders add in order,
   // and a short list is sorted in place (std::stable_sort takes a buffer from the heap).
   auto by_key = [](const entry& a, const entry& b) { return a.first < b.first; };
@@ -328,7 +407,45 @@ label_set label_set::builder::build() {
     pairs_[out++] = pairs_[i];
   }
   pairs_.resize(out);
+}
+
+label_set label_set::builder::build() {
+  sort_unique();
   label_set result(block::make(pairs_));
+  pairs_.clear();
+  return result;
+}
+
+label_set label_set::builder::build_sharing() {
+  sort_unique();
+  label_set result;
+  if (const block* last = last_.block_; last != nullptr) {
+    // The pairs against the last set built: the first that differs, then the rest must match
+    // with that one replaced (same size) or inserted (one more).
+    const std::size_t n = last->count;
+    const std::size_t size = pairs_.size();
+    std::size_t i = 0;
+    while (i < n && i < size && pairs_[i].first == last->key(i) &&
+           pairs_[i].second == last->value(i))
+      ++i;
+    const uint32_t replaces = size == n ? 1 : 0;
+    bool one_apart = (size == n || size == n + 1) && i < size &&
+                     (replaces == 0 || pairs_[i].first == last->key(i));
+    for (std::size_t j = i + 1; one_apart && j < size; ++j) {
+      const std::size_t k = j - 1 + replaces;
+      one_apart = pairs_[j].first == last->key(k) && pairs_[j].second == last->value(k);
+    }
+    if (size == n && i == n)
+      result = last_; // Equal: share.
+    else if (one_apart)
+      result = label_set(block::make_delta(last_.block_, i, replaces,
+                                           replaces ? last->key_code(i) : block::unknown_key,
+                                           pairs_[i].first, pairs_[i].second));
+  }
+  if (result.block_ == nullptr && !pairs_.empty()) {
+    result = label_set(block::make(pairs_));
+    last_ = result;
+  }
   pairs_.clear();
   return result;
 }

@@ -29,12 +29,15 @@ using duration = std::chrono::nanoseconds;
 ///
 /// The pairs live in one immutable block (a header, 16 bytes per pair, then the values) shared
 /// by every copy (pods are copied into API views, watch events and job expansions), and a Volcano
-/// pod carries a dozen keys, so a list of string pairs was a quarter of the memory held per pod. Keys point into a process-wide table of interned keys (they
-/// repeat in every pod of a job); a key longer than 128 bytes stays in the block. A change builds
-/// a new block; build a whole set at once with label_set::builder. Reads hand out string_views:
-/// a value's stays valid while this label_set (or a copy sharing the block) is unchanged and
-/// alive, a key's at least as long. A const label_set may be read from any thread; changing one
-/// is as thread-safe as changing a vector.
+/// pod carries a dozen keys, so a list of string pairs was a quarter of the memory held per pod.
+/// Keys point into a process-wide table of interned keys (they repeat in every pod of a job); a
+/// key longer than 128 bytes stays in the block. A change builds a new block, except that a
+/// change of one pair in a shared block makes a delta: that pair and a reference to the shared
+/// block (each pod of a job task is its task's sets plus its own index). Build a whole set at
+/// once with label_set::builder. Reads hand out string_views: a value's stays valid while this
+/// label_set (or a copy sharing the block) is unchanged and alive, a key's at least as long. A
+/// const label_set may be read from any thread; changing one is as thread-safe as changing a
+/// vector.
 class label_set {
  public:
   using entry = std::pair<std::string_view, std::string_view>;
@@ -55,7 +58,8 @@ class label_set {
   bool contains(std::string_view key) const noexcept { return find(key).has_value(); }
   /// True when some key starts with `prefix` (one search: the keys are sorted).
   bool has_key_with_prefix(std::string_view prefix) const noexcept;
-  /// Inserts or replaces (builds a new block unless the value is already there).
+  /// Inserts or replaces (builds a new block unless the value is already there; a delta when
+  /// the block is shared with another set).
   void set(std::string_view key, std::string_view value);
   /// Removes `key`; false when absent.
   bool erase(std::string_view key);
@@ -64,8 +68,11 @@ class label_set {
   entries_view entries() const noexcept;
   bool empty() const noexcept { return size() == 0; }
   std::size_t size() const noexcept;
-  /// Bytes of the shared block (0 when empty); for memory accounting.
+  /// Bytes of the block this set holds (0 when empty); a delta's own, not its base's. For memory
+  /// accounting.
   std::size_t block_bytes() const noexcept;
+  /// True when the block holds one pair over another set's shared block (see set()).
+  bool is_delta() const noexcept;
   /// True when both share one block (so equal without comparing); for tests and accounting.
   bool shares_with(const label_set& other) const noexcept {
     return block_ != nullptr && block_ == other.block_;
@@ -174,9 +181,17 @@ class label_set::builder {
     return *this;
   }
   label_set build();
+  /// Like build(), for a decoder of many similar sets (the pods of a job task differ only in
+  /// their index): pairs equal to the set this builder last built share its block, and pairs
+  /// one pair apart from it (that pair replaced or added) make a delta over it, as
+  /// label_set::set does. Keeps that last set alive as long as the builder.
+  label_set build_sharing();
 
  private:
+  void sort_unique();
+
   std::vector<entry> pairs_;
+  label_set last_; // The last full set build_sharing() made.
 };
 
 /// Metadata shared by every object (a subset of Kubernetes' ObjectMeta).

@@ -577,11 +577,14 @@ bool wire_add_label(std::string_view bytes, wire_labels& state, std::string_view
 }
 
 // A record's ObjectMeta normally comes once; protobuf would append the labels of a second one.
+// Records come in key order, so a job task's pods come one after another with the same sets
+// but for their index: build_sharing() shares the previous pod's block or stores only the pair
+// that differs (scheduler/model.hpp).
 void wire_take_labels(wire_labels& state, sch::label_set& out) {
   if (state.first)
     return;
   if (out.empty()) {
-    out = state.pairs.build();
+    out = state.pairs.build_sharing();
     return;
   }
   sch::label_set::builder merged(out);

@@ -156,6 +156,112 @@ TEST(label_set, long_keys_stay_in_the_block) {
   EXPECT_EQ(huge.entries()[1].first.size(), 70000u);
 }
 
+// A change of one pair in a shared block makes a delta (that pair over the shared block), read
+// exactly as a whole set would be: a job task's pods share the task's sets and add their index.
+TEST(label_set, one_pair_over_a_shared_block) {
+  const label_set task{{"b", "1"}, {"d", "2"}, {"f", "3"}};
+  auto entries = [](const label_set& l) {
+    return std::vector<label_set::entry>(l.entries().begin(), l.entries().end());
+  };
+  using pairs = std::vector<label_set::entry>;
+  // Inserted before, between and after the pairs, and replacing each of them.
+  const std::vector<std::pair<label_set::entry, pairs>> cases = {
+    {{"a", "x"}, {{"a", "x"}, {"b", "1"}, {"d", "2"}, {"f", "3"}}},
+    {{"c", "x"}, {{"b", "1"}, {"c", "x"}, {"d", "2"}, {"f", "3"}}},
+    {{"g", "x"}, {{"b", "1"}, {"d", "2"}, {"f", "3"}, {"g", "x"}}},
+    {{"b", "x"}, {{"b", "x"}, {"d", "2"}, {"f", "3"}}},
+    {{"d", "x"}, {{"b", "1"}, {"d", "x"}, {"f", "3"}}},
+    {{"f", "x"}, {{"b", "1"}, {"d", "2"}, {"f", "x"}}},
+  };
+  for (const auto& [pair, want] : cases) {
+    label_set pod = task;
+    pod.set(pair.first, pair.second);
+    EXPECT_TRUE(pod.is_delta()) << pair.first;
+    EXPECT_EQ(entries(pod), want) << pair.first;
+    EXPECT_EQ(pod.size(), want.size());
+    label_set::builder whole;
+    for (auto [k, v] : want)
+      whole.add(k, v);
+    EXPECT_EQ(pod, whole.build());
+    for (auto [k, v] : want)
+      EXPECT_EQ(pod.find(k), v);
+    EXPECT_FALSE(pod.find("e"));
+    EXPECT_TRUE(pod.has_key_with_prefix(pair.first));
+    // Header, delta part (base, position, slot) and the value's character.
+    EXPECT_EQ(pod.block_bytes(), 16u + 32u + 1u);
+    // Changing the delta's own pair again keeps one level; any other change makes a whole set.
+    pod.set(pair.first, "yy");
+    EXPECT_TRUE(pod.is_delta());
+    EXPECT_EQ(*pod.find(pair.first), "yy");
+    label_set other = pod;
+    other.set("e", "5");
+    EXPECT_FALSE(other.is_delta());
+    EXPECT_EQ(other.size(), want.size() + 1);
+    EXPECT_EQ(*other.find(pair.first), "yy");
+    EXPECT_EQ(*other.find("e"), "5");
+    EXPECT_TRUE(other.erase(pair.first));
+    EXPECT_TRUE(pod.erase("e") == false && pod.erase(pair.first));
+    EXPECT_FALSE(pod.is_delta());
+    EXPECT_FALSE(pod.contains(pair.first));
+  }
+  // The task's set is untouched, and a block only this set holds is rebuilt, not deltaed (a
+  // delta would keep the old block alive beside it).
+  EXPECT_EQ(entries(task), (pairs{{"b", "1"}, {"d", "2"}, {"f", "3"}}));
+  label_set alone{{"b", "1"}};
+  alone.set("c", "2");
+  EXPECT_FALSE(alone.is_delta());
+  // A delta outlives every other holder of its base.
+  label_set survivor;
+  {
+    label_set base{{"k", "v"}, {"long-value", std::string(100, 'z')}};
+    survivor = base;
+    survivor.set("k", "w");
+  }
+  EXPECT_TRUE(survivor.is_delta());
+  EXPECT_EQ(*survivor.find("long-value"), std::string(100, 'z'));
+  EXPECT_EQ(*survivor.find("k"), "w");
+  // A key too long for the key table goes in the delta's characters.
+  const std::string long_key(200, 'q');
+  label_set with_long = task;
+  with_long.set(long_key, "v");
+  EXPECT_TRUE(with_long.is_delta());
+  EXPECT_EQ(*with_long.find(long_key), "v");
+  EXPECT_EQ(with_long.block_bytes(), 16u + 32u + long_key.size() + 1u);
+}
+
+// A decoder's builder shares the block of the last set it built when the pairs are equal, and
+// makes a delta over it when they are one pair apart; otherwise a whole new set.
+TEST(label_set, builder_shares_with_the_last_set_built) {
+  label_set::builder b;
+  auto build = [&b](std::initializer_list<label_set::entry> pairs) {
+    for (auto [k, v] : pairs)
+      b.add(k, v);
+    return b.build_sharing();
+  };
+  label_set first = build({{"job", "j"}, {"task", "w"}, {"index", "0"}});
+  EXPECT_FALSE(first.is_delta());
+  label_set same = build({{"task", "w"}, {"index", "0"}, {"job", "j"}});
+  EXPECT_TRUE(same.shares_with(first));
+  label_set next = build({{"job", "j"}, {"task", "w"}, {"index", "1"}});
+  EXPECT_TRUE(next.is_delta());
+  EXPECT_EQ(next, (label_set{{"job", "j"}, {"task", "w"}, {"index", "1"}}));
+  label_set more = build({{"job", "j"}, {"task", "w"}, {"index", "0"}, {"zone", "a"}});
+  EXPECT_TRUE(more.is_delta());
+  EXPECT_EQ(more, (label_set{{"job", "j"}, {"task", "w"}, {"index", "0"}, {"zone", "a"}}));
+  // Two pairs apart, one fewer, a different key in place: whole sets, each the next base.
+  label_set two = build({{"job", "j"}, {"task", "ps"}, {"index", "1"}});
+  EXPECT_FALSE(two.is_delta());
+  label_set fewer = build({{"job", "j"}, {"task", "ps"}});
+  EXPECT_FALSE(fewer.is_delta());
+  label_set renamed = build({{"job", "j"}, {"tusk", "ps"}});
+  EXPECT_FALSE(renamed.is_delta());
+  EXPECT_EQ(renamed, (label_set{{"job", "j"}, {"tusk", "ps"}}));
+  label_set after = build({{"job", "j"}, {"tusk", "ps"}, {"x", "1"}});
+  EXPECT_TRUE(after.is_delta());
+  EXPECT_TRUE(build({}).empty());
+  EXPECT_EQ(first, (label_set{{"job", "j"}, {"task", "w"}, {"index", "0"}}));
+}
+
 // Keys are interned by every thread at once (the store's decoders, the registry, HTTP threads):
 // each set reads back exactly what it was built from, and a key's view outlives every set.
 TEST(label_set, keys_interned_from_many_threads) {
