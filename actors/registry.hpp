@@ -127,6 +127,16 @@ struct registry_state {
     std::shared_ptr<const scheduler::job> job;
     scheduler::job_status status;
     std::string group_key;
+    /// While its pods are its creation-time expansion (scheduler::pods_are_expansion): the id
+    /// of the expansion's first pod, the pod at position k having id first_pod + k (a pod
+    /// deleted on its own leaves its id unused). 0 otherwise: its pods are in pod_ids.
+    uint64_t first_pod = 0;
+  };
+  /// The pods of one task of such a job: "<job>-<task>-<i>" for i < replicas.
+  struct job_task_pods {
+    std::string job_key;
+    uint32_t first = 0;     // The position of the task's first pod in the job's expansion.
+    int32_t replicas = 0;
   };
   struct watcher {
     uint64_t id = 0;
@@ -149,10 +159,15 @@ struct registry_state {
 
   std::unordered_map<uint64_t, pod_entry> pods;
   /// "<ns>/<name>" -> id; 0 while the pod's creation is being made durable (the name is taken
-  /// but there is no pod yet). One map for both, so a job's pods cost one hash insert each to
-  /// reserve and none to look up again (pointers to the ids stay valid as the map grows).
+  /// but there is no pod yet). One map for both (pointers to the ids stay valid as the map
+  /// grows). Not the pods a job made at its creation: those are found through job_tasks.
   std::unordered_map<std::string, uint64_t> pod_ids;
   using pod_name = std::unordered_map<std::string, uint64_t>::value_type;
+  /// "<ns>/<job>-<task>" -> that task's pods, for every job whose pods are its creation-time
+  /// expansion, from the moment its creation is accepted until it is deleted or suspended. A
+  /// job pod's name is taken through its task, one entry per task instead of one per pod, and
+  /// it stays taken after that pod alone is deleted (storage/README.md).
+  std::unordered_map<std::string, job_task_pods> job_tasks;
   std::unordered_map<uint64_t, group_entry> groups;
   std::unordered_map<std::string, uint64_t> group_ids;     // "<ns>/<name>" -> gang
   /// Queue name -> the keys of its PodGroups, so a queue's status walks its own groups only

@@ -77,23 +77,6 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
   return false;
 }
 
-// The job whose creation-time expansion names a pod `name` in `ns`, if that job's pods are its
-// expansion (scheduler::pods_are_expansion): such a name stays the job's even after that pod
-// was deleted, as a tombstone under its key keeps the expansion from bringing it back, and a pod
-// of another owner there would be lost or doubled at the next start (storage/README.md).
-// Volcano's job controller would make the pod again; here the name stays taken until the job
-// goes. The job's name is a prefix of the pod's up to a dash: each such prefix is tried.
-const registry_state::job_entry* claimed_by_job(const registry_state& st, std::string_view ns,
-                                                std::string_view name) {
-  for (auto dash = name.find('-'); dash != std::string_view::npos; dash = name.find('-', dash + 1)) {
-    auto j = st.jobs.find(object_key(ns, name.substr(0, dash)));
-    if (j != st.jobs.end() && scheduler::pods_are_expansion(*j->second.job, j->second.status) &&
-        scheduler::makes_pod_named(*j->second.job, name))
-      return &j->second;
-  }
-  return nullptr;
-}
-
 void stamp_new(self_ptr self, scheduler::object_meta& meta) {
   if (meta.uid.empty())
     meta.uid = new_uid(self);
@@ -194,14 +177,19 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
 void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   auto& st = self->state;
   auto key = object_key(p.meta.namespace_name, p.meta.name);
-  if (name_taken(st, resource_kind::pod, key))
+  if (name_taken(st, resource_kind::pod, key) || pod_id_of(st, key) != 0)
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
-  if (const auto* job = claimed_by_job(st, p.meta.namespace_name, p.meta.name))
+  // A name a job's expansion makes stays the job's after that pod alone was deleted: a pod of
+  // another owner under it would be lost or doubled at the next start (storage/README.md).
+  // Volcano's job controller would make the pod again; here the name is taken until the job
+  // goes.
+  if (const auto* task = job_task_of(st, key))
     return respond(reply, result<api::object>{status{
                             errc::already_exists,
                             "pods \"" + p.meta.name + "\" already exists: the name belongs to a "
-                            "pod of job \"" + job->job->meta.name +
-                            "\" (deleted; the job keeps its pods' names until it is deleted)"}});
+                            "pod of job \"" +
+                                task->job_key.substr(task->job_key.find('/') + 1) +
+                                "\" (the job keeps its pods' names until it is deleted)"}});
   if (p.is_bound())
     return respond(reply, result<api::object>{status{
                             errc::invalid_argument,
@@ -271,10 +259,10 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   if (name_taken(st, resource_kind::pod_group, group_key))
     return respond(reply,
                  result<api::object>{already_exists(resource_kind::pod_group, group.meta.name)});
-  // Each pod's name is taken now (one hash insert), and its id filled in once durable.
-  auto pod_names = std::make_shared<std::vector<registry_state::pod_name*>>();
-  if (const auto* taken = reserve_pod_names(st, expanded->pods, *pod_names))
-    return respond(reply, result<api::object>{already_exists(resource_kind::pod, taken->meta.name)});
+  // The pods' names are taken now, through the job's tasks (one entry per task), and the pods
+  // found from them through the job once durable.
+  if (auto taken = claim_job_pods(st, key, j, expanded->pods); !taken.empty())
+    return respond(reply, result<api::object>{already_exists(resource_kind::pod, taken)});
   if (group.priority == 0)
     group.priority = j.priority;
 
@@ -300,16 +288,17 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
   auto group_ptr = std::make_shared<const scheduler::pod_group>(std::move(group));
   auto job = std::make_shared<const scheduler::job>(std::move(j));
-  persist(self, std::move(batch), [self, job, group_ptr, pods, pod_names, status, key, group_key,
+  persist(self, std::move(batch), [self, job, group_ptr, pods, status, key, group_key,
                                    reply](const phalanx::status& s) {
     auto& st = self->state;
     st.reserved_names[kind_index(resource_kind::job)].erase(key);
     st.reserved_names[kind_index(resource_kind::pod_group)].erase(group_key);
     if (!s.ok()) {
-      release_pod_names(st, *pod_names);
+      release_job_pods(st, key, *job);
       return respond(reply, result<api::object>{s});
     }
-    st.jobs[key] = {job, status, group_key};
+    const uint64_t first_pod = st.next_pod;
+    st.jobs[key] = {job, status, group_key, first_pod};
     auto gang = st.next_gang++;
     auto& g = st.groups[gang];
     g.gang = gang;
@@ -319,9 +308,8 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     index_group(st, g);
     g.pods.reserve(pods->size());
     for (std::size_t i = 0; i < pods->size(); ++i) {
-      auto& e = insert_pod(self, (*pods)[i], *(*pod_names)[i]);
+      auto& e = insert_job_pod(st, (*pods)[i], first_pod + i);
       e.gang = gang;
-      e.stored_as_job = true;
       g.pods.push_back(e.id);
     }
     spawn_gang(self, g);
@@ -453,6 +441,7 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
         st.groups.erase(g);
         announce(self, api::watch_event::type::deleted, gv);
       }
+      release_job_pods(st, key, *i->second.job);
       st.jobs.erase(i);
       announce(self, api::watch_event::type::deleted, view);
       respond(reply, result<api::object>{api::object{view}});
@@ -590,6 +579,12 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     if (i == st.jobs.end()) {
       release_pod_names(st, *pod_names);
       return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
+    }
+    if (suspend) {
+      // Its pods are gone and the next incarnation's will be its own (scheduler::
+      // pods_are_expansion): their names are free again.
+      release_job_pods(st, key, *i->second.job);
+      i->second.first_pod = 0;
     }
     i->second.job = copy;
     i->second.status = status;

@@ -5,8 +5,11 @@
 
 #include "actors/sim_cluster.hpp"
 
+#include "scheduler/job.hpp"
+
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <unordered_set>
 
 namespace phalanx::actors::registry_detail {
@@ -15,8 +18,7 @@ using api::resource_kind;
 
 namespace {
 
-pod_entry& add_pod_entry(registry_state& st, pod_ptr pod) {
-  auto id = st.next_pod++;
+pod_entry& add_pod_entry(registry_state& st, pod_ptr pod, uint64_t id) {
   auto& e = st.pods[id];
   e.id = id;
   auto behavior = parse_sim_behavior(*pod);
@@ -38,18 +40,28 @@ pod_ptr current_pod(const pod_entry& e) {
 pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
   auto& st = self->state;
   auto key = object_key(pod->meta.namespace_name, pod->meta.name);
-  auto& e = add_pod_entry(st, std::move(pod));
+  auto& e = add_pod_entry(st, std::move(pod), st.next_pod++);
   st.pod_ids[std::move(key)] = e.id;
   return e;
 }
 
 pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved) {
-  auto& e = add_pod_entry(self->state, std::move(pod));
+  auto& st = self->state;
+  auto& e = add_pod_entry(st, std::move(pod), st.next_pod++);
   reserved.second = e.id;
   return e;
 }
 
+pod_entry& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id) {
+  st.next_pod = std::max(st.next_pod, id + 1);
+  auto& e = add_pod_entry(st, std::move(pod), id);
+  e.stored_as_job = true;
+  return e;
+}
+
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) {
+  if (job_task_of(st, key))
+    return nullptr;
   auto [it, fresh] = st.pod_ids.try_emplace(std::move(key), 0);
   return fresh ? &*it : nullptr;
 }
@@ -84,8 +96,75 @@ void release_pod_names(registry_state& st, const std::vector<registry_state::pod
 }
 
 uint64_t pod_id_of(const registry_state& st, const std::string& key) {
-  auto i = st.pod_ids.find(key);
-  return i == st.pod_ids.end() ? 0 : i->second;
+  if (auto i = st.pod_ids.find(key); i != st.pod_ids.end())
+    return i->second;
+  uint32_t position = 0;
+  const auto* task = job_task_of(st, key, &position);
+  if (task == nullptr)
+    return 0;
+  auto j = st.jobs.find(task->job_key);
+  if (j == st.jobs.end() || j->second.first_pod == 0)
+    return 0;  // Its job's creation is not durable yet.
+  auto id = j->second.first_pod + position;
+  return st.pods.count(id) != 0 ? id : 0;  // Or it was deleted on its own.
+}
+
+const registry_state::job_task_pods* job_task_of(const registry_state& st, std::string_view key,
+                                                 uint32_t* position) {
+  if (st.job_tasks.empty())
+    return nullptr;
+  // "<ns>/<job>-<task>" and the index: the index has no '/', so the split is in the name.
+  auto split = scheduler::split_job_pod_name(key);
+  if (!split)
+    return nullptr;
+  auto t = st.job_tasks.find(std::string(split->first));
+  if (t == st.job_tasks.end() || split->second >= t->second.replicas)
+    return nullptr;
+  if (position != nullptr)
+    *position = t->second.first + static_cast<uint32_t>(split->second);
+  return &t->second;
+}
+
+namespace {
+
+// Calls f("<ns>/<job>-<task>", its pods) for each task of `j` that makes pods.
+template <class F>
+void for_each_job_task(const std::string& job_key, const scheduler::job& j, F&& f) {
+  for (auto& r : scheduler::job_task_ranges(j))
+    f(object_key(j.meta.namespace_name, r.prefix),
+      registry_state::job_task_pods{job_key, r.first, r.replicas});
+}
+
+} // namespace
+
+std::string claim_job_pods(registry_state& st, const std::string& job_key,
+                           const scheduler::job& j, const std::vector<scheduler::pod>& pods) {
+  // Another job's pods have the same names exactly when one of its tasks has the same
+  // "<job>-<task>" (the index is the part after the last dash).
+  std::vector<std::pair<std::string, registry_state::job_task_pods>> tasks;
+  std::string taken;
+  for_each_job_task(job_key, j, [&](std::string prefix, registry_state::job_task_pods task) {
+    if (taken.empty() && st.job_tasks.count(prefix) != 0)
+      taken = prefix.substr(prefix.find('/') + 1) + "-0";  // Its first pod's name.
+    tasks.emplace_back(std::move(prefix), std::move(task));
+  });
+  if (!taken.empty())
+    return taken;
+  // Pods of their own, of a resumed job, or being created.
+  if (!st.pod_ids.empty())
+    for (const auto& p : pods)
+      if (st.pod_ids.count(object_key(p.meta.namespace_name, p.meta.name)) != 0)
+        return p.meta.name;
+  for (auto& [prefix, task] : tasks)
+    st.job_tasks.emplace(std::move(prefix), std::move(task));
+  return {};
+}
+
+void release_job_pods(registry_state& st, const std::string& job_key, const scheduler::job& j) {
+  for_each_job_task(job_key, j, [&](const std::string& prefix, const auto&) {
+    if (auto t = st.job_tasks.find(prefix); t != st.job_tasks.end() && t->second.job_key == job_key)
+      st.job_tasks.erase(t);
+  });
 }
 
 registry_state::node_entry* node_at(registry_state& st, uint32_t index) {
@@ -564,12 +643,12 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
         if (auto g = st.groups.find(gang); g != st.groups.end())
           std::erase(g->second.pods, id);
       }
-      auto key = object_key(pod->meta.namespace_name, pod->meta.name);
       if (!pod->group.empty())
         if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
             o != st.orphans.end())
           std::erase(o->second, id);
-      st.pod_ids.erase(key);
+      if (!p->second.stored_as_job)
+        st.pod_ids.erase(object_key(pod->meta.namespace_name, pod->meta.name));
       st.pods.erase(p);
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

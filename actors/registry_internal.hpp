@@ -82,13 +82,17 @@ void wait_for_group(registry_state& st, pod_entry& e, const std::string& group_k
 pod_entry& insert_pod(self_ptr self, pod_ptr pod);
 /// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
 pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
+/// Adds a pod of a job's creation-time expansion under id `id` (its job's first_pod plus its
+/// position; at least next_pod), found by name through job_tasks rather than pod_ids.
+pod_entry& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id);
 /// The pod with its current runtime state: the entry's own pod while no binding or phase change
 /// happened since it was created or restored, else a copy with `changed` applied. For actors
 /// that are handed pods (a gang's actor at its spawn), which read their state.
 pod_ptr current_pod(const pod_entry& e);
 
-/// Takes a pod's name for a creation on its way to the store: null if a pod has it or a creation
-/// reserved it. Release it with release_pod_name if the creation fails.
+/// Takes a pod's name for a creation on its way to the store: null if a pod has it, a creation
+/// reserved it or a job's expansion names it (job_task_of). Release it with release_pod_name if
+/// the creation fails.
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
 void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
 /// The same for every pod of a list, all or none: null with `names` holding the reservations in
@@ -98,6 +102,20 @@ const scheduler::pod* reserve_pod_names(registry_state& st, const std::vector<sc
 void release_pod_names(registry_state& st, const std::vector<registry_state::pod_name*>& names);
 /// The id of the pod named `key`, or 0 if there is none (or its creation is not durable yet).
 uint64_t pod_id_of(const registry_state& st, const std::string& key);
+/// The task of the job whose creation-time expansion names the pod `key` ("<ns>/<name>"), or
+/// null; with that pod's position in the job's expansion. Such a name is the job's while the
+/// job's creation is on its way to the store and until the job is deleted or suspended, whether
+/// or not the pod still exists.
+const registry_state::job_task_pods* job_task_of(const registry_state& st, std::string_view key,
+                                                 uint32_t* position = nullptr);
+/// Takes the names of the pods job `job_key` makes at its creation (`pods`, its expansion in
+/// order) through its tasks: returns the name of the first that another pod or job has (and
+/// takes nothing), or an empty string when all are now the job's.
+std::string claim_job_pods(registry_state& st, const std::string& job_key,
+                           const scheduler::job& j, const std::vector<scheduler::pod>& pods);
+/// Gives back what claim_job_pods took for the job (its creation failed, or it is deleted or
+/// suspended).
+void release_job_pods(registry_state& st, const std::string& job_key, const scheduler::job& j);
 /// The live node in slot `index` of the cluster view, or null.
 registry_state::node_entry* node_at(registry_state& st, uint32_t index);
 

@@ -7,6 +7,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -17,13 +19,26 @@ namespace {
 
 // The pods the jobs made at their creation, which are stored as their jobs (storage/README.md):
 // expanded again, with the state updates found under their keys, and without those a tombstone
-// marks deleted. Appended to `loaded.pods`; returns how many. A key that holds a record keeps
-// it (a store written before pods were stored as their jobs). Only jobs whose pods are their
-// expansion (scheduler::pods_are_expansion) are expanded: a resumed job's pods have records of
-// their own, and a suspended job has none.
-std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
-  const std::size_t before = loaded.pods.size();
-  std::vector<scheduler::pod> made;
+// marks deleted. Appended to `loaded.pods`. A key that holds a record keeps it (a store written
+// before pods were stored as their jobs). Only jobs whose pods are their expansion
+// (scheduler::pods_are_expansion) are expanded: a resumed job's pods have records of their own,
+// and a suspended job has none.
+//
+// Every position of every expansion gets a slot, numbered across the jobs in order, kept or not:
+// a pod's id is the first expanded id plus its slot, so a job finds its pods by position
+// (registry_state::job_entry::first_pod).
+struct stored_expansions {
+  std::size_t first_index = 0;     // In loaded.pods, of the first pod appended.
+  std::vector<uint64_t> slot_of;   // Of each pod appended, in order.
+  /// Job key -> the slot of its first pod, for the jobs expanded.
+  std::unordered_map<std::string, uint64_t> first_slot;
+  uint64_t slots = 0;
+};
+
+stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
+  stored_expansions out;
+  out.first_index = loaded.pods.size();
+  std::vector<std::pair<scheduler::pod, uint64_t>> made;  // (pod, slot)
   for (const auto& j : loaded.jobs) {
     if (!scheduler::pods_are_expansion(j.job, j.status))
       continue;
@@ -33,16 +48,17 @@ std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
                     j.job.meta.name, expanded.error().to_string());
       continue;
     }
+    out.first_slot[object_key(j.job.meta.namespace_name, j.job.meta.name)] = out.slots;
     for (auto& p : expanded->pods) {
       scheduler::prepare_job_pod(p, j.job.meta.resource_version);
-      made.push_back(std::move(p));
+      made.emplace_back(std::move(p), out.slots++);
     }
   }
   std::size_t unmatched = loaded.pod_states.size();
   if (!made.empty()) {
     // Keys that hold a record: only pods whose name the expansion also made can collide.
     std::unordered_set<std::string_view> names;
-    for (const auto& p : made)
+    for (const auto& [p, slot] : made)
       names.insert(p.meta.name);
     std::unordered_set<std::string> recorded;
     for (const auto& p : loaded.pods)
@@ -53,7 +69,8 @@ std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
     for (const auto& s : loaded.pod_states)
       states.emplace(s.key, &s);
     loaded.pods.reserve(loaded.pods.size() + made.size());
-    for (auto& p : made) {
+    out.slot_of.reserve(made.size());
+    for (auto& [p, slot] : made) {
       auto key = object_key(p.meta.namespace_name, p.meta.name);
       if (recorded.count(key))
         continue;
@@ -64,12 +81,13 @@ std::size_t expand_stored_jobs(storage::loaded_state& loaded) {
         scheduler::set_runtime(p, s->second->state);
       }
       loaded.pods.push_back(std::move(p));
+      out.slot_of.push_back(slot);
     }
   }
   if (unmatched != 0)
     spdlog::warn("{} pod keys hold state updates but no job makes those pods; ignored",
                  unmatched);
-  return loaded.pods.size() - before;
+  return out;
 }
 
 } // namespace
@@ -78,7 +96,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   auto& st = self->state;
   st.resource_version = loaded.max_resource_version;
   // First: the jobs are moved into the catalog below.
-  const std::size_t expanded = expand_stored_jobs(loaded);
+  const auto expanded = expand_stored_jobs(loaded);
+  // The pods with records take the ids before the expansions' slots.
+  const uint64_t first_expanded_id = st.next_pod + expanded.first_index;
 
   bool has_default = false;
   for (auto& q : loaded.queues) {
@@ -108,8 +128,17 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     auto key = object_key(j.job.meta.namespace_name, j.job.meta.name);
     auto group_key = object_key(j.job.meta.namespace_name, scheduler::pod_group_name(j.job));
     job_of_group[group_key] = key;
-    st.jobs[key] = {std::make_shared<const scheduler::job>(std::move(j.job)), j.status,
-                    group_key};
+    auto& entry = st.jobs[key] = {std::make_shared<const scheduler::job>(std::move(j.job)),
+                                  j.status, group_key};
+    if (auto f = expanded.first_slot.find(key); f != expanded.first_slot.end()) {
+      entry.first_pod = first_expanded_id + f->second;
+      // Creation kept the names of jobs' pods apart; a store that has two jobs making the same
+      // names was written by something else.
+      if (auto taken = claim_job_pods(st, key, *entry.job, {}); !taken.empty())
+        spdlog::warn("job {} makes pod {}, which another job makes too; it is found by name "
+                     "through the other job",
+                     key, taken);
+    }
   }
   for (auto& r : loaded.pod_groups) {
     auto gang = st.next_gang++;
@@ -126,10 +155,12 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   std::unordered_map<std::string, pod_refs> committed;  // node -> bound, not finished
   std::unordered_map<std::string, pod_refs> resume;     // The same, for the binder.
   pod_refs finished;
-  const std::size_t first_expanded = loaded.pods.size() - expanded;
   for (std::size_t i = 0; i < loaded.pods.size(); ++i) {
-    auto& e = insert_pod(self, std::make_shared<const scheduler::pod>(std::move(loaded.pods[i])));
-    e.stored_as_job = i >= first_expanded;
+    auto pod_ptr = std::make_shared<const scheduler::pod>(std::move(loaded.pods[i]));
+    auto& e = i < expanded.first_index
+                  ? insert_pod(self, std::move(pod_ptr))
+                  : insert_job_pod(st, std::move(pod_ptr),
+                                   first_expanded_id + expanded.slot_of[i - expanded.first_index]);
     auto id = e.id;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
@@ -156,6 +187,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       wait_for_group(st, e, key);
     }
   }
+
+  // Ids stay unique past the expansions' last slot, kept or not.
+  st.next_pod = std::max(st.next_pod, first_expanded_id + expanded.slots);
 
   for (auto& n : loaded.nodes) {
     auto name = n.meta.name;

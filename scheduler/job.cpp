@@ -250,26 +250,29 @@ bool pods_are_expansion(const job& j, const job_status& s) noexcept {
   return !j.suspended && s.version == 0;
 }
 
-bool makes_pod_named(const job& j, std::string_view pod_name) {
-  // The inverse of job_pod_name: the job's name, a dash, a task's name, a dash, an index.
-  const std::string_view job_name = j.meta.name;
-  if (pod_name.size() <= job_name.size() + 1 || !pod_name.starts_with(job_name) ||
-      pod_name[job_name.size()] != '-')
-    return false;
-  auto rest = pod_name.substr(job_name.size() + 1);  // "<task>-<index>"
-  auto dash = rest.rfind('-');
+std::vector<job_task_range> job_task_ranges(const job& j) {
+  std::vector<job_task_range> out;
+  uint32_t first = 0;
+  for (std::size_t t = 0; t < j.tasks.size(); ++t) {
+    const int32_t replicas = std::max(j.tasks[t].replicas, 0);
+    if (replicas > 0)
+      out.push_back({j.meta.name + "-" + task_name(j.tasks[t], t), first, replicas});
+    first += static_cast<uint32_t>(replicas);
+  }
+  return out;
+}
+
+std::optional<std::pair<std::string_view, int32_t>> split_job_pod_name(std::string_view name) {
+  auto dash = name.rfind('-');
   if (dash == std::string_view::npos)
-    return false;
-  auto digits = rest.substr(dash + 1);
+    return std::nullopt;
+  auto digits = name.substr(dash + 1);
   int32_t index = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
-      std::to_string(index) != digits)  // "07" or "-1" is no index job_pod_name writes.
-    return false;
-  for (std::size_t t = 0; t < j.tasks.size(); ++t)
-    if (index < j.tasks[t].replicas && task_name(j.tasks[t], t) == rest.substr(0, dash))
-      return true;
-  return false;
+      digits[0] == '-' || (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;  // "-1" or "07" is no index job_pod_name writes.
+  return std::pair{name.substr(0, dash), index};
 }
 
 } // namespace phalanx::scheduler

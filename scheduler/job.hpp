@@ -29,7 +29,9 @@
 #include "scheduler/object_status.hpp"
 #include "scheduler/result.hpp"
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -99,8 +101,18 @@ std::vector<std::string> job_pod_keys(const job& j);
 /// new incarnations, with random uids, and raises the status version).
 bool pods_are_expansion(const job& j, const job_status& s) noexcept;
 
-/// Whether expand_job makes a pod named `pod_name` for `j`: "<job>-<task>-<index>", index below
-/// the task's replicas.
-bool makes_pod_named(const job& j, std::string_view pod_name);
+/// The pods of one task in a job's expansion: "<prefix>-<i>" for i < replicas, at positions
+/// first + i of expand_job's list. The names two jobs' expansions share are exactly those of
+/// tasks with the same prefix ("<job>-<task>"), since an index has no dash.
+struct job_task_range {
+  std::string prefix;
+  uint32_t first = 0;
+  int32_t replicas = 0;
+};
+/// One per task that makes pods, in expansion order.
+std::vector<job_task_range> job_task_ranges(const job& j);
+/// A name as job_pod_name writes it, split at its last dash into "<job>-<task>" and the index
+/// (digits without sign or leading zero); nullopt for any other name.
+std::optional<std::pair<std::string_view, int32_t>> split_job_pod_name(std::string_view name);
 
 } // namespace phalanx::scheduler

@@ -253,5 +253,95 @@ TEST(PodState, ASuspendedThenResumedJobKeepsItsPodsAcrossRestarts) {
   expect_same_pods(second, job_pods(h));
 }
 
+// A job's pods are not in the registry's name index: a name is resolved through the job's task
+// and the pod's position in the job's expansion, which a pod deleted on its own must not shift.
+TEST(PodState, AJobsPodsAreFoundByNameThroughTheirJob) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("8").memory("8Gi")}};
+  auto job = one_task_job("etl", 3);
+  auto ps = job.job.tasks[0];
+  ps.name = "ps";
+  ps.replicas = 1;
+  job.job.tasks.insert(job.job.tasks.begin(), ps);  // Positions: ps-0, worker-0..2.
+  runtime_harness::must_ok(h.create(job), "create the job");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, 4); }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto expect_found = [&](const std::vector<std::string>& present,
+                          const std::vector<std::string>& absent, const std::string& when) {
+    for (const auto& name : present) {
+      auto r = h.get(api::resource_kind::pod, "default", name);
+      ASSERT_TRUE(r.ok()) << when << ": " << name << ": " << r.error().to_string();
+      EXPECT_EQ(std::get<api::pod_object>(*r).pod.meta.name, name) << when;
+    }
+    for (const auto& name : absent) {
+      auto r = h.get(api::resource_kind::pod, "default", name);
+      ASSERT_FALSE(r.ok()) << when << ": " << name;
+      EXPECT_EQ(r.error().code(), errc::not_found) << when << ": " << name;
+    }
+  };
+  // Names next to the job's: beyond a task's replicas, a zero-padded index, an unknown task.
+  const std::vector<std::string> never = {"etl-worker-3", "etl-worker-01", "etl-ps-1",
+                                          "etl-driver-0", "etl-worker-", "etl"};
+  expect_found({"etl-ps-0", "etl-worker-0", "etl-worker-1", "etl-worker-2"}, never, "created");
+
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-0"),
+                           "delete worker-0");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 3; }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  auto absent = never;
+  absent.push_back("etl-worker-0");
+  expect_found({"etl-ps-0", "etl-worker-1", "etl-worker-2"}, absent, "one deleted");
+  h.restart();
+  expect_found({"etl-ps-0", "etl-worker-1", "etl-worker-2"}, absent, "after a restart");
+
+  // Deleting by name after the restart reaches the right pod.
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-2"),
+                           "delete worker-2");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+  absent.push_back("etl-worker-2");
+  expect_found({"etl-ps-0", "etl-worker-1"}, absent, "another deleted");
+  h.restart();
+  expect_found({"etl-ps-0", "etl-worker-1"}, absent, "after a second restart");
+  auto report = h.invariants(true);
+  EXPECT_TRUE(report.ok()) << report.to_string();
+}
+
+// Two jobs make the same pod names exactly when a task of each has the same "<job>-<task>"; a
+// pod of its own under a name a job would make keeps the job out too. Each refusal names the
+// pod, and leaves nothing taken.
+TEST(PodState, AJobWhosePodNamesAreTakenIsRefused) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("8").memory("8Gi")}};
+  auto named = [](const std::string& job, const std::string& task, int32_t replicas) {
+    auto j = one_task_job(job, replicas);
+    j.job.tasks[0].name = task;
+    return j;
+  };
+  auto expect_refused = [&](api::job_object j, const std::string& pod) {
+    auto r = h.create(std::move(j));
+    ASSERT_FALSE(r.ok()) << pod;
+    EXPECT_EQ(r.error().code(), errc::already_exists) << r.error().to_string();
+    EXPECT_NE(r.error().message().find("\"" + pod + "\""), std::string::npos)
+        << r.error().to_string();
+  };
+  runtime_harness::must_ok(h.create(named("a", "b-c", 2)), "job a");  // a-b-c-0, a-b-c-1
+  expect_refused(named("a-b", "c", 1), "a-b-c-0");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("x-worker-1").cpu("1"), {}}),
+                           "a pod of its own");
+  expect_refused(one_task_job("x", 2), "x-worker-1");
+  // Nothing of the refused jobs stays taken: one replica of x makes only x-worker-0.
+  runtime_harness::must_ok(h.create(one_task_job("x", 1)), "job x, one replica");
+  h.restart();
+  expect_refused(named("a-b", "c", 1), "a-b-c-0");
+  auto pod = h.create(api::pod_object{make_pod("x-worker-0").cpu("1"), {}});
+  ASSERT_FALSE(pod.ok());
+  EXPECT_EQ(pod.error().code(), errc::already_exists);
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "a"), "delete job a");
+  ASSERT_TRUE(h.run_until(
+      [&] { return !h.get(api::resource_kind::job, "default", "a").ok(); },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  runtime_harness::must_ok(h.create(named("a-b", "c", 1)), "job a-b once a is gone");
+  EXPECT_EQ(h.pod("a-b-c-0").pod.meta.labels.find(scheduler::job_name_key).value_or(""), "a-b");
+}
+
 } // namespace
 } // namespace phalanx::actors::testing

@@ -104,19 +104,34 @@ TEST(Job, MinResourcesSumExtendedResources) {
             res("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "4", "pods", "4"));
 }
 
-// makes_pod_named is the inverse of the expansion's naming: every pod expand_job makes, and no
-// other name (an index beyond the replicas, a padded index, another task, a prefix of the job).
-TEST(Job, MakesPodNamedMatchesExactlyTheExpandedPods) {
-  auto j = make_job("my-job", {task("ps", 1, "1"), task("worker-a", 3, "1"), task("", 2, "1")});
+// split_job_pod_name and job_task_ranges invert the expansion's naming: every pod expand_job
+// makes is found at its position, and no other name is (an index beyond the replicas, a padded or
+// signed index, another task, a prefix of the job). The registry finds a job's pods by name this
+// way.
+TEST(Job, TaskRangesAndSplitNamesFindExactlyTheExpandedPods) {
+  auto j = make_job("my-job", {task("ps", 1, "1"), task("worker-a", 3, "1"), task("none", 0, "1"),
+                               task("", 2, "1")});
   auto expanded = expand_job(j);
   ASSERT_TRUE(expanded.ok()) << expanded.error().to_string();
   ASSERT_EQ(expanded->pods.size(), 6u);
-  for (const auto& p : expanded->pods)
-    EXPECT_TRUE(makes_pod_named(j, p.meta.name)) << p.meta.name;
+  const auto ranges = job_task_ranges(j);
+  ASSERT_EQ(ranges.size(), 3u) << "a task without replicas makes no pods";
+  auto position_of = [&](std::string_view name) -> std::optional<uint32_t> {
+    auto split = split_job_pod_name(name);
+    if (!split)
+      return std::nullopt;
+    for (const auto& r : ranges)
+      if (r.prefix == split->first && split->second < r.replicas)
+        return r.first + static_cast<uint32_t>(split->second);
+    return std::nullopt;
+  };
+  for (uint32_t k = 0; k < expanded->pods.size(); ++k)
+    EXPECT_EQ(position_of(expanded->pods[k].meta.name), k) << expanded->pods[k].meta.name;
   for (std::string_view other : {"my-job-worker-a-3", "my-job-worker-a-01", "my-job-worker-a--1",
-                                 "my-job-worker-0", "my-job-ps", "my-job-ps-", "my-job-ps-x",
-                                 "my-jobs-ps-0", "my-ps-0", "my-job", "other-ps-0"})
-    EXPECT_FALSE(makes_pod_named(j, other)) << other;
+                                 "my-job-worker-a-+1", "my-job-worker-0", "my-job-ps",
+                                 "my-job-ps-", "my-job-ps-x", "my-job-none-0", "my-jobs-ps-0",
+                                 "my-ps-0", "my-job", "other-ps-0", "my-job-ps-99999999999"})
+    EXPECT_FALSE(position_of(other)) << other;
   EXPECT_TRUE(pods_are_expansion(j, job_status{}));
   job_status resumed;
   resumed.version = 1;
