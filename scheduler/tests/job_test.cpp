@@ -254,6 +254,15 @@ TEST(Job, DerivedUidsAreDeterministicDistinctAndWellFormed) {
   EXPECT_NE(derived_uid("job-1", "p"), derived_uid("job-2", "p"));
 }
 
+// A job's pods are made again from the job at every start (storage/README.md), so a uid derived
+// at creation must come out the same from every later build: these values are pinned.
+TEST(Job, DerivedUidsDoNotChangeAcrossBuilds) {
+  EXPECT_EQ(derived_uid("3f1c2a9e-5b7d-4e21-9c0a-6d8e7f123456", "spark-pi-executor-0"), "2d1923fb-f1cf-8f5e-9a79-3a14cf7396cc");
+  EXPECT_EQ(derived_uid("job-uid", "tf-worker-17"), "db2d5ed8-acb5-83aa-9f51-79fccacbcc05");
+  EXPECT_EQ(derived_uid("", ""), "4f2db50f-1240-80cd-a576-3d39963d9c07");
+  EXPECT_EQ(derived_uid("u", std::string(300, 'n')), "62aefd3a-50bc-8638-93c6-b1087ff01114");
+}
+
 TEST(Job, CustomUidGenerator) {
   auto j = make_job("x", {task("a", 2, "1")});
   auto expanded = expand_job(j, [](std::string_view job_uid, std::string_view name) {
