@@ -107,7 +107,10 @@ struct registry_state {
     std::vector<uint64_t> pods;
     gang_report last_report;
     std::string stall_message;  // Set while the simulation reports a deadlock.
-    scheduler::pod_group_status emitted;  // Last status sent to watchers.
+    /// What watchers last saw of its status: the phase, and a digest of what the status is
+    /// made of (mark_emitted; group_changed finds a change without building the status).
+    scheduler::pod_group_phase emitted_phase = scheduler::pod_group_phase::pending;
+    uint64_t emitted_digest = 0;
     bool removed = false;
   };
   struct node_entry {

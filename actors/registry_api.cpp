@@ -168,7 +168,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
     }
     spawn_gang(self, entry);
     auto view = group_view(st, entry);
-    entry.emitted = view.status;
+    mark_emitted(st, entry);
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -313,7 +313,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
       g.pods.push_back(e.id);
     }
     spawn_gang(self, g);
-    g.emitted = group_status(st, g);
+    mark_emitted(st, g);
     record_event(self, resource_kind::job, job->meta.namespace_name, job->meta.name, "Normal",
                  "Created", "created PodGroup " + g.group->meta.name + " and " +
                                 std::to_string(g.pods.size()) + " pods");

@@ -281,7 +281,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
     e.gang = g.gang;
     g.pods.push_back(e.id);
     spawn_gang(self, g);
-    g.emitted = group_status(st, g);
+    mark_emitted(st, g);
     if (is_watched(self, resource_kind::pod_group))
       announce(self, api::watch_event::type::added, group_view(st, g));
     return;
@@ -321,16 +321,17 @@ void end_followers(self_ptr self, group_entry& g) {
 
 void group_changed(self_ptr self, group_entry& g) {
   auto& st = self->state;
-  auto status = group_status(st, g);
-  if (status == g.emitted)
+  auto summary = summarize_group(st, g);
+  if (summary.digest == g.emitted_digest)
     return;
-  bool became_running = status.phase == scheduler::pod_group_phase::running &&
-                        g.emitted.phase != scheduler::pod_group_phase::running;
-  g.emitted = status;
+  bool became_running = summary.phase == scheduler::pod_group_phase::running &&
+                        g.emitted_phase != scheduler::pod_group_phase::running;
+  g.emitted_phase = summary.phase;
+  g.emitted_digest = summary.digest;
   if (became_running)
     record_event(self, resource_kind::pod_group, g.group->meta.namespace_name,
                  g.group->meta.name, "Normal", "Scheduled",
-                 std::to_string(status.running) + "/" + std::to_string(g.pods.size()) +
+                 std::to_string(summary.running) + "/" + std::to_string(g.pods.size()) +
                      " tasks in gang running, minMember " + std::to_string(g.group->min_member));
   // Views are built only for a watcher: announce drops events of unwatched kinds, and a job's
   // view (its tasks and templates) costs more than the change it reports.

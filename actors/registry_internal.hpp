@@ -52,6 +52,18 @@ api::node_object node_view(const registry_state::node_entry& n);
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q);
 api::job_object job_view(const registry_state& st, const registry_state::job_entry& j);
 scheduler::pod_group_status group_status(const registry_state& st, const group_entry& g);
+/// What group_status shows (phase, counts, the conditions' inputs), reduced to the phase and a
+/// 64-bit digest without building the status's strings: equal digests mean an equal status (but
+/// for a collision, one in 2^64). A change to group_status must change this with it.
+struct group_summary {
+  scheduler::pod_group_phase phase = scheduler::pod_group_phase::pending;
+  int32_t running = 0;
+  uint64_t digest = 0;
+};
+group_summary summarize_group(const registry_state& st, const group_entry& g);
+/// Records the group's current status as the one watchers have seen (at its creation; changes
+/// go through group_changed).
+void mark_emitted(const registry_state& st, group_entry& g);
 scheduler::job_status job_status_of(const registry_state& st, const registry_state::job_entry& j);
 
 /// Announces the group's (and its job's) status when it changed since last announced.

@@ -202,7 +202,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
 
   for (auto& [gang, g] : st.groups) {
     spawn_gang(self, g);
-    g.emitted = group_status(st, g);
+    mark_emitted(st, g);
   }
 
   // Resume the simulation: what finished before, then what was running, node by node.

@@ -4,6 +4,9 @@
 
 #include "actors/registry_internal.hpp"
 
+#include <functional>
+#include <string_view>
+
 namespace phalanx::actors::registry_detail {
 
 namespace {
@@ -69,22 +72,69 @@ api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
   return out;
 }
 
+namespace {
+
+scheduler::pod_group_phase phase_of(const pod_counts& c, const group_entry& g) {
+  if (c.total > 0 && c.pending == 0 && c.bound == 0)
+    return scheduler::pod_group_phase::completed;
+  if ((c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0) ||
+      (g.last_report.phase == scheduler::gang_phase::running && c.bound > 0))
+    // The second case: the gang runs with placeholders holding room for members to come.
+    return scheduler::pod_group_phase::running;
+  if (g.last_report.admitted)
+    return scheduler::pod_group_phase::inqueue;
+  return scheduler::pod_group_phase::pending;
+}
+
+} // namespace
+
+group_summary summarize_group(const registry_state& st, const group_entry& g) {
+  auto c = count(st, g);
+  group_summary out;
+  out.phase = phase_of(c, g);
+  out.running = c.running;
+  // What group_status shows, and only that (an input it does not show, such as the count of
+  // pods bound but not running while the group is pending, would announce an unchanged status):
+  // mixed word by word with SplitMix64's finalizer.
+  auto mix = [&out](uint64_t v) {
+    uint64_t z = out.digest + v + 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    out.digest = z ^ (z >> 31);
+  };
+  auto word = [](int32_t a, int32_t b) {
+    return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b);
+  };
+  std::hash<std::string_view> text;
+  mix(word(static_cast<int32_t>(out.phase), c.running));
+  mix(word(c.succeeded, c.failed));
+  mix(text(g.stall_message));
+  if (out.phase == scheduler::pod_group_phase::pending ||
+      out.phase == scheduler::pod_group_phase::inqueue) {
+    if (!g.last_report.pending_reason.empty()) {
+      mix(text(g.last_report.pending_reason));
+      mix(text(g.last_report.reason_code));
+    }
+  } else if (out.phase == scheduler::pod_group_phase::running) {
+    mix(word(c.bound + c.succeeded, c.total));
+    mix(word(g.group->min_member, g.last_report.placeholders));
+  }
+  return out;
+}
+
+void mark_emitted(const registry_state& st, group_entry& g) {
+  auto summary = summarize_group(st, g);
+  g.emitted_phase = summary.phase;
+  g.emitted_digest = summary.digest;
+}
+
 scheduler::pod_group_status group_status(const registry_state& st, const group_entry& g) {
   auto c = count(st, g);
   scheduler::pod_group_status s;
   s.running = c.running;
   s.succeeded = c.succeeded;
   s.failed = c.failed;
-  if (c.total > 0 && c.pending == 0 && c.bound == 0)
-    s.phase = scheduler::pod_group_phase::completed;
-  else if ((c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0) ||
-           (g.last_report.phase == scheduler::gang_phase::running && c.bound > 0))
-    // The second case: the gang runs with placeholders holding room for members to come.
-    s.phase = scheduler::pod_group_phase::running;
-  else if (g.last_report.admitted)
-    s.phase = scheduler::pod_group_phase::inqueue;
-  else
-    s.phase = scheduler::pod_group_phase::pending;
+  s.phase = phase_of(c, g);
 
   if (!g.stall_message.empty()) {
     scheduler::condition stalled;

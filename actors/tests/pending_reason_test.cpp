@@ -8,6 +8,11 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
 namespace phalanx::actors::testing {
 namespace {
 
@@ -69,6 +74,66 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
       std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
   for (const char* name : {"w-0", "w-1", "w-2"})
     EXPECT_EQ(pending_message(h, name), "") << name;
+}
+
+// What a watcher of PodGroups sees: a MODIFIED event for each change of a group's status, its
+// pending reason included, and none when nothing changed. The registry finds a change by a digest
+// of what the status is made of, without building it (registry_detail::summarize_group).
+TEST(PendingReason, AWatcherSeesEachChangeOfAGroupsStatusOnce) {
+  struct collecting_sink : api::watch_sink {
+    std::mutex mu;
+    std::vector<api::watch_event> events;
+    bool on_event(const api::watch_event& e) override {
+      std::lock_guard lock(mu);
+      events.push_back(e);
+      return true;
+    }
+    void on_close(status) override {}
+    std::vector<scheduler::pod_group_status> modified() {
+      std::lock_guard lock(mu);
+      std::vector<scheduler::pod_group_status> out;
+      for (const auto& e : events)
+        if (e.kind == api::watch_event::type::modified)
+          out.push_back(std::get<api::pod_group_object>(e.obj).status);
+      return out;
+    }
+  };
+  runtime_harness h{deterministic_config(3), {make_node("n-0").cpu("4").memory("8Gi")}};
+  auto sink = std::make_shared<collecting_sink>();
+  auto watch = h.svc().watch(api::resource_kind::pod_group, {}, 0, sink);
+  for (const char* name : {"w-0", "w-1"})
+    runtime_harness::must_ok(
+        h.create(api::pod_object{make_pod(name).cpu("1").group("train"), {}}), name);
+  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup");
+  // Only the reason changes: the gang reports that it waits for a third pod.
+  auto unschedulable = [](const scheduler::pod_group_status& s) {
+    for (const auto& c : s.conditions)
+      if (c.type == "Unschedulable")
+        return c.message;
+    return std::string();
+  };
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto m = sink->modified();
+        return !m.empty() && !unschedulable(m.back()).empty();
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  EXPECT_NE(sink->modified().back().phase, scheduler::pod_group_phase::running);
+
+  runtime_harness::must_ok(
+      h.create(api::pod_object{make_pod("w-2").cpu("1").group("train"), {}}), "w-2");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto m = sink->modified();
+        return !m.empty() && m.back().phase == scheduler::pod_group_phase::running &&
+               m.back().running == 3;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  h.pass(std::chrono::milliseconds(500));
+  auto seen = sink->modified();
+  for (std::size_t i = 1; i < seen.size(); ++i)
+    EXPECT_FALSE(seen[i] == seen[i - 1]) << "event " << i << " repeats the status before it";
+  EXPECT_EQ(seen.back(), h.group("train").status) << "the last event is the current status";
 }
 
 } // namespace
