@@ -494,7 +494,7 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
       auto failed = e.state();
       failed.phase = scheduler::pod_phase::failed;
       failed.finish_time = st.ctx->now();
-      batch.put_pod_state(*e.pod, failed);
+      batch.put_pod_state(e.pod, failed);
       lost.push_back(id);
     }
   (void)n;

@@ -375,7 +375,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   for (auto& [id, state, node] : bound) {
     state.resource_version = version;
     auto& e = st.pods.at(id);
-    batch.put_pod_state(*e.pod, state); // Only the node name and version: the rest is stored.
+    batch.put_pod_state(e.pod, state); // Only the node name and version: the rest is stored.
     e.binding = true;
   }
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
@@ -463,7 +463,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       next.finish_time = u.at;
     }
     next.resource_version = version;
-    batch.put_pod_state(*e.pod, next);
+    batch.put_pod_state(e.pod, next);
     changed.emplace_back(u.pod, std::move(next));
   }
   if (changed.empty())

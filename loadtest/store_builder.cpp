@@ -136,11 +136,11 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
         return;
       p.node_name = "node-" + std::to_string(pod_index % std::max<int64_t>(1, c.nodes));
       p.meta.resource_version = version++;
-      batch.put_pod_state(p, sch::runtime_of(p));
+      batch.put_pod_state(std::make_shared<const sch::pod>(p), sch::runtime_of(p));
       p.phase = sch::pod_phase::running;
       p.start_time = sch::timestamp{std::chrono::seconds(1'700'000'000 + pod_index)};
       p.meta.resource_version = version++;
-      batch.put_pod_state(p, sch::runtime_of(p));
+      batch.put_pod_state(std::make_shared<const sch::pod>(p), sch::runtime_of(p));
       ++stats.bound_pods;
     };
 

@@ -945,6 +945,12 @@ std::string reference_encode_pod(const scheduler::pod& p) {
 // change, and the message is five fields. Every field is written even when zero, so the update
 // sets the state whatever the record held before (protobuf keeps the last value of a scalar).
 std::string encode_pod_state(const scheduler::pod_runtime& p) {
+  std::string out;
+  encode_pod_state(p, out);
+  return out;
+}
+
+void encode_pod_state(const scheduler::pod_runtime& p, std::string& out) {
   // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 10: phase, 11: node_name,
   // 12: start, 13: finish } }, written into one string: the lengths are known up front. Every
   // tag is one byte (fields below 16).
@@ -959,7 +965,7 @@ std::string encode_pod_state(const scheduler::pod_runtime& p) {
   const std::size_t body = 1 + varint_size(meta) + meta + 1 + varint_size(phase) + 1 +
                            varint_size(p.node_name.size()) + p.node_name.size() + 1 +
                            varint_size(start) + 1 + varint_size(finish);
-  std::string out;
+  out.clear();
   out.reserve(1 + varint_size(body) + body);
   put_length_prefix(out, 2, body);
   put_length_prefix(out, 1, meta);
@@ -973,7 +979,6 @@ std::string encode_pod_state(const scheduler::pod_runtime& p) {
   put_varint(out, start);
   put_varint(out, (13 << 3) | 0);
   put_varint(out, finish);
-  return out;
 }
 
 std::string encode_pod_tombstone(uint64_t resource_version) {

@@ -45,6 +45,8 @@ void encode(const scheduler::pod& p, std::string& out);
 /// merges a message that appears twice: decode(encode(p) + encode_pod_state(runtime_of(q))) is p
 /// with q's state. A few dozen bytes instead of the whole pod, for every binding and phase change.
 std::string encode_pod_state(const scheduler::pod_runtime& state);
+/// The same into `out`, replacing its contents (the buffer's capacity is reused).
+void encode_pod_state(const scheduler::pod_runtime& state, std::string& out);
 /// A state update that marks the pod deleted (Pod.deleted), for a pod stored as its job's
 /// expansion: erasing its key would not do, as the job would make it again at the next start.
 std::string encode_pod_tombstone(uint64_t resource_version);

@@ -86,7 +86,7 @@ void add_put(std::vector<write_batch::operation>& ops, std::size_t& bytes, recor
              std::string key, std::string value,
              write_batch::action what = write_batch::action::put) {
   bytes += key.size() + value.size();
-  ops.push_back({kind, std::move(key), std::move(value), what, nullptr});
+  ops.push_back({kind, std::move(key), std::move(value), what, nullptr, std::nullopt});
 }
 
 } // namespace
@@ -110,10 +110,14 @@ void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
   // Roughly what the record will take, for byte_size(); store::write counts the real size.
   constexpr std::size_t estimated_pod_record = 512;
   bytes_ += estimated_pod_record;
-  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p)});
+  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p), std::nullopt});
 }
-void write_batch::put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state) {
-  add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_state(state), action::merge);
+void write_batch::put_pod_state(std::shared_ptr<const scheduler::pod> p,
+                                const scheduler::pod_runtime& state) {
+  // Roughly what the key and update will take, for byte_size().
+  constexpr std::size_t estimated_update = 64;
+  bytes_ += estimated_update;
+  ops_.push_back({record_kind::pod, {}, {}, action::merge, std::move(p), state});
 }
 void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version) {
   add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_tombstone(resource_version),
@@ -121,7 +125,7 @@ void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_v
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
-  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr});
+  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt});
 }
 std::size_t write_batch::size() const noexcept {
   return ops_.size();
@@ -639,7 +643,17 @@ status store::write(std::span<const write_batch* const> batches) {
           }
           break;
         case write_batch::action::merge:
-          s = batch.Merge(cf, slice(op.key), slice(op.value));
+          if (op.pod) {
+            assign_object_key(key, op.pod->meta.namespace_name, op.pod->meta.name);
+            if (op.state)
+              encode_pod_state(*op.state, value);
+            else
+              value.clear();
+            bytes += key.size() + value.size();
+            s = batch.Merge(cf, slice(key), slice(value));
+          } else {
+            s = batch.Merge(cf, slice(op.key), slice(op.value));
+          }
           break;
         case write_batch::action::erase:
           s = batch.Delete(cf, slice(op.key));

@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -128,8 +129,9 @@ class write_batch {
   /// without rewriting the rest of it: a few dozen bytes merged into the pod's record instead of
   /// the whole pod encoded again, for every binding and phase change. The pod's record was put
   /// before (in an earlier batch or earlier in this one), or the pod is stored as its job and has
-  /// no record (storage/README.md); only its key is read from `p`.
-  void put_pod_state(const scheduler::pod& p, const scheduler::pod_runtime& state);
+  /// no record (storage/README.md); only its key is read from `p`. The key and the update are
+  /// made by store::write, in the thread that writes, like put(pod_ptr)'s.
+  void put_pod_state(std::shared_ptr<const scheduler::pod> p, const scheduler::pod_runtime& state);
   /// Marks a pod deleted that has no record of its own (a job's pod stored as its job):
   /// erasing its key would let the job's expansion bring it back at the next start.
   void put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version);
@@ -151,7 +153,10 @@ class write_batch {
     std::string key;   // Empty for a pod put by pointer until store::write makes it.
     std::string value; // Serialized record or update; empty for an erase or a pod by pointer.
     action what = action::put;
-    std::shared_ptr<const scheduler::pod> pod; // A pod to encode at write time, or null.
+    /// A pod whose key (and, for a put, record) store::write makes, or null.
+    std::shared_ptr<const scheduler::pod> pod;
+    /// For a merge by pointer: the state update store::write encodes.
+    std::optional<scheduler::pod_runtime> state;
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }
 

@@ -47,8 +47,10 @@ void apply(image& img, const write_batch& b) {
           img[{op.kind, op.key}] = op.value;
         break;
       case write_batch::action::merge: {
-        auto& value = img.at({op.kind, op.key});
-        auto merged = record_decoder().decode_pod(value + op.value);
+        // A state update by pointer: its key and bytes are made as store::write makes them.
+        auto& value = img.at({op.kind, op.pod ? key_of(*op.pod) : op.key});
+        auto update = op.pod && op.state ? encode_pod_state(*op.state) : op.value;
+        auto merged = record_decoder().decode_pod(value + update);
         ASSERT_TRUE(merged.ok()) << merged.error().to_string();
         value = encode(*merged);
         break;
@@ -123,7 +125,8 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
         p.node_name = "node-" + std::to_string(gen.between(0, 9));
         p.phase = sch::pod_phase::running;
         p.start_time = gen.time();
-        b.put_pod_state(p, scheduler::runtime_of(p)); // As the runtime binds: a state update merged into the record.
+        // As the runtime binds: a state update merged into the record.
+        b.put_pod_state(std::make_shared<const sch::pod>(p), scheduler::runtime_of(p));
       }
       g.bound = true;
     } else if (what < 80) {
@@ -135,7 +138,7 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
       if (gen.between(0, 3) == 0)
         b.put(p);
       else
-        b.put_pod_state(p, scheduler::runtime_of(p));
+        b.put_pod_state(std::make_shared<const sch::pod>(p), scheduler::runtime_of(p));
     } else if (what < 88) {
       auto idx = static_cast<std::size_t>(gen.between(0, int64_t(gangs.size()) - 1));
       auto& g = gangs[idx];

@@ -492,7 +492,7 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     create.put(other);
     ASSERT_TRUE(s->write(create).ok());
     write_batch bind;
-    bind.put_pod_state(bound, scheduler::runtime_of(bound));
+    bind.put_pod_state(std::make_shared<const sch::pod>(bound), scheduler::runtime_of(bound));
     ASSERT_TRUE(s->write(bind).ok());
     auto state = load_ok(*s); // From the memtable.
     ASSERT_EQ(state.pods.size(), 2u);
@@ -503,7 +503,7 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     auto s = open_ok(dir.path()); // The close flushed record and update together.
     EXPECT_EQ(diff(load_ok(*s).pods[0], bound), "");
     write_batch run;
-    run.put_pod_state(running, scheduler::runtime_of(running));
+    run.put_pod_state(std::make_shared<const sch::pod>(running), scheduler::runtime_of(running));
     ASSERT_TRUE(s->write(run).ok());
   }
   {
@@ -524,7 +524,8 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     finished.finish_time = running.start_time + std::chrono::seconds(30);
     finished.meta.resource_version = 14;
     write_batch finish;
-    finish.put_pod_state(finished, scheduler::runtime_of(finished));
+    finish.put_pod_state(std::make_shared<const sch::pod>(finished),
+                         scheduler::runtime_of(finished));
     finish.erase(record_kind::pod, "default/b");
     ASSERT_TRUE(s->write(finish).ok());
     auto after = load_ok(*s);
@@ -554,11 +555,11 @@ TEST(StorePodState, KeysWithoutARecordAreLoadedAsStates) {
     bound.phase = sch::pod_phase::pending;
     bound.start_time = {};
     bound.resource_version = 39;
-    b.put_pod_state(job_pod, bound);
-    b.put_pod_state(deleted_pod, bound);
+    b.put_pod_state(std::make_shared<const sch::pod>(job_pod), bound);
+    b.put_pod_state(std::make_shared<const sch::pod>(deleted_pod), bound);
     ASSERT_TRUE(s->write(b).ok());
     write_batch later;
-    later.put_pod_state(job_pod, running);
+    later.put_pod_state(std::make_shared<const sch::pod>(job_pod), running);
     later.put_pod_tombstone(deleted_pod, 41);
     ASSERT_TRUE(s->write(later).ok());
   }
