@@ -173,9 +173,9 @@ struct registry_state {
   std::unordered_map<std::string, job_task_pods> job_tasks;
   std::unordered_map<uint64_t, group_entry> groups;
   std::unordered_map<std::string, uint64_t> group_ids;     // "<ns>/<name>" -> gang
-  /// Queue name -> the keys of its PodGroups, so a queue's status walks its own groups only
+  /// Queue name -> the gangs of its PodGroups, so a queue's status walks its own groups only
   /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
-  std::unordered_map<std::string, std::unordered_set<std::string>> group_keys_by_queue;
+  std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
   std::map<std::string, node_entry> nodes;
   /// By view index: the live node in that slot of the cluster view, or null. Bindings name

@@ -456,11 +456,12 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
         reply, result<api::object>{status{errc::failed_precondition,
                                           "queues \"default\" cannot be deleted: it takes every "
                                           "PodGroup that names no queue"}});
-  if (auto keys = st.group_keys_by_queue.find(name); keys != st.group_keys_by_queue.end())
+  if (auto gangs = st.gangs_by_queue.find(name); gangs != st.gangs_by_queue.end())
     return respond(
         reply, result<api::object>{status{
                    errc::failed_precondition,
-                   "queues \"" + name + "\" still has PodGroups (" + *keys->second.begin() +
+                   "queues \"" + name + "\" still has PodGroups (" +
+                       st.groups.at(*gangs->second.begin()).key +
                        "): delete them first, or close the queue to stop new work"}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);

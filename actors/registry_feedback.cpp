@@ -218,15 +218,15 @@ void spawn_gang(self_ptr self, group_entry& g) {
 
 void index_group(registry_state& st, const group_entry& g) {
   st.group_ids[g.key] = g.gang;
-  st.group_keys_by_queue[g.group->queue].insert(g.key);
+  st.gangs_by_queue[g.group->queue].insert(g.gang);
 }
 
 void unindex_group(registry_state& st, const group_entry& g) {
   st.group_ids.erase(g.key);
-  if (auto q = st.group_keys_by_queue.find(g.group->queue); q != st.group_keys_by_queue.end()) {
-    q->second.erase(g.key);
+  if (auto q = st.gangs_by_queue.find(g.group->queue); q != st.gangs_by_queue.end()) {
+    q->second.erase(g.gang);
     if (q->second.empty())
-      st.group_keys_by_queue.erase(q);
+      st.gangs_by_queue.erase(q);
   }
 }
 
@@ -239,6 +239,7 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
     if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
       self->send(q->second.actor, removed_atom::value, gang);
   }
+  unindex_group(st, g);  // Indexed by gang: the new id replaces the old one.
   auto id = st.next_gang++;
   entry.key() = id;
   g.gang = id;
@@ -246,7 +247,7 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
   g.last_report = gang_report{};
   g.last_report.gang = id;
   g.stall_message.clear();
-  st.group_ids[g.key] = id;
+  index_group(st, g);
   for (auto pod : g.pods)
     if (auto p = st.pods.find(pod); p != st.pods.end())
       p->second.gang = id;

@@ -181,19 +181,19 @@ api::node_object node_view(const registry_state::node_entry& n) {
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
   api::queue_object out{*q.queue, {}};
   auto& s = out.status;
-  auto keys = st.group_keys_by_queue.find(q.queue->meta.name);
-  if (keys == st.group_keys_by_queue.end()) {
+  auto gangs = st.gangs_by_queue.find(q.queue->meta.name);
+  if (gangs == st.gangs_by_queue.end()) {
     s.deserved = q.deserved;
     return out;
   }
-  for (const auto& key : keys->second) {
-    auto id = st.group_ids.find(key);
-    if (id == st.group_ids.end())
+  for (auto gang : gangs->second) {
+    auto i = st.groups.find(gang);
+    if (i == st.groups.end())
       continue;
-    const auto& g = st.groups.at(id->second);
+    const auto& g = i->second;
     if (g.removed)
       continue;
-    switch (group_status(st, g).phase) {
+    switch (summarize_group(st, g).phase) {
       case scheduler::pod_group_phase::pending:
         ++s.pending;
         break;

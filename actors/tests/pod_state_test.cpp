@@ -249,6 +249,11 @@ TEST(PodState, ASuspendedThenResumedJobKeepsItsPodsAcrossRestarts) {
   auto second = job_pods(h);
   for (const auto& [name, p] : second)
     EXPECT_NE(p.meta.uid, first.at(name).meta.uid) << name << ": a new incarnation";
+  // The resume gave the gang a new id: its queue finds it under that one.
+  auto queue = h.get(api::resource_kind::queue, "", "default");
+  ASSERT_TRUE(queue.ok()) << queue.error().to_string();
+  EXPECT_EQ(std::get<api::queue_object>(*queue).status.running, 1);
+  EXPECT_EQ(std::get<api::queue_object>(*queue).status.allocated.cpu_milli, 2000);
   h.restart();
   expect_same_pods(second, job_pods(h));
 }
