@@ -15,7 +15,12 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <thread>
+#include <tuple>
+#include <utility>
 
 namespace phalanx::loadtest {
 
@@ -59,6 +64,27 @@ int64_t resident_bytes(pid_t pid) {
         return kib * 1024;
     }
   return -1;
+}
+
+// The resident set once it stops moving: read every 200 ms until five readings in a row (one
+// second) stay within 0.5% of each other, for at most `limit`. Returns the last reading and the
+// seconds it took (-1 seconds when it never settled).
+std::pair<int64_t, double> settled_resident_bytes(pid_t pid, std::chrono::seconds limit) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  int64_t previous = resident_bytes(pid);
+  int steady = 0;
+  while (previous >= 0 && clock::now() - start < limit) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    int64_t now = resident_bytes(pid);
+    if (now < 0)
+      return {previous, -1};
+    steady = std::abs(now - previous) * 200 <= previous ? steady + 1 : 0;
+    previous = now;
+    if (steady == 5)
+      return {now, std::chrono::duration<double>(clock::now() - start).count()};
+  }
+  return {previous, -1};
 }
 
 std::string fixed3(double v) {
@@ -116,6 +142,8 @@ result<json::object> run_restart(const restart_options& o) {
     restart_round r;
     r.restart_seconds = (*d)->seconds_to_ready();
     r.rss_bytes = resident_bytes((*d)->pid());  // Before the lists below allocate answers.
+    std::tie(r.rss_settled_bytes, r.settle_seconds) =
+        settled_resident_bytes((*d)->pid(), std::chrono::seconds(10));
     {
       auto client = (*d)->client_options();
       client.timeout = std::chrono::seconds(120);
@@ -143,21 +171,31 @@ result<json::object> run_restart(const restart_options& o) {
   meter.finish(o.repeat);
 
   std::vector<double> times, restores;
-  std::vector<int64_t> rss;
+  std::vector<int64_t> rss, settled;
   for (const auto& r : rounds) {
     times.push_back(r.restart_seconds);
     if (r.restore_seconds >= 0)
       restores.push_back(r.restore_seconds);
     if (r.rss_bytes >= 0)
       rss.push_back(r.rss_bytes);
+    if (r.rss_settled_bytes >= 0)
+      settled.push_back(r.rss_settled_bytes);
   }
-  std::sort(rss.begin(), rss.end());
   // Everything the daemon holds (code, RocksDB's caches, actors, the pods) over the pods held:
   // an upper bound of the per-pod cost.
-  int64_t rss_median = rss.empty() ? -1 : rss[rss.size() / 2];
-  double rss_per_pod = rss_median < 0 || o.store.pods == 0
-                           ? NAN
-                           : double(rss_median) / double(o.store.pods);
+  auto median_of = [](std::vector<int64_t>& v) -> int64_t {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? -1 : v[v.size() / 2];
+  };
+  auto per_pod = [&o](int64_t bytes) {
+    return bytes < 0 || o.store.pods == 0 ? NAN : double(bytes) / double(o.store.pods);
+  };
+  int64_t rss_median = median_of(rss);
+  double rss_per_pod = per_pod(rss_median);
+  // The target is judged on the settled figure: the one at ready moves with the work the
+  // daemon does right after it (docs/PERFORMANCE.md, "Memory").
+  int64_t settled_median = median_of(settled);
+  double settled_per_pod = per_pod(settled_median);
   std::sort(times.begin(), times.end());
   std::sort(restores.begin(), restores.end());
   double median = times[times.size() / 2];
@@ -200,6 +238,8 @@ result<json::object> run_restart(const restart_options& o) {
   rep["restore_seconds"] = json_number(restore_median);
   rep["rss_bytes"] = rss_median;
   rep["rss_bytes_per_pod"] = json_number(rss_per_pod);
+  rep["rss_settled_bytes"] = settled_median;
+  rep["rss_settled_bytes_per_pod"] = json_number(settled_per_pod);
   rep["all_objects_back"] = complete;
   rep["clean_stops"] = clean;
   json::array round_list;
@@ -211,6 +251,10 @@ result<json::object> run_restart(const restart_options& o) {
                                       {"podgroups_listed", r.podgroups_listed},
                                       {"nodes_listed", r.nodes_listed},
                                       {"rss_bytes", r.rss_bytes},
+                                      {"rss_settled_bytes", r.rss_settled_bytes},
+                                      {"settle_seconds", json_number(r.settle_seconds < 0
+                                                                         ? NAN
+                                                                         : r.settle_seconds)},
                                       {"exit_code", r.exit_code}});
     bars.push_back(
         json::object{{"label", "round " + std::to_string(i + 1)}, {"value", r.restart_seconds}});
@@ -221,8 +265,11 @@ result<json::object> run_restart(const restart_options& o) {
                   "restart_seconds (median, fork to /readyz 200) <= 1", 1, median, median <= 1),
       make_target("every PodGroup and node back", "all_objects_back", 1, complete ? 1 : 0,
                   complete),
-      make_target("memory per pod held", "rss_bytes_per_pod (resident set once ready / pods) <= 1024",
-                  1024, rss_per_pod, std::isfinite(rss_per_pod) && rss_per_pod <= 1024)};
+      make_target("memory per pod held",
+                  "rss_settled_bytes_per_pod (resident set once settled after ready / pods) "
+                  "<= 1024",
+                  1024, settled_per_pod,
+                  std::isfinite(settled_per_pod) && settled_per_pod <= 1024)};
   rep["summary"] = json::array{
       json::array{"store", format_count(o.store.pods) + " pods, " + format_count(o.store.groups) +
                                " PodGroups, " + format_count(o.store.nodes) + " nodes"},
@@ -233,7 +280,12 @@ result<json::object> run_restart(const restart_options& o) {
       json::array{"resident memory once ready, median",
                   rss_median < 0 ? std::string("n/a")
                                  : fixed3(double(rss_median) / 1048576.0) + " MiB (" +
-                                       std::to_string(int64_t(rss_per_pod)) + " B per pod)"}};
+                                       std::to_string(int64_t(rss_per_pod)) + " B per pod)"},
+      json::array{"resident memory once settled, median",
+                  settled_median < 0 ? std::string("n/a")
+                                     : fixed3(double(settled_median) / 1048576.0) + " MiB (" +
+                                           std::to_string(int64_t(settled_per_pod)) +
+                                           " B per pod)"}};
   rep["plots"] = json::array{json::object{{"id", "restarts"},
                                           {"kind", "bars"},
                                           {"title", "Fork to /readyz 200 per round"},
@@ -241,9 +293,11 @@ result<json::object> run_restart(const restart_options& o) {
                                           {"y_label", "seconds"},
                                           {"bars", std::move(bars)}}};
   std::printf("restart: restart_seconds median %.3f (min %.3f, max %.3f) over %lld rounds; "
-              "runtime restore %.3f s; resident %.1f MiB (%.0f B per pod)\n",
+              "runtime restore %.3f s; resident %.1f MiB (%.0f B per pod) at ready, %.1f MiB "
+              "(%.0f B per pod) settled\n",
               median, times.front(), times.back(), static_cast<long long>(o.repeat),
-              restore_median, double(rss_median) / 1048576.0, rss_per_pod);
+              restore_median, double(rss_median) / 1048576.0, rss_per_pod,
+              double(settled_median) / 1048576.0, settled_per_pod);
   std::fflush(stdout);
   return rep;
 }

@@ -41,6 +41,11 @@ struct restart_round {
   int64_t podgroups_listed = -1;
   int64_t nodes_listed = -1;
   int64_t rss_bytes = -1;       // phalanxd's resident memory once ready, -1 if unknown.
+  /// The same once it stopped moving (settled_resident_bytes): the restored gangs and the
+  /// simulated cluster work on right after ready, so the figure at ready depends on how far they
+  /// got. -1 if unknown.
+  int64_t rss_settled_bytes = -1;
+  double settle_seconds = -1;   // After ready; -1 when it did not settle within the limit.
   int exit_code = -1;
 };
 
