@@ -177,19 +177,23 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
 void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   auto& st = self->state;
   auto key = object_key(p.meta.namespace_name, p.meta.name);
-  if (name_taken(st, resource_kind::pod, key) || pod_id_of(st, key) != 0)
+  if (name_taken(st, resource_kind::pod, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
-  // A name a job's expansion makes stays the job's after that pod alone was deleted: a pod of
-  // another owner under it would be lost or doubled at the next start (storage/README.md).
-  // Volcano's job controller would make the pod again; here the name is taken until the job
-  // goes.
-  if (const auto* task = job_task_of(st, key))
+  // A name a job's expansion makes is the job's, and stays the job's after that pod alone was
+  // deleted: a pod of another owner under it would be lost or doubled at the next start
+  // (storage/README.md). Volcano's job controller would make the pod again; here the name is
+  // taken until the job goes.
+  if (const auto* task = job_task_of(st, key)) {
+    if (pod_id_of(st, key) != 0)
+      return respond(reply,
+                     result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
     return respond(reply, result<api::object>{status{
                             errc::already_exists,
                             "pods \"" + p.meta.name + "\" already exists: the name belongs to a "
                             "pod of job \"" +
                                 task->job_key.substr(task->job_key.find('/') + 1) +
                                 "\" (the job keeps its pods' names until it is deleted)"}});
+  }
   if (p.is_bound())
     return respond(reply, result<api::object>{status{
                             errc::invalid_argument,
