@@ -6,6 +6,7 @@
 // back as they were, that a pod deleted on its own stays deleted, and that a deleted, suspended
 // or resumed job leaves nothing behind under its pods' keys.
 
+#include "actors/sim_cluster.hpp"
 #include "actors/tests/runtime_harness.hpp"
 
 #include "scheduler/tests/builders.hpp"
@@ -346,6 +347,33 @@ TEST(PodState, AJobWhosePodNamesAreTakenIsRefused) {
       std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
   runtime_harness::must_ok(h.create(named("a-b", "c", 1)), "job a-b once a is gone");
   EXPECT_EQ(h.pod("a-b-c-0").pod.meta.labels.find(scheduler::job_name_key).value_or(""), "a-b");
+}
+
+// A running pod's children (sim.phalanx.io/spawn: "<pod>-exec-<i>") skip a name a job makes: the
+// job keeps its pods' names whether or not they exist, and a pod of another owner there would be
+// lost or doubled at the next start.
+TEST(PodState, ASpawnedPodDoesNotTakeANameAJobMakes) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("8").memory("16Gi")}};
+  auto job = one_task_job("drv", 2);
+  job.job.tasks[0].name = "exec";  // Makes drv-exec-0 and drv-exec-1.
+  runtime_harness::must_ok(h.create(job), "create the job");
+  scheduler::pod driver = make_pod("drv").cpu("1").memory("1Gi");
+  driver.meta.annotations.set(std::string(sim_spawn_key), "2");  // drv-exec-1 and drv-exec-2.
+  driver.meta.annotations.set(std::string(sim_spawn_cpu_key), "1");
+  driver.meta.annotations.set(std::string(sim_spawn_memory_key), "1Gi");
+  runtime_harness::must_ok(h.create(api::pod_object{driver, {}}), "create the driver");
+  ASSERT_TRUE(h.run_until(
+      [&] { return h.get(api::resource_kind::pod, "default", "drv-exec-2").ok(); },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  h.pass(std::chrono::milliseconds(500));
+  EXPECT_EQ(h.pods().size(), 4u);  // The job's two, the driver and one child: one drv-exec-1.
+  auto pods = job_pods(h);
+  ASSERT_EQ(pods.count("drv-exec-1"), 1u);
+  EXPECT_EQ(pods.at("drv-exec-1").meta.labels.find(scheduler::job_name_key).value_or(""), "drv")
+      << "the job's pod, not a child of the driver";
+  EXPECT_FALSE(pods.at("drv-exec-2").meta.labels.contains(scheduler::job_name_key));
+  h.restart();
+  EXPECT_EQ(h.pods().size(), 4u);
 }
 
 } // namespace
