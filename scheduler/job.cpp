@@ -275,9 +275,10 @@ std::optional<std::pair<std::string_view, int32_t>> split_job_pod_name(std::stri
   auto digits = name.substr(dash + 1);
   int32_t index = 0;
   auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  // After the last dash, so no sign; "07" is no index job_pod_name writes.
   if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size() ||
-      digits[0] == '-' || (digits.size() > 1 && digits[0] == '0'))
-    return std::nullopt;  // "-1" or "07" is no index job_pod_name writes.
+      (digits.size() > 1 && digits[0] == '0'))
+    return std::nullopt;
   return std::pair{name.substr(0, dash), index};
 }
 
