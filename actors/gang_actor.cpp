@@ -337,10 +337,19 @@ void plan_round(self_ptr self) {
     return;
   }
   if (request.min_pods > static_cast<int32_t>(candidates.size())) {
-    // Fewer pods exist than the gang needs: no resources can help; wait for the pods.
+    // Fewer pods exist than the gang needs: no resources can help; wait for the pods. A gang that
+    // was ready waits running, as after any failed round, so it still completes when its pods
+    // end (a gang restarted after pods failed lands here).
     finish_slot(self, plan_outcome::nothing_to_do);
-    transition(self, gang_phase::backoff);
-    st.waiting_for_pods = true;
+    if (st.machine.was_ready()) {
+      transition(self, gang_phase::running);
+      settle(self);
+      if (st.machine.phase() == gang_phase::completed)
+        return;
+    } else {
+      transition(self, gang_phase::backoff);
+      st.waiting_for_pods = true;
+    }
     auto missing = request.min_pods - static_cast<int32_t>(candidates.size());
     report(self,
            "pod group is not ready: " + std::to_string(counts.total) + " pods exist, " +
@@ -683,11 +692,57 @@ void want_scheduling(self_ptr self) {
   }
 }
 
+// Idle: nothing a message from a node, the queue or a timer could still be for (no round, no
+// swap, not waiting at the queue) and nothing the pods do not record (no pending pod, no
+// placeholder holding room). What the actor knows is then exactly what its pods say, so a new
+// actor started from them (the restart path) takes over where this one stopped.
+bool parkable(const gang_actor_state& st) {
+  auto phase = st.machine.phase();
+  // A completed gang may still count as registered (a pending pod was deleted while it waited for
+  // a slot): its queue forgot it on completion, dropping any slot it had granted.
+  if ((phase != gang_phase::running && phase != gang_phase::completed) || st.swapping ||
+      (st.registered && phase != gang_phase::completed) || st.commits_pending > 0)
+    return false;
+  // A completed gang released its bound placeholders; unplaced ones hold nothing.
+  bool completed = phase == gang_phase::completed;
+  return std::all_of(st.members.begin(), st.members.end(), [completed](const auto& m) {
+    return m.status == member_status::finished || (completed && m.placeholder) ||
+           (m.status == member_status::bound && !m.placeholder);
+  });
+}
+
+// Call after anything that may have made the gang idle or busy: an idle gang arms its idle timer.
+void consider_parking(self_ptr self) {
+  auto& st = self->state;
+  auto after = st.ctx->config.scheduling.park_idle_gangs_after;
+  if (after.count() <= 0)
+    return;
+  if (!parkable(st)) {
+    st.idle_since.reset();
+    st.park_requested = false;
+    return;
+  }
+  if (!st.idle_since)
+    st.idle_since = self->clock().now();
+  if (!st.idle_timer_armed) {
+    st.idle_timer_armed = true;
+    self->delayed_send(self, after, idle_atom::value);
+  }
+}
+
+// A pod message from the registry: the gang was not idle meanwhile, and a park request sent
+// before it will not be granted (its count is behind).
+void heard_from_registry(gang_actor_state& st) {
+  ++st.heard_from_registry;
+  st.idle_since.reset();
+  st.park_requested = false;
+}
+
 } // namespace
 
 gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64_t id,
                                           pod_group_ptr group, pod_refs pods, queue_actor queue,
-                                          gang_sink_actor sink) {
+                                          gang_sink_actor sink, gang_start start) {
   auto& st = self->state;
   st.ctx = std::move(ctx);
   st.id = id;
@@ -705,11 +760,15 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     st.machine.restore_running().permit_unchecked();
     usage_delta delta;
     delta.gang = id;
+    delta.whole = true;  // A woken gang's queue still counts what its previous actor reported.
     for (const auto& m : st.members)
       if (m.status == member_status::bound)
         delta.added += m.ref.pod->requests;
     self->send(st.queue, usage_atom::value, std::move(delta));
-    if (gang_mode(st) && c.ready() < st.group->min_member && c.bound > 0) {
+    // A woken gang held no placeholder when it was parked (parkable): like the actor before
+    // it, it keeps room for no pod that failed or was deleted since it was ready.
+    if (start == gang_start::fresh && gang_mode(st) && c.ready() < st.group->min_member &&
+        c.bound > 0) {
       refresh_placeholders(st);
       if (std::any_of(st.members.begin(), st.members.end(), [](const auto& m) {
             return m.placeholder && m.status == member_status::pending;
@@ -720,6 +779,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
   }
   report(self);
   want_scheduling(self);
+  consider_parking(self);
 
   return {
     [self](vote_atom, vote& v) {
@@ -740,15 +800,19 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     [self](committed_atom, scheduler::txn_id txn, uint32_t) {
       auto& st = self->state;
       if (st.swapping && txn == st.swap_txn) {
-        if (st.swap_nodes_pending > 0 && --st.swap_nodes_pending == 0)
+        if (st.swap_nodes_pending > 0 && --st.swap_nodes_pending == 0) {
           on_swaps_committed(self);
+          consider_parking(self);
+        }
         return;
       }
       if (st.machine.phase() != gang_phase::committing || txn != st.tally.txn() ||
           st.commits_pending == 0)
         return;
-      if (--st.commits_pending == 0)
+      if (--st.commits_pending == 0) {
         on_round_committed(self);
+        consider_parking(self);
+      }
     },
     [self](admission_atom, admission& a) {
       auto& st = self->state;
@@ -776,6 +840,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       st.slot_granted = self->clock().now();
       transition(self, gang_phase::planning);
       plan_round(self);
+      consider_parking(self);
     },
     [self](bound_atom, bound_result& r) {
       auto& st = self->state;
@@ -788,6 +853,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
           cancel_swaps(st);
           settle(self);
           want_scheduling(self);
+          consider_parking(self);
         }
         return;
       }
@@ -798,6 +864,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         abort_round(self);
         report(self, "binding failed: " + r.outcome.message(), "BindFailed");
         leave_failed_round(self);
+        consider_parking(self);
         return;
       }
       st.commits_pending = st.tally.nodes().size();
@@ -806,11 +873,14 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
           self->send(handle, commit_atom::value, st.tally.txn());
     },
     [self](pods_atom, pod_refs& pods) {
+      heard_from_registry(self->state);
       add_members(self, pods);
       want_scheduling(self);
+      consider_parking(self);
     },
     [self](finished_atom, const std::vector<pod_outcome>& outcomes) {
       auto& st = self->state;
+      heard_from_registry(st);
       usage_delta delta;
       delta.gang = st.id;
       for (const auto& o : outcomes) {
@@ -828,6 +898,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       if (!delta.removed.is_zero())
         self->send(st.queue, usage_atom::value, std::move(delta));
       settle(self);
+      consider_parking(self);
     },
     [self](wake_atom) {
       auto& st = self->state;
@@ -838,6 +909,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
         register_waiting(self);
       }
+      consider_parking(self);
     },
     [self](retry_atom, uint64_t epoch) {
       auto& st = self->state;
@@ -848,6 +920,32 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       register_waiting(self);
     },
     [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
+    [self](idle_atom) {
+      auto& st = self->state;
+      st.idle_timer_armed = false;
+      if (!parkable(st))
+        st.idle_since.reset();  // Busy since, through a path that did not look.
+      if (!st.idle_since || st.park_requested)
+        return;
+      auto after = st.ctx->config.scheduling.park_idle_gangs_after;
+      auto idle = self->clock().now() - *st.idle_since;
+      if (idle < after) {  // Busy and idle again since the timer was armed: wait the rest.
+        st.idle_timer_armed = true;
+        self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(after - idle),
+                           idle_atom::value);
+        return;
+      }
+      st.park_requested = true;
+      self->send(st.sink, park_atom::value, st.id, st.heard_from_registry, gang_actor{self});
+    },
+    [self](park_atom) {
+      // Granted: the registry forgot this actor and answers for the gang until it wakes it.
+      if (!parkable(self->state))
+        spdlog::error("gang {}/{} was parked while not idle", self->state.group->meta.namespace_name,
+                      gang_name(self));
+      assert(parkable(self->state) && "a busy gang was parked");
+      self->quit();
+    },
     [self](inspect_atom) {
       auto& st = self->state;
       auto c = count_members(st);

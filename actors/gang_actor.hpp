@@ -22,6 +22,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -83,15 +84,30 @@ struct gang_actor_state {
   std::chrono::milliseconds backoff{0};
   scheduler::rng random;
 
+  // Parking (docs/NOTES.md "Idle gangs are parked"): an idle gang asks the registry to end its
+  // actor after `scheduling.park_idle_gangs_after`; the registry starts a new one from the pods
+  // when one of them changes.
+  /// Pod messages (pods, finished) had from the registry: a park request carries it, so the
+  /// registry refuses a request that one of its messages overtook.
+  uint64_t heard_from_registry = 0;
+  /// Since when the gang is idle (parkable), if it is.
+  std::optional<caf::actor_clock::time_point> idle_since;
+  bool idle_timer_armed = false;
+  bool park_requested = false;
+
   // What the registry last heard, so unchanged reports are not repeated.
   std::string last_reason;
   scheduler::gang_phase last_reported = scheduler::gang_phase::failed;
   int32_t last_placeholders = 0;
 };
 
-/// Spawn with: sys.spawn(gang_actor_impl, ctx, id, group, initial pods, queue, sink).
+/// How a gang's actor starts: for a new or restored PodGroup, or woken from parking.
+enum class gang_start : uint8_t { fresh, woken };
+
+/// Spawn with: sys.spawn(gang_actor_impl, ctx, id, group, initial pods, queue, sink, start).
 gang_actor::behavior_type gang_actor_impl(gang_actor::stateful_pointer<gang_actor_state> self,
                                           context_ptr ctx, uint64_t id, pod_group_ptr group,
-                                          pod_refs pods, queue_actor queue, gang_sink_actor sink);
+                                          pod_refs pods, queue_actor queue, gang_sink_actor sink,
+                                          gang_start start);
 
 } // namespace phalanx::actors

@@ -34,6 +34,11 @@ using gang_actor = caf::typed_actor<
   caf::reacts_to<retry_atom, uint64_t>,
   // The PodGroup spec changed.
   caf::reacts_to<spec_atom, pod_group_ptr>,
+  // Internal: the idle timer. A gang idle long enough asks the registry to park it.
+  caf::reacts_to<idle_atom>,
+  // The registry parked this gang: it ends now, and the registry starts it again from its pods
+  // when one of them changes (docs/NOTES.md "Idle gangs are parked").
+  caf::reacts_to<park_atom>,
   // A snapshot of the coordinator's state, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<gang_snapshot>>;
 
@@ -94,7 +99,11 @@ using gang_sink_actor = caf::typed_actor<
   // Make these bindings durable as one atomic write, then answer `gang` with bound(txn, status).
   caf::reacts_to<bind_gang_atom, binding_request, gang_actor>,
   // The gang's phase or pending reason changed.
-  caf::reacts_to<report_atom, gang_report>>;
+  caf::reacts_to<report_atom, gang_report>,
+  // Gang `id`, idle (running or completed, nothing pending, no round, swap or placeholder), asks
+  // to be parked; `heard` counts the pod messages it has had from the registry, so a request
+  // overtaken by one is refused (by silence). Granted with `park` to `gang`.
+  caf::reacts_to<park_atom, uint64_t, uint64_t, gang_actor>>;
 
 /// The DESERVED LISTENER interface: who hears each queue's deserved share (the registry, for
 /// queue status).
@@ -135,6 +144,9 @@ using queue_actor = queue_actor_fwd::extend<
   caf::reacts_to<usage_atom, usage_delta>,
   // A gang was deleted or completed.
   caf::reacts_to<removed_atom, uint64_t>,
+  // A gang was parked: its actor is gone, its allocation stays (a woken gang's actor replaces
+  // it with a `whole` usage delta).
+  caf::reacts_to<park_atom, uint64_t>,
   // The queue spec changed (weight, capability, state Open/Closed).
   caf::reacts_to<spec_atom, queue_ptr>,
   // Capacity was freed: retry gangs that wait for room.

@@ -47,10 +47,17 @@ void forget_placeholder(node_actor_state& st, uint64_t id) {
 
 void remember_coordinator(self_ptr self, uint64_t gang, const gang_actor& coordinator) {
   auto& st = self->state;
-  if (st.coordinators.emplace(gang, coordinator).second) {
-    self->monitor(coordinator);
-    st.gang_of.emplace(coordinator.address(), gang);
+  auto [known, fresh] = st.coordinators.try_emplace(gang, coordinator);
+  if (!fresh) {
+    if (known->second == coordinator)
+      return;
+    // A parked gang's new actor (the same gang id): the old one ended idle, holding nothing
+    // here, and its down message, which may come after this, must not abort the new one's holds.
+    st.gang_of.erase(known->second.address());
+    known->second = coordinator;
   }
+  self->monitor(coordinator);
+  st.gang_of.emplace(coordinator.address(), gang);
 }
 
 } // namespace

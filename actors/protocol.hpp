@@ -94,6 +94,10 @@ struct usage_delta {
   uint64_t gang = 0;
   scheduler::resources added;
   scheduler::resources removed;
+  /// `added` is the gang's whole allocation, replacing what the queue held for it: sent by a
+  /// gang actor started from its pods (a restart, or a parked gang woken up), whose queue may
+  /// still count the allocation its previous actor reported.
+  bool whole = false;
 };
 
 /// A request to the cluster actor to admit a gang.
@@ -242,6 +246,7 @@ struct registry_snapshot {
     int32_t min_member = 0;
     std::vector<scheduler::role_minimum> min_task_member;
     uint64_t gang = 0;
+    bool parked = false;  // No actor: idle, woken by a change of its pods.
   };
   std::vector<pod_fact> pods;
   std::vector<group_fact> groups;
@@ -289,6 +294,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, finished_atom, "finished")
   CAF_ADD_ATOM(phalanx, phalanx::actors, spec_atom, "spec")
   CAF_ADD_ATOM(phalanx, phalanx::actors, removed_atom, "removed")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, idle_atom, "idle")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, park_atom, "park")
   // Binder and simulated cluster.
   CAF_ADD_ATOM(phalanx, phalanx::actors, bind_pods_atom, "bindpods")
   CAF_ADD_ATOM(phalanx, phalanx::actors, pod_status_atom, "podstatus")

@@ -239,6 +239,10 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
       // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
       auto& b = st.gangs[d.gang];
+      if (d.whole) {  // A gang actor started from its pods: its count replaces ours.
+        st.allocated -= b.allocated;
+        b.allocated = {};
+      }
       st.allocated += d.added;
       st.allocated -= d.removed;
       b.allocated += d.added;
@@ -248,6 +252,15 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         set_claim(self, d.gang, b, claim_of(b));
       report_usage(self);
       dispatch(self);
+    },
+    [self](park_atom, uint64_t gang) {
+      // Its actor is ending: drop the handle (it would keep the ended actor's memory), keep the
+      // allocation, which is still in use.
+      auto& st = self->state;
+      if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
+        i->second.handle = nullptr;
+        i->second.sleeping = false;
+      }
     },
     [self](removed_atom, uint64_t gang) {
       forget(self, gang);

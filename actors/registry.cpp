@@ -207,6 +207,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
       do_bind_gang(self, std::move(req), std::move(gang));
     },
     [self](report_atom, gang_report& report) { do_report(self, std::move(report)); },
+    [self](park_atom, uint64_t gang, uint64_t heard, const gang_actor& actor) {
+      do_park(self, gang, heard, actor);
+    },
     // -- status sink
     [self](pod_status_atom, std::vector<pod_status_update>& updates) {
       do_pod_status(self, std::move(updates));

@@ -112,6 +112,11 @@ struct registry_state {
     scheduler::pod_group_phase emitted_phase = scheduler::pod_group_phase::pending;
     uint64_t emitted_digest = 0;
     bool removed = false;
+    /// Its actor was ended while idle (docs/NOTES.md "Idle gangs are parked"); `actor` is null
+    /// and tell_gang starts a new one when a pod of the gang changes.
+    bool parked = false;
+    /// Pod messages sent to the current actor: a park request must have heard them all.
+    uint64_t sent_to_actor = 0;
   };
   struct node_entry {
     uint32_t index = 0;
@@ -155,6 +160,8 @@ struct registry_state {
   cluster_actor cluster;
 
   uint64_t next_gang = 1;
+  int64_t parked_gangs = 0;  // Groups whose actor is parked (the gauge phalanx_parked_gangs).
+
   uint64_t next_pod = 1;
   uint64_t next_cookie = 1;
   uint64_t resource_version = 0;

@@ -382,9 +382,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
     auto& g = i->second;
     auto view = group_view(st, g);
     view.group.meta.resource_version = next_version(self);
-    self->send_exit(g.actor, caf::exit_reason::user_shutdown);
-    if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
-      self->send(q->second.actor, removed_atom::value, gang);
+    end_gang(self, g);
     // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
     auto& waiting = st.orphans[g.key];
     auto why = std::make_shared<const std::string>("pod group \"" + g.group->meta.name +
@@ -438,9 +436,7 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
       view.job.meta.resource_version = next_version(self);
       if (auto g = st.groups.find(gang); g != st.groups.end()) {
         auto gv = group_view(st, g->second);
-        self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
-        if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
-          self->send(q->second.actor, removed_atom::value, gang);
+        end_gang(self, g->second);
         unindex_group(st, g->second);
         st.groups.erase(g);
         announce(self, api::watch_event::type::deleted, gv);

@@ -196,7 +196,7 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
   return entry;
 }
 
-void spawn_gang(self_ptr self, group_entry& g) {
+void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto& st = self->state;
   auto q = st.queues.find(g.group->queue);
   if (q == st.queues.end()) {
@@ -213,7 +213,60 @@ void spawn_gang(self_ptr self, group_entry& g) {
     if (auto p = st.pods.find(id); p != st.pods.end())
       refs.push_back({id, current_pod(p->second)});
   g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
-                                      q->second.actor, gang_sink_actor{self});
+                                      q->second.actor, gang_sink_actor{self}, start);
+  g.sent_to_actor = 0;
+}
+
+void end_gang(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  self->send_exit(g.actor, caf::exit_reason::user_shutdown);
+  g.actor = nullptr;
+  if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+    self->send(q->second.actor, removed_atom::value, g.gang);
+  if (g.parked) {
+    g.parked = false;
+    st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.parked_gangs));
+  }
+}
+
+void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& actor) {
+  auto& st = self->state;
+  auto i = st.groups.find(gang);
+  if (i == st.groups.end())
+    return;
+  auto& g = i->second;
+  // A request from an actor replaced since, or sent before a pod message it has not seen yet:
+  // not granted. The actor asks again once it is idle for long enough after that message.
+  if (g.parked || g.actor != actor || heard != g.sent_to_actor)
+    return;
+  // The queue first: a woken actor's messages to it come after this (it is spawned later).
+  if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+    self->send(q->second.actor, park_atom::value, gang);
+  self->send(g.actor, park_atom::value);
+  g.actor = nullptr;
+  g.parked = true;
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.parked_gangs));
+}
+
+void wake_gang(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  if (g.last_report.phase == scheduler::gang_phase::completed)
+    return;
+  g.parked = false;
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.parked_gangs));
+  // The queue still counts what the parked actor had reported; the gang's pods may have ended
+  // since (even all of them, when the new actor reports no usage at all): set it from the pods.
+  if (auto q = st.queues.find(g.group->queue); q != st.queues.end()) {
+    usage_delta whole;
+    whole.gang = g.gang;
+    whole.whole = true;
+    for (auto id : g.pods)
+      if (auto p = st.pods.find(id); p != st.pods.end() && p->second.is_bound() &&
+                                     !scheduler::is_terminal(p->second.phase()))
+        whole.added += p->second.pod->requests;
+    self->send(q->second.actor, usage_atom::value, std::move(whole));
+  }
+  spawn_gang(self, g, gang_start::woken);
 }
 
 void index_group(registry_state& st, const group_entry& g) {
@@ -234,11 +287,8 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
   auto& st = self->state;
   auto entry = st.groups.extract(gang);
   auto& g = entry.mapped();
-  if (g.actor) {
-    self->send_exit(g.actor, caf::exit_reason::user_shutdown);
-    if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
-      self->send(q->second.actor, removed_atom::value, gang);
-  }
+  if (g.actor || g.parked)
+    end_gang(self, g);
   unindex_group(st, g);  // Indexed by gang: the new id replaces the old one.
   auto id = st.next_gang++;
   entry.key() = id;
@@ -296,8 +346,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
   auto& g = st.groups.at(i->second);
   e.gang = g.gang;
   g.pods.push_back(e.id);
-  if (g.actor)
-    self->send(g.actor, pods_atom::value, pod_refs{{e.id, current_pod(e)}});
+  tell_gang(self, g, pods_atom::value, pod_refs{{e.id, current_pod(e)}});
 }
 
 void end_followers(self_ptr self, group_entry& g) {
@@ -502,8 +551,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (auto handle = st.ctx->nodes->at(index))
         self->send(handle, release_atom::value, std::move(ids));
     for (auto& [gang, outcomes] : finished)
-      if (auto g = st.groups.find(gang); g != st.groups.end() && g->second.actor)
-        self->send(g->second.actor, finished_atom::value, std::move(outcomes));
+      if (auto g = st.groups.find(gang); g != st.groups.end())
+        tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
     for (auto gang : touched)
       if (auto g = st.groups.find(gang); g != st.groups.end()) {
         g->second.stall_message.clear();  // Something moved.
@@ -661,8 +710,8 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       if (auto handle = st.ctx->nodes->at(index))
         self->send(handle, release_atom::value, std::move(ids));
     for (auto& [gang, outcomes] : gone)
-      if (auto g = st.groups.find(gang); g != st.groups.end() && g->second.actor)
-        self->send(g->second.actor, finished_atom::value, std::move(outcomes));
+      if (auto g = st.groups.find(gang); g != st.groups.end())
+        tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
     for (auto gang : touched) {
       auto g = st.groups.find(gang);
       if (g == st.groups.end())
@@ -670,9 +719,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
       if (g->second.implicit && g->second.pods.empty()) {
         // A lone pod's PodGroup goes with it.
         auto view = group_view(st, g->second);
-        self->send_exit(g->second.actor, caf::exit_reason::user_shutdown);
-        if (auto q = st.queues.find(g->second.group->queue); q != st.queues.end())
-          self->send(q->second.actor, removed_atom::value, gang);
+        end_gang(self, g->second);
         unindex_group(st, g->second);
         st.groups.erase(g);
         if (is_watched(self, resource_kind::pod_group))

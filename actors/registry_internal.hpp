@@ -74,9 +74,29 @@ void group_changed(self_ptr self, group_entry& g);
 void end_followers(self_ptr self, group_entry& g);
 
 // Scheduling plumbing.
+void wake_gang(self_ptr self, group_entry& g);
+/// Ends the gang's actor (or its parked state) and removes it from its queue: the group is
+/// deleted, or renewed under a new id.
+void end_gang(self_ptr self, group_entry& g);
 void add_node(self_ptr self, scheduler::node n, pod_refs committed);
 void add_queue(self_ptr self, scheduler::queue q);
-void spawn_gang(self_ptr self, group_entry& g);
+void spawn_gang(self_ptr self, group_entry& g, gang_start start = gang_start::fresh);
+/// Tells the gang's actor of pods that were added to it or ended (`pods` or `finished`). A parked
+/// running gang is woken instead: a new actor starts from the pods as they are now, which already
+/// show the change. A parked completed gang stays parked (its actor would ignore both).
+template <class Atom, class Payload>
+void tell_gang(self_ptr self, group_entry& g, Atom atom, Payload&& payload) {
+  if (g.parked) {
+    wake_gang(self, g);
+    return;
+  }
+  if (!g.actor)
+    return;
+  ++g.sent_to_actor;
+  self->send(g.actor, atom, std::forward<Payload>(payload));
+}
+/// Grants an idle gang's request to be parked, unless a pod message overtook it.
+void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& actor);
 /// A new incarnation of a gang (a resumed job): its actor ends and a fresh one starts under a new
 /// gang id, so nothing of the old one (a completed state, transactions the nodes remember) is
 /// taken for the new one. Returns the entry under its new id.

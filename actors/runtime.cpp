@@ -149,7 +149,8 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
         }
         for (auto& g : snap.groups) {
           st.gangs[g.gang] = {g.key, st.facts.groups.size()};
-          st.facts.groups.push_back({g.key, g.queue, g.min_member, g.min_task_member, false});
+          st.facts.groups.push_back(
+              {g.key, g.queue, g.min_member, g.min_task_member, false, g.parked});
         }
         st.outstanding = 1;  // Released at the end of this handler.
         for (auto& [name, index] : snap.node_index) {

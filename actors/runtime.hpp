@@ -34,6 +34,7 @@ struct system_facts {
     int32_t min_member = 0;
     std::vector<scheduler::role_minimum> min_task_member;
     bool in_flight = false;  // A reserve round is under way (I3 is checked at rest only).
+    bool parked = false;     // Its actor was ended while idle (a pod change wakes it).
   };
   struct node {
     std::string name;

@@ -165,6 +165,9 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
         {"fairShareDebounce", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.fair_share_debounce);
          }},
+        {"parkIdleGangsAfter", [&](const YAML::Node& v, const std::string& f) {
+           return read_duration(v, f, s.park_idle_gangs_after);
+         }},
         {"schedulerNames", [&](const YAML::Node& v, const std::string& f) {
            if (!v.IsSequence())
              return bad(f, "must be a list of names");

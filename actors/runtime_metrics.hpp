@@ -44,6 +44,8 @@ struct runtime_metrics {
   api::metric_family<api::gauge>& queue_deserved = registry.gauge_family(
       "phalanx_queue_deserved", "The queue's deserved share from fair share (cpu in cores).",
       {"queue", "resource"});
+  api::gauge& parked_gangs = registry.add_gauge(
+      "phalanx_parked_gangs", "PodGroups whose actor was ended while idle; a pod change wakes it.");
   api::gauge& ready = registry.add_gauge("phalanx_ready", "1 once restart recovery finished.");
   api::gauge& restart_seconds = registry.add_gauge(
       "phalanx_restart_seconds", "Seconds from opening the store to ready.");

@@ -27,6 +27,7 @@ struct world_log {
   std::vector<std::pair<uint32_t, uint64_t>> bound;  // (node, pod) handed to the binder.
   std::map<uint64_t, scheduler::gang_phase> reported;
   int32_t plan_grants = 0;
+  std::map<uint64_t, int32_t> park_requests;  // Gang -> requests to be parked.
 };
 
 /// The queue's role, minimal: every gang that waits gets a slot at once.
@@ -48,6 +49,7 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
     [](planned_atom, uint64_t, plan_outcome) {},
     [](usage_atom, usage_delta&) {},
     [](removed_atom, uint64_t) {},
+    [](park_atom, uint64_t) {},
     [](spec_atom, queue_ptr) {},
     [](wake_atom) {},
     [](inspect_atom) { return queue_snapshot{}; },
@@ -69,6 +71,9 @@ inline gang_sink_actor::behavior_type fake_sink(gang_sink_actor::stateful_pointe
       self->send(g, bound_atom::value, bound_result{req.txn, status{}});
     },
     [self](report_atom, gang_report& r) { self->state.log->reported[r.gang] = r.phase; },
+    [self](park_atom, uint64_t gang, uint64_t, gang_actor&) {
+      ++self->state.log->park_requests[gang];  // Never granted: the world's gangs live on.
+    },
   };
 }
 
@@ -165,7 +170,7 @@ class actor_world {
     gang_sizes[id] = g.group.min_member;
     gangs.push_back(sys_->spawn(gang_actor_impl, context_ptr{ctx_}, id,
                                 std::make_shared<const scheduler::pod_group>(g.group),
-                                std::move(refs), queue, sink));
+                                std::move(refs), queue, sink, gang_start::fresh));
     return id;
   }
 

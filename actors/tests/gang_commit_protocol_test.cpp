@@ -187,6 +187,8 @@ gang_actor::behavior_type probe(gang_actor::stateful_pointer<probe_state> self,
     [](wake_atom) {},
     [](retry_atom, uint64_t) {},
     [](spec_atom, pod_group_ptr) {},
+    [](idle_atom) {},
+    [](park_atom) {},
     [](inspect_atom) { return gang_snapshot{}; },
   };
 }
@@ -197,6 +199,46 @@ pod_refs pods_of(std::initializer_list<uint64_t> ids, const char* cpu = "1") {
     out.push_back({id, std::make_shared<const scheduler::pod>(
                            make_pod("p" + std::to_string(id)).cpu(cpu).obj())});
   return out;
+}
+
+// A parked gang's new actor has the gang id of the old one, which ended idle (docs/NOTES.md "Idle
+// gangs are parked"). The old actor's down message can reach a node after the new one reserved
+// there: it must not abort the new actor's hold, and the node answers the new actor.
+TEST(GangCommitProtocol, ANewActorOfAGangKeepsItsHoldWhenTheOldOnesEndArrivesLate) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  auto old_log = std::make_shared<probe_log>();
+  auto new_log = std::make_shared<probe_log>();
+  auto old_actor = w.nodes[0]->home_system().spawn(probe, old_log);
+  auto new_actor = w.nodes[0]->home_system().spawn(probe, new_log);
+  auto& node = w.nodes[0];
+  auto ticket = scheduler::ticket{};
+  scheduler::txn_id first{7, 1};
+  scheduler::txn_id second{7, 2};
+
+  caf::anon_send(node, reserve_atom::value, reserve_request{first, ticket, pods_of({1})},
+                 old_actor);
+  caf::anon_send(node, commit_atom::value, first);
+  w.sched().run();
+  ASSERT_EQ(old_log->committed.size(), 1u);
+
+  caf::anon_send(node, reserve_atom::value, reserve_request{second, ticket, pods_of({2})},
+                 new_actor);
+  w.sched().run();
+  ASSERT_EQ(new_log->votes.size(), 1u);
+  EXPECT_EQ(new_log->votes[0].kind, scheduler::vote_kind::reserved);
+
+  caf::anon_send_exit(old_actor, caf::exit_reason::user_shutdown);
+  w.sched().run();
+  auto& ledger = *w.node_state(0).ledger;
+  EXPECT_EQ(ledger.hold_count(), 1u) << "the old actor's end aborted the new actor's hold";
+  caf::anon_send(node, commit_atom::value, second);
+  w.sched().run();
+  EXPECT_EQ(new_log->committed, std::vector<scheduler::txn_id>{second});
+  EXPECT_TRUE(ledger.is_bound(1));
+  EXPECT_TRUE(ledger.is_bound(2));
+  caf::anon_send_exit(new_actor, caf::exit_reason::user_shutdown);
+  w.sched().run();
 }
 
 TEST(GangCommitProtocol, DuplicatedAndReorderedMessagesAtANode) {

@@ -56,6 +56,9 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
   config.seed = seed;
   config.threads = 2;
   config.deterministic = shape.deterministic;
+  // Park gangs idle for 30 ms (pods run 20-400 ms): gangs are parked and woken again and again
+  // between their pods' ends, on real threads, while everything else goes on.
+  config.scheduling.park_idle_gangs_after = 30ms;
   runtime_harness h{config, nodes};
 
   std::vector<api::object> objects;
@@ -207,6 +210,23 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
       EXPECT_TRUE(scheduler::is_terminal(p.pod.phase)) << p.pod.meta.name;
     }
   }
+
+  // Every completed gang's actor is parked soon after (30 ms idle), nothing else is left to wake
+  // them.
+  auto unparked_completed = [&] {
+    std::set<std::string> parked;
+    for (const auto& g : h.rt().facts().groups)
+      if (g.parked)
+        parked.insert(g.key);
+    std::vector<std::string> out;
+    for (const auto& name : group_names)
+      if (!deleted.count(name) && !stranded.count(name) && !parked.count("default/" + name))
+        out.push_back(name);
+    return out;
+  };
+  EXPECT_TRUE(h.run_until([&] { return unparked_completed().empty(); }, 10s,
+                          shape.deterministic ? 100ms : 20ms))
+      << unparked_completed().size() << " completed gangs were not parked (seed " << seed << ")";
 
   // At rest: every invariant, including I3, and nothing left accounted.
   auto facts = h.rt().facts();
