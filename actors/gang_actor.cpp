@@ -711,33 +711,6 @@ bool parkable(const gang_actor_state& st) {
   });
 }
 
-// Call after anything that may have made the gang idle or busy: an idle gang arms its idle timer.
-void consider_parking(self_ptr self) {
-  auto& st = self->state;
-  auto after = st.ctx->config.scheduling.park_idle_gangs_after;
-  if (after.count() <= 0)
-    return;
-  if (!parkable(st)) {
-    st.idle_since.reset();
-    st.park_requested = false;
-    return;
-  }
-  if (!st.idle_since)
-    st.idle_since = self->clock().now();
-  if (!st.idle_timer_armed) {
-    st.idle_timer_armed = true;
-    self->delayed_send(self, after, idle_atom::value);
-  }
-}
-
-// A pod message from the registry: the gang was not idle meanwhile, and a park request sent
-// before it will not be granted (its count is behind).
-void heard_from_registry(gang_actor_state& st) {
-  ++st.heard_from_registry;
-  st.idle_since.reset();
-  st.park_requested = false;
-}
-
 } // namespace
 
 gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64_t id,
@@ -779,7 +752,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
   }
   report(self);
   want_scheduling(self);
-  consider_parking(self);
 
   return {
     [self](vote_atom, vote& v) {
@@ -800,19 +772,15 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     [self](committed_atom, scheduler::txn_id txn, uint32_t) {
       auto& st = self->state;
       if (st.swapping && txn == st.swap_txn) {
-        if (st.swap_nodes_pending > 0 && --st.swap_nodes_pending == 0) {
+        if (st.swap_nodes_pending > 0 && --st.swap_nodes_pending == 0)
           on_swaps_committed(self);
-          consider_parking(self);
-        }
         return;
       }
       if (st.machine.phase() != gang_phase::committing || txn != st.tally.txn() ||
           st.commits_pending == 0)
         return;
-      if (--st.commits_pending == 0) {
+      if (--st.commits_pending == 0)
         on_round_committed(self);
-        consider_parking(self);
-      }
     },
     [self](admission_atom, admission& a) {
       auto& st = self->state;
@@ -840,7 +808,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       st.slot_granted = self->clock().now();
       transition(self, gang_phase::planning);
       plan_round(self);
-      consider_parking(self);
     },
     [self](bound_atom, bound_result& r) {
       auto& st = self->state;
@@ -853,7 +820,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
           cancel_swaps(st);
           settle(self);
           want_scheduling(self);
-          consider_parking(self);
         }
         return;
       }
@@ -864,7 +830,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         abort_round(self);
         report(self, "binding failed: " + r.outcome.message(), "BindFailed");
         leave_failed_round(self);
-        consider_parking(self);
         return;
       }
       st.commits_pending = st.tally.nodes().size();
@@ -873,14 +838,13 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
           self->send(handle, commit_atom::value, st.tally.txn());
     },
     [self](pods_atom, pod_refs& pods) {
-      heard_from_registry(self->state);
+      ++self->state.heard_from_registry;
       add_members(self, pods);
       want_scheduling(self);
-      consider_parking(self);
     },
     [self](finished_atom, const std::vector<pod_outcome>& outcomes) {
       auto& st = self->state;
-      heard_from_registry(st);
+      ++st.heard_from_registry;
       usage_delta delta;
       delta.gang = st.id;
       for (const auto& o : outcomes) {
@@ -898,7 +862,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       if (!delta.removed.is_zero())
         self->send(st.queue, usage_atom::value, std::move(delta));
       settle(self);
-      consider_parking(self);
     },
     [self](wake_atom) {
       auto& st = self->state;
@@ -909,7 +872,6 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
         register_waiting(self);
       }
-      consider_parking(self);
     },
     [self](retry_atom, uint64_t epoch) {
       auto& st = self->state;
@@ -921,22 +883,10 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     },
     [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
     [self](idle_atom) {
+      // The registry heard nothing of this gang for a while: if it is idle, it asks to be parked.
       auto& st = self->state;
-      st.idle_timer_armed = false;
-      if (!parkable(st))
-        st.idle_since.reset();  // Busy since, through a path that did not look.
-      if (!st.idle_since || st.park_requested)
-        return;
-      auto after = st.ctx->config.scheduling.park_idle_gangs_after;
-      auto idle = self->clock().now() - *st.idle_since;
-      if (idle < after) {  // Busy and idle again since the timer was armed: wait the rest.
-        st.idle_timer_armed = true;
-        self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(after - idle),
-                           idle_atom::value);
-        return;
-      }
-      st.park_requested = true;
-      self->send(st.sink, park_atom::value, st.id, st.heard_from_registry, gang_actor{self});
+      if (parkable(st))
+        self->send(st.sink, park_atom::value, st.id, st.heard_from_registry, gang_actor{self});
     },
     [self](park_atom) {
       // Granted: the registry forgot this actor and answers for the gang until it wakes it.

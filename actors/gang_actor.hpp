@@ -22,7 +22,6 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -84,16 +83,10 @@ struct gang_actor_state {
   std::chrono::milliseconds backoff{0};
   scheduler::rng random;
 
-  // Parking (docs/NOTES.md "Idle gangs are parked"): an idle gang asks the registry to end its
-  // actor after `scheduling.park_idle_gangs_after`; the registry starts a new one from the pods
-  // when one of them changes.
-  /// Pod messages (pods, finished) had from the registry: a park request carries it, so the
-  /// registry refuses a request that one of its messages overtook.
+  /// Pod messages (pods, finished) had from the registry. A park request carries it, so the
+  /// registry refuses a request that one of its messages overtook (docs/NOTES.md "Idle gangs are
+  /// parked").
   uint64_t heard_from_registry = 0;
-  /// Since when the gang is idle (parkable), if it is.
-  std::optional<caf::actor_clock::time_point> idle_since;
-  bool idle_timer_armed = false;
-  bool park_requested = false;
 
   // What the registry last heard, so unchanged reports are not repeated.
   std::string last_reason;

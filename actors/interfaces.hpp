@@ -34,7 +34,8 @@ using gang_actor = caf::typed_actor<
   caf::reacts_to<retry_atom, uint64_t>,
   // The PodGroup spec changed.
   caf::reacts_to<spec_atom, pod_group_ptr>,
-  // Internal: the idle timer. A gang idle long enough asks the registry to park it.
+  // The registry heard nothing of this gang for scheduling.parkIdleGangsAfter: if it is idle
+  // (parkable), it asks to be parked.
   caf::reacts_to<idle_atom>,
   // The registry parked this gang: it ends now, and the registry starts it again from its pods
   // when one of them changes (docs/NOTES.md "Idle gangs are parked").

@@ -210,6 +210,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](park_atom, uint64_t gang, uint64_t heard, const gang_actor& actor) {
       do_park(self, gang, heard, actor);
     },
+    [self](idle_atom) { sweep_idle_gangs(self); },
     // -- status sink
     [self](pod_status_atom, std::vector<pod_status_update>& updates) {
       do_pod_status(self, std::move(updates));

@@ -49,6 +49,8 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
                  watch_sink_ptr>,
   // End watch `id`.
   caf::reacts_to<unwatch_atom, uint64_t>,
+  // Internal: the parking sweep (docs/NOTES.md "Idle gangs are parked").
+  caf::reacts_to<idle_atom>,
   // Consistency facts, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<registry_snapshot>>;
 
@@ -117,6 +119,9 @@ struct registry_state {
     bool parked = false;
     /// Pod messages sent to the current actor: a park request must have heard them all.
     uint64_t sent_to_actor = 0;
+    /// When the registry last heard from or told its actor anything (a report, a binding, a
+    /// pod message, its start); the parking sweep asks gangs quiet for long enough.
+    caf::actor_clock::time_point last_active{};
   };
   struct node_entry {
     uint32_t index = 0;
@@ -161,6 +166,7 @@ struct registry_state {
 
   uint64_t next_gang = 1;
   int64_t parked_gangs = 0;  // Groups whose actor is parked (the gauge phalanx_parked_gangs).
+  bool park_sweep_armed = false;
 
   uint64_t next_pod = 1;
   uint64_t next_cookie = 1;

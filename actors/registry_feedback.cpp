@@ -215,6 +215,40 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
                                       q->second.actor, gang_sink_actor{self}, start);
   g.sent_to_actor = 0;
+  g.last_active = self->clock().now();
+}
+
+void arm_park_sweep(self_ptr self) {
+  auto& st = self->state;
+  auto after = st.ctx->config.scheduling.park_idle_gangs_after;
+  if (after.count() <= 0 || st.park_sweep_armed)
+    return;
+  st.park_sweep_armed = true;
+  // Half the idle time: a gang is parked after 1 to 1.5 times it.
+  self->delayed_send(self, std::max(after / 2, std::chrono::milliseconds{1}), idle_atom::value);
+}
+
+void sweep_idle_gangs(self_ptr self) {
+  auto& st = self->state;
+  st.park_sweep_armed = false;
+  auto after = st.ctx->config.scheduling.park_idle_gangs_after;
+  auto now = self->clock().now();
+  bool candidates = false;
+  for (auto& [gang, g] : st.groups) {
+    auto phase = g.last_report.phase;
+    if (!g.actor || (phase != scheduler::gang_phase::running &&
+                     phase != scheduler::gang_phase::completed))
+      continue;
+    candidates = true;
+    if (now - g.last_active < after)
+      continue;
+    // Asked once per idle period: a gang that is not idle (pods still pending) is asked again
+    // only after another one.
+    g.last_active = now;
+    self->send(g.actor, idle_atom::value);
+  }
+  if (candidates)
+    arm_park_sweep(self);
 }
 
 void end_gang(self_ptr self, group_entry& g) {
@@ -394,6 +428,8 @@ void group_changed(self_ptr self, group_entry& g) {
 
 void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   auto& st = self->state;
+  if (auto g = st.groups.find(req.gang); g != st.groups.end())
+    g->second.last_active = self->clock().now();
   auto refuse = [&](std::string why) {
     self->send(gang, bound_atom::value,
                bound_result{req.txn, status{errc::conflict, std::move(why)}});
@@ -488,6 +524,10 @@ void do_report(self_ptr self, gang_report report) {
                      report.pending_reason);
   }
   g.last_report = std::move(report);
+  g.last_active = self->clock().now();
+  if (g.last_report.phase == scheduler::gang_phase::running ||
+      g.last_report.phase == scheduler::gang_phase::completed)
+    arm_park_sweep(self);
   group_changed(self, g);
 }
 

@@ -93,8 +93,14 @@ void tell_gang(self_ptr self, group_entry& g, Atom atom, Payload&& payload) {
   if (!g.actor)
     return;
   ++g.sent_to_actor;
+  g.last_active = self->clock().now();
   self->send(g.actor, atom, std::forward<Payload>(payload));
 }
+/// Arms the parking sweep, if parking is on and it is not armed.
+void arm_park_sweep(self_ptr self);
+/// The sweep: asks every gang running or completed, quiet for scheduling.parkIdleGangsAfter,
+/// whether it is idle; re-arms while such gangs remain.
+void sweep_idle_gangs(self_ptr self);
 /// Grants an idle gang's request to be parked, unless a pod message overtook it.
 void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& actor);
 /// A new incarnation of a gang (a resumed job): its actor ends and a fresh one starts under a new

@@ -27,7 +27,8 @@ struct world_log {
   std::vector<std::pair<uint32_t, uint64_t>> bound;  // (node, pod) handed to the binder.
   std::map<uint64_t, scheduler::gang_phase> reported;
   int32_t plan_grants = 0;
-  std::map<uint64_t, int32_t> park_requests;  // Gang -> requests to be parked.
+  /// Gang -> its requests to be parked, each with the count of pod messages it had heard.
+  std::map<uint64_t, std::vector<uint64_t>> park_requests;
 };
 
 /// The queue's role, minimal: every gang that waits gets a slot at once.
@@ -71,8 +72,9 @@ inline gang_sink_actor::behavior_type fake_sink(gang_sink_actor::stateful_pointe
       self->send(g, bound_atom::value, bound_result{req.txn, status{}});
     },
     [self](report_atom, gang_report& r) { self->state.log->reported[r.gang] = r.phase; },
-    [self](park_atom, uint64_t gang, uint64_t, gang_actor&) {
-      ++self->state.log->park_requests[gang];  // Never granted: the world's gangs live on.
+    [self](park_atom, uint64_t gang, uint64_t heard, gang_actor&) {
+      // Never granted: the world's gangs live on.
+      self->state.log->park_requests[gang].push_back(heard);
     },
   };
 }

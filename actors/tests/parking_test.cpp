@@ -1,9 +1,10 @@
-// Idle gangs are parked (docs/NOTES.md "Idle gangs are parked"): a gang whose pods are all bound
-// or ended, with nothing in flight, has its actor ended after scheduling.park_idle_gangs_after;
-// the registry starts a new actor from the pods when one of them changes. These tests check the
-// gang's side on the deterministic actor world (when it asks, and that a pod message in between
-// makes it ask again), and the whole system on the runtime: parking, each way of waking, the
-// queue's accounting (I4) and the other invariants after every step, and a restart.
+// Idle gangs are parked (docs/NOTES.md "Idle gangs are parked"): the registry asks gangs it heard
+// nothing of for scheduling.park_idle_gangs_after whether they are idle; an idle one (pods all
+// bound or ended, nothing in flight) asks to be parked, and its actor ends; the registry starts a
+// new actor from the pods when one of them changes. These tests check the gang's side on the
+// deterministic actor world (when it asks, with the count of pod messages it heard), and the
+// whole system on the runtime: parking, each way of waking, the queue's accounting (I4) and the
+// other invariants after every step, and a restart.
 
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/actor_world.hpp"
@@ -26,71 +27,53 @@ using scheduler::testing::res;
 
 // -- The gang's side ----------------------------------------------------------------------------
 
-TEST(Parking, AnIdleGangAsksOnceIdleLongEnoughAndAgainAfterAPodMessage) {
+TEST(Parking, AnIdleGangAsksWhenAskedWithThePodMessagesItHeard) {
   actor_world w;
-  w.ctx().config.scheduling.park_idle_gangs_after = 1000ms;
   w.add_node(make_node("n0").cpu("8").memory("8Gi"));
   w.add_gang(make_gang("job", 2).task("worker", 2, res("cpu", "1")).obj(), 1);  // Pods 100, 101.
   w.sched().run();
   ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
-  EXPECT_EQ(w.log->park_requests[1], 0) << "running, but not idle for long enough yet";
+  EXPECT_TRUE(w.log->park_requests[1].empty()) << "nobody asked yet";
 
-  w.sched().advance_time(999ms);
+  caf::anon_send(w.gangs[0], idle_atom::value);
   w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 0);
-  w.sched().advance_time(1ms);
-  w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 1);
-  EXPECT_EQ(w.gang_state(0).heard_from_registry, 0u);
+  EXPECT_EQ(w.log->park_requests[1], std::vector<uint64_t>{0});
 
-  // Not granted (this world's sink never grants), and no pod message since: it does not ask again.
-  w.sched().advance_time(5s);
-  w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 1);
-
-  // A pod ends: the registry would refuse the earlier request (its count is behind); the gang is
-  // idle again and asks again, with the message counted, a full idle period later.
+  // A pod ends (a registry message: counted), and the gang, still idle, asks with the count.
   caf::anon_send(w.gangs[0], finished_atom::value,
                  std::vector<pod_outcome>{{100, scheduler::pod_phase::succeeded, false}});
+  caf::anon_send(w.gangs[0], idle_atom::value);
   w.sched().run();
-  EXPECT_EQ(w.gang_state(0).heard_from_registry, 1u);
-  w.sched().advance_time(500ms);
-  w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 1);
-  w.sched().advance_time(500ms);
-  w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 2);
+  EXPECT_EQ(w.log->park_requests[1], (std::vector<uint64_t>{0, 1}));
 
-  // A new pod makes it busy (pending, then a round): no request while it is; idle again after.
+  // A new pod makes it busy (it asks its queue for a slot): asked then, it does not ask.
   pod_refs later{{102, std::make_shared<const scheduler::pod>(
                            make_pod("job-worker-2").cpu("1").group("job").obj())}};
   caf::anon_send(w.gangs[0], pods_atom::value, later);
+  caf::anon_send(w.gangs[0], idle_atom::value);
   w.sched().run();
+  EXPECT_EQ(w.log->park_requests[1].size(), 2u);
   EXPECT_TRUE(w.node_state(0).ledger->is_bound(102));
-  w.sched().advance_time(1s);
+  // Placed and running again: idle.
+  caf::anon_send(w.gangs[0], idle_atom::value);
   w.sched().run();
-  EXPECT_EQ(w.log->park_requests[1], 3);
-  EXPECT_EQ(w.gang_state(0).heard_from_registry, 2u);
+  EXPECT_EQ(w.log->park_requests[1], (std::vector<uint64_t>{0, 1, 2}));
 }
 
-TEST(Parking, AGangWithAPodItCannotPlaceOrAHeldPlaceholderNeverAsks) {
+TEST(Parking, AGangWithAPodItCannotPlaceOrAHeldPlaceholderDoesNotAsk) {
   {
     actor_world w;
-    w.ctx().config.scheduling.park_idle_gangs_after = 100ms;
     w.add_node(make_node("n0").cpu("4").memory("8Gi"));
     // Elastic: minMember 1 of 6 one-cpu pods on 4 cpus: running, two pods wait for room.
     w.add_gang(make_gang("elastic", 1).task("worker", 6, res("cpu", "1")).obj(), 1);
     w.sched().run();
-    for (int i = 0; i < 20; ++i) {
-      w.sched().advance_time(100ms);
-      w.sched().run();
-    }
-    EXPECT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
-    EXPECT_EQ(w.log->park_requests[1], 0) << "two pods are still pending";
+    ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+    caf::anon_send(w.gangs[0], idle_atom::value);
+    w.sched().run();
+    EXPECT_TRUE(w.log->park_requests[1].empty()) << "two pods are still pending";
   }
   {
     actor_world w;
-    w.ctx().config.scheduling.park_idle_gangs_after = 100ms;
     w.add_node(make_node("n0").cpu("4").memory("8Gi"));
     // A Spark driver whose minResources keeps room for two executors not created yet: the room
     // is held by placeholders, which no pod records, so the gang must stay.
@@ -98,12 +81,10 @@ TEST(Parking, AGangWithAPodItCannotPlaceOrAHeldPlaceholderNeverAsks) {
     spark.group.min_resources = res("cpu", "3");
     w.add_gang(spark, 1);
     w.sched().run();
-    for (int i = 0; i < 20; ++i) {
-      w.sched().advance_time(100ms);
-      w.sched().run();
-    }
     ASSERT_EQ(w.node_state(0).ledger->committed(), res("cpu", "3", "pods", "3"));
-    EXPECT_EQ(w.log->park_requests[1], 0) << "placeholders hold room";
+    caf::anon_send(w.gangs[0], idle_atom::value);
+    w.sched().run();
+    EXPECT_TRUE(w.log->park_requests[1].empty()) << "placeholders hold room";
   }
 }
 
@@ -113,15 +94,6 @@ runtime_config parking_config(uint64_t seed) {
   auto c = deterministic_config(seed);
   c.scheduling.park_idle_gangs_after = 1000ms;
   return c;
-}
-
-api::pod_group_object make_group(const std::string& name, int32_t min_member) {
-  api::pod_group_object g;
-  g.group.meta.name = name;
-  g.group.meta.namespace_name = "default";
-  g.group.min_member = min_member;
-  g.group.queue = "default";
-  return g;
 }
 
 api::pod_object member(const std::string& name, const std::string& group,
@@ -151,7 +123,7 @@ scheduler::pod_phase phase_of(runtime_harness& h, const std::string& pod) {
 
 TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact) {
   runtime_harness h{parking_config(21), {make_node("n-0").cpu("8").memory("16Gi")}};
-  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup");
+  runtime_harness::must_ok(h.create(group_of("train", 3)), "create the PodGroup");
   runtime_harness::must_ok(h.create(member("w-0", "train", "5s")), "w-0");
   runtime_harness::must_ok(h.create(member("w-1", "train", "60s")), "w-1");
   runtime_harness::must_ok(h.create(member("w-2", "train")), "w-2");
@@ -161,7 +133,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_INVARIANTS(h);
 
   // Idle for a second: parked; the queue still counts its three cpus (I4 recounts from pods).
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
@@ -171,7 +143,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
       [&] { return phase_of(h, "w-0") == scheduler::pod_phase::succeeded; }, 5000ms, 10ms));
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 
@@ -180,7 +152,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   ASSERT_TRUE(h.run_until(
       [&] { return phase_of(h, "w-3") == scheduler::pod_phase::running; }, 2000ms, 10ms));
   EXPECT_INVARIANTS(h);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
 
   // A pod fails, another is deleted: each wakes it, and the accounting follows.
@@ -191,13 +163,13 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_EQ(phase_of(h, "w-2"), scheduler::pod_phase::failed);
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "w-3"), "delete w-3");
   h.pass(10ms);
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
 
   // A restart starts every gang's actor from its pods; it parks again, and nothing was lost.
@@ -206,7 +178,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(phase_of(h, "w-1"), scheduler::pod_phase::running);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
 
   // The last pod ends: woken, the gang completes and parks completed; the queue forgets it.
@@ -215,17 +187,17 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
                            "fail w-1");
   h.pass(10ms);
   EXPECT_INVARIANTS(h);
-  h.pass(1100ms);
+  h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 
   // Every pod of a parked running gang deleted: the woken actor has no member to report usage
   // for; the queue's count still drops to nothing (the registry tells it the whole usage).
-  runtime_harness::must_ok(h.create(make_group("solo", 1)), "create PodGroup solo");
+  runtime_harness::must_ok(h.create(group_of("solo", 1)), "create PodGroup solo");
   runtime_harness::must_ok(h.create(member("s-0", "solo")), "s-0");
   ASSERT_TRUE(h.run_until(
       [&] { return phase_of(h, "s-0") == scheduler::pod_phase::running; }, 2000ms, 10ms));
-  h.pass(1100ms);
+  h.pass(1600ms);
   ASSERT_TRUE(parked(h, "solo"));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "s-0"), "delete s-0");
   h.pass(10ms);
@@ -247,7 +219,7 @@ TEST(Parking, ManyGangsParkedAndWokenKeepEveryInvariant) {
   std::vector<api::object> objects;
   for (int g = 0; g < 12; ++g) {
     auto name = "g" + std::to_string(g);
-    objects.push_back(make_group(name, 2));
+    objects.push_back(group_of(name, 2));
     for (int i = 0; i < 3; ++i)
       objects.push_back(member(name + "-" + std::to_string(i), name,
                                std::to_string(1 + (g * 3 + i) % 7) + "s"));

@@ -27,15 +27,6 @@ std::string pending_message(runtime_harness& h, const std::string& name) {
   return "";
 }
 
-api::pod_group_object make_group(const std::string& name, int32_t min_member) {
-  api::pod_group_object g;
-  g.group.meta.name = name;
-  g.group.meta.namespace_name = "default";
-  g.group.min_member = min_member;
-  g.group.queue = "default";
-  return g;
-}
-
 TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
   runtime_harness h{deterministic_config(3), {make_node("n-0").cpu("4").memory("8Gi")}};
   for (const char* name : {"w-0", "w-1"})
@@ -46,7 +37,7 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
 
   // Its PodGroup wants three pods: the two wait for the third (the gang's report, one reason
   // shared by both).
-  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup");
+  runtime_harness::must_ok(h.create(group_of("train", 3)), "create the PodGroup");
   ASSERT_TRUE(h.run_until(
       [&] {
         auto m = pending_message(h, "w-0");
@@ -63,7 +54,7 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
   // The third pod and the PodGroup again: the gang runs, and no reason is left.
   runtime_harness::must_ok(
       h.create(api::pod_object{make_pod("w-2").cpu("1").group("train"), {}}), "w-2");
-  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup again");
+  runtime_harness::must_ok(h.create(group_of("train", 3)), "create the PodGroup again");
   ASSERT_TRUE(h.run_until(
       [&] {
         for (const auto& p : h.pods())
@@ -104,7 +95,7 @@ TEST(PendingReason, AWatcherSeesEachChangeOfAGroupsStatusOnce) {
   for (const char* name : {"w-0", "w-1"})
     runtime_harness::must_ok(
         h.create(api::pod_object{make_pod(name).cpu("1").group("train"), {}}), name);
-  runtime_harness::must_ok(h.create(make_group("train", 3)), "create the PodGroup");
+  runtime_harness::must_ok(h.create(group_of("train", 3)), "create the PodGroup");
   // Only the reason changes: the gang reports that it waits for a third pod.
   auto unschedulable = [](const scheduler::pod_group_status& s) {
     for (const auto& c : s.conditions)

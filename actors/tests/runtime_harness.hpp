@@ -46,6 +46,16 @@ inline api::job_object one_task_job(const std::string& name, int32_t replicas) {
   return o;
 }
 
+/// A PodGroup "<name>" in namespace "default", queue "default", wanting `min_member` pods.
+inline api::pod_group_object group_of(const std::string& name, int32_t min_member) {
+  api::pod_group_object g;
+  g.group.meta.name = name;
+  g.group.meta.namespace_name = "default";
+  g.group.min_member = min_member;
+  g.group.queue = "default";
+  return g;
+}
+
 class runtime_harness {
  public:
   /// Starts a runtime on a fresh store and creates `nodes`.
