@@ -193,6 +193,9 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(co
 
 // Start-up (registry_restore.cpp).
 void restore(self_ptr self, storage::loaded_state& loaded);
+/// A restored gang with nothing to do (every pod bound or ended, nothing to place, no placeholder
+/// its actor would make) starts parked, as its actor would soon be; true when it did.
+bool restore_parked(self_ptr self, group_entry& g);
 registry_snapshot snapshot(const registry_state& st);
 
 template <class T>

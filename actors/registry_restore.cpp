@@ -4,6 +4,7 @@
 #include "actors/registry_internal.hpp"
 
 #include "scheduler/job.hpp"
+#include "scheduler/placeholders.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -201,7 +202,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       spdlog::warn("{} pods are bound to node {}, which is not in the store", refs.size(), node);
 
   for (auto& [gang, g] : st.groups) {
-    spawn_gang(self, g);
+    if (!restore_parked(self, g))
+      spawn_gang(self, g);
     mark_emitted(st, g);
   }
 
@@ -218,6 +220,55 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
                st.queues.size(), st.groups.size(), st.pods.size(), st.jobs.size());
   st.ready->store(true);
   st.ctx->metrics->ready.set(1);
+}
+
+bool restore_parked(self_ptr self, group_entry& g) {
+  auto& st = self->state;
+  if (st.ctx->config.scheduling.park_idle_gangs_after.count() <= 0)
+    return false;
+  auto q = st.queues.find(g.group->queue);
+  if (q == st.queues.end())
+    return false;  // spawn_gang gives its pods the reason.
+  int32_t bound = 0, succeeded = 0, ended = 0;
+  std::vector<const scheduler::pod*> present;  // Pods that count toward minMember.
+  usage_delta usage;
+  usage.gang = g.gang;
+  usage.whole = true;
+  for (auto id : g.pods) {
+    const auto& e = st.pods.at(id);
+    if (scheduler::is_terminal(e.phase())) {
+      ++ended;
+      if (e.phase() == scheduler::pod_phase::succeeded) {
+        ++succeeded;
+        present.push_back(e.pod.get());
+      }
+    } else if (e.is_bound()) {
+      ++bound;
+      present.push_back(e.pod.get());
+      usage.added += e.pod->requests;
+    } else {
+      return false;  // A pod to place: the gang has work to do.
+    }
+  }
+  if (bound + ended == 0)
+    return false;  // Nothing ever ran: a new gang.
+  // A running gang short of its minimum makes placeholders for the missing members at once when
+  // minResources sizes them (gang_actor_impl): that is work, and room no pod records.
+  if (bound > 0 && st.ctx->config.scheduling.gang_scheduling &&
+      bound + succeeded < g.group->min_member &&
+      !scheduler::make_placeholders(*g.group, present).empty())
+    return false;
+  // What the gang's actor would report, started from these pods: running (admitted, its usage
+  // at the queue) or completed (its queue forgets it at once, so it is never told).
+  g.last_report = gang_report{};
+  g.last_report.gang = g.gang;
+  g.last_report.admitted = true;
+  g.last_report.phase = bound > 0 ? scheduler::gang_phase::running : scheduler::gang_phase::completed;
+  if (bound > 0)
+    self->send(q->second.actor, usage_atom::value, std::move(usage));
+  g.parked = true;
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.parked_gangs));
+  return true;
 }
 
 } // namespace phalanx::actors::registry_detail

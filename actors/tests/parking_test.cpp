@@ -172,14 +172,13 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
 
-  // A restart starts every gang's actor from its pods; it parks again, and nothing was lost.
+  // A restart starts a gang with nothing to do parked (no actor); the queue counts its pods.
   h.restart();
   h.pass(10ms);
-  EXPECT_FALSE(parked(h, "train"));
+  EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(phase_of(h, "w-1"), scheduler::pod_phase::running);
-  h.pass(1600ms);
-  EXPECT_TRUE(parked(h, "train"));
+  EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
 
   // The last pod ends: woken, the gang completes and parks completed; the queue forgets it.
   runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "w-1",
@@ -189,6 +188,13 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_INVARIANTS(h);
   h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
+  EXPECT_INVARIANTS(h);
+  // Restarted completed: parked at once, still completed, and a new pod is left alone (as the
+  // completed gang's actor would leave it).
+  h.restart();
+  h.pass(10ms);
+  EXPECT_TRUE(parked(h, "train"));
+  EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::completed);
   EXPECT_INVARIANTS(h);
 
   // Every pod of a parked running gang deleted: the woken actor has no member to report usage
@@ -208,6 +214,35 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   runtime_harness::must_ok(h.remove(api::resource_kind::pod_group, "default", "train"),
                            "delete the PodGroup");
   h.pass(10ms);
+  EXPECT_INVARIANTS(h);
+}
+
+// A restarted gang short of its minimum whose minResources sizes the missing members holds
+// placeholders for them at once: it has work to do, so it is not restored parked, and once its
+// placeholders are held it is not parked either (no pod records their room).
+TEST(Parking, ARestartedGangThatHoldsPlaceholdersIsNotParked) {
+  runtime_harness h{parking_config(23), {make_node("n-0").cpu("4").memory("16Gi")}};
+  auto spark = group_of("spark", 3);
+  spark.group.min_resources = res("cpu", "3");
+  runtime_harness::must_ok(h.create(spark), "create the PodGroup");
+  runtime_harness::must_ok(h.create(member("driver", "spark")), "driver");
+  ASSERT_TRUE(h.run_until(
+      [&] { return phase_of(h, "driver") == scheduler::pod_phase::running; }, 2000ms, 10ms));
+  auto committed = [&] {
+    for (const auto& n : h.rt().facts().nodes)
+      return n.committed;
+    return scheduler::resources{};
+  };
+  EXPECT_EQ(committed(), res("cpu", "3", "pods", "3")) << "the driver and two placeholders";
+  h.pass(3000ms);
+  EXPECT_FALSE(parked(h, "spark"));
+
+  h.restart();
+  h.pass(10ms);
+  EXPECT_FALSE(parked(h, "spark"));
+  EXPECT_EQ(committed(), res("cpu", "3", "pods", "3")) << "placeholders held again";
+  h.pass(3000ms);
+  EXPECT_FALSE(parked(h, "spark"));
   EXPECT_INVARIANTS(h);
 }
 
