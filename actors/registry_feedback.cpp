@@ -270,7 +270,7 @@ void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& act
     return;
   auto& g = i->second;
   // A request from an actor replaced since, or sent before a pod message it has not seen yet:
-  // not granted. The actor asks again once it is idle for long enough after that message.
+  // not granted. The sweep asks the gang again after another quiet period.
   if (g.parked || g.actor != actor || heard != g.sent_to_actor)
     return;
   // The queue first: a woken actor's messages to it come after this (it is spawned later).

@@ -272,6 +272,8 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   flags.add_int("repeat", &o.repeat, 1, 100, "restarts measured");
   flags.add_duration("ready-timeout", &o.ready_timeout_ns, 1'000'000'000,
                      int64_t{3600} * 1'000'000'000, "how long one start may take");
+  flags.add_duration("steady-after", &o.steady_after_ns, 0, int64_t{3600} * 1'000'000'000,
+                     "also read the resident set this long after ready (0: not)");
   flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
   flags.add_string("work-dir", &o.work_dir, "where the store goes (default $TMPDIR or /tmp)");
   flags.add_bool("keep", &o.keep, "keep the store and the daemon logs");

@@ -139,11 +139,17 @@ result<json::object> run_restart(const restart_options& o) {
     if (!d)
       return status{d.error().code(),
                     "round " + std::to_string(round + 1) + ": " + d.error().message()};
+    const auto ready_at = std::chrono::steady_clock::now();
     restart_round r;
     r.restart_seconds = (*d)->seconds_to_ready();
     r.rss_bytes = resident_bytes((*d)->pid());  // Before the lists below allocate answers.
     std::tie(r.rss_settled_bytes, r.settle_seconds) =
         settled_resident_bytes((*d)->pid(), std::chrono::seconds(10));
+    if (o.steady_after_ns > 0) {
+      auto since_ready = std::chrono::steady_clock::now() - ready_at;
+      std::this_thread::sleep_for(std::chrono::nanoseconds(o.steady_after_ns) - since_ready);
+      r.rss_steady_bytes = resident_bytes((*d)->pid());
+    }
     {
       auto client = (*d)->client_options();
       client.timeout = std::chrono::seconds(120);
@@ -152,9 +158,12 @@ result<json::object> run_restart(const restart_options& o) {
       api::client_request req;
       req.target = "/metrics";
       if (auto res = c.send(req); res && res->status == 200)
-        if (auto parsed = parse_prometheus_text(res->body))
+        if (auto parsed = parse_prometheus_text(res->body)) {
           if (auto v = find_sample(*parsed, "phalanx_restart_seconds"))
             r.restore_seconds = *v;
+          if (auto v = find_sample(*parsed, "phalanx_parked_gangs"))
+            r.parked_gangs = static_cast<int64_t>(*v);
+        }
       std::string error;
       r.podgroups_listed = count_items(c, "/apis/scheduling.volcano.sh/v1beta1/podgroups", error);
       r.nodes_listed = count_items(c, "/api/v1/nodes", error);
@@ -171,7 +180,7 @@ result<json::object> run_restart(const restart_options& o) {
   meter.finish(o.repeat);
 
   std::vector<double> times, restores;
-  std::vector<int64_t> rss, settled;
+  std::vector<int64_t> rss, settled, steady;
   for (const auto& r : rounds) {
     times.push_back(r.restart_seconds);
     if (r.restore_seconds >= 0)
@@ -180,6 +189,8 @@ result<json::object> run_restart(const restart_options& o) {
       rss.push_back(r.rss_bytes);
     if (r.rss_settled_bytes >= 0)
       settled.push_back(r.rss_settled_bytes);
+    if (r.rss_steady_bytes >= 0)
+      steady.push_back(r.rss_steady_bytes);
   }
   // Everything the daemon holds (code, RocksDB's caches, actors, the pods) over the pods held:
   // an upper bound of the per-pod cost.
@@ -196,6 +207,8 @@ result<json::object> run_restart(const restart_options& o) {
   // daemon does right after it (docs/PERFORMANCE.md, "Memory").
   int64_t settled_median = median_of(settled);
   double settled_per_pod = per_pod(settled_median);
+  int64_t steady_median = median_of(steady);
+  double steady_per_pod = per_pod(steady_median);
   std::sort(times.begin(), times.end());
   std::sort(restores.begin(), restores.end());
   double median = times[times.size() / 2];
@@ -240,6 +253,8 @@ result<json::object> run_restart(const restart_options& o) {
   rep["rss_bytes_per_pod"] = json_number(rss_per_pod);
   rep["rss_settled_bytes"] = settled_median;
   rep["rss_settled_bytes_per_pod"] = json_number(settled_per_pod);
+  rep["rss_steady_bytes"] = steady_median;
+  rep["rss_steady_bytes_per_pod"] = json_number(steady_per_pod);
   rep["all_objects_back"] = complete;
   rep["clean_stops"] = clean;
   json::array round_list;
@@ -252,6 +267,8 @@ result<json::object> run_restart(const restart_options& o) {
                                       {"nodes_listed", r.nodes_listed},
                                       {"rss_bytes", r.rss_bytes},
                                       {"rss_settled_bytes", r.rss_settled_bytes},
+                                      {"rss_steady_bytes", r.rss_steady_bytes},
+                                      {"parked_gangs", r.parked_gangs},
                                       {"settle_seconds", json_number(r.settle_seconds < 0
                                                                          ? NAN
                                                                          : r.settle_seconds)},
@@ -285,7 +302,12 @@ result<json::object> run_restart(const restart_options& o) {
                   settled_median < 0 ? std::string("n/a")
                                      : fixed3(double(settled_median) / 1048576.0) + " MiB (" +
                                            std::to_string(int64_t(settled_per_pod)) +
-                                           " B per pod)"}};
+                                           " B per pod)"},
+      json::array{"resident memory at --steady-after, median",
+                  steady_median < 0 ? std::string("n/a")
+                                    : fixed3(double(steady_median) / 1048576.0) + " MiB (" +
+                                          std::to_string(int64_t(steady_per_pod)) +
+                                          " B per pod)"}};
   rep["plots"] = json::array{json::object{{"id", "restarts"},
                                           {"kind", "bars"},
                                           {"title", "Fork to /readyz 200 per round"},
@@ -298,6 +320,9 @@ result<json::object> run_restart(const restart_options& o) {
               median, times.front(), times.back(), static_cast<long long>(o.repeat),
               restore_median, double(rss_median) / 1048576.0, rss_per_pod,
               double(settled_median) / 1048576.0, settled_per_pod);
+  if (steady_median >= 0)
+    std::printf("restart: resident %.1f MiB (%.0f B per pod) %.0f s after ready\n",
+                double(steady_median) / 1048576.0, steady_per_pod, double(o.steady_after_ns) / 1e9);
   std::fflush(stdout);
   return rep;
 }

@@ -24,6 +24,10 @@ struct restart_options {
   int64_t repeat = 3;
   /// How long one start may take before it counts as failed. Default: 120 s.
   int64_t ready_timeout_ns = int64_t{120} * 1'000'000'000;
+  /// When above 0, the resident set is read again this long after ready (`rss_steady_bytes`),
+  /// once the store's pending pods are bound and idle gangs parked (scheduling.parkIdleGangsAfter,
+  /// 10 s by default). Default: 0 (not read).
+  int64_t steady_after_ns = 0;
   /// The phalanxd binary. Default: the one this build made.
   std::string phalanxd_binary;
   std::string work_dir;
@@ -46,6 +50,8 @@ struct restart_round {
   /// got. -1 if unknown.
   int64_t rss_settled_bytes = -1;
   double settle_seconds = -1;   // After ready; -1 when it did not settle within the limit.
+  int64_t rss_steady_bytes = -1; // At restart_options::steady_after_ns after ready; -1 if not read.
+  int64_t parked_gangs = -1;     // phalanx_parked_gangs when the last figure was read.
   int exit_code = -1;
 };
 
