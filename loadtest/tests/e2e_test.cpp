@@ -76,6 +76,22 @@ TEST(E2eLoadtestRestart, SmallStoreComesBackReady) {
   EXPECT_EQ(rep["store"].as_object()["bound_pods"].as_int64(), 1500);
 }
 
+// --steady-after reads the resident set again once the store's pending pods are bound and idle
+// gangs parked (10 s of quiet by default, asked every 5 s).
+TEST(E2eLoadtestRestart, SteadyAfterReadsTheResidentSetOnceGangsAreParked) {
+  scratch_dir dir;
+  auto json = dir.path + "/restart.json";
+  ASSERT_EQ(run({"restart", "--pods", "1000", "--podgroups", "100", "--nodes", "50", "--repeat",
+                 "1", "--steady-after", "20s", "--work-dir", dir.path, "--json", json}),
+            0);
+  auto rep = read_report(json);
+  EXPECT_GT(number(rep, "rss_steady_bytes"), 0);
+  EXPECT_GT(number(rep, "rss_steady_bytes_per_pod"), 0);
+  auto round = rep["rounds"].as_array()[0].as_object();
+  EXPECT_GT(round["rss_steady_bytes"].as_int64(), 0);
+  EXPECT_GT(round["parked_gangs"].as_int64(), 0) << "no gang was parked 20 s after ready";
+}
+
 // Chromium's path: CHROMIUM, else chromium or chromium-browser on PATH.
 std::string find_chromium() {
   if (const char* env = std::getenv("CHROMIUM"); env != nullptr && *env != '\0')
