@@ -891,8 +891,8 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     [self](park_atom) {
       // Granted: the registry forgot this actor and answers for the gang until it wakes it.
       if (!parkable(self->state))
-        spdlog::error("gang {}/{} was parked while not idle", self->state.group->meta.namespace_name,
-                      gang_name(self));
+        spdlog::error("gang {}/{} was parked while not idle",
+                      self->state.group->meta.namespace_name, gang_name(self));
       assert(parkable(self->state) && "a busy gang was parked");
       self->quit();
     },

@@ -263,7 +263,8 @@ bool restore_parked(self_ptr self, group_entry& g) {
   g.last_report = gang_report{};
   g.last_report.gang = g.gang;
   g.last_report.admitted = true;
-  g.last_report.phase = bound > 0 ? scheduler::gang_phase::running : scheduler::gang_phase::completed;
+  g.last_report.phase =
+      bound > 0 ? scheduler::gang_phase::running : scheduler::gang_phase::completed;
   if (bound > 0)
     self->send(q->second.actor, usage_atom::value, std::move(usage));
   g.parked = true;

@@ -30,7 +30,7 @@ using scheduler::testing::res;
 TEST(Parking, AnIdleGangAsksWhenAskedWithThePodMessagesItHeard) {
   actor_world w;
   w.add_node(make_node("n0").cpu("8").memory("8Gi"));
-  w.add_gang(make_gang("job", 2).task("worker", 2, res("cpu", "1")).obj(), 1);  // Pods 100, 101.
+  w.add_gang(make_gang("job", 2).task("worker", 2, res("cpu", "1")).obj(), 1); // Pods 100, 101.
   w.sched().run();
   ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
   EXPECT_TRUE(w.log->park_requests[1].empty()) << "nobody asked yet";
@@ -115,10 +115,10 @@ scheduler::pod_phase phase_of(runtime_harness& h, const std::string& pod) {
   return h.pod(pod).pod.phase;
 }
 
-#define EXPECT_INVARIANTS(h)                                  \
-  do {                                                        \
-    auto report = (h).invariants(/*at_rest=*/true);           \
-    EXPECT_TRUE(report.ok()) << report.to_string();           \
+#define EXPECT_INVARIANTS(h)                                                                       \
+  do {                                                                                             \
+    auto report = (h).invariants(/*at_rest=*/true);                                                \
+    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
   } while (false)
 
 TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact) {
@@ -127,8 +127,8 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   runtime_harness::must_ok(h.create(member("w-0", "train", "5s")), "w-0");
   runtime_harness::must_ok(h.create(member("w-1", "train", "60s")), "w-1");
   runtime_harness::must_ok(h.create(member("w-2", "train")), "w-2");
-  ASSERT_TRUE(h.run_until(
-      [&] { return phase_of(h, "w-2") == scheduler::pod_phase::running; }, 2000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-2") == scheduler::pod_phase::running; },
+                          2000ms, 10ms));
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 
@@ -139,8 +139,8 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
 
   // w-0 succeeds at 5 s: the gang wakes, the queue's count drops by one pod, and it parks again.
-  ASSERT_TRUE(h.run_until(
-      [&] { return phase_of(h, "w-0") == scheduler::pod_phase::succeeded; }, 5000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-0") == scheduler::pod_phase::succeeded; },
+                          5000ms, 10ms));
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   h.pass(1600ms);
@@ -149,16 +149,16 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
 
   // A new pod of the parked gang: woken, and the pod is placed.
   runtime_harness::must_ok(h.create(member("w-3", "train")), "w-3");
-  ASSERT_TRUE(h.run_until(
-      [&] { return phase_of(h, "w-3") == scheduler::pod_phase::running; }, 2000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-3") == scheduler::pod_phase::running; },
+                          2000ms, 10ms));
   EXPECT_INVARIANTS(h);
   h.pass(1600ms);
   EXPECT_TRUE(parked(h, "train"));
 
   // A pod fails, another is deleted: each wakes it, and the accounting follows.
-  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "w-2",
-                                 api::object_action::type::fail_pod),
-                           "fail w-2");
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::pod, "default", "w-2", api::object_action::type::fail_pod),
+      "fail w-2");
   h.pass(10ms);
   EXPECT_EQ(phase_of(h, "w-2"), scheduler::pod_phase::failed);
   EXPECT_FALSE(parked(h, "train"));
@@ -181,9 +181,9 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
 
   // The last pod ends: woken, the gang completes and parks completed; the queue forgets it.
-  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "w-1",
-                                 api::object_action::type::fail_pod),
-                           "fail w-1");
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::pod, "default", "w-1", api::object_action::type::fail_pod),
+      "fail w-1");
   h.pass(10ms);
   EXPECT_INVARIANTS(h);
   h.pass(1600ms);
@@ -201,8 +201,8 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   // for; the queue's count still drops to nothing (the registry tells it the whole usage).
   runtime_harness::must_ok(h.create(group_of("solo", 1)), "create PodGroup solo");
   runtime_harness::must_ok(h.create(member("s-0", "solo")), "s-0");
-  ASSERT_TRUE(h.run_until(
-      [&] { return phase_of(h, "s-0") == scheduler::pod_phase::running; }, 2000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "s-0") == scheduler::pod_phase::running; },
+                          2000ms, 10ms));
   h.pass(1600ms);
   ASSERT_TRUE(parked(h, "solo"));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "s-0"), "delete s-0");
@@ -226,8 +226,8 @@ TEST(Parking, ARestartedGangThatHoldsPlaceholdersIsNotParked) {
   spark.group.min_resources = res("cpu", "3");
   runtime_harness::must_ok(h.create(spark), "create the PodGroup");
   runtime_harness::must_ok(h.create(member("driver", "spark")), "driver");
-  ASSERT_TRUE(h.run_until(
-      [&] { return phase_of(h, "driver") == scheduler::pod_phase::running; }, 2000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "driver") == scheduler::pod_phase::running; },
+                          2000ms, 10ms));
   auto committed = [&] {
     for (const auto& n : h.rt().facts().nodes)
       return n.committed;
@@ -249,15 +249,16 @@ TEST(Parking, ARestartedGangThatHoldsPlaceholdersIsNotParked) {
 // Many gangs parked and woken at random while nodes stay full: the invariants hold at every
 // step, and every gang's pods end.
 TEST(Parking, ManyGangsParkedAndWokenKeepEveryInvariant) {
-  runtime_harness h{parking_config(22), {make_node("n-0").cpu("8").memory("16Gi"),
-                                          make_node("n-1").cpu("8").memory("16Gi")}};
+  runtime_harness h{
+      parking_config(22),
+      {make_node("n-0").cpu("8").memory("16Gi"), make_node("n-1").cpu("8").memory("16Gi")}};
   std::vector<api::object> objects;
   for (int g = 0; g < 12; ++g) {
     auto name = "g" + std::to_string(g);
     objects.push_back(group_of(name, 2));
     for (int i = 0; i < 3; ++i)
-      objects.push_back(member(name + "-" + std::to_string(i), name,
-                               std::to_string(1 + (g * 3 + i) % 7) + "s"));
+      objects.push_back(
+          member(name + "-" + std::to_string(i), name, std::to_string(1 + (g * 3 + i) % 7) + "s"));
   }
   h.create_all(std::move(objects));
   int parked_seen = 0;
