@@ -4,7 +4,8 @@
 // new actor from the pods when one of them changes. These tests check the gang's side on the
 // deterministic actor world (when it asks, with the count of pod messages it heard), and the
 // whole system on the runtime: parking, each way of waking, the queue's accounting (I4) and the
-// other invariants after every step, and a restart.
+// other invariants after every step, and restarts (a gang with nothing to do comes back parked,
+// one that holds placeholders does not).
 
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/actor_world.hpp"
