@@ -246,7 +246,8 @@ struct registry_snapshot {
     int32_t min_member = 0;
     std::vector<scheduler::role_minimum> min_task_member;
     uint64_t gang = 0;
-    bool parked = false;  // No actor: idle, woken by a change of its pods.
+    bool parked = false;     // No actor: idle, woken by a change of its pods.
+    bool completed = false;  // Its gang last reported completed.
   };
   std::vector<pod_fact> pods;
   std::vector<group_fact> groups;

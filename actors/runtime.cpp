@@ -150,7 +150,7 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
         for (auto& g : snap.groups) {
           st.gangs[g.gang] = {g.key, st.facts.groups.size()};
           st.facts.groups.push_back(
-              {g.key, g.queue, g.min_member, g.min_task_member, false, g.parked});
+              {g.key, g.queue, g.min_member, g.min_task_member, false, g.parked, g.completed});
         }
         st.outstanding = 1;  // Released at the end of this handler.
         for (auto& [name, index] : snap.node_index) {
@@ -195,6 +195,20 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
 }
 
 void add_violation(invariant_report& r, std::string text) { r.violations.push_back(std::move(text)); }
+
+// A parked gang that has not completed has no pod waiting to be placed: a pod added to it wakes
+// it (docs/NOTES.md "Idle gangs are parked"), so one left waiting would wait forever. The
+// registry's pods and groups come from one snapshot, so this holds on a busy system too.
+void check_parked_gangs(const system_facts& facts, invariant_report& r) {
+  std::set<std::string> parked_running;
+  for (const auto& g : facts.groups)
+    if (g.parked && !g.completed)
+      parked_running.insert(g.key);
+  for (const auto& p : facts.pods)
+    if (p.node.empty() && !scheduler::is_terminal(p.phase) && parked_running.count(p.group_key))
+      add_violation(r, "parking: gang " + p.group_key + " is parked while its pod " + p.key +
+                           " waits to be placed");
+}
 
 } // namespace
 
@@ -294,6 +308,7 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
       add_violation(r, "I4: queue " + q.name + " accounts " + q.allocated.to_string() +
                            " allocated, a recount from pods gives " +
                            queue_recount[q.name].to_string());
+  check_parked_gangs(facts, r);
   return r;
 }
 
@@ -319,6 +334,7 @@ invariant_report check_live_invariants(const system_facts& facts) {
                              " but its record says node '" + p->second->node + "'");
     }
   }
+  check_parked_gangs(facts, r);
   return r;
 }
 

@@ -35,6 +35,7 @@ struct system_facts {
     std::vector<scheduler::role_minimum> min_task_member;
     bool in_flight = false;  // A reserve round is under way (I3 is checked at rest only).
     bool parked = false;     // Its actor was ended while idle (a pod change wakes it).
+    bool completed = false;  // Its gang last reported completed.
   };
   struct node {
     std::string name;
@@ -62,7 +63,8 @@ struct invariant_report {
 
 /// Checks I1 (no pod bound twice: a pod committed on one node only, and on the node its record
 /// names), I2 (no node over capacity), I3 (at rest, every gang 0 or >= minMember bound, each role
-/// its minimum) and I4 (queue accounting equals a recount from pods).
+/// its minimum), I4 (queue accounting equals a recount from pods), and that no parked gang but a
+/// completed one has a pod waiting to be placed (it would wait forever).
 /// Precondition: the facts are one consistent cut (nothing changed while they were collected):
 /// deterministic mode, or a system at rest. On a busy system runtime::facts() asks actor after
 /// actor, and a pod bound in between looks unbound in one source and bound in another: use
@@ -72,7 +74,8 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest);
 /// The checks no race between the sources of `facts` can fake, for a system that runs while they
 /// are collected: I1 (a pod committed on two nodes, or on a node other than the one its record
 /// names: records only ever go from no node to one node) and I2 (a node's committed plus held
-/// requests over its allocatable: each node answers for itself at one instant).
+/// requests over its allocatable: each node answers for itself at one instant), and the parked
+/// gangs' check (the registry's pods and groups are one snapshot).
 invariant_report check_live_invariants(const system_facts& facts);
 
 class runtime {

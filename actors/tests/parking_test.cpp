@@ -150,6 +150,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
 
   // A new pod of the parked gang: woken, and the pod is placed.
   runtime_harness::must_ok(h.create(member("w-3", "train")), "w-3");
+  EXPECT_INVARIANTS(h);  // Among them: no parked gang has a pod waiting.
   ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-3") == scheduler::pod_phase::running; },
                           2000ms, 10ms));
   EXPECT_INVARIANTS(h);
