@@ -269,6 +269,8 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   flags.add_int("spec-bytes", &o.store.spec_bytes, 64, 1 << 20,
                 "bytes of each task's pod spec JSON");
   flags.add_bool("bare-pods", &o.store.bare_pods, "pods without Volcano's labels and annotations");
+  flags.add_bool("all-bound", &o.store.all_bound,
+                 "every pod bound and running (every gang idle once restored)");
   flags.add_int("repeat", &o.repeat, 1, 100, "restarts measured");
   flags.add_duration("ready-timeout", &o.ready_timeout_ns, 1'000'000'000,
                      int64_t{3600} * 1'000'000'000, "how long one start may take");

@@ -232,6 +232,7 @@ result<json::object> run_restart(const restart_options& o) {
       {"jobs", o.store.jobs},
       {"spec_bytes", o.store.spec_bytes},
       {"bare_pods", o.store.bare_pods},
+      {"all_bound", o.store.all_bound},
       {"repeat", o.repeat},
       {"ready_timeout", scheduler::format_duration_ns(o.ready_timeout_ns)},
       {"phalanxd", o.phalanxd_binary.empty() ? built_phalanxd_path() : o.phalanxd_binary}};

@@ -129,10 +129,11 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       task_constraints[t] = std::make_shared<const sch::placement_constraints>(std::move(pc));
       task_spec[t] = std::make_shared<const std::string>(spec_json(g, t, c.spec_bytes));
     }
-    // A pod bound and started as the runtime records it: two state updates merged into its
-    // key (the whole pod was written before, or it is its job's expansion and never is).
-    auto bind_every_second = [&](sch::pod& p) {
-      if (pod_index % 2 != 0)
+    // Every second pod (every pod with all_bound) bound and started as the runtime records it:
+    // two state updates merged into its key (the whole pod was written before, or it is its
+    // job's expansion and never is).
+    auto bind_some = [&](sch::pod& p) {
+      if (!c.all_bound && pod_index % 2 != 0)
         return;
       p.node_name = "node-" + std::to_string(pod_index % std::max<int64_t>(1, c.nodes));
       p.meta.resource_version = version++;
@@ -175,7 +176,7 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       batch.put(ps::pod_group_record{expanded->group});
       for (auto& p : expanded->pods) {
         sch::prepare_job_pod(p, j.job.meta.resource_version);
-        bind_every_second(p);
+        bind_some(p);
         ++pod_index;
       }
       flush(false);
@@ -215,7 +216,7 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
       p.constraints = task_constraints[t];
       p.spec_json = task_spec[t];
       batch.put(p);
-      bind_every_second(p);
+      bind_some(p);
     }
     flush(false);
   }

@@ -33,6 +33,9 @@ struct restart_store_spec {
   int64_t spec_bytes = 1024;
   /// Pods without Volcano's four labels and two annotations. Default: false.
   bool bare_pods = false;
+  /// Every pod bound and running, so every gang has nothing to do once restored (a cluster in its
+  /// steady state), instead of every second pod. Default: false.
+  bool all_bound = false;
   /// End as kill -9 would (nothing flushed at close, the WAL keeps the tail) instead of a clean
   /// close. Default: false.
   bool end_like_kill = false;
