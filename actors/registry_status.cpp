@@ -4,6 +4,8 @@
 
 #include "actors/registry_internal.hpp"
 
+#include "scheduler/random.hpp"
+
 #include <functional>
 #include <string_view>
 
@@ -97,10 +99,7 @@ group_summary summarize_group(const registry_state& st, const group_entry& g) {
   // pods bound but not running while the group is pending, would announce an unchanged status):
   // mixed word by word with SplitMix64's finalizer.
   auto mix = [&out](uint64_t v) {
-    uint64_t z = out.digest + v + 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    out.digest = z ^ (z >> 31);
+    out.digest = scheduler::mix64(out.digest + v + 0x9e3779b97f4a7c15ULL);
   };
   auto word = [](int32_t a, int32_t b) {
     return (uint64_t{static_cast<uint32_t>(a)} << 32) | static_cast<uint32_t>(b);

@@ -1,5 +1,7 @@
 #include "scheduler/job.hpp"
 
+#include "scheduler/random.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
@@ -32,13 +34,6 @@ std::pair<uint64_t, uint64_t> fnv1a_twice(std::string_view a, std::string_view b
   return {h1, h2};
 }
 
-// SplitMix64's finalizer: spreads FNV's weak low bits over the whole word.
-uint64_t finalize(uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 // Writes `nibbles` hex digits of `value` at `out`; returns the end.
 char* put_hex(char* out, uint64_t value, int nibbles) noexcept {
   static constexpr char digits[] = "0123456789abcdef";
@@ -67,8 +62,9 @@ status too_long(std::string_view what, const std::string& name) {
 
 std::string derived_uid(std::string_view job_uid, std::string_view object_name) {
   auto [h1, h2] = fnv1a_twice(job_uid, object_name, 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL);
-  uint64_t hi = finalize(h1);
-  uint64_t lo = finalize(h2 ^ hi);
+  // mix64 spreads FNV's weak low bits over the whole word.
+  uint64_t hi = mix64(h1);
+  uint64_t lo = mix64(h2 ^ hi);
   // Version 8 (custom) and the RFC 9562 variant, so the text is a well-formed UUID.
   hi = (hi & ~(0xfULL << 12)) | (0x8ULL << 12);
   lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);

@@ -12,6 +12,14 @@
 
 namespace phalanx::scheduler {
 
+/// SplitMix64's finalizer: every input bit moves every output bit. For hashes built from weak
+/// mixes (FNV, sums of words) and for seeding.
+constexpr uint64_t mix64(uint64_t z) noexcept {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
 class rng {
  public:
   using result_type = uint64_t;
@@ -55,10 +63,7 @@ class rng {
   }
   // Advances `x` and returns the next splitmix64 output.
   static constexpr uint64_t splitmix64(uint64_t& x) noexcept {
-    uint64_t z = (x += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
+    return mix64(x += 0x9E3779B97F4A7C15ULL);
   }
 
   uint64_t state_[4];
