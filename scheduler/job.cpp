@@ -129,10 +129,15 @@ resources job_min_resources(const job& j) {
 
 std::string pod_group_name(const job& j) { return j.meta.name + "-" + j.meta.uid; }
 
-std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index) {
+std::string job_task_prefix(std::string_view job_name, std::string_view task) {
   std::string out(job_name);
   out += '-';
   out += task;
+  return out;
+}
+
+std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index) {
+  auto out = job_task_prefix(job_name, task);
   out += '-';
   out += std::to_string(index);
   return out;
@@ -258,7 +263,7 @@ std::vector<job_task_range> job_task_ranges(const job& j) {
   for (std::size_t t = 0; t < j.tasks.size(); ++t) {
     const int32_t replicas = std::max(j.tasks[t].replicas, 0);
     if (replicas > 0)
-      out.push_back({j.meta.name + "-" + task_name(j.tasks[t], t), first, replicas});
+      out.push_back({job_task_prefix(j.meta.name, task_name(j.tasks[t], t)), first, replicas});
     first += static_cast<uint32_t>(replicas);
   }
   return out;

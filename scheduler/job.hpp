@@ -71,7 +71,9 @@ resources job_min_resources(const job& j);
 /// "<job>-<job uid>".
 std::string pod_group_name(const job& j);
 
-/// "<job>-<task>-<index>".
+/// "<job>-<task>": what a task's pod names share (job_task_ranges, split_job_pod_name).
+std::string job_task_prefix(std::string_view job_name, std::string_view task);
+/// "<job>-<task>-<index>": job_task_prefix, a dash, the index.
 std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index);
 
 /// A job's PodGroup and pods.
