@@ -643,12 +643,9 @@ status store::write(std::span<const write_batch* const> batches) {
           }
           break;
         case write_batch::action::merge:
-          if (op.pod) {
+          if (op.state) {  // put_pod_state: the key and the update are made here.
             assign_object_key(key, op.pod->meta.namespace_name, op.pod->meta.name);
-            if (op.state)
-              encode_pod_state(*op.state, value);
-            else
-              value.clear();
+            encode_pod_state(*op.state, value);
             bytes += key.size() + value.size();
             s = batch.Merge(cf, slice(key), slice(value));
           } else {

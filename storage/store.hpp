@@ -155,7 +155,7 @@ class write_batch {
     action what = action::put;
     /// A pod whose key (and, for a put, record) store::write makes, or null.
     std::shared_ptr<const scheduler::pod> pod;
-    /// For a merge by pointer: the state update store::write encodes.
+    /// Set by put_pod_state only (with `pod`): the state update store::write encodes.
     std::optional<scheduler::pod_runtime> state;
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }

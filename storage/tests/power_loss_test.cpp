@@ -49,7 +49,7 @@ void apply(image& img, const write_batch& b) {
       case write_batch::action::merge: {
         // A state update by pointer: its key and bytes are made as store::write makes them.
         auto& value = img.at({op.kind, op.pod ? key_of(*op.pod) : op.key});
-        auto update = op.pod && op.state ? encode_pod_state(*op.state) : op.value;
+        auto update = op.state ? encode_pod_state(*op.state) : op.value;
         auto merged = record_decoder().decode_pod(value + update);
         ASSERT_TRUE(merged.ok()) << merged.error().to_string();
         value = encode(*merged);
