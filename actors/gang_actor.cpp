@@ -728,16 +728,21 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
   // Its placeholders were not persisted (like holds): it reserves them again at once, and, being
   // older than anything created after the restart, gets the room they held first.
   auto c = count_members(st);
-  if (c.bound + c.succeeded + c.failed > 0) {
-    st.admitted = true;
-    st.machine.restore_running().permit_unchecked();
+  const bool ran = c.bound + c.succeeded + c.failed > 0;
+  // A woken gang's queue still counts what its parked actor reported, even when every pod has
+  // been deleted since: its usage now replaces that.
+  if (ran || start == gang_start::woken) {
     usage_delta delta;
     delta.gang = id;
-    delta.whole = true;  // A woken gang's queue still counts what its previous actor reported.
+    delta.whole = true;
     for (const auto& m : st.members)
       if (m.status == member_status::bound)
         delta.added += m.ref.pod->requests;
     self->send(st.queue, usage_atom::value, std::move(delta));
+  }
+  if (ran) {
+    st.admitted = true;
+    st.machine.restore_running().permit_unchecked();
     // A woken gang held no placeholder when it was parked (parkable): like the actor before
     // it, it keeps room for no pod that failed or was deleted since it was ready.
     if (start == gang_start::fresh && gang_mode(st) && c.ready() < st.group->min_member &&

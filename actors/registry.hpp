@@ -119,8 +119,8 @@ struct registry_state {
     bool parked = false;
     /// Pod messages sent to the current actor: a park request must have heard them all.
     uint64_t sent_to_actor = 0;
-    /// When the registry last heard from or told its actor anything (a report, a binding, a
-    /// pod message, its start); the parking sweep asks gangs quiet for long enough.
+    /// When the registry last heard from or told its actor anything (a report, a pod message,
+    /// its start); the parking sweep asks gangs quiet for long enough.
     caf::actor_clock::time_point last_active{};
   };
   struct node_entry {

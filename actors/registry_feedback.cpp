@@ -288,18 +288,7 @@ void wake_gang(self_ptr self, group_entry& g) {
     return;
   g.parked = false;
   st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.parked_gangs));
-  // The queue still counts what the parked actor had reported; the gang's pods may have ended
-  // since (even all of them, when the new actor reports no usage at all): set it from the pods.
-  if (auto q = st.queues.find(g.group->queue); q != st.queues.end()) {
-    usage_delta whole;
-    whole.gang = g.gang;
-    whole.whole = true;
-    for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end() && p->second.is_bound() &&
-                                     !scheduler::is_terminal(p->second.phase()))
-        whole.added += p->second.pod->requests;
-    self->send(q->second.actor, usage_atom::value, std::move(whole));
-  }
+  // The new actor tells the queue the gang's whole usage, which replaces the parked one's.
   spawn_gang(self, g, gang_start::woken);
 }
 
@@ -428,8 +417,6 @@ void group_changed(self_ptr self, group_entry& g) {
 
 void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   auto& st = self->state;
-  if (auto g = st.groups.find(req.gang); g != st.groups.end())
-    g->second.last_active = self->clock().now();
   auto refuse = [&](std::string why) {
     self->send(gang, bound_atom::value,
                bound_result{req.txn, status{errc::conflict, std::move(why)}});
