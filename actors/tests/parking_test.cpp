@@ -116,6 +116,15 @@ scheduler::pod_phase phase_of(runtime_harness& h, const std::string& pod) {
   return h.pod(pod).pod.phase;
 }
 
+// Lets virtual time pass until `pod` is in `phase`, for at most `limit`; true when it is.
+bool reaches(runtime_harness& h, const std::string& pod, scheduler::pod_phase phase,
+             std::chrono::milliseconds limit = 2000ms) {
+  return h.run_until([&] { return phase_of(h, pod) == phase; }, limit, 10ms);
+}
+
+// More than the idle time and the sweep's period (1 s + 0.5 s): an idle gang is parked by then.
+constexpr auto long_idle = 1600ms;
+
 #define EXPECT_INVARIANTS(h)                                                                       \
   do {                                                                                             \
     auto report = (h).invariants(/*at_rest=*/true);                                                \
@@ -128,33 +137,30 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   runtime_harness::must_ok(h.create(member("w-0", "train", "5s")), "w-0");
   runtime_harness::must_ok(h.create(member("w-1", "train", "60s")), "w-1");
   runtime_harness::must_ok(h.create(member("w-2", "train")), "w-2");
-  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-2") == scheduler::pod_phase::running; },
-                          2000ms, 10ms));
+  ASSERT_TRUE(reaches(h, "w-2", scheduler::pod_phase::running));
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 
   // Idle for a second: parked; the queue still counts its three cpus (I4 recounts from pods).
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
 
   // w-0 succeeds at 5 s: the gang wakes, the queue's count drops by one pod, and it parks again.
-  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-0") == scheduler::pod_phase::succeeded; },
-                          5000ms, 10ms));
+  ASSERT_TRUE(reaches(h, "w-0", scheduler::pod_phase::succeeded, 5000ms));
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 
   // A new pod of the parked gang: woken, and the pod is placed.
   runtime_harness::must_ok(h.create(member("w-3", "train")), "w-3");
-  EXPECT_INVARIANTS(h);  // Among them: no parked gang has a pod waiting.
-  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "w-3") == scheduler::pod_phase::running; },
-                          2000ms, 10ms));
+  EXPECT_INVARIANTS(h); // Among them: no parked gang has a pod waiting.
+  ASSERT_TRUE(reaches(h, "w-3", scheduler::pod_phase::running));
   EXPECT_INVARIANTS(h);
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
 
   // A pod fails, another is deleted: each wakes it, and the accounting follows.
@@ -165,13 +171,13 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_EQ(phase_of(h, "w-2"), scheduler::pod_phase::failed);
   EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "w-3"), "delete w-3");
   h.pass(10ms);
   EXPECT_INVARIANTS(h);
   EXPECT_EQ(h.group("train").status.phase, scheduler::pod_group_phase::running);
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
 
   // A restart starts a gang with nothing to do parked (no actor); the queue counts its pods.
@@ -188,7 +194,7 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
       "fail w-1");
   h.pass(10ms);
   EXPECT_INVARIANTS(h);
-  h.pass(1600ms);
+  h.pass(long_idle);
   EXPECT_TRUE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
   // Restarted completed: parked at once, still completed, and a new pod is left alone (as the
@@ -200,12 +206,11 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   EXPECT_INVARIANTS(h);
 
   // Every pod of a parked running gang deleted: the woken actor has no member to report usage
-  // for; the queue's count still drops to nothing (the registry tells it the whole usage).
+  // for; the queue's count still drops to nothing (it reports its whole usage: none).
   runtime_harness::must_ok(h.create(group_of("solo", 1)), "create PodGroup solo");
   runtime_harness::must_ok(h.create(member("s-0", "solo")), "s-0");
-  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "s-0") == scheduler::pod_phase::running; },
-                          2000ms, 10ms));
-  h.pass(1600ms);
+  ASSERT_TRUE(reaches(h, "s-0", scheduler::pod_phase::running));
+  h.pass(long_idle);
   ASSERT_TRUE(parked(h, "solo"));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "s-0"), "delete s-0");
   h.pass(10ms);
@@ -228,8 +233,7 @@ TEST(Parking, ARestartedGangThatHoldsPlaceholdersIsNotParked) {
   spark.group.min_resources = res("cpu", "3");
   runtime_harness::must_ok(h.create(spark), "create the PodGroup");
   runtime_harness::must_ok(h.create(member("driver", "spark")), "driver");
-  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "driver") == scheduler::pod_phase::running; },
-                          2000ms, 10ms));
+  ASSERT_TRUE(reaches(h, "driver", scheduler::pod_phase::running));
   auto committed = [&] {
     for (const auto& n : h.rt().facts().nodes)
       return n.committed;
