@@ -155,14 +155,14 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
   return {};
 }
 
-result<int32_t> resolve_priority(const registry_state& st, const std::string& class_name,
+result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,
                                  int32_t given, std::string_view field) {
   if (class_name.empty())
     return given;
   auto p = priority_of(st.ctx->config.scheduling, class_name);
   if (!p)
     return status{errc::invalid_argument,
-                  std::string(field) + ": Not found: \"" + class_name +
+                  std::string(field) + ": Not found: \"" + std::string(class_name) +
                       "\": no PriorityClass with this name is configured"};
   return *p;
 }

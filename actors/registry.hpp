@@ -198,6 +198,9 @@ struct registry_state {
   std::map<std::string, job_entry> jobs;
   /// Creations not yet durable, by kind; pods reserve their names in pod_ids instead.
   std::unordered_set<std::string> reserved_names[5];
+  /// The names pods created one at a time (through the API, by a simulated spawner) share with
+  /// the other pods of their group: share_pod_names. A job's pods share them already.
+  scheduler::shared_string_pool pod_names;
 
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
 

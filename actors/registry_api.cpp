@@ -216,6 +216,7 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   auto* name = reserve_pod_name(st, std::move(key));
   if (!name) // name_taken said no, and nothing ran in between: cannot happen.
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
+  share_pod_names(st, p);
   storage::write_batch batch;
   auto pod = std::make_shared<const scheduler::pod>(std::move(p));
   batch.put(pod);

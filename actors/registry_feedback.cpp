@@ -66,6 +66,13 @@ registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) 
   return fresh ? &*it : nullptr;
 }
 
+void share_pod_names(registry_state& st, scheduler::pod& p) {
+  st.pod_names.share_into(p.group);
+  st.pod_names.share_into(p.role);
+  st.pod_names.share_into(p.priority_class_name);
+  st.pod_names.share_into(p.scheduler_name);
+}
+
 void release_pod_name(registry_state& st, const registry_state::pod_name& reserved) {
   // Only a reservation is released: a pod that exists keeps its name.
   if (reserved.second == 0) {
@@ -606,6 +613,7 @@ void do_spawn(self_ptr self, spawn_request req) {
     p.meta.creation_time = st.ctx->now();
     p.meta.resource_version = version;
     p.phase = scheduler::pod_phase::pending;
+    share_pod_names(st, p);
     auto pod = std::make_shared<const scheduler::pod>(std::move(p));
     batch.put(pod);
     created.emplace_back(std::move(pod), name);

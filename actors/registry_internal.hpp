@@ -132,6 +132,9 @@ pod_ptr current_pod(const pod_entry& e);
 /// reserved it or a job's expansion names it (job_task_of). Release it with release_pod_name if
 /// the creation fails.
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
+/// Makes `p`'s group, role, priority class and scheduler names share the blocks of the pods
+/// created before it with the same names (scheduler/shared_string.hpp).
+void share_pod_names(registry_state& st, scheduler::pod& p);
 void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
 /// The same for every pod of a list, all or none: null with `names` holding the reservations in
 /// the pods' order, or the first pod whose name is taken (and nothing reserved).
@@ -163,7 +166,7 @@ std::string implicit_queue_of(const scheduler::pod& p);
 /// Runtime checks of a create (names, queues, priority classes).
 status check_queue_accepts(const registry_state& st, const std::string& queue,
                            std::string_view field);
-result<int32_t> resolve_priority(const registry_state& st, const std::string& class_name,
+result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,
                                  int32_t given, std::string_view field);
 
 // API operations (registry_api.cpp).

@@ -235,8 +235,8 @@ scheduler::job_status job_status_of(const registry_state& st,
       if (p == st.pods.end())
         continue;
       const auto& pod = *p->second.pod;
-      auto& t = tasks[pod.role];
-      t.task = pod.role;
+      auto& t = tasks[pod.role.str()];
+      t.task = pod.role.str();
       ++total;
       switch (p->second.phase()) {
         case scheduler::pod_phase::running:

@@ -65,14 +65,14 @@ status read_map(const YAML::Node& node, const std::string& path,
 
 } // namespace
 
-bool is_our_scheduler(const scheduling_config& config, const std::string& scheduler_name) {
+bool is_our_scheduler(const scheduling_config& config, std::string_view scheduler_name) {
   if (scheduler_name.empty())
     return true;
   return std::find(config.scheduler_names.begin(), config.scheduler_names.end(),
                    scheduler_name) != config.scheduler_names.end();
 }
 
-std::optional<int32_t> priority_of(const scheduling_config& config, const std::string& name) {
+std::optional<int32_t> priority_of(const scheduling_config& config, std::string_view name) {
   auto i = config.priority_classes.find(name);
   if (i == config.priority_classes.end())
     return std::nullopt;

@@ -43,7 +43,7 @@ struct scheduling_config {
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};
   /// priorityClassName -> priority. Default: Kubernetes' two system classes.
-  std::map<std::string, int32_t> priority_classes{{"system-cluster-critical", 2000000000},
+  std::map<std::string, int32_t, std::less<>> priority_classes{{"system-cluster-critical", 2000000000},
                                                   {"system-node-critical", 2000001000}};
 };
 
@@ -82,9 +82,9 @@ struct runtime_config {
 result<runtime_config> parse_runtime_config(const std::string& yaml_text);
 
 /// True when a pod with this schedulerName is ours.
-bool is_our_scheduler(const scheduling_config& config, const std::string& scheduler_name);
+bool is_our_scheduler(const scheduling_config& config, std::string_view scheduler_name);
 
 /// The priority of a priority class; nullopt when unknown.
-std::optional<int32_t> priority_of(const scheduling_config& config, const std::string& class_name);
+std::optional<int32_t> priority_of(const scheduling_config& config, std::string_view class_name);
 
 } // namespace phalanx::actors

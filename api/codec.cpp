@@ -640,7 +640,7 @@ void overlay_pod_spec(json::object& spec, const scheduler::pod& p) {
   if (!p.node_name.empty())
     spec["nodeName"] = p.node_name;
   if (!p.scheduler_name.empty())
-    spec["schedulerName"] = p.scheduler_name;
+    spec["schedulerName"] = p.scheduler_name.view();
   if (p.priority != 0)
     spec["priority"] = p.priority;
 }

@@ -484,8 +484,8 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
   c->set_name("main");
   write_resources(p.requests, *c->mutable_resources()->mutable_requests(), /*skip_pods=*/true);
   spec.set_node_name(p.node_name);
-  spec.set_scheduler_name(p.scheduler_name);
-  spec.set_priority_class_name(p.priority_class_name);
+  spec.set_scheduler_name(p.scheduler_name.str());
+  spec.set_priority_class_name(p.priority_class_name.str());
   if (p.priority != 0)
     spec.set_priority(p.priority);
   if (p.constraints) {

@@ -188,9 +188,13 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
   for (const auto& t : j.tasks)
     total += static_cast<std::size_t>(t.replicas);
   out.pods.reserve(total);
+  // Made once: every pod's copy shares them (shared_string.hpp).
+  const shared_string group_name = g.meta.name;
+  const shared_string job_scheduler = j.scheduler_name;
   for (std::size_t ti = 0; ti < j.tasks.size(); ++ti) {
     const auto& t = j.tasks[ti];
     const std::string& tname = names[ti];
+    const shared_string role_name = tname;
     const std::string template_uid = j.meta.name + "-" + tname;
     // The keys Volcano's job controller writes (createJobPod), over the template's own. All but
     // the task index are the same for every pod of the task: set once, then each pod's copy
@@ -219,10 +223,10 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       p.meta.uid = make_uid(j.meta.uid, p.meta.name);
       p.meta.creation_time = j.meta.creation_time;
       p.meta.resource_version = 0;
-      p.group = g.meta.name;
-      p.role = tname;
+      p.group = group_name;
+      p.role = role_name;
       if (p.scheduler_name.empty())
-        p.scheduler_name = j.scheduler_name;
+        p.scheduler_name = job_scheduler;
       const std::string index = std::to_string(ix);
       p.meta.annotations = task_annotations;
       p.meta.annotations.set(task_index_key, index);

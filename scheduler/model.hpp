@@ -5,6 +5,7 @@
 // Every module converts to and from these; nothing invalid gets in (validation.hpp).
 
 #include "scheduler/resources.hpp"
+#include "scheduler/shared_string.hpp"
 
 #include <chrono>
 #include <compare>
@@ -310,19 +311,22 @@ resources effective_requests(const std::vector<container_resources>& containers,
 
 struct pod {
   object_meta meta;
-  std::string group;  // PodGroup name in the pod's namespace; empty for a pod that is its own gang.
-  std::string role;   // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
-  resources requests; // effective_requests(); requests.pods is 1.
+  // The four names are shared_strings: the pods of a job task share them (shared_string.hpp).
+  shared_string group; // PodGroup name in the pod's namespace; empty for a pod that is its own gang.
+  shared_string role;  // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
+  resources requests;  // effective_requests(); requests.pods is 1.
   int32_t priority = 0;
-  std::string priority_class_name;
-  std::string scheduler_name;
+  // Runtime state (with node_name, start_time and finish_time below); beside `priority` it fills
+  // what would be padding, which keeps a pod and its shared_ptr's count within 320 bytes.
+  pod_phase phase = pod_phase::pending;
+  shared_string priority_class_name;
+  shared_string scheduler_name;
   /// Shared by pods of one template; nullptr means no constraints.
   std::shared_ptr<const placement_constraints> constraints;
   /// The pod's spec as JSON, kept for display; shared by the pods of one job task. May be null.
   std::shared_ptr<const std::string> spec_json;
 
-  // Runtime state.
-  pod_phase phase = pod_phase::pending;
+  // Runtime state (and `phase` above).
   std::string node_name;  // Empty until bound; never changes once set (I1).
   timestamp start_time{}; // When it went Running; zero before.
   timestamp finish_time{};// When it went Succeeded or Failed; zero before.

@@ -18,7 +18,7 @@ std::vector<pod> make_placeholders(const pod_group& group, std::span<const pod* 
   std::map<std::string, int32_t> per_role;
   for (const auto* m : members) {
     covered += m->requests;
-    ++per_role[m->role];
+    ++per_role[m->role.str()];
   }
   // Dimensions minResources names: an even share of what the members leave of it. Dimensions it
   // does not name: as much as a member of the same role requests (the user said nothing about

@@ -1057,6 +1057,17 @@ struct record_decoder::impl {
   std::shared_ptr<const sch::placement_constraints> last_constraints;
   std::shared_ptr<const std::string> last_text;
 
+  // A pod's four names (shared_string.hpp): the pods of a task share their blocks. The last value
+  // of each field is checked first, as above; the pool catches the rest (a role in every gang).
+  sch::shared_string_pool names;
+  sch::shared_string last_group, last_role, last_priority_class, last_scheduler;
+
+  void share_name(std::string_view text, sch::shared_string& last, sch::shared_string& out) {
+    if (last != text)
+      last = names.share(text);
+    out = last;
+  }
+
   bool shared_constraints(std::string_view bytes,
                           std::shared_ptr<const sch::placement_constraints>& out,
                           std::string& error) {
@@ -1108,13 +1119,13 @@ struct record_decoder::impl {
   bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
     if (!decode_meta(*in.mutable_meta(), out.meta, error))
       return false;
-    out.group = take(in.mutable_group());
-    out.role = take(in.mutable_role());
+    share_name(in.group(), last_group, out.group);
+    share_name(in.role(), last_role, out.role);
     if (!decode_resources(in.requests(), out.requests, error))
       return nest(error, "requests.");
     out.priority = in.priority();
-    out.priority_class_name = take(in.mutable_priority_class_name());
-    out.scheduler_name = take(in.mutable_scheduler_name());
+    share_name(in.priority_class_name(), last_priority_class, out.priority_class_name);
+    share_name(in.scheduler_name(), last_scheduler, out.scheduler_name);
     if (in.has_constraints() && !shared_constraints(in.constraints(), out.constraints, error))
       return nest(error, "constraints.");
     if (in.has_spec_json())
@@ -1298,10 +1309,14 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
           return malformed_input ? malformed(error, "PodRecord", record_size) : false;
         break;
       case 2:
-        ok = f.text(out.group);
+        ok = f.len(v);
+        if (ok)
+          share_name(v, last_group, out.group);
         break;
       case 3:
-        ok = f.text(out.role);
+        ok = f.len(v);
+        if (ok)
+          share_name(v, last_role, out.role);
         break;
       case 4:
         if (seen_requests || !f.len(v))
@@ -1315,10 +1330,14 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
         ok = f.i32(out.priority);
         break;
       case 6:
-        ok = f.text(out.priority_class_name);
+        ok = f.len(v);
+        if (ok)
+          share_name(v, last_priority_class, out.priority_class_name);
         break;
       case 7:
-        ok = f.text(out.scheduler_name);
+        ok = f.len(v);
+        if (ok)
+          share_name(v, last_scheduler, out.scheduler_name);
         break;
       case 8:
         if (!f.len(v))

@@ -224,7 +224,7 @@ TEST(DeadlockScenarios, TensorFlowPodByPodHangsWithTwoWorkersEach) {
   for (const auto& p : h.pods()) {
     EXPECT_NE(p.pod.phase, pod_phase::succeeded) << p.pod.meta.name;
     if (p.pod.phase == pod_phase::running)
-      ++running_per_job[p.pod.group];
+      ++running_per_job[p.pod.group.str()];
   }
   // Pod by pod in arrival order: each job gets two GPUs and waits forever for the other two.
   EXPECT_EQ(running_per_job["tf-a"], 2);

@@ -54,7 +54,27 @@ TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
   ASSERT_EQ(pods.size(), 3u);
   auto pod = h.get(api::resource_kind::pod, "default", "train-worker-1");
   ASSERT_TRUE(pod.ok()) << pod.error().to_string();
-  EXPECT_EQ(std::get<api::pod_object>(*pod).pod.group.rfind("train-", 0), 0u);
+  EXPECT_EQ(std::get<api::pod_object>(*pod).pod.group.view().rfind("train-", 0), 0u);
+}
+
+TEST(RegistryNames, PodsCreatedOneByOneShareTheirGroupRoleAndSchedulerNames) {
+  // Each pod arrives with its own copy of the names (an API call each); the registry makes them
+  // share one block per name, as a job's pods and a restored store's do (shared_string.hpp).
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
+  for (const char* name : {"etl-0", "etl-1"}) {
+    auto p = make_pod(name).cpu("1").group("nightly-etl-with-a-long-name").role("executor").obj();
+    p.scheduler_name = "volcano";
+    runtime_harness::must_ok(h.create(api::pod_object{std::move(p), {}}), name);
+  }
+  auto a = h.get(api::resource_kind::pod, "default", "etl-0");
+  auto b = h.get(api::resource_kind::pod, "default", "etl-1");
+  ASSERT_TRUE(a.ok() && b.ok());
+  const auto& pa = std::get<api::pod_object>(*a).pod;
+  const auto& pb = std::get<api::pod_object>(*b).pod;
+  EXPECT_EQ(pa.group, "nightly-etl-with-a-long-name");
+  EXPECT_TRUE(pa.group.shares_with(pb.group));
+  EXPECT_TRUE(pa.role.shares_with(pb.role));
+  EXPECT_TRUE(pa.scheduler_name.shares_with(pb.scheduler_name));
 }
 
 TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {

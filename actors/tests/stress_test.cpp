@@ -137,7 +137,7 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
     for (const auto& n : names)
       of[n];
     for (const auto& p : h.pods("default")) {
-      auto t = of.find(p.pod.group);
+      auto t = of.find(p.pod.group.str());
       if (t == of.end())
         continue;
       if (p.pod.phase == scheduler::pod_phase::failed)
@@ -206,7 +206,7 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
               stranded.size());
   // Every pod ended too (deleted gangs' pods are gone), but the stranded gangs' pending ones.
   for (const auto& p : h.pods("default")) {
-    if (!stranded.count(p.pod.group)) {
+    if (!stranded.count(p.pod.group.str())) {
       EXPECT_TRUE(scheduler::is_terminal(p.pod.phase)) << p.pod.meta.name;
     }
   }
@@ -244,7 +244,7 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
   std::map<std::string, int32_t> bound_per_group;
   for (const auto& p : h.pods("default"))
     if (p.pod.is_bound())
-      ++bound_per_group[p.pod.group];
+      ++bound_per_group[p.pod.group.str()];
   for (const auto& name : group_names) {
     if (deleted.count(name))
       continue;

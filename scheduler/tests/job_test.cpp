@@ -215,6 +215,14 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
   EXPECT_EQ(p0.constraints.get(), ps.pod_template.constraints.get());
   EXPECT_EQ(p0.spec_json.get(), ps.pod_template.spec_json.get());
   EXPECT_EQ(expanded->pods[1].constraints, expanded->pods[2].constraints);
+  // The names too: one block for the group, one per role and scheduler (shared_string.hpp).
+  const auto& w0 = expanded->pods[1];
+  const auto& w1 = expanded->pods[2];
+  EXPECT_TRUE(p0.group.shares_with(w0.group));
+  EXPECT_TRUE(w0.group.shares_with(w1.group));
+  EXPECT_TRUE(w0.role.shares_with(w1.role));
+  EXPECT_TRUE(w0.scheduler_name.shares_with(w1.scheduler_name));
+  EXPECT_TRUE(p0.priority_class_name.shares_with(ps.pod_template.priority_class_name));
 }
 
 TEST(Job, DefaultQueueAndTaskNames) {

@@ -201,11 +201,11 @@ class brute_force {
         continue;
       free_[n] -= p.requests;
       ++placed_;
-      ++per_role_[p.role];
+      ++per_role_[p.role.str()];
       bool ok = dfs(i + 1);
       free_[n] += p.requests;
       --placed_;
-      --per_role_[p.role];
+      --per_role_[p.role.str()];
       if (ok)
         return true;
     }
@@ -230,7 +230,7 @@ std::string check_valid(const instance& in, const plan_result& r) {
     if (!check_static(in.view.at(p.node), pd.constraints.get(), pd.requests).ok())
       return "static predicate fails";
     used[p.node] += pd.requests;
-    ++per_role[pd.role];
+    ++per_role[pd.role.str()];
   }
   for (const auto& [n, amount] : used)
     if (!fits(amount, in.view.free(n)))

@@ -38,7 +38,7 @@ using testing::res;
       return ::testing::AssertionFailure()
              << "pod " << p.pod << " on node " << p.node << " fails " << to_string(v.failure);
     used[p.node] += pd.requests;
-    ++per_role[pd.role];
+    ++per_role[pd.role.str()];
   }
   for (const auto& [n, amount] : used) {
     resources free;

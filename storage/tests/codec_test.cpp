@@ -342,6 +342,41 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   EXPECT_EQ(j->job.tasks[0].pod_template.spec_json, pods[0].spec_json);
 }
 
+TEST(CodecSharing, PodsShareTheirGroupRoleAndSchedulerNames) {
+  // Two gangs' pods in key order, as a restore reads them: a gang's pods share its group name
+  // (the last value), and a role the gangs both have is one block too (the pool).
+  std::vector<std::string> encoded;
+  for (std::string group : {"spark-one-with-a-long-name", "spark-two-with-a-long-name"})
+    for (int i = 0; i < 3; ++i) {
+      sch::pod p = st::make_pod(group + "-" + std::to_string(i)).obj();
+      p.group = group;
+      p.role = i == 0 ? "driver" : "executor";
+      p.scheduler_name = "volcano";
+      p.priority_class_name = "batch-low";
+      encoded.push_back(encode(p));
+    }
+  record_decoder d;
+  std::vector<sch::pod> pods;
+  for (const auto& e : encoded) {
+    auto r = d.decode_pod(e);
+    ASSERT_TRUE(r.ok()) << r.error().to_string();
+    pods.push_back(std::move(*r));
+  }
+  EXPECT_EQ(pods[0].group, "spark-one-with-a-long-name");
+  EXPECT_EQ(pods[3].group, "spark-two-with-a-long-name");
+  EXPECT_TRUE(pods[0].group.shares_with(pods[2].group));
+  EXPECT_TRUE(pods[3].group.shares_with(pods[5].group));
+  EXPECT_FALSE(pods[0].group.shares_with(pods[3].group));
+  EXPECT_TRUE(pods[0].role.shares_with(pods[3].role));  // "driver", not each other's neighbour.
+  EXPECT_TRUE(pods[1].role.shares_with(pods[5].role));
+  EXPECT_EQ(pods[1].role, "executor");
+  for (const auto& p : pods) {
+    EXPECT_TRUE(p.scheduler_name.shares_with(pods[0].scheduler_name));
+    EXPECT_TRUE(p.priority_class_name.shares_with(pods[0].priority_class_name));
+  }
+  EXPECT_EQ(pods[4].priority_class_name, "batch-low");
+}
+
 TEST(CodecSharing, DifferentContentIsNotShared) {
   record_decoder d;
   sch::pod a = st::make_pod("a").selector("zone", "a").obj();
@@ -731,11 +766,11 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::object_meta), 128u) << "object_meta changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::node), 216u) << "node changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod), 408u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 304u) << "pod changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::pod_group), 288u) << "pod_group changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::queue), 288u) << "queue changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job), 336u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 488u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 384u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";

@@ -200,7 +200,7 @@ result<api_state> read_state(api::http_client& client) {
     return pods.error();
   for (auto& o : pods->items) {
     const auto& p = std::get<api::pod_object>(o).pod;
-    seen_pod v{p.group, p.role, p.node_name, p.phase, p.requests, p.meta.uid};
+    seen_pod v{p.group.str(), p.role.str(), p.node_name, p.phase, p.requests, p.meta.uid};
     if (!s.pods.emplace(key_of(p.meta), std::move(v)).second)
       return status{errc::internal, "I1: the pod list names pod " + key_of(p.meta) + " twice"};
   }
