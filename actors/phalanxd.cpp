@@ -30,6 +30,15 @@
 
 #ifdef PHALANX_JEMALLOC
 #include <jemalloc/jemalloc.h>
+
+// jemalloc's options for the daemon (MALLOC_CONF still overrides them). Without a background
+// thread, freed pages go back to the system only while some thread allocates or frees in their
+// arena, so an idle daemon kept what its busy minutes had freed; the thread purges pages unused
+// for a second. Measured in docs/PERFORMANCE.md ("seventh session"): no change in throughput.
+extern "C" {
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables): jemalloc reads this symbol.
+const char* malloc_conf = "background_thread:true,dirty_decay_ms:1000";
+}
 #endif
 
 namespace {
