@@ -197,5 +197,39 @@ TEST(NodeLedger, ReplaceHandsAPlaceholdersRoomToItsPod) {
   EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
 }
 
+TEST(NodeLedger, AReserveAfterItsAbortStaysRefusedForTheLast1024Transactions) {
+  ledger l{res("cpu", "4")};
+  l.abort(t(1));
+  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+  // 1,023 more finished transactions: t(1) is still among the last 1,024.
+  for (uint64_t g = 2; g <= 1024; ++g)
+    l.abort(t(g));
+  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+  // One more pushes it out: the memory is bounded, and a reserve that late is taken as new.
+  l.abort(t(1025));
+  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote, vote_kind::reserved);
+  EXPECT_EQ(l.reserve(t(1025), 1, 1, items({{2, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+}
+
+TEST(RecentValues, KeepsTheLastCapacityDistinctValuesOnly) {
+  recent_values<uint64_t, std::unordered_set<uint64_t>> recent{4};
+  EXPECT_EQ(recent.size(), 0u);
+  for (uint64_t v : {1, 2, 2, 3, 4})  // A repeat is not a new value.
+    recent.insert(v);
+  EXPECT_EQ(recent.size(), 4u);
+  for (uint64_t v = 1; v <= 4; ++v)
+    EXPECT_EQ(recent.count(v), 1u) << v;
+  for (uint64_t v = 5; v <= 10; ++v)  // Wraps the ring more than once.
+    recent.insert(v);
+  EXPECT_EQ(recent.size(), 4u);
+  for (uint64_t v = 1; v <= 6; ++v)
+    EXPECT_EQ(recent.count(v), 0u) << v;
+  for (uint64_t v = 7; v <= 10; ++v)
+    EXPECT_EQ(recent.count(v), 1u) << v;
+}
+
 } // namespace
 } // namespace phalanx::scheduler
