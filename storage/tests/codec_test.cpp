@@ -303,6 +303,20 @@ TEST(CodecRandom, Jobs) {
 // ---------------------------------------------------------------------------------------------
 // Sharing
 
+// Decodes `encoded` with one decoder in order, as a restore reads a store's pods.
+std::vector<sch::pod> decode_in_order(record_decoder& d, const std::vector<std::string>& encoded) {
+  std::vector<sch::pod> pods;
+  for (const auto& e : encoded) {
+    auto r = d.decode_pod(e);
+    if (!r.ok()) {
+      ADD_FAILURE() << r.error().to_string();
+      continue;
+    }
+    pods.push_back(std::move(*r));
+  }
+  return pods;
+}
+
 TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   random_objects gen(21);
   auto c1 = std::make_shared<const sch::placement_constraints>(gpu_constraints());
@@ -321,12 +335,8 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   job.job.tasks[0].pod_template.spec_json = std::make_shared<const std::string>(*s1);
 
   record_decoder d;
-  std::vector<sch::pod> pods;
-  for (const auto& e : encoded) {
-    auto r = d.decode_pod(e);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    pods.push_back(std::move(*r));
-  }
+  auto pods = decode_in_order(d, encoded);
+  ASSERT_EQ(pods.size(), encoded.size());
   auto j = d.decode_job(encode(job));
   ASSERT_TRUE(j.ok()) << j.error().to_string();
 
@@ -356,12 +366,8 @@ TEST(CodecSharing, PodsShareTheirGroupRoleAndSchedulerNames) {
       encoded.push_back(encode(p));
     }
   record_decoder d;
-  std::vector<sch::pod> pods;
-  for (const auto& e : encoded) {
-    auto r = d.decode_pod(e);
-    ASSERT_TRUE(r.ok()) << r.error().to_string();
-    pods.push_back(std::move(*r));
-  }
+  auto pods = decode_in_order(d, encoded);
+  ASSERT_EQ(pods.size(), encoded.size());
   EXPECT_EQ(pods[0].group, "spark-one-with-a-long-name");
   EXPECT_EQ(pods[3].group, "spark-two-with-a-long-name");
   EXPECT_TRUE(pods[0].group.shares_with(pods[2].group));
