@@ -913,8 +913,8 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       snap.rounds = static_cast<int32_t>(st.round);
       for (const auto& m : st.members)
         if (m.placeholder && m.status == member_status::bound)
-          snap.placeholders.push_back({m.ref.id, m.ref.pod->meta.name, m.ref.pod->role.str(), m.node,
-                                       m.ref.pod->requests});
+          snap.placeholders.push_back({m.ref.id, m.ref.pod->meta.name, m.ref.pod->role.str(),
+                                       m.node, m.ref.pod->requests});
       return snap;
     },
   };

@@ -43,8 +43,8 @@ struct scheduling_config {
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};
   /// priorityClassName -> priority. Default: Kubernetes' two system classes.
-  std::map<std::string, int32_t, std::less<>> priority_classes{{"system-cluster-critical", 2000000000},
-                                                  {"system-node-critical", 2000001000}};
+  std::map<std::string, int32_t, std::less<>> priority_classes{
+      {"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
 };
 
 struct store_config {

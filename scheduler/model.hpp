@@ -312,7 +312,7 @@ resources effective_requests(const std::vector<container_resources>& containers,
 struct pod {
   object_meta meta;
   // The four names are shared_strings: the pods of a job task share them (shared_string.hpp).
-  shared_string group; // PodGroup name in the pod's namespace; empty for a pod that is its own gang.
+  shared_string group; // PodGroup name in the pod's namespace; empty: the pod is its own gang.
   shared_string role;  // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
   resources requests;  // effective_requests(); requests.pods is 1.
   int32_t priority = 0;

@@ -9,7 +9,7 @@ namespace phalanx::scheduler {
 
 shared_string::shared_string(std::string_view text) {
   if (text.empty())
-    return;  // The empty string holds no block: a default shared_string is empty.
+    return; // The empty string holds no block: a default shared_string is empty.
   void* memory = std::malloc(offsetof(block, text) + text.size() + 1);
   if (memory == nullptr)
     throw std::bad_alloc();

@@ -28,9 +28,9 @@ class shared_string {
  public:
   shared_string() noexcept = default;
   // Implicit from text, as a std::string is: `pod.group = "spark"` reads as it did.
-  shared_string(std::string_view text);  // NOLINT(google-explicit-constructor)
-  shared_string(const std::string& text) : shared_string(std::string_view(text)) {}  // NOLINT
-  shared_string(const char* text) : shared_string(std::string_view(text)) {}         // NOLINT
+  shared_string(std::string_view text); // NOLINT(google-explicit-constructor)
+  shared_string(const std::string& text) : shared_string(std::string_view(text)) {} // NOLINT
+  shared_string(const char* text) : shared_string(std::string_view(text)) {}        // NOLINT
   shared_string(const shared_string& other) noexcept : block_(other.block_) { retain(); }
   shared_string(shared_string&& other) noexcept : block_(std::exchange(other.block_, nullptr)) {}
   shared_string& operator=(const shared_string& other) noexcept;
@@ -40,13 +40,16 @@ class shared_string {
   std::string_view view() const noexcept {
     return block_ ? std::string_view(block_->text, block_->size) : std::string_view();
   }
-  operator std::string_view() const noexcept { return view(); }  // NOLINT
+  operator std::string_view() const noexcept { return view(); } // NOLINT
   std::string str() const { return std::string(view()); }
   /// NUL-terminated, like std::string's.
   const char* data() const noexcept { return block_ ? block_->text : ""; }
   std::size_t size() const noexcept { return block_ ? block_->size : 0; }
   bool empty() const noexcept { return block_ == nullptr; }
-  void clear() noexcept { release(); block_ = nullptr; }
+  void clear() noexcept {
+    release();
+    block_ = nullptr;
+  }
 
   /// True when both hold the same block (equal text then, but not only then).
   bool shares_with(const shared_string& other) const noexcept { return block_ == other.block_; }
@@ -87,18 +90,14 @@ class shared_string {
     out.append(a.view()).append(b);
     return out;
   }
-  friend std::string operator+(const char* a, const shared_string& b) {
-    return std::string(a) + b;
-  }
-  friend std::string operator+(const shared_string& a, const char* b) {
-    return a + std::string(b);
-  }
+  friend std::string operator+(const char* a, const shared_string& b) { return std::string(a) + b; }
+  friend std::string operator+(const shared_string& a, const char* b) { return a + std::string(b); }
 
  private:
   struct block {
     std::atomic<uint32_t> references;
     uint32_t size;
-    char text[1];  // `size` characters and a terminating NUL (data() reads as a C string).
+    char text[1]; // `size` characters and a terminating NUL (data() reads as a C string).
   };
   void retain() const noexcept {
     if (block_)

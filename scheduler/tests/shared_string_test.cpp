@@ -34,11 +34,11 @@ TEST(SharedString, CopiesShareOneBlockAndTheLastOneFreesIt) {
     EXPECT_TRUE(c.shares_with(a));
     EXPECT_EQ(a.use_count(), 3u);
     shared_string moved = std::move(c);
-    EXPECT_TRUE(c.empty());  // NOLINT(bugprone-use-after-move): a moved-from one is empty.
+    EXPECT_TRUE(c.empty()); // NOLINT(bugprone-use-after-move): a moved-from one is empty.
     EXPECT_EQ(a.use_count(), 3u);
   }
   EXPECT_EQ(a.use_count(), 1u);
-  a = a;  // Self-assignment keeps the block.
+  a = a; // Self-assignment keeps the block.
   EXPECT_EQ(a, "a-podgroup-name-longer-than-sso");
   a.clear();
   EXPECT_TRUE(a.empty());
@@ -46,7 +46,7 @@ TEST(SharedString, CopiesShareOneBlockAndTheLastOneFreesIt) {
 
 TEST(SharedString, ComparesByTextWithEveryStringType) {
   shared_string a = "worker";
-  shared_string b = std::string("worker");  // Equal text, another block.
+  shared_string b = std::string("worker"); // Equal text, another block.
   EXPECT_FALSE(a.shares_with(b));
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, "worker");
