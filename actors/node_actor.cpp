@@ -72,7 +72,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
   st.binder = std::move(binder);
   st.ledger = std::make_unique<node_ledger_type>(spec->allocatable);
   for (const auto& ref : committed)
-    st.ledger->adopt(ref.id, ref.pod->requests);
+    st.ledger->adopt(ref.id, ref.pod->requests, ref.pod);
   publish(self);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -130,7 +130,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       bool changed = false;
       for (auto& s : swaps) {
         bool first_time = st.ledger->is_bound(s.placeholder);
-        switch (st.ledger->replace(s.placeholder, s.pod.id, s.pod.pod->requests)) {
+        switch (st.ledger->replace(s.placeholder, s.pod.id, s.pod.pod->requests, s.pod.pod)) {
           case node_ledger_type::replace_outcome::replaced:
             if (first_time) {  // A repeated swap hands nothing over twice.
               forget_placeholder(st, s.placeholder);

@@ -20,9 +20,11 @@
 // of an unknown or finished transaction does nothing, a release of an unknown pod does nothing.
 // Owned by one node actor; not thread-safe.
 
+#include "scheduler/model.hpp"
 #include "scheduler/resources.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -68,6 +70,26 @@ struct hold_item {
   uint64_t pod_id = 0;
   resources request;
   Payload payload{};
+};
+
+/// What a ledger keeps of each committed pod, to give its request back at release: the request
+/// itself, unless the payload is the pod, whose requests are the request (the runtime's ledgers:
+/// the pointer costs 16 bytes where a copy of the request cost 56, in a map node of 80).
+template <class Payload>
+struct committed_pod {
+  resources request;
+  static committed_pod of(const resources& request, const Payload&) { return {request}; }
+  const resources& requested() const noexcept { return request; }
+};
+template <>
+struct committed_pod<std::shared_ptr<const pod>> {
+  std::shared_ptr<const pod> pod_ref;
+  static committed_pod of(const resources& request, const std::shared_ptr<const pod>& p) {
+    assert(p && p->requests == request && "a pod's request is its requests");
+    (void)request;
+    return {p};
+  }
+  const resources& requested() const noexcept { return pod_ref->requests; }
 };
 
 /// The last `capacity` distinct values inserted, for "have I seen this lately". Allocates nothing
@@ -157,7 +179,7 @@ class node_ledger {
     committed_ += i->second.total;
     std::vector<item> items = std::move(i->second.items);
     for (const auto& it : items)
-      bound_[it.pod_id] = it.request;
+      bound_.insert_or_assign(it.pod_id, committed_entry::of(it.request, it.payload));
     holds_.erase(i);
     remember_finished(txn);
     return items;
@@ -194,8 +216,8 @@ class node_ledger {
   }
 
   /// Adds committed usage directly (restart: persisted bindings). Idempotent per pod.
-  void adopt(uint64_t pod_id, const resources& request) {
-    if (bound_.emplace(pod_id, request).second)
+  void adopt(uint64_t pod_id, const resources& request, const Payload& payload = {}) {
+    if (bound_.try_emplace(pod_id, committed_entry::of(request, payload)).second)
       committed_ += request;
   }
 
@@ -204,7 +226,7 @@ class node_ledger {
   /// neither bound nor held here.
   bool release(uint64_t pod_id) {
     if (auto i = bound_.find(pod_id); i != bound_.end()) {
-      committed_ -= i->second;
+      committed_ -= i->second.requested();
       bound_.erase(i);
       return true;
     }
@@ -233,25 +255,27 @@ class node_ledger {
   /// A committed placeholder's room goes to the pod that takes it over (placeholders.hpp): the
   /// placeholder is released and `pod_id` committed with `request`, in one step, so nothing else
   /// can take the room in between.
-  replace_outcome replace(uint64_t placeholder, uint64_t pod_id, const resources& request) {
+  replace_outcome replace(uint64_t placeholder, uint64_t pod_id, const resources& request,
+                          const Payload& payload = {}) {
     auto ph = bound_.find(placeholder);
     if (ph == bound_.end())
       return bound_.count(pod_id) != 0 ? replace_outcome::replaced : replace_outcome::refused;
     if (bound_.count(pod_id) != 0)
       return replace_outcome::refused;
+    const resources room = ph->second.requested();
     if (released_.count(pod_id) != 0) {
-      committed_ -= ph->second;
+      committed_ -= room;
       bound_.erase(ph);
       return replace_outcome::pod_gone;
     }
     // Within the placeholder's room it always fits (even if allocatable shrank meanwhile: usage
     // does not grow); beyond it, the difference must be free.
-    if (!fits(request, ph->second) && !fits(request, allocatable_ - committed_ - held_ + ph->second))
+    if (!fits(request, room) && !fits(request, allocatable_ - committed_ - held_ + room))
       return replace_outcome::refused;
-    committed_ -= ph->second;
+    committed_ -= room;
     committed_ += request;
     bound_.erase(ph);
-    bound_.emplace(pod_id, request);
+    bound_.emplace(pod_id, committed_entry::of(request, payload));
     return replace_outcome::replaced;
   }
 
@@ -354,7 +378,8 @@ class node_ledger {
   resources held_;
   std::unordered_map<txn_id, entry, txn_id_hash> holds_;
   std::vector<std::pair<txn_id, entry>> waiters_;  // Sorted by ticket, oldest first.
-  std::unordered_map<uint64_t, resources> bound_;  // Committed pods.
+  using committed_entry = committed_pod<Payload>;
+  std::unordered_map<uint64_t, committed_entry> bound_;  // Committed pods.
   recent_values<txn_id, std::set<txn_id>> finished_{finished_memory};
   recent_values<uint64_t, std::unordered_set<uint64_t>> released_{released_memory};
 };

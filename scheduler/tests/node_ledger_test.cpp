@@ -214,6 +214,35 @@ TEST(NodeLedger, AReserveAfterItsAbortStaysRefusedForTheLast1024Transactions) {
             vote_kind::refused_conflict);
 }
 
+TEST(NodeLedger, ALedgerOfPodsKeepsEachCommittedPodAndGivesBackItsRequests) {
+  // The runtime's ledgers carry the pod as payload and keep it, not a copy of its request.
+  using pod_ledger = node_ledger<int, std::shared_ptr<const pod>>;
+  auto pod_of = [](const char* name, std::string_view cpu) {
+    return std::make_shared<const pod>(testing::make_pod(name).cpu(cpu).obj());
+  };
+  auto restored = pod_of("restored", "1");
+  auto placed = pod_of("placed", "2");
+  auto placeholder = pod_of("placeholder", "500m");
+  auto taker = pod_of("taker", "400m");
+  pod_ledger l{res("cpu", "4", "memory", "8Gi", "pods", "10")};
+  l.adopt(1, restored->requests, restored);
+  l.adopt(100, placeholder->requests, placeholder);
+  ASSERT_EQ(l.reserve(t(1), 1, 1, {{2, placed->requests, placed}}).vote, vote_kind::reserved);
+  EXPECT_EQ(l.commit(t(1)).size(), 1u);
+  EXPECT_EQ(l.replace(100, 3, taker->requests, taker), pod_ledger::replace_outcome::replaced);
+  EXPECT_EQ(l.committed(), restored->requests + placed->requests + taker->requests);
+  EXPECT_EQ(placed.use_count(), 2);  // The ledger's reference.
+  EXPECT_EQ(placeholder.use_count(), 1);  // Released by the swap.
+
+  EXPECT_TRUE(l.release(2));
+  EXPECT_EQ(placed.use_count(), 1);
+  EXPECT_EQ(l.committed(), restored->requests + taker->requests);
+  EXPECT_TRUE(l.release(3));
+  EXPECT_TRUE(l.release(1));
+  EXPECT_EQ(l.committed(), resources{});
+  EXPECT_FALSE(l.release(1));
+}
+
 TEST(RecentValues, KeepsTheLastCapacityDistinctValuesOnly) {
   recent_values<uint64_t, std::unordered_set<uint64_t>> recent{4};
   EXPECT_EQ(recent.size(), 0u);
