@@ -79,13 +79,15 @@ void child_ended(self_ptr self, const std::string& child_key, bool failed) {
   st.parent_of.erase(parent);
   if (p == st.pods.end() || p->second.phase != sim_phase::running)
     return;
-  auto& sp = p->second;
-  ++sp.children_done;
-  sp.child_failed |= failed;
-  if (sp.children_done >= static_cast<int32_t>(sp.children.size()))
+  if (!p->second.spawned)
+    return;
+  auto& children = *p->second.spawned;
+  ++children.done;
+  children.failed |= failed;
+  if (children.done >= static_cast<int32_t>(children.names.size()))
     end_pod(self, p->first,
-            sp.child_failed ? scheduler::pod_phase::failed : scheduler::pod_phase::succeeded,
-            sp.child_failed ? "a spawned pod failed" : "every spawned pod finished");
+            children.failed ? scheduler::pod_phase::failed : scheduler::pod_phase::succeeded,
+            children.failed ? "a spawned pod failed" : "every spawned pod finished");
 }
 
 // Forgets an ended pod: the simulation keeps only what is still to happen, so a long run does
@@ -95,10 +97,11 @@ void drop_pod(sim_cluster_state& st, uint64_t id) {
   if (i == st.pods.end())
     return;
   auto& sp = i->second;
-  for (const auto& child : sp.children) {
-    st.parent_of.erase(child);
-    st.finished_names.erase(child);
-  }
+  if (sp.spawned)
+    for (const auto& child : sp.spawned->names) {
+      st.parent_of.erase(child);
+      st.finished_names.erase(child);
+    }
   if (auto g = st.gangs.find(*sp.gang_key); g != st.gangs.end()) {
     g->second.erase(id);
     if (g->second.empty()) {
@@ -127,13 +130,12 @@ void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string
 
 // The children a spawner waits for: <pod>-exec-<i>; some may have ended before a restart.
 void expect_children(uint64_t parent, sim_cluster_state::sim_pod& sp, sim_cluster_state& st) {
-  sp.children.clear();
-  sp.children_done = 0;
+  sp.spawned = std::make_unique<sim_cluster_state::spawned_children>();
   for (const auto& child : spawned_pods(*sp.pod, sp.behavior())) {
     auto key = key_of(child);
-    sp.children.push_back(key);
+    sp.spawned->names.push_back(key);
     if (st.finished_names.count(key))
-      ++sp.children_done;
+      ++sp.spawned->done;
     else
       st.parent_of[key] = parent;
   }

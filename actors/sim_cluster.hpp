@@ -28,6 +28,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <queue>
 #include <set>
@@ -74,6 +75,11 @@ struct sim_cluster_state {
   static inline const char* name = "phalanx.sim_cluster";
 
   enum class sim_phase : uint8_t { starting, running, done };
+  struct spawned_children {
+    std::vector<std::string> names;  // The spawned pods' keys.
+    int32_t done = 0;
+    bool failed = false;
+  };
   struct sim_pod {
     pod_ptr pod;
     /// Null for a pod without sim.phalanx.io/ annotations (most of them): the behavior is
@@ -88,9 +94,9 @@ struct sim_cluster_state {
     /// Its gang's key, "<namespace>/<group>": the key of its entry in `gangs`, which lives as
     /// long as one of its pods does (one string per gang, not per pod).
     const std::string* gang_key = nullptr;
-    std::vector<std::string> children;     // Names of spawned pods, for a spawner.
-    int32_t children_done = 0;
-    bool child_failed = false;
+    /// A spawner's children (the Spark driver's executors); null for every other pod, so a
+    /// bound pod costs a pointer here rather than a vector and two counters.
+    std::unique_ptr<spawned_children> spawned;
   };
   struct timer {
     caf::actor_clock::time_point due;
