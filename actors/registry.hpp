@@ -82,7 +82,7 @@ struct registry_state {
 
     scheduler::pod_phase phase() const noexcept { return changed ? changed->phase : pod->phase; }
     bool is_bound() const noexcept { return !node_name().empty(); }
-    const std::string& node_name() const noexcept {
+    const scheduler::shared_string& node_name() const noexcept {
       return changed ? changed->node_name : pod->node_name;
     }
     scheduler::pod_runtime state() const {
@@ -126,6 +126,9 @@ struct registry_state {
   struct node_entry {
     uint32_t index = 0;
     node_ptr node;
+    /// The node's name as the shared_string every pod bound here holds (model.hpp: a pod's
+    /// node_name), so a binding shares this block instead of making one per pod.
+    scheduler::shared_string name;
     node_actor actor;
     scheduler::resources allocated;
     int32_t pod_count = 0;
@@ -190,7 +193,7 @@ struct registry_state {
   /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
   std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
-  std::map<std::string, node_entry> nodes;
+  std::map<std::string, node_entry, std::less<>> nodes;            // Found by any string type.
   /// By view index: the live node in that slot of the cluster view, or null. Bindings name
   /// nodes by index; the entries are the map's own (they stay put as it changes).
   std::vector<node_entry*> node_at;

@@ -67,6 +67,8 @@ registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) 
 }
 
 void share_pod_names(registry_state& st, scheduler::pod& p) {
+  st.pod_names.share_into(p.meta.namespace_name);
+  st.pod_names.share_into(p.node_name);
   st.pod_names.share_into(p.group);
   st.pod_names.share_into(p.role);
   st.pod_names.share_into(p.priority_class_name);
@@ -448,7 +450,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
     auto state = e.state();
-    state.node_name = node->node->meta.name;
+    state.node_name = node->name;
     bound.push_back({b.pod, std::move(state), b.node});
   }
   auto version = next_version(self);

@@ -132,8 +132,9 @@ pod_ptr current_pod(const pod_entry& e);
 /// reserved it or a job's expansion names it (job_task_of). Release it with release_pod_name if
 /// the creation fails.
 registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
-/// Makes `p`'s group, role, priority class and scheduler names share the blocks of the pods
-/// created before it with the same names (scheduler/shared_string.hpp).
+/// Makes `p`'s namespace, node (a pod may arrive bound), group, role, priority class and
+/// scheduler names share the blocks of the pods created before it with the same names
+/// (scheduler/shared_string.hpp).
 void share_pod_names(registry_state& st, scheduler::pod& p);
 void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
 /// The same for every pod of a list, all or none: null with `names` holding the reservations in

@@ -165,8 +165,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     auto id = e.id;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
-      committed[pod.node_name].push_back({id, e.pod});
-      resume[pod.node_name].push_back({id, e.pod});
+      committed[pod.node_name.str()].push_back({id, e.pod});
+      resume[pod.node_name.str()].push_back({id, e.pod});
     }
     if (scheduler::is_terminal(pod.phase))
       finished.push_back({id, e.pod});

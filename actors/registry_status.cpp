@@ -229,14 +229,18 @@ scheduler::job_status job_status_of(const registry_state& st,
   int32_t total = 0;
   if (g != nullptr) {
     s.min_available = g->group->min_member;
-    std::map<std::string, scheduler::task_counts> tasks;
+    // Keyed by views of the pods' role names (alive for this call): a task's name is copied
+    // once, when its first pod is counted, not twice per pod.
+    std::map<std::string_view, scheduler::task_counts> tasks;
     for (auto id : g->pods) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
       const auto& pod = *p->second.pod;
-      auto& t = tasks[pod.role.str()];
-      t.task = pod.role.str();
+      auto [at, inserted] = tasks.try_emplace(pod.role);
+      auto& t = at->second;
+      if (inserted)
+        t.task = pod.role.str();
       ++total;
       switch (p->second.phase()) {
         case scheduler::pod_phase::running:

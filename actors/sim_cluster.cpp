@@ -18,13 +18,19 @@ std::string key_of(const scheduler::pod& p) {
 }
 
 std::string gang_key_of(const scheduler::pod& p) {
-  return p.meta.namespace_name + "/" + (p.group.empty() ? p.meta.name : p.group);
+  std::string_view ns = p.meta.namespace_name;
+  std::string_view group = p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
+  std::string key;
+  key.reserve(ns.size() + 1 + group.size());
+  return key.append(ns).append(1, '/').append(group);
 }
 
 // gang_key_of(p) == key, without building the key.
 bool same_gang(std::string_view key, const scheduler::pod& p) {
-  const std::string& ns = p.meta.namespace_name;
-  std::string_view group = p.group.empty() ? p.meta.name : p.group;
+  std::string_view ns = p.meta.namespace_name;
+  // Both arms views: `cond ? std::string : shared_string` would build a temporary
+  // shared_string from the name, and the view would outlive it.
+  std::string_view group = p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
   return key.size() == ns.size() + 1 + group.size() && key.starts_with(ns) &&
          key[ns.size()] == '/' && key.ends_with(group);
 }

@@ -638,7 +638,7 @@ json::value parse_kept(const std::string& text) {
 // The displayed spec of a pod: the user's spec with what the runtime sets laid over it.
 void overlay_pod_spec(json::object& spec, const scheduler::pod& p) {
   if (!p.node_name.empty())
-    spec["nodeName"] = p.node_name;
+    spec["nodeName"] = p.node_name.view();
   if (!p.scheduler_name.empty())
     spec["schedulerName"] = p.scheduler_name.view();
   if (p.priority != 0)

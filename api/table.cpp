@@ -150,7 +150,7 @@ std::vector<json::value> table_cells(const object& o, scheduler::timestamp now) 
         cells.emplace_back("0");
         cells.emplace_back(age(p.meta.creation_time, now));
         cells.emplace_back("<none>");
-        cells.emplace_back(p.node_name.empty() ? std::string("<none>") : p.node_name);
+        cells.emplace_back(p.node_name.empty() ? std::string("<none>") : p.node_name.str());
         cells.emplace_back("<none>");
         cells.emplace_back("<none>");
       } else if constexpr (std::is_same_v<T, node_object>) {

@@ -441,8 +441,8 @@ void read_meta(const v1::ObjectMeta& in, reader& r, scheduler::object_meta& out)
 
 void write_meta(const scheduler::object_meta& in, v1::ObjectMeta& out) {
   out.set_name(in.name);
-  out.set_namespace_(in.namespace_name);
-  out.set_uid(in.uid);
+  out.set_namespace_(in.namespace_name.str());
+  out.set_uid(in.uid.str());
   if (in.resource_version != 0)
     out.set_resource_version(std::to_string(in.resource_version));
   out.set_creation_timestamp(format_time(in.creation_time));
@@ -483,7 +483,7 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
   auto* c = spec.add_containers();
   c->set_name("main");
   write_resources(p.requests, *c->mutable_resources()->mutable_requests(), /*skip_pods=*/true);
-  spec.set_node_name(p.node_name);
+  spec.set_node_name(p.node_name.str());
   spec.set_scheduler_name(p.scheduler_name.str());
   spec.set_priority_class_name(p.priority_class_name.str());
   if (p.priority != 0)

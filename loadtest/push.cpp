@@ -174,7 +174,7 @@ actors::system_facts facts_from_api(const std::vector<api::object>& pods,
     fp.requests = pod.requests;
     fp.role = pod.role;
     if (!pod.node_name.empty() && !scheduler::is_terminal(pod.phase))
-      bound[pod.node_name].push_back(fp.key);
+      bound[pod.node_name.str()].push_back(fp.key);
     f.pods.push_back(std::move(fp));
   }
   for (const auto& o : groups) {

@@ -17,7 +17,7 @@ std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexc
     return b.priority <=> a.priority;  // Higher priority first.
   if (auto c = compare_times(a.meta.creation_time, b.meta.creation_time); c != 0)
     return c;
-  return a.meta.uid.compare(b.meta.uid) <=> 0;
+  return a.meta.uid <=> b.meta.uid;
 }
 
 std::string_view to_string(gang_order_policy p) noexcept {
@@ -76,7 +76,7 @@ std::strong_ordering operator<=>(const ticket& a, const ticket& b) noexcept {
     return b.priority <=> a.priority;
   if (auto c = compare_times(a.creation_time, b.creation_time); c != 0)
     return c;
-  return a.uid.compare(b.uid) <=> 0;
+  return a.uid <=> b.uid;
 }
 
 std::string ticket::to_string() const {

@@ -77,6 +77,9 @@ class shared_string {
   friend std::strong_ordering operator<=>(const shared_string& a, std::string_view b) noexcept {
     return a.view() <=> b;
   }
+  friend std::strong_ordering operator<=>(const shared_string& a, const std::string& b) noexcept {
+    return a.view() <=> std::string_view(b);
+  }
 
   friend std::string operator+(const std::string& a, const shared_string& b) {
     std::string out;

@@ -252,8 +252,8 @@ bool decode_labels(const google::protobuf::RepeatedPtrField<v1::Label>& in, sch:
 
 bool decode_meta(v1::ObjectMeta& in, sch::object_meta& out, std::string& error) {
   out.name = take(in.mutable_name());
-  out.namespace_name = take(in.mutable_namespace_name());
-  out.uid = take(in.mutable_uid());
+  out.namespace_name = in.namespace_name();
+  out.uid = in.uid();
   if (!decode_labels(in.labels(), out.labels, "labels", error) ||
       !decode_labels(in.annotations(), out.annotations, "annotations", error))
     return nest(error, "meta.");
@@ -529,6 +529,15 @@ struct field_reader {
     out.assign(v.data(), v.size());
     return true;
   }
+  /// Through `names` when given: a name many records repeat (a namespace, a node) then shares
+  /// one block; without, each record gets its own.
+  bool text(sch::shared_string& out, sch::shared_string_pool* names = nullptr) {
+    std::string_view v;
+    if (!len(v))
+      return false;
+    out = names != nullptr ? names->share(v) : sch::shared_string(v);
+    return true;
+  }
 };
 
 bool malformed(std::string& error, std::string_view what, std::size_t size) {
@@ -594,9 +603,9 @@ void wire_take_labels(wire_labels& state, sch::label_set& out) {
 }
 
 // ObjectMeta. `malformed_input` tells a wire error (reported as "not a valid PodRecord") from a
-// model error (reported with its field).
+// model error (reported with its field). The namespace is shared through `names` when given.
 bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error,
-               bool& malformed_input) {
+               bool& malformed_input, sch::shared_string_pool* names = nullptr) {
   wire_reader r(bytes);
   // Kept per thread: their lists keep their capacity from one record to the next.
   thread_local wire_labels labels_scratch, annotations_scratch;
@@ -621,7 +630,7 @@ bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error
         ok = f.text(out.name);
         break;
       case 2:
-        ok = f.text(out.namespace_name);
+        ok = f.text(out.namespace_name, names);
         break;
       case 3:
         ok = f.text(out.uid);
@@ -1058,7 +1067,8 @@ struct record_decoder::impl {
   std::shared_ptr<const std::string> last_text;
 
   // A pod's four names (shared_string.hpp): the pods of a task share their blocks. The last value
-  // of each field is checked first, as above; the pool catches the rest (a role in every gang).
+  // of each field is checked first, as above; the pool catches the rest (a role in every gang),
+  // and is asked directly for a pod's namespace and node name.
   sch::shared_string_pool names;
   sch::shared_string last_group, last_role, last_priority_class, last_scheduler;
 
@@ -1119,6 +1129,7 @@ struct record_decoder::impl {
   bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
     if (!decode_meta(*in.mutable_meta(), out.meta, error))
       return false;
+    names.share_into(out.meta.namespace_name);
     share_name(in.group(), last_group, out.group);
     share_name(in.role(), last_role, out.role);
     if (!decode_resources(in.requests(), out.requests, error))
@@ -1132,7 +1143,7 @@ struct record_decoder::impl {
       out.spec_json = shared_text(in.mutable_spec_json());
     if (!decode_enum(in.phase(), sch::pod_phase_last, out.phase, "phase", error))
       return false;
-    out.node_name = take(in.mutable_node_name());
+    out.node_name = names.share(in.node_name());
     out.start_time = from_ns(in.start_time_ns());
     out.finish_time = from_ns(in.finish_time_ns());
     return true;
@@ -1202,8 +1213,10 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
 namespace {
 
 // Fields 10-13 of Pod, the runtime state, which a record's body and a state update both carry.
-// False for any other field; `ok` says whether the field was well formed.
-bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& phase, bool& ok) {
+// False for any other field; `ok` says whether the field was well formed. The node name is shared
+// through `names`: a node's pods name it.
+bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& phase, bool& ok,
+                      sch::shared_string_pool& names) {
   int64_t ns = 0;
   switch (field) {
     case 10:
@@ -1211,7 +1224,7 @@ bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& p
       phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
       return true;
     case 11:
-      ok = f.text(out.node_name);
+      ok = f.text(out.node_name, &names);
       return true;
     case 12:
       ok = f.i64(ns);
@@ -1273,7 +1286,7 @@ bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t 
         break;
       }
       default:
-        if (read_state_field(field, f, out, phase, ok))
+        if (read_state_field(field, f, out, phase, ok, names))
           break;
         return fail(error, "pod state update: field " + std::to_string(field) +
                                " (an update holds only the phase, node name, times and "
@@ -1305,7 +1318,7 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
         if (seen_meta || !f.len(v))
           return malformed(error, "PodRecord", record_size);
         seen_meta = true;
-        if (!wire_meta(v, out.meta, error, malformed_input))
+        if (!wire_meta(v, out.meta, error, malformed_input, &names))
           return malformed_input ? malformed(error, "PodRecord", record_size) : false;
         break;
       case 2:
@@ -1351,7 +1364,7 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
         out.spec_json = shared_text(v);
         break;
       default:
-        if (!read_state_field(field, f, out, phase, ok))
+        if (!read_state_field(field, f, out, phase, ok, names))
           ok = p.skip(type);
     }
     if (!ok)

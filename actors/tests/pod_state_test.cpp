@@ -72,7 +72,8 @@ TEST(PodState, ANodeDeletedUnderRunningPodsFailsThemWhereTheyRan) {
   ASSERT_FALSE(lost_node.empty());
   ASSERT_NE(get_pod(h, kept).node_name, lost_node);
 
-  runtime_harness::must_ok(h.remove(api::resource_kind::node, "", lost_node), "delete the node");
+  runtime_harness::must_ok(h.remove(api::resource_kind::node, "", lost_node.str()),
+                           "delete the node");
   ASSERT_TRUE(h.run_until(
       [&] { return get_pod(h, lost).phase == scheduler::pod_phase::failed; },
       std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));

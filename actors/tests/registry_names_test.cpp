@@ -57,7 +57,7 @@ TEST(RegistryNames, ABarePodAndAJobInFlightCannotBothTakeAName) {
   EXPECT_EQ(std::get<api::pod_object>(*pod).pod.group.view().rfind("train-", 0), 0u);
 }
 
-TEST(RegistryNames, PodsCreatedOneByOneShareTheirGroupRoleAndSchedulerNames) {
+TEST(RegistryNames, PodsCreatedOneByOneShareTheirNamespaceGroupRoleAndSchedulerNames) {
   // Each pod arrives with its own copy of the names (an API call each); the registry makes them
   // share one block per name, as a job's pods and a restored store's do (shared_string.hpp).
   runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
@@ -75,6 +75,30 @@ TEST(RegistryNames, PodsCreatedOneByOneShareTheirGroupRoleAndSchedulerNames) {
   EXPECT_TRUE(pa.group.shares_with(pb.group));
   EXPECT_TRUE(pa.role.shares_with(pb.role));
   EXPECT_TRUE(pa.scheduler_name.shares_with(pb.scheduler_name));
+  EXPECT_TRUE(pa.meta.namespace_name.shares_with(pb.meta.namespace_name));
+}
+
+TEST(RegistryNames, PodsBoundToOneNodeShareItsName) {
+  // A binding names the node through the registry's node entry, not a new block per pod.
+  runtime_harness h{deterministic_config(5), {make_node("worker-node-0").cpu("8").memory("8Gi")}};
+  for (const char* name : {"solo-0", "solo-1", "solo-2"})
+    runtime_harness::must_ok(h.create(api::pod_object{make_pod(name).cpu("1"), {}}), name);
+  auto pod_named = [&](const char* name) {
+    auto o = h.get(api::resource_kind::pod, "default", name);
+    return o.ok() ? std::get<api::pod_object>(*o).pod : scheduler::pod{};
+  };
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        for (const char* name : {"solo-0", "solo-1", "solo-2"})
+          if (!pod_named(name).is_bound())
+            return false;
+        return true;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(5)));
+  auto first = pod_named("solo-0");
+  EXPECT_EQ(first.node_name, "worker-node-0");
+  for (const char* name : {"solo-1", "solo-2"})
+    EXPECT_TRUE(pod_named(name).node_name.shares_with(first.node_name)) << name;
 }
 
 TEST(RegistryNames, AJobThatFindsANameTakenGivesBackTheOthers) {

@@ -499,5 +499,37 @@ TEST(pod, placement_is_a_shared_empty_instance_without_constraints) {
   EXPECT_EQ(*c.placement().node_selector.find("zone"), "a");
 }
 
+// ---------------------------------------------------------------------------------------------
+// pod layout
+
+// The allocator make_shared would use, counting the bytes of the one allocation it makes.
+template <class T>
+struct counting_allocator {
+  using value_type = T;
+  std::size_t* bytes;
+  explicit counting_allocator(std::size_t* b) : bytes(b) {}
+  template <class U>
+  counting_allocator(const counting_allocator<U>& other) : bytes(other.bytes) {}
+  T* allocate(std::size_t n) {
+    *bytes += n * sizeof(T);
+    return std::allocator<T>{}.allocate(n);
+  }
+  void deallocate(T* p, std::size_t n) { std::allocator<T>{}.deallocate(p, n); }
+  template <class U>
+  friend bool operator==(const counting_allocator&, const counting_allocator<U>&) {
+    return true;
+  }
+};
+
+// Every runtime holds each pod once, behind a shared pointer: the pod and the pointer's count
+// are one allocation, and jemalloc rounds it up to its next size class (..., 224, 256, 320).
+// 257 bytes would cost 64 more per pod; a field added to the pod must find its bytes elsewhere.
+TEST(pod_layout, a_pod_and_its_shared_count_fit_in_256_bytes) {
+  std::size_t bytes = 0;
+  auto p = std::allocate_shared<const pod>(counting_allocator<pod>(&bytes));
+  EXPECT_LE(bytes, 256u) << "sizeof(pod) " << sizeof(pod);
+  EXPECT_GT(bytes, sizeof(pod));
+}
+
 } // namespace
 } // namespace phalanx::scheduler

@@ -352,17 +352,23 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   EXPECT_EQ(j->job.tasks[0].pod_template.spec_json, pods[0].spec_json);
 }
 
-TEST(CodecSharing, PodsShareTheirGroupRoleAndSchedulerNames) {
+TEST(CodecSharing, PodsShareTheirNamespaceNodeGroupRoleAndSchedulerNames) {
   // Two gangs' pods in key order, as a restore reads them: a gang's pods share its group name
-  // (the last value), and a role the gangs both have is one block too (the pool).
+  // (the last value), and a role the gangs both have is one block too (the pool), as do the
+  // namespace and the name of a node several pods are bound to.
   std::vector<std::string> encoded;
+  int index = 0;
   for (std::string group : {"spark-one-with-a-long-name", "spark-two-with-a-long-name"})
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 3; ++i, ++index) {
       sch::pod p = st::make_pod(group + "-" + std::to_string(i)).obj();
+      p.meta.namespace_name = "team-analytics";
+      p.meta.uid = "uid-" + std::to_string(index);
       p.group = group;
       p.role = i == 0 ? "driver" : "executor";
       p.scheduler_name = "volcano";
       p.priority_class_name = "batch-low";
+      p.node_name = index % 2 == 0 ? "worker-node-even" : "worker-node-odd";
+      p.phase = sch::pod_phase::running;
       encoded.push_back(encode(p));
     }
   record_decoder d;
@@ -381,6 +387,29 @@ TEST(CodecSharing, PodsShareTheirGroupRoleAndSchedulerNames) {
     EXPECT_TRUE(p.priority_class_name.shares_with(pods[0].priority_class_name));
   }
   EXPECT_EQ(pods[4].priority_class_name, "batch-low");
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    EXPECT_TRUE(pods[i].meta.namespace_name.shares_with(pods[0].meta.namespace_name));
+    EXPECT_TRUE(pods[i].node_name.shares_with(pods[i % 2].node_name)) << i;
+    EXPECT_EQ(pods[i].meta.uid, "uid-" + std::to_string(i)); // Unique: not shared.
+  }
+  EXPECT_EQ(pods[0].meta.namespace_name, "team-analytics");
+  EXPECT_EQ(pods[4].node_name, "worker-node-even");
+  EXPECT_EQ(pods[5].node_name, "worker-node-odd");
+  EXPECT_FALSE(pods[0].node_name.shares_with(pods[1].node_name));
+
+  // A state update (a binding after the record, or a job's pod stored as updates only) names its
+  // node through the same pool.
+  sch::pod_runtime bound;
+  bound.phase = sch::pod_phase::running;
+  bound.node_name = "worker-node-odd";
+  bound.resource_version = 9;
+  auto moved = d.decode_pod(encode(sch::pod(pods[0])) + encode_pod_state(bound));
+  ASSERT_TRUE(moved.ok()) << moved.error().to_string();
+  EXPECT_TRUE(moved->node_name.shares_with(pods[1].node_name));
+  sch::pod_runtime only_state;
+  bool deleted = false;
+  ASSERT_TRUE(d.decode_pod_state(encode_pod_state(bound), only_state, deleted).ok());
+  EXPECT_TRUE(only_state.node_name.shares_with(pods[1].node_name));
 }
 
 TEST(CodecSharing, DifferentContentIsNotShared) {
@@ -770,13 +799,13 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 // update the number here.
 
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
-  EXPECT_EQ(sizeof(sch::object_meta), 128u) << "object_meta changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::node), 216u) << "node changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod), 304u) << "pod changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod_group), 288u) << "pod_group changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::queue), 288u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 336u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 384u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::object_meta), 80u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 168u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 232u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 240u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 240u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 288u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 312u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";

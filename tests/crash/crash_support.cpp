@@ -200,7 +200,8 @@ result<api_state> read_state(api::http_client& client) {
     return pods.error();
   for (auto& o : pods->items) {
     const auto& p = std::get<api::pod_object>(o).pod;
-    seen_pod v{p.group.str(), p.role.str(), p.node_name, p.phase, p.requests, p.meta.uid};
+    seen_pod v{p.group.str(), p.role.str(), p.node_name.str(),
+               p.phase,       p.requests,   p.meta.uid.str()};
     if (!s.pods.emplace(key_of(p.meta), std::move(v)).second)
       return status{errc::internal, "I1: the pod list names pod " + key_of(p.meta) + " twice"};
   }
@@ -210,7 +211,7 @@ result<api_state> read_state(api::http_client& client) {
   for (auto& o : groups->items) {
     const auto& g = std::get<api::pod_group_object>(o);
     seen_group v{g.group.min_member, g.group.min_task_member, g.group.min_resources, g.status.phase,
-                 g.group.meta.uid};
+                 g.group.meta.uid.str()};
     if (!s.groups.emplace(key_of(g.group.meta), std::move(v)).second)
       return status{errc::internal, "the PodGroup list names " + key_of(g.group.meta) + " twice"};
   }
