@@ -335,7 +335,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
         if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix)) {
           auto behavior = parse_sim_behavior(*ref.pod);
           if (behavior)
-            sp.declared = std::make_shared<const sim_behavior>(std::move(*behavior));
+            sp.declared = std::make_unique<const sim_behavior>(std::move(*behavior));
           else
             spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
                          behavior.error().message());
