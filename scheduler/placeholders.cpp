@@ -15,10 +15,11 @@ std::vector<pod> make_placeholders(const pod_group& group, std::span<const pod* 
   const int32_t missing = group.min_member - present;
 
   resources covered;
-  std::map<std::string, int32_t> per_role;
+  // Views of the members' role names, which outlive this call: no copy per member.
+  std::map<std::string_view, int32_t> per_role;
   for (const auto* m : members) {
     covered += m->requests;
-    ++per_role[m->role.str()];
+    ++per_role[m->role];
   }
   // Dimensions minResources names: an even share of what the members leave of it. Dimensions it
   // does not name: as much as a member of the same role requests (the user said nothing about
