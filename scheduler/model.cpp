@@ -102,15 +102,22 @@ struct alignas(8) label_set::block {
     uint32_t value_size;
   };
   struct delta_part {
-    block* base;         // A full block; the delta holds one reference to it.
-    uint32_t at;         // The pair's index in the delta's (merged) order.
-    uint32_t replaces;   // 1: it replaces the base's pair `at`; 0: it goes before that pair.
+    block* base; // A full block; the delta holds one reference to it.
     slot own;
   };
   std::atomic<uint32_t> refs{1};
   uint32_t count = 0;    // Pairs in the set (for a delta, merged with its base).
   uint32_t text_size = 0;
-  uint32_t delta = 0;    // 1 when a delta_part follows the header instead of slots.
+  // 0 for a full block. A delta (a delta_part follows the header instead of slots) keeps here
+  // 1 | replaces << 1 | at << 2: `at` is its pair's index in the delta's (merged) order,
+  // `replaces` 1 when the pair replaces the base's pair `at` (0: it goes before that pair). In
+  // the header rather than the delta_part, a delta with a value of up to 8 characters is 48
+  // bytes, one of jemalloc's classes, instead of 49-56 in a 64-byte slot; every pod of a job
+  // task holds two (its labels' and its annotations' task index).
+  uint32_t delta = 0;
+  static constexpr std::size_t max_delta_at = (std::size_t{1} << 30) - 1;
+  uint32_t delta_at() const noexcept { return delta >> 2; }
+  uint32_t delta_replaces() const noexcept { return (delta >> 1) & 1; }
 
   slot* slots() noexcept { return reinterpret_cast<slot*>(this + 1); }
   const slot* slots() const noexcept { return reinterpret_cast<const slot*>(this + 1); }
@@ -132,9 +139,10 @@ struct alignas(8) label_set::block {
     if (!delta)
       return {&slots()[i], this};
     const auto& d = diff();
-    if (i == d.at)
+    const std::size_t at = delta_at();
+    if (i == at)
       return {&d.own, this};
-    return d.base->slot_at(i < d.at ? i : i - 1 + d.replaces);
+    return d.base->slot_at(i < at ? i : i - 1 + delta_replaces());
   }
   uint64_t key_code(std::size_t i) const noexcept { return slot_at(i).first->key; }
   std::string_view key(std::size_t i) const noexcept {
@@ -201,15 +209,16 @@ struct alignas(8) label_set::block {
     const std::size_t text = (is_inline(code) ? k.size() : 0) + v.size();
     if (text > UINT32_MAX)
       throw std::length_error("label_set: more than 4 GiB of keys and values");
+    if (at > max_delta_at)
+      throw std::length_error("label_set: more than 2^30 pairs");
     static_assert(alignof(delta_part) == alignof(block) && sizeof(delta_part) % 8 == 0);
     void* memory = ::operator new(sizeof(block) + sizeof(delta_part) + text);
     auto* b = new (memory) block;
     b->count = base->count + 1 - replaces;
     b->text_size = static_cast<uint32_t>(text);
-    b->delta = 1;
+    b->delta = 1 | replaces << 1 | static_cast<uint32_t>(at) << 2;
     base->refs.fetch_add(1, std::memory_order_relaxed);
-    new (&b->diff()) delta_part{base, static_cast<uint32_t>(at), replaces,
-                                slot{code, 0, static_cast<uint32_t>(v.size())}};
+    new (&b->diff()) delta_part{base, slot{code, 0, static_cast<uint32_t>(v.size())}};
     copy_pair(b->text(), code, k, v);
     return b;
   }
@@ -353,9 +362,10 @@ void label_set::set(std::string_view key, std::string_view value) {
                                         key, value));
     return;
   }
-  if (block_ != nullptr && block_->delta && present && at == block_->diff().at) {
+  if (block_ != nullptr && block_->delta && present && at == block_->delta_at()) {
     const auto& d = block_->diff();  // The delta's own pair changes: a new delta, same base.
-    *this = label_set(block::make_delta(d.base, d.at, d.replaces, d.own.key, key, value));
+    *this =
+        label_set(block::make_delta(d.base, at, block_->delta_replaces(), d.own.key, key, value));
     return;
   }
   const entry added{key, value};

@@ -187,8 +187,9 @@ TEST(label_set, one_pair_over_a_shared_block) {
       EXPECT_EQ(pod.find(k), v);
     EXPECT_FALSE(pod.find("e"));
     EXPECT_TRUE(pod.has_key_with_prefix(pair.first));
-    // Header, delta part (base, position, slot) and the value's character.
-    EXPECT_EQ(pod.block_bytes(), 16u + 32u + 1u);
+    // Header (with the pair's position), delta part (base, slot) and the value's character:
+    // 41 bytes, within jemalloc's 48-byte class with values of up to 8 characters.
+    EXPECT_EQ(pod.block_bytes(), 16u + 24u + 1u);
     // Changing the delta's own pair again keeps one level; any other change makes a whole set.
     pod.set(pair.first, "yy");
     EXPECT_TRUE(pod.is_delta());
@@ -226,7 +227,36 @@ TEST(label_set, one_pair_over_a_shared_block) {
   with_long.set(long_key, "v");
   EXPECT_TRUE(with_long.is_delta());
   EXPECT_EQ(*with_long.find(long_key), "v");
-  EXPECT_EQ(with_long.block_bytes(), 16u + 32u + long_key.size() + 1u);
+  EXPECT_EQ(with_long.block_bytes(), 16u + 24u + long_key.size() + 1u);
+}
+
+// The delta's position is packed into the block header (1 | replaces << 1 | at << 2): positions
+// far past a byte's range read back exactly, inserting and replacing.
+TEST(label_set, a_delta_deep_in_a_large_set) {
+  std::vector<std::pair<std::string, std::string>> texts; // The builder takes views.
+  for (int i = 0; i < 1000; ++i)
+    texts.emplace_back("key-" + std::to_string(10000 + 2 * i), std::to_string(i));
+  label_set::builder b;
+  for (const auto& [k, v] : texts)
+    b.add(k, v);
+  const label_set shared = b.build();
+  for (auto [key, replaced] : {std::pair{std::string("key-11401"), false},   // before 701
+                               std::pair{std::string("key-11400"), true},    // pair 700
+                               std::pair{std::string("key-11998"), true}}) { // the last
+    label_set one = shared;
+    one.set(key, "changed");
+    ASSERT_TRUE(one.is_delta()) << key;
+    EXPECT_EQ(one.size(), replaced ? 1000u : 1001u) << key;
+    label_set::builder whole;
+    for (auto [k, v] : shared.entries())
+      if (k != key)
+        whole.add(k, v);
+    whole.add(key, "changed");
+    EXPECT_EQ(one, whole.build()) << key;
+    EXPECT_EQ(*one.find(key), "changed");
+    EXPECT_EQ(*one.find("key-10000"), "0");
+    EXPECT_EQ(*one.find("key-11996"), "998");
+  }
 }
 
 // A decoder's builder shares the block of the last set it built when the pairs are equal, and
