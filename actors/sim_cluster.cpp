@@ -321,7 +321,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       auto now = self->clock().now();
       auto wall_now = st.ctx->now();
       // The pods of one message are usually one gang's: its entry is looked up once.
-      std::pair<const std::string, std::set<uint64_t>>* gang = nullptr;
+      std::pair<const std::string, std::unordered_set<uint64_t>>* gang = nullptr;
       for (const auto& ref : pods) {
         if (st.pods.count(ref.id))
           continue;  // Bound twice would be a bug upstream; simulate once.
