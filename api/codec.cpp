@@ -625,7 +625,7 @@ api_error decode_status(const json::value& v, int http_code) {
 
 namespace {
 
-json::value parse_kept(const std::string& text) {
+json::value parse_kept(std::string_view text) {
   json::error_code ec;
   json::parse_options opts;
   opts.max_depth = 1024;  // Kept by us after the limits applied.
@@ -658,7 +658,7 @@ json::value encode_object(const object& o) {
       if constexpr (std::is_same_v<T, pod_object>) {
         json::object out = object_json(wire::write_pod(x));
         if (x.pod.spec_json) {
-          json::value spec = parse_kept(*x.pod.spec_json);
+          json::value spec = parse_kept(x.pod.spec_json);
           overlay_pod_spec(spec.as_object(), x.pod);
           out["spec"] = std::move(spec);
         }
@@ -673,7 +673,7 @@ json::value encode_object(const object& o) {
         json::object out = object_json(wire::write_job(x));
         const auto& j = x.job;
         if (j.spec_json) {
-          json::value spec = parse_kept(*j.spec_json);
+          json::value spec = parse_kept(j.spec_json);
           auto& s = spec.as_object();
           // Volcano's admission defaults, as `get -o yaml` shows them after its webhook.
           s["queue"] = j.queue;
@@ -696,7 +696,7 @@ json::value encode_object(const object& o) {
                 continue;
               auto* t = arr[i].as_object().if_contains("template");
               if (t != nullptr && t->is_object())
-                t->as_object()["spec"] = parse_kept(*tpl.spec_json);
+                t->as_object()["spec"] = parse_kept(tpl.spec_json);
             }
           }
         }

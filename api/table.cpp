@@ -83,7 +83,7 @@ std::size_t container_count(const scheduler::pod& p) {
   if (!p.spec_json)
     return 1;
   json::error_code ec;
-  auto v = json::parse(*p.spec_json, ec);
+  auto v = json::parse(p.spec_json.view(), ec);
   if (ec || !v.is_object())
     return 1;
   const auto* c = v.get_object().if_contains("containers");

@@ -304,10 +304,10 @@ const json::value* member(const json::value* v, std::string_view name) {
   return v->get_object().if_contains(name);
 }
 
-std::shared_ptr<const std::string> keep_json(const json::value* v) {
+scheduler::shared_string keep_json(const json::value* v) {
   if (v == nullptr || v->is_null())
-    return nullptr;
-  return std::make_shared<const std::string>(canonical_json(*v));
+    return {};
+  return canonical_json(*v);
 }
 
 // The pod-spec part of a pod or a job's pod template.

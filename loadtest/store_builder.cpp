@@ -119,7 +119,7 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
     int64_t members = per_group + (g < extra ? 1 : 0);
     // Two tasks per group ("ps" and "worker"), each from one template.
     std::shared_ptr<const sch::placement_constraints> task_constraints[2];
-    std::shared_ptr<const std::string> task_spec[2];
+    scheduler::shared_string task_spec[2];
     for (int t = 0; t < 2; ++t) {
       sch::placement_constraints pc;
       pc.node_selector.set("topology.kubernetes.io/zone", "zone-" + std::to_string(g % 3));
@@ -127,7 +127,7 @@ result<restart_store_stats> build_restart_store(const restart_store_spec& c,
         pc.tolerations.push_back({"nvidia.com/gpu", sch::toleration_operator::exists, "",
                                   sch::taint_effect::no_schedule, std::nullopt});
       task_constraints[t] = std::make_shared<const sch::placement_constraints>(std::move(pc));
-      task_spec[t] = std::make_shared<const std::string>(spec_json(g, t, c.spec_bytes));
+      task_spec[t] = scheduler::shared_string(spec_json(g, t, c.spec_bytes));
     }
     // Every second pod (every pod with all_bound) bound and started as the runtime records it:
     // two state updates merged into its key (the whole pod was written before, or it is its

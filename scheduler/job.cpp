@@ -149,6 +149,7 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
   if (j.meta.uid.empty())
     return status{errc::invalid_argument,
                   "metadata.uid: required (the PodGroup is named \"<job>-<uid>\")"};
+  const std::string job_uid = j.meta.uid.str(); // Once: each object's uid derives from it.
   std::vector<std::string> names;
   names.reserve(j.tasks.size());
   for (std::size_t i = 0; i < j.tasks.size(); ++i) {
@@ -170,7 +171,7 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
   if (g.meta.name.size() > max_subdomain_length)
     return too_long("PodGroup name", g.meta.name);
   g.meta.namespace_name = j.meta.namespace_name;
-  g.meta.uid = make_uid(j.meta.uid, g.meta.name);
+  g.meta.uid = make_uid(job_uid, g.meta.name);
   g.meta.labels = j.meta.labels;
   g.meta.annotations = j.meta.annotations;
   g.meta.creation_time = j.meta.creation_time;
@@ -220,7 +221,7 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       if (p.meta.name.size() > max_subdomain_length)
         return too_long("pod name", p.meta.name);
       p.meta.namespace_name = j.meta.namespace_name;
-      p.meta.uid = make_uid(j.meta.uid, p.meta.name);
+      p.meta.uid = make_uid(job_uid, p.meta.name);
       p.meta.creation_time = j.meta.creation_time;
       p.meta.resource_version = 0;
       p.group = group_name;

@@ -4,6 +4,7 @@
 // plain values. Field names follow Volcano's CRDs and Kubernetes' core types, in snake_case.
 // Every module converts to and from these; nothing invalid gets in (validation.hpp).
 
+#include "scheduler/object_uid.hpp"
 #include "scheduler/resources.hpp"
 #include "scheduler/shared_string.hpp"
 
@@ -197,13 +198,13 @@ class label_set::builder {
 
 /// Metadata shared by every object (a subset of Kubernetes' ObjectMeta). The namespace is a
 /// shared_string because every pod of a namespace names it (whoever builds pods makes them share
-/// it: a job's expansion, the store decoder's and the registry's pools); the uid because it is
-/// 8 bytes instead of 32 with the same heap block as a std::string's (a uid has 36 characters).
-/// The name stays a std::string: it is unique, and most fit its inline buffer.
+/// it: a job's expansion, the store decoder's and the registry's pools); the uid is an
+/// object_uid, 16 bytes with no heap block for a UUID. The name stays a std::string: it is
+/// unique, and most fit its inline buffer.
 struct object_meta {
   std::string name;
   shared_string namespace_name; // Empty for cluster-scoped kinds (nodes, queues).
-  shared_string uid;
+  object_uid uid;
   label_set labels;
   label_set annotations;
   timestamp creation_time{};
@@ -316,8 +317,9 @@ resources effective_requests(const std::vector<container_resources>& containers,
 struct pod {
   object_meta meta;
   // The four names are shared_strings: the pods of a job task share them (shared_string.hpp).
-  // With the namespace, uid and node name also shared_strings the pod is 232 bytes: 248 with
-  // make_shared's count, within jemalloc's 256-byte class (304 bytes took a 320 slot).
+  // With the namespace and node name also shared_strings, the uid an object_uid and spec_json a
+  // shared_string, the pod is 232 bytes: 256 with make_shared's control block (24 bytes), exactly
+  // jemalloc's 256-byte class (304 bytes took a 320 slot). pod_layout (model_test) checks it.
   shared_string group; // PodGroup name in the pod's namespace; empty: the pod is its own gang.
   shared_string role;  // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
   resources requests;  // effective_requests(); requests.pods is 1.
@@ -329,8 +331,10 @@ struct pod {
   shared_string scheduler_name;
   /// Shared by pods of one template; nullptr means no constraints.
   std::shared_ptr<const placement_constraints> constraints;
-  /// The pod's spec as JSON, kept for display; shared by the pods of one job task. May be null.
-  std::shared_ptr<const std::string> spec_json;
+  /// The pod's spec as JSON, kept for display; shared by the pods of one job task. May be empty.
+  /// A shared_string rather than a shared pointer to a string: 8 bytes, which the pod needed to
+  /// stay in its size class (see above).
+  shared_string spec_json;
 
   // Runtime state (and `phase` above).
   // Empty until bound; never changes once set (I1). The pods of a node share its block.
@@ -444,8 +448,8 @@ struct job {
   /// plugins: {"ssh": [], "svc": ["--publish-not-ready-addresses"], "env": []}, sorted by name.
   std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
   bool suspended = false;
-  /// The job's spec as JSON, kept for display.
-  std::shared_ptr<const std::string> spec_json;
+  /// The job's spec as JSON, kept for display. May be empty.
+  shared_string spec_json;
 };
 
 /// Volcano's labels and annotations on the objects a job creates.

@@ -104,7 +104,7 @@ std::string ticket::to_string() const {
   out.append(9 - frac_text.size(), '0');
   out += frac_text;
   out += ", uid ";
-  out += uid;
+  out += uid.str();
   return out;
 }
 

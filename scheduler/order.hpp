@@ -90,8 +90,8 @@ struct ticket {
   int32_t priority = 0;
   /// Earlier creation is older.
   timestamp creation_time{};
-  /// Final tie-break; unique per gang. Its PodGroup's, shared.
-  shared_string uid;
+  /// Final tie-break; unique per gang. Its PodGroup's.
+  object_uid uid;
 
   /// share ascending, priority descending, creation ascending, uid ascending.
   friend std::strong_ordering operator<=>(const ticket& a, const ticket& b) noexcept;

@@ -46,9 +46,23 @@ class shared_string {
   const char* data() const noexcept { return block_ ? block_->text : ""; }
   std::size_t size() const noexcept { return block_ ? block_->size : 0; }
   bool empty() const noexcept { return block_ == nullptr; }
+  /// True when not empty: reads as the shared pointer to a string it replaced did (spec_json).
+  explicit operator bool() const noexcept { return block_ != nullptr; }
   void clear() noexcept {
     release();
     block_ = nullptr;
+  }
+
+  /// Gives up the block, with the reference this shared_string held, as an integer (0 when
+  /// empty), leaving it empty; adopt() makes a shared_string of it again. For a holder that
+  /// keeps the block in its own words (object_uid). A block's address has its top bits clear.
+  std::uintptr_t detach() noexcept {
+    return reinterpret_cast<std::uintptr_t>(std::exchange(block_, nullptr));
+  }
+  static shared_string adopt(std::uintptr_t detached) noexcept {
+    shared_string s;
+    s.block_ = reinterpret_cast<block*>(detached);
+    return s;
   }
 
   /// True when both hold the same block (equal text then, but not only then).

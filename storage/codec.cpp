@@ -63,7 +63,8 @@ void encode_labels(const sch::label_set& labels,
 void encode_meta(const sch::object_meta& m, v1::ObjectMeta* out) {
   assign(out->mutable_name(), m.name);
   assign(out->mutable_namespace_name(), m.namespace_name);
-  assign(out->mutable_uid(), m.uid);
+  sch::object_uid::text_buffer uid;
+  assign(out->mutable_uid(), m.uid.text(uid));
   encode_labels(m.labels, out->mutable_labels());
   encode_labels(m.annotations, out->mutable_annotations());
   out->set_creation_time_ns(to_ns(m.creation_time));
@@ -135,7 +136,7 @@ void encode_pod_body(const sch::pod& p, v1::Pod* out) {
     c.SerializeToString(out->mutable_constraints());
   }
   if (p.spec_json)
-    assign(out->mutable_spec_json(), *p.spec_json);
+    assign(out->mutable_spec_json(), p.spec_json);
   out->set_phase(static_cast<v1::PodPhase>(to_record(p.phase)));
   assign(out->mutable_node_name(), p.node_name);
   out->set_start_time_ns(to_ns(p.start_time));
@@ -529,6 +530,13 @@ struct field_reader {
     out.assign(v.data(), v.size());
     return true;
   }
+  bool text(sch::object_uid& out) {
+    std::string_view v;
+    if (!len(v))
+      return false;
+    out = sch::object_uid(v);
+    return true;
+  }
   /// Through `names` when given: a name many records repeat (a namespace, a node) then shares
   /// one block; without, each record gets its own.
   bool text(sch::shared_string& out, sch::shared_string_pool* names = nullptr) {
@@ -867,7 +875,8 @@ class pod_writer {
   void meta(const sch::object_meta& m, std::string& out) {
     put_bytes(out, 1, m.name);
     put_bytes(out, 2, m.namespace_name);
-    put_bytes(out, 3, m.uid);
+    sch::object_uid::text_buffer uid;
+    put_bytes(out, 3, m.uid.text(uid));
     labels(m.labels, 4, out);
     labels(m.annotations, 5, out);
     put_signed(out, 6, to_ns(m.creation_time));
@@ -914,7 +923,7 @@ class pod_writer {
     if (p.constraints)
       put_bytes(out, 8, constraints(p.constraints), true);
     if (p.spec_json)
-      put_bytes(out, 9, *p.spec_json, true);
+      put_bytes(out, 9, p.spec_json, true);
     put_varint_field(out, 10, static_cast<uint64_t>(to_record(p.phase)));
     put_bytes(out, 11, p.node_name);
     put_signed(out, 12, to_ns(p.start_time));
@@ -1037,7 +1046,7 @@ std::string encode(const job_record& rec) {
   }
   r.set_suspended(j.suspended);
   if (j.spec_json)
-    assign(r.mutable_spec_json(), *j.spec_json);
+    assign(r.mutable_spec_json(), j.spec_json);
   encode_status(rec.status, r.mutable_status());
   return serialize(r);
 }
@@ -1057,14 +1066,14 @@ struct record_decoder::impl {
   std::unordered_map<std::string, std::shared_ptr<const sch::placement_constraints>, text_hash,
                      std::equal_to<>>
       constraints;
-  // spec_json texts by content; each key views the text its value owns.
-  std::unordered_map<std::string_view, std::shared_ptr<const std::string>, text_hash> texts;
+  // spec_json texts by content; each key views the text of its value's block.
+  std::unordered_map<std::string_view, sch::shared_string, text_hash> texts;
 
   // The last hit of each table: pods arrive in key order, so neighbours usually come from one
   // template, and comparing with the last hit is cheaper than hashing a kilobyte of JSON.
   const std::string* last_constraints_key = nullptr;
   std::shared_ptr<const sch::placement_constraints> last_constraints;
-  std::shared_ptr<const std::string> last_text;
+  sch::shared_string last_text;
 
   // A pod's four names (shared_string.hpp): the pods of a task share their blocks. The last value
   // of each field is checked first, as above; the pool catches the rest (a role in every gang),
@@ -1101,21 +1110,13 @@ struct record_decoder::impl {
     return true;
   }
 
-  std::shared_ptr<const std::string> shared_text(std::string* text) {
-    if (auto it = texts.find(std::string_view(*text)); it != texts.end())
-      return it->second;
-    auto owned = std::make_shared<const std::string>(take(text));
-    texts.emplace(std::string_view(*owned), owned);
-    return owned;
-  }
-
-  std::shared_ptr<const std::string> shared_text(std::string_view text) {
-    if (last_text && *last_text == text)
+  sch::shared_string shared_text(std::string_view text) {
+    if (last_text && last_text == text)
       return last_text;
     if (auto it = texts.find(text); it != texts.end())
       return last_text = it->second;
-    auto owned = std::make_shared<const std::string>(text);
-    texts.emplace(std::string_view(*owned), owned);
+    sch::shared_string owned(text);
+    texts.emplace(owned.view(), owned);
     return last_text = owned;
   }
 
@@ -1140,7 +1141,7 @@ struct record_decoder::impl {
     if (in.has_constraints() && !shared_constraints(in.constraints(), out.constraints, error))
       return nest(error, "constraints.");
     if (in.has_spec_json())
-      out.spec_json = shared_text(in.mutable_spec_json());
+      out.spec_json = shared_text(in.spec_json());
     if (!decode_enum(in.phase(), sch::pod_phase_last, out.phase, "phase", error))
       return false;
     out.node_name = names.share(in.node_name());
@@ -1520,7 +1521,7 @@ status record_decoder::decode(std::string_view bytes, job_record& rec) {
   }
   out.suspended = in.suspended();
   if (in.has_spec_json())
-    out.spec_json = impl_->shared_text(in.mutable_spec_json());
+    out.spec_json = impl_->shared_text(in.spec_json());
   if (!decode_status(*in.mutable_status(), rec.status, error))
     return corrupt("status." + error);
   return {};

@@ -341,8 +341,8 @@ TEST(Examples, TensorflowJob) {
   ASSERT_TRUE(j.spec_json);
   ASSERT_TRUE(worker.pod_template.spec_json);
   // The template keeps what the model does not read.
-  EXPECT_NE(worker.pod_template.spec_json->find("tfjob-port"), std::string::npos);
-  EXPECT_NE(worker.pod_template.spec_json->find("\"restartPolicy\":\"OnFailure\""),
+  EXPECT_NE(worker.pod_template.spec_json.view().find("tfjob-port"), std::string::npos);
+  EXPECT_NE(worker.pod_template.spec_json.view().find("\"restartPolicy\":\"OnFailure\""),
             std::string::npos);
 }
 

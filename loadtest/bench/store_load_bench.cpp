@@ -190,7 +190,7 @@ int measure_once(const config& c) {
   std::set<const void*> constraints, specs;
   for (const auto& p : state->pods) {
     constraints.insert(p.constraints.get());
-    specs.insert(p.spec_json.get());
+    specs.insert(p.spec_json.data()); // One block per distinct text.
   }
   long pods = std::max<long>(1, static_cast<long>(state->pods.size()));
   long heap_per_pod = static_cast<long>(heap_after - heap_before) / pods;

@@ -144,7 +144,7 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
   auto ps = task("ps", 1, "2", std::nullopt, 5);
   ps.pod_template.priority_class_name = "high";
   ps.pod_template.constraints = std::make_shared<const placement_constraints>();
-  ps.pod_template.spec_json = std::make_shared<const std::string>("{\"containers\":[]}");
+  ps.pod_template.spec_json = shared_string("{\"containers\":[]}");
   ps.pod_template.meta.labels.set("app", "tf");
   ps.pod_template.meta.annotations.set("note", "x");
   auto worker = task("worker", 2, "1", 1);
@@ -162,7 +162,7 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
   const auto& g = expanded->group;
   EXPECT_EQ(g.meta.name, "tf-0b5c3a2e-1111-4222-8333-444455556666");
   EXPECT_EQ(g.meta.namespace_name, "ml");
-  EXPECT_EQ(g.meta.uid, derived_uid(j.meta.uid, g.meta.name));
+  EXPECT_EQ(g.meta.uid, derived_uid(j.meta.uid.str(), g.meta.name));
   EXPECT_EQ(g.meta.labels, j.meta.labels);
   EXPECT_EQ(g.meta.annotations, j.meta.annotations);
   EXPECT_EQ(g.meta.creation_time, j.meta.creation_time);
@@ -181,7 +181,7 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
     const auto& p = expanded->pods[i];
     EXPECT_EQ(p.meta.name, names[i]);
     EXPECT_EQ(p.meta.namespace_name, "ml");
-    EXPECT_EQ(p.meta.uid, derived_uid(j.meta.uid, names[i]));
+    EXPECT_EQ(p.meta.uid, derived_uid(j.meta.uid.str(), names[i]));
     EXPECT_EQ(p.meta.creation_time, j.meta.creation_time);
     EXPECT_EQ(p.group, g.meta.name);
     EXPECT_EQ(p.role, roles[i]);
@@ -213,7 +213,7 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
   EXPECT_EQ(expanded->pods[1].scheduler_name, "custom");
   // Shared, not copied: the planner treats pods of one template as one class.
   EXPECT_EQ(p0.constraints.get(), ps.pod_template.constraints.get());
-  EXPECT_EQ(p0.spec_json.get(), ps.pod_template.spec_json.get());
+  EXPECT_TRUE(p0.spec_json.shares_with(ps.pod_template.spec_json));
   EXPECT_EQ(expanded->pods[1].constraints, expanded->pods[2].constraints);
   // The names too: one block for the group, one per role and scheduler (shared_string.hpp).
   const auto& w0 = expanded->pods[1];

@@ -165,22 +165,21 @@ TEST(CodecTable, Pods) {
   bound.finish_time = sch::timestamp{70s};
   bound.scheduler_name = "phalanx";
   bound.priority_class_name = "batch-low";
-  bound.spec_json = std::make_shared<const std::string>(R"({"containers":[{"name":"main"}]})");
+  bound.spec_json = sch::shared_string(R"({"containers":[{"name":"main"}]})");
   expect_round_trip(bound);
 
-  // Null and empty are different values and both survive.
+  // Null and empty constraints are different values and both survive. (A spec_json is a
+  // shared_string: empty is its only "none", and the API never keeps an empty spec.)
   sch::pod empty_not_null = st::make_pod("e").obj();
   empty_not_null.constraints = std::make_shared<const sch::placement_constraints>();
-  empty_not_null.spec_json = std::make_shared<const std::string>();
   record_decoder d;
   auto back = round_trip(empty_not_null, d);
   ASSERT_NE(back.constraints, nullptr);
   EXPECT_TRUE(back.constraints->empty());
-  ASSERT_NE(back.spec_json, nullptr);
-  EXPECT_TRUE(back.spec_json->empty());
+  EXPECT_TRUE(back.spec_json.empty());
   auto null_back = round_trip(st::make_pod("n").obj(), d);
   EXPECT_EQ(null_back.constraints, nullptr);
-  EXPECT_EQ(null_back.spec_json, nullptr);
+  EXPECT_TRUE(null_back.spec_json.empty());
 
   sch::pod affinity = st::make_pod("a").obj();
   affinity.constraints = std::make_shared<const sch::placement_constraints>(gpu_constraints());
@@ -243,7 +242,7 @@ TEST(CodecTable, Jobs) {
       t.min_available = 2;
     t.pod_template = st::make_pod("").cpu("2").memory("4Gi").role(role).obj();
     t.pod_template.constraints = constraints;
-    t.pod_template.spec_json = std::make_shared<const std::string>("{\"image\":\"tf:2\"}");
+    t.pod_template.spec_json = sch::shared_string("{\"image\":\"tf:2\"}");
     t.policies.push_back({"RestartJob", "PodFailed", {}, std::nullopt, std::nullopt});
     t.policies.push_back({"CompleteJob", "", {"TaskCompleted"}, 0, sch::duration{30s}});
     if (role == "ps")
@@ -253,7 +252,7 @@ TEST(CodecTable, Jobs) {
   j.policies.push_back({"AbortJob", "PodEvicted", {"Unknown", "OutOfSync"}, {}, {}});
   j.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {"--publish-not-ready-addresses"}}};
   j.suspended = true;
-  j.spec_json = std::make_shared<const std::string>("{\"tasks\":[]}");
+  j.spec_json = sch::shared_string("{\"tasks\":[]}");
   r.status.phase = sch::job_phase::restarting;
   r.status.reason = "PodFailed";
   r.status.message = "worker-2 exited with 137";
@@ -321,7 +320,7 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   random_objects gen(21);
   auto c1 = std::make_shared<const sch::placement_constraints>(gpu_constraints());
   auto c2 = std::make_shared<const sch::placement_constraints>(gen.constraints());
-  auto s1 = std::make_shared<const std::string>(std::string(2000, 'x'));
+  sch::shared_string s1(std::string(2000, 'x'));
   std::vector<std::string> encoded;
   for (int i = 0; i < 100; ++i) {
     sch::pod p = gen.pod(i % 2 ? c1 : c2, s1);
@@ -332,7 +331,7 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   job.job.tasks.push_back({});
   job.job.tasks[0].pod_template.constraints =
       std::make_shared<const sch::placement_constraints>(*c1);
-  job.job.tasks[0].pod_template.spec_json = std::make_shared<const std::string>(*s1);
+  job.job.tasks[0].pod_template.spec_json = sch::shared_string(s1.view());
 
   record_decoder d;
   auto pods = decode_in_order(d, encoded);
@@ -344,12 +343,12 @@ TEST(CodecSharing, PodsOfOneTemplateShareConstraintsAndSpec) {
   EXPECT_EQ(d.distinct_spec_json(), 1u);
   for (std::size_t i = 0; i < pods.size(); ++i) {
     EXPECT_EQ(pods[i].constraints, pods[i % 2].constraints);
-    EXPECT_EQ(pods[i].spec_json, pods[0].spec_json);
+    EXPECT_TRUE(pods[i].spec_json.shares_with(pods[0].spec_json));
   }
   EXPECT_EQ(*pods[1].constraints, *c1);
   EXPECT_EQ(*pods[0].constraints, *c2);
   EXPECT_EQ(j->job.tasks[0].pod_template.constraints, pods[1].constraints);
-  EXPECT_EQ(j->job.tasks[0].pod_template.spec_json, pods[0].spec_json);
+  EXPECT_TRUE(j->job.tasks[0].pod_template.spec_json.shares_with(pods[0].spec_json));
 }
 
 TEST(CodecSharing, PodsShareTheirNamespaceNodeGroupRoleAndSchedulerNames) {
@@ -416,15 +415,15 @@ TEST(CodecSharing, DifferentContentIsNotShared) {
   record_decoder d;
   sch::pod a = st::make_pod("a").selector("zone", "a").obj();
   sch::pod b = st::make_pod("b").selector("zone", "b").obj();
-  a.spec_json = std::make_shared<const std::string>("{1}");
-  b.spec_json = std::make_shared<const std::string>("{2}");
+  a.spec_json = sch::shared_string("{1}");
+  b.spec_json = sch::shared_string("{2}");
   auto x = d.decode_pod(encode(a));
   auto y = d.decode_pod(encode(b));
   ASSERT_TRUE(x.ok() && y.ok());
   EXPECT_NE(x->constraints, y->constraints);
   EXPECT_NE(x->spec_json, y->spec_json);
-  EXPECT_EQ(*x->spec_json, "{1}");
-  EXPECT_EQ(*y->spec_json, "{2}");
+  EXPECT_EQ(x->spec_json, "{1}");
+  EXPECT_EQ(y->spec_json, "{2}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -591,7 +590,7 @@ TEST(CodecWire, HandWrittenPodEncodingIsTheGeneratedCodes) {
     if (i % 7 == 0)
       p.priority = -static_cast<int32_t>(gen.between(1, 1000));
     if (i % 11 == 0)
-      p.spec_json = std::make_shared<const std::string>("");
+      p.spec_json = sch::shared_string("");
     if (i % 13 == 0)
       p.constraints = std::make_shared<const sch::placement_constraints>();
     if (i % 17 == 0)
@@ -606,7 +605,7 @@ TEST(CodecWire, AnyFieldOrderAndUnknownFields) {
   sch::pod p = st::make_pod("w-1").cpu("2").gpu(1).role("worker").selector("a", "b").obj();
   p.meta.labels.set("k1", "v1");
   p.meta.labels.set("k2", "v2");
-  p.spec_json = std::make_shared<const std::string>("{}");
+  p.spec_json = sch::shared_string("{}");
   v1::PodRecord rec;
   ASSERT_TRUE(rec.ParseFromString(encode(p)));
   // The pod's fields one by one, in reverse order, with unknown fields between them.
@@ -729,7 +728,7 @@ TEST(CodecPodState, UpdatesAppliedInOrderByBothDecoders) {
 TEST(CodecPodState, AnUpdateIsSmall) {
   auto p = st::make_pod("spark-exec-17").cpu("1").memory("2Gi").obj();
   p.meta.labels.set("app", "spark");
-  p.spec_json = std::make_shared<const std::string>(std::string(400, 'x'));
+  p.spec_json = sch::shared_string(std::string(400, 'x'));
   auto bound = with_state(p, "node-0042", sch::pod_phase::running, 1'700'000'000, 0, 123456);
   EXPECT_LT(encode_pod_state(scheduler::runtime_of(bound)).size(), 48u);
   EXPECT_GT(encode(bound).size(), 400u);
@@ -799,11 +798,11 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 // update the number here.
 
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
-  EXPECT_EQ(sizeof(sch::object_meta), 80u) << "object_meta changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::node), 168u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::object_meta), 88u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 176u) << "node changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::pod), 232u) << "pod changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod_group), 240u) << "pod_group changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::queue), 240u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 248u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 248u) << "queue changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job), 288u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 312u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";

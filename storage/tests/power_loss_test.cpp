@@ -104,7 +104,7 @@ std::vector<step> make_workload(uint64_t seed, int batches) {
       g.group.meta.namespace_name = "default";
       g.group.meta.name = g.name;
       auto constraints = std::make_shared<const sch::placement_constraints>(gen.constraints());
-      auto spec = std::make_shared<const std::string>(gen.text(300));
+      sch::shared_string spec(gen.text(300));
       for (int64_t p = gen.between(1, 8); p > 0; --p) {
         auto pod = gen.pod(constraints, spec);
         pod.meta.namespace_name = "default";

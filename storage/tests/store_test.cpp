@@ -69,9 +69,9 @@ loaded_state sample_state(uint64_t seed, int pods = 40) {
     s.pod_groups.push_back(g);
   }
   auto c = std::make_shared<const sch::placement_constraints>(gen.constraints());
-  auto spec = std::make_shared<const std::string>("{\"containers\":[{\"image\":\"train:1\"}]}");
+  sch::shared_string spec("{\"containers\":[{\"image\":\"train:1\"}]}");
   for (int i = 0; i < pods; ++i) {
-    auto p = gen.pod(i % 3 == 0 ? nullptr : c, i % 3 == 0 ? nullptr : spec);
+    auto p = gen.pod(i % 3 == 0 ? nullptr : c, i % 3 == 0 ? sch::shared_string() : spec);
     p.meta.namespace_name = "default";
     p.meta.name = "pod-" + std::to_string(1000 + i);
     s.pods.push_back(p);
@@ -165,9 +165,9 @@ TEST(Store, LoadedPodsShareTemplates) {
   ASSERT_EQ(state.pods.size(), 300u);
   std::set<const void*> constraints, specs;
   for (const auto& p : state.pods) {
-    if (p.spec_json && *p.spec_json == *expected.pods[1].spec_json) {
+    if (p.spec_json && p.spec_json == expected.pods[1].spec_json) {
       constraints.insert(p.constraints.get());
-      specs.insert(p.spec_json.get());
+      specs.insert(p.spec_json.data());
     }
   }
   // One instance per decoding thread at most.

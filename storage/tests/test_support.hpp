@@ -86,7 +86,7 @@ inline std::string diff(const sch::pod& a, const sch::pod& b) {
 #undef PHALANX_CMP
   if (auto d = diff_pointee(a.constraints, b.constraints, "constraints"); !d.empty())
     return d;
-  return diff_pointee(a.spec_json, b.spec_json, "spec_json");
+  return a.spec_json == b.spec_json ? "" : "spec_json: contents differ";
 }
 
 inline std::string diff(const sch::job& a, const sch::job& b) {
@@ -123,7 +123,7 @@ inline std::string diff(const sch::job& a, const sch::job& b) {
     if (auto d = diff(x.pod_template, y.pod_template); !d.empty())
       return at + "pod_template." + d;
   }
-  return diff_pointee(a.spec_json, b.spec_json, "spec_json");
+  return a.spec_json == b.spec_json ? "" : "spec_json: contents differ";
 }
 
 inline std::string diff(const job_record& a, const job_record& b) {
@@ -332,7 +332,7 @@ class random_objects {
 
   /// A pod; shares `constraints` and `spec` when given (pods of one template).
   sch::pod pod(std::shared_ptr<const sch::placement_constraints> constraints = nullptr,
-               std::shared_ptr<const std::string> spec = nullptr) {
+               sch::shared_string spec = {}) {
     sch::pod p;
     p.meta = meta(true);
     p.group = chance(80) ? name() : "";
@@ -349,7 +349,7 @@ class random_objects {
     if (spec)
       p.spec_json = std::move(spec);
     else if (chance(60))
-      p.spec_json = std::make_shared<const std::string>(text(200));
+      p.spec_json = sch::shared_string(text(200));
     p.phase = static_cast<sch::pod_phase>(between(0, int(sch::pod_phase_last)));
     p.node_name = chance(50) ? name() : "";
     p.start_time = time();
@@ -406,7 +406,7 @@ class random_objects {
     }
     j.suspended = chance(20);
     if (chance(70))
-      j.spec_json = std::make_shared<const std::string>(text(300));
+      j.spec_json = sch::shared_string(text(300));
     auto& s = r.status;
     s.phase = static_cast<sch::job_phase>(between(0, int(sch::job_phase_last)));
     s.reason = text(10);
