@@ -55,17 +55,13 @@ void persist(self_ptr self, storage::write_batch batch, std::function<void(const
 
 uint64_t next_version(self_ptr self) { return ++self->state.resource_version; }
 
-std::string new_uid(self_ptr self) {
+scheduler::object_uid new_uid(self_ptr self) {
   auto& r = self->state.random;
   uint64_t hi = r();
   uint64_t lo = r();
   hi = (hi & ~0xF000ULL) | 0x4000ULL;                       // Version 4.
   lo = (lo & ~(0xC000000000000000ULL)) | 0x8000000000000000ULL;  // RFC 4122 variant.
-  char buf[37];
-  std::snprintf(buf, sizeof buf, "%08x-%04x-%04x-%04x-%012llx", unsigned(hi >> 32),
-                unsigned((hi >> 16) & 0xFFFF), unsigned(hi & 0xFFFF), unsigned(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-  return buf;
+  return scheduler::object_uid::from_uuid(hi, lo);
 }
 
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,

@@ -34,7 +34,7 @@ void persist(self_ptr self, storage::write_batch batch, std::function<void(const
 uint64_t next_version(self_ptr self);
 
 /// A fresh random UUID (version 4) from the registry's seeded RNG.
-std::string new_uid(self_ptr self);
+scheduler::object_uid new_uid(self_ptr self);
 
 /// Records an event about an object ("Pod", "PodGroup", "Job", "Queue", "Node").
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,

@@ -34,14 +34,6 @@ std::pair<uint64_t, uint64_t> fnv1a_twice(std::string_view a, std::string_view b
   return {h1, h2};
 }
 
-// Writes `nibbles` hex digits of `value` at `out`; returns the end.
-char* put_hex(char* out, uint64_t value, int nibbles) noexcept {
-  static constexpr char digits[] = "0123456789abcdef";
-  for (int i = nibbles - 1; i >= 0; --i)
-    *out++ = digits[(value >> (4 * i)) & 0xf];
-  return out;
-}
-
 // Tasks in the order calcPGMinResources visits them: priority descending, job order for ties.
 std::vector<std::size_t> tasks_by_priority(const job& j) {
   std::vector<std::size_t> order(j.tasks.size());
@@ -60,7 +52,7 @@ status too_long(std::string_view what, const std::string& name) {
 
 } // namespace
 
-std::string derived_uid(std::string_view job_uid, std::string_view object_name) {
+object_uid derived_uid(std::string_view job_uid, std::string_view object_name) {
   auto [h1, h2] = fnv1a_twice(job_uid, object_name, 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL);
   // mix64 spreads FNV's weak low bits over the whole word.
   uint64_t hi = mix64(h1);
@@ -68,17 +60,7 @@ std::string derived_uid(std::string_view job_uid, std::string_view object_name) 
   // Version 8 (custom) and the RFC 9562 variant, so the text is a well-formed UUID.
   hi = (hi & ~(0xfULL << 12)) | (0x8ULL << 12);
   lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
-  char text[36];
-  char* out = put_hex(text, hi >> 32, 8);
-  *out++ = '-';
-  out = put_hex(out, (hi >> 16) & 0xffff, 4);
-  *out++ = '-';
-  out = put_hex(out, hi & 0xffff, 4);
-  *out++ = '-';
-  out = put_hex(out, lo >> 48, 4);
-  *out++ = '-';
-  put_hex(out, lo & 0xffffffffffffULL, 12);
-  return std::string(text, sizeof text);
+  return object_uid::from_uuid(hi, lo); // Held as its bits: no text is made.
 }
 
 std::string task_name(const job_task& task, std::size_t index) {

@@ -48,12 +48,12 @@ inline constexpr std::string_view default_task_prefix = "default";
 /// Makes the uid of an object a job creates from the job's uid and the object's name. Must be
 /// deterministic for a deterministic expansion.
 using uid_generator =
-    std::function<std::string(std::string_view job_uid, std::string_view object_name)>;
+    std::function<object_uid(std::string_view job_uid, std::string_view object_name)>;
 
 /// The default uid generator: a UUID (RFC 9562 version 8, "custom") built from a 128-bit hash
 /// of job uid and name, so the same job always expands to the same uids and different pods get
 /// different ones.
-std::string derived_uid(std::string_view job_uid, std::string_view object_name);
+object_uid derived_uid(std::string_view job_uid, std::string_view object_name);
 
 /// A task's name after defaulting: its own, or "default<index>".
 std::string task_name(const job_task& task, std::size_t index);

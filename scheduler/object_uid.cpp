@@ -1,5 +1,6 @@
 #include "scheduler/object_uid.hpp"
 
+#include <cassert>
 #include <utility>
 
 namespace phalanx::scheduler {
@@ -73,6 +74,14 @@ object_uid::object_uid(std::string_view text) {
     return;
   }
   low_ = shared_string(text).detach();
+}
+
+object_uid object_uid::from_uuid(uint64_t high, uint64_t low) noexcept {
+  assert((low >> 62) == 2 && "object_uid::from_uuid: not RFC 4122's variant");
+  object_uid uid;
+  uid.high_ = high;
+  uid.low_ = low;
+  return uid;
 }
 
 object_uid::object_uid(const object_uid& other) noexcept

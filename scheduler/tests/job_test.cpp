@@ -246,8 +246,10 @@ TEST(Job, ZeroReplicasMakeNoPods) {
 TEST(Job, DerivedUidsAreDeterministicDistinctAndWellFormed) {
   std::set<std::string> seen;
   for (int i = 0; i < 1000; ++i) {
-    auto uid = derived_uid("job-uid", "tf-worker-" + std::to_string(i));
-    EXPECT_EQ(uid, derived_uid("job-uid", "tf-worker-" + std::to_string(i)));
+    auto held = derived_uid("job-uid", "tf-worker-" + std::to_string(i));
+    EXPECT_EQ(held, derived_uid("job-uid", "tf-worker-" + std::to_string(i)));
+    EXPECT_TRUE(held.is_compact()); // Made as bits; no text is kept.
+    const std::string uid = held.str();
     ASSERT_EQ(uid.size(), 36u);
     EXPECT_EQ(uid[8], '-');
     EXPECT_EQ(uid[13], '-');
