@@ -318,7 +318,7 @@ struct pod {
   object_meta meta;
   // The four names are shared_strings: the pods of a job task share them (shared_string.hpp).
   // With the namespace and node name also shared_strings, the uid an object_uid and spec_json a
-  // shared_string, the pod is 232 bytes: 256 with make_shared's control block (24 bytes), exactly
+  // shared_string, the pod is 232 bytes: 248 with make_shared's control block (16 bytes), within
   // jemalloc's 256-byte class (304 bytes took a 320 slot). pod_layout (model_test) checks it.
   shared_string group; // PodGroup name in the pod's namespace; empty: the pod is its own gang.
   shared_string role;  // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
