@@ -78,5 +78,27 @@ TEST(SimCluster, APodThatDeclaresNothingRunsWithoutAWarning) {
   EXPECT_EQ(warnings.text(), "");
 }
 
+// At restore a node's running pods reach the simulated cluster in one message, which it groups
+// by gang as it goes. Two pods without a group, names of one length, on one node: the second is
+// compared with the first's gang key. That comparison once viewed a temporary built from the
+// pod's name (`cond ? std::string : shared_string`), so ASan reports a use after free there.
+TEST(SimCluster, PodsWithoutAGroupRestoredOnOneNodeAreEachTheirOwnGang) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  for (const char* name : {"solo-a", "solo-b"})
+    runtime_harness::must_ok(h.create(api::pod_object{make_pod(name).cpu("1"), {}}), name);
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        return phase_of(h, "solo-a") == pod_phase::running &&
+               phase_of(h, "solo-b") == pod_phase::running;
+      },
+      1min));
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2u; }, 1min));
+  // Each is its own gang: deleting one leaves the other running.
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "solo-a"), "delete");
+  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 1u; }, 1min));
+  EXPECT_EQ(phase_of(h, "solo-b"), pod_phase::running);
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
