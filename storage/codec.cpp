@@ -537,13 +537,12 @@ struct field_reader {
     out = sch::object_uid(v);
     return true;
   }
-  /// Through `names` when given: a name many records repeat (a namespace, a node) then shares
-  /// one block; without, each record gets its own.
-  bool text(sch::shared_string& out, sch::shared_string_pool* names = nullptr) {
+  /// Through `names`: a name many records repeat (a namespace, a node) shares one block.
+  bool text(sch::shared_string& out, sch::shared_string_pool& names) {
     std::string_view v;
     if (!len(v))
       return false;
-    out = names != nullptr ? names->share(v) : sch::shared_string(v);
+    out = names.share(v);
     return true;
   }
 };
@@ -611,9 +610,9 @@ void wire_take_labels(wire_labels& state, sch::label_set& out) {
 }
 
 // ObjectMeta. `malformed_input` tells a wire error (reported as "not a valid PodRecord") from a
-// model error (reported with its field). The namespace is shared through `names` when given.
+// model error (reported with its field). The namespace is shared through `names`.
 bool wire_meta(std::string_view bytes, sch::object_meta& out, std::string& error,
-               bool& malformed_input, sch::shared_string_pool* names = nullptr) {
+               bool& malformed_input, sch::shared_string_pool& names) {
   wire_reader r(bytes);
   // Kept per thread: their lists keep their capacity from one record to the next.
   thread_local wire_labels labels_scratch, annotations_scratch;
@@ -1086,6 +1085,14 @@ struct record_decoder::impl {
       last = names.share(text);
     out = last;
   }
+  // The same for a record's length-delimited field; false when it is malformed.
+  bool share_name(field_reader& f, sch::shared_string& last, sch::shared_string& out) {
+    std::string_view v;
+    if (!f.len(v))
+      return false;
+    share_name(v, last, out);
+    return true;
+  }
 
   bool shared_constraints(std::string_view bytes,
                           std::shared_ptr<const sch::placement_constraints>& out,
@@ -1225,7 +1232,7 @@ bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& p
       phase = static_cast<int32_t>(static_cast<uint32_t>(phase)); // An enum is an int32.
       return true;
     case 11:
-      ok = f.text(out.node_name, &names);
+      ok = f.text(out.node_name, names);
       return true;
     case 12:
       ok = f.i64(ns);
@@ -1319,18 +1326,14 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
         if (seen_meta || !f.len(v))
           return malformed(error, "PodRecord", record_size);
         seen_meta = true;
-        if (!wire_meta(v, out.meta, error, malformed_input, &names))
+        if (!wire_meta(v, out.meta, error, malformed_input, names))
           return malformed_input ? malformed(error, "PodRecord", record_size) : false;
         break;
       case 2:
-        ok = f.len(v);
-        if (ok)
-          share_name(v, last_group, out.group);
+        ok = share_name(f, last_group, out.group);
         break;
       case 3:
-        ok = f.len(v);
-        if (ok)
-          share_name(v, last_role, out.role);
+        ok = share_name(f, last_role, out.role);
         break;
       case 4:
         if (seen_requests || !f.len(v))
@@ -1344,14 +1347,10 @@ bool record_decoder::impl::decode_pod_fields(std::string_view body, std::size_t 
         ok = f.i32(out.priority);
         break;
       case 6:
-        ok = f.len(v);
-        if (ok)
-          share_name(v, last_priority_class, out.priority_class_name);
+        ok = share_name(f, last_priority_class, out.priority_class_name);
         break;
       case 7:
-        ok = f.len(v);
-        if (ok)
-          share_name(v, last_scheduler, out.scheduler_name);
+        ok = share_name(f, last_scheduler, out.scheduler_name);
         break;
       case 8:
         if (!f.len(v))
