@@ -1,6 +1,7 @@
 #include "actors/sim_cluster.hpp"
 
 #include "scheduler/quantity.hpp"
+#include "storage/store.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
@@ -13,24 +14,26 @@ using self_ptr = binder_actor::stateful_pointer<sim_cluster_state>;
 using sim_phase = sim_cluster_state::sim_phase;
 using timer = sim_cluster_state::timer;
 
+// A pod's group, or the pod itself when it is its own gang. Both arms views: `cond ? std::string
+// : shared_string` would build a temporary shared_string from the name, and a view of it would
+// outlive it.
+std::string_view gang_name_of(const scheduler::pod& p) {
+  return p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
+}
+
+// A pod has a namespace (validation requires one), so these are "<namespace>/<name>".
 std::string key_of(const scheduler::pod& p) {
-  return p.meta.namespace_name + "/" + p.meta.name;
+  return storage::object_key(p.meta.namespace_name, p.meta.name);
 }
 
 std::string gang_key_of(const scheduler::pod& p) {
-  std::string_view ns = p.meta.namespace_name;
-  std::string_view group = p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
-  std::string key;
-  key.reserve(ns.size() + 1 + group.size());
-  return key.append(ns).append(1, '/').append(group);
+  return storage::object_key(p.meta.namespace_name, gang_name_of(p));
 }
 
 // gang_key_of(p) == key, without building the key.
 bool same_gang(std::string_view key, const scheduler::pod& p) {
   std::string_view ns = p.meta.namespace_name;
-  // Both arms views: `cond ? std::string : shared_string` would build a temporary
-  // shared_string from the name, and the view would outlive it.
-  std::string_view group = p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
+  std::string_view group = gang_name_of(p);
   return key.size() == ns.size() + 1 + group.size() && key.starts_with(ns) &&
          key[ns.size()] == '/' && key.ends_with(group);
 }
