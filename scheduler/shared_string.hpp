@@ -101,14 +101,14 @@ class shared_string {
     out.append(a).append(b.view());
     return out;
   }
-  friend std::string operator+(const shared_string& a, const std::string& b) {
+  friend std::string operator+(const char* a, const shared_string& b) { return std::string(a) + b; }
+  friend std::string operator+(const shared_string& a, const char* b) {
+    const std::string_view tail(b);
     std::string out;
-    out.reserve(a.size() + b.size());
-    out.append(a.view()).append(b);
+    out.reserve(a.size() + tail.size());
+    out.append(a.view()).append(tail);
     return out;
   }
-  friend std::string operator+(const char* a, const shared_string& b) { return std::string(a) + b; }
-  friend std::string operator+(const shared_string& a, const char* b) { return a + std::string(b); }
 
  private:
   struct block {
