@@ -332,8 +332,8 @@ struct pod {
   /// Shared by pods of one template; nullptr means no constraints.
   std::shared_ptr<const placement_constraints> constraints;
   /// The pod's spec as JSON, kept for display; shared by the pods of one job task. May be empty.
-  /// A shared_string rather than a shared pointer to a string: 8 bytes, which the pod needed to
-  /// stay in its size class (see above).
+  /// A shared_string rather than a shared pointer to a string: 8 bytes instead of 16, and one
+  /// block per distinct spec.
   shared_string spec_json;
 
   // Runtime state (and `phase` above).
