@@ -57,8 +57,17 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
 struct registry_state {
   static inline const char* name = "phalanx.registry";
 
+  /// What changed of a pod in this run: its runtime state, and when its binding became durable.
+  struct pod_change {
+    scheduler::pod_runtime state;
+    /// Its "Scheduled" event is made from this when events are read: one event per bound pod
+    /// recorded as it happens cost a key, a message and a list per pod on the scheduling path
+    /// (and is lost at a restart all the same). Zero for a pod not bound in this run.
+    scheduler::timestamp bound_at{};
+  };
+  /// A pod in the catalog; its id is its key in `pods`. 48 bytes, so that the map's node (a
+  /// next pointer and the key besides) is 64: one per pod (docs/NOTES.md "Memory per pod").
   struct pod_entry {
-    uint64_t id = 0;
     /// The pod as created or restored, shared with its gang's actor, the binder and the store
     /// writer. A binding or phase change does not copy it: its runtime fields keep the values
     /// it had then, and `changed` holds the current ones once there was a change. Read the
@@ -66,11 +75,11 @@ struct registry_state {
     pod_ptr pod;
     /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
     /// pod costs a pointer here rather than a second copy of its state).
-    std::unique_ptr<scheduler::pod_runtime> changed;
+    std::unique_ptr<pod_change> changed;
     uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
-    /// Why it is pending (the PodScheduled=False message), or null. Shared: a gang's report
+    /// Why it is pending (the PodScheduled=False message), or empty. Shared: a gang's report
     /// gives one reason to all its pending pods, so a report costs one string, not one per pod.
-    std::shared_ptr<const std::string> reason;
+    scheduler::shared_string reason;
     bool binding = false;     // In a binding being made durable.
     bool delete_requested = false;
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
@@ -80,24 +89,46 @@ struct registry_state {
     /// own, so deleting it writes a tombstone under its key rather than erasing the key.
     bool stored_as_job = false;
 
-    scheduler::pod_phase phase() const noexcept { return changed ? changed->phase : pod->phase; }
+    scheduler::pod_phase phase() const noexcept {
+      return changed ? changed->state.phase : pod->phase;
+    }
     bool is_bound() const noexcept { return !node_name().empty(); }
     const scheduler::shared_string& node_name() const noexcept {
-      return changed ? changed->node_name : pod->node_name;
+      return changed ? changed->state.node_name : pod->node_name;
     }
     scheduler::pod_runtime state() const {
-      return changed ? *changed : scheduler::runtime_of(*pod);
+      return changed ? changed->state : scheduler::runtime_of(*pod);
     }
     void set_state(scheduler::pod_runtime s) {
       if (changed)
-        *changed = std::move(s);
+        changed->state = std::move(s);
       else
-        changed = std::make_unique<scheduler::pod_runtime>(std::move(s));
+        changed = std::make_unique<pod_change>(pod_change{std::move(s)});
     }
-    /// When its binding became durable in this run. Its "Scheduled" event is made from this when
-    /// events are read: one event per bound pod recorded as it happens cost a key, a message and
-    /// a list per pod on the scheduling path (and is lost at a restart all the same).
-    scheduler::timestamp bound_at{};
+    scheduler::timestamp bound_at() const noexcept {
+      return changed ? changed->bound_at : scheduler::timestamp{};
+    }
+  };
+  static_assert(sizeof(pod_entry) <= 48, "a pod's entry outgrew its 64-byte map node");
+  using pod_map = std::unordered_map<uint64_t, pod_entry>;
+  /// An entry of `pods`: its id and the entry.
+  using pod_slot = pod_map::value_type;
+  /// Hash and equality of `pod_ids`, which holds ids and is searched by "<ns>/<name>": an id
+  /// stands for the names of its pod in `pods`. Not noexcept, so that the set keeps each hash in
+  /// its node (libstdc++ caches the hashes of a hash function that may throw) and a rehash or an
+  /// erase never looks a pod up: a pod leaves pod_ids before it leaves pods all the same.
+  struct pod_name_hash {
+    using is_transparent = void;
+    const pod_map* pods = nullptr;
+    std::size_t operator()(std::string_view key) const;
+    std::size_t operator()(uint64_t id) const;
+  };
+  struct pod_name_equal {
+    using is_transparent = void;
+    const pod_map* pods = nullptr;
+    bool operator()(uint64_t a, uint64_t b) const { return a == b; } // Names are unique.
+    bool operator()(std::string_view key, uint64_t id) const;
+    bool operator()(uint64_t id, std::string_view key) const { return (*this)(key, id); }
   };
   struct group_entry {
     uint64_t gang = 0;
@@ -176,12 +207,13 @@ struct registry_state {
   uint64_t resource_version = 0;
   scheduler::rng random;
 
-  std::unordered_map<uint64_t, pod_entry> pods;
-  /// "<ns>/<name>" -> id; 0 while the pod's creation is being made durable (the name is taken
-  /// but there is no pod yet). One map for both (pointers to the ids stay valid as the map
-  /// grows). Not the pods a job made at its creation: those are found through job_tasks.
-  std::unordered_map<std::string, uint64_t> pod_ids;
-  using pod_name = std::unordered_map<std::string, uint64_t>::value_type;
+  pod_map pods;
+  /// The ids of the pods in `pods`, found by "<ns>/<name>" (pod_id_of): 24 bytes per pod, where
+  /// a map from the name's text was a 64-byte node and most often a heap block for the text.
+  /// Not the pods a job made at its creation: those are found through job_tasks. A pod whose
+  /// creation is on its way to the store has its name in reserved_names instead.
+  std::unordered_set<uint64_t, pod_name_hash, pod_name_equal> pod_ids{0, pod_name_hash{&pods},
+                                                                      pod_name_equal{&pods}};
   /// "<ns>/<job>-<task>" -> that task's pods, for every job whose pods are its creation-time
   /// expansion, from the moment its creation is accepted until it is deleted or suspended. A
   /// job pod's name is taken through its task, one entry per task instead of one per pod, and
@@ -199,7 +231,7 @@ struct registry_state {
   std::vector<node_entry*> node_at;
   std::map<std::string, queue_entry> queues;
   std::map<std::string, job_entry> jobs;
-  /// Creations not yet durable, by kind; pods reserve their names in pod_ids instead.
+  /// The names of creations not yet durable, by kind (reserve_pod_name for pods).
   std::unordered_set<std::string> reserved_names[5];
   /// The names pods created one at a time (through the API, by a simulated spawner) share with
   /// the other pods of their group: share_pod_names. A job's pods share them already.

@@ -162,7 +162,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
       for (auto id : o->second)
         if (auto p = st.pods.find(id); p != st.pods.end()) {
           p->second.gang = gang;
-          p->second.reason.reset();
+          p->second.reason.clear();
           entry.pods.push_back(id);
         }
       st.orphans.erase(o);
@@ -214,22 +214,21 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   p.requests.pods = 1;
   stamp_new(self, p.meta);
   p.meta.resource_version = next_version(self);
-  auto* name = reserve_pod_name(st, std::move(key));
-  if (!name) // name_taken said no, and nothing ran in between: cannot happen.
+  if (!reserve_pod_name(st, key)) // name_taken said no, and nothing ran in between.
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
   share_pod_names(st, p);
   storage::write_batch batch;
   auto pod = std::make_shared<const scheduler::pod>(std::move(p));
   batch.put(pod);
-  persist(self, std::move(batch), [self, pod, name, reply](const status& s) {
+  persist(self, std::move(batch), [self, pod, key = std::move(key), reply](const status& s) {
     auto& st = self->state;
     if (!s.ok()) {
-      release_pod_name(st, *name);
+      release_pod_name(st, key);
       return respond(reply, result<api::object>{s});
     }
-    auto& e = insert_pod(self, pod, *name);
-    attach_pod(self, e);
-    auto view = pod_view(st, e);
+    auto& slot = insert_pod(self, pod, key);
+    attach_pod(self, slot);
+    auto view = pod_view(st, slot.second);
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -314,9 +313,9 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     index_group(st, g);
     g.pods.reserve(pods->size());
     for (std::size_t i = 0; i < pods->size(); ++i) {
-      auto& e = insert_job_pod(st, (*pods)[i], first_pod + i);
+      auto& [id, e] = insert_job_pod(st, (*pods)[i], first_pod + i);
       e.gang = gang;
-      g.pods.push_back(e.id);
+      g.pods.push_back(id);
     }
     spawn_gang(self, g);
     mark_emitted(st, g);
@@ -387,8 +386,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
     end_gang(self, g);
     // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
     auto& waiting = st.orphans[g.key];
-    auto why = std::make_shared<const std::string>("pod group \"" + g.group->meta.name +
-                                                   "\" was deleted");
+    scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
         p->second.gang = 0;
@@ -553,7 +551,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   batch.put(storage::job_record{*copy, status});
   // The new incarnation's pods, with their names reserved until the change is durable.
   auto pods = std::make_shared<std::vector<pod_ptr>>();
-  auto pod_names = std::make_shared<std::vector<registry_state::pod_name*>>();
+  auto pod_names = std::make_shared<std::vector<std::string>>();
   if (!suspend) {
     auto expanded = scheduler::expand_job(*copy);
     if (!expanded)
@@ -597,9 +595,9 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     } else if (!suspend) {
       auto& group = st.groups.at(g->second);
       for (std::size_t k = 0; k < pods->size(); ++k) {
-        auto& e = insert_pod(self, (*pods)[k], *(*pod_names)[k]);
+        auto& [id, e] = insert_pod(self, (*pods)[k], (*pod_names)[k]);
         e.gang = group.gang;
-        group.pods.push_back(e.id);
+        group.pods.push_back(id);
         announce(self, api::watch_event::type::added, pod_view(st, e));
       }
       // The old incarnation's actor may have completed when the suspend deleted its pods.
@@ -845,7 +843,7 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
                                               "pods \"" + name + "\" is " +
                                                   std::string(scheduler::to_string(e.phase())) +
                                                   "; only a Running pod can be failed"}});
-      self->send(st.binder, fail_atom::value, e.id);
+      self->send(st.binder, fail_atom::value, id);
       return respond(reply, result<api::object>{api::object{pod_view(st, e)}});
     }
   }
@@ -858,7 +856,7 @@ namespace {
 std::optional<scheduler::event> scheduled_event(const registry_state& st, const std::string& ns,
                                                 const std::string& name) {
   auto p = st.pods.find(pod_id_of(st, object_key(ns, name)));
-  if (p == st.pods.end() || p->second.bound_at == scheduler::timestamp{})
+  if (p == st.pods.end() || p->second.bound_at() == scheduler::timestamp{})
     return std::nullopt;
   const auto& pod = *p->second.pod;
   scheduler::event e;
@@ -866,7 +864,7 @@ std::optional<scheduler::event> scheduled_event(const registry_state& st, const 
   e.reason = "Scheduled";
   e.message = "Successfully assigned " + pod.meta.namespace_name + "/" + pod.meta.name + " to " +
               p->second.node_name();
-  e.first_time = e.last_time = p->second.bound_at;
+  e.first_time = e.last_time = p->second.bound_at();
   return e;
 }
 

@@ -18,13 +18,12 @@ using api::resource_kind;
 
 namespace {
 
-pod_entry& add_pod_entry(registry_state& st, pod_ptr pod, uint64_t id) {
-  auto& e = st.pods[id];
-  e.id = id;
+registry_state::pod_slot& add_pod_entry(registry_state& st, pod_ptr pod, uint64_t id) {
+  auto& slot = *st.pods.try_emplace(id).first;
   auto behavior = parse_sim_behavior(*pod);
-  e.declares_end = behavior && behavior->declares_end();
-  e.pod = std::move(pod);
-  return e;
+  slot.second.declares_end = behavior && behavior->declares_end();
+  slot.second.pod = std::move(pod);
+  return slot;
 }
 
 } // namespace
@@ -33,37 +32,34 @@ pod_ptr current_pod(const pod_entry& e) {
   if (!e.changed)
     return e.pod;
   auto copy = std::make_shared<scheduler::pod>(*e.pod);
-  scheduler::set_runtime(*copy, *e.changed);
+  scheduler::set_runtime(*copy, e.changed->state);
   return copy;
 }
 
-pod_entry& insert_pod(self_ptr self, pod_ptr pod) {
+registry_state::pod_slot& insert_pod(self_ptr self, pod_ptr pod) {
   auto& st = self->state;
-  auto key = object_key(pod->meta.namespace_name, pod->meta.name);
-  auto& e = add_pod_entry(st, std::move(pod), st.next_pod++);
-  st.pod_ids[std::move(key)] = e.id;
-  return e;
+  auto& slot = add_pod_entry(st, std::move(pod), st.next_pod++);
+  st.pod_ids.insert(slot.first); // After `pods` has it: the hash reads its names there.
+  return slot;
 }
 
-pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved) {
+registry_state::pod_slot& insert_pod(self_ptr self, pod_ptr pod, const std::string& reserved) {
   auto& st = self->state;
-  auto& e = add_pod_entry(st, std::move(pod), st.next_pod++);
-  reserved.second = e.id;
-  return e;
+  st.reserved_names[kind_index(resource_kind::pod)].erase(reserved);
+  return insert_pod(self, std::move(pod));
 }
 
-pod_entry& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id) {
+registry_state::pod_slot& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id) {
   st.next_pod = std::max(st.next_pod, id + 1);
-  auto& e = add_pod_entry(st, std::move(pod), id);
-  e.stored_as_job = true;
-  return e;
+  auto& slot = add_pod_entry(st, std::move(pod), id);
+  slot.second.stored_as_job = true;
+  return slot;
 }
 
-registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key) {
-  if (job_task_of(st, key))
-    return nullptr;
-  auto [it, fresh] = st.pod_ids.try_emplace(std::move(key), 0);
-  return fresh ? &*it : nullptr;
+bool reserve_pod_name(registry_state& st, const std::string& key) {
+  if (job_task_of(st, key) || st.pod_ids.count(key) != 0)
+    return false;
+  return st.reserved_names[kind_index(resource_kind::pod)].insert(key).second;
 }
 
 void share_pod_names(registry_state& st, scheduler::pod& p) {
@@ -75,38 +71,36 @@ void share_pod_names(registry_state& st, scheduler::pod& p) {
   st.pod_names.share_into(p.scheduler_name);
 }
 
-void release_pod_name(registry_state& st, const registry_state::pod_name& reserved) {
-  // Only a reservation is released: a pod that exists keeps its name.
-  if (reserved.second == 0) {
-    std::string key = reserved.first;  // Not a reference into the node erase frees.
-    st.pod_ids.erase(key);
-  }
+void release_pod_name(registry_state& st, const std::string& reserved) {
+  // Only a reservation is released: a pod that exists keeps its name (insert_pod ended its
+  // reservation).
+  st.reserved_names[kind_index(resource_kind::pod)].erase(reserved);
 }
 
 const scheduler::pod* reserve_pod_names(registry_state& st, const std::vector<scheduler::pod>& pods,
-                                        std::vector<registry_state::pod_name*>& names) {
+                                        std::vector<std::string>& names) {
   names.clear();
   names.reserve(pods.size());
   for (const auto& p : pods) {
-    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
-    if (!name) {
+    auto name = object_key(p.meta.namespace_name, p.meta.name);
+    if (!reserve_pod_name(st, name)) {
       release_pod_names(st, names);
       names.clear();
       return &p;
     }
-    names.push_back(name);
+    names.push_back(std::move(name));
   }
   return nullptr;
 }
 
-void release_pod_names(registry_state& st, const std::vector<registry_state::pod_name*>& names) {
-  for (const auto* name : names)
-    release_pod_name(st, *name);
+void release_pod_names(registry_state& st, const std::vector<std::string>& names) {
+  for (const auto& name : names)
+    release_pod_name(st, name);
 }
 
 uint64_t pod_id_of(const registry_state& st, const std::string& key) {
   if (auto i = st.pod_ids.find(key); i != st.pod_ids.end())
-    return i->second;
+    return *i;
   uint32_t position = 0;
   const auto* task = job_task_of(st, key, &position);
   if (task == nullptr)
@@ -160,10 +154,13 @@ std::string claim_job_pods(registry_state& st, const std::string& job_key,
   if (!taken.empty())
     return taken;
   // Pods of their own, of a resumed job, or being created.
-  if (!st.pod_ids.empty())
-    for (const auto& p : pods)
-      if (st.pod_ids.count(object_key(p.meta.namespace_name, p.meta.name)) != 0)
+  const auto& reserved = st.reserved_names[kind_index(resource_kind::pod)];
+  if (!st.pod_ids.empty() || !reserved.empty())
+    for (const auto& p : pods) {
+      auto key = object_key(p.meta.namespace_name, p.meta.name);
+      if (st.pod_ids.count(key) != 0 || reserved.count(key) != 0)
         return p.meta.name;
+    }
   for (auto& [prefix, task] : tasks)
     st.job_tasks.emplace(std::move(prefix), std::move(task));
   return {};
@@ -209,8 +206,7 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto& st = self->state;
   auto q = st.queues.find(g.group->queue);
   if (q == st.queues.end()) {
-    auto why =
-        std::make_shared<const std::string>("queue \"" + g.group->queue + "\" does not exist");
+    scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end())
         p->second.reason = why;
@@ -341,19 +337,20 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
 bool not_ours(const registry_state& st, pod_entry& e) {
   if (is_our_scheduler(st.ctx->config.scheduling, e.pod->scheduler_name))
     return false;
-  e.reason = std::make_shared<const std::string>(
-      "schedulerName \"" + e.pod->scheduler_name + "\" is not served by this scheduler");
+  e.reason = "schedulerName \"" + e.pod->scheduler_name + "\" is not served by this scheduler";
   return true;
 }
 
-void wait_for_group(registry_state& st, pod_entry& e, const std::string& group_key) {
-  st.orphans[group_key].push_back(e.id);
-  e.reason = std::make_shared<const std::string>("pod group \"" + e.pod->group +
-                                                 "\" not found; the pod waits for it");
+void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
+                    const std::string& group_key) {
+  auto& [id, e] = slot;
+  st.orphans[group_key].push_back(id);
+  e.reason = "pod group \"" + e.pod->group + "\" not found; the pod waits for it";
 }
 
-void attach_pod(self_ptr self, pod_entry& e) {
+void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   auto& st = self->state;
+  auto& [id, e] = slot;
   const auto& p = *e.pod;
   if (not_ours(st, e))
     return;
@@ -362,7 +359,7 @@ void attach_pod(self_ptr self, pod_entry& e) {
   if (p.group.empty()) {
     auto& g = make_implicit_group(self, p);
     e.gang = g.gang;
-    g.pods.push_back(e.id);
+    g.pods.push_back(id);
     spawn_gang(self, g);
     mark_emitted(st, g);
     if (is_watched(self, resource_kind::pod_group))
@@ -372,13 +369,13 @@ void attach_pod(self_ptr self, pod_entry& e) {
   auto key = object_key(p.meta.namespace_name, p.group);
   auto i = st.group_ids.find(key);
   if (i == st.group_ids.end()) {
-    wait_for_group(st, e, key);
+    wait_for_group(st, slot, key);
     return;
   }
   auto& g = st.groups.at(i->second);
   e.gang = g.gang;
-  g.pods.push_back(e.id);
-  tell_gang(self, g, pods_atom::value, pod_refs{{e.id, current_pod(e)}});
+  g.pods.push_back(id);
+  tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
 }
 
 void end_followers(self_ptr self, group_entry& g) {
@@ -475,13 +472,14 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       if (!s.ok())
         continue;
       e.set_state(std::move(state));
-      e.reason.reset();
+      e.reason.clear();
       // The node may have been deleted (and its slot taken by another) meanwhile.
       if (auto* n = node_at(st, node); n && n->node->meta.name == e.node_name()) {
         n->allocated += e.pod->requests;
         ++n->pod_count;
       }
-      e.bound_at = st.ctx->now(); // Its "Scheduled" event (do_events).
+      e.changed->bound_at = st.ctx->now(); // Its "Scheduled" event (do_events); set_state above
+                                           // made `changed`.
       if (is_watched(self, resource_kind::pod))
         announce(self, api::watch_event::type::modified, pod_view(st, e));
     }
@@ -502,8 +500,8 @@ void do_report(self_ptr self, gang_report report) {
   bool new_reason = !report.pending_reason.empty() &&
                     report.pending_reason != g.last_report.pending_reason;
   if (!report.pending_reason.empty()) {
-    auto why = std::make_shared<const std::string>(
-        report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason);
+    scheduler::shared_string why =
+        report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
                                      !scheduler::is_terminal(p->second.phase()))
@@ -604,12 +602,12 @@ void do_spawn(self_ptr self, spawn_request req) {
   if (parent == st.pods.end() || scheduler::is_terminal(parent->second.phase()))
     return;
   storage::write_batch batch;
-  std::vector<std::pair<pod_ptr, registry_state::pod_name*>> created;
+  std::vector<std::pair<pod_ptr, std::string>> created; // With its reserved name.
   auto version = next_version(self);
   for (auto& p : req.pods) {
     // Idempotent: after a restart the simulation asks again for children that exist.
-    auto* name = reserve_pod_name(st, object_key(p.meta.namespace_name, p.meta.name));
-    if (!name)
+    auto name = object_key(p.meta.namespace_name, p.meta.name);
+    if (!reserve_pod_name(st, name))
       continue;
     p.meta.uid = new_uid(self);
     p.meta.creation_time = st.ctx->now();
@@ -618,7 +616,7 @@ void do_spawn(self_ptr self, spawn_request req) {
     share_pod_names(st, p);
     auto pod = std::make_shared<const scheduler::pod>(std::move(p));
     batch.put(pod);
-    created.emplace_back(std::move(pod), name);
+    created.emplace_back(std::move(pod), std::move(name));
   }
   if (created.empty())
     return;
@@ -626,16 +624,16 @@ void do_spawn(self_ptr self, spawn_request req) {
     auto& st = self->state;
     if (!s.ok()) {
       for (const auto& [pod, name] : created)
-        release_pod_name(st, *name);
+        release_pod_name(st, name);
       spdlog::error("spawned pods were not persisted: {}", s.to_string());
       return;
     }
     for (const auto& [pod, name] : created) {
-      auto& e = insert_pod(self, pod, *name);
-      attach_pod(self, e);
+      auto& slot = insert_pod(self, pod, name);
+      attach_pod(self, slot);
       record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
                    "Created", "created by its running driver");
-      announce(self, api::watch_event::type::added, pod_view(st, e));
+      announce(self, api::watch_event::type::added, pod_view(st, slot.second));
     }
   });
 }
@@ -736,7 +734,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
             o != st.orphans.end())
           std::erase(o->second, id);
       if (!p->second.stored_as_job)
-        st.pod_ids.erase(object_key(pod->meta.namespace_name, pod->meta.name));
+        st.pod_ids.erase(id); // Before `pods` does: the set finds it by its pod's names.
       st.pods.erase(p);
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

@@ -111,37 +111,40 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 /// Registers a new group under its key and its queue; unindex_group undoes both.
 void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
-void attach_pod(self_ptr self, pod_entry& e);
+void attach_pod(self_ptr self, registry_state::pod_slot& slot);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
 bool not_ours(const registry_state& st, pod_entry& e);
 /// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
-void wait_for_group(registry_state& st, pod_entry& e, const std::string& group_key);
-/// Adds a pod to the catalog under a new id; returns its entry (valid until it is erased).
-pod_entry& insert_pod(self_ptr self, pod_ptr pod);
-/// The same for a pod whose name reserve_pod_name took: fills in the reserved id.
-pod_entry& insert_pod(self_ptr self, pod_ptr pod, registry_state::pod_name& reserved);
+void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
+                    const std::string& group_key);
+/// Adds a pod to the catalog under a new id; returns its id and entry (valid until it is
+/// erased).
+registry_state::pod_slot& insert_pod(self_ptr self, pod_ptr pod);
+/// The same for a pod whose name reserve_pod_name took (`reserved`): ends the reservation.
+registry_state::pod_slot& insert_pod(self_ptr self, pod_ptr pod, const std::string& reserved);
 /// Adds a pod of a job's creation-time expansion under id `id` (its job's first_pod plus its
 /// position; at least next_pod), found by name through job_tasks rather than pod_ids.
-pod_entry& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id);
+registry_state::pod_slot& insert_job_pod(registry_state& st, pod_ptr pod, uint64_t id);
 /// The pod with its current runtime state: the entry's own pod while no binding or phase change
 /// happened since it was created or restored, else a copy with `changed` applied. For actors
 /// that are handed pods (a gang's actor at its spawn), which read their state.
 pod_ptr current_pod(const pod_entry& e);
 
-/// Takes a pod's name for a creation on its way to the store: null if a pod has it, a creation
-/// reserved it or a job's expansion names it (job_task_of). Release it with release_pod_name if
-/// the creation fails.
-registry_state::pod_name* reserve_pod_name(registry_state& st, std::string key);
+/// Takes a pod's name ("<ns>/<name>") for a creation on its way to the store: false if a pod
+/// has it, a creation reserved it or a job's expansion names it (job_task_of). insert_pod ends
+/// the reservation; release it with release_pod_name if the creation fails.
+bool reserve_pod_name(registry_state& st, const std::string& key);
 /// Makes `p`'s namespace, node (a pod may arrive bound), group, role, priority class and
 /// scheduler names share the blocks of the pods created before it with the same names
 /// (scheduler/shared_string.hpp).
 void share_pod_names(registry_state& st, scheduler::pod& p);
-void release_pod_name(registry_state& st, const registry_state::pod_name& reserved);
+/// Ends a reservation (nothing once its pod was inserted).
+void release_pod_name(registry_state& st, const std::string& reserved);
 /// The same for every pod of a list, all or none: null with `names` holding the reservations in
 /// the pods' order, or the first pod whose name is taken (and nothing reserved).
 const scheduler::pod* reserve_pod_names(registry_state& st, const std::vector<scheduler::pod>& pods,
-                                        std::vector<registry_state::pod_name*>& names);
-void release_pod_names(registry_state& st, const std::vector<registry_state::pod_name*>& names);
+                                        std::vector<std::string>& names);
+void release_pod_names(registry_state& st, const std::vector<std::string>& names);
 /// The id of the pod named `key`, or 0 if there is none (or its creation is not durable yet).
 uint64_t pod_id_of(const registry_state& st, const std::string& key);
 /// The task of the job whose creation-time expansion names the pod `key` ("<ns>/<name>"), or

@@ -158,11 +158,12 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   pod_refs finished;
   for (std::size_t i = 0; i < loaded.pods.size(); ++i) {
     auto pod_ptr = std::make_shared<const scheduler::pod>(std::move(loaded.pods[i]));
-    auto& e = i < expanded.first_index
-                  ? insert_pod(self, std::move(pod_ptr))
-                  : insert_job_pod(st, std::move(pod_ptr),
-                                   first_expanded_id + expanded.slot_of[i - expanded.first_index]);
-    auto id = e.id;
+    auto& slot =
+        i < expanded.first_index
+            ? insert_pod(self, std::move(pod_ptr))
+            : insert_job_pod(st, std::move(pod_ptr),
+                             first_expanded_id + expanded.slot_of[i - expanded.first_index]);
+    auto& [id, e] = slot;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
       committed[pod.node_name.str()].push_back({id, e.pod});
@@ -185,7 +186,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       e.gang = g->second;
       st.groups.at(g->second).pods.push_back(id);
     } else if (!scheduler::is_terminal(pod.phase)) {
-      wait_for_group(st, e, key);
+      wait_for_group(st, slot, key);
     }
   }
 

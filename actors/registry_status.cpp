@@ -56,16 +56,16 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
   api::pod_object out{*e.pod, {}};
   if (e.changed)
-    scheduler::set_runtime(out.pod, *e.changed);
+    scheduler::set_runtime(out.pod, e.changed->state);
   scheduler::condition c;
   c.type = "PodScheduled";
   if (e.is_bound()) {
     c.status = "True";
     c.last_transition_time = out.pod.start_time;
-  } else if (e.reason && !e.reason->empty()) {
+  } else if (!e.reason.empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
-    c.message = *e.reason;
+    c.message = e.reason.str();
     c.last_transition_time = st.ctx->now();
   } else {
     return out;

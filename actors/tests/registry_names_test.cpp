@@ -134,6 +134,53 @@ TEST(RegistryNames, TwoCreationsOfOnePodInFlightAndTheNameFreedByItsDeletion) {
                            "create solo again");
 }
 
+// The registry finds a pod by "<ns>/<name>" through a set of ids whose hash and equality read
+// the pods' names (registry.hpp, pod_ids): the same name in several namespaces is several pods,
+// each found as itself while the set grows past several rehashes and shrinks again.
+TEST(RegistryNames, PodsAreFoundByNamespaceAndNameThroughGrowthAndDeletion) {
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("8").memory("8Gi")}};
+  const std::vector<std::string> namespaces{"a", "ab", "team-b"};
+  constexpr int per_namespace = 120;
+  // Each pod's cpu request tells which one it is: 1m + its position in its namespace.
+  auto name_of = [](int i) { return "p-" + std::to_string(i); };
+  for (const auto& ns : namespaces)
+    for (int i = 0; i < per_namespace; ++i) {
+      auto p = make_pod(name_of(i)).ns(ns).cpu(std::to_string(1 + i) + "m").obj();
+      p.group = "absent"; // Waits for its group: nothing binds it meanwhile.
+      runtime_harness::must_ok(h.create(api::pod_object{std::move(p), {}}), ns + "/" + name_of(i));
+    }
+  // "a/b-1" and "ab/-1" would be one text without the slash; neither exists.
+  EXPECT_EQ(h.get(api::resource_kind::pod, "a", "b-1").error().code(), errc::not_found);
+  EXPECT_EQ(h.get(api::resource_kind::pod, "ab", "-1").error().code(), errc::not_found);
+  auto cpu_of = [&](const std::string& ns, int i) -> int64_t {
+    auto o = h.get(api::resource_kind::pod, ns, name_of(i));
+    if (!o.ok())
+      return -1;
+    const auto& p = std::get<api::pod_object>(*o).pod;
+    EXPECT_EQ(p.meta.namespace_name, ns);
+    EXPECT_EQ(p.meta.name, name_of(i));
+    return p.requests.cpu_milli;
+  };
+  for (const auto& ns : namespaces)
+    for (int i = 0; i < per_namespace; ++i)
+      ASSERT_EQ(cpu_of(ns, i), 1 + i) << ns << "/" << name_of(i);
+  // Delete the even pods of "ab": the others, and "a"'s and "team-b"'s of the same names, stay.
+  for (int i = 0; i < per_namespace; i += 2)
+    runtime_harness::must_ok(h.remove(api::resource_kind::pod, "ab", name_of(i)), name_of(i));
+  for (const auto& ns : namespaces)
+    for (int i = 0; i < per_namespace; ++i)
+      EXPECT_EQ(cpu_of(ns, i), ns == "ab" && i % 2 == 0 ? -1 : 1 + i) << ns << "/" << name_of(i);
+  // Their names are free again; a second creation of a name that exists is refused.
+  runtime_harness::must_ok(
+      h.create(api::pod_object{make_pod(name_of(0)).ns("ab").cpu("7m").group("absent"), {}}),
+      "create ab/p-0 again");
+  EXPECT_EQ(cpu_of("ab", 0), 7);
+  auto again = h.create(api::pod_object{make_pod(name_of(1)).ns("ab").cpu("1m"), {}});
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.error().code(), errc::already_exists);
+  EXPECT_EQ(h.pods().size(), namespaces.size() * per_namespace - per_namespace / 2 + 1);
+}
+
 // A resumed job creates its pods again under their old names: those names are reserved until the
 // resume is durable, so a bare pod sent at the same time cannot take one of them (before, the
 // resume only checked the names, and both could end up with one).
