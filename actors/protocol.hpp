@@ -248,6 +248,8 @@ struct registry_snapshot {
     uint64_t gang = 0;
     bool parked = false;     // No actor: idle, woken by a change of its pods.
     bool completed = false;  // Its gang last reported completed.
+    /// Pod messages the registry sent its current actor (a park request must have heard all).
+    uint64_t pod_messages = 0;
   };
   std::vector<pod_fact> pods;
   std::vector<group_fact> groups;

@@ -304,8 +304,8 @@ registry_snapshot snapshot(const registry_state& st) {
   }
   for (const auto& [gang, g] : st.groups) {
     out.groups.push_back({g.key, g.group->queue, g.group->min_member, g.group->min_task_member,
-                          gang, g.parked,
-                          g.last_report.phase == scheduler::gang_phase::completed});
+                          gang, g.parked, g.last_report.phase == scheduler::gang_phase::completed,
+                          g.sent_to_actor});
     if (g.actor)
       out.gang_actors[gang] = caf::actor_cast<caf::strong_actor_ptr>(g.actor);
   }

@@ -1,4 +1,5 @@
 #include "actors/runtime.hpp"
+#include "actors/runtime_probe.hpp"
 
 #include "actors/cluster_actor.hpp"
 #include "actors/gang_actor.hpp"
@@ -13,8 +14,10 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 #include <unordered_map>
 
@@ -456,6 +459,26 @@ void runtime::shutdown() {
     sched->run();
   impl_->ctx->nodes->clear();
   impl_->system.reset();  // Waits for every actor.
+}
+
+registry_actor runtime_probe::registry(runtime& rt) {
+  return rt.impl_->registry;
+}
+
+registry_snapshot runtime_probe::snapshot(runtime& rt) {
+  auto* sched = rt.impl_->test_sched();
+  if (sched == nullptr)
+    throw std::logic_error("runtime_probe needs a deterministic runtime");
+  auto out = std::make_shared<std::optional<registry_snapshot>>();
+  rt.impl_->system->spawn([registry = rt.impl_->registry, out](caf::event_based_actor* self) {
+    self->request(registry, caf::infinite, inspect_atom::value).then([out](registry_snapshot& s) {
+      *out = std::move(s);
+    });
+  });
+  sched->run();
+  if (!*out)
+    throw std::logic_error("the registry did not answer its inspection");
+  return std::move(**out);
 }
 
 std::size_t runtime::run_until_idle() {

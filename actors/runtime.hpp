@@ -117,6 +117,7 @@ class runtime {
   struct impl;
 
  private:
+  friend struct runtime_probe; // actors/runtime_probe.hpp: the actors' handles, for tests.
   explicit runtime(std::unique_ptr<impl> p);
   std::unique_ptr<impl> impl_;
 };

@@ -7,6 +7,7 @@
 // other invariants after every step, and restarts (a gang with nothing to do comes back parked,
 // one that holds placeholders does not).
 
+#include "actors/runtime_probe.hpp"
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/actor_world.hpp"
 #include "actors/tests/runtime_harness.hpp"
@@ -221,6 +222,82 @@ TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact
   runtime_harness::must_ok(h.remove(api::resource_kind::pod_group, "default", "train"),
                            "delete the PodGroup");
   h.pass(10ms);
+  EXPECT_INVARIANTS(h);
+}
+
+// The registry's side of the race a park request runs (registry_feedback.cpp, do_park): a gang
+// asks with the count of pod messages it heard; when the registry sent it another since, the
+// request was overtaken and is refused, since that message may have given the gang work. So is
+// a request from an actor that is no longer the gang's. The test plays the gang's requests at
+// the moments it chooses, with the counts and handles the registry's snapshot shows, on a
+// runtime whose own sweep does not ask within the test (10 s idle by default).
+TEST(Parking, TheRegistryRefusesAParkRequestOvertakenByAPodMessageOrFromAnotherActor) {
+  runtime_harness h{deterministic_config(23), {make_node("n-0").cpu("8").memory("16Gi")}};
+  runtime_harness::must_ok(h.create(group_of("train", 2)), "create PodGroup train");
+  runtime_harness::must_ok(h.create(member("w-0", "train", "60s")), "w-0");
+  runtime_harness::must_ok(h.create(member("w-1", "train", "60s")), "w-1");
+  runtime_harness::must_ok(h.create(group_of("other", 1)), "create PodGroup other");
+  runtime_harness::must_ok(h.create(member("o-0", "other", "60s")), "o-0");
+  ASSERT_TRUE(reaches(h, "w-1", scheduler::pod_phase::running));
+  ASSERT_TRUE(reaches(h, "o-0", scheduler::pod_phase::running));
+
+  auto registry = runtime_probe::registry(h.rt());
+  auto group_fact = [&](const std::string& name) {
+    for (const auto& g : runtime_probe::snapshot(h.rt()).groups)
+      if (g.key == "default/" + name)
+        return g;
+    throw std::runtime_error("no group " + name);
+  };
+  auto actor_of = [&](uint64_t gang) {
+    auto actors = runtime_probe::snapshot(h.rt()).gang_actors;
+    auto i = actors.find(gang);
+    return i == actors.end() ? gang_actor{} : caf::actor_cast<gang_actor>(i->second);
+  };
+  auto ask_to_park = [&](uint64_t gang, uint64_t heard, const gang_actor& from) {
+    caf::anon_send(registry, park_atom::value, gang, heard, from);
+    h.pass(10ms);
+  };
+
+  auto train = group_fact("train");
+  ASSERT_FALSE(train.parked);
+  const auto heard = train.pod_messages; // What an idle gang asked with, right now.
+  auto train_actor = actor_of(train.gang);
+  ASSERT_TRUE(train_actor);
+
+  // A pod of the gang fails before its request arrives: the registry tells the actor (one more
+  // pod message), and the request, sent before the actor heard it, is refused.
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::pod, "default", "w-0", api::object_action::type::fail_pod),
+      "fail w-0");
+  h.pass(10ms);
+  ASSERT_EQ(phase_of(h, "w-0"), scheduler::pod_phase::failed);
+  ASSERT_GT(group_fact("train").pod_messages, heard);
+  ask_to_park(train.gang, heard, train_actor);
+  EXPECT_FALSE(parked(h, "train"));
+  EXPECT_EQ(actor_of(train.gang), train_actor) << "the refused gang keeps its actor";
+  EXPECT_INVARIANTS(h);
+
+  // The current count from another gang's actor (as from an actor the gang had before): refused.
+  const auto now_heard = group_fact("train").pod_messages;
+  auto other = group_fact("other");
+  ask_to_park(train.gang, now_heard, actor_of(other.gang));
+  EXPECT_FALSE(parked(h, "train"));
+  EXPECT_FALSE(parked(h, "other"));
+  EXPECT_INVARIANTS(h);
+
+  // The current count from its own actor: granted; the actor ends, the queue keeps its count.
+  ask_to_park(train.gang, now_heard, train_actor);
+  EXPECT_TRUE(parked(h, "train"));
+  EXPECT_FALSE(actor_of(train.gang));
+  EXPECT_INVARIANTS(h);
+  // The same request again (a duplicate) changes nothing; a change of its pods wakes it.
+  ask_to_park(train.gang, now_heard, train_actor);
+  EXPECT_TRUE(parked(h, "train"));
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::pod, "default", "w-1", api::object_action::type::fail_pod),
+      "fail w-1");
+  h.pass(10ms);
+  EXPECT_FALSE(parked(h, "train"));
   EXPECT_INVARIANTS(h);
 }
 
