@@ -190,12 +190,17 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
                                      .add(job_version_key, "0")
                                      .add(template_uid_key, template_uid)
                                      .add(job_retry_count_key, "0")
+                                     // Each pod replaces the index (below): pod 0 shares the
+                                     // task's set, the others hold a 32-byte replacing delta
+                                     // rather than a 48-byte adding one (label_set's block).
+                                     .add(task_index_key, "0")
                                      .build();
     label_set task_labels = label_set::builder(t.pod_template.meta.labels)
                                 .add(job_name_key, j.meta.name)
                                 .add(task_spec_key, tname)
                                 .add(job_namespace_key, j.meta.namespace_name)
                                 .add(queue_name_key, g.queue)
+                                .add(task_index_key, "0")
                                 .build();
     for (int32_t ix = 0; ix < t.replicas; ++ix) {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cassert>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -95,6 +96,13 @@ uint64_t intern_key(std::string_view key) {
 // annotations plus its own index, so a pod's sets cost a small delta each instead of a copy of
 // the dozen pairs. A delta's base is always a full block (one level: a change to a delta builds
 // a full block, unless it only changes the delta's own pair).
+//
+// A delta is this header, its base, then, when it adds its pair rather than replacing one of
+// the base's, the pair's key code; then the characters: the added pair's key when inline, and
+// the value (text_size in all). A replacing delta's key is the base's key at its position, so it
+// keeps no key at all: with a value of up to 8 characters it is 32 bytes, a jemalloc class (a
+// restored job's pods each hold two, their labels' and annotations' task index, replacing the
+// index of the set built before them).
 struct alignas(8) label_set::block {
   struct slot {
     uint64_t key;        // Interned: address << key_size_bits | size; else inline_key | size.
@@ -103,7 +111,6 @@ struct alignas(8) label_set::block {
   };
   struct delta_part {
     block* base; // A full block; the delta holds one reference to it.
-    slot own;
   };
   std::atomic<uint32_t> refs{1};
   uint32_t count = 0;    // Pairs in the set (for a delta, merged with its base).
@@ -111,9 +118,8 @@ struct alignas(8) label_set::block {
   // 0 for a full block. A delta (a delta_part follows the header instead of slots) keeps here
   // 1 | replaces << 1 | at << 2: `at` is its pair's index in the delta's (merged) order,
   // `replaces` 1 when the pair replaces the base's pair `at` (0: it goes before that pair). In
-  // the header rather than the delta_part, a delta with a value of up to 8 characters is 48
-  // bytes, one of jemalloc's classes, instead of 49-56 in a 64-byte slot; every pod of a job
-  // task holds two (its labels' and its annotations' task index).
+  // the header, so that a delta's own part is its base and, only when it adds a pair, that
+  // pair's key code (above: a replacing delta is 32 bytes, an adding one 48).
   uint32_t delta = 0;
   static constexpr std::size_t max_delta_at = (std::size_t{1} << 30) - 1;
   uint32_t delta_at() const noexcept { return delta >> 2; }
@@ -123,39 +129,64 @@ struct alignas(8) label_set::block {
   const slot* slots() const noexcept { return reinterpret_cast<const slot*>(this + 1); }
   delta_part& diff() noexcept { return *reinterpret_cast<delta_part*>(this + 1); }
   const delta_part& diff() const noexcept { return *reinterpret_cast<const delta_part*>(this + 1); }
+  // A delta that adds its pair: that pair's key code, after the delta_part.
+  static constexpr std::size_t added_key_bytes = sizeof(uint64_t);
+  uint64_t added_key() const noexcept {
+    uint64_t code;
+    std::memcpy(&code, &diff() + 1, sizeof code);
+    return code;
+  }
   const char* text() const noexcept {
-    return delta ? reinterpret_cast<const char*>(&diff() + 1)
+    return delta ? reinterpret_cast<const char*>(&diff() + 1) +
+                       (delta_replaces() ? 0 : added_key_bytes)
                  : reinterpret_cast<const char*>(slots() + count);
   }
   char* text() noexcept { return const_cast<char*>(std::as_const(*this).text()); }
+  static std::size_t delta_bytes(uint32_t replaces) noexcept {
+    return sizeof(block) + sizeof(delta_part) + (replaces ? 0 : added_key_bytes);
+  }
   std::size_t bytes() const noexcept {
-    return sizeof(block) + (delta ? sizeof(delta_part) : count * sizeof(slot)) + text_size;
+    return (delta ? delta_bytes(delta_replaces()) : sizeof(block) + count * sizeof(slot)) +
+           text_size;
   }
 
   static bool is_inline(uint64_t code) noexcept { return (code & inline_key) != 0; }
-
-  // The slot of pair `i` and the block whose characters it points into.
-  std::pair<const slot*, const block*> slot_at(std::size_t i) const noexcept {
-    if (!delta)
-      return {&slots()[i], this};
-    const auto& d = diff();
-    const std::size_t at = delta_at();
-    if (i == at)
-      return {&d.own, this};
-    return d.base->slot_at(i < at ? i : i - 1 + delta_replaces());
+  static std::size_t inline_key_size(uint64_t code) noexcept {
+    return is_inline(code) ? static_cast<std::size_t>(code & ~inline_key) : 0;
   }
-  uint64_t key_code(std::size_t i) const noexcept { return slot_at(i).first->key; }
+
+  // A delta's pair `i` other than its own: the base's index of it.
+  std::size_t base_index(std::size_t i) const noexcept {
+    return i < delta_at() ? i : i - 1 + delta_replaces();
+  }
+  bool is_own(std::size_t i) const noexcept { return delta && i == delta_at(); }
+
+  uint64_t key_code(std::size_t i) const noexcept {
+    if (!delta)
+      return slots()[i].key;
+    if (i != delta_at())
+      return diff().base->key_code(base_index(i));
+    return delta_replaces() ? diff().base->key_code(i) : added_key();
+  }
   std::string_view key(std::size_t i) const noexcept {
-    auto [s, owner] = slot_at(i);
-    if (is_inline(s->key))
-      return {owner->text() + s->offset, static_cast<std::size_t>(s->key & ~inline_key)};
-    return {reinterpret_cast<const char*>(s->key >> key_size_bits),
-            static_cast<std::size_t>(s->key & key_size_mask)};
+    if (delta && (i != delta_at() || delta_replaces()))
+      return diff().base->key(i == delta_at() ? i : base_index(i));
+    // A full block's pair, or an adding delta's own (its inline key starts its characters).
+    const uint64_t code = delta ? added_key() : slots()[i].key;
+    if (is_inline(code))
+      return {text() + (delta ? 0 : slots()[i].offset), inline_key_size(code)};
+    return {reinterpret_cast<const char*>(code >> key_size_bits),
+            static_cast<std::size_t>(code & key_size_mask)};
   }
   std::string_view value(std::size_t i) const noexcept {
-    auto [s, owner] = slot_at(i);
-    auto key_chars = is_inline(s->key) ? s->key & ~inline_key : 0;
-    return {owner->text() + s->offset + key_chars, s->value_size};
+    if (!delta) {
+      const auto& s = slots()[i];
+      return {text() + s.offset + inline_key_size(s.key), s.value_size};
+    }
+    if (i != delta_at())
+      return diff().base->value(base_index(i));
+    const std::size_t key_chars = delta_replaces() ? 0 : inline_key_size(added_key());
+    return {text() + key_chars, text_size - key_chars};
   }
 
   // In make()'s `known`: the pair's key is not coded yet.
@@ -202,24 +233,28 @@ struct alignas(8) label_set::block {
   }
 
   // A delta over the full block `base`: the pair (k, v) at `at`, replacing the base's pair
-  // there or not. `known` is k's code when known, else unknown_key.
+  // there (whose key is k) or not. `known` is k's code when known, else unknown_key; a
+  // replacing delta needs none (its key is the base's).
   static block* make_delta(block* base, std::size_t at, uint32_t replaces, uint64_t known,
                            std::string_view k, std::string_view v) {
-    const uint64_t code = code_of(k, known);
-    const std::size_t text = (is_inline(code) ? k.size() : 0) + v.size();
+    assert(!replaces || (at < base->count && base->key(at) == k));
+    const uint64_t code = replaces ? 0 : code_of(k, known);
+    const std::size_t text = inline_key_size(code) + v.size();
     if (text > UINT32_MAX)
       throw std::length_error("label_set: more than 4 GiB of keys and values");
     if (at > max_delta_at)
       throw std::length_error("label_set: more than 2^30 pairs");
     static_assert(alignof(delta_part) == alignof(block) && sizeof(delta_part) % 8 == 0);
-    void* memory = ::operator new(sizeof(block) + sizeof(delta_part) + text);
+    void* memory = ::operator new(delta_bytes(replaces) + text);
     auto* b = new (memory) block;
     b->count = base->count + 1 - replaces;
     b->text_size = static_cast<uint32_t>(text);
     b->delta = 1 | replaces << 1 | static_cast<uint32_t>(at) << 2;
     base->refs.fetch_add(1, std::memory_order_relaxed);
-    new (&b->diff()) delta_part{base, slot{code, 0, static_cast<uint32_t>(v.size())}};
-    copy_pair(b->text(), code, k, v);
+    new (&b->diff()) delta_part{base};
+    if (!replaces)
+      std::memcpy(&b->diff() + 1, &code, sizeof code);
+    copy_pair(b->text(), code, k, v); // A replacing delta's code is 0: not inline, value only.
     return b;
   }
 
@@ -363,9 +398,9 @@ void label_set::set(std::string_view key, std::string_view value) {
     return;
   }
   if (block_ != nullptr && block_->delta && present && at == block_->delta_at()) {
-    const auto& d = block_->diff();  // The delta's own pair changes: a new delta, same base.
-    *this =
-        label_set(block::make_delta(d.base, at, block_->delta_replaces(), d.own.key, key, value));
+    // The delta's own pair changes: a new delta, same base.
+    *this = label_set(block::make_delta(block_->diff().base, at, block_->delta_replaces(),
+                                        block_->key_code(at), key, value));
     return;
   }
   const entry added{key, value};

@@ -222,6 +222,14 @@ TEST(Job, ExpandsIntoPodGroupAndPods) {
   EXPECT_TRUE(w0.group.shares_with(w1.group));
   EXPECT_TRUE(w0.role.shares_with(w1.role));
   EXPECT_TRUE(w0.scheduler_name.shares_with(w1.scheduler_name));
+  // The task's sets carry index 0: the first pod of a task holds them as they are, the others a
+  // delta that replaces the index (header, base and the value: 25 bytes, no key of its own).
+  EXPECT_FALSE(w0.meta.labels.is_delta());
+  EXPECT_FALSE(w0.meta.annotations.is_delta());
+  EXPECT_TRUE(w1.meta.labels.is_delta());
+  EXPECT_TRUE(w1.meta.annotations.is_delta());
+  EXPECT_EQ(w1.meta.labels.block_bytes(), 16u + 8u + 1u);
+  EXPECT_EQ(w1.meta.annotations.block_bytes(), 16u + 8u + 1u);
   EXPECT_TRUE(p0.priority_class_name.shares_with(ps.pod_template.priority_class_name));
 }
 

@@ -188,9 +188,11 @@ TEST(label_set, one_pair_over_a_shared_block) {
       EXPECT_EQ(pod.find(k), v);
     EXPECT_FALSE(pod.find("e"));
     EXPECT_TRUE(pod.has_key_with_prefix(pair.first));
-    // Header (with the pair's position), delta part (base, slot) and the value's character:
-    // 41 bytes, within jemalloc's 48-byte class with values of up to 8 characters.
-    EXPECT_EQ(pod.block_bytes(), 16u + 24u + 1u);
+    // Header (with the pair's position), base, the key's code only when the pair is added (a
+    // replacing delta's key is the base's) and the value's character: 25 bytes replacing, within
+    // jemalloc's 32-byte class with values of up to 8 characters; 33 adding.
+    const bool replaces = task.contains(pair.first);
+    EXPECT_EQ(pod.block_bytes(), 16u + 8u + (replaces ? 0u : 8u) + 1u);
     // Changing the delta's own pair again keeps one level; any other change makes a whole set.
     pod.set(pair.first, "yy");
     EXPECT_TRUE(pod.is_delta());
@@ -228,7 +230,19 @@ TEST(label_set, one_pair_over_a_shared_block) {
   with_long.set(long_key, "v");
   EXPECT_TRUE(with_long.is_delta());
   EXPECT_EQ(*with_long.find(long_key), "v");
-  EXPECT_EQ(with_long.block_bytes(), 16u + 24u + long_key.size() + 1u);
+  EXPECT_EQ(with_long.block_bytes(), 16u + 16u + long_key.size() + 1u);
+  // Replacing its value keeps the key in the base: the delta holds the value alone.
+  label_set::builder rebuilt;
+  for (auto [k, v] : entries(with_long))
+    rebuilt.add(k, v);
+  const label_set long_base = rebuilt.build();
+  EXPECT_FALSE(long_base.is_delta());
+  label_set replaced = long_base;
+  replaced.set(long_key, "w2");
+  EXPECT_TRUE(replaced.is_delta());
+  EXPECT_EQ(*replaced.find(long_key), "w2");
+  EXPECT_EQ(entries(replaced).size(), 4u);
+  EXPECT_EQ(replaced.block_bytes(), 16u + 8u + 2u);
 }
 
 // The delta's position is packed into the block header (1 | replaces << 1 | at << 2): positions
