@@ -66,7 +66,8 @@ struct registry_state {
     scheduler::timestamp bound_at{};
   };
   /// A pod in the catalog; its id is its key in `pods`. 48 bytes, so that the map's node (a
-  /// next pointer and the key besides) is 64: one per pod (docs/NOTES.md "Memory per pod").
+  /// next pointer and the key besides) is 64: one per pod (docs/NOTES.md, "Memory the daemon no
+  /// longer keeps").
   struct pod_entry {
     /// The pod as created or restored, shared with its gang's actor, the binder and the store
     /// writer. A binding or phase change does not copy it: its runtime fields keep the values

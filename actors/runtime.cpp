@@ -469,12 +469,16 @@ registry_snapshot runtime_probe::snapshot(runtime& rt) {
   auto* sched = rt.impl_->test_sched();
   if (sched == nullptr)
     throw std::logic_error("runtime_probe needs a deterministic runtime");
+  using answer = std::shared_ptr<std::optional<registry_snapshot>>;
   auto out = std::make_shared<std::optional<registry_snapshot>>();
-  rt.impl_->system->spawn([registry = rt.impl_->registry, out](caf::event_based_actor* self) {
-    self->request(registry, caf::infinite, inspect_atom::value).then([out](registry_snapshot& s) {
-      *out = std::move(s);
-    });
-  });
+  // The handles go in as arguments: CAF 0.17 spawning a function of the actor alone binds a
+  // reference to a null argument tuple (UBSan reports it).
+  rt.impl_->system->spawn(
+      [](caf::event_based_actor* self, const registry_actor& registry, const answer& out) {
+        self->request(registry, caf::infinite, inspect_atom::value)
+            .then([out](registry_snapshot& s) { *out = std::move(s); });
+      },
+      rt.impl_->registry, out);
   sched->run();
   if (!*out)
     throw std::logic_error("the registry did not answer its inspection");

@@ -159,7 +159,6 @@ struct alignas(8) label_set::block {
   std::size_t base_index(std::size_t i) const noexcept {
     return i < delta_at() ? i : i - 1 + delta_replaces();
   }
-  bool is_own(std::size_t i) const noexcept { return delta && i == delta_at(); }
 
   uint64_t key_code(std::size_t i) const noexcept {
     if (!delta)
