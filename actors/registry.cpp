@@ -57,11 +57,8 @@ uint64_t next_version(self_ptr self) { return ++self->state.resource_version; }
 
 scheduler::object_uid new_uid(self_ptr self) {
   auto& r = self->state.random;
-  uint64_t hi = r();
-  uint64_t lo = r();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;                       // Version 4.
-  lo = (lo & ~(0xC000000000000000ULL)) | 0x8000000000000000ULL;  // RFC 4122 variant.
-  return scheduler::object_uid::from_uuid(hi, lo);
+  const uint64_t hi = r();
+  return scheduler::object_uid::make_uuid(hi, r(), 4);
 }
 
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,

@@ -55,12 +55,9 @@ status too_long(std::string_view what, const std::string& name) {
 object_uid derived_uid(std::string_view job_uid, std::string_view object_name) {
   auto [h1, h2] = fnv1a_twice(job_uid, object_name, 0xcbf29ce484222325ULL, 0x84222325cbf29ce4ULL);
   // mix64 spreads FNV's weak low bits over the whole word.
-  uint64_t hi = mix64(h1);
-  uint64_t lo = mix64(h2 ^ hi);
-  // Version 8 (custom) and the RFC 9562 variant, so the text is a well-formed UUID.
-  hi = (hi & ~(0xfULL << 12)) | (0x8ULL << 12);
-  lo = (lo & ~(0x3ULL << 62)) | (0x2ULL << 62);
-  return object_uid::from_uuid(hi, lo); // Held as its bits: no text is made.
+  const uint64_t hi = mix64(h1);
+  // Version 8 (custom), held as its bits: no text is made.
+  return object_uid::make_uuid(hi, mix64(h2 ^ hi), 8);
 }
 
 std::string task_name(const job_task& task, std::size_t index) {

@@ -76,11 +76,11 @@ object_uid::object_uid(std::string_view text) {
   low_ = shared_string(text).detach();
 }
 
-object_uid object_uid::from_uuid(uint64_t high, uint64_t low) noexcept {
-  assert((low >> 62) == 2 && "object_uid::from_uuid: not RFC 4122's variant");
+object_uid object_uid::make_uuid(uint64_t high, uint64_t low, unsigned version) noexcept {
+  assert(version < 16);
   object_uid uid;
-  uid.high_ = high;
-  uid.low_ = low;
+  uid.high_ = (high & ~(uint64_t{0xf} << 12)) | (uint64_t{version} << 12);
+  uid.low_ = (low & ~(uint64_t{0x3} << 62)) | (uint64_t{0x2} << 62); // Makes it compact.
   return uid;
 }
 

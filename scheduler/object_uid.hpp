@@ -32,9 +32,9 @@ class object_uid {
   using text_buffer = std::array<char, 36>;
 
   object_uid() noexcept = default;
-  /// The UUID with these 128 bits (first and last 8 bytes, big-endian). Precondition: RFC 4122's
-  /// variant, (low >> 62) == 2, as every UUID this code makes has.
-  static object_uid from_uuid(uint64_t high, uint64_t low) noexcept;
+  /// The UUID of `version` (4: random, 8: custom) made of these bits (first and last 8 bytes,
+  /// big-endian), with its version and RFC 4122's variant written over the bits they take.
+  static object_uid make_uuid(uint64_t high, uint64_t low, unsigned version) noexcept;
   // Implicit from text, as a std::string is: `p.meta.uid = "u1"` reads as it did.
   object_uid(std::string_view text); // NOLINT(google-explicit-constructor)
   object_uid(const std::string& text) : object_uid(std::string_view(text)) {} // NOLINT

@@ -29,6 +29,17 @@ TEST(ObjectUid, AnRfc4122UuidIsHeldAsItsBitsAndReadsBackAsItsText) {
   EXPECT_EQ(sizeof(object_uid), 16u);
 }
 
+TEST(ObjectUid, MakeUuidWritesItsVersionAndVariantOverTheBits) {
+  // All ones and all zeros: only the version's nibble and the variant's two bits change.
+  EXPECT_EQ(object_uid::make_uuid(~uint64_t{0}, ~uint64_t{0}, 4).str(),
+            "ffffffff-ffff-4fff-bfff-ffffffffffff");
+  EXPECT_EQ(object_uid::make_uuid(0, 0, 8).str(), "00000000-0000-8000-8000-000000000000");
+  auto uid = object_uid::make_uuid(0x0123456789abcdefULL, 0xfedcba9876543210ULL, 4);
+  EXPECT_TRUE(uid.is_compact());
+  EXPECT_EQ(uid, "01234567-89ab-4def-bedc-ba9876543210");
+  EXPECT_EQ(uid, object_uid(uid.str())); // The same value as its text parsed.
+}
+
 TEST(ObjectUid, AnyOtherTextIsKeptAsGiven) {
   for (std::string text :
        std::vector<std::string>{"u1", "0F8FAD5B-D9CB-469F-A165-70867728950E", // uppercase
