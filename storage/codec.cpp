@@ -1065,8 +1065,8 @@ struct record_decoder::impl {
   std::unordered_map<std::string, std::shared_ptr<const sch::placement_constraints>, text_hash,
                      std::equal_to<>>
       constraints;
-  // spec_json texts by content; each key views the text of its value's block.
-  std::unordered_map<std::string_view, sch::shared_string, text_hash> texts;
+  // spec_json texts by content.
+  sch::shared_string_pool texts;
 
   // The last hit of each table: pods arrive in key order, so neighbours usually come from one
   // template, and comparing with the last hit is cheaper than hashing a kilobyte of JSON.
@@ -1120,11 +1120,7 @@ struct record_decoder::impl {
   sch::shared_string shared_text(std::string_view text) {
     if (last_text && last_text == text)
       return last_text;
-    if (auto it = texts.find(text); it != texts.end())
-      return last_text = it->second;
-    sch::shared_string owned(text);
-    texts.emplace(owned.view(), owned);
-    return last_text = owned;
+    return last_text = texts.share(text);
   }
 
   bool decode_pod_record(std::string_view bytes, sch::pod& out, std::string& error);

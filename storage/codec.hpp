@@ -100,7 +100,8 @@ class record_decoder {
   /// (decode): a record starts with its record_version, field 1; an update with its pod, field 2.
   static bool holds_only_pod_state(std::string_view bytes) noexcept;
 
-  /// How many distinct constraints and spec_json instances this decoder handed out.
+  /// How many distinct constraints and spec_json instances this decoder handed out (spec_json:
+  /// its pool may have let go of texts nothing else held any more).
   std::size_t distinct_constraints() const noexcept;
   std::size_t distinct_spec_json() const noexcept;
 
