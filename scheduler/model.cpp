@@ -391,9 +391,7 @@ void label_set::set(std::string_view key, std::string_view value) {
     // Shared (a job task's pods are copies of its sets, each then given its index): only the
     // pair goes in a new block. A block this set alone holds is rebuilt below instead, since a
     // delta over it would keep it alive beside the delta.
-    *this = label_set(block::make_delta(block_, at, replaces,
-                                        present ? block_->key_code(at) : block::unknown_key,
-                                        key, value));
+    *this = label_set(block::make_delta(block_, at, replaces, block::unknown_key, key, value));
     return;
   }
   if (block_ != nullptr && block_->delta && present && at == block_->delta_at()) {
@@ -482,8 +480,7 @@ label_set label_set::builder::build_sharing() {
     if (size == n && i == n)
       result = last_; // Equal: share.
     else if (one_apart)
-      result = label_set(block::make_delta(last_.block_, i, replaces,
-                                           replaces ? last->key_code(i) : block::unknown_key,
+      result = label_set(block::make_delta(last_.block_, i, replaces, block::unknown_key,
                                            pairs_[i].first, pairs_[i].second));
   }
   if (result.block_ == nullptr && !pairs_.empty()) {
