@@ -78,7 +78,7 @@ cluster_actor::behavior_type cluster_actor_impl(self_ptr self, context_ptr ctx) 
     },
     [self](spec_atom, queue_ptr spec, queue_actor_fwd handle) {
       auto& st = self->state;
-      auto& q = st.queues[spec->meta.name];
+      auto& q = st.queues[spec->meta.name.str()];
       bool reopened = q.spec && q.spec->state != scheduler::queue_state::open &&
                       spec->state == scheduler::queue_state::open;
       q.spec = std::move(spec);

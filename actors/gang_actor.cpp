@@ -37,7 +37,9 @@ scheduler::gang_planner& planner_for(const runtime_context& ctx) {
   return *planners.back().planner;
 }
 
-const std::string& gang_name(self_ptr self) { return self->state.group->meta.name; }
+std::string_view gang_name(self_ptr self) {
+  return self->state.group->meta.name;
+}
 
 void transition(self_ptr self, gang_phase to) {
   auto st = self->state.machine.transition(to);
@@ -913,7 +915,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       snap.rounds = static_cast<int32_t>(st.round);
       for (const auto& m : st.members)
         if (m.placeholder && m.status == member_status::bound)
-          snap.placeholders.push_back({m.ref.id, m.ref.pod->meta.name, m.ref.pod->role.str(),
+          snap.placeholders.push_back({m.ref.id, m.ref.pod->meta.name.str(), m.ref.pod->role.str(),
                                        m.node, m.ref.pod->requests});
       return snap;
     },

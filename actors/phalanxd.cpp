@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
   for (auto& n : cluster_nodes) {
     auto done = std::make_shared<std::promise<result<api::object>>>();
     creations.push_back(done->get_future());
-    names.push_back(n.meta.name);
+    names.push_back(n.meta.name.str());
     service.create(api::node_object{std::move(n), {}, 0},
                    [done](result<api::object> r) { done->set_value(std::move(r)); });
   }

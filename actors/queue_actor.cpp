@@ -67,7 +67,7 @@ void publish_gauges(self_ptr self) {
 
 void report_usage(self_ptr self) {
   auto& st = self->state;
-  self->send(st.cluster, usage_atom::value, st.spec->meta.name, st.allocated,
+  self->send(st.cluster, usage_atom::value, st.spec->meta.name.str(), st.allocated,
              st.allocated + st.demand);
   publish_gauges(self);
 }
@@ -85,7 +85,7 @@ void set_claim(self_ptr self, uint64_t gang, book& b, scheduler::resources claim
   st.inqueue -= b.claim;
   st.inqueue += claim;
   b.claim = std::move(claim);
-  self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name, b.claim);
+  self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), b.claim);
 }
 
 scheduler::resources claim_of(const book& b) {

@@ -24,7 +24,7 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
                                           spec, st.binder, committed);
   st.ctx->nodes->publish(index, handle);
-  auto& e = st.nodes[spec->meta.name];
+  auto& e = st.nodes[spec->meta.name.str()];
   e.index = static_cast<uint32_t>(index);
   e.node = spec;
   e.name = spec->meta.name;
@@ -43,7 +43,7 @@ void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
   auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
-  st.queues[spec->meta.name] = {spec, handle, {}};
+  st.queues[spec->meta.name.str()] = {spec, handle, {}};
   self->send(st.cluster, spec_atom::value, spec, queue_actor_fwd{handle});
 }
 
@@ -86,7 +86,7 @@ void stamp_new(self_ptr self, scheduler::object_meta& meta) {
 
 void create_node(self_ptr self, scheduler::node n, object_reply reply) {
   auto& st = self->state;
-  auto key = n.meta.name;
+  auto key = n.meta.name.str();
   if (name_taken(st, resource_kind::node, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::node, key)});
   stamp_new(self, n.meta);
@@ -110,7 +110,7 @@ void create_node(self_ptr self, scheduler::node n, object_reply reply) {
 
 void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
   auto& st = self->state;
-  auto key = q.meta.name;
+  auto key = q.meta.name.str();
   if (name_taken(st, resource_kind::queue, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::queue, key)});
   stamp_new(self, q.meta);

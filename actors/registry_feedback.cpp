@@ -159,7 +159,7 @@ std::string claim_job_pods(registry_state& st, const std::string& job_key,
     for (const auto& p : pods) {
       auto key = object_key(p.meta.namespace_name, p.meta.name);
       if (st.pod_ids.count(key) != 0 || reserved.count(key) != 0)
-        return p.meta.name;
+        return p.meta.name.str();
     }
   for (auto& [prefix, task] : tasks)
     st.job_tasks.emplace(std::move(prefix), std::move(task));

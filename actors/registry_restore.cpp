@@ -194,8 +194,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   st.next_pod = std::max(st.next_pod, first_expanded_id + expanded.slots);
 
   for (auto& n : loaded.nodes) {
-    auto name = n.meta.name;
-    auto c = committed.find(name);
+    auto c = committed.find(n.meta.name.str());
     add_node(self, std::move(n), c == committed.end() ? pod_refs{} : std::move(c->second));
   }
   for (const auto& [node, refs] : committed)

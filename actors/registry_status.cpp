@@ -180,7 +180,7 @@ api::node_object node_view(const registry_state::node_entry& n) {
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
   api::queue_object out{*q.queue, {}};
   auto& s = out.status;
-  auto gangs = st.gangs_by_queue.find(q.queue->meta.name);
+  auto gangs = st.gangs_by_queue.find(q.queue->meta.name.str());
   if (gangs == st.gangs_by_queue.end()) {
     s.deserved = q.deserved;
     return out;

@@ -725,7 +725,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       api_error e = std::move(decoded).error();
       return fail(with_details(std::move(e), k, ""), "CREATE");
     }
-    std::string created_name = meta_of(*decoded).name;
+    std::string created_name = meta_of(*decoded).name.str();
     svc_.create(std::move(*decoded),
                 hop([respond, k, created_name, out, object_answer](result<object> r) {
                   if (!r) {

@@ -180,7 +180,7 @@ std::vector<json::value> table_cells(const object& o, scheduler::timestamp now) 
       }
     },
     o);
-  cells.insert(cells.begin(), json::value(json::string(meta_of(o).name)));
+  cells.insert(cells.begin(), json::value(json::string(meta_of(o).name.view())));
   return cells;
 }
 

@@ -440,7 +440,7 @@ void read_meta(const v1::ObjectMeta& in, reader& r, scheduler::object_meta& out)
 }
 
 void write_meta(const scheduler::object_meta& in, v1::ObjectMeta& out) {
-  out.set_name(in.name);
+  out.set_name(in.name.str());
   out.set_namespace_(in.namespace_name.str());
   out.set_uid(in.uid.str());
   if (in.resource_version != 0)

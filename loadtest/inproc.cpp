@@ -105,7 +105,7 @@ status create_all(api::service& svc, std::vector<api::object> objects) {
   auto s = std::make_shared<shared>();
   s->left = objects.size();
   for (auto& o : objects) {
-    std::string name = api::meta_of(o).name;
+    std::string name = api::meta_of(o).name.str();
     svc.create(std::move(o), [s, name](result<api::object> r) {
       std::lock_guard lock(s->m);
       if (!r.ok() && r.error().code() != errc::already_exists && s->first.ok())

@@ -443,7 +443,7 @@ std::vector<scheduler::sim_job> to_sim_jobs(const trace& t, const replay_model& 
       scheduler::sim_pod p;
       p.spec.meta.name = name + "-" + std::to_string(i);
       p.spec.meta.namespace_name = "trace";
-      p.spec.meta.uid = p.spec.meta.name;
+      p.spec.meta.uid = p.spec.meta.name.view();
       p.spec.group = name;
       p.spec.role = "worker";
       p.spec.requests = per_pod;

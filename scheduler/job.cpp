@@ -44,8 +44,8 @@ std::vector<std::size_t> tasks_by_priority(const job& j) {
   return order;
 }
 
-status too_long(std::string_view what, const std::string& name) {
-  return {errc::invalid_argument, std::string(what) + " \"" + name + "\" is " +
+status too_long(std::string_view what, std::string_view name) {
+  return {errc::invalid_argument, std::string(what) + " \"" + std::string(name) + "\" is " +
                                       std::to_string(name.size()) +
                                       " characters; a name must be at most 253"};
 }
@@ -199,9 +199,15 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
                                 .add(queue_name_key, g.queue)
                                 .add(task_index_key, "0")
                                 .build();
+    // job_pod_name's text, built in one buffer: the pod's name block is the only allocation.
+    std::string name_text = job_task_prefix(j.meta.name, tname) + '-';
+    const std::size_t prefix_size = name_text.size();
     for (int32_t ix = 0; ix < t.replicas; ++ix) {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
-      p.meta.name = job_pod_name(j.meta.name, tname, ix);
+      const std::string index = std::to_string(ix);
+      name_text.resize(prefix_size);
+      name_text += index;
+      p.meta.name = name_text;
       if (p.meta.name.size() > max_subdomain_length)
         return too_long("pod name", p.meta.name);
       p.meta.namespace_name = j.meta.namespace_name;
@@ -212,7 +218,6 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       p.role = role_name;
       if (p.scheduler_name.empty())
         p.scheduler_name = job_scheduler;
-      const std::string index = std::to_string(ix);
       p.meta.annotations = task_annotations;
       p.meta.annotations.set(task_index_key, index);
       p.meta.labels = task_labels;

@@ -199,10 +199,13 @@ class label_set::builder {
 /// Metadata shared by every object (a subset of Kubernetes' ObjectMeta). The namespace is a
 /// shared_string because every pod of a namespace names it (whoever builds pods makes them share
 /// it: a job's expansion, the store decoder's and the registry's pools); the uid is an
-/// object_uid, 16 bytes with no heap block for a UUID. The name stays a std::string: it is
-/// unique, and most fit its inline buffer.
+/// object_uid, 16 bytes with no heap block for a UUID. The name is a shared_string too, though
+/// no two objects of a kind share one: 8 bytes in place of a std::string's 32, whose inline
+/// buffer holds 15 characters, fewer than most pod names have ("<job>-<task>-<index>", a
+/// ReplicaSet's "<name>-<hash>-<suffix>"), so their text took a heap block either way (the same
+/// size class: 17-32 bytes). Copies of an object, which the actors pass around, share it.
 struct object_meta {
-  std::string name;
+  shared_string name;
   shared_string namespace_name; // Empty for cluster-scoped kinds (nodes, queues).
   object_uid uid;
   label_set labels;
@@ -317,9 +320,10 @@ resources effective_requests(const std::vector<container_resources>& containers,
 struct pod {
   object_meta meta;
   // The four names are shared_strings: the pods of a job task share them (shared_string.hpp).
-  // With the namespace and node name also shared_strings, the uid an object_uid and spec_json a
-  // shared_string, the pod is 232 bytes: 248 with make_shared's control block (16 bytes), within
-  // jemalloc's 256-byte class (304 bytes took a 320 slot). pod_layout (model_test) checks it.
+  // With the pod's own name, the namespace and node name also shared_strings, the uid an
+  // object_uid and spec_json a shared_string, the pod is 208 bytes: 224 with make_shared's
+  // control block (16 bytes), jemalloc's 224-byte class (232 bytes took a 256 slot, 304 a 320).
+  // pod_layout (model_test) checks it.
   shared_string group; // PodGroup name in the pod's namespace; empty: the pod is its own gang.
   shared_string role;  // Task role ("ps", "worker", "driver"); empty when the gang has no roles.
   resources requests;  // effective_requests(); requests.pods is 1.

@@ -787,7 +787,7 @@ struct gang_planner::scratch {
 
   std::string who(std::size_t c) const {
     const pod& p = *classes[c].first;
-    return p.role.empty() ? p.meta.name : p.role.str();
+    return p.role.empty() ? p.meta.name.str() : p.role.str();
   }
 
   std::string amount_text(std::size_t d, int64_t amount) const {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <ostream>
 
 namespace phalanx::scheduler {
 
@@ -57,6 +58,10 @@ shared_string shared_string_pool::share(std::string_view text) {
 void shared_string_pool::sweep() {
   std::erase_if(texts_, [](const shared_string& s) { return s.use_count() == 1; });
   sweep_at_ = std::max<std::size_t>(256, 2 * texts_.size());
+}
+
+std::ostream& operator<<(std::ostream& out, const shared_string& s) {
+  return out << s.view();
 }
 
 } // namespace phalanx::scheduler

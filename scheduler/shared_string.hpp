@@ -17,6 +17,7 @@
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -157,6 +158,9 @@ class shared_string_pool {
   std::unordered_set<shared_string, text_hash, text_equal> texts_;
   std::size_t sweep_at_ = 256;
 };
+
+/// Writes the text (test failure messages print names this way).
+std::ostream& operator<<(std::ostream& out, const shared_string& s);
 
 } // namespace phalanx::scheduler
 

@@ -1237,7 +1237,7 @@ status validate(std::span<const sim_job> jobs, const sim_config& config) {
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const auto& job = jobs[j];
     const std::string where = "jobs[" + std::to_string(j) + "] (" + job.group.meta.name + ")";
-    if (!names.insert(job.group.meta.name).second)
+    if (!names.insert(job.group.meta.name.str()).second)
       return bad(where + ": duplicate job name");
     if (job.pods.empty())
       return bad(where + ": has no pods");

@@ -537,6 +537,14 @@ struct field_reader {
     out = sch::object_uid(v);
     return true;
   }
+  /// A text only one object holds (its name): a block of its own.
+  bool text(sch::shared_string& out) {
+    std::string_view v;
+    if (!len(v))
+      return false;
+    out = sch::shared_string(v);
+    return true;
+  }
   /// Through `names`: a name many records repeat (a namespace, a node) shares one block.
   bool text(sch::shared_string& out, sch::shared_string_pool& names) {
     std::string_view v;

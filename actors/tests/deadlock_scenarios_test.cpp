@@ -95,7 +95,7 @@ std::map<std::string, api::pod_group_object> groups_by_name(runtime_harness& h) 
   std::map<std::string, api::pod_group_object> out;
   for (auto& o : r->items) {
     auto g = std::get<api::pod_group_object>(o);
-    out[g.group.meta.name] = g;
+    out[g.group.meta.name.str()] = g;
   }
   return out;
 }

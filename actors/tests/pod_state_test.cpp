@@ -103,7 +103,7 @@ void run_job(runtime_harness& h, const std::string& name, int32_t replicas) {
 std::map<std::string, scheduler::pod> job_pods(runtime_harness& h) {
   std::map<std::string, scheduler::pod> out;
   for (auto& p : h.pods())
-    out[p.pod.meta.name] = std::move(p.pod);
+    out[p.pod.meta.name.str()] = std::move(p.pod);
   return out;
 }
 

@@ -116,7 +116,7 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
       return;
     for (const auto& p : h.pods("default"))
       if (p.pod.group == name)
-        h.svc().remove(api::resource_kind::pod, "default", p.pod.meta.name,
+        h.svc().remove(api::resource_kind::pod, "default", p.pod.meta.name.str(),
                        [](result<api::object>) {});
   };
   for (int i = 0; i < shape.gangs / 200; ++i)
@@ -166,8 +166,9 @@ void run_stress(const stress_shape& shape, uint64_t seed) {
     runtime_harness::must_ok(r, "list podgroups");
     for (const auto& o : r->items) {
       const auto& g = std::get<api::pod_group_object>(o);
-      if (g.status.phase != scheduler::pod_group_phase::completed && !deleted.count(g.group.meta.name))
-        out.push_back(g.group.meta.name);
+      if (g.status.phase != scheduler::pod_group_phase::completed &&
+          !deleted.count(g.group.meta.name.str()))
+        out.push_back(g.group.meta.name.str());
     }
     if (!out.empty() && out.size() <= 50) // Near the end: worth a look at their pods.
       drop_stranded(out);

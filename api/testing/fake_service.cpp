@@ -32,7 +32,7 @@ fake_service::fake_service(options opts) : opts_(std::move(opts)) {
     q.queue.meta.uid = "fake-default-queue";
     q.queue.meta.creation_time = now();
     q.queue.meta.resource_version = ++rv_;
-    objects_[{int(resource_kind::queue), "", q.queue.meta.name}] = q;
+    objects_[{int(resource_kind::queue), "", q.queue.meta.name.str()}] = q;
   }
   worker_ = std::thread([this] { run_worker(); });
 }

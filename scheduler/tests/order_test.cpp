@@ -28,7 +28,7 @@ pod_group group(std::string name, int32_t priority, std::chrono::seconds created
 std::vector<std::string> names_of(const std::vector<gang_standing>& gangs) {
   std::vector<std::string> out;
   for (const auto& g : gangs)
-    out.push_back(g.group->meta.name);
+    out.push_back(g.group->meta.name.str());
   return out;
 }
 

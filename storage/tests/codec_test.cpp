@@ -798,13 +798,13 @@ TEST(CodecPodState, AnUpdateCarryingOtherFieldsIsRefused) {
 // update the number here.
 
 TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
-  EXPECT_EQ(sizeof(sch::object_meta), 88u) << "object_meta changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::node), 176u) << "node changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod), 232u) << "pod changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::pod_group), 248u) << "pod_group changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::queue), 248u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 288u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 312u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::object_meta), 64u) << "object_meta changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::node), 152u) << "node changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod), 208u) << "pod changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::pod_group), 224u) << "pod_group changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 264u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 288u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";

@@ -188,7 +188,7 @@ result<api::object_list> list_of(api::http_client& client, const std::string& pa
 }
 
 std::string key_of(const scheduler::object_meta& m) {
-  return m.namespace_name.empty() ? m.name : m.namespace_name + "/" + m.name;
+  return m.namespace_name.empty() ? m.name.str() : m.namespace_name + "/" + m.name;
 }
 
 } // namespace
@@ -220,7 +220,7 @@ result<api_state> read_state(api::http_client& client) {
     return nodes.error();
   for (auto& o : nodes->items) {
     const auto& n = std::get<api::node_object>(o).node;
-    s.nodes[n.meta.name] = n.allocatable;
+    s.nodes[n.meta.name.str()] = n.allocatable;
   }
   return s;
 }

@@ -163,7 +163,7 @@ bool run_workload(uint64_t seed, const std::string& path,
     auto obj = decode_body(body);
     auto kind = api::kind_of(obj);
     const auto& m = api::meta_of(obj);
-    auto key = m.namespace_name.empty() ? m.name : m.namespace_name + "/" + m.name;
+    auto key = m.namespace_name.empty() ? m.name.str() : m.namespace_name + "/" + m.name;
     rt.service().create(std::move(obj), [&rec, kind, key](result<api::object> r) {
       if (r.ok())
         rec.acknowledged.push_back({kind, key, api::meta_of(*r).uid.str()});
