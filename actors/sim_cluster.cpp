@@ -6,6 +6,8 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <cassert>
+
 namespace phalanx::actors {
 
 namespace {
@@ -14,11 +16,11 @@ using self_ptr = binder_actor::stateful_pointer<sim_cluster_state>;
 using sim_phase = sim_cluster_state::sim_phase;
 using timer = sim_cluster_state::timer;
 
-// A pod's group, or the pod itself when it is its own gang. Both arms views: `cond ? std::string
-// : shared_string` would build a temporary shared_string from the name, and a view of it would
-// outlive it.
-std::string_view gang_name_of(const scheduler::pod& p) {
-  return p.group.empty() ? std::string_view(p.meta.name) : p.group.view();
+using gang_key = sim_cluster_state::gang_key;
+
+// A pod's group, or the pod itself when it is its own gang.
+const scheduler::shared_string& gang_name_of(const scheduler::pod& p) {
+  return p.group.empty() ? p.meta.name : p.group;
 }
 
 // A pod has a namespace (validation requires one), so these are "<namespace>/<name>".
@@ -26,16 +28,19 @@ std::string key_of(const scheduler::pod& p) {
   return storage::object_key(p.meta.namespace_name, p.meta.name);
 }
 
-std::string gang_key_of(const scheduler::pod& p) {
-  return storage::object_key(p.meta.namespace_name, gang_name_of(p));
+// Shares the pod's blocks: no text is copied.
+gang_key gang_key_of(const scheduler::pod& p) {
+  return {p.meta.namespace_name, gang_name_of(p)};
 }
 
-// gang_key_of(p) == key, without building the key.
-bool same_gang(std::string_view key, const scheduler::pod& p) {
-  std::string_view ns = p.meta.namespace_name;
-  std::string_view group = gang_name_of(p);
-  return key.size() == ns.size() + 1 + group.size() && key.starts_with(ns) &&
-         key[ns.size()] == '/' && key.ends_with(group);
+// "<namespace>/<group>", as the stall report names a gang.
+std::string gang_text(const gang_key& k) {
+  return storage::object_key(k.namespace_name, k.name);
+}
+
+// gang_key_of(p) == key, without copying the names.
+bool same_gang(const gang_key& key, const scheduler::pod& p) {
+  return key.namespace_name == p.meta.namespace_name && key.name == gang_name_of(p);
 }
 
 result<std::optional<scheduler::duration>> duration_annotation(const scheduler::pod& p,
@@ -88,9 +93,10 @@ void child_ended(self_ptr self, const std::string& child_key, bool failed) {
   st.parent_of.erase(parent);
   if (p == st.pods.end() || p->second.phase != sim_phase::running)
     return;
-  if (!p->second.spawned)
+  auto* spawned = p->second.spawned();
+  if (!spawned)
     return;
-  auto& children = *p->second.spawned;
+  auto& children = *spawned;
   ++children.done;
   children.failed |= failed;
   if (children.done >= static_cast<int32_t>(children.names.size()))
@@ -106,17 +112,23 @@ void drop_pod(sim_cluster_state& st, uint64_t id) {
   if (i == st.pods.end())
     return;
   auto& sp = i->second;
-  if (sp.spawned)
-    for (const auto& child : sp.spawned->names) {
+  if (auto* children = sp.spawned())
+    for (const auto& child : children->names) {
       st.parent_of.erase(child);
       st.finished_names.erase(child);
     }
-  if (auto g = st.gangs.find(*sp.gang_key); g != st.gangs.end()) {
-    g->second.erase(id);
-    if (g->second.empty()) {
-      st.gangs_with_barriers.erase(g->first);
-      st.gangs.erase(g);
+  if (auto g = st.gangs.find(gang_key_of(*sp.pod)); g != st.gangs.end()) {
+    auto& members = g->second.pods;
+    const uint32_t at = sp.slot;
+    assert(at < members.size() && members[at] == id);
+    if (at + 1 != members.size()) { // The last pod takes the leaving one's place.
+      members[at] = members.back();
+      if (auto moved = st.pods.find(members[at]); moved != st.pods.end())
+        moved->second.slot = at;
     }
+    members.pop_back();
+    if (members.empty())
+      st.gangs.erase(g);
   }
   st.pods.erase(i);
   ++st.changes;
@@ -139,12 +151,12 @@ void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string
 
 // The children a spawner waits for: <pod>-exec-<i>; some may have ended before a restart.
 void expect_children(uint64_t parent, sim_cluster_state::sim_pod& sp, sim_cluster_state& st) {
-  sp.spawned = std::make_unique<sim_cluster_state::spawned_children>();
+  auto& children = sp.declared->spawned.emplace(); // A spawner declared its spawn.
   for (const auto& child : spawned_pods(*sp.pod, sp.behavior())) {
     auto key = key_of(child);
-    sp.spawned->names.push_back(key);
+    children.names.push_back(key);
     if (st.finished_names.count(key))
-      ++sp.spawned->done;
+      ++children.done;
     else
       st.parent_of[key] = parent;
   }
@@ -161,18 +173,16 @@ void start_clock(self_ptr self, uint64_t id, sim_cluster_state::sim_pod& sp) {
 }
 
 // Starts the clocks of a gang's pods waiting at a barrier once enough of the gang runs.
-void release_barrier(self_ptr self, const std::string& gang_key) {
+void release_barrier(self_ptr self, const gang_key& key) {
   auto& st = self->state;
-  if (!st.gangs_with_barriers.contains(gang_key))
-    return;
-  auto g = st.gangs.find(gang_key);
-  if (g == st.gangs.end())
+  auto g = st.gangs.find(key);
+  if (g == st.gangs.end() || !g->second.has_barrier)
     return;
   int32_t running = 0;
-  for (auto id : g->second)
+  for (auto id : g->second.pods)
     if (auto p = st.pods.find(id); p != st.pods.end() && p->second.phase == sim_phase::running)
       ++running;
-  for (auto id : g->second) {
+  for (auto id : g->second.pods) {
     auto p = st.pods.find(id);
     if (p == st.pods.end() || !p->second.at_barrier || p->second.behavior().barrier > running)
       continue;
@@ -192,7 +202,7 @@ void start_pod(self_ptr self, uint64_t id) {
     sp.at_barrier = true;
   else
     start_clock(self, id, sp);
-  release_barrier(self, *sp.gang_key);
+  release_barrier(self, gang_key_of(*sp.pod));
   if (sp.behavior().spawn > 0) {
     expect_children(id, sp, st);
     spawn_request req;
@@ -216,7 +226,7 @@ void check_stall(self_ptr self) {
     for (const auto& [id, sp] : st.pods)
       if (sp.phase == sim_phase::running &&
           (sp.at_barrier || sp.behavior().spawn > 0 || !sp.behavior().declares_end()))
-        groups.insert(*sp.gang_key);
+        groups.insert(gang_text(gang_key_of(*sp.pod)));
     st.stuck_groups.assign(groups.begin(), groups.end());
   }
   if (st.stuck_groups.empty())
@@ -324,27 +334,28 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       auto now = self->clock().now();
       auto wall_now = st.ctx->now();
       // The pods of one message are usually one gang's: its entry is looked up once.
-      std::pair<const std::string, std::unordered_set<uint64_t>>* gang = nullptr;
+      std::pair<const gang_key, sim_cluster_state::sim_gang>* gang = nullptr;
       for (const auto& ref : pods) {
         if (st.pods.count(ref.id))
           continue;  // Bound twice would be a bug upstream; simulate once.
         if (!gang || !same_gang(gang->first, *ref.pod))
           gang = &*st.gangs.try_emplace(gang_key_of(*ref.pod)).first;
-        gang->second.insert(ref.id);
         sim_cluster_state::sim_pod sp;
         sp.pod = ref.pod;
-        sp.gang_key = &gang->first;
+        sp.slot = static_cast<uint32_t>(gang->second.pods.size());
+        gang->second.pods.push_back(ref.id);
         // A pod without sim.phalanx.io/ annotations (most) runs with the default behavior.
         if (ref.pod->meta.annotations.has_key_with_prefix(sim_key_prefix)) {
           auto behavior = parse_sim_behavior(*ref.pod);
           if (behavior)
-            sp.declared = std::make_unique<const sim_behavior>(std::move(*behavior));
+            sp.declared = std::make_unique<sim_cluster_state::declared_behavior>(
+                sim_cluster_state::declared_behavior{std::move(*behavior), std::nullopt});
           else
             spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
                          behavior.error().message());
         }
         if (sp.behavior().barrier > 0)
-          st.gangs_with_barriers.insert(gang->first);
+          gang->second.has_barrier = true;
         bool resumed = ref.pod->phase == scheduler::pod_phase::running &&
                        ref.pod->start_time != scheduler::timestamp{};
         if (resumed) {

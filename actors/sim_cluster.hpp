@@ -23,6 +23,7 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/runtime_context.hpp"
+#include "scheduler/shared_string.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
@@ -34,7 +35,6 @@
 #include <set>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace phalanx::actors {
@@ -80,24 +80,51 @@ struct sim_cluster_state {
     int32_t done = 0;
     bool failed = false;
   };
+  /// What a pod with sim.phalanx.io/ annotations declares, and a spawner's children once it
+  /// spawned them. Most pods declare nothing and hold none (a cluster holds every bound pod).
+  struct declared_behavior {
+    sim_behavior behavior;
+    std::optional<spawned_children> spawned;
+  };
   struct sim_pod {
     pod_ptr pod;
-    /// Null for a pod without sim.phalanx.io/ annotations (most of them): the behavior is
-    /// ~170 bytes and a cluster holds every bound pod. Owned, not shared (each pod parses its
-    /// own): 8 bytes, so with `spawned` a pod's map node is 64 bytes, not 80.
-    std::unique_ptr<const sim_behavior> declared;
+    /// Null for a pod without sim.phalanx.io/ annotations. Owned, not shared (each pod parses
+    /// its own): 8 bytes.
+    std::unique_ptr<declared_behavior> declared;
     const sim_behavior& behavior() const noexcept {
       static const sim_behavior none;
-      return declared ? *declared : none;
+      return declared ? declared->behavior : none;
     }
+    spawned_children* spawned() const noexcept {
+      return declared && declared->spawned ? &*declared->spawned : nullptr;
+    }
+    /// Its position in its gang's `pods` (a removal moves the last pod there).
+    uint32_t slot = 0;
     sim_phase phase = sim_phase::starting;
-    bool at_barrier = false;               // Running, waiting for its peers.
-    /// Its gang's key, "<namespace>/<group>": the key of its entry in `gangs`, which lives as
-    /// long as one of its pods does (one string per gang, not per pod).
-    const std::string* gang_key = nullptr;
-    /// A spawner's children (the Spark driver's executors); null for every other pod, so a
-    /// bound pod costs a pointer here rather than a vector and two counters.
-    std::unique_ptr<spawned_children> spawned;
+    bool at_barrier = false; // Running, waiting for its peers.
+  };
+  // 32 bytes: with its id and the next pointer, a map node fills jemalloc's 48-byte class. The
+  // gang is found again from the pod (its namespace and group share the pod's blocks), not
+  // pointed to, which would take it to 40 and the node to 64.
+  static_assert(sizeof(sim_pod) <= 32);
+
+  /// A gang: a namespace and the PodGroup's name, or the pod's own for a pod without one.
+  struct gang_key {
+    scheduler::shared_string namespace_name;
+    scheduler::shared_string name;
+    friend bool operator==(const gang_key&, const gang_key&) = default;
+  };
+  struct gang_key_hash {
+    std::size_t operator()(const gang_key& k) const noexcept {
+      std::hash<std::string_view> h;
+      return h(k.namespace_name) * 31 + h(k.name);
+    }
+  };
+  struct sim_gang {
+    std::vector<uint64_t> pods; // Known here, in no order (see sim_pod::slot).
+    /// A pod of the gang waits at a barrier: only such gangs are walked when one of their pods
+    /// starts (walking every gang at every start is quadratic in the gang's size).
+    bool has_barrier = false;
   };
   struct timer {
     caf::actor_clock::time_point due;
@@ -111,12 +138,9 @@ struct sim_cluster_state {
   context_ptr ctx;
   status_sink_actor sink;
   std::unordered_map<uint64_t, sim_pod> pods;
-  /// Gang key -> the pods known here. A hash set: a pod costs a 16-byte node and a bucket, where
-  /// an ordered set's node took a 48-byte slot (nothing reads the pods in order).
-  std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs;
-  /// Gangs with a pod that waits at a barrier: only these are walked when one of their pods
-  /// starts (walking every gang at every start is quadratic in the gang's size).
-  std::unordered_set<std::string> gangs_with_barriers;
+  /// The gangs of the pods known here: 8 bytes per pod in a vector, where a hash set of ids took
+  /// a 16-byte node and a bucket.
+  std::unordered_map<gang_key, sim_gang, gang_key_hash> gangs;
   /// Children (spawned pods) that ended, while their spawner may still wait for them.
   std::set<std::string> finished_names;                // "<ns>/<name>"
   std::unordered_map<std::string, uint64_t> parent_of; // Child "<ns>/<name>" -> spawner id.

@@ -100,5 +100,41 @@ TEST(SimCluster, PodsWithoutAGroupRestoredOnOneNodeAreEachTheirOwnGang) {
   EXPECT_EQ(phase_of(h, "solo-b"), pod_phase::running);
 }
 
+// A gang's pods are kept in a list where a leaving pod's place is taken by the last one, which
+// must learn its new place. Pods a, b, c of one gang start in that order; a leaves (c moves to
+// a's place), then c leaves from there. A barrier pod x (2 running pods) then starts its clock
+// only if b is still counted: had c's place been stale, its removal would have dropped b
+// instead (or written past the list's end, which ASan reports).
+TEST(SimCluster, AGangKeepsCountingItsRunningPodsAfterOthersLeaveFromTheMiddle) {
+  runtime_harness h{deterministic_config(), {make_node("n-0").cpu("4").memory("8Gi")}};
+  scheduler::pod_group group;
+  group.meta.name = "g";
+  group.meta.namespace_name = "default";
+  group.min_member = 1;
+  group.queue = "default";
+  runtime_harness::must_ok(h.create(api::pod_group_object{group, {}}), "create podgroup");
+  auto start = [&](const std::string& name, std::string_view key, const std::string& value) {
+    scheduler::pod p = make_pod(name).cpu("1").group("g");
+    if (!key.empty())
+      p.meta.annotations.set(std::string(key), value);
+    runtime_harness::must_ok(h.create(api::pod_object{p, {}}), "create " + name);
+    ASSERT_TRUE(h.run_until([&] { return phase_of(h, name) == pod_phase::running; }, 1min)) << name;
+  };
+  start("a", sim_duration_key, "5s");
+  start("b", sim_duration_key, "1h");
+  start("c", sim_duration_key, "20s");
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "a") == pod_phase::succeeded; }, 1min));
+  ASSERT_TRUE(h.run_until([&] { return phase_of(h, "c") == pod_phase::succeeded; }, 1min));
+  EXPECT_EQ(phase_of(h, "b"), pod_phase::running);
+
+  scheduler::pod x = make_pod("x").cpu("1").group("g");
+  x.meta.annotations.set(std::string(sim_barrier_key), "2");
+  x.meta.annotations.set(std::string(sim_duration_key), "3s");
+  runtime_harness::must_ok(h.create(api::pod_object{x, {}}), "create x");
+  EXPECT_TRUE(h.run_until([&] { return phase_of(h, "x") == pod_phase::succeeded; }, 1min))
+      << "x " << scheduler::to_string(phase_of(h, "x")) << ", b "
+      << scheduler::to_string(phase_of(h, "b"));
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
