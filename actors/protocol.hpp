@@ -135,12 +135,14 @@ struct gang_report {
   uint64_t gang = 0;
   scheduler::gang_phase phase = scheduler::gang_phase::pending;
   bool admitted = false;
+  // shared_strings (8 bytes, empty without a block): the registry keeps each gang's last report,
+  // and the three texts are empty for every gang that runs.
   /// Empty when nothing is wrong; otherwise the Volcano-style condition message.
-  std::string pending_reason;
+  scheduler::shared_string pending_reason;
   /// "Unschedulable", "NotEnoughResources", "Admission", ...
-  std::string reason_code;
+  scheduler::shared_string reason_code;
   /// Per pending pod that could not be placed, its own reason (PodScheduled condition).
-  std::string origin_pod_reason;
+  scheduler::shared_string origin_pod_reason;
   /// Placeholders holding room for members not created yet.
   int32_t placeholders = 0;
 };

@@ -133,14 +133,14 @@ struct registry_state {
   };
   struct group_entry {
     uint64_t gang = 0;
-    std::string key;
+    scheduler::shared_string key; // "<ns>/<name>"
     pod_group_ptr group;
     gang_actor actor;
     bool implicit = false;    // Made for a pod without a PodGroup; not persisted.
-    std::string job_key;      // The job that owns it, if any.
+    scheduler::shared_string job_key; // The job that owns it, if any.
     std::vector<uint64_t> pods;
     gang_report last_report;
-    std::string stall_message;  // Set while the simulation reports a deadlock.
+    scheduler::shared_string stall_message; // Set while the simulation reports a deadlock.
     /// What watchers last saw of its status: the phase, and a digest of what the status is
     /// made of (mark_emitted; group_changed finds a change without building the status).
     scheduler::pod_group_phase emitted_phase = scheduler::pod_group_phase::pending;
@@ -155,6 +155,10 @@ struct registry_state {
     /// its start); the parking sweep asks gangs quiet for long enough.
     caf::actor_clock::time_point last_active{};
   };
+  // With its id and next pointer a map node of 192 bytes, jemalloc's class of that size; the
+  // texts are shared_strings (a report's are empty while the gang runs) for that: four
+  // std::strings and a report's three made it 336 bytes, a 384-byte slot.
+  static_assert(sizeof(group_entry) <= 176);
   struct node_entry {
     uint32_t index = 0;
     node_ptr node;
@@ -231,7 +235,7 @@ struct registry_state {
   /// nodes by index; the entries are the map's own (they stay put as it changes).
   std::vector<node_entry*> node_at;
   std::map<std::string, queue_entry> queues;
-  std::map<std::string, job_entry> jobs;
+  std::map<std::string, job_entry, std::less<>> jobs; // Found by any string type.
   /// The names of creations not yet durable, by kind (reserve_pod_name for pods).
   std::unordered_set<std::string> reserved_names[5];
   /// The names pods created one at a time (through the API, by a simulated spawner) share with

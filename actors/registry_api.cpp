@@ -372,7 +372,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
   auto& st = self->state;
   auto& g = st.groups.at(gang);
   storage::write_batch batch;
-  batch.erase(storage::record_kind::pod_group, g.key);
+  batch.erase(storage::record_kind::pod_group, g.key.str());
   persist(self, std::move(batch), [self, gang, reply](const status& s) {
     auto& st = self->state;
     auto i = st.groups.find(gang);
@@ -385,7 +385,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
     view.group.meta.resource_version = next_version(self);
     end_gang(self, g);
     // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
-    auto& waiting = st.orphans[g.key];
+    auto& waiting = st.orphans[g.key.str()];
     scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {

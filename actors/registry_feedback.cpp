@@ -298,12 +298,12 @@ void wake_gang(self_ptr self, group_entry& g) {
 }
 
 void index_group(registry_state& st, const group_entry& g) {
-  st.group_ids[g.key] = g.gang;
+  st.group_ids[g.key.str()] = g.gang;
   st.gangs_by_queue[g.group->queue].insert(g.gang);
 }
 
 void unindex_group(registry_state& st, const group_entry& g) {
-  st.group_ids.erase(g.key);
+  st.group_ids.erase(g.key.str());
   if (auto q = st.gangs_by_queue.find(g.group->queue); q != st.gangs_by_queue.end()) {
     q->second.erase(g.gang);
     if (q->second.empty())
@@ -508,14 +508,15 @@ void do_report(self_ptr self, gang_report report) {
         p->second.reason = why;
   }
   if (new_reason) {
-    record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
-                 "Warning", report.reason_code.empty() ? "Unschedulable" : report.reason_code,
-                 report.pending_reason);
+    record_event(
+        self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name, "Warning",
+        report.reason_code.empty() ? std::string_view("Unschedulable") : report.reason_code.view(),
+        report.pending_reason.str());
     if (!g.job_key.empty())
       if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
         record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
                      j->second.job->meta.name, "Warning", "PodGroupPending",
-                     report.pending_reason);
+                     report.pending_reason.str());
   }
   g.last_report = std::move(report);
   g.last_active = self->clock().now();
@@ -663,11 +664,11 @@ void do_stalled(self_ptr self, const stall_report& report) {
                       " pod(s) that cannot be placed, and no running pod will finish on its "
                       "own; nothing can progress";
     record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
-                 "Warning", "Deadlock", g.stall_message);
+                 "Warning", "Deadlock", g.stall_message.str());
     if (!g.job_key.empty())
       if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
         record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
-                     j->second.job->meta.name, "Warning", "Deadlock", g.stall_message);
+                     j->second.job->meta.name, "Warning", "Deadlock", g.stall_message.str());
     group_changed(self, g);
   }
 }

@@ -145,9 +145,10 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     auto gang = st.next_gang++;
     auto& g = st.groups[gang];
     g.gang = gang;
-    g.key = object_key(r.group.meta.namespace_name, r.group.meta.name);
+    const std::string key = object_key(r.group.meta.namespace_name, r.group.meta.name);
+    g.key = key;
     g.group = std::make_shared<const scheduler::pod_group>(std::move(r.group));
-    if (auto j = job_of_group.find(g.key); j != job_of_group.end())
+    if (auto j = job_of_group.find(key); j != job_of_group.end())
       g.job_key = j->second;
     // A restored gang was admitted if it had bound pods; the gang actor reports again anyway.
     index_group(st, g);

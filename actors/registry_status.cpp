@@ -295,7 +295,7 @@ registry_snapshot snapshot(const registry_state& st) {
     f.id = id;
     f.key = object_key(e.pod->meta.namespace_name, e.pod->meta.name);
     if (auto g = st.groups.find(e.gang); g != st.groups.end())
-      f.group_key = g->second.key;
+      f.group_key = g->second.key.str();
     f.node = e.node_name();
     f.phase = e.phase();
     f.requests = e.pod->requests;
@@ -303,9 +303,9 @@ registry_snapshot snapshot(const registry_state& st) {
     out.pods.push_back(std::move(f));
   }
   for (const auto& [gang, g] : st.groups) {
-    out.groups.push_back({g.key, g.group->queue, g.group->min_member, g.group->min_task_member,
-                          gang, g.parked, g.last_report.phase == scheduler::gang_phase::completed,
-                          g.sent_to_actor});
+    out.groups.push_back(
+        {g.key.str(), g.group->queue, g.group->min_member, g.group->min_task_member, gang, g.parked,
+         g.last_report.phase == scheduler::gang_phase::completed, g.sent_to_actor});
     if (g.actor)
       out.gang_actors[gang] = caf::actor_cast<caf::strong_actor_ptr>(g.actor);
   }
