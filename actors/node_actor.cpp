@@ -72,6 +72,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
   st.spec = spec;
   st.binder = std::move(binder);
   st.ledger = std::make_unique<node_ledger_type>(spec->allocatable);
+  st.ledger->reserve_committed(committed.size());
   for (const auto& ref : committed)
     st.ledger->adopt(ref.id, ref.pod->requests, ref.pod);
   publish(self);

@@ -6,6 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <random>
+
 namespace phalanx::scheduler {
 namespace {
 
@@ -258,6 +261,68 @@ TEST(RecentValues, KeepsTheLastCapacityDistinctValuesOnly) {
     EXPECT_EQ(recent.count(v), 0u) << v;
   for (uint64_t v = 7; v <= 10; ++v)
     EXPECT_EQ(recent.count(v), 1u) << v;
+}
+
+} // namespace
+} // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+namespace {
+
+// The committed pods' map against a std::map fed the same operations: ids in increasing order
+// (the common case, appends), then at random, found, replaced and erased; then nearly emptied,
+// when it gives its room back.
+TEST(SortedIdMap, AgreesWithAnOrderedMapAndGivesRoomBackWhenEmptied) {
+  sorted_id_map<int> map;
+  std::map<uint64_t, int> model;
+  auto agree = [&] {
+    ASSERT_EQ(map.size(), model.size());
+    auto m = model.begin();
+    for (const auto& [id, value] : map) {
+      ASSERT_EQ(id, m->first);
+      ASSERT_EQ(value, m->second);
+      ++m;
+    }
+  };
+  for (uint64_t id = 10; id < 200; id += 2) {
+    EXPECT_TRUE(map.try_emplace(id, int(id)));
+    model.emplace(id, int(id));
+  }
+  agree();
+  std::mt19937_64 rng(7);
+  for (int step = 0; step < 5000; ++step) {
+    uint64_t id = rng() % 400;
+    switch (rng() % 4) {
+      case 0:
+        EXPECT_EQ(map.try_emplace(id, step), model.try_emplace(id, step).second) << id;
+        break;
+      case 1:
+        map.insert_or_assign(id, step);
+        model.insert_or_assign(id, step);
+        break;
+      case 2:
+        if (auto i = map.find(id); i != map.end()) {
+          map.erase(i);
+          EXPECT_EQ(model.erase(id), 1u) << id;
+        } else {
+          EXPECT_EQ(model.count(id), 0u) << id;
+        }
+        break;
+      default:
+        EXPECT_EQ(map.count(id), model.count(id)) << id;
+        if (auto i = map.find(id); i != map.end()) {
+          EXPECT_EQ(i->second, model.at(id));
+        }
+    }
+  }
+  agree();
+  const std::size_t full = map.capacity();
+  while (map.size() > 2)
+    map.erase(map.begin());
+  EXPECT_LT(map.capacity(), full / 4) << "emptied, it keeps its room";
+  const auto& constant = map;
+  EXPECT_EQ(constant.find(map.begin()->first), constant.begin());
+  EXPECT_EQ(constant.find(1000), constant.end());
 }
 
 } // namespace
