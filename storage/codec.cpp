@@ -4,6 +4,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 
+#include <concepts>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -530,19 +531,14 @@ struct field_reader {
     out.assign(v.data(), v.size());
     return true;
   }
-  bool text(sch::object_uid& out) {
+  /// A uid, or a text only one object holds (its name: a shared_string's block of its own).
+  template <class T>
+  requires std::same_as<T, sch::object_uid> || std::same_as<T, sch::shared_string>
+  bool text(T& out) {
     std::string_view v;
     if (!len(v))
       return false;
-    out = sch::object_uid(v);
-    return true;
-  }
-  /// A text only one object holds (its name): a block of its own.
-  bool text(sch::shared_string& out) {
-    std::string_view v;
-    if (!len(v))
-      return false;
-    out = sch::shared_string(v);
+    out = T(v);
     return true;
   }
   /// Through `names`: a name many records repeat (a namespace, a node) shares one block.
