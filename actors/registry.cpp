@@ -172,12 +172,6 @@ std::pair<std::string_view, std::string_view> split_object_key(std::string_view 
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-std::size_t hash_pod_name(std::string_view ns, std::string_view name) {
-  std::hash<std::string_view> hash;
-  auto h = hash(ns);
-  return h ^ (hash(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-}
-
 const scheduler::pod& pod_of(const registry_state::pod_map& pods, uint64_t id) {
   return *pods.at(id).pod;
 }
@@ -187,12 +181,12 @@ const scheduler::pod& pod_of(const registry_state::pod_map& pods, uint64_t id) {
 // The pod names pod_ids is searched by (registry.hpp).
 std::size_t registry_state::pod_name_hash::operator()(std::string_view key) const {
   auto [ns, name] = split_object_key(key);
-  return hash_pod_name(ns, name);
+  return scheduler::hash_namespaced_name(ns, name);
 }
 
 std::size_t registry_state::pod_name_hash::operator()(uint64_t id) const {
   const auto& p = pod_of(*pods, id);
-  return hash_pod_name(p.meta.namespace_name, p.meta.name);
+  return scheduler::hash_namespaced_name(p.meta.namespace_name, p.meta.name);
 }
 
 bool registry_state::pod_name_equal::operator()(std::string_view key, uint64_t id) const {

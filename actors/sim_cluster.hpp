@@ -116,8 +116,7 @@ struct sim_cluster_state {
   };
   struct gang_key_hash {
     std::size_t operator()(const gang_key& k) const noexcept {
-      std::hash<std::string_view> h;
-      return h(k.namespace_name) * 31 + h(k.name);
+      return scheduler::hash_namespaced_name(k.namespace_name, k.name);
     }
   };
   struct sim_gang {

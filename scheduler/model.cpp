@@ -639,4 +639,10 @@ void set_runtime(pod& p, const pod_runtime& r) {
   p.meta.resource_version = r.resource_version;
 }
 
+std::size_t hash_namespaced_name(std::string_view namespace_name, std::string_view name) noexcept {
+  std::hash<std::string_view> hash;
+  const std::size_t h = hash(namespace_name);
+  return h ^ (hash(name) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
 } // namespace phalanx::scheduler

@@ -216,6 +216,11 @@ struct object_meta {
   friend bool operator==(const object_meta&, const object_meta&) = default;
 };
 
+/// A hash of an object's namespace and name taken as a pair, the same however the two are held
+/// (a "<ns>/<name>" key split at its slash, two shared_strings), so tables keyed by either form
+/// can be searched with the other.
+std::size_t hash_namespaced_name(std::string_view namespace_name, std::string_view name) noexcept;
+
 // ---------------------------------------------------------------------------------------------
 // Placement constraints
 
