@@ -115,10 +115,15 @@ std::string job_task_prefix(std::string_view job_name, std::string_view task) {
   return out;
 }
 
-std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index) {
-  auto out = job_task_prefix(job_name, task);
+void write_job_pod_name(std::string& out, std::string_view task_prefix, int32_t index) {
+  out.assign(task_prefix);
   out += '-';
   out += std::to_string(index);
+}
+
+std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index) {
+  std::string out;
+  write_job_pod_name(out, job_task_prefix(job_name, task), index);
   return out;
 }
 
@@ -199,14 +204,12 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
                                 .add(queue_name_key, g.queue)
                                 .add(task_index_key, "0")
                                 .build();
-    // job_pod_name's text, built in one buffer: the pod's name block is the only allocation.
-    std::string name_text = job_task_prefix(j.meta.name, tname) + '-';
-    const std::size_t prefix_size = name_text.size();
+    // Each pod's name is written into one buffer: the pod's name block is its only allocation.
+    const std::string task_prefix = job_task_prefix(j.meta.name, tname);
+    std::string name_text;
     for (int32_t ix = 0; ix < t.replicas; ++ix) {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
-      const std::string index = std::to_string(ix);
-      name_text.resize(prefix_size);
-      name_text += index;
+      write_job_pod_name(name_text, task_prefix, ix);
       p.meta.name = name_text;
       if (p.meta.name.size() > max_subdomain_length)
         return too_long("pod name", p.meta.name);
@@ -218,6 +221,7 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       p.role = role_name;
       if (p.scheduler_name.empty())
         p.scheduler_name = job_scheduler;
+      const std::string index = std::to_string(ix);
       p.meta.annotations = task_annotations;
       p.meta.annotations.set(task_index_key, index);
       p.meta.labels = task_labels;

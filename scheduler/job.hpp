@@ -75,6 +75,8 @@ std::string pod_group_name(const job& j);
 std::string job_task_prefix(std::string_view job_name, std::string_view task);
 /// "<job>-<task>-<index>": job_task_prefix, a dash, the index.
 std::string job_pod_name(std::string_view job_name, std::string_view task, int32_t index);
+/// The same into `out` from the task's prefix, reusing out's room (a task's pods, one by one).
+void write_job_pod_name(std::string& out, std::string_view task_prefix, int32_t index);
 
 /// A job's PodGroup and pods.
 struct expanded_job {
