@@ -252,9 +252,11 @@ bool decode_labels(const google::protobuf::RepeatedPtrField<v1::Label>& in, sch:
   return true;
 }
 
-bool decode_meta(v1::ObjectMeta& in, sch::object_meta& out, std::string& error) {
-  out.name = take(in.mutable_name());
-  out.namespace_name = in.namespace_name();
+// `names`, when given, shares the namespace's block (a pod's: every pod of a namespace names it).
+bool decode_meta(v1::ObjectMeta& in, sch::object_meta& out, std::string& error,
+                 sch::shared_string_pool* names = nullptr) {
+  out.name = in.name();
+  out.namespace_name = names ? names->share(in.namespace_name()) : in.namespace_name();
   out.uid = in.uid();
   if (!decode_labels(in.labels(), out.labels, "labels", error) ||
       !decode_labels(in.annotations(), out.annotations, "annotations", error))
@@ -1135,9 +1137,8 @@ struct record_decoder::impl {
                        std::string& error, bool* deleted = nullptr);
 
   bool decode_pod_body(v1::Pod& in, sch::pod& out, std::string& error) {
-    if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    if (!decode_meta(*in.mutable_meta(), out.meta, error, &names))
       return false;
-    names.share_into(out.meta.namespace_name);
     share_name(in.group(), last_group, out.group);
     share_name(in.role(), last_role, out.role);
     if (!decode_resources(in.requests(), out.requests, error))
