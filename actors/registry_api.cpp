@@ -60,24 +60,6 @@ status not_found(resource_kind k, std::string_view name) {
   return {errc::not_found, kind_plural(k) + " \"" + std::string(name) + "\" not found"};
 }
 
-bool name_taken(const registry_state& st, resource_kind kind, const std::string& key) {
-  if (st.reserved_names[kind_index(kind)].count(key))
-    return true;
-  switch (kind) {
-    case resource_kind::pod:
-      return st.pod_ids.count(key) != 0;
-    case resource_kind::node:
-      return st.nodes.count(key) != 0;
-    case resource_kind::pod_group:
-      return st.group_ids.count(key) != 0;
-    case resource_kind::queue:
-      return st.queues.count(key) != 0;
-    case resource_kind::job:
-      return st.jobs.count(key) != 0;
-  }
-  return false;
-}
-
 void stamp_new(self_ptr self, scheduler::object_meta& meta) {
   if (meta.uid.empty())
     meta.uid = new_uid(self);

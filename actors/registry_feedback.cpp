@@ -56,8 +56,26 @@ registry_state::pod_slot& insert_job_pod(registry_state& st, pod_ptr pod, uint64
   return slot;
 }
 
+bool name_taken(const registry_state& st, resource_kind kind, const std::string& key) {
+  if (st.reserved_names[kind_index(kind)].count(key))
+    return true;
+  switch (kind) {
+    case resource_kind::pod:
+      return st.pod_ids.count(key) != 0;
+    case resource_kind::node:
+      return st.nodes.count(key) != 0;
+    case resource_kind::pod_group:
+      return st.group_ids.count(key) != 0;
+    case resource_kind::queue:
+      return st.queues.count(key) != 0;
+    case resource_kind::job:
+      return st.jobs.count(key) != 0;
+  }
+  return false;
+}
+
 bool reserve_pod_name(registry_state& st, const std::string& key) {
-  if (job_task_of(st, key) || st.pod_ids.count(key) != 0)
+  if (job_task_of(st, key) || name_taken(st, resource_kind::pod, key))
     return false;
   return st.reserved_names[kind_index(resource_kind::pod)].insert(key).second;
 }
@@ -154,13 +172,10 @@ std::string claim_job_pods(registry_state& st, const std::string& job_key,
   if (!taken.empty())
     return taken;
   // Pods of their own, of a resumed job, or being created.
-  const auto& reserved = st.reserved_names[kind_index(resource_kind::pod)];
-  if (!st.pod_ids.empty() || !reserved.empty())
-    for (const auto& p : pods) {
-      auto key = object_key(p.meta.namespace_name, p.meta.name);
-      if (st.pod_ids.count(key) != 0 || reserved.count(key) != 0)
+  if (!st.pod_ids.empty() || !st.reserved_names[kind_index(resource_kind::pod)].empty())
+    for (const auto& p : pods)
+      if (name_taken(st, resource_kind::pod, object_key(p.meta.namespace_name, p.meta.name)))
         return p.meta.name.str();
-    }
   for (auto& [prefix, task] : tasks)
     st.job_tasks.emplace(std::move(prefix), std::move(task));
   return {};

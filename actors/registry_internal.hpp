@@ -130,6 +130,10 @@ registry_state::pod_slot& insert_job_pod(registry_state& st, pod_ptr pod, uint64
 /// that are handed pods (a gang's actor at its spawn), which read their state.
 pod_ptr current_pod(const pod_entry& e);
 
+/// True when an object of `kind` named `key` ("<ns>/<name>", or the name of a cluster-scoped
+/// kind) exists or its creation is on its way to the store. A job's expanded pods are not
+/// looked at (job_task_of).
+bool name_taken(const registry_state& st, api::resource_kind kind, const std::string& key);
 /// Takes a pod's name ("<ns>/<name>") for a creation on its way to the store: false if a pod
 /// has it, a creation reserved it or a job's expansion names it (job_task_of). insert_pod ends
 /// the reservation; release it with release_pod_name if the creation fails.
