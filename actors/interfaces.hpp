@@ -77,8 +77,9 @@ using status_sink_actor = caf::typed_actor<
 
 /// The BINDER interface: starts bound pods. Standalone mode: the simulated cluster.
 using binder_actor = caf::typed_actor<
-  // These pods were committed on node `node` (index, name): start them.
-  caf::reacts_to<bind_pods_atom, uint32_t, std::string, pod_refs>,
+  // These pods were committed on node `node` (index, name: the node's own block, no copy of
+  // its text per commit): start them.
+  caf::reacts_to<bind_pods_atom, uint32_t, scheduler::shared_string, pod_refs>,
   // The pod was deleted: stop simulating it.
   caf::reacts_to<forget_atom, uint64_t>,
   // Make the pod fail now (standalone simulation only).

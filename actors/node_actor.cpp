@@ -31,8 +31,7 @@ void hand_over(self_ptr self, const scheduler::txn_id& txn, pod_refs pods) {
   auto& st = self->state;
   std::erase_if(pods, [](const pod_ref& p) { return is_placeholder(p.id); });
   if (st.binder && !pods.empty())
-    self->send(st.binder, bind_pods_atom::value, st.index, st.spec->meta.name.str(),
-               std::move(pods));
+    self->send(st.binder, bind_pods_atom::value, st.index, st.spec->meta.name, std::move(pods));
   if (auto i = st.coordinators.find(txn.gang); i != st.coordinators.end())
     self->send(i->second, committed_atom::value, txn, st.index);
 }

@@ -354,6 +354,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::ratio))
   CAF_ADD_TYPE_ID(phalanx, (std::vector<uint64_t>))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::resources))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::shared_string))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::scheduler::queue_state))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::status))
 
@@ -374,6 +375,7 @@ CAF_END_TYPE_ID_BLOCK(phalanx)
 // shared pointers.
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::scheduler::shared_string)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::pod_group_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::queue_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::node_ptr)

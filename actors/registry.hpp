@@ -161,10 +161,8 @@ struct registry_state {
   static_assert(sizeof(group_entry) <= 176);
   struct node_entry {
     uint32_t index = 0;
+    /// Its name (meta.name) is the block every pod bound here shares as its node_name.
     node_ptr node;
-    /// The node's name as the shared_string every pod bound here holds (model.hpp: a pod's
-    /// node_name), so a binding shares this block instead of making one per pod.
-    scheduler::shared_string name;
     node_actor actor;
     scheduler::resources allocated;
     int32_t pod_count = 0;

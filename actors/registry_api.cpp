@@ -27,7 +27,6 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   auto& e = st.nodes[spec->meta.name.str()];
   e.index = static_cast<uint32_t>(index);
   e.node = spec;
-  e.name = spec->meta.name;
   e.actor = handle;
   e.allocated = used;
   e.pod_count = static_cast<int32_t>(committed.size());

@@ -462,7 +462,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
     auto state = e.state();
-    state.node_name = node->name;
+    state.node_name = node->node->meta.name;
     bound.push_back({b.pod, std::move(state), b.node});
   }
   auto version = next_version(self);

@@ -154,8 +154,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     index_group(st, g);
   }
 
-  std::unordered_map<std::string, pod_refs> committed;  // node -> bound, not finished
-  std::unordered_map<std::string, pod_refs> resume;     // The same, for the binder.
+  // Node name -> its pods bound and not finished; by the pods' shared name blocks, no copy.
+  std::unordered_map<scheduler::shared_string, pod_refs> committed;
+  std::unordered_map<scheduler::shared_string, pod_refs> resume; // The same, for the binder.
   pod_refs finished;
   for (std::size_t i = 0; i < loaded.pods.size(); ++i) {
     auto pod_ptr = std::make_shared<const scheduler::pod>(std::move(loaded.pods[i]));
@@ -167,8 +168,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     auto& [id, e] = slot;
     const auto& pod = *e.pod;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
-      committed[pod.node_name.str()].push_back({id, e.pod});
-      resume[pod.node_name.str()].push_back({id, e.pod});
+      committed[pod.node_name].push_back({id, e.pod});
+      resume[pod.node_name].push_back({id, e.pod});
     }
     if (scheduler::is_terminal(pod.phase))
       finished.push_back({id, e.pod});
@@ -195,7 +196,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   st.next_pod = std::max(st.next_pod, first_expanded_id + expanded.slots);
 
   for (auto& n : loaded.nodes) {
-    auto c = committed.find(n.meta.name.str());
+    auto c = committed.find(n.meta.name);
     add_node(self, std::move(n), c == committed.end() ? pod_refs{} : std::move(c->second));
   }
   for (const auto& [node, refs] : committed)

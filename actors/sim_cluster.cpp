@@ -329,7 +329,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
   if (interval.count() > 0)
     self->delayed_send(self, interval, stalled_atom::value);
   return {
-    [self](bind_pods_atom, uint32_t, const std::string&, const pod_refs& pods) {
+    [self](bind_pods_atom, uint32_t, const scheduler::shared_string&, const pod_refs& pods) {
       auto& st = self->state;
       auto now = self->clock().now();
       auto wall_now = st.ctx->now();

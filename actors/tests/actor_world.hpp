@@ -86,7 +86,7 @@ inline binder_actor::behavior_type fake_binder(binder_actor::stateful_pointer<fa
                                                std::shared_ptr<world_log> log) {
   self->state.log = std::move(log);
   return {
-    [self](bind_pods_atom, uint32_t node, const std::string&, const pod_refs& pods) {
+    [self](bind_pods_atom, uint32_t node, const scheduler::shared_string&, const pod_refs& pods) {
       for (const auto& p : pods)
         self->state.log->bound.emplace_back(node, p.id);
     },
