@@ -1,7 +1,5 @@
 #include "actors/cluster_view.hpp"
 
-#include <deque>
-
 namespace phalanx::actors {
 
 using scheduler::resource_name;
@@ -18,9 +16,12 @@ struct cluster_view::slot {
   // array never changes size while readers look at it.
   std::vector<resource_name> extended_names;
   std::unique_ptr<std::atomic<int64_t>[]> extended_amounts;
-  // Every version of the static facts, kept so references handed to planners stay valid. Only
-  // the owner appends (under the view's add mutex for the first one).
-  std::deque<std::unique_ptr<const scheduler::node>> versions;
+  // Every version of the static facts, kept so references handed to planners stay valid (a
+  // reader holds the node, never an element of this list, so the list may reallocate). Only the
+  // owner appends (under the view's add mutex for the first one). The first version is the
+  // registry's own spec, shared rather than copied; a vector, because a deque's first push costs
+  // a 512-byte block per node for the one or two versions a node ever has.
+  std::vector<std::shared_ptr<const scheduler::node>> versions;
   std::mutex versions_mutex;
 };
 
@@ -36,7 +37,8 @@ cluster_view::slot& cluster_view::slot_at(std::size_t index) const noexcept {
   return (*c)[index % chunk_size];
 }
 
-std::size_t cluster_view::add_slot(scheduler::node n, const resources& free) {
+std::size_t cluster_view::add_slot(std::shared_ptr<const scheduler::node> n,
+                                   const resources& free) {
   std::lock_guard<std::mutex> guard{add_mutex_};
   auto index = size_.load(std::memory_order_relaxed);
   if (index >= max_slots)
@@ -45,12 +47,11 @@ std::size_t cluster_view::add_slot(scheduler::node n, const resources& free) {
   if (chunk_ptr.load(std::memory_order_relaxed) == nullptr)
     chunk_ptr.store(new chunk, std::memory_order_release);
   auto& s = slot_at(index);
-  for (const auto& e : n.allocatable.extended())
+  for (const auto& e : n->allocatable.extended())
     s.extended_names.push_back(e.name);
   s.extended_amounts = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
-  auto owned = std::make_unique<const scheduler::node>(std::move(n));
-  s.info.store(owned.get(), std::memory_order_relaxed);
-  s.versions.push_back(std::move(owned));
+  s.info.store(n.get(), std::memory_order_relaxed);
+  s.versions.push_back(std::move(n));
   s.live.store(true, std::memory_order_relaxed);
   publish_free(index, free);
   // Publishing the size last makes the fully built slot visible to readers at once.
@@ -68,13 +69,12 @@ void cluster_view::publish_free(std::size_t index, const resources& free) noexce
     s.extended_amounts[i].store(free.get(s.extended_names[i]), std::memory_order_relaxed);
 }
 
-void cluster_view::publish_node(std::size_t index, scheduler::node n) {
+void cluster_view::publish_node(std::size_t index, std::shared_ptr<const scheduler::node> n) {
   auto& s = slot_at(index);
-  auto owned = std::make_unique<const scheduler::node>(std::move(n));
-  const auto* raw = owned.get();
+  const auto* raw = n.get();
   {
     std::lock_guard<std::mutex> guard{s.versions_mutex};
-    s.versions.push_back(std::move(owned));
+    s.versions.push_back(std::move(n));
   }
   s.info.store(raw, std::memory_order_release);
 }

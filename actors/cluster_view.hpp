@@ -30,16 +30,18 @@ class cluster_view final : public scheduler::node_view {
   cluster_view(const cluster_view&) = delete;
   cluster_view& operator=(const cluster_view&) = delete;
 
-  /// Appends a slot for `n` with free = `free`; returns its index. Thread-safe with respect to
-  /// readers; callers serialize adds (the registry does). Fails (returns max_slots) when full.
-  std::size_t add_slot(scheduler::node n, const scheduler::resources& free);
+  /// Appends a slot for `n` (shared, never copied) with free = `free`; returns its index.
+  /// Thread-safe with respect to readers; callers serialize adds (the registry does). Fails
+  /// (returns max_slots) when full.
+  std::size_t add_slot(std::shared_ptr<const scheduler::node> n,
+                       const scheduler::resources& free);
 
   // -- Writers: only the node actor owning `index`.
 
   /// Publishes the slot's free resources. Extended dimensions the node lacks are ignored.
   void publish_free(std::size_t index, const scheduler::resources& free) noexcept;
   /// Replaces the static facts (cordon, uncordon). Old versions stay valid for readers.
-  void publish_node(std::size_t index, scheduler::node n);
+  void publish_node(std::size_t index, std::shared_ptr<const scheduler::node> n);
   /// Marks the slot removed (its node was deleted) or live again.
   void set_live(std::size_t index, bool live) noexcept;
 

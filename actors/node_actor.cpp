@@ -180,7 +180,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       auto& st = self->state;
       st.spec = spec;
       st.ledger->set_allocatable(spec->allocatable);
-      st.ctx->view->publish_node(st.index, *spec);
+      st.ctx->view->publish_node(st.index, spec);
       publish(self);
       answer_waiters(self);
     },

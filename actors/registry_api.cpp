@@ -20,7 +20,7 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   scheduler::resources used;
   for (const auto& ref : committed)
     used += ref.pod->requests;
-  auto index = st.ctx->view->add_slot(*spec, spec->allocatable - used);
+  auto index = st.ctx->view->add_slot(spec, spec->allocatable - used);
   auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
                                           spec, st.binder, committed);
   st.ctx->nodes->publish(index, handle);

@@ -156,7 +156,7 @@ class actor_world {
 
   uint32_t add_node(scheduler::node n) {
     auto spec = std::make_shared<const scheduler::node>(std::move(n));
-    auto index = static_cast<uint32_t>(ctx_->view->add_slot(*spec, spec->allocatable));
+    auto index = static_cast<uint32_t>(ctx_->view->add_slot(spec, spec->allocatable));
     auto h = sys_->spawn(node_actor_impl, context_ptr{ctx_}, index, spec, binder, pod_refs{});
     ctx_->nodes->publish(index, h);
     nodes.push_back(h);
