@@ -78,18 +78,26 @@ void set_demand(queue_actor_state& st, book& b, scheduler::resources demand) {
   b.demand = std::move(demand);
 }
 
-void set_claim(self_ptr self, uint64_t gang, book& b, scheduler::resources claim) {
-  auto& st = self->state;
-  if (claim == b.claim)
-    return;
-  st.inqueue -= b.claim;
-  st.inqueue += claim;
-  b.claim = std::move(claim);
-  self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), b.claim);
+// The part of its minResources an admitted gang still claims from the queue; nothing when not
+// admitted (or known only from its usage, without a PodGroup).
+scheduler::resources claim_of(const book& b) {
+  if (!b.admitted || !b.group)
+    return {};
+  return (b.group->min_resources - b.allocated).clamped_at_zero();
 }
 
-scheduler::resources claim_of(const book& b) {
-  return (b.group->min_resources - b.allocated).clamped_at_zero();
+// After a change to what the gang's claim derives from: the queue's inqueue sum counted
+// `counted` for it and the cluster actor recorded `told`; both move to the claim now.
+void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::resources& counted,
+                const scheduler::resources& told) {
+  auto& st = self->state;
+  auto now = claim_of(b);
+  if (now != counted) {
+    st.inqueue -= counted;
+    st.inqueue += now;
+  }
+  if (now != told)
+    self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), now);
 }
 
 void dispatch(self_ptr self) {
@@ -160,7 +168,9 @@ void forget(self_ptr self, uint64_t gang) {
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
   set_demand(st, b, {});
-  set_claim(self, gang, b, {});
+  auto claim = claim_of(b);
+  b.admitted = false;
+  sync_claim(self, gang, b, claim, claim);
   st.gangs.erase(i);
 }
 
@@ -182,11 +192,9 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         auto& b = i->second;
         if (a.admitted) {
           admit_locally(self, a.gang, b);
-          // The cluster actor recorded the whole minResources as the claim; sync if part of it
-          // is allocated already.
-          b.claim = b.group->min_resources;
-          st.inqueue += b.claim;
-          set_claim(self, a.gang, b, claim_of(b));
+          // Nothing was counted for it yet; the cluster actor recorded the whole minResources
+          // as the claim, to be told if part of it is allocated already.
+          sync_claim(self, a.gang, b, {}, b.group->min_resources);
         } else {
           st.refused_since_wake.insert(a.gang);
           self->send(b.handle, admission_atom::value, std::move(a));
@@ -209,14 +217,15 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         st.to_admit.erase({b.group.get(), e.gang});
         st.ready.erase({b.group.get(), e.gang});
       }
+      // Its claim follows the PodGroup as it is now (its minResources may have changed).
+      auto claim = claim_of(b);
       b.group = std::move(e.group);
       b.handle = std::move(handle);
       set_demand(st, b, std::move(e.demand));
       b.sleeping = false;
-      if (e.admitted && !b.admitted) {
+      if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
-        set_claim(self, e.gang, b, claim_of(b));
-      }
+      sync_claim(self, e.gang, b, claim, claim);
       if (b.admitted)
         st.ready.insert({b.group.get(), e.gang});
       else
@@ -239,6 +248,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
       // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
       auto& b = st.gangs[d.gang];
+      auto claim = claim_of(b);
       if (d.whole) {  // A gang actor started from its pods: its count replaces ours.
         st.allocated -= b.allocated;
         b.allocated = {};
@@ -248,8 +258,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       b.allocated += d.added;
       b.allocated -= d.removed;
       set_demand(st, b, (b.demand - d.added).clamped_at_zero());
-      if (b.admitted)
-        set_claim(self, d.gang, b, claim_of(b));
+      sync_claim(self, d.gang, b, claim, claim);
       report_usage(self);
       dispatch(self);
     },
