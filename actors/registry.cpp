@@ -164,14 +164,6 @@ result<int32_t> resolve_priority(const registry_state& st, std::string_view clas
 
 namespace {
 
-// "<ns>/<name>" as its two parts (object_key always writes the slash).
-std::pair<std::string_view, std::string_view> split_object_key(std::string_view key) {
-  auto slash = key.find('/');
-  if (slash == std::string_view::npos)
-    return {{}, key};
-  return {key.substr(0, slash), key.substr(slash + 1)};
-}
-
 const scheduler::pod& pod_of(const registry_state::pod_map& pods, uint64_t id) {
   return *pods.at(id).pod;
 }
@@ -179,20 +171,31 @@ const scheduler::pod& pod_of(const registry_state::pod_map& pods, uint64_t id) {
 } // namespace
 
 // The pod names pod_ids is searched by (registry.hpp).
-std::size_t registry_state::pod_name_hash::operator()(std::string_view key) const {
-  auto [ns, name] = split_object_key(key);
-  return scheduler::hash_namespaced_name(ns, name);
+std::size_t registry_state::pod_name_ops::hash(const pod_name& key) const noexcept {
+  return scheduler::hash_namespaced_name(key.first, key.second);
 }
 
-std::size_t registry_state::pod_name_hash::operator()(uint64_t id) const {
+std::size_t registry_state::pod_name_ops::hash_of(uint64_t id) const {
   const auto& p = pod_of(*pods, id);
   return scheduler::hash_namespaced_name(p.meta.namespace_name, p.meta.name);
 }
 
-bool registry_state::pod_name_equal::operator()(std::string_view key, uint64_t id) const {
-  auto [ns, name] = split_object_key(key);
+bool registry_state::pod_name_ops::matches(const pod_name& key, uint64_t id) const {
   const auto& p = pod_of(*pods, id);
-  return p.meta.name == name && p.meta.namespace_name == ns;
+  return p.meta.name == key.second && p.meta.namespace_name == key.first;
+}
+
+// The PodGroup keys group_ids is searched by (registry.hpp).
+std::size_t registry_state::group_key_ops::hash(std::string_view key) const noexcept {
+  return std::hash<std::string_view>{}(key);
+}
+
+std::size_t registry_state::group_key_ops::hash_of(uint64_t gang) const {
+  return hash(groups->at(gang).key);
+}
+
+bool registry_state::group_key_ops::matches(std::string_view key, uint64_t gang) const {
+  return groups->at(gang).key == key;
 }
 
 using namespace registry_detail;

@@ -11,6 +11,7 @@
 #include "actors/runtime_context.hpp"
 
 #include "api/service.hpp"
+#include "scheduler/id_index.hpp"
 #include "storage/store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -114,22 +115,15 @@ struct registry_state {
   using pod_map = std::unordered_map<uint64_t, pod_entry>;
   /// An entry of `pods`: its id and the entry.
   using pod_slot = pod_map::value_type;
-  /// Hash and equality of `pod_ids`, which holds ids and is searched by "<ns>/<name>": an id
-  /// stands for the names of its pod in `pods`. Not noexcept, so that the set keeps each hash in
-  /// its node (libstdc++ caches the hashes of a hash function that may throw) and a rehash or an
-  /// erase never looks a pod up: a pod leaves pod_ids before it leaves pods all the same.
-  struct pod_name_hash {
-    using is_transparent = void;
+  /// A pod's key in `pod_ids`: its namespace and name.
+  using pod_name = std::pair<std::string_view, std::string_view>;
+  /// Hashes and equality of `pod_ids` (scheduler/id_index.hpp): an id stands for the names of
+  /// its pod in `pods`, where the index reads them. A pod leaves pod_ids before it leaves pods.
+  struct pod_name_ops {
     const pod_map* pods = nullptr;
-    std::size_t operator()(std::string_view key) const;
-    std::size_t operator()(uint64_t id) const;
-  };
-  struct pod_name_equal {
-    using is_transparent = void;
-    const pod_map* pods = nullptr;
-    bool operator()(uint64_t a, uint64_t b) const { return a == b; } // Names are unique.
-    bool operator()(std::string_view key, uint64_t id) const;
-    bool operator()(uint64_t id, std::string_view key) const { return (*this)(key, id); }
+    std::size_t hash(const pod_name& key) const noexcept;
+    std::size_t hash_of(uint64_t id) const;
+    bool matches(const pod_name& key, uint64_t id) const;
   };
   struct group_entry {
     uint64_t gang = 0;
@@ -159,6 +153,15 @@ struct registry_state {
   // texts are shared_strings (a report's are empty while the gang runs) for that: four
   // std::strings and a report's three made it 336 bytes, a 384-byte slot.
   static_assert(sizeof(group_entry) <= 176);
+  using group_map = std::unordered_map<uint64_t, group_entry>;
+  /// Hashes and equality of `group_ids`: a gang stands for its entry's key, "<ns>/<name>", in
+  /// `groups`. A gang leaves group_ids before it leaves groups.
+  struct group_key_ops {
+    const group_map* groups = nullptr;
+    std::size_t hash(std::string_view key) const noexcept;
+    std::size_t hash_of(uint64_t gang) const;
+    bool matches(std::string_view key, uint64_t gang) const;
+  };
   struct node_entry {
     uint32_t index = 0;
     /// Its name (meta.name) is the block every pod bound here shares as its node_name.
@@ -211,19 +214,21 @@ struct registry_state {
   scheduler::rng random;
 
   pod_map pods;
-  /// The ids of the pods in `pods`, found by "<ns>/<name>" (pod_id_of): 24 bytes per pod, where
-  /// a map from the name's text was a 64-byte node and most often a heap block for the text.
-  /// Not the pods a job made at its creation: those are found through job_tasks. A pod whose
-  /// creation is on its way to the store has its name in reserved_names instead.
-  std::unordered_set<uint64_t, pod_name_hash, pod_name_equal> pod_ids{0, pod_name_hash{&pods},
-                                                                      pod_name_equal{&pods}};
+  /// The ids of the pods in `pods`, found by namespace and name (pod_id_of): 11-16 bytes per
+  /// pod, where a node-based set of ids cost 31 and a map from the name's text 64 and most often
+  /// a heap block for the text. Not the pods a job made at its creation: those are found through
+  /// job_tasks. A pod whose creation is on its way to the store has its name in reserved_names
+  /// instead.
+  scheduler::id_index<pod_name, pod_name_ops> pod_ids{pod_name_ops{&pods}};
   /// "<ns>/<job>-<task>" -> that task's pods, for every job whose pods are its creation-time
   /// expansion, from the moment its creation is accepted until it is deleted or suspended. A
   /// job pod's name is taken through its task, one entry per task instead of one per pod, and
   /// it stays taken after that pod alone is deleted (storage/README.md).
   std::unordered_map<std::string, job_task_pods> job_tasks;
-  std::unordered_map<uint64_t, group_entry> groups;
-  std::unordered_map<std::string, uint64_t> group_ids;     // "<ns>/<name>" -> gang
+  group_map groups;
+  /// "<ns>/<name>" -> gang, the key's text being the gang's entry's (a map from a copy of the
+  /// text cost about 75 bytes per PodGroup).
+  scheduler::id_index<std::string_view, group_key_ops> group_ids{group_key_ops{&groups}};
   /// Queue name -> the gangs of its PodGroups, so a queue's status walks its own groups only
   /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
   std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;

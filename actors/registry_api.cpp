@@ -388,8 +388,8 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
   auto& j = st.jobs.at(key);
   std::vector<uint64_t> pods;
   uint64_t gang = 0;
-  if (auto g = st.group_ids.find(j.group_key); g != st.group_ids.end()) {
-    gang = g->second;
+  if (auto g = st.group_ids.find(j.group_key); g != 0) {
+    gang = g;
     pods = st.groups.at(gang).pods;
   }
   delete_pods(self, pods, [self, key, gang, reply](const status& s) {
@@ -571,10 +571,10 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     i->second.job = copy;
     i->second.status = status;
     auto g = st.group_ids.find(i->second.group_key);
-    if (g == st.group_ids.end()) {
+    if (g == 0) {
       release_pod_names(st, *pod_names);
     } else if (!suspend) {
-      auto& group = st.groups.at(g->second);
+      auto& group = st.groups.at(g);
       for (std::size_t k = 0; k < pods->size(); ++k) {
         auto& [id, e] = insert_pod(self, (*pods)[k], (*pod_names)[k]);
         e.gang = group.gang;
@@ -592,8 +592,8 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   };
   if (suspend) {
     std::vector<uint64_t> pods;
-    if (auto g = st.group_ids.find(j.group_key); g != st.group_ids.end())
-      pods = st.groups.at(g->second).pods;
+    if (auto g = st.group_ids.find(j.group_key); g != 0)
+      pods = st.groups.at(g).pods;
     persist(self, std::move(batch), [self, pods, apply](const phalanx::status& s) {
       if (!s.ok())
         return apply(s);
@@ -643,8 +643,8 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
         found = node_view(i->second);
       break;
     case resource_kind::pod_group:
-      if (auto i = st.group_ids.find(key); i != st.group_ids.end())
-        found = group_view(st, st.groups.at(i->second));
+      if (auto gang = st.group_ids.find(key); gang != 0)
+        found = group_view(st, st.groups.at(gang));
       break;
     case resource_kind::queue:
       if (auto i = st.queues.find(name); i != st.queues.end())
@@ -701,10 +701,10 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
         return respond(reply, result<api::object>{not_found(kind, name)});
       return delete_node(self, name, std::move(reply));
     case resource_kind::pod_group: {
-      auto i = st.group_ids.find(key);
-      if (i == st.group_ids.end())
+      auto gang = st.group_ids.find(key);
+      if (gang == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      auto& g = st.groups.at(i->second);
+      auto& g = st.groups.at(gang);
       if (g.implicit)
         return respond(
             reply, result<api::object>{status{errc::failed_precondition,
@@ -715,7 +715,7 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
             reply, result<api::object>{status{errc::failed_precondition,
                                               "podgroups \"" + name + "\" belongs to job " +
                                                   g.job_key + "; delete the job"}});
-      return delete_group(self, i->second, std::move(reply));
+      return delete_group(self, gang, std::move(reply));
     }
     case resource_kind::queue:
       if (!st.queues.count(name))

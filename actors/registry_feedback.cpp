@@ -39,7 +39,8 @@ pod_ptr current_pod(const pod_entry& e) {
 registry_state::pod_slot& insert_pod(self_ptr self, pod_ptr pod) {
   auto& st = self->state;
   auto& slot = add_pod_entry(st, std::move(pod), st.next_pod++);
-  st.pod_ids.insert(slot.first); // After `pods` has it: the hash reads its names there.
+  const auto& p = *slot.second.pod;
+  st.pod_ids.insert({p.meta.namespace_name, p.meta.name}, slot.first);
   return slot;
 }
 
@@ -61,11 +62,11 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
     return true;
   switch (kind) {
     case resource_kind::pod:
-      return st.pod_ids.count(key) != 0;
+      return st.pod_ids.contains(split_object_key(key));
     case resource_kind::node:
       return st.nodes.count(key) != 0;
     case resource_kind::pod_group:
-      return st.group_ids.count(key) != 0;
+      return st.group_ids.contains(key);
     case resource_kind::queue:
       return st.queues.count(key) != 0;
     case resource_kind::job:
@@ -117,8 +118,8 @@ void release_pod_names(registry_state& st, const std::vector<std::string>& names
 }
 
 uint64_t pod_id_of(const registry_state& st, const std::string& key) {
-  if (auto i = st.pod_ids.find(key); i != st.pod_ids.end())
-    return *i;
+  if (auto id = st.pod_ids.find(split_object_key(key)); id != 0)
+    return id;
   uint32_t position = 0;
   const auto* task = job_task_of(st, key, &position);
   if (task == nullptr)
@@ -313,12 +314,12 @@ void wake_gang(self_ptr self, group_entry& g) {
 }
 
 void index_group(registry_state& st, const group_entry& g) {
-  st.group_ids[g.key.str()] = g.gang;
+  st.group_ids.insert(g.key, g.gang);
   st.gangs_by_queue[g.group->queue].insert(g.gang);
 }
 
 void unindex_group(registry_state& st, const group_entry& g) {
-  st.group_ids.erase(g.key.str());
+  st.group_ids.erase(g.gang);
   if (auto q = st.gangs_by_queue.find(g.group->queue); q != st.gangs_by_queue.end()) {
     q->second.erase(g.gang);
     if (q->second.empty())
@@ -328,11 +329,13 @@ void unindex_group(registry_state& st, const group_entry& g) {
 
 group_entry& renew_gang(self_ptr self, uint64_t gang) {
   auto& st = self->state;
+  // Indexed by gang: the new id replaces the old one. The index reads a gang's key in `groups`,
+  // so the entry leaves the index before it leaves the map, and comes back after.
+  unindex_group(st, st.groups.at(gang));
   auto entry = st.groups.extract(gang);
   auto& g = entry.mapped();
   if (g.actor || g.parked)
     end_gang(self, g);
-  unindex_group(st, g);  // Indexed by gang: the new id replaces the old one.
   auto id = st.next_gang++;
   entry.key() = id;
   g.gang = id;
@@ -340,11 +343,11 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
   g.last_report = gang_report{};
   g.last_report.gang = id;
   g.stall_message.clear();
-  index_group(st, g);
   for (auto pod : g.pods)
     if (auto p = st.pods.find(pod); p != st.pods.end())
       p->second.gang = id;
   auto& renewed = st.groups.insert(std::move(entry)).position->second;
+  index_group(st, renewed);
   spawn_gang(self, renewed);
   return renewed;
 }
@@ -382,12 +385,12 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
     return;
   }
   auto key = object_key(p.meta.namespace_name, p.group);
-  auto i = st.group_ids.find(key);
-  if (i == st.group_ids.end()) {
+  auto gang = st.group_ids.find(key);
+  if (gang == 0) {
     wait_for_group(st, slot, key);
     return;
   }
-  auto& g = st.groups.at(i->second);
+  auto& g = st.groups.at(gang);
   e.gang = g.gang;
   g.pods.push_back(id);
   tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
@@ -657,10 +660,10 @@ void do_spawn(self_ptr self, spawn_request req) {
 void do_stalled(self_ptr self, const stall_report& report) {
   auto& st = self->state;
   for (const auto& key : report.stuck_groups) {
-    auto i = st.group_ids.find(key);
-    if (i == st.group_ids.end())
+    auto gang = st.group_ids.find(key);
+    if (gang == 0)
       continue;
-    auto& g = st.groups.at(i->second);
+    auto& g = st.groups.at(gang);
     if (!g.stall_message.empty())
       continue;  // Reported already: the simulator repeats its report while nothing changes.
     int32_t pending = 0;
@@ -750,7 +753,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
             o != st.orphans.end())
           std::erase(o->second, id);
       if (!p->second.stored_as_job)
-        st.pod_ids.erase(id); // Before `pods` does: the set finds it by its pod's names.
+        st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
       st.pods.erase(p);
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

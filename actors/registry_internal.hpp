@@ -24,6 +24,14 @@ inline std::string object_key(std::string_view ns, std::string_view name) {
   return k;
 }
 
+/// "<ns>/<name>" as its two parts (object_key always writes the slash).
+inline std::pair<std::string_view, std::string_view> split_object_key(std::string_view key) {
+  auto slash = key.find('/');
+  if (slash == std::string_view::npos)
+    return {{}, key};
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
 inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::size_t>(k); }
 
 /// Writes `batch` through the store writer; `then` runs in the registry once it is durable (or

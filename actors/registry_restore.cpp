@@ -141,6 +141,11 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
                      key, taken);
     }
   }
+  // Room for everything restored at once: no rehash on the way, and tables no larger than that.
+  st.groups.reserve(loaded.pod_groups.size());
+  st.group_ids.reserve(loaded.pod_groups.size());
+  st.pods.reserve(loaded.pods.size());
+  st.pod_ids.reserve(expanded.first_index); // The others are found through their jobs.
   for (auto& r : loaded.pod_groups) {
     auto gang = st.next_gang++;
     auto& g = st.groups[gang];
@@ -184,9 +189,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       continue;
     }
     auto key = object_key(pod.meta.namespace_name, pod.group);
-    if (auto g = st.group_ids.find(key); g != st.group_ids.end()) {
-      e.gang = g->second;
-      st.groups.at(g->second).pods.push_back(id);
+    if (auto gang = st.group_ids.find(key); gang != 0) {
+      e.gang = gang;
+      st.groups.at(gang).pods.push_back(id);
     } else if (!scheduler::is_terminal(pod.phase)) {
       wait_for_group(st, slot, key);
     }

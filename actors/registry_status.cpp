@@ -224,8 +224,8 @@ scheduler::job_status job_status_of(const registry_state& st,
   s.pending = s.running = s.succeeded = s.failed = s.terminating = s.unknown = 0;
   s.tasks.clear();
   const group_entry* g = nullptr;
-  if (auto i = st.group_ids.find(j.group_key); i != st.group_ids.end())
-    g = &st.groups.at(i->second);
+  if (auto gang = st.group_ids.find(j.group_key); gang != 0)
+    g = &st.groups.at(gang);
   int32_t total = 0;
   if (g != nullptr) {
     s.min_available = g->group->min_member;
