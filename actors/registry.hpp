@@ -66,9 +66,9 @@ struct registry_state {
     /// (and is lost at a restart all the same). Zero for a pod not bound in this run.
     scheduler::timestamp bound_at{};
   };
-  /// A pod in the catalog; its id is its key in `pods`. 48 bytes, so that the map's node (a
-  /// next pointer and the key besides) is 64: one per pod (docs/NOTES.md, "Memory the daemon no
-  /// longer keeps").
+  /// A pod in the catalog; its id is its key in `pods`. 32 bytes, so that the map's node (a
+  /// next pointer and the key besides) is 48: one per pod (docs/NOTES.md, "Memory the daemon no
+  /// longer keeps"). Why a pending pod is pending is kept beside, in `pending_reasons`.
   struct pod_entry {
     /// The pod as created or restored, shared with its gang's actor, the binder and the store
     /// writer. A binding or phase change does not copy it: its runtime fields keep the values
@@ -78,18 +78,18 @@ struct registry_state {
     /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
     /// pod costs a pointer here rather than a second copy of its state).
     std::unique_ptr<pod_change> changed;
-    uint64_t gang = 0;        // 0: not scheduled by a gang (its group is missing, or not ours).
-    /// Why it is pending (the PodScheduled=False message), or empty. Shared: a gang's report
-    /// gives one reason to all its pending pods, so a report costs one string, not one per pod.
-    scheduler::shared_string reason;
-    bool binding = false;     // In a binding being made durable.
-    bool delete_requested = false;
+    /// Its gang and four flags share one word. A gang id is a counter, 60 bits last 36,000 years
+    /// at a million gangs a second.
+    /// 0: not scheduled by a gang (its group is missing, or not ours).
+    uint64_t gang : 60 = 0;
+    uint64_t binding : 1 = false; // In a binding being made durable.
+    uint64_t delete_requested : 1 = false;
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
     /// from its annotations, which never change, rather than at every status of its gang.
-    bool declares_end = false;
+    uint64_t declares_end : 1 = false;
     /// A pod its job made at creation, stored as its job (storage/README.md): no record of its
     /// own, so deleting it writes a tombstone under its key rather than erasing the key.
-    bool stored_as_job = false;
+    uint64_t stored_as_job : 1 = false;
 
     scheduler::pod_phase phase() const noexcept {
       return changed ? changed->state.phase : pod->phase;
@@ -111,7 +111,7 @@ struct registry_state {
       return changed ? changed->bound_at : scheduler::timestamp{};
     }
   };
-  static_assert(sizeof(pod_entry) <= 48, "a pod's entry outgrew its 64-byte map node");
+  static_assert(sizeof(pod_entry) <= 32, "a pod's entry outgrew its 48-byte map node");
   using pod_map = std::unordered_map<uint64_t, pod_entry>;
   /// An entry of `pods`: its id and the entry.
   using pod_slot = pod_map::value_type;
@@ -214,6 +214,11 @@ struct registry_state {
   scheduler::rng random;
 
   pod_map pods;
+  /// Why a pending pod is pending (its PodScheduled=False message), for the pods that have a
+  /// reason: only pending ones, so a bound pod's entry carries no field for it. Shared: a gang's
+  /// report gives one reason to all its pending pods, one string rather than one per pod. Set
+  /// and read through set_pending_reason and pending_reason (registry_internal.hpp).
+  std::unordered_map<uint64_t, scheduler::shared_string> pending_reasons;
   /// The ids of the pods in `pods`, found by namespace and name (pod_id_of): 11-16 bytes per
   /// pod, where a node-based set of ids cost 31 and a map from the name's text 64 and most often
   /// a heap block for the text. Not the pods a job made at its creation: those are found through

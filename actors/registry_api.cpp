@@ -143,7 +143,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
       for (auto id : o->second)
         if (auto p = st.pods.find(id); p != st.pods.end()) {
           p->second.gang = gang;
-          p->second.reason.clear();
+          st.pending_reasons.erase(id);
           entry.pods.push_back(id);
         }
       st.orphans.erase(o);
@@ -209,7 +209,7 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
     }
     auto& slot = insert_pod(self, pod, key);
     attach_pod(self, slot);
-    auto view = pod_view(st, slot.second);
+    auto view = pod_view(st, slot.first, slot.second);
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -305,7 +305,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
                                 std::to_string(g.pods.size()) + " pods");
     if (is_watched(self, resource_kind::pod))
       for (auto id : g.pods)
-        announce(self, api::watch_event::type::added, pod_view(st, st.pods.at(id)));
+        announce(self, api::watch_event::type::added, pod_view(st, id, st.pods.at(id)));
     if (is_watched(self, resource_kind::pod_group))
       announce(self, api::watch_event::type::added, group_view(st, g));
     auto view = job_view(st, st.jobs.at(key));
@@ -319,7 +319,7 @@ void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
   switch (kind) {
     case resource_kind::pod:
       for (const auto& [id, e] : st.pods)
-        f(api::object{pod_view(st, e)});
+        f(api::object{pod_view(st, id, e)});
       break;
     case resource_kind::node:
       for (const auto& [name, n] : st.nodes)
@@ -372,7 +372,7 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
       if (auto p = st.pods.find(id); p != st.pods.end()) {
         p->second.gang = 0;
         if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
-          p->second.reason = why;
+          set_pending_reason(st, id, why);
           waiting.push_back(id);
         }
       }
@@ -579,7 +579,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
         auto& [id, e] = insert_pod(self, (*pods)[k], (*pod_names)[k]);
         e.gang = group.gang;
         group.pods.push_back(id);
-        announce(self, api::watch_event::type::added, pod_view(st, e));
+        announce(self, api::watch_event::type::added, pod_view(st, id, e));
       }
       // The old incarnation's actor may have completed when the suspend deleted its pods.
       group_changed(self, renew_gang(self, group.gang));
@@ -636,7 +636,7 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
   switch (kind) {
     case resource_kind::pod:
       if (auto id = pod_id_of(st, key))
-        found = pod_view(st, st.pods.at(id));
+        found = pod_view(st, id, st.pods.at(id));
       break;
     case resource_kind::node:
       if (auto i = st.nodes.find(name); i != st.nodes.end() && i->second.live)
@@ -687,7 +687,7 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
       auto id = pod_id_of(st, key);
       if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      auto view = pod_view(st, st.pods.at(id));
+      auto view = pod_view(st, id, st.pods.at(id));
       delete_pods(self, {id}, [self, view, reply](const status& s) mutable {
         if (!s.ok())
           return respond(reply, result<api::object>{s});
@@ -825,7 +825,7 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
                                                   std::string(scheduler::to_string(e.phase())) +
                                                   "; only a Running pod can be failed"}});
       self->send(st.binder, fail_atom::value, id);
-      return respond(reply, result<api::object>{api::object{pod_view(st, e)}});
+      return respond(reply, result<api::object>{api::object{pod_view(st, id, e)}});
     }
   }
 }

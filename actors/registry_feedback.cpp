@@ -224,8 +224,8 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   if (q == st.queues.end()) {
     scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
     for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end())
-        p->second.reason = why;
+      if (st.pods.count(id))
+        set_pending_reason(st, id, why);
     return;
   }
   pod_refs refs;
@@ -352,10 +352,12 @@ group_entry& renew_gang(self_ptr self, uint64_t gang) {
   return renewed;
 }
 
-bool not_ours(const registry_state& st, pod_entry& e) {
-  if (is_our_scheduler(st.ctx->config.scheduling, e.pod->scheduler_name))
+bool not_ours(registry_state& st, const registry_state::pod_slot& slot) {
+  const auto& scheduler_name = slot.second.pod->scheduler_name;
+  if (is_our_scheduler(st.ctx->config.scheduling, scheduler_name))
     return false;
-  e.reason = "schedulerName \"" + e.pod->scheduler_name + "\" is not served by this scheduler";
+  set_pending_reason(st, slot.first,
+                     "schedulerName \"" + scheduler_name + "\" is not served by this scheduler");
   return true;
 }
 
@@ -363,14 +365,14 @@ void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
                     const std::string& group_key) {
   auto& [id, e] = slot;
   st.orphans[group_key].push_back(id);
-  e.reason = "pod group \"" + e.pod->group + "\" not found; the pod waits for it";
+  set_pending_reason(st, id, "pod group \"" + e.pod->group + "\" not found; the pod waits for it");
 }
 
 void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   auto& st = self->state;
   auto& [id, e] = slot;
   const auto& p = *e.pod;
-  if (not_ours(st, e))
+  if (not_ours(st, slot))
     return;
   if (scheduler::is_terminal(e.phase()))
     return;
@@ -490,7 +492,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       if (!s.ok())
         continue;
       e.set_state(std::move(state));
-      e.reason.clear();
+      st.pending_reasons.erase(id);
       // The node may have been deleted (and its slot taken by another) meanwhile.
       if (auto* n = node_at(st, node); n && n->node->meta.name == e.node_name()) {
         n->allocated += e.pod->requests;
@@ -499,7 +501,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       e.changed->bound_at = st.ctx->now(); // Its "Scheduled" event (do_events); set_state above
                                            // made `changed`.
       if (is_watched(self, resource_kind::pod))
-        announce(self, api::watch_event::type::modified, pod_view(st, e));
+        announce(self, api::watch_event::type::modified, pod_view(st, id, e));
     }
     self->send(gang, bound_atom::value, bound_result{req.txn, s});
     if (auto g = st.groups.find(req.gang); g != st.groups.end())
@@ -523,7 +525,7 @@ void do_report(self_ptr self, gang_report report) {
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
                                      !scheduler::is_terminal(p->second.phase()))
-        p->second.reason = why;
+        set_pending_reason(st, id, why);
   }
   if (new_reason) {
     record_event(
@@ -598,7 +600,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (e.gang != 0)
         touched.insert(e.gang);
       if (is_watched(self, resource_kind::pod))
-        announce(self, api::watch_event::type::modified, pod_view(st, e));
+        announce(self, api::watch_event::type::modified, pod_view(st, id, e));
     }
     for (auto& [index, ids] : releases)
       if (auto handle = st.ctx->nodes->at(index))
@@ -652,7 +654,7 @@ void do_spawn(self_ptr self, spawn_request req) {
       attach_pod(self, slot);
       record_event(self, resource_kind::pod, pod->meta.namespace_name, pod->meta.name, "Normal",
                    "Created", "created by its running driver");
-      announce(self, api::watch_event::type::added, pod_view(st, slot.second));
+      announce(self, api::watch_event::type::added, pod_view(st, slot.first, slot.second));
     }
   });
 }
@@ -754,6 +756,7 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
           std::erase(o->second, id);
       if (!p->second.stored_as_job)
         st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
+      st.pending_reasons.erase(id);
       st.pods.erase(p);
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

@@ -32,6 +32,19 @@ inline std::pair<std::string_view, std::string_view> split_object_key(std::strin
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
+/// Sets why pod `id` is pending; an empty reason clears it.
+inline void set_pending_reason(registry_state& st, uint64_t id, scheduler::shared_string why) {
+  if (why.empty())
+    st.pending_reasons.erase(id);
+  else
+    st.pending_reasons.insert_or_assign(id, std::move(why));
+}
+/// Why pod `id` is pending; empty when it has no reason.
+inline std::string_view pending_reason(const registry_state& st, uint64_t id) {
+  auto i = st.pending_reasons.find(id);
+  return i == st.pending_reasons.end() ? std::string_view{} : std::string_view{i->second};
+}
+
 inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::size_t>(k); }
 
 /// Writes `batch` through the store writer; `then` runs in the registry once it is durable (or
@@ -54,7 +67,7 @@ void announce(self_ptr self, api::watch_event::type type, api::object obj);
 bool is_watched(self_ptr self, api::resource_kind kind);
 
 // Views: the API objects with their computed status.
-api::pod_object pod_view(const registry_state& st, const pod_entry& e);
+api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry& e);
 api::pod_group_object group_view(const registry_state& st, const group_entry& g);
 api::node_object node_view(const registry_state::node_entry& n);
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q);
@@ -121,7 +134,7 @@ void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, registry_state::pod_slot& slot);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
-bool not_ours(const registry_state& st, pod_entry& e);
+bool not_ours(registry_state& st, const registry_state::pod_slot& slot);
 /// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
 void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
                     const std::string& group_key);

@@ -53,7 +53,7 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 
 } // namespace
 
-api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
+api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry& e) {
   api::pod_object out{*e.pod, {}};
   if (e.changed)
     scheduler::set_runtime(out.pod, e.changed->state);
@@ -62,10 +62,10 @@ api::pod_object pod_view(const registry_state& st, const pod_entry& e) {
   if (e.is_bound()) {
     c.status = "True";
     c.last_transition_time = out.pod.start_time;
-  } else if (!e.reason.empty()) {
+  } else if (auto why = pending_reason(st, id); !why.empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
-    c.message = e.reason.str();
+    c.message = std::string(why);
     c.last_transition_time = st.ctx->now();
   } else {
     return out;
