@@ -78,9 +78,9 @@ struct registry_state {
     /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
     /// pod costs a pointer here rather than a second copy of its state).
     std::unique_ptr<pod_change> changed;
-    /// Its gang and four flags share one word. A gang id is a counter, 60 bits last 36,000 years
-    /// at a million gangs a second.
-    /// 0: not scheduled by a gang (its group is missing, or not ours).
+    /// 0: not scheduled by a gang (its group is missing, or not ours). The gang id and the four
+    /// flags below share one word; a gang id is a counter, and 60 bits last 36,000 years at a
+    /// million gangs a second.
     uint64_t gang : 60 = 0;
     uint64_t binding : 1 = false; // In a binding being made durable.
     uint64_t delete_requested : 1 = false;

@@ -15,16 +15,11 @@ using self_ptr = registry_actor::stateful_pointer<registry_state>;
 using pod_entry = registry_state::pod_entry;
 using group_entry = registry_state::group_entry;
 
-inline std::string object_key(std::string_view ns, std::string_view name) {
-  std::string k;
-  k.reserve(ns.size() + name.size() + 1);
-  k.append(ns);
-  k.push_back('/');
-  k.append(name);
-  return k;
-}
+/// The catalog's keys are the store's: "<ns>/<name>" for a namespaced object (a PodGroup's key
+/// in `groups` is the one its record is erased under), the name alone for a cluster-scoped one.
+using storage::object_key;
 
-/// "<ns>/<name>" as its two parts (object_key always writes the slash).
+/// A key as its namespace and name (none: a cluster-scoped object's name).
 inline std::pair<std::string_view, std::string_view> split_object_key(std::string_view key) {
   auto slash = key.find('/');
   if (slash == std::string_view::npos)
