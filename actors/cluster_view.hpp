@@ -2,8 +2,16 @@
 
 // The cluster view of DESIGN.md section 4: per node slot, the node's static facts and its free
 // resources (allocatable - committed - held) as atomics. Only the node actor owning a slot writes
-// it; planners on any thread read it without locks. It may be stale: the node actor's vote is the
-// truth, the view is a hint.
+// them; planners on any thread read them without locks. It may be stale: the node actor's vote is
+// the truth, the view is a hint.
+//
+// Beside the free amounts, each slot counts its reserves in flight: what gang actors asked the
+// node to hold in reserves the node actor has not read yet. The sender adds the amount when it
+// sends, the node actor takes the same amount off when the reserve arrives (after publishing the
+// hold, if it made one), and planners read free minus in flight. Without it, every gang planning
+// before the node read the first reserve saw the node as free; under binpack they all chose the
+// same most-allocated nodes, and the younger ones were refused (docs/NOTES.md, "Reserves in
+// flight"). These counters are the one thing in the view that actors other than the owner write.
 //
 // Slots live in fixed chunks that never move, so a reader never races a reallocation. Static facts
 // change rarely (cordon, uncordon); every version stays alive until the view is destroyed, so a
@@ -45,10 +53,21 @@ class cluster_view final : public scheduler::node_view {
   /// Marks the slot removed (its node was deleted) or live again.
   void set_live(std::size_t index, bool live) noexcept;
 
+  // -- Reserves in flight: the sender of a reserve adds, the node actor owning `index` removes.
+
+  /// Counts `amount` as asked of the node and not yet read by its actor. Extended dimensions the
+  /// node lacks are ignored (the node refuses such a reserve anyway).
+  void add_in_flight(std::size_t index, const scheduler::resources& amount) noexcept;
+  /// Takes off what add_in_flight added for one reserve, once the node actor has read it.
+  void remove_in_flight(std::size_t index, const scheduler::resources& amount) noexcept;
+  /// What is in flight to the node now (zero when no reserve is on its way).
+  scheduler::resources in_flight(std::size_t index) const;
+
   // -- node_view: any thread.
 
   std::size_t size() const noexcept override { return size_.load(std::memory_order_acquire); }
   const scheduler::node& at(std::size_t index) const noexcept override;
+  /// The node's published free resources minus its reserves in flight.
   void read_free(std::size_t index, scheduler::resources& out) const override;
   bool is_live(std::size_t index) const noexcept override;
 

@@ -402,8 +402,15 @@ void plan_round(self_ptr self) {
       st.tally.record(node, scheduler::vote_kind::refused_conflict);
       continue;
     }
-    self->send(handle, reserve_atom::value, reserve_request{txn, ticket, std::move(items)},
-               gang_actor{self});
+    // Planners that run before the node reads this see the room as taken already.
+    scheduler::resources asked;
+    if (st.ctx->config.scheduling.count_reserves_in_flight) {
+      for (const auto& ref : items)
+        asked += ref.pod->requests;
+      st.ctx->view->add_in_flight(node, asked);
+    }
+    self->send(handle, reserve_atom::value,
+               reserve_request{txn, ticket, std::move(items), std::move(asked)}, gang_actor{self});
   }
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);

@@ -105,6 +105,10 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       auto outcome = st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items));
       if (outcome.vote == scheduler::vote_kind::reserved)
         publish(self);
+      // After the hold is published: a planner reading in between counts the room twice, which
+      // errs on the side of not choosing the node.
+      if (!req.in_flight.is_zero())
+        st.ctx->view->remove_in_flight(st.index, req.in_flight);
       if (outcome.vote != scheduler::vote_kind::waiting)
         self->send(coordinator, vote_atom::value,
                    vote{req.txn, st.index, outcome.vote, std::move(outcome.missing)});
@@ -195,6 +199,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       snap.holds = st.ledger->hold_count();
       snap.waiters = st.ledger->waiter_count();
       snap.bound_pods = st.ledger->bound_pod_ids();
+      snap.in_flight = st.ctx->view->in_flight(st.index);
       return snap;
     },
   };

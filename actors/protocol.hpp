@@ -67,6 +67,9 @@ struct reserve_request {
   scheduler::txn_id txn;
   scheduler::ticket ticket;
   pod_refs items;
+  /// What the sender added to the node's reserves in flight in the cluster view (the items'
+  /// requests; zero when it added nothing): the node actor takes it off when it reads this.
+  scheduler::resources in_flight;
 };
 
 /// A node's answer to a reserve.
@@ -193,6 +196,8 @@ struct node_snapshot {
   std::size_t holds = 0;
   std::size_t waiters = 0;
   std::vector<uint64_t> bound_pods;
+  /// The cluster view's reserves in flight to this node, read when the snapshot was taken.
+  scheduler::resources in_flight;
 };
 
 struct gang_snapshot {

@@ -123,6 +123,7 @@ void resolve_nodes(collector_state& st) {
     fact.allocatable = n.allocatable;
     fact.committed = n.committed;
     fact.held = n.held;
+    fact.in_flight = n.in_flight;
     for (auto id : n.bound_pods) {
       auto k = st.key_of_id.find(id);
       fact.bound_pods.push_back(k == st.key_of_id.end() ? "#" + std::to_string(id) : k->second);
@@ -296,6 +297,14 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
                                  std::to_string(rm.min));
     }
   }
+
+  // The view's reserves in flight: every reserve sent was read once nothing is under way.
+  if (at_rest && std::none_of(facts.groups.begin(), facts.groups.end(),
+                              [](const auto& g) { return g.in_flight; }))
+    for (const auto& n : facts.nodes)
+      if (!n.in_flight.is_zero())
+        add_violation(r, "view: node " + n.name + " counts " + n.in_flight.to_string() +
+                             " of reserves in flight with no reserve round under way");
 
   // I4: each queue's accounting equals a recount from its pods.
   std::map<std::string, std::string> queue_of_group;

@@ -43,6 +43,8 @@ struct system_facts {
     scheduler::resources committed;  // The node actor's ledger.
     scheduler::resources held;
     std::vector<std::string> bound_pods;  // Pod keys committed in the ledger.
+    /// The cluster view's reserves in flight to it (sent, not yet read by its actor).
+    scheduler::resources in_flight;
   };
   struct queue {
     std::string name;
@@ -63,8 +65,10 @@ struct invariant_report {
 
 /// Checks I1 (no pod bound twice: a pod committed on one node only, and on the node its record
 /// names), I2 (no node over capacity), I3 (at rest, every gang 0 or >= minMember bound, each role
-/// its minimum), I4 (queue accounting equals a recount from pods), and that no parked gang but a
-/// completed one has a pod waiting to be placed (it would wait forever).
+/// its minimum), I4 (queue accounting equals a recount from pods), that no parked gang but a
+/// completed one has a pod waiting to be placed (it would wait forever), and, at rest with no
+/// reserve round under way, that the cluster view counts no reserve in flight (one left there
+/// would hide the node's room from every planner).
 /// Precondition: the facts are one consistent cut (nothing changed while they were collected):
 /// deterministic mode, or a system at rest. On a busy system runtime::facts() asks actor after
 /// actor, and a pod bound in between looks unbound in one source and bound in another: use

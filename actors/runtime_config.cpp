@@ -38,6 +38,15 @@ status read_int(const YAML::Node& v, const std::string& path, int64_t lo, int64_
   return {};
 }
 
+status read_bool(const YAML::Node& v, const std::string& path, bool& out) {
+  try {
+    out = v.as<bool>();
+  } catch (const YAML::Exception&) {
+    return bad(path, "must be true or false");
+  }
+  return {};
+}
+
 using field_reader = std::function<status(const YAML::Node&, const std::string&)>;
 
 // Reads a map whose keys must all be known: an unknown key is an error naming it, so a typo never
@@ -133,9 +142,8 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
     };
     auto scheduling = [&](const YAML::Node& n, const std::string& path) {
       return read_map(n, path, {
-        {"gangScheduling", [&](const YAML::Node& v, const std::string&) {
-           s.gang_scheduling = v.as<bool>();
-           return status{};
+        {"gangScheduling", [&](const YAML::Node& v, const std::string& f) {
+           return read_bool(v, f, s.gang_scheduling);
          }},
         {"overcommitFactor", [&](const YAML::Node& v, const std::string& f) {
            auto factor = scheduler::parse_overcommit_factor(v.as<std::string>());
@@ -155,6 +163,9 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            auto st = read_int(v, f, 0, 100, x);
            s.max_replans = static_cast<int32_t>(x);
            return st;
+         }},
+        {"countReservesInFlight", [&](const YAML::Node& v, const std::string& f) {
+           return read_bool(v, f, s.count_reserves_in_flight);
          }},
         {"backoffInitial", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.backoff_initial);

@@ -29,6 +29,11 @@ struct scheduling_config {
   int32_t max_planning_per_queue = 8;
   /// Immediate replans after a refused reserve round before backing off. Default: 2.
   int32_t max_replans = 2;
+  /// A gang counts the reserves it sends against their nodes in the cluster view until each node
+  /// reads its reserve (docs/NOTES.md "Reserves in flight"), so gangs planning meanwhile do not
+  /// choose the same room. Off: planners see only what nodes published, as stale as the nodes'
+  /// mailboxes are long (the wait-die tests use it to make gangs collide). Default: true.
+  bool count_reserves_in_flight = true;
   /// Backoff after a failed attempt: starts here, doubles, with +-50% jitter. Default: 5 ms.
   std::chrono::milliseconds backoff_initial{5};
   /// Backoff cap. Default: 1 s.

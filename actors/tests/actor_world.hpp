@@ -211,6 +211,10 @@ class actor_world {
     for (auto [gang, n] : per_gang)
       if (n > 0 && n < gang_sizes[gang])
         return "I3: gang " + std::to_string(gang) + " has " + std::to_string(n) + " pods committed";
+    // Every reserve sent was read: none may still hide a node's room from the planners.
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (auto f = ctx_->view->in_flight(i); !f.is_zero())
+        return "view: node " + std::to_string(i) + " counts " + f.to_string() + " in flight";
     return {};
   }
 

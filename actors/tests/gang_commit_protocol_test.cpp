@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace phalanx::actors::testing {
 namespace {
 
@@ -45,6 +47,41 @@ bool step_until(actor_world& w, const std::function<bool()>& stop) {
     w.run_job(0);
   }
   return false;
+}
+
+// A reserve on its way to a node counts against the node in the cluster view (docs/NOTES.md
+// "Reserves in flight"): a gang that plans before the node read another gang's reserve sees the
+// room as taken, and does not send a reserve the node would refuse.
+TEST(GangCommitProtocol, AReserveOnItsWayHidesItsRoomFromOtherPlannersUntilTheNodeReadsIt) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  w.add_gang(make_gang("a", 1).task("worker", 1, res("cpu", "3")), 1);
+  w.add_gang(make_gang("b", 1).task("worker", 1, res("cpu", "3")), 2);
+  auto* node = caf::actor_cast<caf::abstract_actor*>(w.nodes[0]);
+  auto is_node = [&](caf::resumable* job) {
+    return dynamic_cast<caf::abstract_actor*>(job) == node;
+  };
+  // Everything but the node runs: both gangs plan, and whatever they send the node waits.
+  for (int guard = 0; guard < 1000; ++guard) {
+    auto& jobs = w.sched().jobs;
+    auto next = std::find_if_not(jobs.begin(), jobs.end(), is_node);
+    if (next == jobs.end())
+      break;
+    w.run_job(static_cast<std::size_t>(next - jobs.begin()));
+  }
+  EXPECT_EQ(w.ctx().view->in_flight(0), res("cpu", "3", "pods", "1"))
+      << "one reserve is on its way";
+  scheduler::resources seen;
+  w.ctx().view->read_free(0, seen);
+  EXPECT_EQ(seen.cpu_milli, 1000) << "planners see the room on its way as taken";
+  uint32_t rounds = w.gang_state(0).round + w.gang_state(1).round;
+  EXPECT_EQ(rounds, 1u) << "the second gang sent a reserve the node could only refuse";
+
+  w.sched().run();
+  EXPECT_TRUE(w.ctx().view->in_flight(0).is_zero()) << "the node read the reserve";
+  EXPECT_EQ(total_committed(w), res("cpu", "3", "pods", "1"));
+  EXPECT_EQ(w.check_at_rest(), "");
+  EXPECT_EQ(w.check_step(), "");
 }
 
 TEST(GangCommitProtocol, CoordinatorKilledMidPrepareReleasesEveryHold) {
@@ -216,13 +253,13 @@ TEST(GangCommitProtocol, ANewActorOfAGangKeepsItsHoldWhenTheOldOnesEndArrivesLat
   scheduler::txn_id first{7, 1};
   scheduler::txn_id second{7, 2};
 
-  caf::anon_send(node, reserve_atom::value, reserve_request{first, ticket, pods_of({1})},
+  caf::anon_send(node, reserve_atom::value, reserve_request{first, ticket, pods_of({1}), {}},
                  old_actor);
   caf::anon_send(node, commit_atom::value, first);
   w.sched().run();
   ASSERT_EQ(old_log->committed.size(), 1u);
 
-  caf::anon_send(node, reserve_atom::value, reserve_request{second, ticket, pods_of({2})},
+  caf::anon_send(node, reserve_atom::value, reserve_request{second, ticket, pods_of({2}), {}},
                  new_actor);
   w.sched().run();
   ASSERT_EQ(new_log->votes.size(), 1u);
@@ -253,9 +290,9 @@ TEST(GangCommitProtocol, DuplicatedAndReorderedMessagesAtANode) {
   scheduler::txn_id t2{7, 2};
 
   // Reserve twice (a duplicate): one hold, the same answer twice.
-  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2})},
+  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2}), {}},
                  coordinator);
-  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2})},
+  caf::anon_send(node, reserve_atom::value, reserve_request{t1, ticket, pods_of({1, 2}), {}},
                  coordinator);
   w.sched().run();
   ASSERT_EQ(log->votes.size(), 2u);
@@ -279,11 +316,13 @@ TEST(GangCommitProtocol, DuplicatedAndReorderedMessagesAtANode) {
 
   // Round 2: the abort arrives before the commit; the commit then finds nothing to commit, and a
   // late duplicate of the reserve is refused instead of resurrecting the round.
-  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3})}, coordinator);
+  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3}), {}},
+                 coordinator);
   caf::anon_send(node, abort_atom::value, t2);
   caf::anon_send(node, abort_atom::value, t2);
   caf::anon_send(node, commit_atom::value, t2);
-  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3})}, coordinator);
+  caf::anon_send(node, reserve_atom::value, reserve_request{t2, ticket, pods_of({3}), {}},
+                 coordinator);
   w.sched().run();
   EXPECT_EQ(w.node_state(0).ledger->committed(), res("cpu", "2", "pods", "2"));
   EXPECT_TRUE(w.node_state(0).ledger->held().is_zero());
@@ -306,7 +345,7 @@ TEST(GangCommitProtocol, DuplicatedAndReorderedMessagesAtANode) {
   // A swap twice: the pod takes over the placeholder once and reaches the binder once.
   scheduler::txn_id t3{7, 3};
   uint64_t ph = placeholder_id_bit | 1;
-  caf::anon_send(node, reserve_atom::value, reserve_request{t3, ticket, pods_of({ph}, "2")},
+  caf::anon_send(node, reserve_atom::value, reserve_request{t3, ticket, pods_of({ph}, "2"), {}},
                  coordinator);
   caf::anon_send(node, commit_atom::value, t3);
   w.sched().run();
@@ -345,9 +384,9 @@ TEST(GangCommitProtocol, AWaitingCoordinatorThatDiesLeavesNoWaiterAndAHolderThat
 
   // The younger gang holds the node; the older one, arriving with a stale view, waits for it.
   caf::anon_send(node, reserve_atom::value,
-                 reserve_request{young_txn, ticket_at(200), pods_of({20, 21})}, young);
+                 reserve_request{young_txn, ticket_at(200), pods_of({20, 21}), {}}, young);
   caf::anon_send(node, reserve_atom::value,
-                 reserve_request{old_txn, ticket_at(100), pods_of({10, 11})}, old);
+                 reserve_request{old_txn, ticket_at(100), pods_of({10, 11}), {}}, old);
   w.sched().run();
   ASSERT_EQ(young_log->votes.size(), 1u);
   EXPECT_TRUE(old_log->votes.empty()) << "the older gang waits: no vote yet";
@@ -363,7 +402,7 @@ TEST(GangCommitProtocol, AWaitingCoordinatorThatDiesLeavesNoWaiterAndAHolderThat
   auto old2 = sys.spawn(probe, old2_log);
   scheduler::txn_id old2_txn{3, 1};
   caf::anon_send(node, reserve_atom::value,
-                 reserve_request{old2_txn, ticket_at(50), pods_of({30, 31})}, old2);
+                 reserve_request{old2_txn, ticket_at(50), pods_of({30, 31}), {}}, old2);
   w.sched().run();
   ASSERT_TRUE(old2_log->votes.empty());
   caf::anon_send_exit(young, caf::exit_reason::kill);

@@ -27,6 +27,7 @@ scheduling:
   backoffMax: 2s
   maxReplans: 4
   fairShareDebounce: 50ms
+  countReservesInFlight: false
 )");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   EXPECT_EQ(c->scheduling.park_idle_gangs_after, 2000ms);
@@ -34,6 +35,7 @@ scheduling:
   EXPECT_EQ(c->scheduling.backoff_max, 2000ms);
   EXPECT_EQ(c->scheduling.max_replans, 4);
   EXPECT_EQ(c->scheduling.fair_share_debounce, 50ms);
+  EXPECT_FALSE(c->scheduling.count_reserves_in_flight);
 
   auto off = parse_runtime_config("scheduling:\n  parkIdleGangsAfter: 0s\n");
   ASSERT_TRUE(off.ok()) << off.error().to_string();
@@ -52,6 +54,10 @@ TEST(RuntimeConfig, BadValuesNameTheKeyAndTheRule) {
                "scheduling.parkIdleGangsAfter: must be a duration");
   expect_error("scheduling:\n  parkIdleGangAfter: 1s\n",
                "scheduling.parkIdleGangAfter: unknown key");
+  expect_error("scheduling:\n  countReservesInFlight: sometimes\n",
+               "scheduling.countReservesInFlight: must be true or false");
+  expect_error("scheduling:\n  gangScheduling: 3\n",
+               "scheduling.gangScheduling: must be true or false");
   expect_error("scheduling:\n  maxReplans: 1000\n",
                "scheduling.maxReplans: must be between 0 and 100");
   expect_error("scheduling:\n  backoffInitial: 2s\n  backoffMax: 1s\n",
