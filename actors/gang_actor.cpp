@@ -368,9 +368,14 @@ void plan_round(self_ptr self) {
     return;
   }
   if (plan.placements.empty()) {
-    // A ready gang with no room for its extra pods now.
+    // A ready gang with no room for its extra pods now. They say so: a pending pod without a
+    // reason reads as not tried yet (the registry's deadlock report waits for one).
     finish_slot(self, plan_outcome::unschedulable);
     leave_failed_round(self);
+    report(self,
+           "no node has room for the " + std::to_string(candidates.size()) +
+               " pod(s) beyond the gang's minimum now; they are placed when room appears",
+           "NotEnoughResources");
     return;
   }
 

@@ -668,16 +668,23 @@ void do_stalled(self_ptr self, const stall_report& report) {
     auto& g = st.groups.at(gang);
     if (!g.stall_message.empty())
       continue;  // Reported already: the simulator repeats its report while nothing changes.
+    // A deadlock only once the scheduler has tried every pending pod and said why it cannot
+    // place it: a pod without a reason is still on its way (after a restart, every gang's
+    // pending pods wait for their first round while the simulator already sees its running pods
+    // stuck), and calling that a deadlock would be a false alarm on every such gang.
     int32_t pending = 0;
     int32_t running = 0;
+    bool untried = false;
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
-        if (p->second.phase() == scheduler::pod_phase::running)
+        if (p->second.phase() == scheduler::pod_phase::running) {
           ++running;
-        else if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase()))
+        } else if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
           ++pending;
+          untried |= pending_reason(st, id).empty();
+        }
       }
-    if (pending == 0)
+    if (pending == 0 || untried)
       continue;
     g.stall_message = "deadlock: " + std::to_string(running) +
                       " running pod(s) wait for " + std::to_string(pending) +

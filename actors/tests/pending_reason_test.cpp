@@ -127,5 +127,43 @@ TEST(PendingReason, AWatcherSeesEachChangeOfAGroupsStatusOnce) {
   EXPECT_EQ(seen.back(), h.group("train").status) << "the last event is the current status";
 }
 
+// A gang past its minimum places its extra pods when room exists; one that finds none says so.
+// Its pods run until deleted, so nothing will ever make room: once the pending pod has a reason,
+// the simulator's stall report makes the registry report a deadlock (a pending pod without a
+// reason is one the scheduler has not tried yet, which is no deadlock).
+TEST(PendingReason, AnExtraPodWithoutRoomSaysWhyAndItsStallIsReported) {
+  auto config = deterministic_config(5);
+  config.simulation.stall_check_interval = std::chrono::milliseconds(1000);
+  runtime_harness h{config, {make_node("n-0").cpu("2").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(group_of("svc", 1)), "create the PodGroup");
+  for (const char* name : {"s-0", "s-1", "s-2"})
+    runtime_harness::must_ok(h.create(api::pod_object{make_pod(name).cpu("1").group("svc"), {}}),
+                             name);
+  auto stalled = [&] {
+    auto r = h.list(api::resource_kind::pod_group);
+    runtime_harness::must_ok(r, "list podgroups");
+    for (auto& o : r->items)
+      for (const auto& c : std::get<api::pod_group_object>(o).status.conditions)
+        if (c.message.find("deadlock") != std::string::npos)
+          return true;
+    return false;
+  };
+  ASSERT_TRUE(
+      h.run_until(stalled, std::chrono::milliseconds(10000), std::chrono::milliseconds(100)))
+      << "the stall was not reported";
+  int bound = 0;
+  std::string waiting;
+  for (const auto& p : h.pods())
+    if (p.pod.is_bound())
+      ++bound;
+    else
+      waiting = p.pod.meta.name;
+  EXPECT_EQ(bound, 2);
+  ASSERT_FALSE(waiting.empty());
+  EXPECT_EQ(pending_message(h, waiting),
+            "no node has room for the 1 pod(s) beyond the gang's minimum now; they are placed "
+            "when room appears");
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
