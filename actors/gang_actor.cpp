@@ -410,8 +410,7 @@ void plan_round(self_ptr self) {
     // Planners that run before the node reads this see the room as taken already.
     scheduler::resources asked;
     if (st.ctx->config.scheduling.count_reserves_in_flight) {
-      for (const auto& ref : items)
-        asked += ref.pod->requests;
+      asked = total_requests(items);
       st.ctx->view->add_in_flight(node, asked);
     }
     self->send(handle, reserve_atom::value,

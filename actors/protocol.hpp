@@ -50,6 +50,14 @@ struct pod_ref {
 };
 using pod_refs = std::vector<pod_ref>;
 
+/// What the pods ask for together.
+inline scheduler::resources total_requests(const pod_refs& pods) {
+  scheduler::resources sum;
+  for (const auto& ref : pods)
+    sum += ref.pod->requests;
+  return sum;
+}
+
 /// Ids of placeholders (scheduler/placeholders.hpp) have this bit set; pod ids never do. A node
 /// commits a placeholder like a pod but never hands it to the binder.
 inline constexpr uint64_t placeholder_id_bit = uint64_t(1) << 63;

@@ -100,6 +100,11 @@ void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::re
     self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), now);
 }
 
+// The same when both knew the claim as it was before the change: `before` (claim_of then).
+void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::resources& before) {
+  sync_claim(self, gang, b, before, before);
+}
+
 void dispatch(self_ptr self) {
   auto& st = self->state;
   if (!is_open(st))
@@ -170,7 +175,7 @@ void forget(self_ptr self, uint64_t gang) {
   set_demand(st, b, {});
   auto claim = claim_of(b);
   b.admitted = false;
-  sync_claim(self, gang, b, claim, claim);
+  sync_claim(self, gang, b, claim);
   st.gangs.erase(i);
 }
 
@@ -225,7 +230,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       b.sleeping = false;
       if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
-      sync_claim(self, e.gang, b, claim, claim);
+      sync_claim(self, e.gang, b, claim);
       if (b.admitted)
         st.ready.insert({b.group.get(), e.gang});
       else
@@ -258,7 +263,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       b.allocated += d.added;
       b.allocated -= d.removed;
       set_demand(st, b, (b.demand - d.added).clamped_at_zero());
-      sync_claim(self, d.gang, b, claim, claim);
+      sync_claim(self, d.gang, b, claim);
       report_usage(self);
       dispatch(self);
     },

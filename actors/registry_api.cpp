@@ -17,9 +17,7 @@ using api::resource_kind;
 void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::node>(std::move(n));
-  scheduler::resources used;
-  for (const auto& ref : committed)
-    used += ref.pod->requests;
+  const auto used = total_requests(committed);
   auto index = st.ctx->view->add_slot(spec, spec->allocatable - used);
   auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
                                           spec, st.binder, committed);
