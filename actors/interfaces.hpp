@@ -166,6 +166,8 @@ using store_writer_actor = caf::typed_actor<
   // Persist `batch`; answer `listener` with persisted(cookie, status) once it is durable.
   caf::reacts_to<persist_atom, batch_ptr, uint64_t, persist_listener_actor>,
   // Internal: the group-commit window closed.
-  caf::reacts_to<flush_atom>>;
+  caf::reacts_to<flush_atom>,
+  // Internal: writes may have paused for store.flushWhenIdleAfter; if so, flush the memtables.
+  caf::reacts_to<idle_atom>>;
 
 } // namespace phalanx::actors

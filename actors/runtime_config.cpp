@@ -214,6 +214,15 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            c.store.max_batch_records = static_cast<std::size_t>(x);
            return st;
          }},
+        {"flushWhenIdleAfter", [&](const YAML::Node& v, const std::string& f) {
+           return read_duration(v, f, c.store.flush_when_idle_after);
+         }},
+        {"flushWhenIdleAbove", [&](const YAML::Node& v, const std::string& f) {
+           int64_t x = 0;
+           auto st = read_int(v, f, 0, int64_t{1} << 40, x);
+           c.store.flush_when_idle_above = static_cast<std::size_t>(x);
+           return st;
+         }},
       });
     };
     auto simulation = [&](const YAML::Node& n, const std::string& path) {

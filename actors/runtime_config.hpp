@@ -60,6 +60,13 @@ struct store_config {
   std::chrono::microseconds commit_window{1000};
   /// Flush earlier once this many records are buffered. Default: 4096.
   std::size_t max_batch_records = 4096;
+  /// Once no write has come for this long, the writer has RocksDB flush its memtables in the
+  /// background, freeing what a burst left in them (up to 32 MiB for pods) instead of keeping it
+  /// until later writes fill them; the WAL a crash replays shrinks too. Zero: never. Default: 2 s.
+  std::chrono::milliseconds flush_when_idle_after{2000};
+  /// ... when they hold at least this many bytes: smaller table files would only make more
+  /// compaction work for little memory. Default: 1 MiB.
+  std::size_t flush_when_idle_above = std::size_t{1} << 20;
 };
 
 struct simulation_config {

@@ -36,6 +36,9 @@ struct runtime_metrics {
   api::histogram& store_batch_records = registry.add_histogram(
       "phalanx_store_batch_records", "Records per group-committed write.",
       {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 4096, 16384});
+  api::counter& store_idle_flushes = registry.add_counter(
+      "phalanx_store_idle_flushes_total",
+      "Memtable flushes the store writer started once writes paused, freeing the write buffers.");
   api::metric_family<api::gauge>& pending_gangs = registry.gauge_family(
       "phalanx_queue_pending_gangs", "Gangs of the queue waiting to be scheduled.", {"queue"});
   api::metric_family<api::gauge>& queue_allocated = registry.gauge_family(

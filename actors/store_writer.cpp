@@ -31,6 +31,51 @@ void flush(self_ptr self) {
     self->send(w.listener, persisted_atom::value, w.cookie, outcome);
   st.buffer.clear();
   st.buffered_records = 0;
+
+  st.last_write = self->clock().now();
+  st.written_since_idle = true;
+  auto idle_after = st.ctx->config.store.flush_when_idle_after;
+  if (!st.idle_check_scheduled && idle_after.count() > 0) {
+    st.idle_check_scheduled = true;
+    self->delayed_send(self, idle_after, idle_atom::value);
+  }
+}
+
+// One check per quiet period, not one timer per write: a check that finds a write younger than
+// the idle time waits for the rest of it.
+void check_idle(self_ptr self) {
+  auto& st = self->state;
+  st.idle_check_scheduled = false;
+  if (!st.written_since_idle)
+    return;
+  auto idle_after = st.ctx->config.store.flush_when_idle_after;
+  auto quiet = self->clock().now() - st.last_write;
+  if (quiet < idle_after) {
+    st.idle_check_scheduled = true;
+    self->delayed_send(self, idle_after - quiet, idle_atom::value);
+    return;
+  }
+  auto retry_later = [&] {
+    st.idle_check_scheduled = true;
+    self->delayed_send(self, idle_after, idle_atom::value);
+  };
+  auto stats = st.store->stats();
+  if (stats.flushing) // RocksDB's own or our last one: the memtables are on their way out.
+    return retry_later();
+  st.written_since_idle = false;
+  auto held = stats.write_buffer_bytes;
+  if (held < st.ctx->config.store.flush_when_idle_above)
+    return;
+  if (auto outcome = st.store->flush_write_buffers(); !outcome.ok()) {
+    if (outcome.code() == errc::unavailable) {
+      st.written_since_idle = true;
+      return retry_later();
+    }
+    spdlog::warn("store: could not flush the write buffers: {}", outcome.to_string());
+    return;
+  }
+  st.ctx->metrics->store_idle_flushes.inc();
+  spdlog::debug("store: writes paused; flushing {} bytes of write buffers", held);
 }
 
 } // namespace
@@ -63,6 +108,7 @@ store_writer_actor::behavior_type store_writer_impl(self_ptr self, context_ptr c
       self->state.flush_scheduled = false;
       flush(self);
     },
+    [self](idle_atom) { check_idle(self); },
   };
 }
 

@@ -8,6 +8,10 @@
 // means durable" affordable at tens of thousands of records per second. A window of zero flushes
 // once the mailbox holds nothing older than the flush.
 //
+// Once writes pause (store_config::flush_when_idle_after, default 2 s) it has RocksDB flush the
+// memtables in the background: what a burst wrote would otherwise stay in them, in memory, until
+// later writes filled them (docs/NOTES.md, "The write buffers are flushed when writes pause").
+//
 // phalanxd spawns it detached (its own thread), because a synced write blocks; deterministic
 // tests spawn it on the test coordinator.
 
@@ -16,6 +20,7 @@
 
 #include "storage/store.hpp"
 
+#include <caf/actor_clock.hpp>
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
@@ -38,6 +43,13 @@ struct store_writer_state {
   std::vector<pending_write> buffer;
   std::size_t buffered_records = 0;
   bool flush_scheduled = false;
+
+  // The idle flush (store_config::flush_when_idle_after): when the last write ended, whether
+  // anything was written since the last idle check found the writer idle, and whether a check
+  // is on its way.
+  caf::actor_clock::time_point last_write;
+  bool written_since_idle = false;
+  bool idle_check_scheduled = false;
 };
 
 /// Spawn with: sys.spawn<caf::detached>(store_writer_impl, ctx, store).

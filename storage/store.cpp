@@ -321,6 +321,7 @@ struct store::impl {
   std::atomic<uint64_t> bytes_written{0};
   std::atomic<uint64_t> commit{0};
   std::atomic<uint64_t> mark_errors{0};
+  std::atomic<uint64_t> write_buffer_flushes{0};
 
   rocksdb::ColumnFamilyHandle* handle(record_kind k) const {
     return kinds[static_cast<std::size_t>(k)];
@@ -331,17 +332,19 @@ struct store::impl {
 
   ~impl() { close(); }
 
+  // A failed write, or the injected file system off: a flush would fail, and RocksDB sleeps a
+  // second after every failed background flush.
+  bool broken() const {
+    return write_failed.load() || (options.fault_injection && options.fault_injection->crashed());
+  }
+
   void close() {
     if (db == nullptr)
       return;
     // A clean close leaves no WAL to replay at the next open. Errors (a crashed file system in
     // tests) only mean the next open replays the WAL. A store that open() refused (a newer
-    // format, lost writes) is closed without writing anything more.
-    // Nor after a failed write, or when the injected file system is off: the flush would fail,
-    // and RocksDB sleeps a second after every failed background flush.
-    bool broken =
-        write_failed.load() || (options.fault_injection && options.fault_injection->crashed());
-    if (opened && !broken) {
+    // format, lost writes) is closed without writing anything more, and so is a broken() one.
+    if (opened && !broken()) {
       rocksdb::FlushOptions flush;
       flush.wait = true;
       db->Flush(flush, handles).PermitUncheckedError();
@@ -590,7 +593,33 @@ store_stats store::stats() const noexcept {
   s.bytes_written = impl_->bytes_written.load(std::memory_order_relaxed);
   s.commit = impl_->commit.load(std::memory_order_acquire);
   s.commit_mark_errors = impl_->mark_errors.load(std::memory_order_relaxed);
+  s.write_buffer_flushes = impl_->write_buffer_flushes.load(std::memory_order_relaxed);
+  if (auto* db = impl_->db) {
+    uint64_t bytes = 0, pending = 0, running = 0;
+    if (db->GetAggregatedIntProperty(rocksdb::DB::Properties::kCurSizeAllMemTables, &bytes))
+      s.write_buffer_bytes = bytes;
+    if (db->GetAggregatedIntProperty(rocksdb::DB::Properties::kMemTableFlushPending, &pending) &&
+        db->GetIntProperty(rocksdb::DB::Properties::kNumRunningFlushes, &running))
+      s.flushing = pending > 0 || running > 0;
+  }
   return s;
+}
+
+status store::flush_write_buffers() {
+  auto& i = *impl_;
+  if (i.broken())
+    return {errc::io_error, "flush: the store is broken (a failed write or a crashed disk)"};
+  rocksdb::FlushOptions flush;
+  flush.wait = false;
+  // Not waiting means not waiting for a stall to clear either: a flush is always allowed to add
+  // to the level-0 files (the next compaction merges them).
+  flush.allow_write_stall = true;
+  if (auto s = i.db->Flush(flush, i.handles); s.IsTryAgain())
+    return {errc::unavailable, "flush: an earlier flush is still writing: " + s.ToString()};
+  else if (!s.ok())
+    return {errc::io_error, from_rocksdb(s, "flush").message()};
+  i.write_buffer_flushes.fetch_add(1, std::memory_order_relaxed);
+  return {};
 }
 
 status store::write(const write_batch& batch) {

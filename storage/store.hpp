@@ -171,6 +171,11 @@ struct store_stats {
   uint64_t bytes_written = 0;
   uint64_t commit = 0;             // The commit number of the last durable write.
   uint64_t commit_mark_errors = 0; // Failed appends or syncs of the commit mark (best effort).
+  /// What RocksDB's memtables (its write buffers, every column family) hold now, in bytes,
+  /// counting those being flushed.
+  uint64_t write_buffer_bytes = 0;
+  uint64_t write_buffer_flushes = 0; // Calls of flush_write_buffers() that started a flush.
+  bool flushing = false; // A memtable flush is queued or running (RocksDB's own or ours).
 };
 
 /// What `open` found when it recovered the database.
@@ -223,6 +228,14 @@ class store {
   status write(std::span<const write_batch* const> batches);
   status write(const write_batch& batch);
 
+  /// Starts writing every memtable out to table files and returns without waiting; the memory
+  /// each one holds is freed when its flush ends. For the writer to call once writes pause:
+  /// otherwise what a burst wrote stays in memory until later writes fill the buffers (up to
+  /// 32 MiB for pods) and also in the WAL a crash would replay. Nothing to flush is not an error.
+  /// Errors: errc::unavailable while an earlier flush still writes (RocksDB keeps two memtables
+  /// per column family: another switch would stop writes); errc::io_error after a failed write
+  /// or with the injected file system crashed.
+  status flush_write_buffers();
   /// Thread-safe.
   store_stats stats() const noexcept;
   const recovery_info& recovery() const noexcept;

@@ -17,6 +17,28 @@ TEST(RuntimeConfig, AnEmptyFileKeepsEveryDefault) {
   EXPECT_EQ(c->scheduling.backoff_initial, 5ms);
   EXPECT_EQ(c->scheduling.max_replans, 2);
   EXPECT_TRUE(c->scheduling.gang_scheduling);
+  EXPECT_EQ(c->store.commit_window, 1000us);
+  EXPECT_EQ(c->store.flush_when_idle_after, 2000ms);
+  EXPECT_EQ(c->store.flush_when_idle_above, std::size_t{1} << 20);
+}
+
+TEST(RuntimeConfig, StoreKnobsAreRead) {
+  auto c = parse_runtime_config(R"(
+store:
+  commitWindow: 250us
+  maxBatchRecords: 512
+  flushWhenIdleAfter: 30s
+  flushWhenIdleAbove: 4194304
+)");
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  EXPECT_EQ(c->store.commit_window, 250us);
+  EXPECT_EQ(c->store.max_batch_records, 512u);
+  EXPECT_EQ(c->store.flush_when_idle_after, 30'000ms);
+  EXPECT_EQ(c->store.flush_when_idle_above, std::size_t{4} << 20);
+
+  auto off = parse_runtime_config("store:\n  flushWhenIdleAfter: 0s\n");
+  ASSERT_TRUE(off.ok()) << off.error().to_string();
+  EXPECT_EQ(off->store.flush_when_idle_after, 0ms) << "zero never flushes for idleness";
 }
 
 TEST(RuntimeConfig, SchedulingKnobsAreRead) {
@@ -60,6 +82,11 @@ TEST(RuntimeConfig, BadValuesNameTheKeyAndTheRule) {
                "scheduling.gangScheduling: must be true or false");
   expect_error("scheduling:\n  maxReplans: 1000\n",
                "scheduling.maxReplans: must be between 0 and 100");
+  expect_error("store:\n  flushWhenIdleAfter: later\n", "store.flushWhenIdleAfter");
+  expect_error("store:\n  flushWhenIdleAbove: -1\n",
+               "store.flushWhenIdleAbove: must be between 0 and");
+  expect_error("store:\n  flushWhenIdleAbove: 1MiB\n",
+               "store.flushWhenIdleAbove: must be an integer");
   expect_error("scheduling:\n  backoffInitial: 2s\n  backoffMax: 1s\n",
                "scheduling.backoffMax: must not be shorter than scheduling.backoffInitial");
 }

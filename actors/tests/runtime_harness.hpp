@@ -82,6 +82,7 @@ class runtime_harness {
   runtime_harness& operator=(const runtime_harness&) = delete;
 
   runtime& rt() { return *rt_; }
+  storage::store& store() { return *store_; }
   api::service& svc() { return rt_->service(); }
   bool deterministic() const { return config_.deterministic; }
 

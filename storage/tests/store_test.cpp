@@ -11,8 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <thread>
 
 namespace phalanx::storage {
 namespace {
@@ -532,6 +534,75 @@ TEST(StoreWrite, PodStateUpdatesMergeIntoTheRecord) {
     ASSERT_EQ(after.pods.size(), 1u);
     EXPECT_EQ(diff(after.pods[0], finished), "");
   }
+}
+
+// The writer calls flush_write_buffers once writes pause, so that a burst's memtables do not
+// stay in memory until later writes fill them: the flush runs in the background, frees the
+// memtables, and every record (and the updates merged into it) reads back the same, from the
+// table files before and after a restart, with writes going on meanwhile.
+TEST(StoreWrite, FlushingTheWriteBuffersFreesThemAndKeepsEveryRecord) {
+  temp_dir dir;
+  auto expected = sample_state(3, 2000);
+  {
+    auto s = open_ok(dir.path());
+    ASSERT_TRUE(s);
+    const uint64_t empty = s->stats().write_buffer_bytes;
+    ASSERT_TRUE(s->write(batch_of(expected)).ok());
+    auto bound = expected.pods[7];
+    bound.node_name = "node-1";
+    bound.meta.resource_version = max_version(expected) + 1;
+    write_batch bind;
+    bind.put_pod_state(std::make_shared<const sch::pod>(bound), scheduler::runtime_of(bound));
+    ASSERT_TRUE(s->write(bind).ok());
+    expected.pods[7] = bound;
+    const uint64_t written = s->stats().write_buffer_bytes;
+    ASSERT_GT(written, empty + 500'000) << "2,000 pods make more than 500 kB of memtable";
+
+    ASSERT_TRUE(s->flush_write_buffers().ok());
+    EXPECT_EQ(s->stats().write_buffer_flushes, 1u);
+    // The flush runs on RocksDB's own threads; it is done when the memtables are back to empty.
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (s->stats().write_buffer_bytes > empty && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    EXPECT_LE(s->stats().write_buffer_bytes, empty);
+    EXPECT_EQ(diff(load_ok(*s), expected), "");
+
+    // Writing goes on after a flush, and a flush with nothing new to write is no error.
+    auto relabelled = expected.pods[8];
+    relabelled.meta.labels.set("stage", "after-flush");
+    relabelled.meta.resource_version = bound.meta.resource_version + 1;
+    write_batch put;
+    put.put(relabelled);
+    ASSERT_TRUE(s->write(put).ok());
+    expected.pods[8] = relabelled;
+    ASSERT_TRUE(s->flush_write_buffers().ok());
+    ASSERT_TRUE(s->flush_write_buffers().ok());
+    EXPECT_EQ(s->stats().write_buffer_flushes, 3u);
+    EXPECT_EQ(diff(load_ok(*s), expected), "");
+  }
+  auto s = open_ok(dir.path());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(diff(load_ok(*s), expected), "");
+}
+
+// Once the disk is gone (or a write failed) the store refuses to flush, as it refuses writes:
+// a background flush that fails makes RocksDB sleep a second and stop the database.
+TEST(StoreWrite, ABrokenStoreRefusesToFlush) {
+  temp_dir dir;
+  auto sim = power_loss_simulator::create();
+  store_options o = options_for(dir.path());
+  o.fault_injection = sim;
+  {
+    auto s = open_ok(o);
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->write(batch_of(sample_state(4))).ok());
+    sim->crash();
+    auto flushed = s->flush_write_buffers();
+    EXPECT_EQ(flushed.code(), errc::io_error);
+    EXPECT_NE(flushed.message().find("broken"), std::string::npos) << flushed.message();
+    EXPECT_EQ(s->stats().write_buffer_flushes, 0u);
+  }
+  sim->reset();
 }
 
 // Keys with state updates and no record (a job's pods, stored as their job) are loaded as
