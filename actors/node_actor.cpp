@@ -53,8 +53,10 @@ void remember_coordinator(self_ptr self, uint64_t gang, const gang_actor& coordi
       return;
     // A parked gang's new actor (the same gang id): the old one ended idle, holding nothing
     // here, and its down message, which may come after this, must not abort the new one's holds.
+    // The new actor counts its rounds from 1 again: the old one's finished rounds are no guide.
     st.gang_of.erase(known->second.address());
     known->second = coordinator;
+    st.ledger->forget_finished(gang);
   }
   self->monitor(coordinator);
   st.gang_of.emplace(coordinator.address(), gang);
@@ -84,6 +86,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     st.gang_of.erase(i);
     st.coordinators.erase(gang);
     bool changed = st.ledger->abort_owner(gang) > 0;
+    st.ledger->forget_finished(gang); // Nothing more comes from it.
     if (auto p = st.placeholders_of.find(gang); p != st.placeholders_of.end()) {
       for (auto id : p->second)
         changed |= st.ledger->release(id);
@@ -200,6 +203,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       snap.waiters = st.ledger->waiter_count();
       snap.bound_pods = st.ledger->bound_pod_ids();
       snap.in_flight = st.ctx->view->in_flight(st.index);
+      snap.remembered_gangs = st.ledger->remembered_gang_count();
       return snap;
     },
   };

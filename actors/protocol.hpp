@@ -206,6 +206,8 @@ struct node_snapshot {
   std::vector<uint64_t> bound_pods;
   /// The cluster view's reserves in flight to this node, read when the snapshot was taken.
   scheduler::resources in_flight;
+  /// Gangs whose finished rounds the ledger remembers (node_ledger::forget_finished).
+  std::size_t remembered_gangs = 0;
 };
 
 struct gang_snapshot {

@@ -124,6 +124,7 @@ void resolve_nodes(collector_state& st) {
     fact.committed = n.committed;
     fact.held = n.held;
     fact.in_flight = n.in_flight;
+    fact.remembered_gangs = n.remembered_gangs;
     for (auto id : n.bound_pods) {
       auto k = st.key_of_id.find(id);
       fact.bound_pods.push_back(k == st.key_of_id.end() ? "#" + std::to_string(id) : k->second);
@@ -305,6 +306,18 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
       if (!n.in_flight.is_zero())
         add_violation(r, "view: node " + n.name + " counts " + n.in_flight.to_string() +
                              " of reserves in flight with no reserve round under way");
+
+  // Memory that follows the live gangs: a node remembers finished rounds only of gangs whose
+  // actor lives (the facts list every PodGroup; a parked one has no actor).
+  if (at_rest) {
+    auto live = static_cast<std::size_t>(std::count_if(facts.groups.begin(), facts.groups.end(),
+                                                       [](const auto& g) { return !g.parked; }));
+    for (const auto& n : facts.nodes)
+      if (n.remembered_gangs > live)
+        add_violation(r, "memory: node " + n.name + " remembers the finished rounds of " +
+                             std::to_string(n.remembered_gangs) + " gangs, but only " +
+                             std::to_string(live) + " gangs have an actor");
+  }
 
   // I4: each queue's accounting equals a recount from its pods.
   std::map<std::string, std::string> queue_of_group;

@@ -45,6 +45,8 @@ struct system_facts {
     std::vector<std::string> bound_pods;  // Pod keys committed in the ledger.
     /// The cluster view's reserves in flight to it (sent, not yet read by its actor).
     scheduler::resources in_flight;
+    /// Gangs whose finished rounds its ledger remembers: only gangs whose actor lives.
+    std::size_t remembered_gangs = 0;
   };
   struct queue {
     std::string name;
@@ -68,7 +70,9 @@ struct invariant_report {
 /// its minimum), I4 (queue accounting equals a recount from pods), that no parked gang but a
 /// completed one has a pod waiting to be placed (it would wait forever), and, at rest with no
 /// reserve round under way, that the cluster view counts no reserve in flight (one left there
-/// would hide the node's room from every planner).
+/// would hide the node's room from every planner), and, at rest, that no node remembers the
+/// finished rounds of more gangs than have a live actor (a parked or deleted gang's rounds are
+/// forgotten when its actor ends; remembered, they would grow without bound).
 /// Precondition: the facts are one consistent cut (nothing changed while they were collected):
 /// deterministic mode, or a system at rest. On a busy system runtime::facts() asks actor after
 /// actor, and a pod bound in between looks unbound in one source and bound in another: use

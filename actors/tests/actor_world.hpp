@@ -168,12 +168,20 @@ class actor_world {
     pod_refs refs;
     for (std::size_t i = 0; i < g.pods.size(); ++i)
       refs.push_back({id * 100 + i, std::make_shared<const scheduler::pod>(g.pods[i])});
-    gang_ids.push_back(id);
-    gang_sizes[id] = g.group.min_member;
-    gangs.push_back(sys_->spawn(gang_actor_impl, context_ptr{ctx_}, id,
-                                std::make_shared<const scheduler::pod_group>(g.group),
-                                std::move(refs), queue, sink, gang_start::fresh));
+    add_gang_actor(id, g.group, std::move(refs), gang_start::fresh);
     return id;
+  }
+
+  /// Spawns a PodGroup actor for gang `id` with these pods (a woken gang's new actor, for one);
+  /// returns its position in `gangs`.
+  std::size_t add_gang_actor(uint64_t id, const scheduler::pod_group& group, pod_refs refs,
+                             gang_start start) {
+    gang_ids.push_back(id);
+    gang_sizes[id] = group.min_member;
+    gangs.push_back(sys_->spawn(gang_actor_impl, context_ptr{ctx_}, id,
+                                std::make_shared<const scheduler::pod_group>(group),
+                                std::move(refs), queue, sink, start));
+    return gangs.size() - 1;
   }
 
   node_actor_state& node_state(std::size_t i) { return state_of<node_actor_state>(nodes[i]); }

@@ -90,6 +90,48 @@ TEST(Parking, AGangWithAPodItCannotPlaceOrAHeldPlaceholderDoesNotAsk) {
   }
 }
 
+// A parked gang's new actor counts its rounds from 1 again, under the gang's id. A node that
+// still remembered the old actor's finished rounds would take the new actor's first reserve for
+// a late duplicate and refuse it: the node forgets a gang's rounds when a new actor of the gang
+// reserves (before its reserve is decided; the old actor's down message may come later), and
+// when an actor ends.
+TEST(Parking, ANodeForgetsAGangsFinishedRoundsWhenItsActorChangesOrEnds) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("8").memory("8Gi"));
+  auto job = make_gang("job", 2).task("worker", 2, res("cpu", "1")).obj();
+  w.add_gang(job, 1); // Pods 100, 101.
+  w.sched().run();
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+  EXPECT_EQ(w.node_state(0).ledger->remembered_gang_count(), 1u) << "round 1 committed here";
+
+  // The new actor, as the registry starts one for a woken gang: the bound pods and a new one.
+  // The old actor still lives (its down message has not come).
+  pod_refs pods;
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto bound = job.pods[i];
+    bound.node_name = "n0";
+    bound.phase = scheduler::pod_phase::running;
+    pods.push_back({100 + i, std::make_shared<const scheduler::pod>(bound)});
+  }
+  pods.push_back({102, std::make_shared<const scheduler::pod>(
+                           make_pod("job-worker-2").cpu("1").group("job").obj())});
+  auto woken = w.add_gang_actor(1, job.group, std::move(pods), gang_start::woken);
+  w.sched().run();
+  auto& fresh = w.gang_state(woken);
+  EXPECT_EQ(fresh.machine.phase(), scheduler::gang_phase::running);
+  EXPECT_TRUE(w.node_state(0).ledger->is_bound(102));
+  EXPECT_EQ(fresh.round, 1u) << "its first round was taken, not refused as a late duplicate";
+
+  // The old actor ends: its down message must not touch the new actor's memory (it is not the
+  // gang's coordinator any more). The new one ends: the gang is forgotten.
+  caf::anon_send_exit(w.gangs[0], caf::exit_reason::user_shutdown);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->remembered_gang_count(), 1u);
+  caf::anon_send_exit(w.gangs[woken], caf::exit_reason::user_shutdown);
+  w.sched().run();
+  EXPECT_EQ(w.node_state(0).ledger->remembered_gang_count(), 0u);
+}
+
 // -- The whole system ---------------------------------------------------------------------------
 
 runtime_config parking_config(uint64_t seed) {

@@ -200,21 +200,48 @@ TEST(NodeLedger, ReplaceHandsAPlaceholdersRoomToItsPod) {
   EXPECT_EQ(l.committed(), testing::res("cpu", "2500m"));
 }
 
-TEST(NodeLedger, AReserveAfterItsAbortStaysRefusedForTheLast1024Transactions) {
+// The ledger keeps each gang's highest finished round, not a window of recent transactions: a
+// late reserve of any round up to it is refused however many rounds finished since (the window
+// of 1,024 transactions this replaced forgot them, and filled on every node of a long-running
+// cluster), with one entry per gang, until its coordinator ends.
+TEST(NodeLedger, AReserveOfAFinishedRoundStaysRefusedWithOneEntryPerGang) {
   ledger l{res("cpu", "4")};
-  l.abort(t(1));
-  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote,
+  for (uint32_t round = 1; round <= 3000; ++round) {
+    ASSERT_EQ(l.reserve(t(1, round), 1, 1, items({{round, res("cpu", "1")}})).vote,
+              vote_kind::reserved);
+    if (round % 2 == 0) {
+      ASSERT_EQ(l.commit(t(1, round)).size(), 1u);
+      ASSERT_TRUE(l.release(round)); // The pod ran and ended.
+    } else
+      ASSERT_TRUE(l.abort(t(1, round)));
+  }
+  l.abort(t(2, 7)); // Another gang's abort overtook its reserve.
+  EXPECT_EQ(l.remembered_gang_count(), 2u);
+  for (uint32_t round : {1u, 2u, 1500u, 3000u})
+    EXPECT_EQ(l.reserve(t(1, round), 1, 1, items({{9000, res("cpu", "1")}})).vote,
+              vote_kind::refused_conflict)
+        << "round " << round;
+  EXPECT_EQ(l.reserve(t(2, 7), 1, 2, items({{9001, res("cpu", "1")}})).vote,
             vote_kind::refused_conflict);
-  // 1,023 more finished transactions: t(1) is still among the last 1,024.
-  for (uint64_t g = 2; g <= 1024; ++g)
-    l.abort(t(g));
-  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote,
+  EXPECT_EQ(l.reserve(t(2, 6), 1, 2, items({{9002, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict)
+      << "an earlier round of the gang cannot arrive after round 7's abort but as a duplicate";
+  EXPECT_EQ(l.hold_count(), 0u);
+
+  // The gang's next round is new.
+  EXPECT_EQ(l.reserve(t(1, 3001), 1, 1, items({{9003, res("cpu", "1")}})).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.commit(t(1, 3001)).size(), 1u);
+
+  // Its coordinator ended (or a new actor of the gang took over, counting from 1 again): the
+  // gang's rounds are forgotten, the other gang's are kept.
+  l.forget_finished(1);
+  EXPECT_EQ(l.remembered_gang_count(), 1u);
+  EXPECT_EQ(l.reserve(t(1, 1), 1, 1, items({{9004, res("cpu", "1")}})).vote, vote_kind::reserved);
+  EXPECT_EQ(l.reserve(t(2, 7), 1, 2, items({{9005, res("cpu", "1")}})).vote,
             vote_kind::refused_conflict);
-  // One more pushes it out: the memory is bounded, and a reserve that late is taken as new.
-  l.abort(t(1025));
-  EXPECT_EQ(l.reserve(t(1), 1, 1, items({{1, res("cpu", "1")}})).vote, vote_kind::reserved);
-  EXPECT_EQ(l.reserve(t(1025), 1, 1, items({{2, res("cpu", "1")}})).vote,
-            vote_kind::refused_conflict);
+  l.forget_finished(42); // Unknown: nothing happens.
+  EXPECT_EQ(l.remembered_gang_count(), 1u) << "gang 1's new round 1 is held, not finished";
 }
 
 TEST(NodeLedger, ALedgerOfPodsKeepsEachCommittedPodAndGivesBackItsRequests) {
