@@ -246,12 +246,21 @@ void schedule_retry(self_ptr self) {
   self->delayed_send(self, delay, retry_atom::value, st.backoff_epoch);
 }
 
-// Leaves a failed planning slot: a ready gang goes back to running (its extra pods wait for
-// room), any other gang backs off.
-void leave_failed_round(self_ptr self) {
+// How a planning slot failed: the plan found no room, or a node refused a reserve (another
+// gang's hold was in the way or the view was stale), or the bindings could not be made durable.
+enum class round_failure { no_room, refused, not_durable };
+
+// Leaves a failed planning slot: a gang that is not running yet backs off and tries again. A
+// ready gang goes back to running; its extra pods wait for room when the plan found none (a
+// release wakes the gang), and try again after a backoff when the room was there but the round
+// failed anyway: a hold that refused it ends by itself, with nothing released if it commits, so
+// no wake may ever come although room is left elsewhere.
+void leave_failed_round(self_ptr self, round_failure why) {
   auto& st = self->state;
   if (st.machine.was_ready()) {
     transition(self, gang_phase::running);
+    if (why != round_failure::no_room)
+      schedule_retry(self);
     return;
   }
   transition(self, gang_phase::backoff);
@@ -293,7 +302,7 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
                                                        plan.detail);
   bool unresolvable = plan.code == scheduler::plan_code::unresolvable;
   finish_slot(self, unresolvable ? plan_outcome::unresolvable : plan_outcome::unschedulable);
-  leave_failed_round(self);
+  leave_failed_round(self, round_failure::no_room);
   report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",
          plan.origin.to_string());
 }
@@ -371,7 +380,7 @@ void plan_round(self_ptr self) {
     // A ready gang with no room for its extra pods now. They say so: a pending pod without a
     // reason reads as not tried yet (the registry's deadlock report waits for one).
     finish_slot(self, plan_outcome::unschedulable);
-    leave_failed_round(self);
+    leave_failed_round(self, round_failure::no_room);
     report(self,
            "no node has room for the " + std::to_string(candidates.size()) +
                " pod(s) beyond the gang's minimum now; they are placed when room appears",
@@ -419,7 +428,7 @@ void plan_round(self_ptr self) {
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);
     finish_slot(self, plan_outcome::refused);
-    leave_failed_round(self);
+    leave_failed_round(self, round_failure::refused);
   }
 }
 
@@ -450,7 +459,7 @@ void on_refused(self_ptr self) {
     return;
   }
   finish_slot(self, plan_outcome::refused);
-  leave_failed_round(self);
+  leave_failed_round(self, round_failure::refused);
 }
 
 void on_round_committed(self_ptr self) {
@@ -847,7 +856,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         // Not durable (a pod was deleted meanwhile, or the store failed): nothing may commit.
         abort_round(self);
         report(self, "binding failed: " + r.outcome.message(), "BindFailed");
-        leave_failed_round(self);
+        leave_failed_round(self, round_failure::not_durable);
         return;
       }
       st.commits_pending = st.tally.nodes().size();
@@ -888,16 +897,20 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
         register_waiting(self);
       } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
+        ++st.backoff_epoch;  // A refused elastic round's timer: this wake does its work.
         register_waiting(self);
       }
     },
     [self](retry_atom, uint64_t epoch) {
       auto& st = self->state;
-      if (epoch != st.backoff_epoch || st.machine.phase() != gang_phase::backoff ||
-          st.waiting_for_pods)
+      if (epoch != st.backoff_epoch || st.waiting_for_pods)
         return;
-      transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
-      register_waiting(self);
+      if (st.machine.phase() == gang_phase::backoff) {
+        transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
+        register_waiting(self);
+      } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
+        register_waiting(self);  // A ready gang's refused round (leave_failed_round).
+      }
     },
     [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
     [self](idle_atom) {

@@ -84,6 +84,66 @@ TEST(GangCommitProtocol, AReserveOnItsWayHidesItsRoomFromOtherPlannersUntilTheNo
   EXPECT_EQ(w.check_step(), "");
 }
 
+// Runs every message but those of `held_back`, one at a time, until only theirs are left.
+void run_all_but(actor_world& w, std::initializer_list<caf::abstract_actor*> held_back) {
+  auto is_held_back = [&](caf::resumable* job) {
+    auto* actor = dynamic_cast<caf::abstract_actor*>(job);
+    return std::find(held_back.begin(), held_back.end(), actor) != held_back.end();
+  };
+  for (int guard = 0; guard < 10000; ++guard) {
+    auto& jobs = w.sched().jobs;
+    auto next = std::find_if_not(jobs.begin(), jobs.end(), is_held_back);
+    if (next == jobs.end())
+      return;
+    w.run_job(static_cast<std::size_t>(next - jobs.begin()));
+  }
+}
+
+// A running gang's extra pods whose round an older gang's hold refused: the hold ends by itself
+// (here it commits), and room may be left elsewhere, but nothing is released, so no wake comes.
+// The gang tries again after a backoff, as a gang that is not running yet does; before, its
+// extra pods waited for the next release anywhere in the cluster, for ever on a quiet one.
+TEST(GangCommitProtocol, ARunningGangWhoseExtraPodsWereRefusedTriesAgainWithoutAWake) {
+  actor_world w;
+  // Views as stale as the mailboxes (two threads planning at once), and one refusal ends the
+  // slot (no replan within it).
+  w.ctx().config.scheduling.count_reserves_in_flight = false;
+  w.ctx().config.scheduling.max_replans = 0;
+  w.add_node(make_node("n0").cpu("2").memory("8Gi"));
+  w.add_node(make_node("n1").cpu("3").memory("8Gi"));
+  auto base = scheduler::timestamp{std::chrono::seconds{1700000000}};
+  w.add_gang(make_gang("a", 1).task("worker", 1, res("cpu", "1")).created(base), 1); // Pod 100.
+  w.sched().run();
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+  ASSERT_TRUE(w.node_state(0).ledger->is_bound(100)) << "binpack: the fuller node";
+
+  // An older gang and a new pod of the running one arrive together. The older gang's reserve
+  // reaches n0 first; the running gang plans before n0 read it, so it sees n0's last cpu free.
+  w.add_gang(make_gang("b", 1).task("worker", 1, res("cpu", "1")).created(base - 1s), 2);
+  auto* n0 = caf::actor_cast<caf::abstract_actor*>(w.nodes[0]);
+  auto* a = caf::actor_cast<caf::abstract_actor*>(w.gangs[0]);
+  run_all_but(w, {n0, a});
+  pod_refs extra{{101, std::make_shared<const scheduler::pod>(
+                           make_pod("a-worker-1").cpu("1").group("a").created(base).obj())}};
+  caf::anon_send(w.gangs[0], pods_atom::value, extra);
+  run_all_but(w, {n0});
+  ASSERT_EQ(w.gang_state(0).round, 2u) << "the extra pod's round was sent";
+  w.sched().run();
+  EXPECT_TRUE(w.node_state(0).ledger->is_bound(200)) << "the older gang holds and commits";
+  EXPECT_FALSE(w.node_state(0).ledger->is_bound(101)) << "the younger reserve was refused";
+  EXPECT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+
+  // No release follows (and the queue here never wakes anyone): only a timer can bring it back.
+  for (int guard = 0; guard < 20 && w.sched().has_pending_timeout(); ++guard) {
+    w.sched().trigger_timeout();
+    w.sched().run();
+  }
+  EXPECT_TRUE(w.node_state(1).ledger->is_bound(101)) << "placed on n1, where room was left";
+  EXPECT_EQ(w.gang_state(0).round, 3u);
+  EXPECT_EQ(w.check_at_rest(), "");
+  EXPECT_EQ(w.check_step(), "");
+}
+
 TEST(GangCommitProtocol, CoordinatorKilledMidPrepareReleasesEveryHold) {
   actor_world w;
   for (int i = 0; i < 3; ++i)
