@@ -54,9 +54,10 @@ struct scheduling_config {
 
 struct store_config {
   /// The group-commit window: records arriving within it, after the first of a group, share one
-  /// synced write. Default: 1 ms. Zero flushes as soon as the writer's mailbox is drained (the
-  /// group is then what arrived during the previous sync): lower latency for a lone write, but
-  /// ~15% fewer pods/s under load (docs/PERFORMANCE.md).
+  /// synced write. A record that finds the writer quiet (the last group held fewer than four
+  /// callers' batches, or ended a window or more ago) goes at once. Default: 1 ms. Zero flushes as
+  /// soon as the writer's mailbox is drained (the group is then what arrived during the previous
+  /// sync): ~15% fewer pods/s under load (docs/PERFORMANCE.md).
   std::chrono::microseconds commit_window{1000};
   /// Flush earlier once this many records are buffered. Default: 4096.
   std::size_t max_batch_records = 4096;

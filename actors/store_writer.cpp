@@ -11,6 +11,10 @@ namespace {
 
 using self_ptr = store_writer_actor::stateful_pointer<store_writer_state>;
 
+// A group of this many batches (callers) or more means load: the next group waits for the
+// window. One gang's round makes one or two batches (its bindings, its pods' starts).
+constexpr std::size_t busy_group_batches = 4;
+
 void flush(self_ptr self) {
   auto& st = self->state;
   if (st.buffer.empty())
@@ -29,6 +33,7 @@ void flush(self_ptr self) {
                   outcome.to_string());
   for (auto& w : st.buffer)
     self->send(w.listener, persisted_atom::value, w.cookie, outcome);
+  st.last_group_batches = st.buffer.size();
   st.buffer.clear();
   st.buffered_records = 0;
 
@@ -95,10 +100,15 @@ store_writer_actor::behavior_type store_writer_impl(self_ptr self, context_ptr c
       }
       if (!st.flush_scheduled) {
         // The flush queues behind every persist already in the mailbox (those that arrived
-        // during the previous synced write), so they all join this group.
+        // during the previous synced write), so they all join this group. A quiet writer does
+        // not wait for the window: company is not coming, and the window would only add to the
+        // latency of a lone gang's bindings. Under load each group gathers many writers, and
+        // the window makes the next one larger still.
         st.flush_scheduled = true;
         auto window = st.ctx->config.store.commit_window;
-        if (window.count() > 0)
+        bool quiet = st.last_group_batches < busy_group_batches ||
+                     self->clock().now() - st.last_write >= window;
+        if (window.count() > 0 && !quiet)
           self->delayed_send(self, window, flush_atom::value);
         else
           self->send(self, flush_atom::value);

@@ -1,8 +1,11 @@
-// The store writer's idle flush (docs/NOTES.md, "The write buffers are flushed when writes
-// pause"): once no write has come for store.flushWhenIdleAfter, the writer has RocksDB flush its
-// memtables, so what a burst wrote does not stay in memory until later writes fill them. On the
-// whole runtime in virtual time: one flush per quiet period, none while writes go on, none for
-// buffers below store.flushWhenIdleAbove, none when switched off.
+// The store writer on the whole runtime, in virtual time:
+// - its group-commit window: a write that finds the writer quiet goes at once, one that follows
+//   a busy group waits for the window to gather the next;
+// - its idle flush (docs/NOTES.md, "The write buffers are flushed when writes pause"): once no
+//   write has come for store.flushWhenIdleAfter, the writer has RocksDB flush its memtables, so
+//   what a burst wrote does not stay in memory until later writes fill them. One flush per quiet
+//   period, none while writes go on, none for buffers below store.flushWhenIdleAbove, none when
+//   switched off.
 
 #include "actors/tests/runtime_harness.hpp"
 
@@ -37,6 +40,40 @@ void let_the_flush_end(runtime_harness& h) {
   while (h.store().stats().flushing && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(2ms);
   ASSERT_FALSE(h.store().stats().flushing) << "the flush did not end within 30 s";
+}
+
+// Creates every group with all calls in flight, runs every message without letting virtual
+// time pass, and says how many were answered (their writes acknowledged).
+int answered_without_time(runtime_harness& h, const std::vector<std::string>& names) {
+  auto answered = std::make_shared<int>(0);
+  for (const auto& name : names)
+    h.svc().create(group_of(name, 1), [answered](result<api::object> r) {
+      if (r.ok())
+        ++*answered;
+    });
+  h.rt().run_until_idle();
+  return *answered;
+}
+
+TEST(GroupCommit, AWriteToAQuietWriterGoesAtOnceAndOneAfterABusyGroupWaitsForTheWindow) {
+  runtime_harness h(deterministic_config(9), {make_node("n0").cpu("8").obj()});
+  h.pass(10ms);
+  EXPECT_EQ(answered_without_time(h, {"lone"}), 1) << "quiet: no window to wait for";
+  // At once again, though no time passed: the last group was one write, not a load.
+  EXPECT_EQ(answered_without_time(h, {"second"}), 1);
+
+  // Eight at once: the first goes alone, the seven that queued meanwhile make one group.
+  std::vector<std::string> burst;
+  for (int i = 0; i < 8; ++i)
+    burst.push_back("burst-" + std::to_string(i));
+  EXPECT_EQ(answered_without_time(h, burst), 8);
+  auto writes = h.store().stats().writes;
+
+  // Right after a group that large, the next write waits for the window to gather company.
+  EXPECT_EQ(answered_without_time(h, {"after-burst"}), 0);
+  h.rt().advance(1ms);
+  EXPECT_EQ(h.store().stats().writes, writes + 1);
+  EXPECT_EQ(h.group("after-burst").group.min_member, 1);
 }
 
 TEST(IdleFlush, OnceWritesPauseAndNotWhileTheyGoOn) {
