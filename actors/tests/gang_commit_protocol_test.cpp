@@ -49,41 +49,6 @@ bool step_until(actor_world& w, const std::function<bool()>& stop) {
   return false;
 }
 
-// A reserve on its way to a node counts against the node in the cluster view (docs/NOTES.md
-// "Reserves in flight"): a gang that plans before the node read another gang's reserve sees the
-// room as taken, and does not send a reserve the node would refuse.
-TEST(GangCommitProtocol, AReserveOnItsWayHidesItsRoomFromOtherPlannersUntilTheNodeReadsIt) {
-  actor_world w;
-  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
-  w.add_gang(make_gang("a", 1).task("worker", 1, res("cpu", "3")), 1);
-  w.add_gang(make_gang("b", 1).task("worker", 1, res("cpu", "3")), 2);
-  auto* node = caf::actor_cast<caf::abstract_actor*>(w.nodes[0]);
-  auto is_node = [&](caf::resumable* job) {
-    return dynamic_cast<caf::abstract_actor*>(job) == node;
-  };
-  // Everything but the node runs: both gangs plan, and whatever they send the node waits.
-  for (int guard = 0; guard < 1000; ++guard) {
-    auto& jobs = w.sched().jobs;
-    auto next = std::find_if_not(jobs.begin(), jobs.end(), is_node);
-    if (next == jobs.end())
-      break;
-    w.run_job(static_cast<std::size_t>(next - jobs.begin()));
-  }
-  EXPECT_EQ(w.ctx().view->in_flight(0), res("cpu", "3", "pods", "1"))
-      << "one reserve is on its way";
-  scheduler::resources seen;
-  w.ctx().view->read_free(0, seen);
-  EXPECT_EQ(seen.cpu_milli, 1000) << "planners see the room on its way as taken";
-  uint32_t rounds = w.gang_state(0).round + w.gang_state(1).round;
-  EXPECT_EQ(rounds, 1u) << "the second gang sent a reserve the node could only refuse";
-
-  w.sched().run();
-  EXPECT_TRUE(w.ctx().view->in_flight(0).is_zero()) << "the node read the reserve";
-  EXPECT_EQ(total_committed(w), res("cpu", "3", "pods", "1"));
-  EXPECT_EQ(w.check_at_rest(), "");
-  EXPECT_EQ(w.check_step(), "");
-}
-
 // Runs every message but those of `held_back`, one at a time, until only theirs are left.
 void run_all_but(actor_world& w, std::initializer_list<caf::abstract_actor*> held_back) {
   auto is_held_back = [&](caf::resumable* job) {
@@ -97,6 +62,31 @@ void run_all_but(actor_world& w, std::initializer_list<caf::abstract_actor*> hel
       return;
     w.run_job(static_cast<std::size_t>(next - jobs.begin()));
   }
+}
+
+// A reserve on its way to a node counts against the node in the cluster view (docs/NOTES.md
+// "Reserves in flight"): a gang that plans before the node read another gang's reserve sees the
+// room as taken, and does not send a reserve the node would refuse.
+TEST(GangCommitProtocol, AReserveOnItsWayHidesItsRoomFromOtherPlannersUntilTheNodeReadsIt) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi"));
+  w.add_gang(make_gang("a", 1).task("worker", 1, res("cpu", "3")), 1);
+  w.add_gang(make_gang("b", 1).task("worker", 1, res("cpu", "3")), 2);
+  // Everything but the node runs: both gangs plan, and whatever they send the node waits.
+  run_all_but(w, {caf::actor_cast<caf::abstract_actor*>(w.nodes[0])});
+  EXPECT_EQ(w.ctx().view->in_flight(0), res("cpu", "3", "pods", "1"))
+      << "one reserve is on its way";
+  scheduler::resources seen;
+  w.ctx().view->read_free(0, seen);
+  EXPECT_EQ(seen.cpu_milli, 1000) << "planners see the room on its way as taken";
+  uint32_t rounds = w.gang_state(0).round + w.gang_state(1).round;
+  EXPECT_EQ(rounds, 1u) << "the second gang sent a reserve the node could only refuse";
+
+  w.sched().run();
+  EXPECT_TRUE(w.ctx().view->in_flight(0).is_zero()) << "the node read the reserve";
+  EXPECT_EQ(total_committed(w), res("cpu", "3", "pods", "1"));
+  EXPECT_EQ(w.check_at_rest(), "");
+  EXPECT_EQ(w.check_step(), "");
 }
 
 // A running gang's extra pods whose round an older gang's hold refused: the hold ends by itself
