@@ -1,27 +1,64 @@
 #include "actors/cluster_view.hpp"
 
+#include <iterator>
+
 namespace phalanx::actors {
 
 using scheduler::resource_name;
 using scheduler::resources;
 
+namespace {
+
+// The four dimensions every node has, as members of `resources`.
+constexpr int64_t resources::*scalar_dimensions[] = {
+    &resources::cpu_milli, &resources::memory_bytes, &resources::ephemeral_bytes, &resources::pods};
+
+// An amount of each of a node's dimensions as atomics: the scalar ones, and the extended ones in
+// the order of the slot's extended_names. A slot holds two: what is free, and what is in flight.
+struct atomic_amounts {
+  std::atomic<int64_t> scalars[std::size(scalar_dimensions)]{};
+  // Sized when the slot is made, from the node's allocatable, so it never changes size while
+  // readers look at it.
+  std::unique_ptr<std::atomic<int64_t>[]> extended;
+
+  void store(const resources& r, const std::vector<resource_name>& names) noexcept {
+    for (std::size_t k = 0; k < std::size(scalars); ++k)
+      scalars[k].store(r.*scalar_dimensions[k], std::memory_order_relaxed);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      extended[i].store(r.get(names[i]), std::memory_order_relaxed);
+  }
+  // Adds `sign` times `r`. Dimensions the node lacks are ignored.
+  void add(const resources& r, int64_t sign, const std::vector<resource_name>& names) noexcept {
+    for (std::size_t k = 0; k < std::size(scalars); ++k)
+      scalars[k].fetch_add(sign * (r.*scalar_dimensions[k]), std::memory_order_relaxed);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (auto amount = r.get(names[i]); amount != 0)
+        extended[i].fetch_add(sign * amount, std::memory_order_relaxed);
+  }
+};
+
+// `a` minus `b` (`b` may be null: nothing), dimension by dimension, into `out`.
+void read_difference(const atomic_amounts& a, const atomic_amounts* b,
+                     const std::vector<resource_name>& names, resources& out) {
+  out.reset();
+  for (std::size_t k = 0; k < std::size(a.scalars); ++k)
+    out.*scalar_dimensions[k] = a.scalars[k].load(std::memory_order_relaxed) -
+                                (b ? b->scalars[k].load(std::memory_order_relaxed) : 0);
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out.set(names[i], a.extended[i].load(std::memory_order_relaxed) -
+                          (b ? b->extended[i].load(std::memory_order_relaxed) : 0));
+}
+
+} // namespace
+
 struct cluster_view::slot {
   std::atomic<const scheduler::node*> info{nullptr};
   std::atomic<bool> live{false};
-  std::atomic<int64_t> cpu_milli{0};
-  std::atomic<int64_t> memory_bytes{0};
-  std::atomic<int64_t> ephemeral_bytes{0};
-  std::atomic<int64_t> pods{0};
-  // The node's extended dimensions are fixed when the slot is created (from allocatable), so the
-  // array never changes size while readers look at it.
+  // The node's extended dimensions, fixed when the slot is created (from allocatable).
   std::vector<resource_name> extended_names;
-  std::unique_ptr<std::atomic<int64_t>[]> extended_amounts;
+  atomic_amounts free;
   // Reserves sent and not yet read by the node actor (the header says who writes them).
-  std::atomic<int64_t> in_flight_cpu_milli{0};
-  std::atomic<int64_t> in_flight_memory_bytes{0};
-  std::atomic<int64_t> in_flight_ephemeral_bytes{0};
-  std::atomic<int64_t> in_flight_pods{0};
-  std::unique_ptr<std::atomic<int64_t>[]> in_flight_extended; // Beside extended_names.
+  atomic_amounts in_flight;
   // Every version of the static facts, kept so references handed to planners stay valid (a
   // reader holds the node, never an element of this list, so the list may reallocate). Only the
   // owner appends (under the view's add mutex for the first one). The first version is the
@@ -55,8 +92,8 @@ std::size_t cluster_view::add_slot(std::shared_ptr<const scheduler::node> n,
   auto& s = slot_at(index);
   for (const auto& e : n->allocatable.extended())
     s.extended_names.push_back(e.name);
-  s.extended_amounts = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
-  s.in_flight_extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
+  s.free.extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
+  s.in_flight.extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
   s.info.store(n.get(), std::memory_order_relaxed);
   s.versions.push_back(std::move(n));
   s.live.store(true, std::memory_order_relaxed);
@@ -68,12 +105,7 @@ std::size_t cluster_view::add_slot(std::shared_ptr<const scheduler::node> n,
 
 void cluster_view::publish_free(std::size_t index, const resources& free) noexcept {
   auto& s = slot_at(index);
-  s.cpu_milli.store(free.cpu_milli, std::memory_order_relaxed);
-  s.memory_bytes.store(free.memory_bytes, std::memory_order_relaxed);
-  s.ephemeral_bytes.store(free.ephemeral_bytes, std::memory_order_relaxed);
-  s.pods.store(free.pods, std::memory_order_relaxed);
-  for (std::size_t i = 0; i < s.extended_names.size(); ++i)
-    s.extended_amounts[i].store(free.get(s.extended_names[i]), std::memory_order_relaxed);
+  s.free.store(free, s.extended_names);
 }
 
 void cluster_view::publish_node(std::size_t index, std::shared_ptr<const scheduler::node> n) {
@@ -90,41 +122,20 @@ void cluster_view::set_live(std::size_t index, bool live) noexcept {
   slot_at(index).live.store(live, std::memory_order_release);
 }
 
-namespace {
-
-// Adds `sign` times `amount` to the slot's in-flight counters.
-template <typename Slot>
-void change_in_flight(Slot& s, const resources& amount, int64_t sign) noexcept {
-  s.in_flight_cpu_milli.fetch_add(sign * amount.cpu_milli, std::memory_order_relaxed);
-  s.in_flight_memory_bytes.fetch_add(sign * amount.memory_bytes, std::memory_order_relaxed);
-  s.in_flight_ephemeral_bytes.fetch_add(sign * amount.ephemeral_bytes, std::memory_order_relaxed);
-  s.in_flight_pods.fetch_add(sign * amount.pods, std::memory_order_relaxed);
-  for (const auto& e : amount.extended())
-    for (std::size_t i = 0; i < s.extended_names.size(); ++i)
-      if (s.extended_names[i] == e.name)
-        s.in_flight_extended[i].fetch_add(sign * e.amount, std::memory_order_relaxed);
-}
-
-} // namespace
-
 void cluster_view::add_in_flight(std::size_t index, const resources& amount) noexcept {
-  change_in_flight(slot_at(index), amount, 1);
+  auto& s = slot_at(index);
+  s.in_flight.add(amount, 1, s.extended_names);
 }
 
 void cluster_view::remove_in_flight(std::size_t index, const resources& amount) noexcept {
-  change_in_flight(slot_at(index), amount, -1);
+  auto& s = slot_at(index);
+  s.in_flight.add(amount, -1, s.extended_names);
 }
 
 resources cluster_view::in_flight(std::size_t index) const {
   const auto& s = slot_at(index);
   resources out;
-  out.cpu_milli = s.in_flight_cpu_milli.load(std::memory_order_relaxed);
-  out.memory_bytes = s.in_flight_memory_bytes.load(std::memory_order_relaxed);
-  out.ephemeral_bytes = s.in_flight_ephemeral_bytes.load(std::memory_order_relaxed);
-  out.pods = s.in_flight_pods.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < s.extended_names.size(); ++i)
-    if (auto v = s.in_flight_extended[i].load(std::memory_order_relaxed); v != 0)
-      out.set(s.extended_names[i], v);
+  read_difference(s.in_flight, nullptr, s.extended_names, out);
   return out;
 }
 
@@ -134,18 +145,7 @@ const scheduler::node& cluster_view::at(std::size_t index) const noexcept {
 
 void cluster_view::read_free(std::size_t index, resources& out) const {
   const auto& s = slot_at(index);
-  out.reset();
-  out.cpu_milli = s.cpu_milli.load(std::memory_order_relaxed) -
-                  s.in_flight_cpu_milli.load(std::memory_order_relaxed);
-  out.memory_bytes = s.memory_bytes.load(std::memory_order_relaxed) -
-                     s.in_flight_memory_bytes.load(std::memory_order_relaxed);
-  out.ephemeral_bytes = s.ephemeral_bytes.load(std::memory_order_relaxed) -
-                        s.in_flight_ephemeral_bytes.load(std::memory_order_relaxed);
-  out.pods =
-      s.pods.load(std::memory_order_relaxed) - s.in_flight_pods.load(std::memory_order_relaxed);
-  for (std::size_t i = 0; i < s.extended_names.size(); ++i)
-    out.set(s.extended_names[i], s.extended_amounts[i].load(std::memory_order_relaxed) -
-                                     s.in_flight_extended[i].load(std::memory_order_relaxed));
+  read_difference(s.free, &s.in_flight, s.extended_names, out);
 }
 
 bool cluster_view::is_live(std::size_t index) const noexcept {
