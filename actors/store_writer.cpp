@@ -15,6 +15,11 @@ using self_ptr = store_writer_actor::stateful_pointer<store_writer_state>;
 // window. One gang's round makes one or two batches (its bindings, its pods' starts).
 constexpr std::size_t busy_group_batches = 4;
 
+void schedule_idle_check(self_ptr self, caf::timespan after) {
+  self->state.idle_check_scheduled = true;
+  self->delayed_send(self, after, idle_atom::value);
+}
+
 void flush(self_ptr self) {
   auto& st = self->state;
   if (st.buffer.empty())
@@ -38,49 +43,33 @@ void flush(self_ptr self) {
   st.buffered_records = 0;
 
   st.last_write = self->clock().now();
-  st.written_since_idle = true;
   auto idle_after = st.ctx->config.store.flush_when_idle_after;
-  if (!st.idle_check_scheduled && idle_after.count() > 0) {
-    st.idle_check_scheduled = true;
-    self->delayed_send(self, idle_after, idle_atom::value);
-  }
+  if (!st.idle_check_scheduled && idle_after.count() > 0)
+    schedule_idle_check(self, idle_after);
 }
 
 // One check per quiet period, not one timer per write: a check that finds a write younger than
-// the idle time waits for the rest of it.
+// the idle time waits for the rest of it. Only a write arms it, so each check follows one.
 void check_idle(self_ptr self) {
   auto& st = self->state;
   st.idle_check_scheduled = false;
-  if (!st.written_since_idle)
-    return;
   auto idle_after = st.ctx->config.store.flush_when_idle_after;
-  auto quiet = self->clock().now() - st.last_write;
-  if (quiet < idle_after) {
-    st.idle_check_scheduled = true;
-    self->delayed_send(self, idle_after - quiet, idle_atom::value);
-    return;
-  }
-  auto retry_later = [&] {
-    st.idle_check_scheduled = true;
-    self->delayed_send(self, idle_after, idle_atom::value);
-  };
+  if (auto quiet = self->clock().now() - st.last_write; quiet < idle_after)
+    return schedule_idle_check(self, idle_after - quiet);
   auto stats = st.store->stats();
   if (stats.flushing) // RocksDB's own or our last one: the memtables are on their way out.
-    return retry_later();
-  st.written_since_idle = false;
-  auto held = stats.write_buffer_bytes;
-  if (held < st.ctx->config.store.flush_when_idle_above)
+    return schedule_idle_check(self, idle_after);
+  if (stats.write_buffer_bytes < st.ctx->config.store.flush_when_idle_above)
     return;
   if (auto outcome = st.store->flush_write_buffers(); !outcome.ok()) {
-    if (outcome.code() == errc::unavailable) {
-      st.written_since_idle = true;
-      return retry_later();
-    }
+    if (outcome.code() == errc::unavailable) // An earlier flush still writes.
+      return schedule_idle_check(self, idle_after);
     spdlog::warn("store: could not flush the write buffers: {}", outcome.to_string());
     return;
   }
   st.ctx->metrics->store_idle_flushes.inc();
-  spdlog::debug("store: writes paused; flushing {} bytes of write buffers", held);
+  spdlog::debug("store: writes paused; flushing {} bytes of write buffers",
+                stats.write_buffer_bytes);
 }
 
 } // namespace

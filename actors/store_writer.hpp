@@ -48,12 +48,10 @@ struct store_writer_state {
   bool flush_scheduled = false;
 
   // When the last write ended and how many batches it held (what tells a quiet writer, which
-  // skips the window), and, for the idle flush (store_config::flush_when_idle_after), whether
-  // anything was written since the last idle check found the writer idle, and whether a check
+  // skips the window), and whether the idle flush's check (store_config::flush_when_idle_after)
   // is on its way.
   caf::actor_clock::time_point last_write;
   std::size_t last_group_batches = 0;
-  bool written_since_idle = false;
   bool idle_check_scheduled = false;
 };
 

@@ -174,7 +174,8 @@ struct store_stats {
   /// What RocksDB's memtables (its write buffers, every column family) hold now, in bytes,
   /// counting those being flushed.
   uint64_t write_buffer_bytes = 0;
-  uint64_t write_buffer_flushes = 0; // Calls of flush_write_buffers() that started a flush.
+  /// Calls of flush_write_buffers() that succeeded (with something to flush or not).
+  uint64_t write_buffer_flushes = 0;
   bool flushing = false; // A memtable flush is queued or running (RocksDB's own or ours).
 };
 
