@@ -26,15 +26,18 @@ status read_duration(const YAML::Node& v, const std::string& path, Duration& out
   return {};
 }
 
-status read_int(const YAML::Node& v, const std::string& path, int64_t lo, int64_t hi,
-                int64_t& out) {
+// Reads an integer in [lo, hi] into `out`, of any integer type that holds the range.
+template <class Int>
+status read_int(const YAML::Node& v, const std::string& path, int64_t lo, int64_t hi, Int& out) {
+  int64_t x = 0;
   try {
-    out = v.as<int64_t>();
+    x = v.as<int64_t>();
   } catch (const YAML::Exception&) {
     return bad(path, "must be an integer");
   }
-  if (out < lo || out > hi)
+  if (x < lo || x > hi)
     return bad(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  out = static_cast<Int>(x);
   return {};
 }
 
@@ -124,16 +127,10 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            return status{};
          }},
         {"percentageOfNodesToScore", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 0, 100, x);
-           p.percentage_of_nodes_to_score = static_cast<int32_t>(x);
-           return st;
+           return read_int(v, f, 0, 100, p.percentage_of_nodes_to_score);
          }},
         {"minFeasibleNodes", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 1, 1000000, x);
-           p.min_feasible_nodes = static_cast<int32_t>(x);
-           return st;
+           return read_int(v, f, 1, 1000000, p.min_feasible_nodes);
          }},
         {"searchBudget", [&](const YAML::Node& v, const std::string& f) {
            return read_int(v, f, 0, int64_t{1} << 40, p.search_budget);
@@ -153,16 +150,10 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            return status{};
          }},
         {"maxPlanningPerQueue", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 1, 100000, x);
-           s.max_planning_per_queue = static_cast<int32_t>(x);
-           return st;
+           return read_int(v, f, 1, 100000, s.max_planning_per_queue);
          }},
         {"maxReplans", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 0, 100, x);
-           s.max_replans = static_cast<int32_t>(x);
-           return st;
+           return read_int(v, f, 0, 100, s.max_replans);
          }},
         {"countReservesInFlight", [&](const YAML::Node& v, const std::string& f) {
            return read_bool(v, f, s.count_reserves_in_flight);
@@ -191,12 +182,12 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            if (!v.IsMap())
              return bad(f, "must be a map of class name to priority");
            for (const auto& kv : v) {
-             int64_t x = 0;
+             int32_t priority = 0;
              if (auto st = read_int(kv.second, f + "." + kv.first.as<std::string>(),
-                                    -2147483648LL, 2147483647LL, x);
+                                    -2147483648LL, 2147483647LL, priority);
                  !st.ok())
                return st;
-             s.priority_classes[kv.first.as<std::string>()] = static_cast<int32_t>(x);
+             s.priority_classes[kv.first.as<std::string>()] = priority;
            }
            return status{};
          }},
@@ -209,19 +200,13 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
            return read_duration(v, f, c.store.commit_window);
          }},
         {"maxBatchRecords", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 1, 1000000, x);
-           c.store.max_batch_records = static_cast<std::size_t>(x);
-           return st;
+           return read_int(v, f, 1, 1000000, c.store.max_batch_records);
          }},
         {"flushWhenIdleAfter", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, c.store.flush_when_idle_after);
          }},
         {"flushWhenIdleAbove", [&](const YAML::Node& v, const std::string& f) {
-           int64_t x = 0;
-           auto st = read_int(v, f, 0, int64_t{1} << 40, x);
-           c.store.flush_when_idle_above = static_cast<std::size_t>(x);
-           return st;
+           return read_int(v, f, 0, int64_t{1} << 40, c.store.flush_when_idle_above);
          }},
       });
     };
@@ -240,10 +225,7 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
       {"store", store},
       {"simulation", simulation},
       {"threads", [&](const YAML::Node& v, const std::string& f) {
-         int64_t x = 0;
-         auto st = read_int(v, f, 1, 256, x);
-         c.threads = static_cast<int32_t>(x);
-         return st;
+         return read_int(v, f, 1, 256, c.threads);
        }},
       {"seed", [&](const YAML::Node& v, const std::string&) {
          c.seed = v.as<uint64_t>();
