@@ -267,6 +267,21 @@ void leave_failed_round(self_ptr self, round_failure why) {
   schedule_retry(self);
 }
 
+// Asks for a planning slot again, when a retry timer fires or a wake comes (whichever is first:
+// it cancels the timer): a gang backing off, unless it waits for pods (only their coming ends
+// that), or a running gang with extra pods pending (leave_failed_round).
+void try_again(self_ptr self) {
+  auto& st = self->state;
+  if (st.machine.phase() == gang_phase::backoff && !st.waiting_for_pods) {
+    ++st.backoff_epoch;
+    transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
+    register_waiting(self);
+  } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
+    ++st.backoff_epoch;
+    register_waiting(self);
+  }
+}
+
 void abort_round(self_ptr self) {
   auto& st = self->state;
   for (auto node : st.tally.nodes())
@@ -890,27 +905,10 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         self->send(st.queue, usage_atom::value, std::move(delta));
       settle(self);
     },
-    [self](wake_atom) {
-      auto& st = self->state;
-      if (st.machine.phase() == gang_phase::backoff && !st.waiting_for_pods) {
-        ++st.backoff_epoch;  // Cancels the pending timer.
-        transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
-        register_waiting(self);
-      } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
-        ++st.backoff_epoch;  // A refused elastic round's timer: this wake does its work.
-        register_waiting(self);
-      }
-    },
+    [self](wake_atom) { try_again(self); },
     [self](retry_atom, uint64_t epoch) {
-      auto& st = self->state;
-      if (epoch != st.backoff_epoch || st.waiting_for_pods)
-        return;
-      if (st.machine.phase() == gang_phase::backoff) {
-        transition(self, st.admitted ? gang_phase::inqueue : gang_phase::pending);
-        register_waiting(self);
-      } else if (st.machine.phase() == gang_phase::running && has_pending(st)) {
-        register_waiting(self);  // A ready gang's refused round (leave_failed_round).
-      }
+      if (epoch == self->state.backoff_epoch)
+        try_again(self);
     },
     [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
     [self](idle_atom) {
