@@ -246,24 +246,15 @@ void schedule_retry(self_ptr self) {
   self->delayed_send(self, delay, retry_atom::value, st.backoff_epoch);
 }
 
-// How a planning slot failed: the plan found no room, or a node refused a reserve (another
-// gang's hold was in the way or the view was stale), or the bindings could not be made durable.
-enum class round_failure { no_room, refused, not_durable };
-
-// Leaves a failed planning slot: a gang that is not running yet backs off and tries again. A
-// ready gang goes back to running; its extra pods wait for room when the plan found none (a
-// release wakes the gang), and try again after a backoff when the room was there but the round
-// failed anyway: a hold that refused it ends by itself, with nothing released if it commits, so
-// no wake may ever come although room is left elsewhere.
-void leave_failed_round(self_ptr self, round_failure why) {
+// Leaves a failed planning slot, and tries again after a backoff whatever the failure: a gang
+// that is not running yet backs off; a ready gang goes back to running with its extra pods
+// pending. A wake (something was released) that comes first cancels the timer. The timer is
+// needed for a ready gang too: room also comes back without a release, when another gang's
+// hold or reserve in flight ends in an abort (the plan found no room because of it) or a hold
+// that refused this round commits while room is left elsewhere, and no wake follows either.
+void leave_failed_round(self_ptr self) {
   auto& st = self->state;
-  if (st.machine.was_ready()) {
-    transition(self, gang_phase::running);
-    if (why != round_failure::no_room)
-      schedule_retry(self);
-    return;
-  }
-  transition(self, gang_phase::backoff);
+  transition(self, st.machine.was_ready() ? gang_phase::running : gang_phase::backoff);
   schedule_retry(self);
 }
 
@@ -317,7 +308,7 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
                                                        plan.detail);
   bool unresolvable = plan.code == scheduler::plan_code::unresolvable;
   finish_slot(self, unresolvable ? plan_outcome::unresolvable : plan_outcome::unschedulable);
-  leave_failed_round(self, round_failure::no_room);
+  leave_failed_round(self);
   report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",
          plan.origin.to_string());
 }
@@ -395,7 +386,7 @@ void plan_round(self_ptr self) {
     // A ready gang with no room for its extra pods now. They say so: a pending pod without a
     // reason reads as not tried yet (the registry's deadlock report waits for one).
     finish_slot(self, plan_outcome::unschedulable);
-    leave_failed_round(self, round_failure::no_room);
+    leave_failed_round(self);
     report(self,
            "no node has room for the " + std::to_string(candidates.size()) +
                " pod(s) beyond the gang's minimum now; they are placed when room appears",
@@ -443,7 +434,7 @@ void plan_round(self_ptr self) {
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);
     finish_slot(self, plan_outcome::refused);
-    leave_failed_round(self, round_failure::refused);
+    leave_failed_round(self);
   }
 }
 
@@ -474,7 +465,7 @@ void on_refused(self_ptr self) {
     return;
   }
   finish_slot(self, plan_outcome::refused);
-  leave_failed_round(self, round_failure::refused);
+  leave_failed_round(self);
 }
 
 void on_round_committed(self_ptr self) {
@@ -871,7 +862,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         // Not durable (a pod was deleted meanwhile, or the store failed): nothing may commit.
         abort_round(self);
         report(self, "binding failed: " + r.outcome.message(), "BindFailed");
-        leave_failed_round(self, round_failure::not_durable);
+        leave_failed_round(self);
         return;
       }
       st.commits_pending = st.tally.nodes().size();

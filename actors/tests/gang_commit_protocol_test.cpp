@@ -134,6 +134,43 @@ TEST(GangCommitProtocol, ARunningGangWhoseExtraPodsWereRefusedTriesAgainWithoutA
   EXPECT_EQ(w.check_step(), "");
 }
 
+// A running gang's extra pod finds no room because another gang holds the last of it; that hold
+// then ends without a commit (here its coordinator dies mid-round; a round refused elsewhere
+// aborts it the same way). Nothing was released, so no wake comes: the gang tries again after a
+// backoff. Before, it waited for a wake, and on a quiet cluster its pod stayed pending for ever
+// beside the free room.
+TEST(GangCommitProtocol, ARunningGangWithNoRoomTriesAgainWhenAnotherGangsHoldEndsWithoutARelease) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("2").memory("8Gi"));
+  auto base = scheduler::timestamp{std::chrono::seconds{1700000000}};
+  w.add_gang(make_gang("a", 1).task("worker", 1, res("cpu", "1")).created(base), 1); // Pod 100.
+  w.sched().run();
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+
+  w.add_gang(make_gang("b", 1).task("worker", 1, res("cpu", "1")).created(base), 2); // Pod 200.
+  ASSERT_TRUE(step_until(w, [&] { return !total_held(w).is_zero(); })) << "b never held";
+  auto* b = caf::actor_cast<caf::abstract_actor*>(w.gangs[1]);
+  pod_refs extra{{101, std::make_shared<const scheduler::pod>(
+                           make_pod("a-worker-1").cpu("1").group("a").created(base).obj())}};
+  caf::anon_send(w.gangs[0], pods_atom::value, extra);
+  run_all_but(w, {b});
+  ASSERT_EQ(w.gang_state(0).round, 1u) << "b's hold takes the last cpu: no room, no round";
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+
+  caf::anon_send_exit(w.gangs[1], caf::exit_reason::kill);
+  w.sched().run();
+  ASSERT_TRUE(total_held(w).is_zero()) << "n0 dropped the dead coordinator's hold";
+  ASSERT_FALSE(w.node_state(0).ledger->is_bound(101)) << "nothing ran a timer yet";
+
+  for (int guard = 0; guard < 20 && w.sched().has_pending_timeout(); ++guard) {
+    w.sched().trigger_timeout();
+    w.sched().run();
+  }
+  EXPECT_TRUE(w.node_state(0).ledger->is_bound(101)) << "placed in the room the hold left";
+  EXPECT_EQ(w.gang_state(0).round, 2u);
+  EXPECT_EQ(total_committed(w), res("cpu", "2", "pods", "2"));
+}
+
 TEST(GangCommitProtocol, CoordinatorKilledMidPrepareReleasesEveryHold) {
   actor_world w;
   for (int i = 0; i < 3; ++i)
