@@ -43,11 +43,17 @@ std::string uid(int kind, int64_t i64) {
 }
 
 std::string spec_json(int64_t group, int task, int64_t bytes) {
+  // The container asks for what the record's `requests` say (1 cpu, 2Gi), as the spec of a pod
+  // created through the API does: describe reads a pod's requests from its containers.
   std::string s = "{\"containers\":[{\"name\":\"main\",\"image\":\"registry.example.com/train:" +
                   std::to_string(group % 50) + "\",\"args\":[\"--task=" + std::to_string(task) +
-                  "\"],\"env\":[";
-  while (static_cast<int64_t>(s.size()) < bytes - 40)
-    s += "{\"name\":\"VAR_" + std::to_string(s.size()) + "\",\"value\":\"x\"},";
+                  "\"],\"resources\":{\"requests\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}},"
+                  "\"env\":[";
+  // Padded to about `bytes` with variables; valid JSON (no trailing comma), or the daemon shows
+  // the pod without its spec.
+  for (bool first = true; static_cast<int64_t>(s.size()) < bytes - 40; first = false)
+    s += std::string(first ? "" : ",") + "{\"name\":\"VAR_" + std::to_string(s.size()) +
+         "\",\"value\":\"x\"}";
   s += "]}]}";
   return s;
 }
