@@ -63,7 +63,7 @@ scheduler::object_uid new_uid(self_ptr self) {
 
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
                   std::string_view name, std::string_view type, std::string_view reason,
-                  std::string message) {
+                  std::string_view message) {
   auto& st = self->state;
   auto now = st.ctx->now();
   auto [it, fresh] = st.events.try_emplace(event_key(kind, ns, name));
@@ -82,10 +82,10 @@ void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
     list.back().last_time = now;
     return;
   }
-  scheduler::event e;
-  e.type = std::string(type);
-  e.reason = std::string(reason);
-  e.message = std::move(message);
+  registry_state::kept_event e;
+  e.type = st.event_texts.share(type);
+  e.reason = st.event_texts.share(reason);
+  e.message = st.event_texts.share(message);
   e.first_time = e.last_time = now;
   if (list.size() >= events_per_object)
     list.erase(list.begin());

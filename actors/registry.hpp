@@ -256,9 +256,24 @@ struct registry_state {
   std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)
   std::array<bool, 5> watched{};                              // Any watcher per kind.
 
+  /// An event as kept: `scheduler::event` with its texts shared through `event_texts`, 48
+  /// bytes where the event's three strings take 120 and a heap block for a long message. Every
+  /// PodGroup has one or two, and most texts recur across objects (a few reasons and types; a
+  /// message per gang size and shape of shortage); docs/NOTES.md "Memory the daemon no longer
+  /// keeps".
+  struct kept_event {
+    scheduler::shared_string type;
+    scheduler::shared_string reason;
+    scheduler::shared_string message;
+    int32_t count = 1;
+    scheduler::timestamp first_time{};
+    scheduler::timestamp last_time{};
+  };
+  static_assert(sizeof(kept_event) <= 48, "a kept event outgrew its 48 bytes");
   // "<Kind>/<namespace>/<name>" -> its last events, oldest first (a few: a vector, not a deque,
   // whose first block alone is 512 bytes per object).
-  std::unordered_map<std::string, std::vector<scheduler::event>> events;
+  std::unordered_map<std::string, std::vector<kept_event>> events;
+  scheduler::shared_string_pool event_texts;
   // The keys of `events`, oldest first, to bound memory. Pointers to the map's own keys, which
   // stay put when the map rehashes.
   std::deque<const std::string*> event_order;

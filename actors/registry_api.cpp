@@ -854,7 +854,9 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
   auto& st = self->state;
   std::vector<scheduler::event> out;
   if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
-    out.assign(i->second.begin(), i->second.end());
+    for (const auto& kept : i->second)
+      out.push_back({kept.type.str(), kept.reason.str(), kept.message.str(), kept.count,
+                     kept.first_time, kept.last_time});
   if (kind == resource_kind::pod)
     if (auto scheduled = scheduled_event(st, ns, name)) {
       auto later = [](scheduler::timestamp t, const scheduler::event& e) { return t < e.first_time; };

@@ -531,12 +531,12 @@ void do_report(self_ptr self, gang_report report) {
     record_event(
         self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name, "Warning",
         report.reason_code.empty() ? std::string_view("Unschedulable") : report.reason_code.view(),
-        report.pending_reason.str());
+        report.pending_reason.view());
     if (!g.job_key.empty())
       if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
         record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
                      j->second.job->meta.name, "Warning", "PodGroupPending",
-                     report.pending_reason.str());
+                     report.pending_reason.view());
   }
   g.last_report = std::move(report);
   g.last_active = self->clock().now();
@@ -691,11 +691,11 @@ void do_stalled(self_ptr self, const stall_report& report) {
                       " pod(s) that cannot be placed, and no running pod will finish on its "
                       "own; nothing can progress";
     record_event(self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name,
-                 "Warning", "Deadlock", g.stall_message.str());
+                 "Warning", "Deadlock", g.stall_message.view());
     if (!g.job_key.empty())
       if (auto j = st.jobs.find(g.job_key); j != st.jobs.end())
         record_event(self, resource_kind::job, j->second.job->meta.namespace_name,
-                     j->second.job->meta.name, "Warning", "Deadlock", g.stall_message.str());
+                     j->second.job->meta.name, "Warning", "Deadlock", g.stall_message.view());
     group_changed(self, g);
   }
 }

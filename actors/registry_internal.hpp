@@ -55,7 +55,7 @@ scheduler::object_uid new_uid(self_ptr self);
 /// Records an event about an object ("Pod", "PodGroup", "Job", "Queue", "Node").
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
                   std::string_view name, std::string_view type, std::string_view reason,
-                  std::string message);
+                  std::string_view message);
 
 /// Tells watchers of `kind` (and keeps the event for watches that resume from a version).
 void announce(self_ptr self, api::watch_event::type type, api::object obj);
