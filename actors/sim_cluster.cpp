@@ -6,6 +6,7 @@
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cassert>
 
 namespace phalanx::actors {
@@ -220,14 +221,23 @@ void check_stall(self_ptr self) {
   // Walking every pod is what costs (a loaded cluster holds 10^5 pods that run until deleted):
   // when no pod changed since the last walk, the stuck groups are the same ones. They are still
   // reported again, because the registry may have learnt of pending pods for them since.
+  // The walk goes gang by gang and stops at a gang's first stuck pod, so a gang's name is made
+  // once, not once per pod (a set of 10^5 strings, nearly all of them repeats).
   if (st.changes != st.changes_at_last_walk) {
     st.changes_at_last_walk = st.changes;
-    std::set<std::string> groups;
-    for (const auto& [id, sp] : st.pods)
-      if (sp.phase == sim_phase::running &&
-          (sp.at_barrier || sp.behavior().spawn > 0 || !sp.behavior().declares_end()))
-        groups.insert(gang_text(gang_key_of(*sp.pod)));
-    st.stuck_groups.assign(groups.begin(), groups.end());
+    auto stuck = [&](uint64_t id) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        return false;
+      const auto& sp = p->second;
+      return sp.phase == sim_phase::running &&
+             (sp.at_barrier || sp.behavior().spawn > 0 || !sp.behavior().declares_end());
+    };
+    st.stuck_groups.clear();
+    for (const auto& [key, gang] : st.gangs)
+      if (std::any_of(gang.pods.begin(), gang.pods.end(), stuck))
+        st.stuck_groups.push_back(gang_text(key));
+    std::sort(st.stuck_groups.begin(), st.stuck_groups.end());
   }
   if (st.stuck_groups.empty())
     return;
