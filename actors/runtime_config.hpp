@@ -42,8 +42,8 @@ struct scheduling_config {
   std::chrono::milliseconds fair_share_debounce{10};
   /// A gang idle this long (running or completed, every pod bound or ended, nothing in flight)
   /// has its actor ended; the registry starts a new one from the pods when one of them changes
-  /// (docs/NOTES.md "Idle gangs are parked"). Zero keeps every gang's actor. Default: 10 s.
-  std::chrono::milliseconds park_idle_gangs_after{10'000};
+  /// (docs/NOTES.md "Idle gangs are parked"). Zero keeps every gang's actor. Default: 2 s.
+  std::chrono::milliseconds park_idle_gangs_after{2'000};
   /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};

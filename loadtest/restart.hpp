@@ -26,7 +26,7 @@ struct restart_options {
   int64_t ready_timeout_ns = int64_t{120} * 1'000'000'000;
   /// When above 0, the resident set is read again this long after ready (`rss_steady_bytes`),
   /// once the store's pending pods are bound and idle gangs parked (scheduling.parkIdleGangsAfter,
-  /// 10 s by default). Default: 0 (not read).
+  /// 2 s by default). Default: 0 (not read).
   int64_t steady_after_ns = 0;
   /// The phalanxd binary. Default: the one this build made.
   std::string phalanxd_binary;

@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 TEST(RuntimeConfig, AnEmptyFileKeepsEveryDefault) {
   auto c = parse_runtime_config("");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
-  EXPECT_EQ(c->scheduling.park_idle_gangs_after, 10'000ms);
+  EXPECT_EQ(c->scheduling.park_idle_gangs_after, 2'000ms);
   EXPECT_EQ(c->scheduling.backoff_initial, 5ms);
   EXPECT_EQ(c->scheduling.max_replans, 2);
   EXPECT_TRUE(c->scheduling.gang_scheduling);
@@ -44,7 +44,7 @@ store:
 TEST(RuntimeConfig, SchedulingKnobsAreRead) {
   auto c = parse_runtime_config(R"(
 scheduling:
-  parkIdleGangsAfter: 2s
+  parkIdleGangsAfter: 15s
   backoffInitial: 10ms
   backoffMax: 2s
   maxReplans: 4
@@ -52,7 +52,7 @@ scheduling:
   countReservesInFlight: false
 )");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
-  EXPECT_EQ(c->scheduling.park_idle_gangs_after, 2000ms);
+  EXPECT_EQ(c->scheduling.park_idle_gangs_after, 15'000ms);
   EXPECT_EQ(c->scheduling.backoff_initial, 10ms);
   EXPECT_EQ(c->scheduling.backoff_max, 2000ms);
   EXPECT_EQ(c->scheduling.max_replans, 4);
