@@ -352,5 +352,21 @@ TEST(SortedIdMap, AgreesWithAnOrderedMapAndGivesRoomBackWhenEmptied) {
   EXPECT_EQ(constant.find(1000), constant.end());
 }
 
+// A node's pods come a few at a time and stay: the room grows by a quarter, so a node of 70 pods
+// holds room for at most ~91 where doubling would leave it 128.
+TEST(SortedIdMap, GrowsByAQuarterNotByDoubling) {
+  sorted_id_map<int> map;
+  for (uint64_t id = 1; id <= 70; ++id) {
+    ASSERT_TRUE(map.try_emplace(id * 2, static_cast<int>(id)));
+    EXPECT_LE(map.capacity(), map.size() + map.size() / 4 + 4) << "after " << id;
+  }
+  map.insert_or_assign(1, -1);  // At the front, into a full vector: the position survives.
+  map.insert_or_assign(71, -71);
+  EXPECT_EQ(map.begin()->first, 1u);
+  EXPECT_EQ(map.find(71)->second, -71);
+  EXPECT_EQ(map.find(70)->second, 35);
+  EXPECT_TRUE(std::is_sorted(map.begin(), map.end()));
+}
+
 } // namespace
 } // namespace phalanx::scheduler
