@@ -291,18 +291,15 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     g.group = group_ptr;
     index_group(st, g);
     g.pods.reserve(pods->size());
-    for (std::size_t i = 0; i < pods->size(); ++i) {
-      auto& [id, e] = insert_job_pod(st, (*pods)[i], first_pod + i);
-      e.gang = gang;
-      g.pods.push_back(id);
-    }
+    for (std::size_t i = 0; i < pods->size(); ++i)
+      join_job_gang(st, insert_job_pod(st, (*pods)[i], first_pod + i), g);
     spawn_gang(self, g);
     mark_emitted(st, g);
     record_event(self, resource_kind::job, job->meta.namespace_name, job->meta.name, "Normal",
                  "Created", "created PodGroup " + g.group->meta.name + " and " +
-                                std::to_string(g.pods.size()) + " pods");
+                                std::to_string(pods->size()) + " pods");
     if (is_watched(self, resource_kind::pod))
-      for (auto id : g.pods)
+      for (uint64_t id = first_pod; id < first_pod + pods->size(); ++id)
         announce(self, api::watch_event::type::added, pod_view(st, id, st.pods.at(id)));
     if (is_watched(self, resource_kind::pod_group))
       announce(self, api::watch_event::type::added, group_view(st, g));
@@ -574,10 +571,9 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     } else if (!suspend) {
       auto& group = st.groups.at(g);
       for (std::size_t k = 0; k < pods->size(); ++k) {
-        auto& [id, e] = insert_pod(self, (*pods)[k], (*pod_names)[k]);
-        e.gang = group.gang;
-        group.pods.push_back(id);
-        announce(self, api::watch_event::type::added, pod_view(st, id, e));
+        auto& slot = insert_pod(self, (*pods)[k], (*pod_names)[k]);
+        join_job_gang(st, slot, group);
+        announce(self, api::watch_event::type::added, pod_view(st, slot.first, slot.second));
       }
       // The old incarnation's actor may have completed when the suspend deleted its pods.
       group_changed(self, renew_gang(self, group.gang));

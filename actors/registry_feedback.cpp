@@ -361,6 +361,14 @@ bool not_ours(registry_state& st, const registry_state::pod_slot& slot) {
   return true;
 }
 
+bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g) {
+  if (not_ours(st, slot))
+    return false;
+  slot.second.gang = g.gang;
+  g.pods.push_back(slot.first);
+  return true;
+}
+
 void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
                     const std::string& group_key) {
   auto& [id, e] = slot;

@@ -130,6 +130,9 @@ void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, registry_state::pod_slot& slot);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
 bool not_ours(registry_state& st, const registry_state::pod_slot& slot);
+/// Makes a pod of a job a member of the job's gang `g`, unless its schedulerName is not served
+/// here (not_ours: it is stored and left alone, as at a restart). True when it joined.
+bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g);
 /// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
 void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
                     const std::string& group_key);

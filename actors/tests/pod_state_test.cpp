@@ -377,5 +377,55 @@ TEST(PodState, ASpawnedPodDoesNotTakeANameAJobMakes) {
   EXPECT_EQ(h.pods().size(), 4u);
 }
 
+// Pods whose schedulerName another scheduler serves are stored and left alone, whether they came
+// on their own or from a job, when created, after a restart and when their job is resumed; each
+// says why it waits.
+TEST(PodState, PodsOfAnotherSchedulerAreStoredAndLeftAlone) {
+  runtime_harness h{deterministic_config(13), {make_node("n-0").cpu("8").memory("16Gi")}};
+  scheduler::pod plain = make_pod("plain").cpu("1");
+  plain.scheduler_name = "default-scheduler";
+  runtime_harness::must_ok(h.create(api::pod_object{plain, {}}), "create plain");
+  auto theirs = one_task_job("theirs", 2);
+  theirs.job.scheduler_name = "default-scheduler";
+  runtime_harness::must_ok(h.create(theirs), "create theirs");
+  runtime_harness::must_ok(h.create(one_task_job("ours", 2)), "create ours");
+  auto ours_running = [&] {
+    for (const auto& name : {"ours-worker-0", "ours-worker-1"})
+      if (h.pod(name).pod.phase != scheduler::pod_phase::running)
+        return false;
+    return true;
+  };
+  // Ours run beside them: the scheduler was not idle, and had the room.
+  ASSERT_TRUE(h.run_until(ours_running, std::chrono::milliseconds(5000),
+                          std::chrono::milliseconds(10)));
+
+  auto left_alone = [&](const std::string& when) {
+    for (const auto& name : {"plain", "theirs-worker-0", "theirs-worker-1"}) {
+      auto p = h.pod(name);
+      EXPECT_FALSE(p.pod.is_bound()) << name << ", " << when;
+      EXPECT_EQ(p.pod.phase, scheduler::pod_phase::pending) << name << ", " << when;
+      ASSERT_EQ(p.conditions.size(), 1u) << name << ", " << when;
+      EXPECT_EQ(p.conditions[0].message,
+                "schedulerName \"default-scheduler\" is not served by this scheduler")
+          << name << ", " << when;
+    }
+  };
+  h.pass(std::chrono::milliseconds(500));
+  left_alone("after creation");
+  h.restart();
+  h.pass(std::chrono::milliseconds(500));
+  left_alone("after a restart");
+  for (auto action : {api::object_action::type::suspend, api::object_action::type::resume})
+    runtime_harness::must_ok(h.act(api::resource_kind::job, "default", "theirs", action),
+                             "suspend or resume theirs");
+  ASSERT_TRUE(h.run_until([&] { return h.get(api::resource_kind::pod, "default",
+                                             "theirs-worker-1").ok(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  h.pass(std::chrono::milliseconds(500));
+  left_alone("after the job was resumed");
+  auto report = h.invariants(true);
+  EXPECT_TRUE(report.ok()) << report.to_string();
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
