@@ -8,12 +8,15 @@
 #include "loadtest/restart.hpp"
 #include "loadtest/scheduling_run.hpp"
 
+#include "actors/runtime_config.hpp"
+
 #include "scheduler/quantity.hpp"
 
 #include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <limits>
 #include <span>
 
@@ -29,8 +32,9 @@ Load tests and trace replays of the Phalanx scheduler (DESIGN.md section 9).
 
 modes:
   push      the workload end to end through the HTTP API of a phalanxd it starts (or --server)
-  inproc    the same workload in one process against the actor runtime, no HTTP; also times the
-            same decisions by the pure planner in one loop (the actor overhead)
+  inproc    the same workload in one process against the actor runtime, no HTTP: submitted while
+            scheduled, then stored first and scheduled from a restart (the backlog), then the
+            same decisions by the pure planner in one loop (the actor overhead: backlog / loop)
   replay    a real trace on a simulated clock under pod-by-pod, gang FIFO and Phalanx's policy
   restart   builds a store of 150,000 pods and times phalanxd from start to /readyz
 
@@ -120,13 +124,15 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
   run_options& o = push ? po.run : io.run;
   run_flag_texts texts;
   std::string token_file;
+  std::string config_file;
   flag_set flags("phalanx-loadtest " + mode,
                  push ? "Submits the workload through the HTTP API of a phalanxd it starts (or "
                         "--server), waits until every gang runs, and reports throughput, gang "
                         "decision latency, utilization, queue shares and the invariants I1-I4."
                       : "Runs the workload against the actor runtime in this process (durable "
-                        "RocksDB store in a temporary directory, no HTTP), then plans the same "
-                        "gangs with the pure planner in one loop.");
+                        "RocksDB store in a temporary directory, no HTTP): submitted while it "
+                        "schedules, then stored first and scheduled by a restarted runtime (the "
+                        "backlog), then plans the same gangs with the pure planner in one loop.");
   add_run_flags(flags, o, texts);
   o.concurrency = push ? 32 : 1024;
   flags.add_int("concurrency", &o.concurrency, 1, 100000,
@@ -140,6 +146,11 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
     flags.add_string("phalanxd", &po.phalanxd_binary, "the phalanxd binary to start");
   } else {
     flags.add_bool("skip-loop", &io.skip_loop, "skip the pure planner loop");
+    flags.add_bool("skip-backlog", &io.skip_backlog,
+                   "skip the backlog run (the gangs stored first, then scheduled from a restart)");
+    flags.add_string("config", &config_file,
+                     "the runtime's policy knobs: a phalanxd --config YAML file (its threads and "
+                     "seed give way to the flags)");
   }
   if (wants_help(args)) {
     std::cout << flags.usage();
@@ -149,6 +160,17 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
     return usage_error(mode, s.message());
   if (auto s = finish_run_flags(o, texts); !s.ok())
     return usage_error(mode, s.message());
+  if (!config_file.empty()) {
+    std::ifstream in(config_file);
+    if (!in)
+      return usage_error(mode, "--config: cannot read " + config_file);
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    auto parsed = actors::parse_runtime_config(text);
+    if (!parsed)
+      return usage_error(mode, "--config " + config_file + ": " + parsed.error().message());
+    io.config = std::move(*parsed);
+    io.config_path = config_file;
+  }
   if (!token_file.empty()) {
     std::ifstream in(token_file);
     if (!(in >> po.token))

@@ -35,6 +35,20 @@ TEST(LoadtestInproc, SmallRunSchedulesEveryGangAndKeepsTheInvariants) {
   EXPECT_GT(number(rep, "loop_pods_per_second"), 0);
   EXPECT_EQ(rep["loop_failed_gangs"].as_int64(), 0);
   EXPECT_EQ(number(rep, "loop_placed_pods"), number(rep["workload"].as_object(), "pods"));
+  // The backlog: the same gangs stored, then scheduled by a restarted runtime.
+  auto& backlog = rep["backlog"].as_object();
+  EXPECT_FALSE(backlog["timed_out"].as_bool());
+  EXPECT_TRUE(backlog["invariants_ok"].as_bool())
+      << boost::json::serialize(backlog["invariant_violations"]);
+  EXPECT_GT(number(backlog, "pods_per_second"), 0);
+  EXPECT_GT(number(backlog, "ready_seconds"), 0);
+  EXPECT_LT(number(backlog, "pods_scheduled_at_ready"), number(rep["workload"].as_object(), "pods"));
+  EXPECT_GE(number(backlog, "p99_placed_ms"), number(backlog, "p50_placed_ms"));
+  EXPECT_DOUBLE_EQ(number(rep, "backlog_pods_per_second"), number(backlog, "pods_per_second"));
+  EXPECT_DOUBLE_EQ(number(rep, "actor_overhead_ratio"),
+                   number(backlog, "pods_per_second") / number(rep, "loop_pods_per_second"));
+  EXPECT_DOUBLE_EQ(number(rep, "end_to_end_ratio"),
+                   number(rep, "pods_per_second") / number(rep, "loop_pods_per_second"));
   EXPECT_TRUE(rep["durable"].as_bool());
   EXPECT_EQ(rep["submission_failures"].as_int64(), 0);
   EXPECT_EQ(rep["queues"].as_array().size(), 3u);
@@ -65,6 +79,34 @@ TEST(LoadtestInproc, PodGroupsThenPodsAlsoSchedule) {
   EXPECT_TRUE(rep["invariants_ok"].as_bool());
   EXPECT_EQ(rep["parameters"].as_object()["submit"].as_string(), "podgroups");
   EXPECT_FALSE(rep.contains("loop_pods_per_second"));
+  EXPECT_FALSE(rep.contains("actor_overhead_ratio"));
+  EXPECT_TRUE(rep["backlog"].as_object()["invariants_ok"].as_bool());
+}
+
+// --config takes phalanxd's YAML knobs; a bad one is a usage error that names the key.
+TEST(LoadtestInproc, TheRuntimeTakesAConfigFile) {
+  scratch_dir dir;
+  auto config = dir.path + "/phalanx.yaml";
+  std::ofstream(config) << "scheduling:\n  maxPlanningPerQueue: 1\n  planner:\n    strategy: spread\n";
+  auto json = dir.path + "/inproc.json";
+  ASSERT_EQ(run({"inproc", "--nodes", "10", "--podgroups", "20", "--gang-sizes", "1-4:1",
+                 "--skip-loop", "--skip-backlog", "--config", config, "--work-dir", dir.path,
+                 "--json", json}),
+            0);
+  auto rep = read_report(json);
+  EXPECT_TRUE(rep["all_scheduled"].as_bool());
+  EXPECT_EQ(rep["parameters"].as_object()["config"].as_string(), config);
+  EXPECT_FALSE(rep.contains("backlog"));
+
+  auto bad = dir.path + "/bad.yaml";
+  std::ofstream(bad) << "scheduling:\n  maxPlanningPerQueue: 0\n";
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"inproc", "--config", bad}), 2);
+  EXPECT_EQ(run({"inproc", "--config", dir.path + "/missing.yaml"}), 2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("scheduling.maxPlanningPerQueue"), std::string::npos) << err;
+  EXPECT_NE(err.find("--config: cannot read " + dir.path + "/missing.yaml"), std::string::npos)
+      << err;
 }
 
 TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
