@@ -398,6 +398,11 @@ void plan_round(self_ptr self) {
   ++st.round;
   scheduler::txn_id txn{st.id, st.round};
   auto ticket = scheduler::make_ticket(*st.group, st.share);
+  // Only the last attempt of a slot waits for younger holds: those commit more often than not,
+  // after their bindings' synced write, and then the room is gone anyway. Before that, a refusal
+  // and an immediate replan against the view, which shows those holds by now, is faster. The
+  // last attempt still waits, so the oldest gang keeps its right of way (wait-die).
+  const bool may_wait = st.replans >= st.ctx->config.scheduling.max_replans;
   std::unordered_map<uint32_t, pod_refs> per_node;
   st.round_members.clear();
   for (const auto& p : plan.placements) {
@@ -429,7 +434,8 @@ void plan_round(self_ptr self) {
       st.ctx->view->add_in_flight(node, asked);
     }
     self->send(handle, reserve_atom::value,
-               reserve_request{txn, ticket, std::move(items), std::move(asked)}, gang_actor{self});
+               reserve_request{txn, ticket, std::move(items), std::move(asked), may_wait},
+               gang_actor{self});
   }
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);

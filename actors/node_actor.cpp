@@ -105,14 +105,17 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       items.reserve(req.items.size());
       for (auto& ref : req.items)
         items.push_back({ref.id, ref.pod->requests, std::move(ref.pod)});
-      auto outcome = st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items));
+      auto outcome =
+          st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items), req.may_wait);
       if (outcome.vote == scheduler::vote_kind::reserved)
         publish(self);
       // After the hold is published: a planner reading in between counts the room twice, which
       // errs on the side of not choosing the node.
       if (!req.in_flight.is_zero())
         st.ctx->view->remove_in_flight(st.index, req.in_flight);
-      if (outcome.vote != scheduler::vote_kind::waiting)
+      if (outcome.vote == scheduler::vote_kind::waiting)
+        st.ctx->metrics->reserve_waits.inc();
+      else
         self->send(coordinator, vote_atom::value,
                    vote{req.txn, st.index, outcome.vote, std::move(outcome.missing)});
     },

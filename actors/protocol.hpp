@@ -78,6 +78,9 @@ struct reserve_request {
   /// What the sender added to the node's reserves in flight in the cluster view (the items'
   /// requests; zero when it added nothing): the node actor takes it off when it reads this.
   scheduler::resources in_flight;
+  /// False: refuse (conflict) rather than wait for younger holds; the coordinator has replans
+  /// left and would rather place the gang elsewhere now.
+  bool may_wait = true;
 };
 
 /// A node's answer to a reserve.

@@ -25,8 +25,11 @@ struct scheduling_config {
   scheduler::enqueue_config enqueue;
   /// The planner. Default: binpack, adaptive sampling, min 100 feasible nodes.
   scheduler::planner_config planner;
-  /// Gangs of one queue planning at once. Default: 8.
-  int32_t max_planning_per_queue = 8;
+  /// Gangs of one queue planning at once: from its slot to every node's vote. More slots queue
+  /// more plans and reserves behind each other in the two threads' run queues, and lengthen the
+  /// decision's tail without placing more per second (docs/PERFORMANCE.md: with three queues the
+  /// backlog's placed p99 was 18-33 ms at 8, 0.3-0.6 ms at 2). Default: 2.
+  int32_t max_planning_per_queue = 2;
   /// Immediate replans after a refused reserve round before backing off. Default: 2.
   int32_t max_replans = 2;
   /// A gang counts the reserves it sends against their nodes in the cluster view until each node

@@ -19,6 +19,9 @@ struct runtime_metrics {
       "phalanx_reserve_rounds_total", "Two-phase reserve rounds started.");
   api::counter& reserve_refusals = registry.add_counter(
       "phalanx_reserve_refusals_total", "Reserve rounds refused by a node (conflict or room).");
+  api::counter& reserve_waits = registry.add_counter(
+      "phalanx_reserve_waits_total",
+      "Reserves a node queued until younger gangs' holds end (wait-die: the older waits).");
   api::counter& plan_failures = registry.add_counter(
       "phalanx_plan_failures_total", "Plans that found no placement (unschedulable, unresolvable).");
   api::histogram& gang_decision_seconds = registry.add_histogram(

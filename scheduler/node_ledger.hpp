@@ -222,9 +222,12 @@ class node_ledger {
   /// allocatable, which only makes later reserves fail.
   void set_allocatable(resources allocatable) { allocatable_ = std::move(allocatable); }
 
-  /// Decides a reserve. `owner` identifies the coordinator, for abort_owner().
+  /// Decides a reserve. `owner` identifies the coordinator, for abort_owner(). A reserve that
+  /// would wait for younger holds (or older waiters) is refused as a conflict instead when
+  /// `may_wait` is false: its coordinator would rather plan again at once than wait for those
+  /// holds to commit (docs/NOTES.md "An older gang replans before it waits").
   vote_outcome reserve(const txn_id& txn, const Ticket& ticket, uint64_t owner,
-                       std::vector<item> items) {
+                       std::vector<item> items, bool may_wait = true) {
     if (holds_.count(txn))
       return {vote_kind::reserved, {}};
     if (is_waiting(txn))
@@ -235,6 +238,8 @@ class node_ledger {
     for (const auto& i : e.items)
       e.total += i.request;
     auto outcome = decide(e);
+    if (outcome.vote == vote_kind::waiting && !may_wait)
+      outcome.vote = vote_kind::refused_conflict;
     if (outcome.vote == vote_kind::reserved) {
       held_ += e.total;
       holds_.emplace(txn, std::move(e));

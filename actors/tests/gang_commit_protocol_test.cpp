@@ -457,6 +457,44 @@ scheduler::ticket ticket_at(int64_t seconds) {
   return t;
 }
 
+// An older gang's reserve meets a younger gang's hold where its stale view showed room. While it
+// has replans left it is refused and places itself elsewhere at once, instead of waiting for the
+// younger hold to end (which, after the younger gang's synced write, is mostly a commit that
+// leaves no room anyway); on its last attempt it waits, as wait-die has the older do.
+TEST(GangCommitProtocol, AnOlderGangReplansElsewhereBeforeItWaitsForAYoungerHold) {
+  for (int32_t max_replans : {2, 0}) {
+    SCOPED_TRACE("maxReplans " + std::to_string(max_replans));
+    actor_world w;
+    w.ctx().config.scheduling.count_reserves_in_flight = false;
+    w.ctx().config.scheduling.max_replans = max_replans;
+    w.add_node(make_node("n0").cpu("2").memory("8Gi"));  // Binpack's choice for both gangs.
+    w.add_node(make_node("n1").cpu("8").memory("8Gi"));
+    auto base = scheduler::timestamp{std::chrono::seconds{1700000000}};
+    // The younger gang is spawned first, so it plans first; the older one plans before n0 read
+    // the younger's reserve.
+    w.add_gang(make_gang("young", 1).task("worker", 1, res("cpu", "2")).created(base + 1s), 1);
+    w.add_gang(make_gang("old", 1).task("worker", 1, res("cpu", "2")).created(base), 2);
+    for (int guard = 0; guard < 20; ++guard) {
+      w.sched().run();
+      if (!w.sched().has_pending_timeout())
+        break;
+      w.sched().trigger_timeout();
+    }
+    EXPECT_TRUE(w.node_state(0).ledger->is_bound(100)) << "the younger gang keeps its room";
+    EXPECT_TRUE(w.node_state(1).ledger->is_bound(200)) << "the older gang went to n1";
+    auto waits = w.ctx().metrics->reserve_waits.value();
+    if (max_replans > 0) {
+      EXPECT_EQ(waits, 0u) << "a replan was left: no wait";
+      EXPECT_EQ(w.gang_state(1).round, 2u) << "refused once, then placed";
+    } else {
+      EXPECT_EQ(waits, 1u) << "its only attempt waits for the younger hold";
+    }
+    EXPECT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+    EXPECT_EQ(w.gang_state(1).machine.phase(), scheduler::gang_phase::running);
+    EXPECT_EQ(w.check_at_rest(), "");
+  }
+}
+
 TEST(GangCommitProtocol, AWaitingCoordinatorThatDiesLeavesNoWaiterAndAHolderThatDiesWakesIt) {
   actor_world w;
   w.add_node(make_node("n0").cpu("2").memory("8Gi"));
@@ -478,6 +516,19 @@ TEST(GangCommitProtocol, AWaitingCoordinatorThatDiesLeavesNoWaiterAndAHolderThat
   ASSERT_EQ(young_log->votes.size(), 1u);
   EXPECT_TRUE(old_log->votes.empty()) << "the older gang waits: no vote yet";
   EXPECT_EQ(w.node_state(0).ledger->waiter_count(), 1u);
+
+  // A reserve that may not wait is refused instead, and leaves nothing behind.
+  auto hasty_log = std::make_shared<probe_log>();
+  auto hasty = sys.spawn(probe, hasty_log);
+  scheduler::txn_id hasty_txn{4, 1};
+  reserve_request hasty_reserve{hasty_txn, ticket_at(150), pods_of({40}), {}};
+  hasty_reserve.may_wait = false;
+  caf::anon_send(node, reserve_atom::value, hasty_reserve, hasty);
+  w.sched().run();
+  ASSERT_EQ(hasty_log->votes.size(), 1u);
+  EXPECT_EQ(hasty_log->votes[0].kind, scheduler::vote_kind::refused_conflict);
+  EXPECT_EQ(w.node_state(0).ledger->waiter_count(), 1u) << "only the first older gang waits";
+  caf::anon_send_exit(hasty, caf::exit_reason::user_shutdown);
 
   // The waiting coordinator dies: its waiting reserve goes with it.
   caf::anon_send_exit(old, caf::exit_reason::kill);

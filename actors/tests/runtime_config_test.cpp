@@ -16,6 +16,7 @@ TEST(RuntimeConfig, AnEmptyFileKeepsEveryDefault) {
   EXPECT_EQ(c->scheduling.park_idle_gangs_after, 2'000ms);
   EXPECT_EQ(c->scheduling.backoff_initial, 5ms);
   EXPECT_EQ(c->scheduling.max_replans, 2);
+  EXPECT_EQ(c->scheduling.max_planning_per_queue, 2);
   EXPECT_TRUE(c->scheduling.gang_scheduling);
   EXPECT_EQ(c->store.commit_window, 1000us);
   EXPECT_EQ(c->store.flush_when_idle_after, 2000ms);

@@ -64,6 +64,23 @@ INSTANTIATE_TEST_SUITE_P(
                                     vote_kind::refused_conflict}),
     [](const auto& info) { return std::string(info.param.expected == vote_kind::waiting ? "waits" : "dies"); });
 
+// An older request that may not wait is refused where it would have waited, and leaves no
+// waiter, no hold and no way back for a late duplicate of its round.
+TEST(NodeLedger, AnOlderRequestThatMayNotWaitIsRefusedInstead) {
+  ledger l{res("cpu", "4")};
+  ASSERT_EQ(l.reserve(t(1), 20, 1, items({{1, res("cpu", "3")}})).vote, vote_kind::reserved);
+  auto v = l.reserve(t(2), 10, 2, items({{2, res("cpu", "2")}}), /*may_wait=*/false);
+  EXPECT_EQ(v.vote, vote_kind::refused_conflict);
+  EXPECT_EQ(l.waiter_count(), 0u);
+  EXPECT_EQ(l.held(), res("cpu", "3"));
+  EXPECT_EQ(l.reserve(t(2), 10, 2, items({{2, res("cpu", "2")}})).vote,
+            vote_kind::refused_conflict)
+      << "the round is over: a duplicate does not wait either";
+  // What fits is held whether or not it may wait.
+  EXPECT_EQ(l.reserve(t(3), 10, 3, items({{3, res("cpu", "1")}}), false).vote,
+            vote_kind::reserved);
+}
+
 TEST(NodeLedger, CommittedUsageRefusesWithWhatIsMissing) {
   ledger l{res("cpu", "4", "memory", "8Gi")};
   l.adopt(7, res("cpu", "3"));
