@@ -6,6 +6,8 @@
 
 #include <caf/all.hpp>
 
+#include <algorithm>
+
 namespace phalanx::actors {
 
 bool queue_actor_state::order_less::operator()(const order_key& a,
@@ -51,6 +53,7 @@ void publish_gauges(self_ptr self) {
   }
   g.pending_gangs->set(double(st.to_admit.size() + st.ready.size()));
   auto put = [&](api::metric_family<api::gauge>& family, const std::array<api::gauge*, 4>& standard,
+                 std::vector<std::pair<scheduler::resource_name, api::gauge*>>& extended,
                  const scheduler::resources& r) {
     for (std::size_t i = 0; i < standard_resources.size(); ++i) {
       double v = double(r.get(standard_resources[i]));
@@ -58,11 +61,17 @@ void publish_gauges(self_ptr self) {
         v /= 1000.0;  // Cores, as Prometheus users read cpu.
       standard[i]->set(v);
     }
+    // A label lookup takes the metrics registry's mutex: once per queue and resource. A resource
+    // seen once keeps its gauge, which reads 0 when the amount is gone (resources drop zeros).
     for (const auto& e : r.extended())
-      family.with({name, std::string(e.name.str())}).set(double(e.amount));
+      if (std::none_of(extended.begin(), extended.end(),
+                       [&](const auto& x) { return x.first == e.name; }))
+        extended.emplace_back(e.name, &family.with({name, std::string(e.name.str())}));
+    for (const auto& [resource, gauge] : extended)
+      gauge->set(double(r.get(resource)));
   };
-  put(m.queue_allocated, g.allocated, st.allocated);
-  put(m.queue_deserved, g.deserved, st.deserved);
+  put(m.queue_allocated, g.allocated, g.extended_allocated, st.allocated);
+  put(m.queue_deserved, g.deserved, g.extended_deserved, st.deserved);
 }
 
 void report_usage(self_ptr self) {

@@ -70,6 +70,9 @@ struct queue_actor_state {
     api::gauge* pending_gangs = nullptr;
     std::array<api::gauge*, 4> allocated{};  // cpu, memory, ephemeral-storage, pods
     std::array<api::gauge*, 4> deserved{};
+    /// Extended resources (nvidia.com/gpu, ...), found once each as they first appear.
+    std::vector<std::pair<scheduler::resource_name, api::gauge*>> extended_allocated;
+    std::vector<std::pair<scheduler::resource_name, api::gauge*>> extended_deserved;
   };
   gauges gauge;
 };
