@@ -5,6 +5,7 @@
 // so every iteration sees the same half-full cluster. Run a Release build:
 //   ./bench_planner --benchmark_filter=BM_PlaceGang
 
+#include "actors/cluster_view.hpp"
 #include "scheduler/node_view.hpp"
 #include "scheduler/planner.hpp"
 
@@ -88,19 +89,35 @@ cluster_snapshot make_cluster(int64_t nodes, uint64_t seed) {
   return view;
 }
 
+// The same cluster as the actors read it: the runtime's cluster view (atomics per node slot,
+// written by node actors), with nothing in flight.
+std::unique_ptr<phalanx::actors::cluster_view> as_actor_view(const cluster_snapshot& snapshot) {
+  auto view = std::make_unique<phalanx::actors::cluster_view>();
+  resources free;
+  for (std::size_t i = 0; i < snapshot.size(); ++i) {
+    snapshot.read_free(i, free);
+    view->add_slot(std::make_shared<const node>(snapshot.at(i)), free);
+  }
+  return view;
+}
+
 // One K-pod gang planned on N nodes; with `zone_selector`, its pods carry a node selector
 // (topology.kubernetes.io/zone: a, a third of the nodes), so every node visited is checked
-// against its labels.
-void place_gang(benchmark::State& state, bool zone_selector) {
+// against its labels. With `actor_view`, through the runtime's cluster view instead of a
+// snapshot: the difference is what reading the actors' shared view costs a plan.
+void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = false) {
   const int64_t nodes = state.range(0);
   const int64_t gang = state.range(1);
   static std::unique_ptr<cluster_snapshot> cached;
+  static std::unique_ptr<phalanx::actors::cluster_view> cached_actor_view;
   static int64_t cached_nodes = 0;
   if (!cached || cached_nodes != nodes) {
     cached = std::make_unique<cluster_snapshot>(make_cluster(nodes, 42));
+    cached_actor_view = as_actor_view(*cached);
     cached_nodes = nodes;
   }
-  const cluster_snapshot& view = *cached;
+  const node_view& view =
+      actor_view ? static_cast<const node_view&>(*cached_actor_view) : *cached;
 
   // One task's pods: one template, so one constraints instance and one class.
   placement_constraints pc;
@@ -149,6 +166,7 @@ void place_gang(benchmark::State& state, bool zone_selector) {
 
 void BM_PlaceGang(benchmark::State& state) { place_gang(state, false); }
 void BM_PlaceGangZoneSelector(benchmark::State& state) { place_gang(state, true); }
+void BM_PlaceGangActorView(benchmark::State& state) { place_gang(state, false, true); }
 
 BENCHMARK(BM_PlaceGang)
     ->ArgNames({"nodes", "gang"})
@@ -157,6 +175,10 @@ BENCHMARK(BM_PlaceGang)
 BENCHMARK(BM_PlaceGangZoneSelector)
     ->ArgNames({"nodes", "gang"})
     ->Args({5000, 8})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlaceGangActorView)
+    ->ArgNames({"nodes", "gang"})
+    ->ArgsProduct({{5000}, {1, 8, 64}})
     ->Unit(benchmark::kMicrosecond);
 
 // The lookup behind node selectors and affinity: find one key in a node's labels (five keys, as
