@@ -27,8 +27,9 @@ struct scheduling_config {
   scheduler::planner_config planner;
   /// Gangs of one queue planning at once: from its slot to every node's vote. More slots queue
   /// more plans and reserves behind each other in the two threads' run queues, and lengthen the
-  /// decision's tail without placing more per second (docs/PERFORMANCE.md: with three queues the
-  /// backlog's placed p99 was 18-33 ms at 8, 0.3-0.6 ms at 2). Default: 2.
+  /// decision's tail without placing more per second (docs/PERFORMANCE.md, fifteenth session:
+  /// with three queues the backlog's slot-to-placed p99 was 4-29 ms at 8, 0.7-2.0 ms at 2).
+  /// Default: 2.
   int32_t max_planning_per_queue = 2;
   /// Immediate replans after a refused reserve round before backing off. Default: 2.
   int32_t max_replans = 2;

@@ -97,6 +97,12 @@ int finish(const result<json::object>& rep, const std::string& mode, const std::
     std::cerr << "phalanx-loadtest " << mode << ": not every gang was scheduled\n";
     failed = true;
   }
+  if (const auto* b = rep->if_contains("backlog"); b != nullptr && b->is_object())
+    if (const auto* v = b->as_object().if_contains("all_scheduled");
+        v != nullptr && v->is_bool() && !v->as_bool()) {
+      std::cerr << "phalanx-loadtest " << mode << ": not every gang of the backlog was scheduled\n";
+      failed = true;
+    }
   if (const auto* v = rep->if_contains("submission_failures");
       v != nullptr && v->is_int64() && v->as_int64() > 0) {
     std::cerr << "phalanx-loadtest " << mode << ": " << v->as_int64()

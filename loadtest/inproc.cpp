@@ -227,7 +227,8 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit, [] {}, {});
   meter.finish(recorder.pods_running());
   out.seconds = recorder.last_running_s();
-  if (!out.timed_out && out.seconds > 0)
+  out.all_scheduled = recorder.gangs_running() == static_cast<int64_t>(w.gangs.size());
+  if (out.all_scheduled && out.seconds > 0)
     out.pods_per_second = double(w.total_pods - out.pods_scheduled_at_ready) / out.seconds;
   // The histograms settle once the last commits were counted: every round of every gang.
   for (auto until = clock_type::now() + std::chrono::seconds(2); clock_type::now() < until;) {
@@ -248,8 +249,9 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   return out;
 }
 
-json::object backlog_figures(const backlog_result& b, double loop_pods_per_second) {
+json::object backlog_figures(const backlog_result& b) {
   json::object f;
+  f["all_scheduled"] = b.all_scheduled;
   f["ready_seconds"] = b.ready_seconds;
   f["pods_scheduled_at_ready"] = b.pods_scheduled_at_ready;
   f["seconds"] = b.seconds;
@@ -268,8 +270,6 @@ json::object backlog_figures(const backlog_result& b, double loop_pods_per_secon
   for (const auto& v : b.invariants.violations)
     violations.push_back(json::value(v));
   f["invariant_violations"] = std::move(violations);
-  if (std::isfinite(loop_pods_per_second) && loop_pods_per_second > 0)
-    f["ratio_to_loop"] = json_number(b.pods_per_second / loop_pods_per_second);
   return f;
 }
 
@@ -449,7 +449,7 @@ result<json::object> run_inproc(const inproc_options& options) {
     }
   }
   if (backlog) {
-    figures["backlog"] = backlog_figures(*backlog, loop_rate);
+    figures["backlog"] = backlog_figures(*backlog);
     figures["backlog_pods_per_second"] = json_number(backlog->pods_per_second);
     x.mode_summary.push_back({"backlog pods/s (stored, then scheduled from ready)",
                               format_rate(backlog->pods_per_second)});

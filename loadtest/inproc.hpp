@@ -64,6 +64,7 @@ struct backlog_result {
   double seconds = 0;                // Ready to the last gang seen Running.
   double pods_per_second = 0;        // The pods placed after ready / seconds.
   bool timed_out = false;
+  bool all_scheduled = false;             // Every gang seen Running.
   std::optional<histogram_data> placed;   // phalanx_gang_placed_seconds of the restarted runtime.
   std::optional<histogram_data> decision; // phalanx_gang_decision_seconds.
   actors::invariant_report invariants;    // At rest, once every gang runs.

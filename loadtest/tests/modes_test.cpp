@@ -38,6 +38,7 @@ TEST(LoadtestInproc, SmallRunSchedulesEveryGangAndKeepsTheInvariants) {
   // The backlog: the same gangs stored, then scheduled by a restarted runtime.
   auto& backlog = rep["backlog"].as_object();
   EXPECT_FALSE(backlog["timed_out"].as_bool());
+  EXPECT_TRUE(backlog["all_scheduled"].as_bool());
   EXPECT_TRUE(backlog["invariants_ok"].as_bool())
       << boost::json::serialize(backlog["invariant_violations"]);
   EXPECT_GT(number(backlog, "pods_per_second"), 0);
