@@ -224,7 +224,18 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   progress_meter meter(stdout, stdout_is_tty(), "backlog", "pods", w.total_pods);
   wait_plan plan{static_cast<int64_t>(w.gangs.size()), false, o.timeout_ns, o.sample_interval_ns,
                  std::chrono::milliseconds(2)};
-  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit, [] {}, {});
+  auto take_sample = [&] {
+    if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
+      auto sample = sample_from_metrics(*parsed, o.workload.queues);
+      sample.t = recorder.seconds_since_start();
+      sample.pods_running = recorder.pods_running();
+      recorder.add_sample(std::move(sample));
+    }
+  };
+  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit, take_sample, {});
+  take_sample();  // The end, between two intervals.
+  for (const auto& sample : recorder.samples())
+    out.series.push_back({sample.t, sample.pods_scheduled, sample.pods_running});
   meter.finish(recorder.pods_running());
   out.seconds = recorder.last_running_s();
   out.all_scheduled = recorder.gangs_running() == static_cast<int64_t>(w.gangs.size());
@@ -270,6 +281,11 @@ json::object backlog_figures(const backlog_result& b) {
   for (const auto& v : b.invariants.violations)
     violations.push_back(json::value(v));
   f["invariant_violations"] = std::move(violations);
+  json::array series;
+  for (const auto& point : b.series)
+    series.push_back(json::array{json_number(point.seconds), point.pods_scheduled,
+                                 point.pods_running});
+  f["series"] = std::move(series);
   return f;
 }
 

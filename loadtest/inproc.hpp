@@ -68,6 +68,14 @@ struct backlog_result {
   std::optional<histogram_data> placed;   // phalanx_gang_placed_seconds of the restarted runtime.
   std::optional<histogram_data> decision; // phalanx_gang_decision_seconds.
   actors::invariant_report invariants;    // At rest, once every gang runs.
+  /// Every sample interval from ready: seconds, pods scheduled (the runtime's counter), pods in
+  /// gangs seen Running.
+  struct point {
+    double seconds = 0;
+    int64_t pods_scheduled = 0;
+    int64_t pods_running = 0;
+  };
+  std::vector<point> series;
 };
 
 /// Runs the inproc mode and returns its report (already written to the JSON/HTML paths when

@@ -39,6 +39,10 @@ TEST(LoadtestInproc, SmallRunSchedulesEveryGangAndKeepsTheInvariants) {
   auto& backlog = rep["backlog"].as_object();
   EXPECT_FALSE(backlog["timed_out"].as_bool());
   EXPECT_TRUE(backlog["all_scheduled"].as_bool());
+  ASSERT_FALSE(backlog["series"].as_array().empty());
+  EXPECT_EQ(backlog["series"].as_array().back().as_array()[2].as_int64(),
+            rep["workload"].as_object()["pods"].as_int64())
+      << "the last sample sees every pod running";
   EXPECT_TRUE(backlog["invariants_ok"].as_bool())
       << boost::json::serialize(backlog["invariant_violations"]);
   EXPECT_GT(number(backlog, "pods_per_second"), 0);
