@@ -249,6 +249,7 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
       read_runtime_histograms(*parsed, x);
       out.placed = x.placed_histogram;
       out.decision = x.decision_histogram;
+      out.store_commit = x.store_commit_histogram;
       if (find_sample(*parsed, "phalanx_pods_scheduled_total").value_or(0) >= double(w.total_pods))
         break;
     }
@@ -276,6 +277,9 @@ json::object backlog_figures(const backlog_result& b) {
   };
   quantiles(b.placed, "placed");
   quantiles(b.decision, "gang");
+  quantiles(b.store_commit, "store_commit");
+  if (b.store_commit)
+    f["max_store_commit_ms"] = json_number(histogram_max_bound(*b.store_commit) * 1000);
   f["invariants_ok"] = b.invariants.ok();
   json::array violations;
   for (const auto& v : b.invariants.violations)

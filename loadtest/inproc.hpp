@@ -67,6 +67,7 @@ struct backlog_result {
   bool all_scheduled = false;             // Every gang seen Running.
   std::optional<histogram_data> placed;   // phalanx_gang_placed_seconds of the restarted runtime.
   std::optional<histogram_data> decision; // phalanx_gang_decision_seconds.
+  std::optional<histogram_data> store_commit; // phalanx_store_commit_seconds: the synced writes.
   actors::invariant_report invariants;    // At rest, once every gang runs.
   /// Every sample interval from ready: seconds, pods scheduled (the runtime's counter), pods in
   /// gangs seen Running.
