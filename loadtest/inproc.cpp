@@ -121,6 +121,41 @@ status create_all(api::service& svc, std::vector<api::object> objects) {
   return s->first;
 }
 
+// Opens (creating) the store at `path`; the error names the path.
+result<std::shared_ptr<storage::store>> open_store(const std::string& path) {
+  storage::store_options so;
+  so.path = path;
+  auto store = storage::store::open(so);
+  if (!store)
+    return status{store.error().code(), "open the store in " + path + ": " +
+                                            store.error().message()};
+  return std::shared_ptr<storage::store>(std::move(*store));
+}
+
+// Adds a sample of the runtime's metrics to `recorder`; true when it shows every pod of the
+// workload scheduled and accounted to its queue.
+bool take_sample(api::service& svc, run_recorder& recorder, const run_options& o,
+                 int64_t total_pods) {
+  auto parsed = parse_prometheus_text(svc.metrics_text());
+  if (!parsed)
+    return false;
+  auto s = sample_from_metrics(*parsed, o.workload.queues);
+  s.t = recorder.seconds_since_start();
+  s.pods_submitted = recorder.pods_submitted();
+  s.pods_running = recorder.pods_running();
+  bool done = settled(s, total_pods);
+  recorder.add_sample(std::move(s));
+  return done;
+}
+
+// The queues' accounting and the runtime's counters trail the watch by a few messages: samples
+// until the last one shows everything settled, for at most 2 s.
+void settle(api::service& svc, run_recorder& recorder, const run_options& o, int64_t total_pods) {
+  for (auto until = clock_type::now() + std::chrono::seconds(2);
+       !take_sample(svc, recorder, o, total_pods) && clock_type::now() < until;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+}
+
 // Every object of every gang, built before any clock starts: one Volcano job per gang, or its
 // PodGroup and then its pods.
 std::vector<std::vector<api::object>> gang_objects(const workload& w, const run_options& o) {
@@ -174,17 +209,13 @@ constexpr std::string_view backlog_holding_scheduler = "phalanx-loadtest-holds-t
 result<backlog_result> run_backlog(const workload& w, const run_options& o,
                                    const actors::runtime_config& config, const std::string& dir) {
   backlog_result out;
-  storage::store_options so;
-  so.path = dir;
   {
-    auto store = storage::store::open(so);
+    auto store = open_store(dir);
     if (!store)
-      return status{store.error().code(), "open the store in " + so.path + ": " +
-                                              store.error().message()};
-    std::shared_ptr<storage::store> shared_store = std::move(*store);
+      return store.error();
     auto holding = config;
     holding.scheduling.scheduler_names = {std::string(backlog_holding_scheduler)};
-    auto rt = actors::runtime::start(holding, shared_store);
+    auto rt = actors::runtime::start(holding, *store);
     if (!rt)
       return status{rt.error().code(), "start the runtime: " + rt.error().message()};
     auto& svc = (*rt)->service();
@@ -199,12 +230,10 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
     (*rt)->shutdown();
   }
 
-  auto store = storage::store::open(so);
+  auto store = open_store(dir);
   if (!store)
-    return status{store.error().code(),
-                  "reopen the store in " + so.path + ": " + store.error().message()};
-  std::shared_ptr<storage::store> shared_store = std::move(*store);
-  auto rt = actors::runtime::start(config, shared_store);
+    return store.error();
+  auto rt = actors::runtime::start(config, *store);
   if (!rt)
     return status{rt.error().code(), "restart the runtime: " + rt.error().message()};
   run_recorder recorder(w);
@@ -224,36 +253,23 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   progress_meter meter(stdout, stdout_is_tty(), "backlog", "pods", w.total_pods);
   wait_plan plan{static_cast<int64_t>(w.gangs.size()), false, o.timeout_ns, o.sample_interval_ns,
                  std::chrono::milliseconds(2)};
-  auto take_sample = [&] {
-    if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
-      auto sample = sample_from_metrics(*parsed, o.workload.queues);
-      sample.t = recorder.seconds_since_start();
-      sample.pods_running = recorder.pods_running();
-      recorder.add_sample(std::move(sample));
-    }
-  };
-  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit, take_sample, {});
-  take_sample();  // The end, between two intervals.
-  for (const auto& sample : recorder.samples())
-    out.series.push_back({sample.t, sample.pods_scheduled, sample.pods_running});
+  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit,
+                                 [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
   meter.finish(recorder.pods_running());
   out.seconds = recorder.last_running_s();
   out.all_scheduled = recorder.gangs_running() == static_cast<int64_t>(w.gangs.size());
   if (out.all_scheduled && out.seconds > 0)
     out.pods_per_second = double(w.total_pods - out.pods_scheduled_at_ready) / out.seconds;
-  // The histograms settle once the last commits were counted: every round of every gang.
-  for (auto until = clock_type::now() + std::chrono::seconds(2); clock_type::now() < until;) {
-    auto parsed = parse_prometheus_text(svc.metrics_text());
-    if (parsed) {
-      run_extras x;
-      read_runtime_histograms(*parsed, x);
-      out.placed = x.placed_histogram;
-      out.decision = x.decision_histogram;
-      out.store_commit = x.store_commit_histogram;
-      if (find_sample(*parsed, "phalanx_pods_scheduled_total").value_or(0) >= double(w.total_pods))
-        break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // The histograms count every round once the last commits were counted.
+  if (!out.timed_out)
+    settle(svc, recorder, o, w.total_pods);
+  out.samples = recorder.samples();
+  if (auto parsed = parse_prometheus_text(svc.metrics_text())) {
+    run_extras x;
+    read_runtime_histograms(*parsed, x);
+    out.placed = std::move(x.placed_histogram);
+    out.decision = std::move(x.decision_histogram);
+    out.store_commit = std::move(x.store_commit_histogram);
   }
   out.invariants = actors::check_invariants((*rt)->facts(), true);
   watch.reset();
@@ -286,9 +302,9 @@ json::object backlog_figures(const backlog_result& b) {
     violations.push_back(json::value(v));
   f["invariant_violations"] = std::move(violations);
   json::array series;
-  for (const auto& point : b.series)
-    series.push_back(json::array{json_number(point.seconds), point.pods_scheduled,
-                                 point.pods_running});
+  for (const auto& sample : b.samples)
+    series.push_back(json::array{json_number(sample.t), sample.pods_scheduled,
+                                 sample.pods_running});
   f["series"] = std::move(series);
   return f;
 }
@@ -307,12 +323,9 @@ result<json::object> run_inproc(const inproc_options& options) {
   if (!dir)
     return dir.error();
   dir_cleanup cleanup(*dir, o.keep);
-  storage::store_options so;
-  so.path = *dir + "/store";
-  auto store = storage::store::open(so);
+  auto store = open_store(*dir + "/store");
   if (!store)
-    return status{store.error().code(),
-                  "open the store in " + so.path + ": " + store.error().message()};
+    return store.error();
   std::shared_ptr<storage::store> shared_store = std::move(*store);
 
   actors::runtime_config config = options.config;
@@ -368,26 +381,13 @@ result<json::object> run_inproc(const inproc_options& options) {
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
   progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
-  auto take_sample = [&]() -> bool {
-    auto parsed = parse_prometheus_text(svc.metrics_text());
-    if (!parsed)
-      return false;
-    auto s = sample_from_metrics(*parsed, o.workload.queues);
-    s.t = recorder.seconds_since_start();
-    s.pods_submitted = recorder.pods_submitted();
-    s.pods_running = recorder.pods_running();
-    bool done = settled(s, w.total_pods);
-    recorder.add_sample(std::move(s));
-    return done;
-  };
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
                  std::chrono::milliseconds(2)};
   const bool timed_out =
-      wait_for_gangs(plan, recorder, meter, submitter_done, [&] { take_sample(); }, {});
-  // The queues' accounting trails the watch by a few messages: let it settle for the last sample.
-  for (auto settle_until = clock_type::now() + std::chrono::seconds(2);
-       !wait_completion && !take_sample() && !timed_out && clock_type::now() < settle_until;)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      wait_for_gangs(plan, recorder, meter, submitter_done,
+                     [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+  if (!wait_completion && !timed_out)
+    settle(svc, recorder, o, w.total_pods);
   meter.finish(recorder.pods_running());
   stop_submitting = true;
   submitter.join();

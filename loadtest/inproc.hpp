@@ -69,14 +69,8 @@ struct backlog_result {
   std::optional<histogram_data> decision; // phalanx_gang_decision_seconds.
   std::optional<histogram_data> store_commit; // phalanx_store_commit_seconds: the synced writes.
   actors::invariant_report invariants;    // At rest, once every gang runs.
-  /// Every sample interval from ready: seconds, pods scheduled (the runtime's counter), pods in
-  /// gangs seen Running.
-  struct point {
-    double seconds = 0;
-    int64_t pods_scheduled = 0;
-    int64_t pods_running = 0;
-  };
-  std::vector<point> series;
+  /// The runtime's metrics every sample interval from ready, and once settled at the end.
+  std::vector<run_sample> samples;
 };
 
 /// Runs the inproc mode and returns its report (already written to the JSON/HTML paths when
