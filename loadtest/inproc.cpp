@@ -7,6 +7,7 @@
 #include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <condition_variable>
 #include <cstdio>
@@ -198,8 +199,8 @@ status create_cluster(api::service& svc, const workload& w, const workload_spec&
 // Rounds of the tight loop; the fastest counts.
 constexpr int loop_rounds = 3;
 
-// The schedulerName the backlog's first runtime serves: not the workload's ("volcano"), so it
-// stores every gang and leaves it alone.
+// The schedulerName the backlog's first runtime serves: not the workload's
+// (workload_scheduler_name), so it stores every gang and leaves it alone.
 constexpr std::string_view backlog_holding_scheduler = "phalanx-loadtest-holds-the-backlog";
 
 // Stores every gang with a runtime that serves another scheduler, then restarts with `config` on
@@ -233,6 +234,21 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   auto store = open_store(dir);
   if (!store)
     return store.error();
+  // A pod bound while the backlog was stored would be restored bound and make it look faster:
+  // the store must hold none (read before the clock starts).
+  {
+    auto stored = (*store)->load();
+    if (!stored)
+      return status{stored.error().code(),
+                    "read the backlog's store: " + stored.error().message()};
+    auto bound = std::count_if(stored->pods.begin(), stored->pods.end(),
+                               [](const auto& p) { return p.is_bound(); }) +
+                 std::count_if(stored->pod_states.begin(), stored->pod_states.end(),
+                               [](const auto& r) { return r.state.is_bound(); });
+    if (bound > 0)
+      return status{errc::internal, "the runtime that stored the backlog bound " +
+                                        std::to_string(bound) + " of its pods"};
+  }
   auto rt = actors::runtime::start(config, *store);
   if (!rt)
     return status{rt.error().code(), "restart the runtime: " + rt.error().message()};

@@ -320,6 +320,7 @@ scheduler::pod pod_template(const gang_spec& gang, const gang_task& task,
   p.requests = task.requests;
   p.priority = gang.priority;
   p.priority_class_name = priority_class_of(gang.priority);
+  p.scheduler_name = std::string(workload_scheduler_name);
   if (task.gpu)
     p.constraints = gpu_toleration();
   return p;
@@ -335,6 +336,7 @@ api::job_object to_job(const gang_spec& gang, const workload_spec& spec) {
   j.meta.labels.set(gang_index_label, std::to_string(gang.index));
   j.queue = gang.queue;
   j.priority_class_name = priority_class_of(gang.priority);
+  j.scheduler_name = std::string(workload_scheduler_name);
   j.min_available = gang.size();
   j.max_retry = 0;
   for (const auto& t : gang.tasks) {

@@ -133,6 +133,9 @@ workload generate_workload(const workload_spec& spec);
 
 /// The label every submitted object carries with its gang index, so watches map events back.
 inline constexpr std::string_view gang_index_label = "loadtest.phalanx.io/gang";
+/// The schedulerName of every job and pod, as Volcano's admission webhook sets it on a job that
+/// names none: a runtime serving other names leaves them alone (inproc's backlog relies on it).
+inline constexpr std::string_view workload_scheduler_name = "volcano";
 
 /// The priority class name of a priority value: "" for 0, else "loadtest-p<value>".
 std::string priority_class_of(int32_t priority);
