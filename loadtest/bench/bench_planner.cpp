@@ -113,9 +113,11 @@ void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = f
   static int64_t cached_nodes = 0;
   if (!cached || cached_nodes != nodes) {
     cached = std::make_unique<cluster_snapshot>(make_cluster(nodes, 42));
-    cached_actor_view = as_actor_view(*cached);
+    cached_actor_view.reset();
     cached_nodes = nodes;
   }
+  if (actor_view && !cached_actor_view)
+    cached_actor_view = as_actor_view(*cached);
   const node_view& view =
       actor_view ? static_cast<const node_view&>(*cached_actor_view) : *cached;
 
