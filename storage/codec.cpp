@@ -1535,9 +1535,14 @@ bool record_decoder::holds_only_pod_state(std::string_view bytes) noexcept {
 
 status record_decoder::decode_pod_state(std::string_view bytes, scheduler::pod_runtime& out,
                                         bool& deleted) {
+  // The update with the highest resource version wins whole (on a tie, the later one): every
+  // update of one pod is minted after the one before, so only an update of an earlier pod of the
+  // same name written late can come after a newer one, and it must not undo the newer pod's
+  // state (see decode_pod_state in codec.hpp).
   std::string error;
-  sch::pod state;
-  deleted = false;
+  sch::pod best;
+  bool best_deleted = false;
+  bool any = false;
   wire_reader r(bytes);
   while (!r.done()) {
     uint32_t field = 0;
@@ -1549,10 +1554,18 @@ status record_decoder::decode_pod_state(std::string_view bytes, scheduler::pod_r
     if (field != 2 || !f.len(update))
       return corrupt("pod state update: field " + std::to_string(field) +
                      " (a key without a record holds only state updates, field 2)");
-    if (!impl_->apply_pod_state(update, bytes.size(), state, error, &deleted))
+    sch::pod state;
+    bool is_tombstone = false;
+    if (!impl_->apply_pod_state(update, bytes.size(), state, error, &is_tombstone))
       return corrupt(std::move(error));
+    if (any && state.meta.resource_version < best.meta.resource_version)
+      continue;
+    best = std::move(state);
+    best_deleted = is_tombstone;
+    any = true;
   }
-  out = sch::runtime_of(state);
+  deleted = best_deleted;
+  out = sch::runtime_of(best);
   return {};
 }
 

@@ -93,8 +93,12 @@ class record_decoder {
   status decode(std::string_view bytes, job_record& out);
 
   /// A pod key's value made only of state updates, with no record before them: what the store
-  /// holds for a pod that exists as its job's expansion. `deleted` is set when a tombstone
-  /// (encode_pod_tombstone) is among them; each state field takes its last value, as in a record.
+  /// holds for a pod that exists as its job's expansion. The update with the highest
+  /// resource_version wins whole (on a tie, the later one), and `deleted` is set when that update
+  /// is a tombstone (encode_pod_tombstone). Not "each field's last value", as in a record: a key
+  /// outlives the pods named by it (a job deleted and created again under its name), and an
+  /// update of an earlier pod written after a newer pod's must not undo the newer one's state.
+  /// The runtime then keeps the state only if it is not older than the pod it finds for the key.
   status decode_pod_state(std::string_view bytes, scheduler::pod_runtime& out, bool& deleted);
   /// Whether a pod key's value is only state updates (decode_pod_state) rather than a record
   /// (decode): a record starts with its record_version, field 1; an update with its pod, field 2.

@@ -127,8 +127,13 @@ void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
   ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt});
 }
+void write_batch::reserve_versions_through(uint64_t ceiling) {
+  if (version_ceiling_ == 0)
+    bytes_ += 32;
+  version_ceiling_ = std::max(version_ceiling_, ceiling);
+}
 std::size_t write_batch::size() const noexcept {
-  return ops_.size();
+  return ops_.size() + (version_ceiling_ != 0 ? 1 : 0);
 }
 std::size_t write_batch::byte_size() const noexcept {
   return bytes_;
@@ -144,6 +149,7 @@ constexpr std::string_view meta_cf = "meta";
 constexpr std::string_view quarantine_cf = "quarantine";
 constexpr std::string_view format_version_key = "format_version";
 constexpr std::string_view commit_key = "commit";
+constexpr std::string_view version_ceiling_key = "version_ceiling";
 // Stores from this version on are upgraded in place at open (see check_format).
 constexpr uint32_t oldest_upgradable_format = 1;
 
@@ -313,6 +319,9 @@ struct store::impl {
 
   std::mutex write_mutex; // Commit numbers must reach the WAL in order.
   uint64_t next_commit = 1;
+  /// The version ceiling stored in meta (write_batch::reserve_versions_through); under
+  /// write_mutex once writing starts.
+  uint64_t version_ceiling = 0;
   std::unique_ptr<detail::commit_mark> mark;
   recovery_info recovery;
 
@@ -525,6 +534,16 @@ status store::impl::check_format() {
 }
 
 status store::impl::recover_commit() {
+  if (auto ceiling = get(meta, version_ceiling_key); !ceiling) {
+    return ceiling.error();
+  } else if (*ceiling) {
+    auto v = decode_u64(**ceiling);
+    if (!v)
+      return {errc::corruption,
+              "meta/version_ceiling: record does not decode: expected 8 bytes, found " +
+                  std::to_string((*ceiling)->size())};
+    version_ceiling = *v;
+  }
   auto value = get(meta, commit_key);
   if (!value)
     return value.error();
@@ -630,7 +649,9 @@ status store::write(const write_batch& batch) {
 status store::write(std::span<const write_batch* const> batches) {
   std::size_t ops = 0;
   std::size_t estimated_bytes = 0;
+  uint64_t version_ceiling = 0;
   for (const auto* b : batches) {
+    version_ceiling = std::max(version_ceiling, b->version_ceiling());
     for (const auto& op : b->operations()) {
       if (static_cast<std::size_t>(op.kind) >= kind_count)
         return {errc::invalid_argument,
@@ -690,7 +711,15 @@ status store::write(std::span<const write_batch* const> batches) {
     }
   }
   std::lock_guard lock(impl_->write_mutex);
-  return impl_->commit_locked(batch, ops, bytes);
+  if (version_ceiling > impl_->version_ceiling) {
+    if (auto s = batch.Put(impl_->meta, slice(version_ceiling_key), encode_u64(version_ceiling));
+        !s.ok())
+      return {errc::invalid_argument, "write: " + s.ToString()};
+  }
+  auto written = impl_->commit_locked(batch, ops, bytes);
+  if (written.ok())
+    impl_->version_ceiling = std::max(impl_->version_ceiling, version_ceiling);
+  return written;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1081,6 +1110,7 @@ result<loaded_state> store::impl::load() {
     state.pod_states.push_back(std::move(s.second));
   jobs.finish(cursor.handed(record_kind::job), bad_of(record_kind::job));
   state.max_resource_version = max_version;
+  state.version_ceiling = version_ceiling;
 
   if (!bad.empty()) {
     // Move the records aside in one synced write, so the next start does not trip on them.

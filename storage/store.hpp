@@ -100,6 +100,10 @@ struct loaded_state {
   std::vector<job_record> jobs;
   /// The largest resource_version of any record, so the runtime continues after it.
   uint64_t max_resource_version = 0;
+  /// The largest ceiling a batch reserved versions through (write_batch::reserve_versions_through),
+  /// or 0: versions up to it may have been handed out (a delete's, which no record keeps), so the
+  /// runtime continues after the larger of the two.
+  uint64_t version_ceiling = 0;
   std::vector<quarantined_record> quarantined;
 };
 
@@ -136,6 +140,13 @@ class write_batch {
   /// erasing its key would let the job's expansion bring it back at the next start.
   void put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version);
   void erase(record_kind kind, std::string key);
+  /// Records that resource versions up to `ceiling` may be handed out before the next such
+  /// record is durable: the store keeps the largest ceiling it was ever given (meta
+  /// "version_ceiling") and `load` returns it, so versions never go back across a restart, also
+  /// those no record keeps (a delete's). Counts as one operation.
+  void reserve_versions_through(uint64_t ceiling);
+  /// The ceiling this batch reserves through; 0: none.
+  uint64_t version_ceiling() const noexcept { return version_ceiling_; }
 
   std::size_t size() const noexcept;
   bool empty() const noexcept { return size() == 0; }
@@ -163,6 +174,7 @@ class write_batch {
  private:
   std::vector<operation> ops_;
   std::size_t bytes_ = 0;
+  uint64_t version_ceiling_ = 0;
 };
 
 struct store_stats {

@@ -650,6 +650,33 @@ TEST(StorePodState, KeysWithoutARecordAreLoadedAsStates) {
   }
 }
 
+// A delete's resource version is kept by no record: the ceiling the runtime reserves versions
+// through is, and only ever grows, whatever order the batches carrying it come in.
+TEST(StoreVersionCeiling, TheLargestCeilingSurvivesARestart) {
+  temp_dir dir;
+  {
+    auto s = open_ok(dir.path());
+    EXPECT_EQ(load_ok(*s).version_ceiling, 0u);
+    write_batch only_ceiling;
+    only_ceiling.reserve_versions_through(1000);
+    EXPECT_EQ(only_ceiling.size(), 1u);  // Written even with nothing else in the batch.
+    ASSERT_TRUE(s->write(only_ceiling).ok());
+    write_batch lower, higher;
+    lower.reserve_versions_through(500);
+    higher.put(st::make_pod("a").cpu("1").obj());
+    higher.reserve_versions_through(3000);
+    higher.reserve_versions_through(2000);  // A batch keeps its largest.
+    const write_batch* both[] = {&higher, &lower};
+    ASSERT_TRUE(s->write(std::span<const write_batch* const>(both)).ok());
+    write_batch lower_alone;
+    lower_alone.reserve_versions_through(2500);
+    ASSERT_TRUE(s->write(lower_alone).ok());
+    EXPECT_EQ(load_ok(*s).version_ceiling, 3000u);
+  }
+  auto s = open_ok(dir.path());
+  EXPECT_EQ(load_ok(*s).version_ceiling, 3000u);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Undecodable records
 
