@@ -456,7 +456,7 @@ void on_all_reserved(self_ptr self) {
   for (const auto& [node, indices] : st.round_members)
     for (auto i : indices)
       if (!st.members[i].placeholder)  // Placeholders are never bound nor persisted.
-        req.bindings.push_back({st.members[i].ref.id, node});
+        req.bindings.push_back({st.members[i].ref.id, node, 0, nullptr});
   self->send(st.sink, bind_gang_atom::value, std::move(req), gang_actor{self});
 }
 
@@ -580,7 +580,7 @@ void start_swaps(self_ptr self) {
     m.node = st.members[ph].node;
     m.takes_over = ph;
     st.swap_members.push_back(i);
-    req.bindings.push_back({m.ref.id, m.node});
+    req.bindings.push_back({m.ref.id, m.node, st.members[ph].ref.id, m.ref.pod});
     slots.erase(slots.begin() + static_cast<std::ptrdiff_t>(*pick));
     slot_members.erase(slot_members.begin() + static_cast<std::ptrdiff_t>(*pick));
   }
@@ -608,17 +608,14 @@ void cancel_swaps(gang_actor_state& st) {
 }
 
 // The swap's bindings are durable: every node turns placeholders into pods.
-void send_swaps(self_ptr self) {
+// The swaps' bindings are durable, and the registry told each node to swap its pods into their
+// placeholders' room (commit_durable_round): count the nodes whose answer is awaited.
+void await_swaps(self_ptr self) {
   auto& st = self->state;
-  std::unordered_map<uint32_t, placeholder_swaps> per_node;
-  for (auto i : st.swap_members) {
-    const auto& m = st.members[i];
-    per_node[m.node].push_back({st.members[m.takes_over].ref.id, m.ref});
-  }
-  st.swap_nodes_pending = per_node.size();
-  for (auto& [node, swaps] : per_node)
-    if (auto handle = st.ctx->nodes->at(node))
-      self->send(handle, swap_atom::value, st.swap_txn, std::move(swaps));
+  std::unordered_set<uint32_t> nodes;
+  for (auto i : st.swap_members)
+    nodes.insert(st.members[i].node);
+  st.swap_nodes_pending = nodes.size();
 }
 
 void maybe_complete(self_ptr self);
@@ -854,7 +851,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         if (st.swap_nodes_pending > 0)
           return;  // A duplicate: the swap is already under way on the nodes.
         if (r.outcome.ok()) {
-          send_swaps(self);
+          await_swaps(self);
         } else {
           cancel_swaps(st);
           settle(self);
@@ -871,10 +868,21 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         leave_failed_round(self);
         return;
       }
+      // The registry told every node holding a pod of the round to commit it as soon as the
+      // bindings were durable (commit_durable_round): it must happen even if this actor ends
+      // now. Only nodes that hold nothing but placeholders, which are never bound, are this
+      // actor's to tell. Each node answers once.
       st.commits_pending = st.tally.nodes().size();
-      for (auto node : st.tally.nodes())
+      for (auto node : st.tally.nodes()) {
+        auto members = st.round_members.find(node);
+        bool has_pods = members != st.round_members.end() &&
+                        std::any_of(members->second.begin(), members->second.end(),
+                                    [&](std::size_t i) { return !st.members[i].placeholder; });
+        if (has_pods)
+          continue;
         if (auto handle = st.ctx->nodes->at(node))
           self->send(handle, commit_atom::value, st.tally.txn());
+      }
     },
     [self](pods_atom, pod_refs& pods) {
       ++self->state.heard_from_registry;

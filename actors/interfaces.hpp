@@ -80,8 +80,8 @@ using binder_actor = caf::typed_actor<
   // These pods were committed on node `node` (index, name: the node's own block, no copy of
   // its text per commit): start them.
   caf::reacts_to<bind_pods_atom, uint32_t, scheduler::shared_string, pod_refs>,
-  // The pod was deleted: stop simulating it.
-  caf::reacts_to<forget_atom, uint64_t>,
+  // The pods were deleted: stop simulating them.
+  caf::reacts_to<forget_atom, std::vector<uint64_t>>,
   // Make the pod fail now (standalone simulation only).
   caf::reacts_to<fail_atom, uint64_t>,
   // Restart: pods that finished before, so pods waiting on them (a driver on its executors) see

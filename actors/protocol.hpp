@@ -136,10 +136,14 @@ struct admission {
 struct binding_request {
   uint64_t gang = 0;
   scheduler::txn_id txn;
-  /// (pod id, node index, node name) for each placed pod.
+  /// (pod id, node index) for each placed pod.
   struct binding {
     uint64_t pod = 0;
     uint32_t node = 0;
+    /// The placeholder whose room the pod takes over on that node (a swap), or 0.
+    uint64_t takes_over = 0;
+    /// For a swap: the pod itself (the node needs its request). Null otherwise.
+    pod_ptr swapped;
   };
   std::vector<binding> bindings;
 };
@@ -319,6 +323,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, removed_atom, "removed")
   CAF_ADD_ATOM(phalanx, phalanx::actors, idle_atom, "idle")
   CAF_ADD_ATOM(phalanx, phalanx::actors, park_atom, "park")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, continue_atom, "continue")
   // Binder and simulated cluster.
   CAF_ADD_ATOM(phalanx, phalanx::actors, bind_pods_atom, "bindpods")
   CAF_ADD_ATOM(phalanx, phalanx::actors, pod_status_atom, "podstatus")

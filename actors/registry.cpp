@@ -53,7 +53,49 @@ void persist(self_ptr self, storage::write_batch batch, std::function<void(const
              persist_listener_actor{self});
 }
 
-uint64_t next_version(self_ptr self) { return ++self->state.resource_version; }
+void run_later(self_ptr self, std::function<void()> work) {
+  auto& st = self->state;
+  auto cookie = st.next_cookie++;
+  st.continuations.emplace(cookie, std::move(work));
+  self->send(self, continue_atom::value, cookie);
+}
+
+namespace {
+
+// Versions reserved per durable ceiling; a new ceiling is asked for once half of the room left
+// under the last one is used, so the store confirms it long before the versions reach it.
+constexpr uint64_t version_block = uint64_t{1} << 22;
+
+} // namespace
+
+void reserve_versions(self_ptr self) {
+  auto& st = self->state;
+  st.version_ceiling = st.resource_version + version_block;
+  storage::write_batch batch;
+  batch.reserve_versions_through(st.version_ceiling);
+  persist(self, std::move(batch), [self, ceiling = st.version_ceiling](const status& s) {
+    if (!s.ok()) {
+      spdlog::error("could not make resource versions up to {} durable: {}", ceiling,
+                    s.to_string());
+      return;
+    }
+    auto& st = self->state;
+    st.durable_version_ceiling = std::max(st.durable_version_ceiling, ceiling);
+  });
+}
+
+uint64_t next_version(self_ptr self) {
+  auto& st = self->state;
+  auto version = ++st.resource_version;
+  if (version + version_block / 2 > st.version_ceiling)
+    reserve_versions(self);
+  if (version == st.durable_version_ceiling + 1 && st.durable_version_ceiling != 0)
+    // Only if the store took longer to confirm a ceiling than the registry took to hand out
+    // 2 million versions: a crash now could hand this version out again after the restart.
+    spdlog::warn("resource version {} is handed out above the durable ceiling {}", version,
+                 st.durable_version_ceiling);
+  return version;
+}
 
 scheduler::object_uid new_uid(self_ptr self) {
   auto& r = self->state.random;
@@ -240,6 +282,15 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
       do_park(self, gang, heard, actor);
     },
     [self](idle_atom) { sweep_idle_gangs(self); },
+    [self](continue_atom, uint64_t cookie) {
+      auto& st = self->state;
+      auto i = st.continuations.find(cookie);
+      if (i == st.continuations.end())
+        return;
+      auto work = std::move(i->second);
+      st.continuations.erase(i);
+      work();
+    },
     // -- status sink
     [self](pod_status_atom, std::vector<pod_status_update>& updates) {
       do_pod_status(self, std::move(updates));

@@ -52,6 +52,8 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   caf::reacts_to<unwatch_atom, uint64_t>,
   // Internal: the parking sweep (docs/NOTES.md "Idle gangs are parked").
   caf::reacts_to<idle_atom>,
+  // Internal: the next part of work split over several turns (run_later), by its cookie.
+  caf::reacts_to<continue_atom, uint64_t>,
   // Consistency facts, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<registry_snapshot>>;
 
@@ -251,6 +253,12 @@ struct registry_state {
   scheduler::shared_string_pool pod_names;
 
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
+  /// Work continued after the messages waiting now (run_later), by cookie.
+  std::unordered_map<uint64_t, std::function<void()>> continuations;
+  /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
+  /// the ceiling last asked of the store, and the largest one the store confirmed.
+  uint64_t version_ceiling = 0;
+  uint64_t durable_version_ceiling = 0;
 
   std::vector<watcher> watchers;
   std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)

@@ -387,42 +387,38 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
     gang = g;
     pods = st.groups.at(gang).pods;
   }
-  delete_pods(self, pods, [self, key, gang, reply](const status& s) {
-    auto& st = self->state;
-    if (!s.ok())
-      return respond(reply, result<api::object>{s});
-    storage::write_batch batch;
-    batch.erase(storage::record_kind::job, key);
-    auto i = st.jobs.find(key);
-    if (i == st.jobs.end())
-      return respond(reply, result<api::object>{status{errc::not_found, key}});
-    batch.erase(storage::record_kind::pod_group, i->second.group_key);
-    // The keys of the pods made at its creation hold their state updates or tombstones (they
-    // have no records: storage/README.md).
-    for (const auto& pod_key : scheduler::job_pod_keys(*i->second.job))
-      batch.erase(storage::record_kind::pod, pod_key);
-    persist(self, std::move(batch), [self, key, gang, reply](const status& s2) {
-      auto& st = self->state;
-      if (!s2.ok())
-        return respond(reply, result<api::object>{s2});
-      auto i = st.jobs.find(key);
-      if (i == st.jobs.end())
-        return respond(reply, result<api::object>{status{errc::not_found, key}});
-      auto view = job_view(st, i->second);
-      view.job.meta.resource_version = next_version(self);
-      if (auto g = st.groups.find(gang); g != st.groups.end()) {
-        auto gv = group_view(st, g->second);
-        end_gang(self, g->second);
-        unindex_group(st, g->second);
-        st.groups.erase(g);
-        announce(self, api::watch_event::type::deleted, gv);
-      }
-      release_job_pods(st, key, *i->second.job);
-      st.jobs.erase(i);
-      announce(self, api::watch_event::type::deleted, view);
-      respond(reply, result<api::object>{api::object{view}});
-    });
-  });
+  // One write: the job, its PodGroup, and every key of its pods' expansion, which hold their
+  // state updates or tombstones (they have no records: storage/README.md). Its pods leave the
+  // catalog after it is durable, and the job with its last one, so nothing is written under
+  // those keys after they are erased: a job created again under this name owns them then.
+  storage::write_batch batch;
+  batch.erase(storage::record_kind::job, key);
+  batch.erase(storage::record_kind::pod_group, j.group_key);
+  for (auto& pod_key : scheduler::job_pod_keys(*j.job))
+    batch.erase(storage::record_kind::pod, std::move(pod_key));
+  delete_pods(
+      self, std::move(pods), std::move(batch), pod_keys::erased_by_caller,
+      [self, key, gang, reply](const status& s) {
+        auto& st = self->state;
+        if (!s.ok())
+          return respond(reply, result<api::object>{s});
+        auto i = st.jobs.find(key);
+        if (i == st.jobs.end())
+          return respond(reply, result<api::object>{status{errc::not_found, key}});
+        auto view = job_view(st, i->second);
+        view.job.meta.resource_version = next_version(self);
+        if (auto g = st.groups.find(gang); g != st.groups.end()) {
+          auto gv = group_view(st, g->second);
+          end_gang(self, g->second);
+          unindex_group(st, g->second);
+          st.groups.erase(g);
+          announce(self, api::watch_event::type::deleted, gv);
+        }
+        release_job_pods(st, key, *i->second.job);
+        st.jobs.erase(i);
+        announce(self, api::watch_event::type::deleted, view);
+        respond(reply, result<api::object>{api::object{view}});
+      });
 }
 
 void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
@@ -463,14 +459,17 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
   auto& n = st.nodes.at(name);
   storage::write_batch batch;
   batch.erase(storage::record_kind::node, name);
-  // Pods on a deleted node cannot go on: they fail, as after a node loss.
+  // Pods on a deleted node cannot go on: they fail, as after a node loss. A version of its own:
+  // an update must be newer than the pod's updates on their way to the store.
   std::vector<uint64_t> lost;
+  const auto version = next_version(self);
   for (auto& [id, e] : st.pods)
     if (e.node_name() == name && !scheduler::is_terminal(e.phase()) &&
         !e.delete_requested) {
       auto failed = e.state();
       failed.phase = scheduler::pod_phase::failed;
       failed.finish_time = st.ctx->now();
+      failed.resource_version = version;
       batch.put_pod_state(e.pod, failed);
       lost.push_back(id);
     }
@@ -585,14 +584,11 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     respond(reply, result<api::object>{api::object{view}});
   };
   if (suspend) {
+    // The suspension and its pods' deletion in one write.
     std::vector<uint64_t> pods;
     if (auto g = st.group_ids.find(j.group_key); g != 0)
       pods = st.groups.at(g).pods;
-    persist(self, std::move(batch), [self, pods, apply](const phalanx::status& s) {
-      if (!s.ok())
-        return apply(s);
-      delete_pods(self, pods, apply);
-    });
+    delete_pods(self, std::move(pods), std::move(batch), pod_keys::tombstone, apply);
   } else {
     persist(self, std::move(batch), apply);
   }

@@ -488,15 +488,14 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
                                    gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
-    std::vector<uint64_t> deferred;
     for (auto& [id, state, node] : bound) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
       e.binding = false;
-      if (e.delete_requested)
-        deferred.push_back(id);
+      // A pod deleted meanwhile is bound all the same: its deletion, written after this
+      // binding, removes it (and gives the room back) once durable (delete_pods).
       if (!s.ok())
         continue;
       e.set_state(std::move(state));
@@ -511,11 +510,13 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       if (is_watched(self, resource_kind::pod))
         announce(self, api::watch_event::type::modified, pod_view(st, id, e));
     }
+    // The gang first: a node's answer to the commit goes to the gang, which must have heard
+    // that the round is durable before it counts the answers.
     self->send(gang, bound_atom::value, bound_result{req.txn, s});
+    if (s.ok())
+      commit_durable_round(self, *st.ctx->nodes, req);
     if (auto g = st.groups.find(req.gang); g != st.groups.end())
       group_changed(self, g->second);
-    if (!deferred.empty())
-      delete_pods(self, std::move(deferred), [](const status&) {});
   });
 }
 
@@ -708,101 +709,154 @@ void do_stalled(self_ptr self, const stall_report& report) {
   }
 }
 
-void delete_pods(self_ptr self, std::vector<uint64_t> ids,
-                 std::function<void(const status&)> then) {
+namespace {
+
+// One delete_pods call whose deletion is durable, removing its pods from the catalog a slice at
+// a time (remove_deleted_pods).
+struct pod_removal {
+  std::vector<uint64_t> ids;
+  std::size_t next = 0;
+  uint64_t version = 0;
+  std::function<void(const status&)> then;
+};
+
+// Pods removed per turn of the registry: a job of 300,000 pods goes in some 75 turns, with the
+// API's other requests served in between instead of after all of it.
+constexpr std::size_t removal_slice = 4096;
+
+void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
   auto& st = self->state;
-  storage::write_batch batch;
-  std::vector<uint64_t> now;
-  for (auto id : ids) {
+  auto end = std::min(work->ids.size(), work->next + removal_slice);
+  std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
+  std::unordered_map<uint64_t, std::vector<pod_outcome>> gone;
+  std::vector<uint64_t> forgotten;
+  const bool announce_pods = is_watched(self, resource_kind::pod);
+  for (auto k = work->next; k < end; ++k) {
+    auto id = work->ids[k];
     auto p = st.pods.find(id);
     if (p == st.pods.end())
       continue;
-    if (p->second.binding) {
-      // Its binding is being made durable: delete it right after (do_bind_gang does).
-      p->second.delete_requested = true;
+    const auto& pod = p->second.pod;
+    auto state = p->second.state();
+    auto gang = p->second.gang;
+    if (state.is_bound() && !scheduler::is_terminal(state.phase))
+      if (auto n = st.nodes.find(state.node_name); n != st.nodes.end()) {
+        n->second.allocated -= pod->requests;
+        --n->second.pod_count;
+        releases[n->second.index].push_back(id);
+      }
+    // A pod held in a reserve round needs nothing here: that round can no longer bind it
+    // (do_bind_gang refuses a pod being deleted), so its gang aborts the hold.
+    forgotten.push_back(id);
+    if (gang != 0)
+      gone[gang].push_back({id, scheduler::pod_phase::failed, true});
+    if (!pod->group.empty())
+      if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
+          o != st.orphans.end())
+        std::erase(o->second, id);
+    if (announce_pods) {
+      api::pod_object view{*pod, {}};
+      scheduler::set_runtime(view.pod, state);
+      view.pod.meta.resource_version = work->version;
+      announce(self, api::watch_event::type::deleted, view);
+    }
+    if (!p->second.stored_as_job)
+      st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
+    st.pending_reasons.erase(id);
+    st.pods.erase(p);
+  }
+  work->next = end;
+  if (!forgotten.empty())
+    self->send(st.binder, forget_atom::value, std::move(forgotten));
+  for (auto& [index, ids] : releases)
+    if (auto handle = st.ctx->nodes->at(index))
+      self->send(handle, release_atom::value, std::move(ids));
+  for (auto& [gang, outcomes] : gone) {
+    auto g = st.groups.find(gang);
+    if (g == st.groups.end())
+      continue;
+    // One pass over the gang's members for the whole slice: a pass per pod made deleting a big
+    // gang quadratic.
+    std::unordered_set<uint64_t> leaving;
+    leaving.reserve(outcomes.size());
+    for (const auto& o : outcomes)
+      leaving.insert(o.pod);
+    std::erase_if(g->second.pods, [&](uint64_t id) { return leaving.count(id) != 0; });
+    tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
+    if (g->second.implicit && g->second.pods.empty()) {
+      // A lone pod's PodGroup goes with it.
+      auto view = group_view(st, g->second);
+      end_gang(self, g->second);
+      unindex_group(st, g->second);
+      st.groups.erase(g);
+      if (is_watched(self, resource_kind::pod_group))
+        announce(self, api::watch_event::type::deleted, view);
       continue;
     }
-    if (p->second.stored_as_job)
-      batch.put_pod_tombstone(*p->second.pod, p->second.state().resource_version);
-    else
+    end_followers(self, g->second);
+    group_changed(self, g->second);
+  }
+  if (work->next < work->ids.size()) {
+    // The rest after whatever else waits in the mailbox.
+    run_later(self, [self, work] { remove_deleted_pods(self, work); });
+    return;
+  }
+  work->then(status{});
+}
+
+} // namespace
+
+void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch batch,
+                 pod_keys keys, std::function<void(const status&)> then) {
+  auto& st = self->state;
+  std::vector<uint64_t> now;
+  now.reserve(ids.size());
+  // The deletion's version, minted now: a tombstone must be newer than every update written
+  // for its pod before it, a binding on its way to the store included (its version is not in
+  // the pod's state until that binding is applied), for the store keeps the newest of a key's
+  // updates (storage/README.md).
+  const auto version = next_version(self);
+  for (auto id : ids) {
+    auto p = st.pods.find(id);
+    // A pod already being deleted is left to that deletion, which is written before this one
+    // and so removes it before this one's `then` runs.
+    if (p == st.pods.end() || p->second.delete_requested)
+      continue;
+    // The deletion is written now even for a pod whose binding is on its way to the store: the
+    // writer keeps order, so the binding lands first and this deletion after it, and the pod is
+    // removed from the catalog only once both are durable (after do_bind_gang applied the
+    // binding). Nothing is written for the pod after this: a binding, a phase change or a
+    // tombstone written later would land on a key that a job deleted or created again under
+    // the same name may own by then (storage/README.md).
+    if (p->second.stored_as_job) {
+      if (keys == pod_keys::tombstone)
+        batch.put_pod_tombstone(*p->second.pod, version);
+    } else {
       batch.erase(storage::record_kind::pod,
                   object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
-    // From now on no binding may start for it (do_bind_gang refuses it): a binding made durable
-    // after this erase would bring the pod back, bound, with no one left to release it.
+    }
+    // From now on no binding may start for it (do_bind_gang refuses it), nor any phase change
+    // be written for it.
     p->second.delete_requested = true;
     now.push_back(id);
   }
-  if (now.empty())
+  if (batch.empty())
     return then(status{});
-  persist(self, std::move(batch), [self, now = std::move(now), then = std::move(then)](
-                                      const status& s) {
-    auto& st = self->state;
+  persist(self, std::move(batch), [self, version, now = std::move(now), then = std::move(then)](
+                                      const status& s) mutable {
     if (!s.ok())
       return then(s);
-    auto version = next_version(self);
-    std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
-    std::unordered_map<uint64_t, std::vector<pod_outcome>> gone;
-    std::unordered_set<uint64_t> touched;
-    for (auto id : now) {
-      auto p = st.pods.find(id);
-      if (p == st.pods.end())
-        continue;
-      auto pod = p->second.pod;
-      auto state = p->second.state();
-      auto gang = p->second.gang;
-      if (state.is_bound() && !scheduler::is_terminal(state.phase))
-        if (auto n = st.nodes.find(state.node_name); n != st.nodes.end()) {
-          n->second.allocated -= pod->requests;
-          --n->second.pod_count;
-          releases[n->second.index].push_back(id);
-        }
-      // A pod held in a reserve round needs nothing here: that round can no longer bind it
-      // (do_bind_gang refuses a missing pod), so its gang aborts the hold.
-      self->send(st.binder, forget_atom::value, id);
-      if (gang != 0) {
-        gone[gang].push_back({id, scheduler::pod_phase::failed, true});
-        touched.insert(gang);
-        if (auto g = st.groups.find(gang); g != st.groups.end())
-          std::erase(g->second.pods, id);
-      }
-      if (!pod->group.empty())
-        if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
-            o != st.orphans.end())
-          std::erase(o->second, id);
-      if (!p->second.stored_as_job)
-        st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
-      st.pending_reasons.erase(id);
-      st.pods.erase(p);
-      api::pod_object view{*pod, {}};
-      scheduler::set_runtime(view.pod, state);
-      view.pod.meta.resource_version = version;
-      announce(self, api::watch_event::type::deleted, view);
-    }
-    for (auto& [index, ids] : releases)
-      if (auto handle = st.ctx->nodes->at(index))
-        self->send(handle, release_atom::value, std::move(ids));
-    for (auto& [gang, outcomes] : gone)
-      if (auto g = st.groups.find(gang); g != st.groups.end())
-        tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
-    for (auto gang : touched) {
-      auto g = st.groups.find(gang);
-      if (g == st.groups.end())
-        continue;
-      if (g->second.implicit && g->second.pods.empty()) {
-        // A lone pod's PodGroup goes with it.
-        auto view = group_view(st, g->second);
-        end_gang(self, g->second);
-        unindex_group(st, g->second);
-        st.groups.erase(g);
-        if (is_watched(self, resource_kind::pod_group))
-          announce(self, api::watch_event::type::deleted, view);
-        continue;
-      }
-      end_followers(self, g->second);
-      group_changed(self, g->second);
-    }
-    then(s);
+    auto work = std::make_shared<pod_removal>();
+    work->ids = std::move(now);
+    work->version = version;
+    work->then = std::move(then);
+    remove_deleted_pods(self, std::move(work));
   });
+}
+
+void delete_pods(self_ptr self, std::vector<uint64_t> ids,
+                 std::function<void(const status&)> then) {
+  delete_pods(self, std::move(ids), storage::write_batch{}, pod_keys::tombstone, std::move(then));
 }
 
 } // namespace phalanx::actors::registry_detail

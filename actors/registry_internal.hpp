@@ -46,8 +46,16 @@ inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::si
 /// failed).
 void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then);
 
-/// The next resource version.
+/// The next resource version. Versions are handed out only under a ceiling the store holds
+/// (storage::write_batch::reserve_versions_through), asked for ahead of need, so no version is
+/// handed out twice across a restart: a delete's version is kept by no record.
 uint64_t next_version(self_ptr self);
+/// Asks the store to keep a new ceiling, a block of versions above the current one; the first
+/// write of a start, so that every later acknowledgment comes after it is durable.
+void reserve_versions(self_ptr self);
+/// Runs `work` in a later turn of the registry, after the messages waiting now: for work split
+/// into slices so that one request does not hold every other.
+void run_later(self_ptr self, std::function<void()> work);
 
 /// A fresh random UUID (version 4) from the registry's seeded RNG.
 scheduler::object_uid new_uid(self_ptr self);
@@ -219,6 +227,18 @@ void do_report(self_ptr self, gang_report report);
 void do_pod_status(self_ptr self, std::vector<pod_status_update> updates);
 void do_spawn(self_ptr self, spawn_request req);
 void do_stalled(self_ptr self, const stall_report& report);
+/// How delete_pods writes the deletion of pods stored as their job (storage/README.md).
+enum class pod_keys {
+  tombstone,         // A tombstone under each such pod's key (the pod is deleted on its own).
+  erased_by_caller,  // Nothing: the caller's batch erases every key of the job's expansion.
+};
+/// Deletes pods: writes their deletion in one batch with the caller's `batch` (tombstones or
+/// erases; `keys` says which for pods stored as their job), then, once durable, removes them
+/// from the catalog, gives their room back and tells their gangs, a slice at a time
+/// (run_later). `then` runs once every pod is removed. A pod already being deleted is left to
+/// that deletion; nothing more is written for a pod once its deletion is.
+void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch batch,
+                 pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
 
 // Start-up (registry_restore.cpp).

@@ -34,6 +34,9 @@ struct stored_expansions {
   /// Job key -> the slot of its first pod, for the jobs expanded.
   std::unordered_map<std::string, uint64_t> first_slot;
   uint64_t slots = 0;
+  /// Pod keys whose updates belong to no pod the jobs make now (left by a pod of an earlier job
+  /// of that name, or by a job gone): erased at the start, so they cannot meet a later pod.
+  std::vector<std::string> stale_keys;
 };
 
 stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
@@ -55,7 +58,9 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
       made.emplace_back(std::move(p), out.slots++);
     }
   }
-  std::size_t unmatched = loaded.pod_states.size();
+  // The states a pod made now takes; any other is an earlier pod's (below).
+  std::vector<bool> taken(loaded.pod_states.size(), false);
+  std::size_t earlier = 0;
   if (!made.empty()) {
     // Keys that hold a record: only pods whose name the expansion also made can collide.
     std::unordered_set<std::string_view> names;
@@ -65,10 +70,10 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
     for (const auto& p : loaded.pods)
       if (names.count(p.meta.name))
         recorded.insert(object_key(p.meta.namespace_name, p.meta.name));
-    std::unordered_map<std::string_view, const storage::pod_state_record*> states;
+    std::unordered_map<std::string_view, std::size_t> states;
     states.reserve(loaded.pod_states.size());
-    for (const auto& s : loaded.pod_states)
-      states.emplace(s.key, &s);
+    for (std::size_t i = 0; i < loaded.pod_states.size(); ++i)
+      states.emplace(loaded.pod_states[i].key, i);
     loaded.pods.reserve(loaded.pods.size() + made.size());
     out.slot_of.reserve(made.size());
     for (auto& [p, slot] : made) {
@@ -76,18 +81,33 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
       if (recorded.count(key))
         continue;
       if (auto s = states.find(key); s != states.end()) {
-        --unmatched;
-        if (s->second->deleted)
-          continue;
-        scheduler::set_runtime(p, s->second->state);
+        const auto& found = loaded.pod_states[s->second];
+        // An update older than the job that makes this pod now belongs to an earlier pod of
+        // that name (a job deleted and created again), never to this one: each of this pod's
+        // updates is made after its job's creation. The key then holds nothing of this pod.
+        if (found.state.resource_version >= p.meta.resource_version) {
+          taken[s->second] = true;
+          if (found.deleted)
+            continue;
+          scheduler::set_runtime(p, found.state);
+        } else {
+          ++earlier;
+        }
       }
       loaded.pods.push_back(std::move(p));
       out.slot_of.push_back(slot);
     }
   }
-  if (unmatched != 0)
-    spdlog::warn("{} pod keys hold state updates but no job makes those pods; ignored",
-                 unmatched);
+  // Keys no pod made now takes: an earlier pod's updates, a job deleted while a write for one
+  // of its pods was on its way (stores written before a delete waited for such writes), the pods
+  // of a suspended job. Erased at the start, so that no later pod of the name ever meets them.
+  for (std::size_t i = 0; i < loaded.pod_states.size(); ++i)
+    if (!taken[i])
+      out.stale_keys.push_back(loaded.pod_states[i].key);
+  if (!out.stale_keys.empty())
+    spdlog::warn("{} pod keys hold state updates of no pod the jobs make now ({} of an earlier "
+                 "pod of the same name); erased",
+                 out.stale_keys.size(), earlier);
   return out;
 }
 
@@ -95,9 +115,28 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
 
 void restore(self_ptr self, storage::loaded_state& loaded) {
   auto& st = self->state;
-  st.resource_version = loaded.max_resource_version;
+  // Past every version handed out before, also those no record keeps (a delete's), and a new
+  // ceiling as the first write: every acknowledgment of this run comes after it is durable.
+  st.resource_version = std::max(loaded.max_resource_version, loaded.version_ceiling);
+  st.durable_version_ceiling = st.resource_version;
+  reserve_versions(self);
+  // Uids come from the seeded generator: seeded the same at every start, it would hand out the
+  // uids of the previous run again (with --seed, or in deterministic mode). The versions this
+  // start begins above are new to every start, and the same for the same store (replays stay
+  // deterministic).
+  st.random.seed(st.ctx->config.seed ^ 0x5EED5EED5EEDULL ^
+                 (st.resource_version * 0x9E3779B97F4A7C15ULL));
   // First: the jobs are moved into the catalog below.
   const auto expanded = expand_stored_jobs(loaded);
+  if (!expanded.stale_keys.empty()) {
+    storage::write_batch batch;
+    for (const auto& key : expanded.stale_keys)
+      batch.erase(storage::record_kind::pod, key);
+    persist(self, std::move(batch), [](const status& s) {
+      if (!s.ok())
+        spdlog::error("could not erase stale pod keys: {}", s.to_string());
+    });
+  }
   // The pods with records take the ids before the expansions' slots.
   const uint64_t first_expanded_id = st.next_pod + expanded.first_index;
 

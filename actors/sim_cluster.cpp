@@ -397,8 +397,9 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       }
       arm(self);
     },
-    [self](forget_atom, uint64_t id) {
-      drop_pod(self->state, id);  // Its timers find nothing and do nothing.
+    [self](forget_atom, const std::vector<uint64_t>& ids) {
+      for (auto id : ids)
+        drop_pod(self->state, id);  // Its timers find nothing and do nothing.
     },
     [self](fail_atom, uint64_t id) {
       end_pod(self, id, scheduler::pod_phase::failed, "failed on request");

@@ -60,16 +60,20 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
 /// The registry's role for bindings: durable at once (recorded), then answer the gang.
 struct fake_sink_state {
   std::shared_ptr<world_log> log;
+  context_ptr ctx;
 };
 inline gang_sink_actor::behavior_type fake_sink(gang_sink_actor::stateful_pointer<fake_sink_state> self,
-                                                std::shared_ptr<world_log> log) {
+                                                std::shared_ptr<world_log> log, context_ptr ctx) {
   self->state.log = std::move(log);
+  self->state.ctx = std::move(ctx);
   return {
     [self](bind_gang_atom, binding_request& req, gang_actor& g) {
       for (const auto& b : req.bindings)
         self->state.log->durable_pods.insert(b.pod);
       ++self->state.log->durable_rounds[req.gang];
+      // As the registry does once the bindings are durable.
       self->send(g, bound_atom::value, bound_result{req.txn, status{}});
+      commit_durable_round(self, *self->state.ctx->nodes, req);
     },
     [self](report_atom, gang_report& r) { self->state.log->reported[r.gang] = r.phase; },
     [self](park_atom, uint64_t gang, uint64_t heard, gang_actor&) {
@@ -90,7 +94,7 @@ inline binder_actor::behavior_type fake_binder(binder_actor::stateful_pointer<fa
       for (const auto& p : pods)
         self->state.log->bound.emplace_back(node, p.id);
     },
-    [](forget_atom, uint64_t) {},
+    [](forget_atom, const std::vector<uint64_t>&) {},
     [](fail_atom, uint64_t) {},
     [](adopt_atom, const pod_refs&) {},
     [](finished_atom, const std::vector<pod_outcome>&) {},
@@ -129,7 +133,7 @@ class actor_world {
     ctx_ = ctx;
     log = std::make_shared<world_log>();
     queue = sys_->spawn(fake_queue, log);
-    sink = sys_->spawn(fake_sink, log);
+    sink = sys_->spawn(fake_sink, log, context_ptr{ctx});
     binder = sys_->spawn(fake_binder, log);
   }
 
