@@ -34,6 +34,11 @@ void recompute(self_ptr self) {
     self->send(q.handle, deserved_atom::value, std::move(deserved[i].deserved));
     ++i;
   }
+  if (st.nodes_changed) {
+    st.nodes_changed = false;
+    for (auto& [name, q] : st.queues)
+      self->send(q.handle, capacity_atom::value);
+  }
   if (st.wake_pending) {
     st.wake_pending = false;
     for (auto& [name, q] : st.queues)
@@ -74,6 +79,7 @@ cluster_actor::behavior_type cluster_actor_impl(self_ptr self, context_ptr ctx) 
       st.allocatable -= removed;
       if (!added.is_zero())
         st.wake_pending = true;
+      st.nodes_changed = true;
       schedule_recompute(self);
     },
     [self](spec_atom, queue_ptr spec, queue_actor_fwd handle) {

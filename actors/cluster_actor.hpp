@@ -39,6 +39,9 @@ struct cluster_actor_state {
   std::unordered_map<uint64_t, claim_entry> claims;
   bool recompute_scheduled = false;
   bool wake_pending = false;
+  /// Nodes were added, removed or changed since the last recomputation: queues are told, so
+  /// that gangs no node could hold are admitted again (capacity_atom).
+  bool nodes_changed = false;
   deserved_listener_actor listener;
 };
 

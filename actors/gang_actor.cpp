@@ -307,6 +307,13 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
   auto message = scheduler::gang_unschedulable_message(counts, origin_name, plan.origin,
                                                        plan.detail);
   bool unresolvable = plan.code == scheduler::plan_code::unresolvable;
+  // A gang that can never run on these nodes and holds nothing gives its admission back: it
+  // must not keep the enqueue budget from gangs that can run. Its queue does the same on this
+  // outcome (it sees the same: no allocation) and admits it again once the nodes change.
+  if (unresolvable && c.ready() == 0 && st.admitted) {
+    st.admitted = false;
+    message += " It waits outside the enqueue budget until the nodes change.";
+  }
   finish_slot(self, unresolvable ? plan_outcome::unresolvable : plan_outcome::unschedulable);
   leave_failed_round(self);
   report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",

@@ -115,7 +115,9 @@ using deserved_listener_actor =
 /// The CLUSTER actor interface: fair share between queues and the cluster-wide enqueue gate.
 using queue_actor_fwd = caf::typed_actor<
   caf::reacts_to<admission_atom, admission>,
-  caf::reacts_to<deserved_atom, scheduler::resources>>;
+  caf::reacts_to<deserved_atom, scheduler::resources>,
+  // The cluster's nodes changed: gangs that no node could hold may fit now.
+  caf::reacts_to<capacity_atom>>;
 
 using cluster_actor = caf::typed_actor<
   // Live nodes' allocatable changed by +added -removed.

@@ -152,6 +152,8 @@ void try_admit(self_ptr self) {
     if (st.refused_since_wake.count(gang))
       continue;
     auto& b = st.gangs.at(gang);
+    if (b.unresolvable)
+      continue;
     // Without gang scheduling there is no gate (the default scheduler has none); a gang without
     // minResources passes the gate as soon as its queue is open.
     if (!st.ctx->config.scheduling.gang_scheduling || b.group->min_resources.is_zero()) {
@@ -251,10 +253,28 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](planned_atom, uint64_t gang, plan_outcome outcome) {
       auto& st = self->state;
       st.planning.erase(gang);
-      if (auto i = st.gangs.find(gang); i != st.gangs.end())
-        i->second.sleeping = outcome == plan_outcome::unschedulable ||
-                             outcome == plan_outcome::refused ||
-                             outcome == plan_outcome::unresolvable;
+      if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
+        auto& b = i->second;
+        b.sleeping = outcome == plan_outcome::unschedulable || outcome == plan_outcome::refused ||
+                     outcome == plan_outcome::unresolvable;
+        // As its gang actor does (on_plan_failure): a gang that can never run here and holds
+        // nothing leaves the enqueue budget until the nodes change.
+        if (outcome == plan_outcome::unresolvable && b.admitted && b.allocated.is_zero()) {
+          auto claim = claim_of(b);
+          b.admitted = false;
+          b.unresolvable = true;
+          sync_claim(self, gang, b, claim);
+          try_admit(self);
+        }
+      }
+      dispatch(self);
+    },
+    [self](capacity_atom) {
+      // Nodes were added, resized or changed: a gang that could not fit any may fit now.
+      auto& st = self->state;
+      for (auto& [id, b] : st.gangs)
+        b.unresolvable = false;
+      try_admit(self);
       dispatch(self);
     },
     [self](usage_atom, usage_delta& d) {

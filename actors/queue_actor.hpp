@@ -31,6 +31,9 @@ struct queue_actor_state {
     gang_actor handle;
     bool admitted = false;
     bool sleeping = false;      // Its last slot failed for lack of room; woken when room appears.
+    /// Its last plan found that no node could ever hold a member, and it holds nothing: it gave
+    /// its admission back and is not admitted again until the nodes change (capacity_atom).
+    bool unresolvable = false;
     scheduler::resources allocated;
     // Its claim on the queue's inqueue sum (minResources - allocated, at least 0, while
     // admitted) is not kept: claim_of() derives it, and each change of what it derives from

@@ -41,6 +41,7 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
   return {
     [](admission_atom, admission&) {},
     [](deserved_atom, scheduler::resources&) {},
+    [](capacity_atom) {},
     [self](waiting_atom, gang_entry& e, gang_actor& g) {
       if (!e.admitted)
         self->send(g, admission_atom::value, admission{e.gang, true, {}});

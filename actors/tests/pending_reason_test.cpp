@@ -165,5 +165,67 @@ TEST(PendingReason, AnExtraPodWithoutRoomSaysWhyAndItsStallIsReported) {
             "when room appears");
 }
 
+// A gang that no node could ever hold (3 pods of 12 CPUs on nodes of 8) must not keep the
+// enqueue budget from gangs that can run: admitted, it claimed 36 of the 38.4 CPUs that
+// 1.2 x allocatable allows, and a 2 x 2 CPU gang waited behind it with "cluster overcommit:
+// needs cpu 4, 2400m left". It gives the budget back after its first plan and says so; once a
+// node that can hold its pods comes, it is admitted again and runs.
+TEST(PendingReason, AGangNoNodeCanHoldLeavesTheEnqueueBudget) {
+  std::vector<scheduler::node> nodes;
+  for (int i = 0; i < 4; ++i)
+    nodes.push_back(make_node("n-" + std::to_string(i)).cpu("8").memory("32Gi"));
+  runtime_harness h{deterministic_config(5), nodes};
+  auto group_with = [](const std::string& name, int32_t members, const char* cpu) {
+    auto g = group_of(name, members);
+    g.group.min_resources = scheduler::testing::make_pod("x").cpu(cpu).obj().requests;
+    g.group.min_resources.pods = 0;
+    return g;
+  };
+  for (int i = 0; i < 3; ++i)
+    runtime_harness::must_ok(h.create(api::pod_object{
+                                 make_pod("big-" + std::to_string(i)).cpu("12").group("big"), {}}),
+                             "big pod");
+  runtime_harness::must_ok(h.create(group_with("big", 3, "36")), "the big PodGroup");
+  auto group_message = [&](const std::string& name) {
+    std::string out;
+    for (const auto& c : h.group(name).status.conditions)
+      out += c.message;
+    return out;
+  };
+  ASSERT_TRUE(h.run_until(
+      [&] { return group_message("big").find("outside the enqueue budget") != std::string::npos; },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+      << group_message("big");
+  EXPECT_EQ(h.group("big").status.phase, scheduler::pod_group_phase::pending);
+
+  for (int i = 0; i < 2; ++i)
+    runtime_harness::must_ok(h.create(api::pod_object{
+                                 make_pod("small-" + std::to_string(i)).cpu("2").group("small"),
+                                 {}}),
+                             "small pod");
+  runtime_harness::must_ok(h.create(group_with("small", 2, "4")), "the small PodGroup");
+  ASSERT_TRUE(h.run_until([&] { return h.pod("small-0").pod.is_bound() &&
+                                       h.pod("small-1").pod.is_bound(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+      << "the small gang waits: " << pending_message(h, "small-0");
+
+  // A node that holds a 12-CPU pod, and two more: the big gang is admitted again and runs.
+  for (int i = 4; i < 7; ++i)
+    runtime_harness::must_ok(
+        h.create(api::node_object{make_node("n-" + std::to_string(i)).cpu("16").memory("32Gi"),
+                                  {}, 0}),
+        "a bigger node");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        for (int i = 0; i < 3; ++i)
+          if (!h.pod("big-" + std::to_string(i)).pod.is_bound())
+            return false;
+        return true;
+      },
+      std::chrono::milliseconds(10000), std::chrono::milliseconds(10)))
+      << group_message("big");
+  EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
