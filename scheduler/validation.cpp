@@ -713,6 +713,11 @@ field_errors validate(const pod_group& group, std::optional<int32_t> declared_po
   if (group.min_member < 0)
     out.push_back(
         invalid_error("spec.minMember", group.min_member, "must be greater than or equal to 0"));
+  else if (group.min_member > max_pods_per_job)
+    out.push_back(invalid_error("spec.minMember", group.min_member,
+                                "must be less than or equal to " +
+                                    std::to_string(max_pods_per_job) +
+                                    " (the most pods in one gang)"));
   else if (declared_pods && group.min_member > *declared_pods)
     out.push_back(invalid_error("spec.minMember", group.min_member,
                                 "must be less than or equal to the number of pods in the group (" +
@@ -732,6 +737,11 @@ field_errors validate(const pod_group& group, std::optional<int32_t> declared_po
       out.push_back(duplicate_error(path, r.role));
     if (r.min < 0) {
       out.push_back(invalid_error(path, r.min, "must be greater than or equal to 0"));
+    } else if (r.min > max_pods_per_job) {
+      out.push_back(invalid_error(path, r.min,
+                                  "must be less than or equal to " +
+                                      std::to_string(max_pods_per_job) +
+                                      " (the most pods in one gang)"));
     } else {
       sum += r.min;
       if (declared_pods && r.min > *declared_pods)
@@ -839,6 +849,16 @@ field_errors validate(const job& j) {
     if (t.replicas > 0)
       total_replicas += t.replicas;
 
+  if (total_replicas > max_pods_per_job) {
+    bool one_task_over = false;
+    for (const auto& t : j.tasks)
+      one_task_over |= t.replicas > max_pods_per_job;
+    if (!one_task_over) // Else that task's replicas say it.
+      out.push_back(invalid_error("spec.tasks", total_replicas,
+                                  "the tasks' replicas add up to more than " +
+                                      std::to_string(max_pods_per_job) +
+                                      " pods (the most pods one job may make)"));
+  }
   if (j.min_available) {
     if (*j.min_available < 0)
       out.push_back(invalid_error("spec.minAvailable", *j.min_available,
@@ -862,6 +882,11 @@ field_errors validate(const job& j) {
     if (!t.name.empty() && !names.insert(t.name).second)
       out.push_back(duplicate_error(name_path, t.name));
     check_non_negative(t.replicas, child(base, "replicas"), out);
+    if (t.replicas > max_pods_per_job)
+      out.push_back(invalid_error(child(base, "replicas"), t.replicas,
+                                  "must be less than or equal to " +
+                                      std::to_string(max_pods_per_job) +
+                                      " (the most pods one job may make)"));
     if (t.min_available) {
       if (*t.min_available < 0)
         out.push_back(invalid_error(child(base, "minAvailable"), *t.min_available,

@@ -45,6 +45,12 @@ inline constexpr std::size_t annotations_max_total_bytes = 256 * 1024;
 /// them stay far from the int64 range where resources' arithmetic saturates. It is 9 * 10^12
 /// cores in millicores and 8 PiB in bytes.
 inline constexpr int64_t max_resource_amount = int64_t{1} << 53;
+/// The most pods one job may make (the sum of its tasks' replicas), and the largest minMember or
+/// minTaskMember of a PodGroup. Kubernetes bounds neither; Phalanx holds a job's pods in memory
+/// and writes a PodGroup's placeholders one per missing member, so a count taken from a request
+/// body is bounded like the body itself: `replicas: 2147483647` would otherwise ask for
+/// terabytes. Half a million pods is beyond the largest jobs run today (tens of thousands).
+inline constexpr int64_t max_pods_per_job = 500'000;
 /// Queue weights, as Volcano's queue CRD bounds them.
 inline constexpr int32_t min_queue_weight = 1;
 inline constexpr int32_t max_queue_weight = 65535;

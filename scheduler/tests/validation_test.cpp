@@ -652,10 +652,18 @@ TEST(validate_pod_group, table) {
            {"metadata.name: Required value: name is required",
             "metadata.namespace: Required value: namespace is required"}},
       });
-  // Without a known pod count only the count-free rules apply.
+  // Without a known pod count only the count-free rules apply, and the limit on gang size.
   pod_group big = g.group;
   big.min_member = 100;
   EXPECT_TRUE(validate(big).empty());
+  big.min_member = 2147483647;
+  big.min_task_member[1].min = 600000;
+  auto errors = validate(big);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].to_string(), "spec.minMember: Invalid value: 2147483647: must be less than "
+                                   "or equal to 500000 (the most pods in one gang)");
+  EXPECT_EQ(errors[1].to_string(), "spec.minTaskMember[worker]: Invalid value: 600000: must be "
+                                   "less than or equal to 500000 (the most pods in one gang)");
 }
 
 TEST(validate_pod_group, with_the_declared_pods) {
@@ -813,6 +821,23 @@ TEST(validate_job, table) {
            [](job& j) {
              j.tasks[0].replicas = 0;
              j.min_available = 2;
+           },
+           {}},
+          {"replicas beyond the most pods one job may make",
+           [](job& j) { j.tasks[1].replicas = 2147483647; },
+           {"spec.tasks[1].replicas: Invalid value: 2147483647: must be less than or equal to "
+            "500000 (the most pods one job may make)"}},
+          {"replicas that add up beyond the most pods one job may make",
+           [](job& j) {
+             j.tasks[0].replicas = 300000;
+             j.tasks[1].replicas = 300000;
+           },
+           {"spec.tasks: Invalid value: 600000: the tasks' replicas add up to more than 500000 "
+            "pods (the most pods one job may make)"}},
+          {"replicas at the limit are accepted",
+           [](job& j) {
+             j.tasks[0].replicas = 1;
+             j.tasks[1].replicas = 499999;
            },
            {}},
           {"task minAvailable above replicas",
