@@ -6,6 +6,8 @@
 //
 // Standalone mode keeps its own RocksDB in --data-dir and simulates the cluster of --cluster.
 // It answers /readyz only once restart recovery finished, and exits cleanly on SIGTERM/SIGINT.
+// Exit codes: 0 stopped by a signal; 1 could not start; 2 bad command line; 3 a vital part of
+// the scheduler stopped while it ran (/readyz and /healthz said so first; restart it).
 
 #include "actors/cluster_file.hpp"
 #include "actors/runtime.hpp"
@@ -305,8 +307,22 @@ int main(int argc, char** argv) {
                (*server)->url(), opt.data_dir, created, (*rt)->seconds_to_ready(),
                to_ready.count());
 
+  // Wait for SIGTERM or SIGINT, and watch the runtime meanwhile: if a vital actor stopped, the
+  // API can answer nothing more (its probes say so already); exit, so that whoever supervises
+  // the process restarts it on its durable state.
   int signal = 0;
-  sigwait(&stop_signals, &signal);
+  for (;;) {
+    timespec second{1, 0};
+    signal = sigtimedwait(&stop_signals, nullptr, &second);
+    if (signal > 0)
+      break;
+    if (auto failure = (*rt)->failure(); !failure.empty()) {
+      spdlog::critical("msg=\"exiting: the scheduler cannot go on\" reason=\"{}\"", failure);
+      (*server)->stop();
+      spdlog::shutdown();
+      std::_Exit(3);
+    }
+  }
   spdlog::info("msg=\"stopping\" signal={}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
   (*server)->stop();
   server->reset();

@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include <future>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -25,12 +26,23 @@ namespace phalanx::actors {
 
 namespace {
 
+/// Why the runtime cannot go on, once a vital actor stopped (runtime::failure()).
+struct failure_note {
+  mutable std::mutex mutex;
+  std::string why;
+  std::string read() const {
+    std::lock_guard lock(mutex);
+    return why;
+  }
+};
+
 /// The API's service, relayed into the registry actor.
 class runtime_service final : public api::service {
  public:
   runtime_service(registry_actor registry, std::shared_ptr<std::atomic<bool>> ready,
-                  context_ptr ctx)
-    : registry_(std::move(registry)), ready_(std::move(ready)), ctx_(std::move(ctx)) {}
+                  context_ptr ctx, std::shared_ptr<const failure_note> failure)
+    : registry_(std::move(registry)), ready_(std::move(ready)), ctx_(std::move(ctx)),
+      failure_(std::move(failure)) {}
 
   void create(api::object obj, object_callback done) override {
     caf::anon_send(registry_, create_atom::value, std::move(obj),
@@ -69,15 +81,34 @@ class runtime_service final : public api::service {
     auto registry = registry_;
     return api::watch_handle{[registry, id] { caf::anon_send(registry, unwatch_atom::value, id); }};
   }
-  bool ready() const override { return ready_->load(); }
+  bool ready() const override { return ready_->load() && failure().empty(); }
+  std::string failure() const override { return failure_->read(); }
   std::string metrics_text() const override { return ctx_->metrics->registry.render(); }
 
  private:
   registry_actor registry_;
   std::shared_ptr<std::atomic<bool>> ready_;
   context_ptr ctx_;
+  std::shared_ptr<const failure_note> failure_;
   std::atomic<uint64_t> next_watch_{0};
 };
+
+// Records in `note` that a vital actor ended other than by shutdown: from then on the service
+// reports the failure (/readyz and /healthz), and phalanxd exits.
+template <class Handle>
+void watch_vital(const Handle& handle, std::string_view what, std::shared_ptr<failure_note> note) {
+  auto* actor = caf::actor_cast<caf::abstract_actor*>(handle);
+  actor->attach_functor([what = std::string(what), note](const caf::error& reason) {
+    if (reason == caf::exit_reason::user_shutdown || reason == caf::exit_reason::normal)
+      return;
+    std::lock_guard lock(note->mutex);
+    if (!note->why.empty())
+      return;
+    note->why = "the " + what + " stopped: " + caf::to_string(reason);
+    spdlog::critical("msg=\"a vital actor stopped\" actor={} reason=\"{}\"", what,
+                     caf::to_string(reason));
+  });
+}
 
 /// Gathers system_facts from the registry and every actor, without blocking any actor.
 struct collector_state {
@@ -369,6 +400,7 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system_config> cfg;
   std::unique_ptr<caf::actor_system> system;
   std::shared_ptr<std::atomic<bool>> ready = std::make_shared<std::atomic<bool>>(false);
+  std::shared_ptr<failure_note> failure = std::make_shared<failure_note>();
   cluster_actor cluster;
   store_writer_actor writer;
   binder_actor binder;
@@ -429,7 +461,12 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
   p->registry = sys.spawn(registry_impl, context_ptr{ctx}, p->ready, state, p->writer, p->binder,
                           p->cluster);
   caf::anon_send(p->binder, spec_atom::value, status_sink_actor{p->registry});
-  p->service = std::make_unique<runtime_service>(p->registry, p->ready, ctx);
+  p->service = std::make_unique<runtime_service>(p->registry, p->ready, ctx, p->failure);
+  // Without any of these nothing can be answered or scheduled any more.
+  watch_vital(p->registry, "registry (every API call goes through it)", p->failure);
+  watch_vital(p->writer, "store writer", p->failure);
+  watch_vital(p->cluster, "cluster actor", p->failure);
+  watch_vital(p->binder, "simulated cluster", p->failure);
 
   std::unique_ptr<runtime> rt{new runtime(std::move(p))};
   if (rt->impl_->ctx->config.deterministic) {
@@ -446,7 +483,9 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
 
 api::service& runtime::service() { return *impl_->service; }
 
-bool runtime::ready() const { return impl_->ready->load(); }
+bool runtime::ready() const { return impl_->ready->load() && failure().empty(); }
+
+std::string runtime::failure() const { return impl_->failure->read(); }
 
 double runtime::seconds_to_ready() const { return impl_->ready_seconds; }
 

@@ -103,6 +103,12 @@ class runtime {
 
   bool ready() const;
 
+  /// Empty while the runtime works; else why it cannot any more: an actor without which nothing
+  /// is answered or scheduled (the registry, the store writer, the cluster actor, the simulated
+  /// cluster) stopped other than by shutdown(), e.g. of an exception. ready() is false from then
+  /// on; phalanxd exits.
+  std::string failure() const;
+
   /// Seconds from start() to ready (restart time).
   double seconds_to_ready() const;
 

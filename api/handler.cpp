@@ -413,13 +413,19 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return false;
   };
   if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "livez")) {
-    if (only_get())
-      respond(text_response(200, "ok", "text/plain; charset=utf-8"));
+    if (only_get()) {
+      if (auto failure = svc_.failure(); !failure.empty())
+        respond(text_response(503, "unhealthy: " + failure, "text/plain; charset=utf-8"));
+      else
+        respond(text_response(200, "ok", "text/plain; charset=utf-8"));
+    }
     return std::nullopt;
   }
   if (seg.size() == 1 && seg[0] == "readyz") {
     if (only_get()) {
-      if (svc_.ready())
+      if (auto failure = svc_.failure(); !failure.empty())
+        respond(text_response(503, "not ready: " + failure, "text/plain; charset=utf-8"));
+      else if (svc_.ready())
         respond(text_response(200, "ok", "text/plain; charset=utf-8"));
       else
         respond(text_response(503, "not ready: the scheduler has not finished loading its state",

@@ -176,8 +176,14 @@ class service {
   virtual watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                              std::shared_ptr<watch_sink> sink) = 0;
 
-  /// True once restart recovery finished and the runtime schedules (`/readyz`).
+  /// True once restart recovery finished and the runtime schedules (`/readyz`); false again
+  /// once failure() is set.
   virtual bool ready() const = 0;
+
+  /// Empty while the service works; else why it cannot any more (a vital part of it stopped,
+  /// such as the actor behind every call): `/readyz` and `/healthz` then answer 503 with it, so
+  /// that a prober restarts the process rather than send it requests that can never be answered.
+  virtual std::string failure() const { return {}; }
 
   /// The runtime's metrics in Prometheus text format (the HTTP server appends its own).
   virtual std::string metrics_text() const = 0;

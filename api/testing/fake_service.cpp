@@ -446,6 +446,16 @@ void fake_service::set_ready(bool ready) {
   ready_ = ready;
 }
 
+std::string fake_service::failure() const {
+  std::lock_guard lock{mu_};
+  return failure_;
+}
+
+void fake_service::set_failure(std::string why) {
+  std::lock_guard lock{mu_};
+  failure_ = std::move(why);
+}
+
 void fake_service::set_metrics_text(std::string text) {
   std::lock_guard lock{mu_};
   metrics_ = std::move(text);

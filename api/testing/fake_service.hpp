@@ -69,11 +69,14 @@ class fake_service final : public service {
   watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                      std::shared_ptr<watch_sink> sink) override;
   bool ready() const override;
+  std::string failure() const override;
   std::string metrics_text() const override;
 
   // ---- Test controls.
 
   void set_ready(bool ready);
+  /// What failure() says (empty: nothing failed).
+  void set_failure(std::string why);
   void set_metrics_text(std::string text);
   /// Inserts or replaces an object as the runtime would (ADDED or MODIFIED to watchers), without
   /// the checks of create. Fills uid, creation_time and resource_version when unset. Returns the
@@ -134,6 +137,7 @@ class fake_service final : public service {
   uint64_t next_uid_ = 1;
   uint64_t next_watch_ = 1;
   bool ready_ = true;
+  std::string failure_;
   std::string metrics_ = "# HELP phalanx_fake_objects Objects in the fake service.\n"
                          "# TYPE phalanx_fake_objects gauge\n";
   std::chrono::milliseconds delay_{0};
