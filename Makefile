@@ -38,11 +38,13 @@ test: build
 long: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure -L slow $(CTEST_FLAGS)
 
-# The long crash tests only (tests/crash/): 50 SIGKILLs under load, 500 power-loss crash points
-# under the whole runtime, 300 bit flips in a real data directory. One at a time: each is heavy.
+# The long crash tests only (tests/crash/): 50 SIGKILLs under load, 30 SIGKILLs under a churn of
+# names deleted and created again, 500 power-loss crash points under the whole runtime, 300 under
+# the churn, 300 bit flips in a real data directory. One at a time: each is heavy.
 crash: build
 	cd $(BUILD_DIR) && ctest -j 1 --output-on-failure -L slow \
-	  -R '^(SigkillUnderLoad|PowerLossUnderRuntime|BitFlips)\.' $(CTEST_FLAGS)
+	  -R '^(SigkillUnderLoad|SigkillChurn|PowerLossUnderRuntime|PowerLossChurn|BitFlips)\.' \
+	  $(CTEST_FLAGS)
 
 demo: build
 	./$(BUILD_DIR)/examples/phalanx-demo

@@ -193,36 +193,64 @@ std::string key_of(const scheduler::object_meta& m) {
 
 } // namespace
 
-result<api_state> read_state(api::http_client& client) {
-  api_state s;
-  auto pods = list_of(client, pods_path(), api::resource_kind::pod);
-  if (!pods)
-    return pods.error();
-  for (auto& o : pods->items) {
+namespace {
+
+result<api_state> fill_state(api_state s, api::object_list pods, api::object_list groups,
+                             api::object_list nodes, api::object_list jobs) {
+  s.resource_version = std::max({s.resource_version, pods.resource_version,
+                                 groups.resource_version, nodes.resource_version,
+                                 jobs.resource_version});
+  for (auto& o : pods.items) {
     const auto& p = std::get<api::pod_object>(o).pod;
     seen_pod v{p.group.str(), p.role.str(), p.node_name.str(),
                p.phase,       p.requests,   p.meta.uid.str()};
     if (!s.pods.emplace(key_of(p.meta), std::move(v)).second)
       return status{errc::internal, "I1: the pod list names pod " + key_of(p.meta) + " twice"};
   }
-  auto groups = list_of(client, podgroups_path(), api::resource_kind::pod_group);
-  if (!groups)
-    return groups.error();
-  for (auto& o : groups->items) {
+  for (auto& o : groups.items) {
     const auto& g = std::get<api::pod_group_object>(o);
     seen_group v{g.group.min_member, g.group.min_task_member, g.group.min_resources, g.status.phase,
                  g.group.meta.uid.str()};
     if (!s.groups.emplace(key_of(g.group.meta), std::move(v)).second)
       return status{errc::internal, "the PodGroup list names " + key_of(g.group.meta) + " twice"};
   }
-  auto nodes = list_of(client, "/api/v1/nodes", api::resource_kind::node);
-  if (!nodes)
-    return nodes.error();
-  for (auto& o : nodes->items) {
+  for (auto& o : nodes.items) {
     const auto& n = std::get<api::node_object>(o).node;
     s.nodes[n.meta.name.str()] = n.allocatable;
   }
+  for (auto& o : jobs.items) {
+    const auto& j = std::get<api::job_object>(o).job;
+    if (!s.jobs.emplace(key_of(j.meta), j.meta.uid.str()).second)
+      return status{errc::internal, "the job list names " + key_of(j.meta) + " twice"};
+  }
   return s;
+}
+
+} // namespace
+
+result<api_state> state_of(api::object_list pods, api::object_list groups, api::object_list nodes,
+                           api::object_list jobs) {
+  return fill_state(api_state{}, std::move(pods), std::move(groups), std::move(nodes),
+                    std::move(jobs));
+}
+
+result<api_state> read_state(api::http_client& client) {
+  // Jobs before pods: a job listed was created before the pods were listed, so its pods are in
+  // that list (unless it is being deleted, which the checks know). Pods before PodGroups: a pod
+  // listed bound had its PodGroup then, so the PodGroup is in the later list (unless deleted).
+  auto jobs = list_of(client, jobs_path(), api::resource_kind::job);
+  if (!jobs)
+    return jobs.error();
+  auto pods = list_of(client, pods_path(), api::resource_kind::pod);
+  if (!pods)
+    return pods.error();
+  auto groups = list_of(client, podgroups_path(), api::resource_kind::pod_group);
+  if (!groups)
+    return groups.error();
+  auto nodes = list_of(client, "/api/v1/nodes", api::resource_kind::node);
+  if (!nodes)
+    return nodes.error();
+  return state_of(std::move(*pods), std::move(*groups), std::move(*nodes), std::move(*jobs));
 }
 
 namespace {
@@ -246,20 +274,33 @@ int phase_rank(scheduler::pod_phase p) {
 std::vector<std::string> check_state(const api_state& state, observation_history& history) {
   std::vector<std::string> v;
 
-  // I1 across observations: once seen bound, bound to the same node forever.
-  for (const auto& [key, node] : history.node_of) {
-    auto p = state.pods.find(key);
-    if (p == state.pods.end())
-      v.push_back("I1/I5: pod " + key + " was seen bound to " + node + " and is gone");
-    else if (p->second.node != node)
-      v.push_back("I1: pod " + key + " was seen bound to " + node + " and now shows node '" +
-                  p->second.node + "'");
-  }
-  for (const auto& [key, phase] : history.phase_of) {
-    auto p = state.pods.find(key);
-    if (p != state.pods.end() && phase_rank(p->second.phase) < phase_rank(phase))
-      v.push_back("I5: pod " + key + " was seen " + std::string(scheduler::to_string(phase)) +
-                  " and is " + std::string(scheduler::to_string(p->second.phase)) + " now");
+  // I1 across observations: once seen bound, bound to the same node for as long as it exists.
+  std::map<std::string, const seen_pod*> by_uid;
+  for (const auto& [key, p] : state.pods)
+    by_uid[p.uid] = &p;
+  for (auto it = history.pods.begin(); it != history.pods.end();) {
+    const auto& [uid, seen] = *it;
+    auto p = by_uid.find(uid);
+    if (p == by_uid.end()) {
+      // Gone: deleted (its name now holds another pod, or its deletion was asked for), or lost.
+      auto now = state.pods.find(seen.key);
+      bool replaced = now != state.pods.end() && now->second.uid != uid;
+      bool deleted = replaced || (history.may_be_deleted && history.may_be_deleted(seen.key)) ||
+                     (history.deletions_of && history.deletions_of(seen.key) > seen.deletions);
+      if (!deleted && !seen.node.empty())
+        v.push_back("I1/I5: pod " + seen.key + " (uid " + uid + ") was seen bound to " +
+                    seen.node + " and is gone");
+      it = deleted ? history.pods.erase(it) : std::next(it);
+      continue;
+    }
+    ++it;
+    if (!seen.node.empty() && p->second->node != seen.node)
+      v.push_back("I1: pod " + seen.key + " was seen bound to " + seen.node +
+                  " and now shows node '" + p->second->node + "'");
+    if (phase_rank(p->second->phase) < phase_rank(seen.phase))
+      v.push_back("I5: pod " + seen.key + " was seen " +
+                  std::string(scheduler::to_string(seen.phase)) + " and is " +
+                  std::string(scheduler::to_string(p->second->phase)) + " now");
   }
 
   // I2: non-terminal bound pods' requests fit each node's allocatable.
@@ -289,6 +330,9 @@ std::vector<std::string> check_state(const api_state& state, observation_history
     ++b.second[p.role];
   }
   for (const auto& [gkey, b] : bound) {
+    // A gang whose PodGroup or members a user deleted (or is deleting) may be left with fewer.
+    if (history.may_be_deleted && history.may_be_deleted(gkey))
+      continue;
     auto g = state.groups.find(gkey);
     if (g == state.groups.end()) {
       v.push_back("I3: pods of PodGroup " + gkey + " are bound, but the PodGroup is not listed");
@@ -308,11 +352,16 @@ std::vector<std::string> check_state(const api_state& state, observation_history
 
   // Remember what was seen.
   for (const auto& [key, p] : state.pods) {
-    if (!p.node.empty())
-      history.node_of.emplace(key, p.node);
-    auto& ph = history.phase_of[key];
-    if (phase_rank(p.phase) > phase_rank(ph))
-      ph = p.phase;
+    auto [at, first] = history.pods.try_emplace(p.uid);
+    auto& seen = at->second;
+    if (first && (history.deletions_before_read || history.deletions_of))
+      seen.deletions = history.deletions_before_read ? history.deletions_before_read(key)
+                                                     : history.deletions_of(key);
+    seen.key = key;
+    if (!p.node.empty() && seen.node.empty())
+      seen.node = p.node;
+    if (phase_rank(p.phase) > phase_rank(seen.phase))
+      seen.phase = p.phase;
   }
   for (const auto& [key, g] : state.groups)
     if (g.phase == scheduler::pod_group_phase::running ||
@@ -328,6 +377,516 @@ std::string join(const std::vector<std::string>& lines, std::size_t limit) {
   if (lines.size() > limit)
     out += "\n  ... and " + std::to_string(lines.size() - limit) + " more";
   return out;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Churn
+
+std::string jobs_path() {
+  return "/apis/batch.volcano.sh/v1alpha1/namespaces/" + std::string(workload_namespace) +
+         "/jobs";
+}
+
+std::string churn_job::body() const {
+  auto task = [&](const char* name, int replicas) {
+    return R"({"name":")" + std::string(name) + R"(","replicas":)" + std::to_string(replicas) +
+           R"(,"template":{"metadata":{"annotations":{"sim.phalanx.io/duration":")" +
+           std::to_string(duration_ms) +
+           R"(ms"}},"spec":{"containers":[{"name":"main","image":"sim","resources":{"requests":)"
+           R"({"cpu":")" +
+           cpu_text(cpu_milli) + R"(","memory":"256Mi"}}}]}}})";
+  };
+  std::string tasks = task("worker", workers);
+  if (ps > 0)
+    tasks = task("ps", ps) + "," + tasks;
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
+         R"(","namespace":")" + std::string(workload_namespace) +
+         R"("},"spec":{"schedulerName":"phalanx","minAvailable":)" +
+         std::to_string(workers + ps) + R"(,"tasks":[)" + tasks + "]}}";
+}
+
+std::vector<std::string> churn_job::pod_names() const {
+  std::vector<std::string> out;
+  for (int i = 0; i < ps; ++i)
+    out.push_back(name + "-ps-" + std::to_string(i));
+  for (int i = 0; i < workers; ++i)
+    out.push_back(name + "-worker-" + std::to_string(i));
+  return out;
+}
+
+churn_job make_churn_job(std::mt19937_64& rng, std::string name, const cluster_shape& cluster,
+                         int max_duration_ms) {
+  churn_job j;
+  j.name = std::move(name);
+  j.workers = 1 + static_cast<int>(rng() % 8);
+  j.ps = rng() % 3 == 0 ? 1 : 0;
+  j.cpu_milli = 250 * (1 + static_cast<int64_t>(rng() % 4));
+  j.duration_ms = 5 + static_cast<int>(rng() % static_cast<uint64_t>(max_duration_ms));
+  // About one in ten cannot ever be placed: a pod bigger than any node.
+  j.too_big = rng() % 10 == 0;
+  if (j.too_big)
+    j.cpu_milli = cluster.cpu_milli + 1000;
+  return j;
+}
+
+gang_spec make_churn_gang(std::mt19937_64& rng, std::string name, const cluster_shape& cluster,
+                          int max_duration_ms) {
+  gang_spec g;
+  g.name = std::move(name);
+  g.pods = 1 + static_cast<int>(rng() % 16);
+  g.min_member = g.pods >= 3 && rng() % 4 == 0 ? g.pods - 1 : g.pods;
+  g.roles = g.pods >= 2 && rng() % 2 == 0;
+  g.cpu_milli = 250 * (1 + static_cast<int64_t>(rng() % 4));
+  g.memory_bytes = int64_t(256) << 20 << (rng() % 2);
+  g.duration_ms = 5 + static_cast<int>(rng() % static_cast<uint64_t>(max_duration_ms));
+  // About one in ten cannot ever be placed: a pod bigger than any node.
+  if (rng() % 10 == 0)
+    g.cpu_milli = cluster.cpu_milli + 1000;
+  return g;
+}
+
+void churn_book::sent(const std::string& key) {
+  std::lock_guard lock(mutex_);
+  entries_[key].state = expect::unknown;
+  ++entries_[key].operations;
+  ++counts_.sent;
+}
+
+uint64_t churn_book::operations_on(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto i = entries_.find(key);
+  return i == entries_.end() ? 0 : i->second.operations;
+}
+
+void churn_book::job_sent(const churn_job& job) {
+  std::lock_guard lock(mutex_);
+  auto key = std::string(workload_namespace) + "/" + job.name;
+  entries_[key].state = expect::unknown;
+  entries_[key].job = true;
+  for (auto& [pod_key, job_key] : job_of_pod_)
+    if (job_key == key) {
+      entries_[pod_key].state = expect::unknown;
+      ++entries_[pod_key].operations;
+    }
+  for (const auto& name : job.pod_names()) {
+    auto pod_key = std::string(workload_namespace) + "/" + name;
+    job_of_pod_[pod_key] = key;
+    entries_[pod_key].state = expect::unknown;
+  }
+  ++counts_.sent;
+}
+
+void churn_book::acknowledge(uint64_t version, uint64_t generation) {
+  if (generation == generation_ && version <= max_version_before_generation_)
+    version_violations_.push_back(
+        "resourceVersion " + std::to_string(version) + " acknowledged by daemon #" +
+        std::to_string(generation) + " is not above " +
+        std::to_string(max_version_before_generation_) + ", acknowledged by an earlier daemon");
+  max_version_ = std::max(max_version_, version);
+}
+
+void churn_book::created(const std::string& key, const std::string& uid, uint64_t version,
+                         uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  auto& e = entries_[key];
+  counts_.reused_names += e.ever_created ? 1 : 0;
+  e.state = expect::present;
+  e.uid = uid;
+  e.ever_created = true;
+  ++counts_.creates;
+  acknowledge(version, generation);
+}
+
+void churn_book::deleted(const std::string& key, uint64_t version, uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  auto& e = entries_[key];
+  e.state = expect::absent;
+  e.uid.clear();
+  ++counts_.deletes;
+  acknowledge(version, generation);
+}
+
+void churn_book::job_created(const churn_job& job, const std::string& uid, uint64_t version,
+                             uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  auto key = std::string(workload_namespace) + "/" + job.name;
+  auto& e = entries_[key];
+  counts_.reused_names += e.ever_created ? 1 : 0;
+  e.state = expect::present;
+  e.uid = uid;
+  e.job = true;
+  e.ever_created = true;
+  e.pods.clear();
+  for (const auto& name : job.pod_names()) {
+    auto pod_key = std::string(workload_namespace) + "/" + name;
+    e.pods.push_back(pod_key);
+    job_of_pod_[pod_key] = key;
+    auto& p = entries_[pod_key];
+    p.state = expect::present;
+    p.uid.clear(); // Made by the job: checked by name.
+  }
+  ++counts_.creates;
+  acknowledge(version, generation);
+}
+
+void churn_book::job_deleted(const churn_job& job, uint64_t version, uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  auto key = std::string(workload_namespace) + "/" + job.name;
+  auto& e = entries_[key];
+  e.state = expect::absent;
+  e.uid.clear();
+  // Every pod a job of this name ever made is gone with it.
+  for (auto& [pod_key, job_key] : job_of_pod_)
+    if (job_key == key)
+      entries_[pod_key].state = expect::absent;
+  ++counts_.deletes;
+  acknowledge(version, generation);
+}
+
+void churn_book::settled(const std::string& key, expect now, const std::string& uid) {
+  std::lock_guard lock(mutex_);
+  auto& e = entries_[key];
+  e.state = now;
+  if (!uid.empty())
+    e.uid = uid;
+}
+
+void churn_book::job_settled(const churn_job& job, expect now, const std::string& uid) {
+  std::lock_guard lock(mutex_);
+  auto key = std::string(workload_namespace) + "/" + job.name;
+  auto& e = entries_[key];
+  e.state = now;
+  e.uid = uid;
+  e.job = true;
+  for (auto& [pod_key, job_key] : job_of_pod_)
+    if (job_key == key)
+      entries_[pod_key].state = expect::absent;
+  if (now != expect::present)
+    return;
+  e.pods.clear();
+  for (const auto& name : job.pod_names()) {
+    auto pod_key = std::string(workload_namespace) + "/" + name;
+    e.pods.push_back(pod_key);
+    job_of_pod_[pod_key] = key;
+    entries_[pod_key].state = expect::unknown; // Read back next.
+  }
+}
+
+churn_book::expect churn_book::expected(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto i = entries_.find(key);
+  return i == entries_.end() ? expect::absent : i->second.state;
+}
+
+bool churn_book::may_be_deleted(const std::string& key) const {
+  std::lock_guard lock(mutex_);
+  auto i = entries_.find(key);
+  if (i == entries_.end()) {
+    // A job's PodGroup, "<job>-<uid>": deleted with its job, short of members deleted alone.
+    for (const auto& [job_key, e] : entries_) {
+      if (!e.job || !key.starts_with(job_key + "-"))
+        continue;
+      if (e.state != expect::present || key != job_key + "-" + e.uid)
+        return true;
+      for (const auto& pod_key : e.pods)
+        if (auto p = entries_.find(pod_key); p == entries_.end() || p->second.state != expect::present)
+          return true;
+      return false;
+    }
+    return false;
+  }
+  if (i->second.state != expect::present)
+    return true;
+  // A job's pod goes with its job: a pod seen under this name may be an earlier job's.
+  if (auto j = job_of_pod_.find(key); j != job_of_pod_.end()) {
+    auto job = entries_.find(j->second);
+    return job != entries_.end() && job->second.state != expect::present;
+  }
+  return false;
+}
+
+void churn_book::new_generation(uint64_t generation) {
+  std::lock_guard lock(mutex_);
+  generation_ = generation;
+  max_version_before_generation_ = max_version_;
+}
+
+std::shared_ptr<const churn_book::snapshot_t> churn_book::snapshot() const {
+  std::lock_guard lock(mutex_);
+  auto out = std::make_shared<snapshot_t>();
+  out->entries = entries_;
+  out->job_of_pod = job_of_pod_;
+  out->max_version = max_version_;
+  out->version_violations = version_violations_;
+  return out;
+}
+
+uint64_t churn_book::operations_on(const snapshot_t& before, const std::string& key) {
+  auto i = before.entries.find(key);
+  return i == before.entries.end() ? 0 : i->second.operations;
+}
+
+churn_book::counts churn_book::totals() const {
+  std::lock_guard lock(mutex_);
+  return counts_;
+}
+
+std::vector<std::string> churn_book::check(const api_state& s, const snapshot_t& before,
+                                           bool after_restart) const {
+  std::vector<std::string> v = before.version_violations;
+  // What was acknowledged before `s` was read must be in it. What changed after the snapshot
+  // (sent, or acknowledged since) is compared with what the book holds now too: the state may
+  // show either.
+  auto now = snapshot();
+  auto present = [&](const std::string& key, const entry& e, std::string* uid) {
+    if (auto p = s.pods.find(key); p != s.pods.end()) {
+      *uid = p->second.uid;
+      return true;
+    }
+    if (auto g = s.groups.find(key); g != s.groups.end() && !e.job) {
+      *uid = g->second.uid;
+      return true;
+    }
+    if (auto j = s.jobs.find(key); j != s.jobs.end()) {
+      *uid = j->second;
+      return true;
+    }
+    return false;
+  };
+  for (const auto& [key, was] : before.entries) {
+    auto later = now->entries.find(key);
+    if (later == now->entries.end() || later->second.state != was.state ||
+        later->second.uid != was.uid)
+      continue; // Changed while the state was read.
+    if (was.state == expect::unknown)
+      continue;
+    // A name is a pod, a PodGroup or a job: a gang's PodGroup and a job share no names here.
+    std::string uid;
+    bool here = false;
+    if (was.job) {
+      if (auto j = s.jobs.find(key); j != s.jobs.end()) {
+        here = true;
+        uid = j->second;
+      }
+    } else if (auto j = before.job_of_pod.find(key); j != before.job_of_pod.end()) {
+      if (auto p = s.pods.find(key); p != s.pods.end()) {
+        here = true;
+        uid = p->second.uid;
+      }
+    } else {
+      here = present(key, was, &uid);
+    }
+    if (was.state == expect::present && !here)
+      v.push_back("I5: " + key + " was acknowledged created and is missing");
+    else if (was.state == expect::present && !was.uid.empty() && uid != was.uid)
+      v.push_back("I5: " + key + " was acknowledged with uid " + was.uid +
+                  " and is served with uid " + uid);
+    else if (was.state == expect::absent && here)
+      v.push_back("I5: " + key + " was acknowledged deleted (or never created) and is present");
+  }
+  // A job served is whole: every pod of its expansion is there, unless deleted on its own.
+  for (const auto& [key, uid] : s.jobs) {
+    auto e = now->entries.find(key);
+    if (e == now->entries.end() || e->second.uid != uid)
+      continue; // Not the incarnation the book knows the pods of (in flight).
+    std::size_t missing = 0;
+    std::string first;
+    for (const auto& pod_key : e->second.pods) {
+      auto p = now->entries.find(pod_key);
+      bool deleted_alone = p != now->entries.end() && p->second.state != expect::present;
+      if (!deleted_alone && !s.pods.count(pod_key) && missing++ == 0)
+        first = pod_key;
+    }
+    if (missing != 0)
+      v.push_back("I5: job " + key + " is served with " +
+                  std::to_string(e->second.pods.size() - missing) + " of its " +
+                  std::to_string(e->second.pods.size()) + " pods (" + first + " missing)");
+  }
+  if (after_restart && s.resource_version < before.max_version)
+    v.push_back("resourceVersion went back: the lists after the restart carry " +
+                std::to_string(s.resource_version) + ", below " +
+                std::to_string(before.max_version) + ", acknowledged before it");
+  return v;
+}
+
+// ------------------------------------------------------------------------------------------------
+// The churn's plans
+
+namespace {
+
+std::string ns_key(const std::string& name) {
+  return std::string(workload_namespace) + "/" + name;
+}
+uint64_t version_of(const api::object& o) { return api::meta_of(o).resource_version; }
+std::string uid_of(const api::object& o) { return api::meta_of(o).uid.str(); }
+
+} // namespace
+
+churn_planner::churn_planner(uint64_t seed, churn_book& book, std::vector<std::string> job_names,
+                             std::vector<std::string> gang_names, cluster_shape cluster,
+                             int max_duration_ms)
+    : rng_(seed * 0x2545F4914F6CDD1Dull + 11), book_(book), cluster_(std::move(cluster)),
+      max_duration_ms_(max_duration_ms) {
+  for (auto& n : job_names)
+    names_.push_back({std::move(n), true, std::nullopt, std::nullopt});
+  for (auto& n : gang_names)
+    names_.push_back({std::move(n), false, std::nullopt, std::nullopt});
+}
+
+void churn_planner::failed(const std::string& what, const status& s) {
+  if (s.code() == errc::io_error || s.code() == errc::unavailable) {
+    ++unknown_;
+    return;
+  }
+  errors_.push_back(what + ": " + s.to_string());
+}
+
+std::vector<std::string> churn_planner::keys_of(const name_state& n) const {
+  std::vector<std::string> out{ns_key(n.name)};
+  if (n.is_job && n.job)
+    for (const auto& pod : n.job->pod_names())
+      out.push_back(ns_key(pod));
+  if (!n.is_job && n.gang)
+    for (int i = 0; i < n.gang->pods; ++i)
+      out.push_back(ns_key(n.gang->pod_name(i)));
+  return out;
+}
+
+std::vector<churn_call> churn_planner::plan(std::size_t i) {
+  auto& n = names_[i];
+  std::vector<churn_call> out;
+  bool unsure = false;
+  for (const auto& key : keys_of(n))
+    unsure |= book_.expected(key) == churn_book::expect::unknown;
+  if (unsure) {
+    read_back(n, out);
+    return out;
+  }
+  const bool racing = rng_() % 3 == 0; // Delete right after the create: its pods are binding.
+  const bool present = book_.expected(ns_key(n.name)) == churn_book::expect::present;
+  if (n.is_job) {
+    if (!present) {
+      n.job = make_churn_job(rng_, n.name, cluster_, max_duration_ms_);
+      out.push_back(create_job(*n.job));
+      if (racing)
+        out.push_back(delete_job(*n.job));
+      return out;
+    }
+    std::vector<std::string> alive;
+    for (const auto& pod : n.job->pod_names())
+      if (book_.expected(ns_key(pod)) == churn_book::expect::present)
+        alive.push_back(pod);
+    if (rng_() % 4 == 0 && alive.size() > 1) {
+      // A pod of the job deleted on its own: its key holds a tombstone from then on.
+      out.push_back(delete_pod(alive[rng_() % alive.size()]));
+      return out;
+    }
+    out.push_back(delete_job(*n.job));
+    if (racing) {
+      n.job = make_churn_job(rng_, n.name, cluster_, max_duration_ms_);
+      out.push_back(create_job(*n.job));
+    }
+    return out;
+  }
+  if (!present) {
+    // Pods first, then the PodGroup (crash_support.hpp says why); a pod that exists already (a
+    // partial creation read back after a crash) is kept.
+    n.gang = make_churn_gang(rng_, n.name, cluster_, max_duration_ms_);
+    const auto& g = *n.gang;
+    for (int k = 0; k < g.pods; ++k)
+      if (book_.expected(ns_key(g.pod_name(k))) == churn_book::expect::absent)
+        out.push_back({churn_call::verb::create, api::resource_kind::pod, g.pod_name(k),
+                       g.pod_body(k), std::nullopt, created_by(g.pod_name(k))});
+    out.push_back({churn_call::verb::create, api::resource_kind::pod_group, g.name,
+                   g.podgroup_body(), std::nullopt, created_by(g.name)});
+    if (!racing)
+      return out;
+  }
+  // The PodGroup first, then its pods: a gang never shows fewer than minMember bound while its
+  // PodGroup exists.
+  out.push_back({churn_call::verb::remove, api::resource_kind::pod_group, n.gang->name, "",
+                 std::nullopt, deleted_by(n.gang->name)});
+  for (int k = 0; k < n.gang->pods; ++k)
+    if (!present || book_.expected(ns_key(n.gang->pod_name(k))) == churn_book::expect::present)
+      out.push_back(delete_pod(n.gang->pod_name(k)));
+  return out;
+}
+
+void churn_planner::read_back(const name_state& n, std::vector<churn_call>& out) {
+  if (n.is_job && n.job) {
+    auto job = *n.job;
+    out.push_back({churn_call::verb::get, api::resource_kind::job, n.name, "", std::nullopt,
+                   [this, job](const result<api::object>& r) {
+                     if (r.ok())
+                       book_.job_settled(job, churn_book::expect::present, uid_of(*r));
+                     else if (r.error().code() == errc::not_found)
+                       book_.job_settled(job, churn_book::expect::absent, "");
+                   }});
+  }
+  auto keys = keys_of(n);
+  for (std::size_t k = n.is_job ? 1 : 0; k < keys.size(); ++k) {
+    auto name = keys[k].substr(keys[k].find('/') + 1);
+    auto kind = !n.is_job && k == 0 ? api::resource_kind::pod_group : api::resource_kind::pod;
+    out.push_back({churn_call::verb::get, kind, name, "", std::nullopt,
+                   [this, key = keys[k]](const result<api::object>& r) {
+                     if (r.ok())
+                       book_.settled(key, churn_book::expect::present, uid_of(*r));
+                     else if (r.error().code() == errc::not_found)
+                       book_.settled(key, churn_book::expect::absent);
+                   }});
+  }
+}
+
+churn_call churn_planner::create_job(const churn_job& job) {
+  return {churn_call::verb::create, api::resource_kind::job, job.name, job.body(), job,
+          [this, job](const result<api::object>& r) {
+            if (r.ok())
+              book_.job_created(job, uid_of(*r), version_of(*r), generation_);
+            else
+              failed("create job " + job.name, r.error());
+          }};
+}
+
+churn_call churn_planner::delete_job(const churn_job& job) {
+  return {churn_call::verb::remove, api::resource_kind::job, job.name, "", job,
+          [this, job](const result<api::object>& r) {
+            if (r.ok())
+              book_.job_deleted(job, version_of(*r), generation_);
+            else
+              failed("delete job " + job.name, r.error());
+          }};
+}
+
+churn_call churn_planner::delete_pod(const std::string& pod) {
+  return {churn_call::verb::remove, api::resource_kind::pod, pod, "", std::nullopt,
+          deleted_by(pod)};
+}
+
+std::function<void(const result<api::object>&)> churn_planner::created_by(std::string name) {
+  return [this, name](const result<api::object>& r) {
+    if (r.ok())
+      book_.created(ns_key(name), uid_of(*r), version_of(*r), generation_);
+    else
+      failed("create " + name, r.error());
+  };
+}
+
+std::function<void(const result<api::object>&)> churn_planner::deleted_by(std::string name) {
+  return [this, name](const result<api::object>& r) {
+    if (r.ok())
+      book_.deleted(ns_key(name), version_of(*r), generation_);
+    else
+      failed("delete " + name, r.error());
+  };
+}
+
+void churn_planner::sending(const churn_call& c) {
+  if (c.what == churn_call::verb::get)
+    return;
+  if (c.job)
+    book_.job_sent(*c.job);
+  else
+    book_.sent(ns_key(c.name));
 }
 
 } // namespace phalanx::crash_tests

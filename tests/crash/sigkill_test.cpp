@@ -408,6 +408,312 @@ class sigkill_run {
   int checks_ = 0;
 };
 
+// ------------------------------------------------------------------------------------------------
+// Churn under SIGKILL: what an operator tried (issue 24). Two clients create and delete Volcano
+// Jobs, PodGroups and their pods (gangs of 1-16 pods, some too big to ever fit), often deleting
+// right after creating (the pods are being bound) and creating again under the same names, while
+// phalanxd is SIGKILLed at seeded moments 0.2-3 s apart. After every restart: every acknowledged
+// create is there with its uid and, for a job, all its pods; every acknowledged delete is gone;
+// I1-I3 hold; the lists' resourceVersion is at or above every version acknowledged before, and
+// the new daemon's acknowledgments are above them all.
+
+// An API answer as the churn's book reads it: the object, or an error whose code says what the
+// outcome was (unavailable: unknown).
+result<api::object> answer_of(const result<api::client_response>& res) {
+  if (!res)
+    return status{errc::unavailable, "the connection broke: " + res.error().message()};
+  if (res->status == 404)
+    return status{errc::not_found, res->body.substr(0, 200)};
+  if (res->status == 409)
+    return status{errc::already_exists, res->body.substr(0, 200)};
+  if (res->status >= 500)
+    return status{errc::unavailable, std::to_string(res->status) + ": " + res->body.substr(0, 200)};
+  if (res->status < 200 || res->status >= 300)
+    return status{errc::invalid_argument,
+                  std::to_string(res->status) + ": " + res->body.substr(0, 400)};
+  auto json = api::parse_json(res->body);
+  if (!json)
+    return status{errc::internal, "the answer is not JSON: " + res->body.substr(0, 200)};
+  auto obj = api::decode_object(*json, api::decode_options{std::nullopt, true, false, ""});
+  if (!obj)
+    return status{errc::internal, "the answer does not decode: " + obj.error().message};
+  return std::move(*obj);
+}
+
+std::string path_of(api::resource_kind kind) {
+  switch (kind) {
+    case api::resource_kind::job:
+      return jobs_path();
+    case api::resource_kind::pod_group:
+      return podgroups_path();
+    default:
+      return pods_path();
+  }
+}
+
+struct churn_plan {
+  uint64_t seed = 1;
+  int kills = 4;
+  int clients = 2;
+  int names_per_client = 6; // Half jobs, half gangs.
+  std::chrono::milliseconds min_gap{200}, max_gap{3000};
+  cluster_shape cluster;
+};
+
+class sigkill_churn {
+ public:
+  explicit sigkill_churn(churn_plan plan) : plan_(std::move(plan)) {
+    history_.may_be_deleted = [this](const std::string& key) { return book_.may_be_deleted(key); };
+    history_.deletions_of = [this](const std::string& key) { return book_.operations_on(key); };
+  }
+
+  void run() {
+    ASSERT_TRUE(write_text_file(dir_.sub("cluster.yaml"), plan_.cluster.yaml()));
+    options_.data_dir = dir_.sub("data");
+    options_.cluster_file = dir_.sub("cluster.yaml");
+    options_.extra_args = {"--seed", std::to_string(plan_.seed)};
+    options_.client.timeout = 20s;
+    start_daemon();
+    ASSERT_TRUE(daemon_) << "the first start failed";
+    std::vector<std::thread> clients;
+    for (int c = 0; c < plan_.clients; ++c)
+      clients.emplace_back([this, c] { client_loop(c); });
+    kill_loop();
+    stop_ = true;
+    slot_.close();
+    for (auto& t : clients)
+      t.join();
+    if (::testing::Test::HasFatalFailure())
+      return;
+    // Settle: every name read back on the last daemon, then the final checks.
+    check_now("at the end");
+    auto code = daemon_->stop();
+    ASSERT_TRUE(code.ok()) << code.error().message();
+    EXPECT_EQ(*code, 0) << daemon_->log_tail();
+    auto t = book_.totals();
+    std::printf("  seed %llu: %d kills, %d checks; %zu calls, %zu creates and %zu deletes "
+                "acknowledged, %zu creates under a name used before, %zu unknown outcomes\n",
+                static_cast<unsigned long long>(plan_.seed), plan_.kills, checks_, t.sent,
+                t.creates, t.deletes, t.reused_names, unknown_.load());
+    EXPECT_GT(t.reused_names, static_cast<std::size_t>(plan_.kills));
+  }
+
+ private:
+  void start_daemon() {
+    auto d = loadtest::phalanxd_process::start(options_);
+    if (!d) {
+      ADD_FAILURE() << "seed " << plan_.seed << ": phalanxd did not restart: " << d.error().message();
+      slot_.close();
+      return;
+    }
+    daemon_ = std::move(*d);
+    book_.new_generation(++generation_);
+    slot_.publish(daemon_->client_options());
+  }
+
+  void client_loop(int c) {
+    std::vector<std::string> jobs, gangs;
+    for (int i = 0; i < plan_.names_per_client / 2; ++i) {
+      jobs.push_back("c" + std::to_string(c) + "j" + std::to_string(i));
+      gangs.push_back("c" + std::to_string(c) + "g" + std::to_string(i));
+    }
+    auto cluster = plan_.cluster;
+    churn_planner planner(plan_.seed * 1000 + static_cast<uint64_t>(c), book_, jobs, gangs,
+                          cluster, 400);
+    std::mt19937_64 rng(plan_.seed * 17 + static_cast<uint64_t>(c));
+    std::unique_ptr<api::http_client> client;
+    uint64_t generation = 0;
+    while (!stop_) {
+      auto view = slot_.current();
+      if (view.closed)
+        break;
+      if (!client || generation != view.generation) {
+        client = std::make_unique<api::http_client>(view.client);
+        generation = view.generation;
+        planner.set_generation(generation);
+      }
+      auto calls = planner.plan(rng() % planner.size());
+      for (auto& call : calls) {
+        planner.sending(call);
+        api::client_request req;
+        req.accept = "application/json";
+        if (call.what == churn_call::verb::create) {
+          req.method = "POST";
+          req.target = path_of(call.kind);
+          req.body = call.body;
+          req.content_type = "application/json";
+        } else {
+          req.method = call.what == churn_call::verb::remove ? "DELETE" : "GET";
+          req.target = path_of(call.kind) + "/" + call.name;
+        }
+        auto answer = answer_of(client->send(req));
+        call.done(answer);
+        if (!answer.ok() && answer.error().code() == errc::unavailable) {
+          ++unknown_;
+          slot_.wait_past(generation, 2s);
+          break;
+        }
+        if (!answer.ok() && call.what != churn_call::verb::get)
+          break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(rng() % 20));
+    }
+    std::lock_guard lock(mutex_);
+    for (const auto& e : planner.errors())
+      workload_errors_.push_back(e);
+  }
+
+  void check_now(const std::string& label) {
+    auto before = book_.snapshot();
+    history_.deletions_before_read = [before](const std::string& key) {
+      return churn_book::operations_on(*before, key);
+    };
+    api::http_client client(daemon_->client_options());
+    auto state = read_state(client);
+    ASSERT_TRUE(state.ok()) << "seed " << plan_.seed << ", " << label << ": "
+                            << state.error().message();
+    auto v = book_.check(*state, *before, label.starts_with("right after"));
+    for (auto& x : check_state(*state, history_))
+      v.push_back(std::move(x));
+    {
+      std::lock_guard lock(mutex_);
+      for (const auto& e : workload_errors_)
+        v.push_back("workload: " + e);
+    }
+    EXPECT_TRUE(v.empty()) << "seed " << plan_.seed << ", " << label << ":" << join(v);
+    ++checks_;
+  }
+
+  void kill_loop() {
+    std::mt19937_64 rng(plan_.seed * 131 + 3);
+    for (int k = 0; k < plan_.kills && !::testing::Test::HasFailure(); ++k) {
+      auto gap = plan_.min_gap.count() +
+                 static_cast<int64_t>(rng() % static_cast<uint64_t>(
+                                                  plan_.max_gap.count() - plan_.min_gap.count()));
+      std::this_thread::sleep_for(std::chrono::milliseconds(gap));
+      check_now("before kill " + std::to_string(k + 1));
+      std::this_thread::sleep_for(std::chrono::microseconds(rng() % 30000));
+      daemon_->kill();
+      std::printf("  kill %d/%d\n", k + 1, plan_.kills);
+      std::fflush(stdout);
+      start_daemon();
+      ASSERT_TRUE(daemon_ && daemon_->running()) << "seed " << plan_.seed;
+      check_now("right after restart " + std::to_string(k + 1));
+    }
+    // Let the clients go on a little on the last daemon.
+    std::this_thread::sleep_for(plan_.min_gap);
+  }
+
+  churn_plan plan_;
+  scratch_dir dir_;
+  loadtest::phalanxd_options options_;
+  std::unique_ptr<loadtest::phalanxd_process> daemon_;
+  daemon_slot slot_;
+  churn_book book_;
+  observation_history history_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> unknown_{0};
+  uint64_t generation_ = 0;
+  int checks_ = 0;
+  std::mutex mutex_;
+  std::vector<std::string> workload_errors_;
+};
+
+churn_plan churn_plan_for(uint64_t seed, int kills) {
+  churn_plan p;
+  p.seed = seed;
+  p.kills = kills;
+  p.cluster.count = 6;
+  return p;
+}
+
+TEST(SigkillChurn, FourKillsWithNamesUsedAgain) {
+  sigkill_churn(churn_plan_for(1, 4)).run();
+}
+
+TEST(SigkillChurn, ThirtyKillsWithNamesUsedAgainLong) {
+  if (!long_tests())
+    GTEST_SKIP() << "set PHALANX_LONG_TESTS=1";
+  sigkill_churn(churn_plan_for(2, 30)).run();
+}
+
+// The operator's exact report: four threads create and delete jobs rt0-rt3 (8 pods each) 300
+// times over, the last ones left pending, then a clean restart (SIGTERM): every job must come back
+// with its 8 pods (it came back as [8, 0, 8, 8], the rest lost to tombstones written after the
+// job's keys were erased).
+TEST(SigkillChurn, JobsCreatedAndDeletedThreeHundredTimesThenRestarted) {
+  scratch_dir dir;
+  cluster_shape cluster;
+  cluster.count = 4;
+  ASSERT_TRUE(write_text_file(dir.sub("cluster.yaml"), cluster.yaml()));
+  loadtest::phalanxd_options options;
+  options.data_dir = dir.sub("data");
+  options.cluster_file = dir.sub("cluster.yaml");
+  auto d = loadtest::phalanxd_process::start(options);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  auto job_of = [](int i) {
+    churn_job j;
+    j.name = "rt" + std::to_string(i);
+    j.workers = 8;
+    j.cpu_milli = 250;
+    j.duration_ms = 3600000; // Never ends on its own.
+    return j;
+  };
+  auto client_options = (*d)->client_options();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      api::http_client c(client_options);
+      auto job = job_of(i);
+      for (int round = 0; round < 300; ++round) {
+        api::client_request create;
+        create.method = "POST";
+        create.target = jobs_path();
+        create.body = job.body();
+        create.content_type = "application/json";
+        auto r = c.send(create);
+        if (!r || r->status != 201) {
+          ++failures;
+          return;
+        }
+        if (round == 299)
+          return; // The last one stays.
+        api::client_request remove;
+        remove.method = "DELETE";
+        remove.target = jobs_path() + "/" + job.name;
+        auto g = c.send(remove);
+        if (!g || g->status != 200) {
+          ++failures;
+          return;
+        }
+      }
+    });
+  for (auto& t : threads)
+    t.join();
+  ASSERT_EQ(failures.load(), 0);
+  auto pods_per_job = [&](loadtest::phalanxd_process& daemon) {
+    api::http_client c(daemon.client_options());
+    auto state = read_state(c);
+    std::vector<int> counts(4, 0);
+    if (!state)
+      return std::vector<int>{-1};
+    for (const auto& [key, p] : state->pods)
+      for (int i = 0; i < 4; ++i)
+        if (key.starts_with(std::string(workload_namespace) + "/rt" + std::to_string(i) + "-"))
+          ++counts[static_cast<std::size_t>(i)];
+    return counts;
+  };
+  EXPECT_EQ(pods_per_job(**d), (std::vector<int>{8, 8, 8, 8})) << "before the restart";
+  auto code = (*d)->stop();
+  ASSERT_TRUE(code.ok() && *code == 0) << (*d)->log_tail();
+  d = loadtest::phalanxd_process::start(options);
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(pods_per_job(**d), (std::vector<int>{8, 8, 8, 8})) << "after the restart";
+  auto log = (*d)->log_tail(100000);
+  EXPECT_EQ(log.find("hold state updates"), std::string::npos) << log;
+}
+
 TEST(SigkillUnderLoad, AFewKillsWhileSubmittingTwoThousandPodGroups) {
   run_plan plan;
   plan.seed = 1;
