@@ -1,4 +1,5 @@
 #include "loadtest/cli.hpp"
+#include "loadtest/big_delete.hpp"
 
 #include "loadtest/flags.hpp"
 #include "loadtest/inproc.hpp"
@@ -11,6 +12,7 @@
 #include "actors/runtime_config.hpp"
 
 #include "scheduler/quantity.hpp"
+#include "scheduler/validation.hpp"
 
 #include <csignal>
 #include <cstdio>
@@ -37,6 +39,8 @@ modes:
             same decisions by the pure planner in one loop (the actor overhead: backlog / loop)
   replay    a real trace on a simulated clock under pod-by-pod, gang FIFO and Phalanx's policy
   restart   builds a store of 150,000 pods and times phalanxd from start to /readyz
+  big-delete  creates and deletes one job of 300,000 pods through phalanxd's API while another
+            client reads: how long each took and how long the other client's reads waited
 
 `phalanx-loadtest MODE --help` lists the flags of a mode.
 )";
@@ -328,6 +332,28 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   return finish(run_restart(o), "restart", o.json_path, o.html_path);
 }
 
+int run_big_delete_mode(std::span<const std::string> args, const std::string& command) {
+  big_delete_options o;
+  flag_set flags("phalanx-loadtest big-delete",
+                 "Creates one Volcano Job of --pods pods through the API of a phalanxd it starts "
+                 "(the pods stay pending), then deletes it, while another client reads a queue "
+                 "in a loop; reports both durations and the other client's read latencies.");
+  flags.add_int("pods", &o.pods, 1, scheduler::max_pods_per_job, "pods of the job");
+  flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("work-dir", &o.work_dir, "where the daemon's data goes (default $TMPDIR)");
+  flags.add_string("json", &o.json_path, "write the JSON report here");
+  flags.add_string("html", &o.html_path, "write the HTML report here");
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error("big-delete", s.message());
+  o.command = command;
+  o.flags_given = flags.given();
+  return finish(run_big_delete(o), "big-delete", o.json_path, o.html_path);
+}
+
 } // namespace
 
 int run_cli(const std::vector<std::string>& argv) {
@@ -345,8 +371,10 @@ int run_cli(const std::vector<std::string>& argv) {
     return run_replay_mode(args, command);
   if (mode == "restart")
     return run_restart_mode(args, command);
+  if (mode == "big-delete")
+    return run_big_delete_mode(args, command);
   std::cerr << "phalanx-loadtest: unknown mode \"" << mode
-            << "\": expected push, inproc, replay or restart\n\n"
+            << "\": expected push, inproc, replay, restart or big-delete\n\n"
             << top_usage;
   return 2;
 }

@@ -150,6 +150,23 @@ void expect_rendered(const std::string& dom, int plots, const std::vector<std::s
   EXPECT_NE(dom.find("class=\"series\""), std::string::npos);
 }
 
+// A small big-delete: the figures are there, consistent, and every pod is gone afterwards.
+TEST(E2eLoadtestBigDelete, SmallJobCreatedAndDeletedWhileAnotherClientReads) {
+  scratch_dir dir;
+  auto json = dir.path + "/big-delete.json";
+  ASSERT_EQ(run({"big-delete", "--pods", "5000", "--work-dir", dir.path, "--json", json}), 0);
+  auto rep = read_report(json);
+  EXPECT_EQ(rep["mode"].as_string(), "big-delete");
+  EXPECT_TRUE(rep["all_pods_gone"].as_bool());
+  EXPECT_TRUE(rep["clean_stop"].as_bool());
+  EXPECT_GT(number(rep, "create_seconds"), 0);
+  EXPECT_GT(number(rep, "delete_seconds"), 0);
+  const auto& reads = rep["reads_during_delete"].as_object();
+  EXPECT_EQ(reads.at("failed").as_int64(), 0);
+  EXPECT_LE(reads.at("p99_ms").to_number<double>(), reads.at("max_ms").to_number<double>());
+  EXPECT_EQ(rep["parameters"].as_object().at("pods").as_int64(), 5000);
+}
+
 TEST(E2eLoadtestHtml, ReportsRenderInHeadlessChromium) {
   auto chromium = find_chromium();
   ASSERT_FALSE(chromium.empty())
