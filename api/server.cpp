@@ -1,4 +1,6 @@
-// The HTTP server on Boost.Beast (server.hpp). The only file of api/ that includes Beast.
+// The HTTP server on Boost.Beast (server.hpp). With http_framing.cpp, the only files of api/
+// that include Beast; requests are read through request_framer (http_framing.hpp), responses
+// written with Beast.
 //
 // Ownership and threads:
 // - Every connection is a session on its own strand. The server keeps a strong reference to each
@@ -13,6 +15,7 @@
 
 #include "api/codec.hpp"
 #include "api/handler.hpp"
+#include "api/http_framing.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -25,7 +28,6 @@
 
 #include <atomic>
 #include <deque>
-#include <limits>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -255,7 +257,8 @@ class session final : public session_base {
   template <class... Args>
   session(server::impl& srv, executor_type ex, Args&&... args)
     : srv_(srv), stream_(std::forward<Args>(args)...), box_(std::make_shared<mailbox>(ex)),
-      ex_(std::move(ex)), timer_(ex_), deadline_(ex_) {}
+      ex_(std::move(ex)), timer_(ex_), deadline_(ex_),
+      framer_(framing_limits{srv.opts.max_header_bytes, srv.opts.max_body_bytes}) {}
 
   void start() override {
     net::dispatch(ex_, [self = self_ptr()] {
@@ -314,39 +317,77 @@ class session final : public session_base {
     return srv_.opts.header_timeout;
   }
 
-  // ---- Reading a request.
+  // ---- Reading a request. Bytes go through framer_; what it says decides the next step.
 
   void wait_request() {
     if (stopping_ || phase_ == phase::closed)
       return close_now();
     phase_ = phase::waiting;
-    header_parser_.emplace();
-    header_parser_->header_limit(static_cast<std::uint32_t>(srv_.opts.max_header_bytes));
-    if (buffer_.size() > 0)
-      return read_header();
+    if (framer_.buffered_bytes() > 0)
+      return read_head();  // Pipelined: the next request is here already.
     lowest().expires_after(first_request_ ? header_timeout() : srv_.opts.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(4096),
+    stream_.async_read_some(net::buffer(in_),
                             [self = self_ptr()](beast::error_code ec, std::size_t n) {
+                              if (self->phase_ == phase::closed)
+                                return;
                               if (ec)
                                 return self->close_now();
-                              self->buffer_.commit(n);
-                              self->read_header();
+                              self->framer_.feed(std::string_view(self->in_.data(), n));
+                              self->read_head();
                             });
   }
 
-  void read_header() {
+  void read_head() {
     phase_ = phase::reading;
     // The header limit is enforced by our own deadline (not the stream's timeout, which would
     // close the socket) so that the client still gets its 408.
     lowest().expires_never();
     arm_deadline(header_timeout());
-    // Content-Length is checked against our limit in on_header, with our message.
-    header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-    http::async_read_header(stream_, buffer_, *header_parser_,
-                            [self = self_ptr()](beast::error_code ec, std::size_t) {
-                              self->deadline_.cancel();
-                              self->on_header(ec);
-                            });
+    continue_head();
+  }
+
+  void continue_head() {
+    switch (framer_.advance()) {
+      case framer_state::reading_head:
+        return read_more(false);
+      case framer_state::head_ready:
+        deadline_.cancel();
+        return on_head();
+      case framer_state::failed:
+        deadline_.cancel();
+        return fail_framing();
+      case framer_state::reading_body:
+      case framer_state::request_ready:
+        break;
+    }
+    close_now();  // Not reached: advance() from reading_head goes nowhere else.
+  }
+
+  // Reads more of the request's header (or body); a read the deadline cancelled answers 408.
+  void read_more(bool body) {
+    stream_.async_read_some(
+      net::buffer(in_), [self = self_ptr(), body](beast::error_code ec, std::size_t n) {
+        if (self->phase_ == phase::closed)
+          return;
+        if (ec) {
+          self->deadline_.cancel();
+          if (!self->timed_out_)
+            return self->close_now();  // The client left.
+          if (body)
+            return self->fail_and_close(status_reason::timeout,
+                                        "the request body did not arrive within " +
+                                          std::to_string(self->srv_.opts.body_timeout.count()) +
+                                          " ms");
+          return self->fail_and_close(status_reason::timeout,
+                                      "the request header did not arrive within " +
+                                        std::to_string(self->header_timeout().count()) + " ms");
+        }
+        self->framer_.feed(std::string_view(self->in_.data(), n));
+        if (body)
+          self->continue_body();
+        else
+          self->continue_head();
+      });
   }
 
   // A deadline for reading a request: on expiry it cancels the read, which then answers 408.
@@ -362,28 +403,10 @@ class session final : public session_base {
     });
   }
 
-  void on_header(beast::error_code ec) {
-    if (ec && timed_out_)
-      return fail_and_close(status_reason::timeout,
-                            "the request header did not arrive within " +
-                              std::to_string(header_timeout().count()) + " ms");
-    if (ec == http::error::body_limit)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is larger than the limit of " +
-                              std::to_string(srv_.opts.max_body_bytes) + " bytes");
-    if (ec == http::error::header_limit)
-      return fail_and_close(status_reason::bad_request,
-                            "the request header is larger than " +
-                              std::to_string(srv_.opts.max_header_bytes) + " bytes");
-    if (ec == http::error::end_of_stream || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
-        ec == ssl::error::stream_truncated)
-      return close_now();
-    if (ec)
-      return fail_and_close(status_reason::bad_request, "malformed HTTP request: " + ec.message());
+  void on_head() {
     received_ = std::chrono::steady_clock::now();
-    auto& req = header_parser_->get();
-    keep_alive_ = req.keep_alive();
+    const request_head& head = framer_.head();
+    keep_alive_ = head.keep_alive;
     if (rejecting)
       return fail_and_close(status_reason::service_unavailable,
                             "too many connections: the server serves at most " +
@@ -391,26 +414,28 @@ class session final : public session_base {
                               " at once; retry later");
     if (stopping_)
       return fail_and_close(status_reason::service_unavailable, "the server is shutting down");
-    bool body_pending = !header_parser_->is_done();
-    if (srv_.token && !is_probe_path(req.target()) && !authorized(req)) {
+    if (srv_.token && !is_probe_path(head.target) && !authorized(head)) {
       api_error e;
       e.reason = status_reason::unauthorized;
       e.message = "Unauthorized";
       auto r = handler::error_response(e);
       r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"phalanx\"");
-      return send(std::move(r), body_pending);
+      bool next_can_follow = framer_.skip_head();
+      return send(std::move(r), !next_can_follow);
     }
-    if (auto cl = header_parser_->content_length(); cl && *cl > srv_.opts.max_body_bytes)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is " + std::to_string(*cl) +
-                              " bytes; the limit is " + std::to_string(srv_.opts.max_body_bytes) +
-                              " bytes");
-    if (!body_pending)
-      return dispatch(http::request<http::string_body>(header_parser_->release()));
-    body_parser_.emplace(std::move(*header_parser_));
-    header_parser_.reset();
-    body_parser_->body_limit(srv_.opts.max_body_bytes);
-    if (iequals(body_parser_->get()[http::field::expect], "100-continue")) {
+    bool wants_continue = head.expects_continue();
+    switch (framer_.accept_body()) {
+      case framer_state::request_ready:
+        return dispatch(framer_.take());
+      case framer_state::failed:  // Content-Length beyond max_body_bytes.
+        return fail_framing();
+      case framer_state::reading_body:
+        break;
+      case framer_state::reading_head:
+      case framer_state::head_ready:
+        return close_now();  // Not reached.
+    }
+    if (wants_continue) {
       continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
       lowest().expires_after(srv_.opts.write_timeout);
       http::async_write(stream_, *continue_,
@@ -428,35 +453,37 @@ class session final : public session_base {
   void read_body() {
     lowest().expires_never();
     arm_deadline(srv_.opts.body_timeout);
-    http::async_read(stream_, buffer_, *body_parser_,
-                     [self = self_ptr()](beast::error_code ec, std::size_t) {
-                       self->deadline_.cancel();
-                       self->on_body(ec);
-                     });
+    continue_body();
   }
 
-  void on_body(beast::error_code ec) {
-    if (ec == http::error::body_limit)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is larger than the limit of " +
-                              std::to_string(srv_.opts.max_body_bytes) + " bytes");
-    if (ec && timed_out_)
-      return fail_and_close(status_reason::timeout,
-                            "the request body did not arrive within " +
-                              std::to_string(srv_.opts.body_timeout.count()) + " ms");
-    if (ec == http::error::end_of_stream || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset)
-      return close_now();
-    if (ec)
-      return fail_and_close(status_reason::bad_request,
-                            "malformed HTTP request body: " + ec.message());
-    auto req = body_parser_->release();
-    body_parser_.reset();
-    dispatch(std::move(req));
+  void continue_body() {
+    switch (framer_.advance()) {
+      case framer_state::reading_body:
+        return read_more(true);
+      case framer_state::request_ready:
+        deadline_.cancel();
+        return dispatch(framer_.take());
+      case framer_state::failed:
+        deadline_.cancel();
+        return fail_framing();
+      case framer_state::reading_head:
+      case framer_state::head_ready:
+        break;
+    }
+    close_now();  // Not reached: advance() from reading_body goes nowhere else.
   }
 
-  bool authorized(const http::request<http::empty_body>& req) const {
-    std::string_view auth = req[http::field::authorization];
+  // The stream broke a framing rule: answer and close. What the client sent after the fault is
+  // drained by the lingering close, never parsed.
+  void fail_framing() {
+    const framing_error& e = framer_.error();
+    fail_and_close(http_status(e.fault) == 413 ? status_reason::request_entity_too_large
+                                               : status_reason::bad_request,
+                   e.message);
+  }
+
+  bool authorized(const request_head& head) const {
+    std::string_view auth = head.field("authorization");
     constexpr std::string_view scheme = "bearer ";
     if (auth.size() <= scheme.size() || !iequals(auth.substr(0, scheme.size()), scheme))
       return false;
@@ -469,16 +496,16 @@ class session final : public session_base {
 
   // ---- Handling.
 
-  void dispatch(http::request<http::string_body> req) {
+  void dispatch(framed_request req) {
     phase_ = phase::processing;
     lowest().expires_never();
     http_request r;
-    r.method = std::string(req.method_string());
-    r.target = std::string(req.target());
-    r.content_type = std::string(req[http::field::content_type]);
-    r.accept = std::string(req[http::field::accept]);
-    r.host = std::string(req[http::field::host]);
-    r.body = std::move(req.body());
+    r.method = std::move(req.head.method);
+    r.target = std::move(req.head.target);
+    r.content_type = std::string(req.head.field("content-type"));
+    r.accept = std::string(req.head.field("accept"));
+    r.host = std::string(req.head.field("host"));
+    r.body = std::move(req.body);
     std::weak_ptr<session_base> weak = shared_from_this();
     auto box = box_;
     auto post = [box, weak](std::function<void()> f) {
@@ -745,9 +772,8 @@ class session final : public session_base {
   net::steady_timer timer_;     // A watch's timeoutSeconds.
   net::steady_timer deadline_;  // Reading a request's header or body.
   bool timed_out_ = false;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::empty_body>> header_parser_;
-  std::optional<http::request_parser<http::string_body>> body_parser_;
+  request_framer framer_;
+  std::array<char, 8192> in_{};  // What one read of the request brings.
   std::unique_ptr<http::response<http::empty_body>> continue_;
   std::unique_ptr<http::response<http::string_body>> response_;
   phase phase_ = phase::waiting;

@@ -1,12 +1,17 @@
 #pragma once
 
 // The HTTP API server (DESIGN.md section 2), on Boost.Beast. This header does not include Beast:
-// everything Beast lives in server.cpp.
+// everything Beast lives in server.cpp and http_framing.cpp.
 //
 // - HTTP/1.1 with keep-alive; optional TLS (a certificate chain and a key, PEM files).
 // - Kubernetes paths (handler.hpp): /api/v1/..., /apis/scheduling.volcano.sh/v1beta1/...,
 //   /apis/batch.volcano.sh/v1alpha1/..., discovery, /version, /healthz, /livez, /readyz,
 //   /metrics. Watches (?watch=1) stream chunked newline-delimited JSON events.
+// - Request framing (http_framing.hpp): a request whose body length could be read two ways
+//   (Content-Length with Transfer-Encoding, two Content-Lengths, a final coding other than
+//   chunked, obs-fold...) is answered 400 (413 for a body beyond max_body_bytes) with
+//   Connection: close, and the connection is closed: nothing it sent after the fault is read
+//   as a request (no request smuggling).
 // - Limits: at most max_connections connections (beyond: 503 and close); a request's header
 //   must arrive within header_timeout of its first byte, its body within body_timeout (else 408
 //   and close: slow clients cannot hold connections); an idle keep-alive connection closes after
