@@ -1,9 +1,16 @@
-// The HTTP server on Boost.Beast (server.hpp). The only file of api/ that includes Beast.
+// The HTTP server on Boost.Beast (server.hpp). With http_framing.cpp, the only files of api/
+// that include Beast; requests are read through request_framer (http_framing.hpp), responses
+// written with Beast.
 //
 // Ownership and threads:
 // - Every connection is a session on its own strand. The server keeps a strong reference to each
 //   open session (its registry), so a session waiting for the service stays alive; a session
 //   removes itself when its connection closes.
+// - The server keeps, per listener, the ids of its idle connections, the longest idle first.
+//   A session enters that list when it waits for a request and leaves it when a request's
+//   header is complete; at the cap the acceptor evicts the first one. Both sides hold the
+//   server's mutex, so a session either leaves the list first (and is busy: not evicted) or
+//   finds itself evicted when it tries (and closes without serving the request).
 // - What the service calls back (object callbacks, watch sinks) reaches a session only through
 //   its mailbox: a mutex, the session's executor and a weak reference. Closing the mailbox
 //   (when the connection closes, or at stop()) drops the executor, so a callback that arrives
@@ -13,6 +20,7 @@
 
 #include "api/codec.hpp"
 #include "api/handler.hpp"
+#include "api/http_framing.hpp"
 
 #include <boost/asio.hpp>
 #include <boost/asio/ssl.hpp>
@@ -25,8 +33,8 @@
 
 #include <atomic>
 #include <deque>
-#include <limits>
 #include <fstream>
+#include <list>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -97,19 +105,42 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
+std::string_view path_of(std::string_view target) {
+  return target.substr(0, target.find('?'));
+}
+
 bool is_probe_path(std::string_view target) {
-  auto q = target.find('?');
-  std::string_view path = target.substr(0, q);
+  std::string_view path = path_of(target);
   return path == "/healthz" || path == "/livez" || path == "/readyz";
+}
+
+// What the probe port serves.
+bool is_probe_port_path(std::string_view target) {
+  return is_probe_path(target) || path_of(target) == "/metrics";
 }
 
 } // namespace
 
 // ---------------------------------------------------------------------------------------------
 
+/// A listening socket and the connections it accepted: the API port, or the probe port.
+struct listener {
+  listener(net::io_context& ioc, std::size_t cap, bool probes)
+    : acceptor(net::make_strand(ioc)), max_connections(cap), probes_only(probes) {}
+
+  tcp::acceptor acceptor;
+  const std::size_t max_connections;
+  const bool probes_only;  // Serves is_probe_port_path only.
+  uint16_t port = 0;
+  std::unique_ptr<net::steady_timer> accept_retry;  // Used on the acceptor's strand.
+  // Under server::impl::mu:
+  std::size_t served = 0;   // Connections counted against max_connections (not evicted ones).
+  std::list<uint64_t> idle; // Ids of its idle connections, the longest idle first.
+};
+
 struct server::impl {
   impl(service& s, server_options o)
-    : svc(s), opts(std::move(o)), acceptor(net::make_strand(ioc)),
+    : svc(s), opts(std::move(o)), api(ioc, opts.max_connections, false),
       registry(opts.metrics != nullptr ? *opts.metrics : own_registry),
       requests(registry.counter_family("phalanx_http_requests_total",
                                        "HTTP requests answered, by verb and status code.",
@@ -121,17 +152,32 @@ struct server::impl {
                                           "HTTP connections open now.")),
       rejected(registry.add_counter("phalanx_http_rejected_connections_total",
                                     "Connections refused with 503 because max_connections were "
-                                    "open.")),
+                                    "open and none of them idle.")),
+      idle_connections(registry.add_gauge("phalanx_http_idle_connections",
+                                          "HTTP connections open now that have no request in "
+                                          "progress: the ones a newcomer may replace.")),
+      evicted(registry.add_counter("phalanx_http_evicted_connections_total",
+                                   "Idle connections closed to make room for a new one, "
+                                   "max_connections being open.")),
       watches(registry.add_gauge("phalanx_http_watches", "Watch streams open now.")),
       h(s, handler_options{opts.clock,
                            [this] { return opts.metrics != nullptr ? std::string()
                                                                    : own_registry.render(); },
-                           opts.max_body_bytes}) {}
+                           opts.max_body_bytes}) {
+    if (opts.probe_port)
+      probes = std::make_unique<listener>(ioc, opts.max_probe_connections, true);
+  }
 
-  void do_accept();
-  void on_accept(beast::error_code ec, tcp::socket socket, executor_type ex);
-  void add(const std::shared_ptr<session_base>& s);
-  void remove(uint64_t id);
+  status listen(listener& l, uint16_t port);
+  void do_accept(listener& l);
+  void on_accept(listener& l, beast::error_code ec, tcp::socket socket, executor_type ex);
+  void add(listener& l, const std::shared_ptr<session_base>& s);
+  void remove(const session_base& s);
+  /// Marks a served session idle (to the back of its listener's list) or busy (out of it).
+  /// False when it was evicted: it must close without serving anything more.
+  bool set_idle(const session_base& s, bool idle);
+  /// Sets the connection gauges; with mu held.
+  void count_connections();
 
   service& svc;
   server_options opts;
@@ -139,7 +185,8 @@ struct server::impl {
   net::io_context ioc;
   // Keeps the threads running while no operation is pending (sessions waiting for the service).
   std::optional<net::executor_work_guard<net::io_context::executor_type>> work;
-  tcp::acceptor acceptor;
+  listener api;
+  std::unique_ptr<listener> probes;  // With options.probe_port.
   std::vector<std::thread> threads;
   metrics_registry own_registry;
   metrics_registry& registry;
@@ -147,18 +194,26 @@ struct server::impl {
   metric_family<histogram>& latency;
   gauge& open_connections;
   counter& rejected;
+  gauge& idle_connections;
+  counter& evicted;
   gauge& watches;
   handler h;
   std::optional<token_digest> token;
-  uint16_t port = 0;
+
+  /// A served session: its listener, its place in that listener's idle list.
+  struct slot {
+    std::shared_ptr<session_base> session;
+    listener* from = nullptr;
+    std::optional<std::list<uint64_t>::iterator> idle_at;
+    bool evicted = false;  // Closing; no longer counted in from->served.
+  };
 
   std::mutex mu;
-  std::unordered_map<uint64_t, std::shared_ptr<session_base>> sessions;  // Served ones.
+  std::unordered_map<uint64_t, slot> sessions;  // Served ones.
   std::size_t rejecting = 0;  // Sessions answering 503.
   uint64_t next_id = 1;
   std::atomic<bool> stopping{false};
   std::once_flag stop_once;
-  std::unique_ptr<net::steady_timer> accept_retry;
 };
 
 namespace {
@@ -175,7 +230,8 @@ class session_base : public std::enable_shared_from_this<session_base> {
   virtual mailbox& box() = 0;
 
   uint64_t id = 0;
-  bool rejecting = false;
+  bool rejecting = false;    // Answers 503 to its one request and closes.
+  bool probes_only = false;  // From the probe port.
 };
 
 /// Receives a service's watch events and hands them to the session through its mailbox.
@@ -255,7 +311,8 @@ class session final : public session_base {
   template <class... Args>
   session(server::impl& srv, executor_type ex, Args&&... args)
     : srv_(srv), stream_(std::forward<Args>(args)...), box_(std::make_shared<mailbox>(ex)),
-      ex_(std::move(ex)), timer_(ex_), deadline_(ex_) {}
+      ex_(std::move(ex)), timer_(ex_), deadline_(ex_),
+      framer_(framing_limits{srv.opts.max_header_bytes, srv.opts.max_body_bytes}) {}
 
   void start() override {
     net::dispatch(ex_, [self = self_ptr()] {
@@ -314,39 +371,86 @@ class session final : public session_base {
     return srv_.opts.header_timeout;
   }
 
-  // ---- Reading a request.
+  std::chrono::milliseconds first_byte_timeout() const {
+    if (rejecting)
+      return std::min(srv_.opts.first_byte_timeout, std::chrono::milliseconds{2000});
+    return srv_.opts.first_byte_timeout;
+  }
+
+  // ---- Reading a request. Bytes go through framer_; what it says decides the next step.
 
   void wait_request() {
     if (stopping_ || phase_ == phase::closed)
       return close_now();
     phase_ = phase::waiting;
-    header_parser_.emplace();
-    header_parser_->header_limit(static_cast<std::uint32_t>(srv_.opts.max_header_bytes));
-    if (buffer_.size() > 0)
-      return read_header();
-    lowest().expires_after(first_request_ ? header_timeout() : srv_.opts.idle_timeout);
-    stream_.async_read_some(buffer_.prepare(4096),
+    // Between requests the connection is idle: at the cap it may be closed for a newcomer.
+    if (!srv_.set_idle(*this, true))
+      return close_now();
+    if (framer_.buffered_bytes() > 0)
+      return read_head();  // Pipelined: the next request is here already.
+    lowest().expires_after(first_request_ ? first_byte_timeout() : srv_.opts.idle_timeout);
+    stream_.async_read_some(net::buffer(in_),
                             [self = self_ptr()](beast::error_code ec, std::size_t n) {
+                              if (self->phase_ == phase::closed)
+                                return;
                               if (ec)
                                 return self->close_now();
-                              self->buffer_.commit(n);
-                              self->read_header();
+                              self->framer_.feed(std::string_view(self->in_.data(), n));
+                              self->read_head();
                             });
   }
 
-  void read_header() {
+  void read_head() {
     phase_ = phase::reading;
     // The header limit is enforced by our own deadline (not the stream's timeout, which would
     // close the socket) so that the client still gets its 408.
     lowest().expires_never();
     arm_deadline(header_timeout());
-    // Content-Length is checked against our limit in on_header, with our message.
-    header_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
-    http::async_read_header(stream_, buffer_, *header_parser_,
-                            [self = self_ptr()](beast::error_code ec, std::size_t) {
-                              self->deadline_.cancel();
-                              self->on_header(ec);
-                            });
+    continue_head();
+  }
+
+  void continue_head() {
+    switch (framer_.advance()) {
+      case framer_state::reading_head:
+        return read_more(false);
+      case framer_state::head_ready:
+        deadline_.cancel();
+        return on_head();
+      case framer_state::failed:
+        deadline_.cancel();
+        return fail_framing();
+      case framer_state::reading_body:
+      case framer_state::request_ready:
+        break;
+    }
+    close_now();  // Not reached: advance() from reading_head goes nowhere else.
+  }
+
+  // Reads more of the request's header (or body); a read the deadline cancelled answers 408.
+  void read_more(bool body) {
+    stream_.async_read_some(
+      net::buffer(in_), [self = self_ptr(), body](beast::error_code ec, std::size_t n) {
+        if (self->phase_ == phase::closed)
+          return;
+        if (ec) {
+          self->deadline_.cancel();
+          if (!self->timed_out_)
+            return self->close_now();  // The client left, or the connection was evicted.
+          if (body)
+            return self->fail_and_close(status_reason::timeout,
+                                        "the request body did not arrive within " +
+                                          std::to_string(self->srv_.opts.body_timeout.count()) +
+                                          " ms");
+          return self->fail_and_close(status_reason::timeout,
+                                      "the request header did not arrive within " +
+                                        std::to_string(self->header_timeout().count()) + " ms");
+        }
+        self->framer_.feed(std::string_view(self->in_.data(), n));
+        if (body)
+          self->continue_body();
+        else
+          self->continue_head();
+      });
   }
 
   // A deadline for reading a request: on expiry it cancels the read, which then answers 408.
@@ -362,55 +466,51 @@ class session final : public session_base {
     });
   }
 
-  void on_header(beast::error_code ec) {
-    if (ec && timed_out_)
-      return fail_and_close(status_reason::timeout,
-                            "the request header did not arrive within " +
-                              std::to_string(header_timeout().count()) + " ms");
-    if (ec == http::error::body_limit)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is larger than the limit of " +
-                              std::to_string(srv_.opts.max_body_bytes) + " bytes");
-    if (ec == http::error::header_limit)
-      return fail_and_close(status_reason::bad_request,
-                            "the request header is larger than " +
-                              std::to_string(srv_.opts.max_header_bytes) + " bytes");
-    if (ec == http::error::end_of_stream || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset ||
-        ec == ssl::error::stream_truncated)
-      return close_now();
-    if (ec)
-      return fail_and_close(status_reason::bad_request, "malformed HTTP request: " + ec.message());
+  void on_head() {
     received_ = std::chrono::steady_clock::now();
-    auto& req = header_parser_->get();
-    keep_alive_ = req.keep_alive();
+    const request_head& head = framer_.head();
+    keep_alive_ = head.keep_alive;
+    // A complete header makes the connection busy: no newcomer closes it from now on.
+    if (!srv_.set_idle(*this, false))
+      return close_now();
     if (rejecting)
       return fail_and_close(status_reason::service_unavailable,
                             "too many connections: the server serves at most " +
-                              std::to_string(srv_.opts.max_connections) +
+                              std::to_string(probes_only ? srv_.opts.max_probe_connections
+                                                         : srv_.opts.max_connections) +
                               " at once; retry later");
     if (stopping_)
       return fail_and_close(status_reason::service_unavailable, "the server is shutting down");
-    bool body_pending = !header_parser_->is_done();
-    if (srv_.token && !is_probe_path(req.target()) && !authorized(req)) {
+    if (probes_only && !is_probe_port_path(head.target)) {
+      api_error e;
+      e.reason = status_reason::not_found;
+      e.message = "the probe port serves only /healthz, /livez, /readyz and /metrics";
+      // Answered without its body: a body still to come would be read as the next request.
+      bool next_can_follow = framer_.skip_head();
+      return send(handler::error_response(e), !next_can_follow);
+    }
+    if (srv_.token && !is_probe_path(head.target) && !authorized(head)) {
       api_error e;
       e.reason = status_reason::unauthorized;
       e.message = "Unauthorized";
       auto r = handler::error_response(e);
       r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"phalanx\"");
-      return send(std::move(r), body_pending);
+      bool next_can_follow = framer_.skip_head();
+      return send(std::move(r), !next_can_follow);
     }
-    if (auto cl = header_parser_->content_length(); cl && *cl > srv_.opts.max_body_bytes)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is " + std::to_string(*cl) +
-                              " bytes; the limit is " + std::to_string(srv_.opts.max_body_bytes) +
-                              " bytes");
-    if (!body_pending)
-      return dispatch(http::request<http::string_body>(header_parser_->release()));
-    body_parser_.emplace(std::move(*header_parser_));
-    header_parser_.reset();
-    body_parser_->body_limit(srv_.opts.max_body_bytes);
-    if (iequals(body_parser_->get()[http::field::expect], "100-continue")) {
+    bool wants_continue = head.expects_continue();
+    switch (framer_.accept_body()) {
+      case framer_state::request_ready:
+        return dispatch(framer_.take());
+      case framer_state::failed:  // Content-Length beyond max_body_bytes.
+        return fail_framing();
+      case framer_state::reading_body:
+        break;
+      case framer_state::reading_head:
+      case framer_state::head_ready:
+        return close_now();  // Not reached.
+    }
+    if (wants_continue) {
       continue_ = std::make_unique<http::response<http::empty_body>>(http::status::continue_, 11);
       lowest().expires_after(srv_.opts.write_timeout);
       http::async_write(stream_, *continue_,
@@ -428,35 +528,37 @@ class session final : public session_base {
   void read_body() {
     lowest().expires_never();
     arm_deadline(srv_.opts.body_timeout);
-    http::async_read(stream_, buffer_, *body_parser_,
-                     [self = self_ptr()](beast::error_code ec, std::size_t) {
-                       self->deadline_.cancel();
-                       self->on_body(ec);
-                     });
+    continue_body();
   }
 
-  void on_body(beast::error_code ec) {
-    if (ec == http::error::body_limit)
-      return fail_and_close(status_reason::request_entity_too_large,
-                            "the request body is larger than the limit of " +
-                              std::to_string(srv_.opts.max_body_bytes) + " bytes");
-    if (ec && timed_out_)
-      return fail_and_close(status_reason::timeout,
-                            "the request body did not arrive within " +
-                              std::to_string(srv_.opts.body_timeout.count()) + " ms");
-    if (ec == http::error::end_of_stream || ec == net::error::eof ||
-        ec == net::error::operation_aborted || ec == net::error::connection_reset)
-      return close_now();
-    if (ec)
-      return fail_and_close(status_reason::bad_request,
-                            "malformed HTTP request body: " + ec.message());
-    auto req = body_parser_->release();
-    body_parser_.reset();
-    dispatch(std::move(req));
+  void continue_body() {
+    switch (framer_.advance()) {
+      case framer_state::reading_body:
+        return read_more(true);
+      case framer_state::request_ready:
+        deadline_.cancel();
+        return dispatch(framer_.take());
+      case framer_state::failed:
+        deadline_.cancel();
+        return fail_framing();
+      case framer_state::reading_head:
+      case framer_state::head_ready:
+        break;
+    }
+    close_now();  // Not reached: advance() from reading_body goes nowhere else.
   }
 
-  bool authorized(const http::request<http::empty_body>& req) const {
-    std::string_view auth = req[http::field::authorization];
+  // The stream broke a framing rule: answer and close. What the client sent after the fault is
+  // drained by the lingering close, never parsed.
+  void fail_framing() {
+    const framing_error& e = framer_.error();
+    fail_and_close(http_status(e.fault) == 413 ? status_reason::request_entity_too_large
+                                               : status_reason::bad_request,
+                   e.message);
+  }
+
+  bool authorized(const request_head& head) const {
+    std::string_view auth = head.field("authorization");
     constexpr std::string_view scheme = "bearer ";
     if (auth.size() <= scheme.size() || !iequals(auth.substr(0, scheme.size()), scheme))
       return false;
@@ -469,16 +571,16 @@ class session final : public session_base {
 
   // ---- Handling.
 
-  void dispatch(http::request<http::string_body> req) {
+  void dispatch(framed_request req) {
     phase_ = phase::processing;
     lowest().expires_never();
     http_request r;
-    r.method = std::string(req.method_string());
-    r.target = std::string(req.target());
-    r.content_type = std::string(req[http::field::content_type]);
-    r.accept = std::string(req[http::field::accept]);
-    r.host = std::string(req[http::field::host]);
-    r.body = std::move(req.body());
+    r.method = std::move(req.head.method);
+    r.target = std::move(req.head.target);
+    r.content_type = std::string(req.head.field("content-type"));
+    r.accept = std::string(req.head.field("accept"));
+    r.host = std::string(req.head.field("host"));
+    r.body = std::move(req.body);
     std::weak_ptr<session_base> weak = shared_from_this();
     auto box = box_;
     auto post = [box, weak](std::function<void()> f) {
@@ -734,7 +836,7 @@ class session final : public session_base {
     deadline_.cancel();
     if (!removed_) {
       removed_ = true;
-      srv_.remove(id);
+      srv_.remove(*this);
     }
   }
 
@@ -745,9 +847,8 @@ class session final : public session_base {
   net::steady_timer timer_;     // A watch's timeoutSeconds.
   net::steady_timer deadline_;  // Reading a request's header or body.
   bool timed_out_ = false;
-  beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::empty_body>> header_parser_;
-  std::optional<http::request_parser<http::string_body>> body_parser_;
+  request_framer framer_;
+  std::array<char, 8192> in_{};  // What one read of the request brings.
   std::unique_ptr<http::response<http::empty_body>> continue_;
   std::unique_ptr<http::response<http::string_body>> response_;
   phase phase_ = phase::waiting;
@@ -777,63 +878,136 @@ class session final : public session_base {
 
 } // namespace
 
-void server::impl::add(const std::shared_ptr<session_base>& s) {
+void server::impl::add(listener& l, const std::shared_ptr<session_base>& s) {
   std::lock_guard lock{mu};
   s->id = next_id++;
-  if (s->rejecting)
+  if (s->rejecting) {
     ++rejecting;
-  else
-    sessions.emplace(s->id, s);
-  if (!s->rejecting)
-    open_connections.set(double(sessions.size()));
-}
-
-void server::impl::remove(uint64_t id) {
-  std::lock_guard lock{mu};
-  auto it = sessions.find(id);
-  if (it != sessions.end()) {
-    sessions.erase(it);
-    open_connections.set(double(sessions.size()));
-  } else if (rejecting > 0) {
-    --rejecting;
+    return;
   }
+  // A new connection is idle until its first request's header is complete.
+  slot& sl = sessions[s->id];
+  sl.session = s;
+  sl.from = &l;
+  sl.idle_at = l.idle.insert(l.idle.end(), s->id);
+  ++l.served;
+  count_connections();
 }
 
-void server::impl::do_accept() {
+void server::impl::remove(const session_base& s) {
+  std::lock_guard lock{mu};
+  if (s.rejecting) {
+    --rejecting;
+    return;
+  }
+  auto it = sessions.find(s.id);
+  if (it == sessions.end())
+    return;
+  slot& sl = it->second;
+  if (sl.idle_at)
+    sl.from->idle.erase(*sl.idle_at);
+  if (!sl.evicted)
+    --sl.from->served;
+  sessions.erase(it);
+  count_connections();
+}
+
+void server::impl::count_connections() {
+  open_connections.set(double(sessions.size()));
+  idle_connections.set(double(api.idle.size() + (probes ? probes->idle.size() : 0)));
+}
+
+bool server::impl::set_idle(const session_base& s, bool idle) {
+  if (s.rejecting)
+    return true;  // Not counted, never evicted: it closes after its one answer.
+  std::lock_guard lock{mu};
+  auto it = sessions.find(s.id);
+  if (it == sessions.end() || it->second.evicted)
+    return false;
+  slot& sl = it->second;
+  if (sl.idle_at) {
+    sl.from->idle.erase(*sl.idle_at);
+    sl.idle_at.reset();
+  }
+  if (idle)
+    sl.idle_at = sl.from->idle.insert(sl.from->idle.end(), s.id);
+  count_connections();
+  return true;
+}
+
+status server::impl::listen(listener& l, uint16_t port) {
+  beast::error_code ec;
+  auto addr = net::ip::make_address(opts.address, ec);
+  if (ec)
+    return status{errc::invalid_argument, "bad listen address " + opts.address + ": " +
+                                            ec.message()};
+  tcp::endpoint ep{addr, port};
+  l.acceptor.open(ep.protocol(), ec);
+  if (!ec)
+    l.acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec)
+    l.acceptor.bind(ep, ec);
+  if (!ec)
+    l.acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec)
+    return status{errc::io_error, "cannot listen on " + opts.address + ":" +
+                                    std::to_string(port) + ": " + ec.message()};
+  l.port = l.acceptor.local_endpoint().port();
+  return status::ok_status();
+}
+
+void server::impl::do_accept(listener& l) {
   auto ex = net::make_strand(ioc);
-  acceptor.async_accept(ex, [this, ex](beast::error_code ec, tcp::socket socket) {
-    on_accept(ec, std::move(socket), ex);
+  l.acceptor.async_accept(ex, [this, &l, ex](beast::error_code ec, tcp::socket socket) {
+    on_accept(l, ec, std::move(socket), ex);
   });
 }
 
-void server::impl::on_accept(beast::error_code ec, tcp::socket socket, executor_type ex) {
-  if (stopping || !acceptor.is_open() || ec == net::error::operation_aborted)
+void server::impl::on_accept(listener& l, beast::error_code ec, tcp::socket socket,
+                             executor_type ex) {
+  if (stopping || !l.acceptor.is_open() || ec == net::error::operation_aborted)
     return;
   if (ec) {
     // Out of file descriptors and the like: do not spin; try again shortly.
-    accept_retry = std::make_unique<net::steady_timer>(acceptor.get_executor());
-    accept_retry->expires_after(std::chrono::milliseconds(50));
-    accept_retry->async_wait([this](beast::error_code wec) {
+    l.accept_retry = std::make_unique<net::steady_timer>(l.acceptor.get_executor());
+    l.accept_retry->expires_after(std::chrono::milliseconds(50));
+    l.accept_retry->async_wait([this, &l](beast::error_code wec) {
       if (!wec && !stopping)
-        do_accept();
+        do_accept(l);
     });
     return;
   }
   bool reject = false;
+  std::shared_ptr<session_base> victim;
   {
     std::lock_guard lock{mu};
-    if (sessions.size() >= opts.max_connections) {
-      reject = true;
-      rejected.inc();
-      if (rejecting >= 64) {
-        // Too many are being refused already: close without an answer.
-        beast::error_code ignored;
-        socket.close(ignored);
-        do_accept();
-        return;
+    if (l.served >= l.max_connections) {
+      if (!l.idle.empty()) {
+        // Make room: the connection idle the longest goes, the newcomer is served.
+        uint64_t id = l.idle.front();
+        l.idle.pop_front();
+        slot& sl = sessions.at(id);
+        sl.idle_at.reset();
+        sl.evicted = true;
+        --l.served;
+        victim = sl.session;
+        evicted.inc();
+        count_connections();
+      } else {
+        reject = true;
+        rejected.inc();
+        if (rejecting >= 64) {
+          // Too many are being refused already: close without an answer.
+          beast::error_code ignored;
+          socket.close(ignored);
+          do_accept(l);
+          return;
+        }
       }
     }
   }
+  if (victim)
+    victim->force_close();
   std::shared_ptr<session_base> s;
   if (tls)
     s = std::make_shared<session<beast::ssl_stream<beast::tcp_stream>>>(*this, ex,
@@ -841,9 +1015,10 @@ void server::impl::on_accept(beast::error_code ec, tcp::socket socket, executor_
   else
     s = std::make_shared<session<beast::tcp_stream>>(*this, ex, std::move(socket));
   s->rejecting = reject;
-  add(s);
+  s->probes_only = l.probes_only;
+  add(l, s);
   s->start();
-  do_accept();
+  do_accept(l);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -888,25 +1063,16 @@ result<std::unique_ptr<server>> server::start(service& svc, server_options optio
                                               options.tls_key_file + ": " + e.what()};
     }
   }
-  beast::error_code ec;
-  auto addr = net::ip::make_address(options.address, ec);
-  if (ec)
-    return status{errc::invalid_argument, "bad listen address " + options.address + ": " +
-                                            ec.message()};
-  tcp::endpoint ep{addr, options.port};
-  p->acceptor.open(ep.protocol(), ec);
-  if (!ec)
-    p->acceptor.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec)
-    p->acceptor.bind(ep, ec);
-  if (!ec)
-    p->acceptor.listen(net::socket_base::max_listen_connections, ec);
-  if (ec)
-    return status{errc::io_error, "cannot listen on " + options.address + ":" +
-                                    std::to_string(options.port) + ": " + ec.message()};
-  p->port = p->acceptor.local_endpoint().port();
+  if (auto st = p->listen(p->api, options.port); !st.ok())
+    return st;
+  if (p->probes) {
+    if (auto st = p->listen(*p->probes, *options.probe_port); !st.ok())
+      return st;
+  }
   p->work.emplace(p->ioc.get_executor());
-  p->do_accept();
+  p->do_accept(p->api);
+  if (p->probes)
+    p->do_accept(*p->probes);
   for (unsigned i = 0; i < options.threads; ++i)
     p->threads.emplace_back([ioc = &p->ioc] {
       // A handler that throws (out of memory) must not take the process down: keep serving.
@@ -923,7 +1089,11 @@ result<std::unique_ptr<server>> server::start(service& svc, server_options optio
 }
 
 uint16_t server::port() const noexcept {
-  return impl_->port;
+  return impl_->api.port;
+}
+
+uint16_t server::probe_port() const noexcept {
+  return impl_->probes ? impl_->probes->port : 0;
 }
 
 std::string server::url() const {
@@ -943,17 +1113,21 @@ void server::stop() {
   auto& p = *impl_;
   std::call_once(p.stop_once, [&p] {
     p.stopping = true;
-    net::post(p.acceptor.get_executor(), [&p] {
-      beast::error_code ignored;
-      p.acceptor.close(ignored);
-      if (p.accept_retry)
-        p.accept_retry->cancel();
-    });
+    for (listener* l : {&p.api, p.probes.get()}) {
+      if (l == nullptr)
+        continue;
+      net::post(l->acceptor.get_executor(), [l] {
+        beast::error_code ignored;
+        l->acceptor.close(ignored);
+        if (l->accept_retry)
+          l->accept_retry->cancel();
+      });
+    }
     std::vector<std::shared_ptr<session_base>> open;
     {
       std::lock_guard lock{p.mu};
-      for (auto& [id, s] : p.sessions)
-        open.push_back(s);
+      for (auto& [id, sl] : p.sessions)
+        open.push_back(sl.session);
     }
     for (auto& s : open)
       s->begin_shutdown();
@@ -969,8 +1143,8 @@ void server::stop() {
     {
       std::lock_guard lock{p.mu};
       open.clear();
-      for (auto& [id, s] : p.sessions)
-        open.push_back(s);
+      for (auto& [id, sl] : p.sessions)
+        open.push_back(sl.session);
     }
     for (auto& s : open) {
       s->box().close();
@@ -992,8 +1166,8 @@ void server::stop() {
       if (t.joinable())
         t.join();
     std::lock_guard lock{p.mu};
-    for (auto& [id, s] : p.sessions)
-      s->box().close();
+    for (auto& [id, sl] : p.sessions)
+      sl.session->box().close();
     p.sessions.clear();
   });
 }

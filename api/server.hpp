@@ -1,17 +1,39 @@
 #pragma once
 
 // The HTTP API server (DESIGN.md section 2), on Boost.Beast. This header does not include Beast:
-// everything Beast lives in server.cpp.
+// everything Beast lives in server.cpp and http_framing.cpp.
 //
 // - HTTP/1.1 with keep-alive; optional TLS (a certificate chain and a key, PEM files).
 // - Kubernetes paths (handler.hpp): /api/v1/..., /apis/scheduling.volcano.sh/v1beta1/...,
 //   /apis/batch.volcano.sh/v1alpha1/..., discovery, /version, /healthz, /livez, /readyz,
 //   /metrics. Watches (?watch=1) stream chunked newline-delimited JSON events.
-// - Limits: at most max_connections connections (beyond: 503 and close); a request's header
-//   must arrive within header_timeout of its first byte, its body within body_timeout (else 408
-//   and close: slow clients cannot hold connections); an idle keep-alive connection closes after
-//   idle_timeout; bodies beyond max_body_bytes get 413 as soon as the header says so
+// - Request framing (http_framing.hpp): a request whose body length could be read two ways
+//   (Content-Length with Transfer-Encoding, two Content-Lengths, a final coding other than
+//   chunked, obs-fold...) is answered 400 (413 for a body beyond max_body_bytes) with
+//   Connection: close, and the connection is closed: nothing it sent after the fault is read
+//   as a request (no request smuggling).
+// - Connections: at most max_connections at once. At the cap a new connection is not refused:
+//   the connection idle the longest is closed to make room for it, idle meaning it has not
+//   sent a complete request header (a new connection, one sending its header slowly) or waits
+//   between requests (keep-alive). A connection with a request in progress (its body, the
+//   service, the response) or a watch is never closed for a newcomer; only when every one is
+//   such is the newcomer answered 503 and closed. A flood of connections that send nothing
+//   therefore only closes its own oldest members, and real clients keep being served.
+// - Timeouts: a new connection must send its first byte within first_byte_timeout, and its
+//   header within header_timeout of that byte; a body must arrive within body_timeout (else
+//   408 and close: slow clients cannot hold connections); an idle keep-alive connection closes
+//   after idle_timeout; bodies beyond max_body_bytes get 413 as soon as the header says so
 //   (Content-Length) or as soon as the limit is crossed (chunked), without reading the rest.
+// - Probes under the cap: an optional second listener, probe_port, serves /healthz, /livez,
+//   /readyz and /metrics only, with its own connection cap (max_probe_connections) and the
+//   same eviction. A separate listener, not a slot reserved on the API port, because the
+//   server cannot tell a probe from any other connection until its header has arrived: a
+//   reserved slot is taken by whichever connection comes first, and the API port's accept
+//   queue is the very thing a flood fills. On its own port the kubelet's probes and the
+//   Prometheus scrape neither wait behind nor compete with API clients. Without probe_port,
+//   probes reach the API port like any client; they are then answered at the cap as long as
+//   some connection there is idle (always so under a flood of idle connections), but not when
+//   every connection is busy.
 // - Optional bearer-token auth: the token is read from a file at start; requests without it get
 //   401 with WWW-Authenticate. /healthz, /livez and /readyz need no token (probes).
 // - The server never blocks a thread on the service: service callbacks hop back to the
@@ -25,7 +47,9 @@
 //   phalanx_http_requests_total{verb,code}       counter
 //   phalanx_http_request_duration_seconds{verb}  histogram (header read to response ready)
 //   phalanx_http_open_connections                gauge
-//   phalanx_http_rejected_connections_total      counter (over max_connections)
+//   phalanx_http_idle_connections                gauge (open, no request in progress)
+//   phalanx_http_rejected_connections_total      counter (503: max_connections, all busy)
+//   phalanx_http_evicted_connections_total       counter (idle, closed for a newcomer)
 //   phalanx_http_watches                         gauge (open watch streams)
 
 #include "api/metrics.hpp"
@@ -37,6 +61,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace phalanx::api {
@@ -48,8 +73,12 @@ struct server_options {
   uint16_t port = 0;
   /// Threads running the I/O. Default: 2.
   unsigned threads = 2;
-  /// Connections served at once; more get 503 and are closed. Default: 1024.
+  /// Connections served at once. At the cap a newcomer takes the place of the connection idle
+  /// the longest, which is closed; when none is idle, it gets 503 and is closed. Default: 1024.
   std::size_t max_connections = 1024;
+  /// From a new connection's acceptance (its TLS handshake done) to its first byte.
+  /// Default: 5 s.
+  std::chrono::milliseconds first_byte_timeout{5'000};
   /// From a request's first byte to the end of its header (slowloris). Default: 10 s.
   std::chrono::milliseconds header_timeout{10'000};
   /// Reading a request's body. Default: 30 s.
@@ -62,6 +91,12 @@ struct server_options {
   std::size_t max_body_bytes = std::size_t{1} << 20;
   /// Request headers beyond this get 400. Default: 64 KiB.
   std::size_t max_header_bytes = std::size_t{64} << 10;
+  /// A second port that serves only /healthz, /livez, /readyz and /metrics (others: 404), on
+  /// the same address, with the same TLS and token rules; 0 picks a free one (see
+  /// server::probe_port()). Default: none.
+  std::optional<uint16_t> probe_port;
+  /// Connections the probe port serves at once, with the API port's eviction. Default: 32.
+  std::size_t max_probe_connections = 32;
   /// A file holding the bearer token clients must send; empty: no authentication. Default: "".
   std::string token_file;
   /// PEM files for TLS; both or neither. Default: "" (plain HTTP).
@@ -82,8 +117,8 @@ struct server_options {
 class server {
  public:
   /// Binds, listens and starts the threads. Errors: invalid_argument (options: a missing or
-  /// empty token file, unreadable TLS files, zero threads), io_error (the address cannot be
-  /// bound). `svc` must outlive the server.
+  /// empty token file, unreadable TLS files, zero threads), io_error (the address, or the probe
+  /// port, cannot be bound). `svc` must outlive the server.
   static result<std::unique_ptr<server>> start(service& svc, server_options options);
 
   server(const server&) = delete;
@@ -95,6 +130,8 @@ class server {
   uint16_t port() const noexcept;
   /// "http://127.0.0.1:PORT" or "https://...".
   std::string url() const;
+  /// The probe port (the chosen one when options.probe_port was 0); 0 without one.
+  uint16_t probe_port() const noexcept;
 
   /// Stops accepting, ends watch streams cleanly (their last chunk), lets responses in flight
   /// finish within shutdown_grace, closes every connection and joins the threads. Idempotent;

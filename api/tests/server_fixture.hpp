@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -30,10 +31,69 @@ inline void seed(api::testing::fake_service& svc, const std::string& example) {
     svc.put(std::move(o));
 }
 
+/// Passes every call on to another service and counts them, so a test can tell that a request
+/// never reached the service (a smuggled one).
+class counting_service final : public service {
+ public:
+  explicit counting_service(service& inner) : inner_(inner) {}
+
+  void create(object obj, object_callback done) override {
+    ++calls_;
+    inner_.create(std::move(obj), std::move(done));
+  }
+  void get(resource_kind kind, std::string namespace_name, std::string name,
+           object_callback done) override {
+    ++calls_;
+    inner_.get(kind, std::move(namespace_name), std::move(name), std::move(done));
+  }
+  void list(resource_kind kind, list_options options, list_callback done) override {
+    ++calls_;
+    inner_.list(kind, std::move(options), std::move(done));
+  }
+  void remove(resource_kind kind, std::string namespace_name, std::string name,
+              object_callback done) override {
+    ++calls_;
+    inner_.remove(kind, std::move(namespace_name), std::move(name), std::move(done));
+  }
+  void act(resource_kind kind, std::string namespace_name, std::string name,
+           object_action action, object_callback done) override {
+    ++calls_;
+    inner_.act(kind, std::move(namespace_name), std::move(name), action, std::move(done));
+  }
+  void events(resource_kind kind, std::string namespace_name, std::string name,
+              events_callback done) override {
+    ++calls_;
+    inner_.events(kind, std::move(namespace_name), std::move(name), std::move(done));
+  }
+  watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
+                     std::shared_ptr<watch_sink> sink) override {
+    ++calls_;
+    return inner_.watch(kind, std::move(options), resource_version, std::move(sink));
+  }
+  bool ready() const override {
+    ++calls_;
+    return inner_.ready();
+  }
+  std::string metrics_text() const override {
+    ++calls_;
+    return inner_.metrics_text();
+  }
+
+  /// Calls so far, of every kind.
+  int calls() const { return calls_.load(); }
+
+ private:
+  service& inner_;
+  mutable std::atomic<int> calls_{0};
+};
+
 struct running_server {
   std::unique_ptr<api::testing::fake_service> svc;
+  std::unique_ptr<counting_service> counted;  // Over svc; the server calls this one.
   std::unique_ptr<server> srv;
   uint16_t port() const { return srv->port(); }
+  /// Calls the server made to the service so far.
+  int service_calls() const { return counted->calls(); }
 };
 
 /// Starts a fake service (nodes, queues, a closed queue "closed-q", the PodGroup and its pods)
@@ -49,7 +109,8 @@ inline running_server start_server(server_options options = {}) {
   closed.queue.meta.name = "closed-q";
   closed.queue.state = scheduler::queue_state::closed;
   r.svc->put(closed);
-  auto s = server::start(*r.svc, std::move(options));
+  r.counted = std::make_unique<counting_service>(*r.svc);
+  auto s = server::start(*r.counted, std::move(options));
   if (!s.ok()) {
     ADD_FAILURE() << s.error().to_string();
     return r;

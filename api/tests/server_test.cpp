@@ -560,7 +560,7 @@ enum class how {
   oversize_chunked,    // A chunked body that grows beyond the limit.
   slow_header,         // Half a header, then nothing.
   slow_body,           // A header and half the body it announced, then nothing.
-  too_many_connections,
+  too_many_connections,  // max_connections open, all busy (idle ones make room instead).
   huge_header,
 };
 
@@ -887,9 +887,11 @@ TEST_P(BadInput, GetsItsStatusAndMessage) {
       break;
     }
     case how::too_many_connections: {
-      raw_connection first{s.port()};
-      raw_connection second{s.port()};
-      std::this_thread::sleep_for(50ms);
+      // Both connections busy with a watch: none is idle to make room, so the third is refused.
+      watch_stream first{s.port(), with_method("GET", "/api/v1/nodes?watch=1")};
+      watch_stream second{s.port(), with_method("GET", "/api/v1/nodes?watch=1")};
+      ASSERT_EQ(first.status(), 200);
+      ASSERT_EQ(second.status(), 200);
       raw_connection third{s.port()};
       third.write(head + "\r\n");
       r = third.read_response(5s);

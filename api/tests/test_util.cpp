@@ -124,6 +124,9 @@ struct raw_connection::impl {
   net::io_context ioc;
   tcp::socket socket{ioc};
   beast::flat_buffer buffer;
+  // A read saw the end of the stream (or a reset). Kept, because asio does not always report
+  // the end again to a later read on the same socket.
+  bool peer_closed = false;
 };
 
 raw_connection::raw_connection(uint16_t port) : impl_(std::make_unique<impl>()) {
@@ -146,6 +149,7 @@ std::string raw_connection::read_until_close(std::chrono::milliseconds timeout) 
     impl_->socket.async_read_some(net::buffer(buf), [&](beast::error_code ec, std::size_t n) {
       out.append(buf.data(), n);
       if (ec) {
+        impl_->peer_closed = ec != net::error::operation_aborted;
         done = true;
         return;
       }
@@ -195,13 +199,16 @@ std::optional<response> raw_connection::read_response(std::chrono::milliseconds 
 }
 
 bool raw_connection::closed_within(std::chrono::milliseconds timeout) {
+  if (impl_->peer_closed)
+    return true;
   bool closed = false;
   bool done = false;
   std::array<char, 4096> buf{};
   std::function<void()> read = [&] {
     impl_->socket.async_read_some(net::buffer(buf), [&](beast::error_code ec, std::size_t) {
       if (ec) {
-        closed = true;
+        // Cancelled at the timeout: still open.
+        closed = ec != net::error::operation_aborted;
         done = true;
         return;
       }
@@ -218,6 +225,7 @@ bool raw_connection::closed_within(std::chrono::milliseconds timeout) {
     impl_->ioc.restart();
     impl_->ioc.run_for(std::chrono::milliseconds(100));
   }
+  impl_->peer_closed = closed;
   return closed;
 }
 

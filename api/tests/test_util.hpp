@@ -73,7 +73,8 @@ class raw_connection {
   std::string read_until_close(std::chrono::milliseconds timeout);
   /// Reads one HTTP response (status, headers, body by Content-Length or chunked).
   std::optional<response> read_response(std::chrono::milliseconds timeout);
-  /// True when the peer closed the connection within `timeout`.
+  /// True when the peer closed the connection within `timeout` (or an earlier read saw it
+  /// close); false when it is still open after `timeout`.
   bool closed_within(std::chrono::milliseconds timeout);
 
  private:
