@@ -10,7 +10,8 @@ CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: help deps configure build test long demo asan fuzz bench crash soak format clean
+.PHONY: help deps configure build test long demo asan fuzz bench crash soak format clean \
+        k8s-control-plane
 
 help:
 	@echo "make demo    install what is missing, build, run the main demo"
@@ -18,6 +19,8 @@ help:
 	@echo "make long    the long runs: storage crash points and bit flips, crash and soak tests"
 	@echo "make asan    build and run the tests under AddressSanitizer + UBSan"
 	@echo "make fuzz    build the libFuzzer harnesses with clang and fuzz each for FUZZ_SECONDS"
+	@echo "make crash   the long crash tests: SIGKILLs and power cuts under load and churn, bit flips"
+	@echo "make k8s-control-plane  build (or find cached) kube-apiserver 1.37.2, kube-scheduler, etcd 3.6"
 	@echo "make bench   run the planner benchmark"
 	@echo "make format  clang-format every source file"
 
@@ -61,8 +64,8 @@ fuzz:
 	@PHALANX_EXTRA_PACKAGES="clang" ./.ci/install-deps
 	cmake -S . -B $(FUZZ_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	  -DCMAKE_CXX_COMPILER=clang++ -DPHALANX_FUZZ=ON $(CMAKE_FLAGS)
-	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_json fuzz_yaml fuzz_quantity
-	for h in json yaml quantity; do \
+	cmake --build $(FUZZ_DIR) -j $(JOBS) --target fuzz_json fuzz_yaml fuzz_quantity fuzz_http
+	for h in json yaml quantity http; do \
 	  mkdir -p $(FUZZ_DIR)/corpus/$$h && \
 	  ./$(FUZZ_DIR)/api/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -timeout=10 \
 	    $(FUZZ_DIR)/corpus/$$h api/fuzz/corpus/$$h || exit 1; \
@@ -101,6 +104,11 @@ loadtest-replay: loadtest-build
 loadtest-restart: loadtest-build
 	$(LOADTEST_RUN) restart --pods 150000 --podgroups 20000 --nodes 5000 \
 	  --json $(LOADTEST_OUT)/restart.json --html $(LOADTEST_OUT)/restart.html
+
+# kube-apiserver, kube-scheduler and etcd for the Kubernetes-mode tests (k8s/testing/README.md),
+# built from Go modules at pinned versions and cached outside the clone.
+k8s-control-plane:
+	./k8s/testing/build-control-plane.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(FUZZ_DIR)
