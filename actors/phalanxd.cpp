@@ -2,7 +2,7 @@
 //
 //   phalanxd --mode standalone --data-dir DIR [--cluster FILE] [--listen 127.0.0.1:PORT]
 //            [--config FILE] [--log-level info] [--token-file F] [--tls-cert F --tls-key F]
-//            [--quarantine-corrupt] [--port-file F] [--http-threads N]
+//            [--quarantine-corrupt] [--port-file F] [--http-threads N] [--probe-port N]
 //
 // Standalone mode keeps its own RocksDB in --data-dir and simulates the cluster of --cluster.
 // It answers /readyz only once restart recovery finished, and exits cleanly on SIGTERM/SIGINT.
@@ -61,6 +61,9 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
   --quarantine-corrupt     move undecodable records aside instead of refusing to start
   --port-file FILE         write the listening port here once ready (for scripts and tests)
   --http-threads N         HTTP I/O threads (default 2)
+  --probe-port N           also serve /healthz, /livez, /readyz and /metrics on port N of the
+                           --listen host, with connections of their own: probes are answered
+                           whatever the API's clients do (default: none, the API port only)
   --seed N                 seed of every random choice (default: from the clock)
 )";
 
@@ -77,6 +80,7 @@ struct options {
   std::string port_file;
   bool quarantine = false;
   unsigned http_threads = 2;
+  std::optional<uint16_t> probe_port;
   std::optional<uint64_t> seed;
 };
 
@@ -132,6 +136,16 @@ options parse_args(int argc, char** argv) {
       }
       if (o.http_threads == 0 || o.http_threads > 64)
         fail_usage("--http-threads: must be between 1 and 64");
+    } else if (name == "--probe-port") {
+      auto v = value();
+      try {
+        auto p = std::stoul(v);
+        if (p > 65535)
+          throw std::out_of_range("port");
+        o.probe_port = static_cast<uint16_t>(p);
+      } catch (...) {
+        fail_usage("--probe-port: \"" + v + "\" is not a port number from 0 to 65535");
+      }
     } else if (name == "--seed") {
       auto v = value();
       try {
@@ -289,6 +303,7 @@ int main(int argc, char** argv) {
   http.address = host;
   http.port = port;
   http.threads = opt.http_threads;
+  http.probe_port = opt.probe_port;
   http.token_file = opt.token_file;
   http.tls_cert_file = opt.tls_cert;
   http.tls_key_file = opt.tls_key;
@@ -302,10 +317,10 @@ int main(int argc, char** argv) {
     std::rename((opt.port_file + ".tmp").c_str(), opt.port_file.c_str());
   }
   auto to_ready = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
-  spdlog::info("msg=\"ready\" url={} data_dir={} nodes_created={} restore_seconds={:.3f} "
-               "process_to_ready_seconds={:.3f}",
-               (*server)->url(), opt.data_dir, created, (*rt)->seconds_to_ready(),
-               to_ready.count());
+  spdlog::info("msg=\"ready\" url={} probe_port={} data_dir={} nodes_created={} "
+               "restore_seconds={:.3f} process_to_ready_seconds={:.3f}",
+               (*server)->url(), (*server)->probe_port(), opt.data_dir, created,
+               (*rt)->seconds_to_ready(), to_ready.count());
 
   // Wait for SIGTERM or SIGINT, and watch the runtime meanwhile: if a vital actor stopped, the
   // API can answer nothing more (its probes say so already); exit, so that whoever supervises
