@@ -394,8 +394,7 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
   storage::write_batch batch;
   batch.erase(storage::record_kind::job, key);
   batch.erase(storage::record_kind::pod_group, j.group_key);
-  for (auto& pod_key : scheduler::job_pod_keys(*j.job))
-    batch.erase(storage::record_kind::pod, std::move(pod_key));
+  batch.erase_job_pods(j.job);
   delete_pods(
       self, std::move(pods), std::move(batch), pod_keys::erased_by_caller,
       [self, key, gang, reply](const status& s) {

@@ -717,12 +717,38 @@ struct pod_removal {
   std::vector<uint64_t> ids;
   std::size_t next = 0;
   uint64_t version = 0;
+  std::unordered_set<uint64_t> gangs; // Gangs that lost pods, settled after the last slice.
   std::function<void(const status&)> then;
 };
 
 // Pods removed per turn of the registry: a job of 300,000 pods goes in some 75 turns, with the
 // API's other requests served in between instead of after all of it.
 constexpr std::size_t removal_slice = 4096;
+
+// After the last slice: each gang that lost pods drops them from its members in one pass (a pass
+// per slice, or per pod, made deleting a big gang quadratic), and shows its status once. Until
+// then its members list names pods already gone, which every reader of it skips.
+void settle_gangs_after_removal(self_ptr self, const pod_removal& work) {
+  auto& st = self->state;
+  for (auto gang : work.gangs) {
+    auto g = st.groups.find(gang);
+    if (g == st.groups.end())
+      continue;
+    std::erase_if(g->second.pods, [&](uint64_t id) { return st.pods.count(id) == 0; });
+    if (g->second.implicit && g->second.pods.empty()) {
+      // A lone pod's PodGroup goes with it.
+      auto view = group_view(st, g->second);
+      end_gang(self, g->second);
+      unindex_group(st, g->second);
+      st.groups.erase(g);
+      if (is_watched(self, resource_kind::pod_group))
+        announce(self, api::watch_event::type::deleted, view);
+      continue;
+    }
+    end_followers(self, g->second);
+    group_changed(self, g->second);
+  }
+}
 
 void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
   auto& st = self->state;
@@ -772,35 +798,16 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     if (auto handle = st.ctx->nodes->at(index))
       self->send(handle, release_atom::value, std::move(ids));
   for (auto& [gang, outcomes] : gone) {
-    auto g = st.groups.find(gang);
-    if (g == st.groups.end())
-      continue;
-    // One pass over the gang's members for the whole slice: a pass per pod made deleting a big
-    // gang quadratic.
-    std::unordered_set<uint64_t> leaving;
-    leaving.reserve(outcomes.size());
-    for (const auto& o : outcomes)
-      leaving.insert(o.pod);
-    std::erase_if(g->second.pods, [&](uint64_t id) { return leaving.count(id) != 0; });
-    tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
-    if (g->second.implicit && g->second.pods.empty()) {
-      // A lone pod's PodGroup goes with it.
-      auto view = group_view(st, g->second);
-      end_gang(self, g->second);
-      unindex_group(st, g->second);
-      st.groups.erase(g);
-      if (is_watched(self, resource_kind::pod_group))
-        announce(self, api::watch_event::type::deleted, view);
-      continue;
-    }
-    end_followers(self, g->second);
-    group_changed(self, g->second);
+    work->gangs.insert(gang);
+    if (auto g = st.groups.find(gang); g != st.groups.end())
+      tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
   }
   if (work->next < work->ids.size()) {
     // The rest after whatever else waits in the mailbox.
     run_later(self, [self, work] { remove_deleted_pods(self, work); });
     return;
   }
+  settle_gangs_after_removal(self, *work);
   work->then(status{});
 }
 

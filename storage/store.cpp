@@ -1,5 +1,7 @@
 #include "storage/store.hpp"
 
+#include "scheduler/job.hpp"
+
 #include "records.pb.h"
 #include "storage/codec.hpp"
 #include "storage/commit_mark.hpp"
@@ -86,7 +88,7 @@ void add_put(std::vector<write_batch::operation>& ops, std::size_t& bytes, recor
              std::string key, std::string value,
              write_batch::action what = write_batch::action::put) {
   bytes += key.size() + value.size();
-  ops.push_back({kind, std::move(key), std::move(value), what, nullptr, std::nullopt});
+  ops.push_back({kind, std::move(key), std::move(value), what, nullptr, std::nullopt, nullptr});
 }
 
 } // namespace
@@ -110,14 +112,14 @@ void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
   // Roughly what the record will take, for byte_size(); store::write counts the real size.
   constexpr std::size_t estimated_pod_record = 512;
   bytes_ += estimated_pod_record;
-  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p), std::nullopt});
+  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p), std::nullopt, nullptr});
 }
 void write_batch::put_pod_state(std::shared_ptr<const scheduler::pod> p,
                                 const scheduler::pod_runtime& state) {
   // Roughly what the key and update will take, for byte_size().
   constexpr std::size_t estimated_update = 64;
   bytes_ += estimated_update;
-  ops_.push_back({record_kind::pod, {}, {}, action::merge, std::move(p), state});
+  ops_.push_back({record_kind::pod, {}, {}, action::merge, std::move(p), state, nullptr});
 }
 void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version) {
   add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_tombstone(resource_version),
@@ -125,7 +127,18 @@ void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_v
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
-  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt});
+  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt, nullptr});
+}
+void write_batch::erase_job_pods(std::shared_ptr<const scheduler::job> job) {
+  std::size_t pods = 0;
+  for (const auto& t : job->tasks)
+    pods += static_cast<std::size_t>(std::max(t.replicas, 0));
+  if (pods == 0)
+    return;
+  constexpr std::size_t estimated_key = 48;
+  bytes_ += pods * estimated_key;
+  job_pod_erases_ += pods - 1;
+  ops_.push_back({record_kind::pod, {}, {}, action::erase, nullptr, std::nullopt, std::move(job)});
 }
 void write_batch::reserve_versions_through(uint64_t ceiling) {
   if (version_ceiling_ == 0)
@@ -133,7 +146,7 @@ void write_batch::reserve_versions_through(uint64_t ceiling) {
   version_ceiling_ = std::max(version_ceiling_, ceiling);
 }
 std::size_t write_batch::size() const noexcept {
-  return ops_.size() + (version_ceiling_ != 0 ? 1 : 0);
+  return ops_.size() + job_pod_erases_ + (version_ceiling_ != 0 ? 1 : 0);
 }
 std::size_t write_batch::byte_size() const noexcept {
   return bytes_;
@@ -656,9 +669,10 @@ status store::write(std::span<const write_batch* const> batches) {
       if (static_cast<std::size_t>(op.kind) >= kind_count)
         return {errc::invalid_argument,
                 "write: unknown record kind " + std::to_string(static_cast<int>(op.kind))};
-      // A pod put by pointer gets its key below: object_key(namespace, name).
-      bool empty_key = op.pod ? op.pod->meta.namespace_name.empty() && op.pod->meta.name.empty()
-                              : op.key.empty();
+      // A pod put by pointer gets its key below: object_key(namespace, name); so do a job's.
+      bool empty_key = op.pod   ? op.pod->meta.namespace_name.empty() && op.pod->meta.name.empty()
+                       : op.job ? op.job->meta.name.empty()
+                                : op.key.empty();
       if (empty_key)
         return {errc::invalid_argument,
                 "write: empty key in column family " + std::string(to_string(op.kind))};
@@ -703,7 +717,21 @@ status store::write(std::span<const write_batch* const> batches) {
           }
           break;
         case write_batch::action::erase:
-          s = batch.Delete(cf, slice(op.key));
+          if (op.job) {  // erase_job_pods: the keys are made here, one buffer for all.
+            const auto& j = *op.job;
+            for (std::size_t ti = 0; ti < j.tasks.size() && s.ok(); ++ti) {
+              auto prefix = j.meta.namespace_name + "/" +
+                            scheduler::job_task_prefix(j.meta.name,
+                                                       scheduler::task_name(j.tasks[ti], ti));
+              for (int32_t ix = 0; ix < j.tasks[ti].replicas && s.ok(); ++ix) {
+                scheduler::write_job_pod_name(key, prefix, ix);
+                bytes += key.size();
+                s = batch.Delete(cf, slice(key));
+              }
+            }
+          } else {
+            s = batch.Delete(cf, slice(op.key));
+          }
           break;
       }
       if (!s.ok())

@@ -140,6 +140,11 @@ class write_batch {
   /// erasing its key would let the job's expansion bring it back at the next start.
   void put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version);
   void erase(record_kind kind, std::string key);
+  /// Erases the key of every pod the job's creation makes (scheduler::job_pod_keys): the keys
+  /// are made by store::write, in the thread that writes, like put(pod_ptr)'s, so a job of
+  /// 300,000 pods costs its caller a pointer here rather than 300,000 keys. The job is shared
+  /// and must not change any more.
+  void erase_job_pods(std::shared_ptr<const scheduler::job> job);
   /// Records that resource versions up to `ceiling` may be handed out before the next such
   /// record is durable: the store keeps the largest ceiling it was ever given (meta
   /// "version_ceiling") and `load` returns it, so versions never go back across a restart, also
@@ -168,12 +173,15 @@ class write_batch {
     std::shared_ptr<const scheduler::pod> pod;
     /// Set by put_pod_state only (with `pod`): the state update store::write encodes.
     std::optional<scheduler::pod_runtime> state;
+    /// Set by erase_job_pods only: the job whose pods' keys store::write erases.
+    std::shared_ptr<const scheduler::job> job;
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }
 
  private:
   std::vector<operation> ops_;
   std::size_t bytes_ = 0;
+  std::size_t job_pod_erases_ = 0; // Keys erase_job_pods will erase, beyond one per operation.
   uint64_t version_ceiling_ = 0;
 };
 

@@ -650,6 +650,38 @@ TEST(StorePodState, KeysWithoutARecordAreLoadedAsStates) {
   }
 }
 
+// A job's delete erases the keys of all its pods, made in the writer's thread from the job.
+TEST(StorePodState, EraseJobPodsErasesEveryKeyOfTheExpansionAndNothingElse) {
+  temp_dir dir;
+  sch::job j;
+  j.meta.name = "tf";
+  j.meta.namespace_name = "default";
+  sch::job_task ps, worker;
+  ps.name = "ps";
+  ps.replicas = 1;
+  worker.name = "worker";
+  worker.replicas = 3;
+  j.tasks = {ps, worker};
+  sch::pod_runtime bound;
+  bound.node_name = "n-1";
+  bound.resource_version = 7;
+  auto s = open_ok(dir.path());
+  write_batch b;
+  for (const char* name : {"tf-ps-0", "tf-worker-0", "tf-worker-2", "tf-worker-3", "tfx-worker-0"})
+    b.put_pod_state(std::make_shared<const sch::pod>(st::make_pod(name).cpu("1").obj()), bound);
+  ASSERT_TRUE(s->write(b).ok());
+  write_batch erase;
+  erase.erase_job_pods(std::make_shared<const sch::job>(j));
+  EXPECT_EQ(erase.size(), 4u);
+  ASSERT_TRUE(s->write(erase).ok());
+  auto state = load_ok(*s);
+  std::vector<std::string> left;
+  for (const auto& p : state.pod_states)
+    left.push_back(p.key);
+  // tf-worker-3 is beyond the job's 3 workers, tfx-worker-0 another job's.
+  EXPECT_EQ(left, (std::vector<std::string>{"default/tf-worker-3", "default/tfx-worker-0"}));
+}
+
 // A delete's resource version is kept by no record: the ceiling the runtime reserves versions
 // through is, and only ever grows, whatever order the batches carrying it come in.
 TEST(StoreVersionCeiling, TheLargestCeilingSurvivesARestart) {
