@@ -84,11 +84,15 @@ write_batch& write_batch::operator=(write_batch&&) noexcept = default;
 
 namespace {
 
+// The world's part of the meta column family (write_batch::put_world_meta).
+constexpr std::string_view world_meta_prefix = "world/";
+
 void add_put(std::vector<write_batch::operation>& ops, std::size_t& bytes, record_kind kind,
              std::string key, std::string value,
              write_batch::action what = write_batch::action::put) {
   bytes += key.size() + value.size();
-  ops.push_back({kind, std::move(key), std::move(value), what, nullptr, std::nullopt, nullptr});
+  ops.push_back(
+      {kind, std::move(key), std::move(value), what, nullptr, std::nullopt, nullptr, false});
 }
 
 } // namespace
@@ -112,14 +116,15 @@ void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
   // Roughly what the record will take, for byte_size(); store::write counts the real size.
   constexpr std::size_t estimated_pod_record = 512;
   bytes_ += estimated_pod_record;
-  ops_.push_back({record_kind::pod, {}, {}, action::put, std::move(p), std::nullopt, nullptr});
+  ops_.push_back(
+      {record_kind::pod, {}, {}, action::put, std::move(p), std::nullopt, nullptr, false});
 }
 void write_batch::put_pod_state(std::shared_ptr<const scheduler::pod> p,
                                 const scheduler::pod_runtime& state) {
   // Roughly what the key and update will take, for byte_size().
   constexpr std::size_t estimated_update = 64;
   bytes_ += estimated_update;
-  ops_.push_back({record_kind::pod, {}, {}, action::merge, std::move(p), state, nullptr});
+  ops_.push_back({record_kind::pod, {}, {}, action::merge, std::move(p), state, nullptr, false});
 }
 void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_version) {
   add_put(ops_, bytes_, record_kind::pod, key_of(p), encode_pod_tombstone(resource_version),
@@ -127,7 +132,7 @@ void write_batch::put_pod_tombstone(const scheduler::pod& p, uint64_t resource_v
 }
 void write_batch::erase(record_kind kind, std::string key) {
   bytes_ += key.size();
-  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt, nullptr});
+  ops_.push_back({kind, std::move(key), {}, action::erase, nullptr, std::nullopt, nullptr, false});
 }
 void write_batch::erase_job_pods(std::shared_ptr<const scheduler::job> job) {
   std::size_t pods = 0;
@@ -138,7 +143,21 @@ void write_batch::erase_job_pods(std::shared_ptr<const scheduler::job> job) {
   constexpr std::size_t estimated_key = 48;
   bytes_ += pods * estimated_key;
   job_pod_erases_ += pods - 1;
-  ops_.push_back({record_kind::pod, {}, {}, action::erase, nullptr, std::nullopt, std::move(job)});
+  ops_.push_back(
+      {record_kind::pod, {}, {}, action::erase, nullptr, std::nullopt, std::move(job), false});
+}
+void write_batch::put_world_meta(std::string key, std::string value) {
+  key.insert(0, world_meta_prefix);
+  bytes_ += key.size() + value.size();
+  ops_.push_back(
+      {record_kind::node, std::move(key), std::move(value), action::put, nullptr, std::nullopt,
+       nullptr, true});
+}
+void write_batch::erase_world_meta(std::string key) {
+  key.insert(0, world_meta_prefix);
+  bytes_ += key.size();
+  ops_.push_back(
+      {record_kind::node, std::move(key), {}, action::erase, nullptr, std::nullopt, nullptr, true});
 }
 void write_batch::reserve_versions_through(uint64_t ceiling) {
   if (version_ceiling_ == 0)
@@ -676,6 +695,9 @@ status store::write(std::span<const write_batch* const> batches) {
       if (empty_key)
         return {errc::invalid_argument,
                 "write: empty key in column family " + std::string(to_string(op.kind))};
+      if (op.world_meta && (op.key.size() <= world_meta_prefix.size() ||
+                            op.what == write_batch::action::merge))
+        return {errc::invalid_argument, "write: an empty world meta key, or a merge into one"};
       if (op.what == write_batch::action::merge && op.kind != record_kind::pod)
         return {errc::invalid_argument, "write: a merge into column family " +
                                             std::string(to_string(op.kind)) +
@@ -692,7 +714,7 @@ status store::write(std::span<const write_batch* const> batches) {
   std::size_t bytes = 0;
   for (const auto* b : batches) {
     for (const auto& op : b->operations()) {
-      auto* cf = impl_->handle(op.kind);
+      auto* cf = op.world_meta ? impl_->meta : impl_->handle(op.kind);
       rocksdb::Status s;
       bytes += op.key.size() + op.value.size();
       switch (op.what) {
@@ -1139,6 +1161,20 @@ result<loaded_state> store::impl::load() {
   jobs.finish(cursor.handed(record_kind::job), bad_of(record_kind::job));
   state.max_resource_version = max_version;
   state.version_ceiling = version_ceiling;
+  {
+    rocksdb::ReadOptions ro;
+    ro.verify_checksums = true;
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(ro, meta));
+    for (it->Seek(slice(world_meta_prefix));
+         it->Valid() && it->key().starts_with(slice(world_meta_prefix)); it->Next()) {
+      auto key = it->key();
+      key.remove_prefix(world_meta_prefix.size());
+      state.world_meta.emplace(key.ToString(), it->value().ToString());
+    }
+    if (!it->status().ok())
+      return from_rocksdb(it->status(), std::string(meta_cf) + "/" +
+                                            std::string(world_meta_prefix));
+  }
 
   if (!bad.empty()) {
     // Move the records aside in one synced write, so the next start does not trip on them.

@@ -24,6 +24,7 @@
 #include "scheduler/result.hpp"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -100,6 +101,10 @@ struct loaded_state {
   std::vector<job_record> jobs;
   /// The largest resource_version of any record, so the runtime continues after it.
   uint64_t max_resource_version = 0;
+  /// What the runtime keeps beside the records for its world (write_batch::put_world_meta): in
+  /// Kubernetes mode, the binding intents not yet confirmed and each watch's resourceVersion.
+  /// By key, without the store's prefix.
+  std::map<std::string, std::string> world_meta;
   /// The largest ceiling a batch reserved versions through (write_batch::reserve_versions_through),
   /// or 0: versions up to it may have been handed out (a delete's, which no record keeps), so the
   /// runtime continues after the larger of the two.
@@ -145,6 +150,12 @@ class write_batch {
   /// 300,000 pods costs its caller a pointer here rather than 300,000 keys. The job is shared
   /// and must not change any more.
   void erase_job_pods(std::shared_ptr<const scheduler::job> job);
+  /// Keeps `value` under `key` in the world's own part of the meta column family, atomically
+  /// with the rest of the batch (loaded_state::world_meta). For a runtime's small facts about
+  /// the world it serves: Kubernetes mode's binding intents ("intent/<ns>/<name>") and watch
+  /// resourceVersions ("watch/<collection>"). `key` must not be empty.
+  void put_world_meta(std::string key, std::string value);
+  void erase_world_meta(std::string key);
   /// Records that resource versions up to `ceiling` may be handed out before the next such
   /// record is durable: the store keeps the largest ceiling it was ever given (meta
   /// "version_ceiling") and `load` returns it, so versions never go back across a restart, also
@@ -175,6 +186,8 @@ class write_batch {
     std::optional<scheduler::pod_runtime> state;
     /// Set by erase_job_pods only: the job whose pods' keys store::write erases.
     std::shared_ptr<const scheduler::job> job;
+    /// The key (with its prefix) is in the meta column family (put_world_meta); `kind` unused.
+    bool world_meta = false;
   };
   const std::vector<operation>& operations() const noexcept { return ops_; }
 

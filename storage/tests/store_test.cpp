@@ -682,6 +682,33 @@ TEST(StorePodState, EraseJobPodsErasesEveryKeyOfTheExpansionAndNothingElse) {
   EXPECT_EQ(left, (std::vector<std::string>{"default/tf-worker-3", "default/tfx-worker-0"}));
 }
 
+// The world's meta entries (Kubernetes mode's intents and watch versions) come back at load,
+// atomically with the records written beside them, and erased ones stay erased.
+TEST(StoreWorldMeta, EntriesComeBackAndErasesStick) {
+  temp_dir dir;
+  {
+    auto s = open_ok(dir.path());
+    write_batch b;
+    b.put(st::make_pod("a").cpu("1").obj());
+    b.put_world_meta("intent/default/a", "uid-1 n-1");
+    b.put_world_meta("watch/pods", "12345");
+    b.put_world_meta("intent/default/b", "uid-2 n-2");
+    ASSERT_TRUE(s->write(b).ok());
+    write_batch later;
+    later.erase_world_meta("intent/default/b");
+    later.put_world_meta("watch/pods", "12399");
+    ASSERT_TRUE(s->write(later).ok());
+    write_batch bad;
+    bad.put_world_meta("", "x");
+    EXPECT_EQ(s->write(bad).code(), errc::invalid_argument);
+  }
+  auto s = open_ok(dir.path());
+  auto state = load_ok(*s);
+  EXPECT_EQ(state.world_meta, (std::map<std::string, std::string>{
+                                  {"intent/default/a", "uid-1 n-1"}, {"watch/pods", "12399"}}));
+  EXPECT_EQ(state.pods.size(), 1u);
+}
+
 // A delete's resource version is kept by no record: the ceiling the runtime reserves versions
 // through is, and only ever grows, whatever order the batches carrying it come in.
 TEST(StoreVersionCeiling, TheLargestCeilingSurvivesARestart) {
