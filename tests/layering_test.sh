@@ -2,7 +2,7 @@
 # DESIGN.md section 2: who may include whom. Fails with the offending files listed.
 #   scheduler/ is pure: no CAF, Boost, protobuf, RocksDB or spdlog.
 #   only actors/ includes CAF; only storage/ includes RocksDB;
-#   storage/, api/ and k8s/ never include each other or actors/.
+#   storage/ and api/ never include each other, k8s/ or actors/; k8s/ may include api/.
 set -u
 root="${1:-$(cd "$(dirname "$0")/.." && pwd)}"
 cd "$root" || exit 2
@@ -29,7 +29,7 @@ check "only storage/ may include RocksDB" "scheduler api k8s actors loadtest tes
   '#include\s*[<"]rocksdb/'
 check "storage/ includes neither api/, k8s/ nor actors/" storage '#include\s*[<"](api|k8s|actors)/'
 check "api/ includes neither storage/, k8s/ nor actors/" api '#include\s*[<"](storage|k8s|actors)/'
-check "k8s/ includes neither storage/, api/ nor actors/" k8s '#include\s*[<"](storage|api|actors)/'
+check "k8s/ includes neither storage/ nor actors/ (api/ it may)" k8s '#include\s*[<"](storage|actors)/'
 
 if [[ $status -eq 0 ]]; then
   echo "layering ok"
