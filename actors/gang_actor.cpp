@@ -310,11 +310,13 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
   // A gang that can never run on these nodes and holds nothing gives its admission back: it
   // must not keep the enqueue budget from gangs that can run. Its queue does the same on this
   // outcome (it sees the same: no allocation) and admits it again once the nodes change.
-  if (unresolvable && c.ready() == 0 && st.admitted) {
+  if (unresolvable && !plan.lacks_pods && c.ready() == 0 && st.admitted) {
     st.admitted = false;
     message += " It waits outside the enqueue budget until the nodes change.";
   }
-  finish_slot(self, unresolvable ? plan_outcome::unresolvable : plan_outcome::unschedulable);
+  // A gang short of pods waits for them, not for nodes: to its queue it is only unschedulable.
+  finish_slot(self, unresolvable && !plan.lacks_pods ? plan_outcome::unresolvable
+                                                     : plan_outcome::unschedulable);
   leave_failed_round(self);
   report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",
          plan.origin.to_string());

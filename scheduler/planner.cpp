@@ -989,6 +989,7 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
       have += p->role == rm.role ? 1 : 0;
     if (have < rm.min) {
       out.code = plan_code::unresolvable;
+      out.lacks_pods = true;
       out.origin.set_node_total(count_live());
       out.detail = "role " + rm.role + " needs " + std::to_string(rm.min) +
                    (rm.min == 1 ? " pod" : " pods") + " but the gang has " + std::to_string(have) +
@@ -999,6 +1000,7 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
   s.required_total = std::max<int64_t>(request.min_pods, role_sum);
   if (s.required_total > int64_t(pods.size())) {
     out.code = plan_code::unresolvable;
+    out.lacks_pods = true;
     out.origin.set_node_total(count_live());
     out.detail = "the gang needs " + std::to_string(s.required_total) + " pods but has " +
                  std::to_string(pods.size()) + " pending";

@@ -94,6 +94,10 @@ struct plan_result {
   /// True when the backtracking search ran out of config.search_budget, so an `unschedulable`
   /// answer may be wrong (a placement may exist that the search did not reach).
   bool search_exhausted = false;
+  /// With `unresolvable`: the gang has fewer pods than its minimums (minMember, a role's
+  /// minTaskMember), so more pods resolve it, not other nodes. False: some pods can never fit
+  /// these nodes, whatever else changes.
+  bool lacks_pods = false;
 };
 
 /// Plans gangs. Holds scratch buffers reused between calls, so keep one per thread; not

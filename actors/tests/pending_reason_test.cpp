@@ -227,5 +227,31 @@ TEST(PendingReason, AGangNoNodeCanHoldLeavesTheEnqueueBudget) {
   EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
 }
 
+// A gang short of a role's pods (a ps and one worker of two) waits for the pod, not for nodes:
+// it keeps its place at the gate and runs as soon as the worker comes. (The first version of the
+// budget rule above took "the gang has too few pods" for "no node can hold it" and held the gang
+// out of the budget until the nodes changed: found by the Kubernetes-mode test.)
+TEST(PendingReason, AGangShortOfARolesPodsRunsWhenThePodComes) {
+  runtime_harness h{deterministic_config(6), {make_node("n-0").cpu("4").memory("8Gi")}};
+  auto g = group_of("roles", 2);
+  g.group.min_task_member = {{"ps", 1}, {"worker", 2}};
+  runtime_harness::must_ok(h.create(api::pod_object{
+                               make_pod("ps").cpu("100m").group("roles").role("ps"), {}}),
+                           "ps");
+  runtime_harness::must_ok(h.create(api::pod_object{
+                               make_pod("w-0").cpu("100m").group("roles").role("worker"), {}}),
+                           "w-0");
+  runtime_harness::must_ok(h.create(g), "the PodGroup");
+  ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "ps").empty(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  runtime_harness::must_ok(h.create(api::pod_object{
+                               make_pod("w-1").cpu("100m").group("roles").role("worker"), {}}),
+                           "w-1");
+  ASSERT_TRUE(h.run_until([&] { return h.pod("w-1").pod.is_bound(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+      << pending_message(h, "ps");
+  EXPECT_TRUE(h.pod("ps").pod.is_bound());
+}
+
 } // namespace
 } // namespace phalanx::actors::testing

@@ -177,6 +177,7 @@ TEST(planner, unresolvable_cases) {
     std::vector<role_minimum> roles;
     const char* detail; // nullptr: not checked.
     const char* diagnosis;
+    bool lacks_pods = false;  // More pods resolve it, not nodes.
   };
   const unresolvable_case cases[] = {
       {"bigger than every node",
@@ -198,13 +199,15 @@ TEST(planner, unresolvable_cases) {
        1,
        {{"ps", 2}},
        "role ps needs 2 pods but the gang has 1 pending",
-       "0/3 nodes are available."},
+       "0/3 nodes are available.",
+       true},
       {"min pods above the pods given",
        {make_pod("a").cpu("1"), make_pod("b").cpu("1")},
        3,
        {},
        "the gang needs 3 pods but has 2 pending",
-       nullptr},
+       nullptr,
+       true},
       {"required role only fits nowhere",
        {make_pod("ps-0").cpu("1").role("ps").selector("zone", "mars"),
         make_pod("w-0").cpu("1").role("worker")},
@@ -223,6 +226,7 @@ TEST(planner, unresolvable_cases) {
     rng random(5);
     auto r = planner.plan(f.view, f.request(c.min_pods, c.roles), random);
     EXPECT_EQ(r.code, plan_code::unresolvable) << c.name << ": " << r.detail;
+    EXPECT_EQ(r.lacks_pods, c.lacks_pods) << c.name;
     if (c.detail) {
       EXPECT_EQ(r.detail, c.detail) << c.name;
     }
