@@ -20,8 +20,9 @@ function(phalanx_library name)
   phalanx_warnings(${name})
 endfunction()
 
-# phalanx_test(NAME SOURCES ... DEPS ... [LABELS ...] [TIMEOUT s] [EXCLUDE pattern]): a GoogleTest
-# binary whose cases ctest runs one by one. EXCLUDE (a gtest filter pattern such as "*Long") leaves
+# phalanx_test(NAME SOURCES ... DEPS ... [LABELS label] [TIMEOUT s] [EXCLUDE pattern]): a GoogleTest
+# binary whose cases ctest runs one by one. One label only: gtest_discover_tests (CMake 3.25)
+# passes PROPERTIES through layers that split a list, so "a;b" would come out as LABELS a b. EXCLUDE (a gtest filter pattern such as "*Long") leaves
 # cases out of this registration, for long variants registered separately with phalanx_long_tests.
 function(phalanx_test name)
   cmake_parse_arguments(ARG "" "TIMEOUT;EXCLUDE" "SOURCES;DEPS;LABELS" ${ARGN})
@@ -33,6 +34,10 @@ function(phalanx_test name)
   endif()
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
+  endif()
+  list(LENGTH ARG_LABELS label_count)
+  if(label_count GREATER 1)
+    message(FATAL_ERROR "phalanx_test(${name}): one label only (see the comment above)")
   endif()
   set(filter "*")
   if(ARG_EXCLUDE)
