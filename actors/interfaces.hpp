@@ -61,6 +61,9 @@ using node_actor = caf::typed_actor<
   // Return finished or deleted pods' (or released placeholders') resources. Unknown ids are
   // ignored.
   caf::reacts_to<release_atom, std::vector<uint64_t>>,
+  // Pods bound here by someone else (Kubernetes mode: another scheduler, or a binding seen only
+  // in the apiserver): count them as committed. Idempotent per pod.
+  caf::reacts_to<adopt_atom, pod_refs>,
   // The node's static facts changed (cordon, uncordon, labels, taints).
   caf::reacts_to<spec_atom, node_ptr>,
   // A snapshot of the ledger, for tests and invariant checks.

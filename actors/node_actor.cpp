@@ -186,6 +186,12 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
         answer_waiters(self);
       }
     },
+    [self](adopt_atom, const pod_refs& pods) {
+      auto& st = self->state;
+      for (const auto& p : pods)
+        st.ledger->adopt(p.id, p.pod->requests, p.pod);
+      publish(self);
+    },
     [self](spec_atom, node_ptr spec) {
       auto& st = self->state;
       st.spec = spec;

@@ -1,10 +1,17 @@
 // phalanxd: the Phalanx scheduler daemon.
 //
+//   phalanxd --mode kubernetes --data-dir DIR [--kubeconfig FILE] [--scheduler-name N,...]
+//            [--leader-elect=true|false] [--lock-namespace NS] [--lock-name NAME]
+//            [--kube-api-qps Q] [--kube-api-burst B] [--listen ...] [--probe-port N]
 //   phalanxd --mode standalone --data-dir DIR [--cluster FILE] [--listen 127.0.0.1:PORT]
 //            [--config FILE] [--log-level info] [--token-file F] [--tls-cert F --tls-key F]
 //            [--quarantine-corrupt] [--port-file F] [--http-threads N] [--probe-port N]
 //
 // Standalone mode keeps its own RocksDB in --data-dir and simulates the cluster of --cluster.
+// Kubernetes mode schedules a real cluster through its apiserver (actors/kube_world.hpp): it
+// watches nodes, pods, PodGroups and Queues, binds the pods whose schedulerName is ours, and
+// keeps a checkpoint of its cache and its binding intents in --data-dir. Its own HTTP API then
+// only reads; /readyz answers once the caches are synced.
 // It answers /readyz only once restart recovery finished, and exits cleanly on SIGTERM/SIGINT.
 // Exit codes: 0 stopped by a signal; 1 could not start; 2 bad command line; 3 a vital part of
 // the scheduler stopped while it ran (/readyz and /healthz said so first; restart it).
@@ -13,6 +20,7 @@
 #include "actors/runtime.hpp"
 
 #include "api/server.hpp"
+#include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -49,8 +57,21 @@ using namespace phalanx;
 
 constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
 
-  --mode standalone        the only mode of this build (default): own store, simulated cluster
-  --data-dir DIR           RocksDB directory (created when missing)
+  --mode MODE              standalone (default: own store, simulated cluster) or kubernetes
+                           (schedule a real cluster through its apiserver)
+  --data-dir DIR           RocksDB directory (created when missing); in Kubernetes mode the
+                           checkpoint of the cache and the binding intents
+  --kubeconfig FILE        Kubernetes mode: how to reach the apiserver (default: in cluster,
+                           from the ServiceAccount and KUBERNETES_SERVICE_HOST)
+  --scheduler-name N,...   schedulerNames whose pods are ours (default volcano,phalanx)
+  --leader-elect BOOL      Kubernetes mode: bind only while holding the Lease (default true)
+  --lock-namespace NS      the Lease's namespace (default volcano-system)
+  --lock-name NAME         the Lease's name (default phalanx)
+  --leader-elect-lease-duration D, --leader-elect-renew-deadline D,
+  --leader-elect-retry-period D
+                           the Lease's timing (defaults 15s, 10s, 2s, as kube-scheduler's)
+  --kube-api-qps Q         requests per second to the apiserver (default 50)
+  --kube-api-burst B       requests at once after a quiet spell (default 100)
   --cluster FILE           simulated nodes (YAML); created on start unless they exist
   --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
   --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
@@ -82,7 +103,33 @@ struct options {
   unsigned http_threads = 2;
   std::optional<uint16_t> probe_port;
   std::optional<uint64_t> seed;
+  // Kubernetes mode.
+  std::string kubeconfig;
+  std::vector<std::string> scheduler_names;
+  bool leader_elect = true;
+  std::string lock_namespace = "volcano-system";
+  std::string lock_name = "phalanx";
+  std::chrono::milliseconds lease_duration{15'000};
+  std::chrono::milliseconds renew_deadline{10'000};
+  std::chrono::milliseconds retry_period{2'000};
+  double kube_api_qps = 50;
+  int kube_api_burst = 100;
 };
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    auto comma = text.find(',', start);
+    auto part = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!part.empty())
+      out.push_back(part);
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
 
 [[noreturn]] void fail_usage(const std::string& message) {
   std::cerr << "phalanxd: " << message << "\n\n" << usage;
@@ -146,6 +193,46 @@ options parse_args(int argc, char** argv) {
       } catch (...) {
         fail_usage("--probe-port: \"" + v + "\" is not a port number from 0 to 65535");
       }
+    } else if (name == "--kubeconfig") {
+      o.kubeconfig = value();
+    } else if (name == "--scheduler-name") {
+      o.scheduler_names = split_commas(value());
+      if (o.scheduler_names.empty())
+        fail_usage("--scheduler-name: name at least one schedulerName");
+    } else if (name == "--leader-elect") {
+      auto v = arg.find('=') == std::string::npos ? std::string("true") : value();
+      if (v != "true" && v != "false")
+        fail_usage("--leader-elect: \"" + v + "\" is not true or false");
+      o.leader_elect = v == "true";
+    } else if (name == "--lock-namespace") {
+      o.lock_namespace = value();
+    } else if (name == "--lock-name") {
+      o.lock_name = value();
+    } else if (name == "--leader-elect-lease-duration" || name == "--leader-elect-renew-deadline" ||
+               name == "--leader-elect-retry-period") {
+      auto v = value();
+      auto d = scheduler::parse_duration_ns(v);
+      if (!d || *d <= 0)
+        fail_usage(name + ": \"" + v + "\" is not a duration such as 15s or 500ms");
+      auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*d));
+      if (name == "--leader-elect-lease-duration")
+        o.lease_duration = ms;
+      else if (name == "--leader-elect-renew-deadline")
+        o.renew_deadline = ms;
+      else
+        o.retry_period = ms;
+    } else if (name == "--kube-api-qps" || name == "--kube-api-burst") {
+      auto v = value();
+      try {
+        if (name == "--kube-api-qps")
+          o.kube_api_qps = std::stod(v);
+        else
+          o.kube_api_burst = std::stoi(v);
+      } catch (...) {
+        fail_usage(name + ": \"" + v + "\" is not a number");
+      }
+      if (o.kube_api_qps <= 0 || o.kube_api_burst < 1)
+        fail_usage(name + ": must be positive");
     } else if (name == "--seed") {
       auto v = value();
       try {
@@ -157,9 +244,12 @@ options parse_args(int argc, char** argv) {
       fail_usage("unknown option " + arg);
     }
   }
-  if (o.mode != "standalone")
-    fail_usage("--mode " + o.mode +
-               ": this build runs standalone mode only (Kubernetes mode is not built yet)");
+  if (o.mode != "standalone" && o.mode != "kubernetes")
+    fail_usage("--mode " + o.mode + ": must be standalone or kubernetes");
+  if (o.mode == "kubernetes" && !o.cluster_file.empty())
+    fail_usage("--cluster: Kubernetes mode schedules the cluster's own nodes, not simulated ones");
+  if (o.mode == "standalone" && !o.kubeconfig.empty())
+    fail_usage("--kubeconfig: only with --mode kubernetes");
   if (o.data_dir.empty())
     fail_usage("--data-dir is required");
   if (o.tls_cert.empty() != o.tls_key.empty())
@@ -231,6 +321,25 @@ int main(int argc, char** argv) {
   }
   if (opt.seed)
     config.seed = *opt.seed;
+  if (!opt.scheduler_names.empty())
+    config.scheduling.scheduler_names = opt.scheduler_names;
+  if (opt.mode == "kubernetes") {
+    auto& k = config.kubernetes;
+    k.enabled = true;
+    auto connection = opt.kubeconfig.empty() ? k8s::in_cluster_config()
+                                             : k8s::load_kubeconfig(opt.kubeconfig);
+    if (!connection)
+      die("cannot reach the cluster: " + connection.error().message());
+    k.connection = std::move(*connection);
+    k.connection.qps = opt.kube_api_qps;
+    k.connection.burst = opt.kube_api_burst;
+    k.leader_elect = opt.leader_elect;
+    k.lock_namespace = opt.lock_namespace;
+    k.lock_name = opt.lock_name;
+    k.lease_duration = opt.lease_duration;
+    k.renew_deadline = opt.renew_deadline;
+    k.retry_period = opt.retry_period;
+  }
 
   std::vector<scheduler::node> cluster_nodes;
   if (!opt.cluster_file.empty()) {

@@ -192,6 +192,36 @@ struct stall_report {
   std::string message;
 };
 
+/// A change the world saw, for the registry's cache (Kubernetes mode: a watch event, or a whole
+/// list after a (re)list). The objects carry the apiserver's uids and resourceVersions.
+struct world_delta {
+  enum class type : uint8_t {
+    upsert,       // The objects were added or changed.
+    remove,       // The objects were deleted.
+    replace_all,  // `objects` is the whole collection of `kind`: what the cache holds beyond it
+                  // was deleted.
+    synced,       // Every collection has been listed once: the cache is whole (no objects).
+  };
+  type what = type::upsert;
+  api::resource_kind kind = api::resource_kind::pod;
+  std::vector<api::object> objects;
+  /// The collection's watch resourceVersion once this is applied, kept in the checkpoint with it
+  /// ("world/watch/<kind>"); empty: none.
+  std::string collection_version;
+};
+
+/// What became of a binding the Kubernetes world posted.
+struct binding_outcome {
+  enum class type : uint8_t {
+    done,  // Bound (or found bound there already): the intent is fulfilled.
+    gone,  // Not ours to bind any more (deleted, replaced, bound elsewhere): the intent ends,
+           // and the watch tells the cache what became of the pod.
+  };
+  type what = type::done;
+  uint64_t pod = 0;  // The registry's id.
+  std::string message;
+};
+
 /// A write for the store writer and who to tell.
 using batch_ptr = std::shared_ptr<storage::write_batch>;
 
@@ -347,6 +377,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, unwatch_atom, "unwatch")
   // Introspection for tests and invariant checks.
   CAF_ADD_ATOM(phalanx, phalanx::actors, inspect_atom, "inspect")
+  // The world (Kubernetes mode) and the registry.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, delta_atom, "delta")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, lead_atom, "lead")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, outcome_atom, "outcome")
 
   // Message types.
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_ptr))
@@ -391,6 +425,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::watch_sink_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::loaded_state_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::registry_snapshot))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::world_delta))
+  CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::binding_outcome>))
 
 CAF_END_TYPE_ID_BLOCK(phalanx)
 
@@ -438,3 +474,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::events_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::watch_sink_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::loaded_state_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::registry_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::world_delta)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::binding_outcome>)

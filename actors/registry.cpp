@@ -253,6 +253,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
   st.binder = std::move(binder);
   st.cluster = std::move(cluster);
   st.random.seed(st.ctx->config.seed ^ 0x5EED5EED5EEDULL);
+  st.world_is_kubernetes = st.ctx->config.kubernetes.enabled;
+  st.scheduling = !st.world_is_kubernetes;  // Kubernetes mode: once it may bind (do_lead).
   self->send(st.cluster, spec_atom::value, deserved_listener_actor{self});
   // On shutdown, take every actor spawned here along.
   self->set_exit_handler([self](caf::exit_msg& msg) {
@@ -282,6 +284,11 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
       do_park(self, gang, heard, actor);
     },
     [self](idle_atom) { sweep_idle_gangs(self); },
+    [self](delta_atom, world_delta& d) { do_world_delta(self, std::move(d)); },
+    [self](lead_atom) { do_lead(self); },
+    [self](outcome_atom, std::vector<binding_outcome>& outcomes) {
+      do_binding_outcomes(self, std::move(outcomes));
+    },
     [self](continue_atom, uint64_t cookie) {
       auto& st = self->state;
       auto i = st.continuations.find(cookie);

@@ -54,6 +54,12 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   caf::reacts_to<idle_atom>,
   // Internal: the next part of work split over several turns (run_later), by its cookie.
   caf::reacts_to<continue_atom, uint64_t>,
+  // Kubernetes mode: a change the world saw (a watch event, or a whole list).
+  caf::reacts_to<delta_atom, world_delta>,
+  // Kubernetes mode: this process may bind now (it leads, or no election runs): gangs start.
+  caf::reacts_to<lead_atom>,
+  // Kubernetes mode: what became of the bindings the world posted.
+  caf::reacts_to<outcome_atom, std::vector<binding_outcome>>,
   // Consistency facts, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<registry_snapshot>>;
 
@@ -255,6 +261,14 @@ struct registry_state {
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
   /// Work continued after the messages waiting now (run_later), by cookie.
   std::unordered_map<uint64_t, std::function<void()>> continuations;
+  /// Kubernetes mode (registry_world.cpp): the apiserver is the truth, the store a checkpoint.
+  bool world_is_kubernetes = false;
+  /// Kubernetes mode: gangs are planned only once this process may bind (lead_atom); before
+  /// that (a standby, or caches not synced) the cache is kept warm and nothing is planned.
+  bool scheduling = true;
+  /// Kubernetes mode: bindings made durable (intents) and not yet confirmed by the apiserver,
+  /// by pod id: re-posted after a restart, ended by the binder's outcome.
+  std::unordered_map<uint64_t, std::string> intents;  // pod id -> node name
   /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
   /// the ceiling last asked of the store, and the largest one the store confirmed.
   uint64_t version_ceiling = 0;

@@ -595,7 +595,24 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
 
 } // namespace
 
+namespace {
+
+// Kubernetes mode: the apiserver is the truth; phalanxd's own API only reads.
+bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply) {
+  if (!self->state.world_is_kubernetes)
+    return false;
+  respond(reply, result<api::object>{status{
+                     errc::failed_precondition,
+                     "phalanxd runs in Kubernetes mode: objects are created, changed and deleted "
+                     "through the cluster's apiserver (kubectl against the cluster), not here"}});
+  return true;
+}
+
+} // namespace
+
 void do_create(self_ptr self, api::object obj, object_reply reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return;
   if (!self->state.ready->load())
     return respond(reply, result<api::object>{status{errc::unavailable,
                                                                     "restart recovery is not "
@@ -669,6 +686,8 @@ void do_list(self_ptr self, resource_kind kind, const api::list_options& options
 
 void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
                object_reply reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return;
   auto& st = self->state;
   auto key = object_key(ns, name);
   switch (kind) {
@@ -719,6 +738,8 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
 
 void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
             api::object_action action, object_reply reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return;
   auto& st = self->state;
   using action_type = api::object_action::type;
   auto wrong_kind = [&] {

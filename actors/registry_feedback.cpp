@@ -220,6 +220,8 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
 
 void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto& st = self->state;
+  if (!st.scheduling)
+    return;  // Kubernetes mode, before this process may bind: do_lead spawns it.
   auto q = st.queues.find(g.group->queue);
   if (q == st.queues.end()) {
     scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
@@ -479,12 +481,17 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     bound.push_back({b.pod, std::move(state), b.node});
   }
   auto version = next_version(self);
+  std::vector<std::pair<uint64_t, std::string>> intents;
   for (auto& [id, state, node] : bound) {
     state.resource_version = version;
     auto& e = st.pods.at(id);
     batch.put_pod_state(e.pod, state); // Only the node name and version: the rest is stored.
     e.binding = true;
+    if (st.world_is_kubernetes)
+      intents.emplace_back(id, state.node_name.str());
   }
+  if (st.world_is_kubernetes)  // A restart posts again what the apiserver lacks.
+    add_binding_intents(st, batch, intents);
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
                                    gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
@@ -498,6 +505,8 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       // binding, removes it (and gives the room back) once durable (delete_pods).
       if (!s.ok())
         continue;
+      if (st.world_is_kubernetes)
+        st.intents[id] = state.node_name.str();  // Until the apiserver confirms it.
       e.set_state(std::move(state));
       st.pending_reasons.erase(id);
       // The node may have been deleted (and its slot taken by another) meanwhile.

@@ -241,6 +241,16 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
                  pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
 
+// Kubernetes mode (registry_world.cpp).
+void do_world_delta(self_ptr self, world_delta delta);
+void do_lead(self_ptr self);
+void do_binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes);
+/// Adds the intents of bindings about to be made durable (pod id, node name) to their batch.
+void add_binding_intents(registry_state& st, storage::write_batch& batch,
+                         const std::vector<std::pair<uint64_t, std::string>>& bound);
+/// The intents a restart found in the checkpoint, for the pods still there with the same uid.
+void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta);
+
 // Start-up (registry_restore.cpp).
 void restore(self_ptr self, storage::loaded_state& loaded);
 /// A restored gang with nothing to do (every pod bound or ended, nothing to place, no placeholder

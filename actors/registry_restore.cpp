@@ -145,7 +145,8 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     has_default |= q.queue.meta.name == scheduler::default_queue_name;
     add_queue(self, std::move(q.queue));
   }
-  if (!has_default) {
+  // Kubernetes mode: queues are the apiserver's (Volcano installs "default").
+  if (!has_default && !st.world_is_kubernetes) {
     // Volcano installs a "default" queue; gangs that name no queue go there.
     scheduler::queue q;
     q.meta.name = std::string(scheduler::default_queue_name);
@@ -247,6 +248,18 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     if (!st.nodes.count(node) && !refs.empty())
       spdlog::warn("{} pods are bound to node {}, which is not in the store", refs.size(), node);
 
+  if (st.world_is_kubernetes) {
+    // The checkpoint: gangs start once this process may bind (do_lead), and it is ready once
+    // the watches have caught up with the apiserver (do_world_delta, synced).
+    restore_intents(self, loaded.world_meta);
+    for (auto& [gang, g] : st.groups)
+      mark_emitted(st, g);
+    spdlog::info("restored a checkpoint of {} nodes, {} queues, {} PodGroups, {} pods, {} "
+                 "binding intents",
+                 st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size(),
+                 st.intents.size());
+    return;
+  }
   for (auto& [gang, g] : st.groups) {
     if (!restore_parked(self, g))
       spawn_gang(self, g);

@@ -3,6 +3,7 @@
 
 #include "actors/cluster_actor.hpp"
 #include "actors/gang_actor.hpp"
+#include "actors/kube_world.hpp"
 #include "actors/node_actor.hpp"
 #include "actors/queue_actor.hpp"
 #include "actors/registry.hpp"
@@ -401,6 +402,8 @@ struct runtime::impl {
   std::unique_ptr<caf::actor_system> system;
   std::shared_ptr<std::atomic<bool>> ready = std::make_shared<std::atomic<bool>>(false);
   std::shared_ptr<failure_note> failure = std::make_shared<failure_note>();
+  /// Kubernetes mode: the world behind the binder (null in standalone mode).
+  std::unique_ptr<kube_world> world;
   cluster_actor cluster;
   store_writer_actor writer;
   binder_actor binder;
@@ -456,7 +459,20 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
   p->writer = ctx->config.deterministic
                   ? sys.spawn(store_writer_impl, context_ptr{ctx}, p->store)
                   : sys.spawn<caf::detached>(store_writer_impl, context_ptr{ctx}, p->store);
-  p->binder = sys.spawn(sim_cluster_impl, context_ptr{ctx}, status_sink_actor{});
+  // Kubernetes mode: the world's binder posts Bindings; standalone: the simulated cluster.
+  std::map<std::string, std::string> watch_versions;
+  if (ctx->config.kubernetes.enabled) {
+    auto world = kube_world::create(ctx->config.kubernetes);
+    if (!world)
+      return world.error();
+    p->world = std::move(*world);
+    p->binder = p->world->spawn_binder(sys);
+    for (const auto& [key, value] : loaded->world_meta)
+      if (key.starts_with("watch/"))
+        watch_versions.emplace(key, value);
+  } else {
+    p->binder = sys.spawn(sim_cluster_impl, context_ptr{ctx}, status_sink_actor{});
+  }
   auto state = std::make_shared<storage::loaded_state>(std::move(*loaded));
   p->registry = sys.spawn(registry_impl, context_ptr{ctx}, p->ready, state, p->writer, p->binder,
                           p->cluster);
@@ -466,9 +482,22 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
   watch_vital(p->registry, "registry (every API call goes through it)", p->failure);
   watch_vital(p->writer, "store writer", p->failure);
   watch_vital(p->cluster, "cluster actor", p->failure);
-  watch_vital(p->binder, "simulated cluster", p->failure);
+  watch_vital(p->binder, p->world ? "binder" : "simulated cluster", p->failure);
 
   std::unique_ptr<runtime> rt{new runtime(std::move(p))};
+  if (auto& world = rt->impl_->world) {
+    // Ready once the watches have the whole cluster (/readyz says so meanwhile): not waited for
+    // here, since an apiserver that is away would hold the start for as long.
+    auto note = rt->impl_->failure;
+    world->start(rt->impl_->registry, *rt->impl_->service, watch_versions,
+                 [note](std::string why) {
+                   std::lock_guard lock(note->mutex);
+                   if (note->why.empty())
+                     note->why = std::move(why);
+                 });
+    rt->impl_->ready_seconds = 0;
+    return rt;
+  }
   if (rt->impl_->ctx->config.deterministic) {
     rt->run_until_idle();
   } else {
@@ -504,6 +533,8 @@ void runtime::shutdown() {
   if (!impl_ || impl_->stopped)
     return;
   impl_->stopped = true;
+  if (impl_->world)
+    impl_->world->stop();  // Its threads send to the actors below: first.
   auto reason = caf::exit_reason::user_shutdown;
   caf::anon_send_exit(impl_->registry, reason);
   caf::anon_send_exit(impl_->binder, reason);

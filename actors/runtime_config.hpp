@@ -3,6 +3,7 @@
 // Policy knobs and runtime settings of phalanxd, with their defaults. `phalanxd --config FILE`
 // reads them from YAML (config.cpp); every field has the default written beside it.
 
+#include "k8s/config.hpp"
 #include "scheduler/enqueue_gate.hpp"
 #include "scheduler/model.hpp"
 #include "scheduler/planner.hpp"
@@ -81,8 +82,32 @@ struct simulation_config {
   std::chrono::milliseconds stall_check_interval{1000};
 };
 
+/// Kubernetes mode (DESIGN.md section 6): the apiserver is the truth, this process its batch
+/// scheduler. phalanxd --mode kubernetes fills it from its flags.
+struct kubernetes_config {
+  /// Kubernetes mode instead of the standalone world. Default: false.
+  bool enabled = false;
+  /// How to reach the apiserver (--kubeconfig, or in cluster). Default: none.
+  k8s::connection_config connection;
+  /// Bind only while holding the Lease lock_namespace/lock_name (--leader-elect). Default: true.
+  bool leader_elect = true;
+  /// Default: "volcano-system".
+  std::string lock_namespace = "volcano-system";
+  /// Default: "phalanx".
+  std::string lock_name = "phalanx";
+  /// This process in the Lease. Default: empty, meaning "<hostname>_<pid>".
+  std::string identity;
+  /// The Lease's timing, client-go's defaults. Default: 15 s, 10 s, 2 s.
+  std::chrono::milliseconds lease_duration{15'000};
+  std::chrono::milliseconds renew_deadline{10'000};
+  std::chrono::milliseconds retry_period{2'000};
+  /// Bindings posted at once (each a request within the client's QPS). Default: 8.
+  int32_t binding_workers = 8;
+};
+
 struct runtime_config {
   scheduling_config scheduling;
+  kubernetes_config kubernetes;
   store_config store;
   simulation_config simulation;
   /// CAF scheduler worker threads. Default: 2 (this project's machines have 2 cores; CAF would

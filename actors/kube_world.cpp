@@ -1,0 +1,703 @@
+#include "actors/kube_world.hpp"
+
+#include "actors/protocol.hpp"
+#include "actors/registry.hpp"
+
+#include "api/codec.hpp"
+#include "k8s/lease.hpp"
+#include "k8s/operations.hpp"
+#include "k8s/reflector.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace phalanx::actors {
+
+namespace json = boost::json;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+// The collections watched, with what the reflector writes into list items.
+struct collection {
+  api::resource_kind kind;
+  const char* path;
+  const char* item_kind;
+  const char* api_version;
+};
+constexpr collection collections[] = {
+    {api::resource_kind::node, "/api/v1/nodes", "Node", "v1"},
+    {api::resource_kind::queue, "/apis/scheduling.volcano.sh/v1beta1/queues", "Queue",
+     "scheduling.volcano.sh/v1beta1"},
+    {api::resource_kind::pod_group, "/apis/scheduling.volcano.sh/v1beta1/podgroups", "PodGroup",
+     "scheduling.volcano.sh/v1beta1"},
+    {api::resource_kind::pod, "/api/v1/pods", "Pod", "v1"},
+};
+
+std::string text_of(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* at = &v;
+  for (const char* key : path) {
+    if (!at->is_object())
+      return {};
+    at = at->as_object().if_contains(key);
+    if (at == nullptr)
+      return {};
+  }
+  return at->is_string() ? std::string(at->as_string()) : std::string{};
+}
+
+std::string key_of_json(const json::value& v) {
+  auto ns = text_of(v, {"metadata", "namespace"});
+  auto name = text_of(v, {"metadata", "name"});
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+std::string default_identity() {
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  return std::string(host) + "_" + std::to_string(::getpid());
+}
+
+// A binding to post: the pod, and where.
+struct binding_job {
+  uint64_t pod = 0;
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::string node;
+  int attempts = 0;
+  clock_type::time_point not_before{};
+};
+
+} // namespace
+
+struct kube_world::impl {
+  kubernetes_config config;
+  std::unique_ptr<k8s::client> client;
+  std::unique_ptr<k8s::lease_elector> elector;
+  registry_actor registry;
+  std::function<void(std::string)> on_failure;
+
+  class sink;
+  std::vector<std::unique_ptr<sink>> sinks;
+  std::vector<std::unique_ptr<k8s::reflector>> reflectors;
+
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> synced_sent{false};
+  std::atomic<bool> lead_sent{false};
+  std::thread monitor;
+
+  // The PodGroups as the apiserver last showed them, by key: what a status write puts back.
+  std::mutex raw_mutex;
+  std::unordered_map<std::string, json::value> raw_groups;
+  // Objects that did not decode, by key and resourceVersion: logged and evented once each.
+  std::unordered_map<std::string, std::string> undecodable;
+
+  // Bindings.
+  std::mutex bind_mutex;
+  std::condition_variable bind_cv;
+  std::deque<binding_job> bind_queue;
+  std::unordered_set<uint64_t> forgotten;
+  std::vector<binding_outcome> outcomes;
+  std::vector<std::thread> bind_workers;
+
+  // Status writes: the latest status of each PodGroup not written yet, by key.
+  std::mutex status_mutex;
+  std::condition_variable status_cv;
+  std::unordered_map<std::string, api::pod_group_object> status_pending;
+  std::unordered_map<std::string, std::string> status_written;  // Key -> status JSON.
+  std::unordered_map<std::string, std::string> event_written;   // Key -> last event's text.
+  std::thread status_writer;
+  api::watch_handle status_watch;
+
+  std::mutex counters_mutex;
+  kube_world_counters counters;
+
+  bool may_bind() const {
+    if (stopping.load())
+      return false;
+    return elector ? elector->leading_now() : true;
+  }
+
+  void count(uint64_t kube_world_counters::*field, uint64_t n = 1) {
+    std::lock_guard lock(counters_mutex);
+    counters.*field += n;
+  }
+
+  // -- in
+
+  void send_delta(world_delta d) { caf::anon_send(registry, delta_atom::value, std::move(d)); }
+
+  std::optional<api::object> decode(api::resource_kind kind, const json::value& v,
+                                    const std::string& resource_version) {
+    api::decode_options o;
+    o.expected_kind = kind;
+    o.read_status = true;
+    o.validate = true;
+    auto obj = api::decode_object(v, o);
+    if (obj)
+      return std::move(*obj);
+    auto key = key_of_json(v);
+    count(&kube_world_counters::undecodable_objects);
+    bool fresh = false;
+    {
+      std::lock_guard lock(raw_mutex);
+      auto [i, added] = undecodable.try_emplace(key, resource_version);
+      fresh = added || i->second != resource_version;
+      i->second = resource_version;
+    }
+    if (fresh) {
+      spdlog::warn("msg=\"object left out: it does not decode\" kind={} key={} error=\"{}\"",
+                   api::to_string(kind), key, obj.error().message);
+      post_event(v, api::to_string(kind), "Warning", "Invalid",
+                 "phalanx cannot read this object, so it does not schedule it: " +
+                     obj.error().message);
+    }
+    return std::nullopt;
+  }
+
+  // A minimal object of `kind` naming what `v` names: enough to remove it from the cache.
+  static api::object named(api::resource_kind kind, const json::value& v) {
+    scheduler::object_meta meta;
+    meta.name = text_of(v, {"metadata", "name"});
+    meta.namespace_name = text_of(v, {"metadata", "namespace"});
+    meta.uid = scheduler::object_uid(text_of(v, {"metadata", "uid"}));
+    switch (kind) {
+      case api::resource_kind::node: {
+        api::node_object o;
+        o.node.meta = std::move(meta);
+        return o;
+      }
+      case api::resource_kind::queue: {
+        api::queue_object o;
+        o.queue.meta = std::move(meta);
+        return o;
+      }
+      case api::resource_kind::pod_group: {
+        api::pod_group_object o;
+        o.group.meta = std::move(meta);
+        return o;
+      }
+      case api::resource_kind::job: {
+        api::job_object o;
+        o.job.meta = std::move(meta);
+        return o;
+      }
+      case api::resource_kind::pod:
+        break;
+    }
+    api::pod_object o;
+    o.pod.meta = std::move(meta);
+    return o;
+  }
+
+  void remember_group(const json::value& v, bool removed) {
+    std::lock_guard lock(raw_mutex);
+    auto key = key_of_json(v);
+    if (removed)
+      raw_groups.erase(key);
+    else
+      raw_groups[key] = v;
+  }
+
+  void check_synced() {
+    if (synced_sent.load())
+      return;
+    for (const auto& r : reflectors)
+      if (!r->synced())
+        return;
+    if (synced_sent.exchange(true))
+      return;
+    world_delta d;
+    d.what = world_delta::type::synced;
+    send_delta(std::move(d));
+    maybe_lead();
+  }
+
+  void maybe_lead() {
+    if (!synced_sent.load() || !may_bind() || lead_sent.exchange(true))
+      return;
+    spdlog::info("msg=\"scheduling: caches synced and this process may bind\"");
+    caf::anon_send(registry, lead_atom::value);
+  }
+
+  // -- bindings
+
+  void queue_bindings(const std::string& node, const pod_refs& pods) {
+    {
+      std::lock_guard lock(bind_mutex);
+      for (const auto& p : pods) {
+        forgotten.erase(p.id);
+        bind_queue.push_back({p.id, p.pod->meta.namespace_name.str(), p.pod->meta.name.str(),
+                              p.pod->meta.uid.str(), node, 0, {}});
+      }
+    }
+    bind_cv.notify_all();
+  }
+
+  void forget(const std::vector<uint64_t>& ids) {
+    std::lock_guard lock(bind_mutex);
+    for (auto id : ids)
+      forgotten.insert(id);
+  }
+
+  void flush_outcomes() {
+    std::vector<binding_outcome> out;
+    {
+      std::lock_guard lock(bind_mutex);
+      out.swap(outcomes);
+    }
+    if (!out.empty())
+      caf::anon_send(registry, outcome_atom::value, std::move(out));
+  }
+
+  void bind_worker() {
+    for (;;) {
+      binding_job job;
+      {
+        std::unique_lock lock(bind_mutex);
+        for (;;) {
+          if (stopping.load())
+            return;
+          auto now = clock_type::now();
+          auto due = std::find_if(bind_queue.begin(), bind_queue.end(),
+                                  [&](const binding_job& j) { return j.not_before <= now; });
+          if (due != bind_queue.end()) {
+            job = std::move(*due);
+            bind_queue.erase(due);
+            break;
+          }
+          bind_cv.wait_for(lock, std::chrono::milliseconds(50));
+        }
+        if (forgotten.erase(job.pod) != 0)
+          continue;  // Deleted meanwhile.
+      }
+      post(std::move(job));
+      bool idle = false;
+      {
+        std::lock_guard lock(bind_mutex);
+        idle = bind_queue.empty() || outcomes.size() >= 256;
+      }
+      if (idle)
+        flush_outcomes();
+    }
+  }
+
+  void post(binding_job job) {
+    // I6: a process that does not hold the lease now never binds, whatever it was told before.
+    if (!may_bind()) {
+      count(&kube_world_counters::bindings_dropped_not_leading);
+      return;
+    }
+    count(&kube_world_counters::bindings_posted);
+    auto outcome = k8s::bind_pod(*client, job.namespace_name, job.name, job.uid, job.node);
+    auto report = [&](binding_outcome::type t, std::string message) {
+      std::lock_guard lock(bind_mutex);
+      outcomes.push_back({t, job.pod, std::move(message)});
+    };
+    switch (outcome.result) {
+      case k8s::bind_result::bound:
+      case k8s::bind_result::already_bound_here:
+        count(&kube_world_counters::bindings_done);
+        return report(binding_outcome::type::done, {});
+      case k8s::bind_result::gone:
+        count(&kube_world_counters::bindings_gone);
+        return report(binding_outcome::type::gone, outcome.message);
+      case k8s::bind_result::rejected:
+        // For good as asked (RBAC, admission): loudly, and again later in case it is fixed.
+        count(&kube_world_counters::bindings_refused);
+        spdlog::error("msg=\"binding refused by the apiserver\" pod={}/{} node={} error=\"{}\"",
+                      job.namespace_name, job.name, job.node, outcome.message);
+        job.not_before = clock_type::now() + std::chrono::seconds(30);
+        break;
+      case k8s::bind_result::retry: {
+        count(&kube_world_counters::bindings_retried);
+        auto delay = std::chrono::milliseconds(100) * (1 << std::min(job.attempts, 6));
+        if (outcome.retry_after)
+          delay = std::max<std::chrono::milliseconds>(delay, *outcome.retry_after);
+        job.not_before = clock_type::now() + delay;
+        if (job.attempts % 5 == 4)
+          spdlog::warn("msg=\"binding retried\" pod={}/{} attempts={} error=\"{}\"",
+                       job.namespace_name, job.name, job.attempts + 1, outcome.message);
+        break;
+      }
+    }
+    ++job.attempts;
+    {
+      std::lock_guard lock(bind_mutex);
+      bind_queue.push_back(std::move(job));
+    }
+    bind_cv.notify_one();
+  }
+
+  // -- status
+
+  void status_changed(const api::pod_group_object& g) {
+    {
+      std::lock_guard lock(status_mutex);
+      status_pending[g.group.meta.namespace_name + "/" + g.group.meta.name] = g;
+    }
+    status_cv.notify_one();
+  }
+
+  void status_loop() {
+    while (!stopping.load()) {
+      std::unordered_map<std::string, api::pod_group_object> work;
+      {
+        std::unique_lock lock(status_mutex);
+        status_cv.wait_for(lock, std::chrono::milliseconds(200),
+                           [&] { return stopping.load() || !status_pending.empty(); });
+        work.swap(status_pending);
+      }
+      // Only the leader writes; a standby's view is the same, and two writers would fight.
+      if (!may_bind())
+        continue;
+      for (auto& [key, g] : work)
+        write_status(key, g);
+    }
+  }
+
+  void write_status(const std::string& key, const api::pod_group_object& g) {
+    auto encoded = api::encode_object(api::object{g});
+    const auto* status = encoded.as_object().if_contains("status");
+    if (status == nullptr)
+      return;
+    auto text = json::serialize(*status);
+    if (status_written[key] == text)
+      return;
+    json::value raw;
+    {
+      std::lock_guard lock(raw_mutex);
+      auto i = raw_groups.find(key);
+      if (i == raw_groups.end())
+        return;  // Not on the apiserver (a lone pod's group is ours only), or gone.
+      raw = i->second;
+    }
+    auto path = std::string("/apis/scheduling.volcano.sh/v1beta1/namespaces/") +
+                g.group.meta.namespace_name.str() + "/podgroups/" + g.group.meta.name.str();
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      raw.as_object()["status"] = *status;
+      auto put = k8s::put_json(*client, path, raw);
+      if (put) {
+        count(&kube_world_counters::status_writes);
+        status_written[key] = text;
+        remember_group(*put, false);
+        break;
+      }
+      if (put.error().code() != errc::conflict) {
+        spdlog::warn("msg=\"PodGroup status not written\" podgroup={} error=\"{}\"", key,
+                     put.error().to_string());
+        return;
+      }
+      auto fresh = k8s::get_json(*client, path);  // Someone else wrote it: on the newest.
+      if (!fresh)
+        return;
+      raw = std::move(*fresh);
+    }
+    write_events(key, g, raw);
+  }
+
+  // A Normal Scheduled event when the gang starts running; a Warning Unschedulable event when its
+  // pending reason changes: written only on change, as Volcano's scheduler does.
+  void write_events(const std::string& key, const api::pod_group_object& g,
+                    const json::value& raw) {
+    std::string reason, message, type = "Warning";
+    if (g.status.phase == scheduler::pod_group_phase::running) {
+      reason = "Scheduled";
+      type = "Normal";
+      for (const auto& c : g.status.conditions)
+        if (c.type == "Scheduled")
+          message = c.message;
+    } else {
+      for (const auto& c : g.status.conditions)
+        if (c.type == "Unschedulable" && c.status == "True") {
+          reason = "Unschedulable";
+          message = c.message;
+        }
+    }
+    if (reason.empty())
+      return;
+    auto text = reason + "\n" + message;
+    if (event_written[key] == text)
+      return;
+    event_written[key] = text;
+    post_event(raw, "PodGroup", type, reason, message);
+  }
+
+  void post_event(const json::value& object, std::string_view kind, const std::string& type,
+                  const std::string& reason, const std::string& message) {
+    auto ns = text_of(object, {"metadata", "namespace"});
+    auto name = text_of(object, {"metadata", "name"});
+    if (name.empty() || !client)
+      return;
+    if (ns.empty())
+      ns = "default";
+    auto now = api::format_time(scheduler::timestamp{std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch())});
+    json::object event{
+        {"apiVersion", "v1"},
+        {"kind", "Event"},
+        {"metadata", json::object{{"generateName", name + "."}, {"namespace", ns}}},
+        {"involvedObject", json::object{{"apiVersion", text_of(object, {"apiVersion"})},
+                                        {"kind", std::string(kind)},
+                                        {"name", name},
+                                        {"namespace", ns},
+                                        {"uid", text_of(object, {"metadata", "uid"})}}},
+        {"reason", reason},
+        {"message", message.substr(0, 1024)},
+        {"type", type},
+        {"source", json::object{{"component", "phalanx"}}},
+        {"reportingComponent", "phalanx"},
+        {"reportingInstance", config.identity},
+        {"firstTimestamp", now},
+        {"lastTimestamp", now},
+        {"count", 1}};
+    auto posted = k8s::post_json(*client, "/api/v1/namespaces/" + ns + "/events", event);
+    if (posted)
+      count(&kube_world_counters::events_written);
+    else
+      spdlog::debug("msg=\"event not written\" object={}/{} error=\"{}\"", ns, name,
+                    posted.error().to_string());
+  }
+};
+
+// What one reflector lists and watches, decoded and sent on as deltas.
+class kube_world::impl::sink final : public k8s::reflector_sink {
+ public:
+  sink(impl& w, api::resource_kind kind) : w_(w), kind_(kind) {}
+
+  void on_list(std::vector<json::value> items, const std::string& resource_version) override {
+    world_delta d;
+    d.what = world_delta::type::replace_all;
+    d.kind = kind_;
+    d.collection_version = resource_version;
+    if (kind_ == api::resource_kind::pod_group) {
+      std::lock_guard lock(w_.raw_mutex);
+      w_.raw_groups.clear();
+    }
+    for (auto& item : items) {
+      if (kind_ == api::resource_kind::pod_group)
+        w_.remember_group(item, false);
+      if (auto obj = w_.decode(kind_, item, text_of(item, {"metadata", "resourceVersion"})))
+        d.objects.push_back(std::move(*obj));
+    }
+    spdlog::info("msg=\"listed\" kind={} objects={} resource_version={}", api::to_string(kind_),
+                 d.objects.size(), resource_version);
+    w_.send_delta(std::move(d));
+    w_.check_synced();
+  }
+
+  void on_event(k8s::event_type type, json::value object,
+                const std::string& resource_version) override {
+    world_delta d;
+    d.kind = kind_;
+    d.collection_version = resource_version;
+    if (type == k8s::event_type::deleted) {
+      d.what = world_delta::type::remove;
+      if (kind_ == api::resource_kind::pod_group)
+        w_.remember_group(object, true);
+      d.objects.push_back(named(kind_, object));
+    } else {
+      d.what = world_delta::type::upsert;
+      if (kind_ == api::resource_kind::pod_group)
+        w_.remember_group(object, false);
+      if (auto obj = w_.decode(kind_, object, resource_version))
+        d.objects.push_back(std::move(*obj));
+    }
+    w_.send_delta(std::move(d));
+  }
+
+  void on_bookmark(const std::string& resource_version) override {
+    world_delta d;
+    d.kind = kind_;
+    d.collection_version = resource_version;
+    w_.send_delta(std::move(d));
+  }
+
+  void on_error(const status& error) override {
+    spdlog::warn("msg=\"watch error\" kind={} error=\"{}\"", api::to_string(kind_),
+                 error.to_string());
+  }
+
+ private:
+  impl& w_;
+  api::resource_kind kind_;
+};
+
+namespace {
+
+// The binder actor: a shell that hands the pods of committed rounds to the binding workers.
+struct kube_binder_state {
+  static inline const char* name = "phalanx.kube_binder";
+  kube_world::impl* world = nullptr;
+};
+
+binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_binder_state> self,
+                                        kube_world::impl* world) {
+  self->state.world = world;
+  return {
+    [self](bind_pods_atom, uint32_t, const scheduler::shared_string& node, const pod_refs& pods) {
+      self->state.world->queue_bindings(node.str(), pods);
+    },
+    [self](forget_atom, const std::vector<uint64_t>& ids) { self->state.world->forget(ids); },
+    // The simulation's messages: nothing to do against a real cluster (its kubelets run pods).
+    [](fail_atom, uint64_t) {},
+    [](adopt_atom, const pod_refs&) {},
+    [](finished_atom, const std::vector<pod_outcome>&) {},
+    [](tick_atom) {},
+    [](stalled_atom) {},
+    [](spec_atom, const status_sink_actor&) {},
+  };
+}
+
+// Hands the registry's PodGroup changes to the status writer.
+class group_status_sink final : public api::watch_sink {
+ public:
+  explicit group_status_sink(kube_world::impl& w) : w_(w) {}
+  bool on_event(const api::watch_event& e) override {
+    if (e.kind != api::watch_event::type::deleted)
+      if (const auto* g = std::get_if<api::pod_group_object>(&e.obj))
+        w_.status_changed(*g);
+    return true;
+  }
+  void on_close(status) override {}
+
+ private:
+  kube_world::impl& w_;
+};
+
+} // namespace
+
+kube_world::kube_world(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+kube_world::~kube_world() { stop(); }
+
+result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& config) {
+  auto p = std::make_unique<impl>();
+  p->config = config;
+  if (p->config.identity.empty())
+    p->config.identity = default_identity();
+  if (p->config.binding_workers < 1)
+    return status{errc::invalid_argument, "kubernetes: binding workers must be at least 1"};
+  auto c = k8s::client::create(config.connection);
+  if (!c)
+    return c.error();
+  p->client = std::move(*c);
+  if (config.leader_elect) {
+    k8s::lease_options lo;
+    lo.namespace_name = config.lock_namespace;
+    lo.name = config.lock_name;
+    lo.identity = p->config.identity;
+    lo.lease_duration = config.lease_duration;
+    lo.renew_deadline = config.renew_deadline;
+    lo.retry_period = config.retry_period;
+    auto* raw = p.get();
+    lo.on_started_leading = [raw] {
+      spdlog::info("msg=\"leading\" identity={}", raw->config.identity);
+      raw->maybe_lead();
+    };
+    lo.on_stopped_leading = [raw] {
+      if (raw->stopping.load())
+        return;
+      spdlog::error("msg=\"lost the leader lease: binding stops\" identity={}",
+                    raw->config.identity);
+      if (raw->on_failure)
+        raw->on_failure("this process lost the leader lease " + raw->config.lock_namespace +
+                        "/" + raw->config.lock_name);
+    };
+    lo.on_new_leader = [](const std::string& identity) {
+      spdlog::info("msg=\"leader\" identity={}", identity.empty() ? "(none)" : identity);
+    };
+    auto e = k8s::lease_elector::create(config.connection, std::move(lo));
+    if (!e)
+      return e.error();
+    p->elector = std::move(*e);
+  }
+  return std::unique_ptr<kube_world>(new kube_world(std::move(p)));
+}
+
+binder_actor kube_world::spawn_binder(caf::actor_system& sys) {
+  return sys.spawn(kube_binder, impl_.get());
+}
+
+void kube_world::start(registry_actor registry, api::service& service,
+                       const std::map<std::string, std::string>& watch_versions,
+                       std::function<void(std::string)> on_failure) {
+  auto& w = *impl_;
+  w.registry = std::move(registry);
+  w.on_failure = std::move(on_failure);
+  for (const auto& c : collections) {
+    k8s::reflector_options o;
+    o.path = c.path;
+    o.kind = c.item_kind;
+    o.api_version = c.api_version;
+    if (auto v = watch_versions.find("watch/" + std::string(api::to_string(c.kind)));
+        v != watch_versions.end())
+      o.resume_from = v->second;
+    w.sinks.push_back(std::make_unique<impl::sink>(w, c.kind));
+    auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
+    if (!r) {
+      spdlog::critical("msg=\"cannot watch\" path={} error=\"{}\"", c.path, r.error().to_string());
+      continue;
+    }
+    w.reflectors.push_back(std::move(*r));
+  }
+  for (auto& r : w.reflectors)
+    r->start();
+  for (int i = 0; i < w.config.binding_workers; ++i)
+    w.bind_workers.emplace_back([&w] { w.bind_worker(); });
+  w.status_watch = service.watch(api::resource_kind::pod_group, {}, 0,
+                                 std::make_shared<group_status_sink>(w));
+  w.status_writer = std::thread([&w] { w.status_loop(); });
+  if (w.elector)
+    w.elector->start();
+  // Watches resumed from a checkpoint report synced without a callback; so does a leader.
+  w.monitor = std::thread([&w] {
+    while (!w.stopping.load()) {
+      w.check_synced();
+      w.maybe_lead();
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+}
+
+void kube_world::stop() {
+  auto& w = *impl_;
+  if (w.stopping.exchange(true))
+    return;
+  w.bind_cv.notify_all();
+  w.status_cv.notify_all();
+  if (w.monitor.joinable())
+    w.monitor.join();
+  for (auto& r : w.reflectors)
+    r->stop();
+  for (auto& t : w.bind_workers)
+    t.join();
+  w.bind_workers.clear();
+  if (w.status_writer.joinable())
+    w.status_writer.join();
+  w.status_watch.reset();
+  if (w.elector)
+    w.elector->stop();
+}
+
+bool kube_world::may_bind() const { return impl_->may_bind(); }
+
+kube_world_counters kube_world::counters() const {
+  std::lock_guard lock(impl_->counters_mutex);
+  return impl_->counters;
+}
+
+} // namespace phalanx::actors

@@ -1,0 +1,542 @@
+// The registry in Kubernetes mode (DESIGN.md section 4a): the apiserver is the truth. The world's
+// deltas (watch events, lists) are applied to the cache at once, as they come, and written to the
+// store behind them as a checkpoint with each collection's watch resourceVersion, so a restart
+// loads the cache and resumes the watches instead of listing a big cluster again. Bindings are
+// written as intents before any node commits; the binder posts them and tells what became of each.
+//
+// The same catalog serves both worlds: the objects, gangs, queues and nodes the scheduling actors
+// work with are the standalone API's. What differs is where changes come from (deltas, never the
+// HTTP API: in this mode phalanxd serves only its probes and metrics) and where bindings go.
+
+#include "actors/registry_internal.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unordered_set>
+
+namespace phalanx::actors::registry_detail {
+
+using api::resource_kind;
+
+namespace {
+
+std::string intent_key(const scheduler::pod& p) {
+  return "intent/" + object_key(p.meta.namespace_name, p.meta.name);
+}
+
+std::string watch_key(resource_kind kind) { return "watch/" + std::string(api::to_string(kind)); }
+
+// The checkpoint of one delta: its records, and the collection's resourceVersion with them.
+storage::write_batch checkpoint_of(const world_delta& d) {
+  storage::write_batch batch;
+  if (!d.collection_version.empty())
+    batch.put_world_meta(watch_key(d.kind), d.collection_version);
+  return batch;
+}
+
+void persist_checkpoint(self_ptr self, storage::write_batch batch) {
+  if (batch.empty())
+    return;
+  persist(self, std::move(batch), [](const status& s) {
+    if (!s.ok())
+      spdlog::error("msg=\"the checkpoint could not be written\" error=\"{}\"", s.to_string());
+  });
+}
+
+// Counts a pod bound on a node (by anyone) in that node's ledger and the registry's figures.
+void count_on_node(self_ptr self, uint64_t id, const pod_entry& e) {
+  auto& st = self->state;
+  auto n = st.nodes.find(e.node_name());
+  if (n == st.nodes.end())
+    return;  // A node not (yet) known: its pods are counted when it comes (restore, upsert).
+  n->second.allocated += e.pod->requests;
+  ++n->second.pod_count;
+  self->send(n->second.actor, adopt_atom::value, pod_refs{{id, current_pod(e)}});
+}
+
+void uncount_on_node(self_ptr self, uint64_t id, const pod_entry& e) {
+  auto& st = self->state;
+  auto n = st.nodes.find(e.node_name());
+  if (n == st.nodes.end())
+    return;
+  n->second.allocated -= e.pod->requests;
+  --n->second.pod_count;
+  self->send(n->second.actor, release_atom::value, std::vector<uint64_t>{id});
+}
+
+// -- nodes
+
+void upsert_node(self_ptr self, scheduler::node n, storage::write_batch& batch) {
+  auto& st = self->state;
+  auto name = n.meta.name.str();
+  batch.put(n);
+  auto i = st.nodes.find(name);
+  if (i == st.nodes.end() || !i->second.live) {
+    // Pods already bound to it (seen before it) count from the start.
+    pod_refs committed;
+    for (auto& [id, e] : st.pods)
+      if (e.node_name() == name && !scheduler::is_terminal(e.phase()))
+        committed.push_back({id, current_pod(e)});
+    if (i != st.nodes.end())
+      st.nodes.erase(i);
+    add_node(self, std::move(n), std::move(committed));
+    return;
+  }
+  auto& e = i->second;
+  if (*e.node == n)
+    return;
+  auto before = e.node->allocatable;
+  e.node = std::make_shared<const scheduler::node>(std::move(n));
+  self->send(e.actor, spec_atom::value, e.node);
+  self->send(st.cluster, capacity_atom::value, e.node->allocatable, before);
+}
+
+void remove_node(self_ptr self, const std::string& name, storage::write_batch& batch) {
+  auto& st = self->state;
+  batch.erase(storage::record_kind::node, name);
+  auto i = st.nodes.find(name);
+  if (i == st.nodes.end())
+    return;
+  auto& n = i->second;
+  // Its pods stay in the cache until the apiserver deletes them (the node lifecycle controller
+  // does); they hold no room anywhere else meanwhile.
+  n.live = false;
+  st.ctx->view->set_live(n.index, false);
+  self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
+  self->send_exit(n.actor, caf::exit_reason::user_shutdown);
+  if (node_at(st, n.index) == &n)
+    st.node_at[n.index] = nullptr;
+  st.nodes.erase(i);
+}
+
+// -- queues
+
+void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch) {
+  auto& st = self->state;
+  auto name = q.meta.name.str();
+  batch.put(storage::queue_record{q});
+  auto i = st.queues.find(name);
+  if (i == st.queues.end()) {
+    add_queue(self, std::move(q));
+    // Gangs that waited for their queue get their actors now.
+    for (auto& [gang, g] : st.groups)
+      if (g.group->queue == name && !g.actor && !g.parked)
+        spawn_gang(self, g);
+    return;
+  }
+  if (*i->second.queue == q)
+    return;
+  i->second.queue = std::make_shared<const scheduler::queue>(std::move(q));
+  self->send(i->second.actor, spec_atom::value, i->second.queue);
+}
+
+void remove_queue(self_ptr self, const std::string& name, storage::write_batch& batch) {
+  auto& st = self->state;
+  batch.erase(storage::record_kind::queue, name);
+  auto i = st.queues.find(name);
+  if (i == st.queues.end())
+    return;
+  // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
+  self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
+  self->send(st.cluster, removed_atom::value, name);
+  st.queues.erase(i);
+}
+
+// -- PodGroups
+
+void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& batch) {
+  auto& st = self->state;
+  auto key = object_key(g.meta.namespace_name, g.meta.name);
+  if (auto p = priority_of(st.ctx->config.scheduling, g.priority_class_name); p && g.priority == 0)
+    g.priority = *p;
+  batch.put(storage::pod_group_record{g});
+  if (auto gang = st.group_ids.find(key); gang != 0) {
+    auto& entry = st.groups.at(gang);
+    if (entry.group->meta.uid == g.meta.uid) {
+      if (*entry.group == g)
+        return;
+      // Its spec changed (minMember, minResources, queue): the actor plans with the new one.
+      bool queue_changed = entry.group->queue != g.queue;
+      auto updated = std::make_shared<const scheduler::pod_group>(std::move(g));
+      if (queue_changed) {
+        unindex_group(st, entry);
+        entry.group = updated;
+        index_group(st, entry);
+        renew_gang(self, entry.gang);
+        return;
+      }
+      entry.group = updated;
+      if (entry.actor)
+        self->send(entry.actor, spec_atom::value, entry.group);
+      group_changed(self, entry);
+      return;
+    }
+    // Another PodGroup under the name: the old one was deleted (the watch may fold the two).
+    auto old = st.groups.extract(gang);
+    unindex_group(st, old.mapped());
+    end_gang(self, old.mapped());
+    for (auto id : old.mapped().pods)
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        p->second.gang = 0;
+    st.orphans[key] = old.mapped().pods;
+  }
+  auto gang = st.next_gang++;
+  auto& entry = st.groups[gang];
+  entry.gang = gang;
+  entry.key = key;
+  entry.group = std::make_shared<const scheduler::pod_group>(std::move(g));
+  index_group(st, entry);
+  if (auto o = st.orphans.find(key); o != st.orphans.end()) {
+    for (auto id : o->second)
+      if (auto p = st.pods.find(id); p != st.pods.end()) {
+        p->second.gang = gang;
+        st.pending_reasons.erase(id);
+        entry.pods.push_back(id);
+      }
+    st.orphans.erase(o);
+  }
+  spawn_gang(self, entry);
+  mark_emitted(st, entry);
+  if (is_watched(self, resource_kind::pod_group))
+    announce(self, api::watch_event::type::added, group_view(st, entry));
+}
+
+void remove_group(self_ptr self, const std::string& key, storage::write_batch& batch) {
+  auto& st = self->state;
+  batch.erase(storage::record_kind::pod_group, key);
+  auto gang = st.group_ids.find(key);
+  if (gang == 0)
+    return;
+  auto i = st.groups.find(gang);
+  auto& g = i->second;
+  auto view = group_view(st, g);
+  end_gang(self, g);
+  // Its pods stay and wait for a PodGroup of that name again, as in Kubernetes.
+  auto& waiting = st.orphans[key];
+  scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end()) {
+      p->second.gang = 0;
+      if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
+        set_pending_reason(st, id, why);
+        waiting.push_back(id);
+      }
+    }
+  unindex_group(st, g);
+  st.groups.erase(i);
+  if (is_watched(self, resource_kind::pod_group))
+    announce(self, api::watch_event::type::deleted, view);
+}
+
+// -- pods
+
+void remove_pod_ids(self_ptr self, std::vector<uint64_t> ids) {
+  auto& st = self->state;
+  // The checkpoint's records go with them (delete_pods erases each pod's key), and their intents.
+  storage::write_batch batch;
+  for (auto id : ids)
+    if (st.intents.erase(id) != 0)
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        batch.erase_world_meta(intent_key(*p->second.pod));
+  delete_pods(self, std::move(ids), std::move(batch), pod_keys::tombstone, [](const status& s) {
+    if (!s.ok())
+      spdlog::error("msg=\"deleted pods could not be removed from the checkpoint\" error=\"{}\"",
+                    s.to_string());
+  });
+}
+
+// What a pod's apiserver state means for the cache's entry of the same pod (same uid).
+void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
+                storage::write_batch& batch) {
+  auto& st = self->state;
+  auto& e = st.pods.at(id);
+  auto now = e.state();
+  auto next = scheduler::runtime_of(seen);
+  bool intent = st.intents.count(id) != 0;
+  if (intent && !next.is_bound() && !scheduler::is_terminal(next.phase)) {
+    // Our binding is on its way: the apiserver has not seen it yet. Keep it.
+    next.node_name = now.node_name;
+  }
+  if (intent && next.is_bound() && next.node_name == now.node_name)
+    st.intents.erase(id);  // Confirmed; the binder's outcome erases the stored intent.
+  if (next.node_name == now.node_name && next.phase == now.phase)
+    return;
+  // The checkpoint keeps the pod as the cache holds it: bound where an intent of ours binds it.
+  auto kept = seen;
+  scheduler::set_runtime(kept, next);
+  batch.put(kept);
+  const bool held_before = now.is_bound() && !scheduler::is_terminal(now.phase);
+  const bool holds_now = next.is_bound() && !scheduler::is_terminal(next.phase);
+  const bool moved = now.node_name != next.node_name;
+  if (held_before && (!holds_now || moved))
+    uncount_on_node(self, id, e);
+  e.set_state(next);
+  if (holds_now && (!held_before || moved)) {
+    count_on_node(self, id, e);
+    // Bound by someone else while ours to place: its gang no longer places it.
+    if (e.gang != 0 && !intent)
+      if (auto g = st.groups.find(e.gang); g != st.groups.end())
+        tell_gang(self, g->second, finished_atom::value,
+                  std::vector<pod_outcome>{{id, scheduler::pod_phase::failed, true}});
+  }
+  if (scheduler::is_terminal(next.phase) && !scheduler::is_terminal(now.phase) && e.gang != 0)
+    if (auto g = st.groups.find(e.gang); g != st.groups.end()) {
+      tell_gang(self, g->second, finished_atom::value,
+                std::vector<pod_outcome>{{id, next.phase, false}});
+      group_changed(self, g->second);
+    }
+  if (is_watched(self, resource_kind::pod))
+    announce(self, api::watch_event::type::modified, pod_view(st, id, e));
+}
+
+void upsert_pod(self_ptr self, scheduler::pod p, storage::write_batch& batch,
+                std::vector<uint64_t>& replaced) {
+  auto& st = self->state;
+  auto key = object_key(p.meta.namespace_name, p.meta.name);
+  if (auto id = pod_id_of(st, key); id != 0) {
+    if (st.pods.at(id).pod->meta.uid == p.meta.uid)
+      return update_pod(self, id, p, batch);
+    replaced.push_back(id);  // Another pod under the name: the old one is gone.
+    return;  // The new one comes once the old one is removed (upsert_pods does it in order).
+  }
+  if (auto prio = priority_of(st.ctx->config.scheduling, p.priority_class_name);
+      prio && p.priority == 0)
+    p.priority = *prio;
+  p.requests.pods = 1;
+  share_pod_names(st, p);
+  auto pod = std::make_shared<const scheduler::pod>(std::move(p));
+  batch.put(pod);
+  auto& slot = insert_pod(self, pod);
+  auto& [id, e] = slot;
+  if (e.is_bound() && !scheduler::is_terminal(e.phase()))
+    count_on_node(self, id, e);
+  if (!e.is_bound())
+    attach_pod(self, slot);
+  else if (!e.pod->group.empty() && is_our_scheduler(st.ctx->config.scheduling,
+                                                     e.pod->scheduler_name)) {
+    // A member bound before (by us, before a restart without checkpoint): its gang counts it.
+    auto gkey = object_key(e.pod->meta.namespace_name, e.pod->group);
+    if (auto gang = st.group_ids.find(gkey); gang != 0) {
+      auto& g = st.groups.at(gang);
+      e.gang = gang;
+      g.pods.push_back(id);
+      tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+    }
+  }
+  if (is_watched(self, resource_kind::pod))
+    announce(self, api::watch_event::type::added, pod_view(st, id, e));
+}
+
+// Applies upserts of pods; a pod whose name now holds another pod waits for the old one's removal.
+void upsert_pods(self_ptr self, std::vector<api::object> objects, storage::write_batch batch) {
+  std::vector<uint64_t> replaced;
+  std::vector<scheduler::pod> waiting;
+  for (auto& o : objects) {
+    auto& p = std::get<api::pod_object>(o).pod;
+    auto before = replaced.size();
+    upsert_pod(self, p, batch, replaced);
+    if (replaced.size() != before)
+      waiting.push_back(std::move(p));
+  }
+  persist_checkpoint(self, std::move(batch));
+  if (replaced.empty())
+    return;
+  auto& st = self->state;
+  storage::write_batch intents;
+  for (auto id : replaced)
+    if (st.intents.erase(id) != 0)
+      intents.erase_world_meta(intent_key(*st.pods.at(id).pod));
+  delete_pods(self, std::move(replaced), std::move(intents), pod_keys::tombstone,
+              [self, waiting = std::move(waiting)](const status&) {
+    storage::write_batch later;
+    std::vector<uint64_t> again;
+    for (auto p : waiting)
+      upsert_pod(self, std::move(p), later, again);
+    persist_checkpoint(self, std::move(later));
+  });
+}
+
+// The keys the cache holds of a kind (for a list's replace: what the list lacks was deleted).
+std::vector<std::string> cached_keys(const registry_state& st, resource_kind kind) {
+  std::vector<std::string> out;
+  switch (kind) {
+    case resource_kind::node:
+      for (const auto& [name, n] : st.nodes)
+        if (n.live)
+          out.push_back(name);
+      break;
+    case resource_kind::queue:
+      for (const auto& [name, q] : st.queues)
+        out.push_back(name);
+      break;
+    case resource_kind::pod_group:
+      for (const auto& [gang, g] : st.groups)
+        if (!g.implicit)
+          out.push_back(g.key.str());
+      break;
+    case resource_kind::pod:
+      for (const auto& [id, e] : st.pods)
+        out.push_back(object_key(e.pod->meta.namespace_name, e.pod->meta.name));
+      break;
+    case resource_kind::job:
+      break;
+  }
+  return out;
+}
+
+std::string key_of(const api::object& o) {
+  const auto& m = api::meta_of(o);
+  return object_key(m.namespace_name, m.name);
+}
+
+void remove_objects(self_ptr self, resource_kind kind, const std::vector<std::string>& keys,
+                    storage::write_batch& batch) {
+  auto& st = self->state;
+  std::vector<uint64_t> pods;
+  for (const auto& key : keys) {
+    switch (kind) {
+      case resource_kind::node:
+        remove_node(self, key, batch);
+        break;
+      case resource_kind::queue:
+        remove_queue(self, key, batch);
+        break;
+      case resource_kind::pod_group:
+        remove_group(self, key, batch);
+        break;
+      case resource_kind::pod:
+        if (auto id = pod_id_of(st, key); id != 0)
+          pods.push_back(id);
+        break;
+      case resource_kind::job:
+        break;
+    }
+  }
+  persist_checkpoint(self, std::move(batch));
+  batch = storage::write_batch{};
+  if (!pods.empty())
+    remove_pod_ids(self, std::move(pods));
+}
+
+} // namespace
+
+void do_world_delta(self_ptr self, world_delta d) {
+  auto& st = self->state;
+  if (d.what == world_delta::type::synced) {
+    if (!st.ready->load()) {
+      spdlog::info("msg=\"caches synced\" nodes={} queues={} podgroups={} pods={}",
+                   st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size());
+      st.ready->store(true);
+      st.ctx->metrics->ready.set(1);
+    }
+    return;
+  }
+  auto batch = checkpoint_of(d);
+  if (d.what == world_delta::type::remove) {
+    std::vector<std::string> keys;
+    for (const auto& o : d.objects)
+      keys.push_back(key_of(o));
+    return remove_objects(self, d.kind, keys, batch);
+  }
+  if (d.what == world_delta::type::replace_all) {
+    std::unordered_set<std::string> listed;
+    for (const auto& o : d.objects)
+      listed.insert(key_of(o));
+    std::vector<std::string> gone;
+    for (auto& key : cached_keys(st, d.kind))
+      if (!listed.count(key))
+        gone.push_back(std::move(key));
+    if (!gone.empty()) {
+      storage::write_batch removals;
+      remove_objects(self, d.kind, gone, removals);
+    }
+  }
+  switch (d.kind) {
+    case resource_kind::node:
+      for (auto& o : d.objects)
+        upsert_node(self, std::move(std::get<api::node_object>(o).node), batch);
+      break;
+    case resource_kind::queue:
+      for (auto& o : d.objects)
+        upsert_queue(self, std::move(std::get<api::queue_object>(o).queue), batch);
+      break;
+    case resource_kind::pod_group:
+      for (auto& o : d.objects)
+        upsert_group(self, std::move(std::get<api::pod_group_object>(o).group), batch);
+      break;
+    case resource_kind::pod:
+      return upsert_pods(self, std::move(d.objects), std::move(batch));
+    case resource_kind::job:
+      break;
+  }
+  persist_checkpoint(self, std::move(batch));
+}
+
+void do_lead(self_ptr self) {
+  auto& st = self->state;
+  if (st.scheduling)
+    return;
+  st.scheduling = true;
+  spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.groups.size(),
+               st.intents.size());
+  for (auto& [gang, g] : st.groups)
+    if (!g.actor && !g.parked && !restore_parked(self, g))
+      spawn_gang(self, g);
+  // Intents of an earlier run that the apiserver has not confirmed: post them again.
+  std::unordered_map<uint32_t, pod_refs> by_node;
+  for (const auto& [id, node] : st.intents)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      if (auto n = st.nodes.find(node); n != st.nodes.end())
+        by_node[n->second.index].push_back({id, current_pod(p->second)});
+  for (auto& [index, pods] : by_node)
+    self->send(st.binder, bind_pods_atom::value, index,
+               st.node_at[index] ? st.node_at[index]->node->meta.name
+                                 : scheduler::shared_string{},
+               std::move(pods));
+}
+
+void do_binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes) {
+  auto& st = self->state;
+  storage::write_batch batch;
+  for (const auto& o : outcomes) {
+    auto p = st.pods.find(o.pod);
+    if (p == st.pods.end())
+      continue;
+    st.intents.erase(o.pod);
+    batch.erase_world_meta(intent_key(*p->second.pod));
+    if (o.what == binding_outcome::type::gone)
+      spdlog::warn("msg=\"binding dropped\" pod={}/{} reason=\"{}\"",
+                   p->second.pod->meta.namespace_name, p->second.pod->meta.name, o.message);
+  }
+  persist_checkpoint(self, std::move(batch));
+}
+
+void add_binding_intents(registry_state& st, storage::write_batch& batch,
+                         const std::vector<std::pair<uint64_t, std::string>>& bound) {
+  for (const auto& [id, node] : bound) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      continue;
+    const auto& pod = *p->second.pod;
+    batch.put_world_meta(intent_key(pod), pod.meta.uid.str() + " " + node);
+  }
+}
+
+void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta) {
+  auto& st = self->state;
+  for (const auto& [key, value] : world_meta) {
+    if (!key.starts_with("intent/"))
+      continue;
+    auto space = value.find(' ');
+    if (space == std::string::npos)
+      continue;
+    auto uid = value.substr(0, space);
+    auto node = value.substr(space + 1);
+    auto id = pod_id_of(st, key.substr(7));
+    if (id == 0 || st.pods.at(id).pod->meta.uid != uid)
+      continue;  // Gone, or another pod now: nothing to post; the stale key is overwritten later.
+    st.intents[id] = node;
+  }
+}
+
+} // namespace phalanx::actors::registry_detail

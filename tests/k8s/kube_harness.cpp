@@ -1,0 +1,325 @@
+#include "tests/k8s/kube_harness.hpp"
+
+#include "api/codec.hpp"
+#include "k8s/operations.hpp"
+#include "scheduler/quantity.hpp"
+
+#include <boost/json.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace phalanx::kube_tests {
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw std::runtime_error("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* at = &v;
+  for (const char* key : path) {
+    if (!at->is_object())
+      return {};
+    at = at->as_object().if_contains(key);
+    if (at == nullptr)
+      return {};
+  }
+  return at->is_string() ? std::string(at->as_string()) : std::string{};
+}
+
+// Where an object of this apiVersion and kind is created.
+std::string collection_of(const json::value& o) {
+  auto api_version = text_at(o, {"apiVersion"});
+  auto kind = text_at(o, {"kind"});
+  auto ns = text_at(o, {"metadata", "namespace"});
+  static const std::map<std::string, std::pair<std::string, bool>> paths = {
+      {"CustomResourceDefinition", {"customresourcedefinitions", false}},
+      {"Namespace", {"namespaces", false}},
+      {"ServiceAccount", {"serviceaccounts", true}},
+      {"ClusterRole", {"clusterroles", false}},
+      {"ClusterRoleBinding", {"clusterrolebindings", false}},
+      {"Role", {"roles", true}},
+      {"RoleBinding", {"rolebindings", true}},
+      {"Queue", {"queues", false}},
+      {"PodGroup", {"podgroups", true}},
+      {"Pod", {"pods", true}},
+      {"Node", {"nodes", false}},
+      {"PriorityClass", {"priorityclasses", false}},
+  };
+  auto p = paths.find(kind);
+  if (p == paths.end())
+    throw std::runtime_error("the harness does not know where kind " + kind + " goes");
+  std::string base = api_version == "v1" ? "/api/v1" : "/apis/" + api_version;
+  if (p->second.second)
+    return base + "/namespaces/" + (ns.empty() ? std::string("default") : ns) + "/" +
+           p->second.first;
+  return base + "/" + p->second.first;
+}
+
+int64_t cpu_milli(const std::string& text) {
+  auto q = scheduler::parse_quantity(text, scheduler::quantity_unit::milli);
+  return q ? *q : 0;
+}
+
+} // namespace
+
+kube_harness::kube_harness(std::string ns)
+    : cp_(k8s::testing::control_plane::shared()), ns_(std::move(ns)) {
+  scratch_ = (fs::temp_directory_path() / ("phalanx-kube-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(std::rand())))
+                 .string();
+  fs::create_directories(scratch_);
+  apply_file("k8s/deploy/crd-scheduling.volcano.sh.yaml");
+  apply_file("k8s/deploy/rbac.yaml");
+  // The CRDs serve once established.
+  if (!wait_for([&] {
+        return k8s::get_json(admin(), "/apis/scheduling.volcano.sh/v1beta1/queues").ok();
+      }))
+    throw std::runtime_error("the PodGroup and Queue CRDs were not established");
+  queue("default");
+  if (auto s = cp_.create_namespace(ns_); !s.ok())
+    throw std::runtime_error("namespace " + ns_ + ": " + s.to_string());
+}
+
+kube_harness::~kube_harness() {
+  std::error_code ec;
+  fs::remove_all(scratch_, ec);
+}
+
+void kube_harness::apply(const json::value& object) {
+  auto path = collection_of(object);
+  auto created = k8s::post_json(admin(), path, object);
+  if (created)
+    return;
+  if (created.error().code() != errc::already_exists)
+    throw std::runtime_error("create " + path + ": " + created.error().to_string());
+  auto one = path + "/" + text_at(object, {"metadata", "name"});
+  auto existing = k8s::get_json(admin(), one);
+  if (!existing)
+    throw std::runtime_error("get " + one + ": " + existing.error().to_string());
+  auto replacement = object;
+  replacement.as_object()["metadata"].as_object()["resourceVersion"] =
+      text_at(*existing, {"metadata", "resourceVersion"});
+  if (auto put = k8s::put_json(admin(), one, replacement); !put)
+    throw std::runtime_error("replace " + one + ": " + put.error().to_string());
+}
+
+void kube_harness::apply_file(const std::string& repo_path) {
+  auto text = read_text(std::string(PHALANX_SOURCE_DIR) + "/" + repo_path);
+  auto docs = api::parse_manifests(text);
+  if (!docs)
+    throw std::runtime_error(repo_path + ": " + docs.error().message);
+  for (const auto& d : *docs)
+    apply(d);
+}
+
+void kube_harness::node(const std::string& name, const std::string& cpu,
+                        const std::string& memory) {
+  if (auto s = cp_.create_node(name, cpu, memory); !s.ok())
+    throw std::runtime_error("node " + name + ": " + s.to_string());
+}
+
+void kube_harness::queue(const std::string& name, int weight) {
+  apply(json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                     {"kind", "Queue"},
+                     {"metadata", json::object{{"name", name}}},
+                     {"spec", json::object{{"weight", weight}, {"reclaimable", true}}}});
+}
+
+void kube_harness::podgroup(const std::string& name, int min_member,
+                            const std::map<std::string, int>& min_task_member,
+                            const std::string& min_cpu, const std::string& queue) {
+  json::object spec{{"minMember", min_member}, {"queue", queue}};
+  if (!min_task_member.empty()) {
+    json::object roles;
+    for (const auto& [role, n] : min_task_member)
+      roles[role] = n;
+    spec["minTaskMember"] = std::move(roles);
+  }
+  if (!min_cpu.empty())
+    spec["minResources"] = json::object{{"cpu", min_cpu}};
+  apply(json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                     {"kind", "PodGroup"},
+                     {"metadata", json::object{{"name", name}, {"namespace", ns_}}},
+                     {"spec", std::move(spec)}});
+}
+
+void kube_harness::pod(const std::string& name, const std::string& group, const std::string& cpu,
+                       const std::string& scheduler, const std::string& role) {
+  json::object annotations;
+  if (!group.empty())
+    annotations["scheduling.k8s.io/group-name"] = group;
+  if (!role.empty())
+    annotations["volcano.sh/task-spec"] = role;
+  apply(json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", name}, {"namespace", ns_}, {"annotations", annotations}}},
+      {"spec",
+       json::object{{"schedulerName", scheduler},
+                    {"containers",
+                     json::array{json::object{
+                         {"name", "main"},
+                         {"image", "registry.k8s.io/pause:3.10"},
+                         {"resources", json::object{{"requests", json::object{
+                                                                     {"cpu", cpu},
+                                                                     {"memory", "64Mi"}}}}}}}}}}});
+}
+
+void kube_harness::delete_pod(const std::string& name) {
+  k8s::request_spec r;
+  r.method = "DELETE";
+  r.target = "/api/v1/namespaces/" + ns_ + "/pods/" + name + "?gracePeriodSeconds=0";
+  auto res = admin().request(r);
+  if (!res || (res->status != 200 && res->status != 404))
+    throw std::runtime_error("delete pod " + name);
+}
+
+void kube_harness::bind(const std::string& pod, const std::string& node) {
+  auto p = k8s::get_json(admin(), "/api/v1/namespaces/" + ns_ + "/pods/" + pod);
+  if (!p)
+    throw std::runtime_error("get pod " + pod + ": " + p.error().to_string());
+  auto outcome = k8s::bind_pod(admin(), ns_, pod, text_at(*p, {"metadata", "uid"}), node);
+  if (outcome.result != k8s::bind_result::bound)
+    throw std::runtime_error("bind " + pod + ": " + outcome.message);
+}
+
+std::map<std::string, seen_pod> kube_harness::pods() {
+  std::map<std::string, seen_pod> out;
+  auto list = k8s::get_json(admin(), "/api/v1/namespaces/" + ns_ + "/pods");
+  if (!list)
+    throw std::runtime_error("list pods: " + list.error().to_string());
+  for (const auto& item : list->as_object().at("items").as_array()) {
+    seen_pod p;
+    p.uid = text_at(item, {"metadata", "uid"});
+    p.node = text_at(item, {"spec", "nodeName"});
+    p.group = text_at(item, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
+    p.phase = text_at(item, {"status", "phase"});
+    p.scheduler = text_at(item, {"spec", "schedulerName"});
+    out[text_at(item, {"metadata", "name"})] = std::move(p);
+  }
+  return out;
+}
+
+std::map<std::string, seen_group> kube_harness::groups() {
+  std::map<std::string, seen_group> out;
+  auto list =
+      k8s::get_json(admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + ns_ + "/podgroups");
+  if (!list)
+    throw std::runtime_error("list podgroups: " + list.error().to_string());
+  for (const auto& item : list->as_object().at("items").as_array()) {
+    seen_group g;
+    g.phase = text_at(item, {"status", "phase"});
+    if (const auto* m = item.at("spec").as_object().if_contains("minMember"); m && m->is_int64())
+      g.min_member = static_cast<int32_t>(m->as_int64());
+    if (const auto* c = item.as_object().if_contains("status"))
+      if (const auto* conds = c->as_object().if_contains("conditions"); conds && conds->is_array())
+        for (const auto& cond : conds->as_array())
+          g.message = text_at(cond, {"message"});
+    out[text_at(item, {"metadata", "name"})] = std::move(g);
+  }
+  return out;
+}
+
+std::vector<std::string> kube_harness::check_invariants() {
+  std::vector<std::string> v;
+  auto all = pods();
+  // I1: once seen bound, on that node for as long as the pod lives.
+  for (const auto& [name, p] : all) {
+    if (p.node.empty())
+      continue;
+    auto [at, fresh] = bound_before_.try_emplace(p.uid, p.node);
+    if (!fresh && at->second != p.node)
+      v.push_back("I1: pod " + name + " moved from " + at->second + " to " + p.node);
+  }
+  // I2: per node, the requests of its bound, unfinished pods within its allocatable (cpu).
+  std::map<std::string, int64_t> used;
+  auto list = k8s::get_json(admin(), "/api/v1/pods");
+  if (list)
+    for (const auto& item : list->as_object().at("items").as_array()) {
+      auto node = text_at(item, {"spec", "nodeName"});
+      auto phase = text_at(item, {"status", "phase"});
+      if (node.empty() || phase == "Succeeded" || phase == "Failed")
+        continue;
+      for (const auto& c : item.at("spec").at("containers").as_array())
+        used[node] += cpu_milli(text_at(c, {"resources", "requests", "cpu"}));
+    }
+  auto nodes = k8s::get_json(admin(), "/api/v1/nodes");
+  if (nodes)
+    for (const auto& item : nodes->as_object().at("items").as_array()) {
+      auto name = text_at(item, {"metadata", "name"});
+      auto allocatable = cpu_milli(text_at(item, {"status", "allocatable", "cpu"}));
+      if (used[name] > allocatable)
+        v.push_back("I2: node " + name + " holds " + std::to_string(used[name]) +
+                    "m cpu of bound pods, over its " + std::to_string(allocatable) + "m");
+    }
+  // I3: each gang 0 or >= minMember bound.
+  std::map<std::string, int> bound;
+  for (const auto& [name, p] : all)
+    if (!p.group.empty() && !p.node.empty())
+      ++bound[p.group];
+  for (const auto& [name, g] : groups())
+    if (bound[name] != 0 && bound[name] < g.min_member)
+      v.push_back("I3: gang " + name + " has " + std::to_string(bound[name]) +
+                  " pods bound, fewer than minMember " + std::to_string(g.min_member));
+  return v;
+}
+
+bool kube_harness::wait_for(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done())
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+std::string kube_harness::kubeconfig_for(const std::string& account) {
+  auto token = cp_.service_account_token("phalanx-system", account);
+  if (!token)
+    throw std::runtime_error("token of " + account + ": " + token.error().to_string());
+  auto path = scratch_ + "/" + account + ".kubeconfig";
+  std::ofstream out(path);
+  out << "apiVersion: v1\nkind: Config\ncurrent-context: test\n"
+      << "clusters:\n- name: test\n  cluster:\n    server: " << cp_.server()
+      << "\n    certificate-authority: " << cp_.ca_file() << "\n"
+      << "users:\n- name: " << account << "\n  user:\n    token: " << *token << "\n"
+      << "contexts:\n- name: test\n  context:\n    cluster: test\n    user: " << account
+      << "\n    namespace: phalanx-system\n";
+  return path;
+}
+
+std::unique_ptr<loadtest::phalanxd_process>
+kube_harness::start_phalanxd(const std::string& data, const std::vector<std::string>& extra,
+                             const std::string& kubeconfig, const std::string& on_data) {
+  loadtest::phalanxd_options o;
+  o.data_dir = scratch_ + "/" + (on_data.empty() ? data : on_data);
+  o.log_file = scratch_ + "/" + data + ".log";
+  o.extra_args = {"--mode", "kubernetes", "--kubeconfig",
+                  kubeconfig.empty() ? kubeconfig_for() : kubeconfig, "--lock-namespace",
+                  "phalanx-system"};
+  for (const auto& e : extra)
+    o.extra_args.push_back(e);
+  auto d = loadtest::phalanxd_process::start(o);
+  if (!d)
+    throw std::runtime_error("phalanxd did not start: " + d.error().message());
+  return std::move(*d);
+}
+
+} // namespace phalanx::kube_tests

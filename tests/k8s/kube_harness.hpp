@@ -1,0 +1,107 @@
+#pragma once
+
+// Kubernetes mode against a real control plane (k8s/testing/control_plane.hpp: etcd and
+// kube-apiserver 1.37 built from Go modules, one per test process): the shipped CRDs and RBAC
+// applied as a platform team would, phalanxd started as a process with the token of the shipped
+// ServiceAccount (so the apiserver's RBAC decides what it may do), nodes without kubelets, and
+// the invariants checked from the apiserver's own objects.
+
+#include "k8s/client.hpp"
+#include "k8s/testing/control_plane.hpp"
+#include "loadtest/phalanxd_process.hpp"
+
+#include "scheduler/result.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace phalanx::kube_tests {
+
+/// A pod as the apiserver shows it.
+struct seen_pod {
+  std::string uid;
+  std::string node;    // spec.nodeName
+  std::string group;   // annotation scheduling.k8s.io/group-name
+  std::string phase;
+  std::string scheduler;
+};
+
+struct seen_group {
+  std::string phase;
+  int32_t min_member = 0;
+  std::string message;  // Of its Unschedulable or Scheduled condition.
+};
+
+/// The whole test cluster, seen through the admin's client.
+class kube_harness {
+ public:
+  /// Starts (or finds) the control plane; applies k8s/deploy's CRDs and RBAC and the default
+  /// Queue; makes the test namespace `ns`.
+  explicit kube_harness(std::string ns = "t");
+  ~kube_harness();
+
+  k8s::testing::control_plane& cp() { return cp_; }
+  k8s::client& admin() { return cp_.admin(); }
+  const std::string& ns() const { return ns_; }
+
+  /// Applies every document of a manifest file of the repository (k8s/deploy/...): creates it, or
+  /// replaces it when it exists. Throws on failure.
+  void apply_file(const std::string& repo_path);
+  /// The same for one object (JSON).
+  void apply(const boost::json::value& object);
+
+  void node(const std::string& name, const std::string& cpu, const std::string& memory = "16Gi");
+  void queue(const std::string& name, int weight = 1);
+  /// A PodGroup; `min_task_member` by role, `min_cpu` its minResources cpu ("" none).
+  void podgroup(const std::string& name, int min_member,
+                const std::map<std::string, int>& min_task_member = {},
+                const std::string& min_cpu = "", const std::string& queue = "default");
+  /// A pod of group `group` ("" none), requesting `cpu`, with schedulerName `scheduler`, and the
+  /// role `role` (annotation volcano.sh/task-spec) when given.
+  void pod(const std::string& name, const std::string& group, const std::string& cpu,
+           const std::string& scheduler = "volcano", const std::string& role = "");
+  /// Deletes a pod (immediately: no kubelet waits for it).
+  void delete_pod(const std::string& name);
+  /// Binds a pod as another scheduler would.
+  void bind(const std::string& pod, const std::string& node);
+
+  std::map<std::string, seen_pod> pods();
+  std::map<std::string, seen_group> groups();
+
+  /// I1 (a pod bound once stays on its node: against what was seen before), I2 (per node, the
+  /// bound pods' requests within allocatable) and I3 (every gang with a PodGroup has 0 or at
+  /// least minMember pods bound) on the apiserver's objects. Violations, empty when all hold.
+  std::vector<std::string> check_invariants();
+
+  /// Waits up to `limit` for `done`, polling. True when it held.
+  bool wait_for(const std::function<bool()>& done,
+                std::chrono::milliseconds limit = std::chrono::seconds(30));
+
+  /// A kubeconfig with the token of ServiceAccount phalanx-system/`account` (default: the
+  /// shipped phalanx-scheduler), written into the scratch directory.
+  std::string kubeconfig_for(const std::string& account = "phalanx-scheduler");
+
+  /// Starts a phalanxd in Kubernetes mode with its own data directory (a name inside the scratch
+  /// directory: `on_data`, else `data`; a restart passes the same) and `extra` flags, logging to
+  /// `<data>.log`. Waits for /readyz.
+  std::unique_ptr<loadtest::phalanxd_process> start_phalanxd(
+      const std::string& data, const std::vector<std::string>& extra = {},
+      const std::string& kubeconfig = "", const std::string& on_data = "");
+
+  const std::string& scratch() const { return scratch_; }
+
+ private:
+  k8s::testing::control_plane& cp_;
+  std::string ns_;
+  std::string scratch_;
+  std::map<std::string, std::string> bound_before_;  // Pod uid -> node, as first seen.
+};
+
+} // namespace phalanx::kube_tests

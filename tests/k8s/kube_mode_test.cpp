@@ -1,0 +1,317 @@
+// Kubernetes mode end to end on a real kube-apiserver and etcd (issue 25): phalanxd started as a
+// process with the shipped ServiceAccount's token, gangs bound all or nothing with real
+// Bindings, and every invariant read back from the apiserver's own objects. One control plane
+// per test process: ctest runs each case in a process of its own.
+
+#include "tests/k8s/kube_harness.hpp"
+
+#include "k8s/operations.hpp"
+#include "k8s/testing/tcp_proxy.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <thread>
+
+namespace phalanx::kube_tests {
+namespace {
+
+using namespace std::chrono_literals;
+
+int bound_of(const std::map<std::string, seen_pod>& pods, const std::string& group) {
+  int n = 0;
+  for (const auto& [name, p] : pods)
+    n += p.group == group && !p.node.empty() ? 1 : 0;
+  return n;
+}
+
+std::string read_log(const loadtest::phalanxd_process& d) {
+  std::ifstream in(d.log_file());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// PodGroup minMember, minTaskMember and minResources, with real bindings: what fits is bound
+// whole, what does not stays wholly unbound and says why.
+TEST(KubeMode, GangsAreBoundAllOrNothing) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.node("n1", "4");
+  auto d = h.start_phalanxd("data");
+  // Fits: 1 + 1 + 3 CPUs over two nodes of 4.
+  h.podgroup("fits", 3);
+  h.pod("fits-0", "fits", "1");
+  h.pod("fits-1", "fits", "1");
+  h.pod("fits-2", "fits", "3");
+  // Roles: a ps and two workers wanted, one worker exists: nothing bound.
+  h.podgroup("roles", 2, {{"ps", 1}, {"worker", 2}});
+  h.pod("roles-ps", "roles", "100m", "volcano", "ps");
+  h.pod("roles-w0", "roles", "100m", "volcano", "worker");
+  // minResources beyond the cluster: never admitted.
+  h.podgroup("huge", 1, {}, "100");
+  h.pod("huge-0", "huge", "100m");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "fits") == 3; }))
+      << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return h.groups()["fits"].phase == "Running"; }));
+  ASSERT_TRUE(h.wait_for([&] { return !h.groups()["roles"].message.empty(); }));
+  std::this_thread::sleep_for(500ms);
+  auto pods = h.pods();
+  EXPECT_EQ(bound_of(pods, "roles"), 0);
+  EXPECT_EQ(bound_of(pods, "huge"), 0);
+  EXPECT_NE(h.groups()["huge"].message, "");
+  // The third worker comes: the role's minimum is met and the gang is bound whole.
+  h.pod("roles-w1", "roles", "100m", "volcano", "worker");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "roles") == 3; })) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Two gangs that each need most of the cluster, created together: one is bound whole, the other
+// not at all; when the first ends, the second is bound.
+TEST(KubeMode, TwoGangsContendForTheSameNodes) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.node("n1", "4");
+  auto d = h.start_phalanxd("data");
+  for (const char* g : {"a", "b"}) {
+    h.podgroup(g, 3);
+    for (int i = 0; i < 3; ++i)
+      h.pod(std::string(g) + "-" + std::to_string(i), g, "2");
+  }
+  ASSERT_TRUE(h.wait_for([&] {
+    auto p = h.pods();
+    return bound_of(p, "a") + bound_of(p, "b") == 3;
+  })) << read_log(*d);
+  std::this_thread::sleep_for(1s);
+  auto p = h.pods();
+  auto winner = bound_of(p, "a") == 3 ? "a" : "b";
+  auto loser = std::string(winner) == "a" ? "b" : "a";
+  EXPECT_EQ(bound_of(p, winner), 3);
+  EXPECT_EQ(bound_of(p, loser), 0);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  for (int i = 0; i < 3; ++i)
+    h.delete_pod(std::string(winner) + "-" + std::to_string(i));
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), loser) == 3; })) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Pods of other schedulers use node room too: a gang that fits only without them waits for them.
+TEST(KubeMode, PodsOfOtherSchedulersCount) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.node("n1", "4");
+  h.pod("other", "", "3", "default-scheduler");
+  h.bind("other", "n0");
+  auto d = h.start_phalanxd("data");
+  h.podgroup("g", 2);
+  h.pod("g-0", "g", "3");
+  h.pod("g-1", "g", "3");
+  ASSERT_TRUE(h.wait_for([&] { return !h.groups()["g"].message.empty(); })) << read_log(*d);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(bound_of(h.pods(), "g"), 0) << "the gang was bound beside the other scheduler's pod";
+  h.delete_pod("other");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "g") == 2; })) << read_log(*d);
+  EXPECT_EQ(h.pods()["g-0"].scheduler, "volcano");
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// SIGKILL between a gang's intent and its last Binding (the client allows one request a second,
+// so the Bindings take seconds): the restarted phalanxd posts the rest, and the gang ends fully
+// bound, each pod on the node it was given first (I1, I3).
+TEST(KubeMode, AKillBetweenTheIntentAndTheLastBindingEndsFullyBound) {
+  kube_harness h;
+  for (int i = 0; i < 3; ++i)
+    h.node("n" + std::to_string(i), "8");
+  auto slow = std::vector<std::string>{"--kube-api-qps", "1", "--kube-api-burst", "1"};
+  auto d = h.start_phalanxd("data", slow);
+  h.podgroup("g", 6);
+  for (int i = 0; i < 6; ++i)
+    h.pod("g-" + std::to_string(i), "g", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "g") >= 1; })) << read_log(*d);
+  auto seen = h.pods();
+  ASSERT_LT(bound_of(seen, "g"), 6) << "the Bindings were not slow enough to kill in between";
+  d->kill();
+  EXPECT_EQ(h.check_invariants().size(), 1u) << "the gang is half bound while phalanxd is down";
+  auto again = h.start_phalanxd("data");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "g") == 6; })) << read_log(*again);
+  auto now = h.pods();
+  for (const auto& [name, p] : seen) {
+    if (!p.node.empty()) {
+      EXPECT_EQ(now[name].node, p.node) << name;
+    }
+  }
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// A restart after the apiserver lost the history of the checkpoint's resourceVersions (410): the
+// watches list again, and what changed meanwhile is seen: a deleted pod gone, a new gang bound,
+// nothing bound twice.
+TEST(KubeMode, AWatchTooOldListsAgainAndLosesNothing) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.node("n1", "4");
+  auto d = h.start_phalanxd("data");
+  h.podgroup("a", 2);
+  h.pod("a-0", "a", "2");
+  h.pod("a-1", "a", "2");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "a") == 2; })) << read_log(*d);
+  d->kill();
+  // Meanwhile: a's pods deleted (their room free again), a new gang b that needs it.
+  h.delete_pod("a-0");
+  h.delete_pod("a-1");
+  h.podgroup("b", 2);
+  h.pod("b-0", "b", "3");
+  h.pod("b-1", "b", "3");
+  ASSERT_TRUE(h.cp().restart_apiserver().ok());  // Its watch caches start at the current revision.
+  auto again = h.start_phalanxd("data2", {}, "", "data");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "b") == 2; })) << read_log(*again);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  // It resumed from the checkpoint, was told 410, and listed the pods again.
+  auto log = read_log(*again);
+  EXPECT_NE(log.find("restored a checkpoint"), std::string::npos) << log;
+  EXPECT_NE(log.find("msg=\"listed\" kind=pods"), std::string::npos) << log;
+}
+
+// --- Leadership (I6): the Lease's timing shortened so that a test waits seconds, not 15.
+
+const std::vector<std::string> fast_lease = {
+    "--leader-elect-lease-duration", "3s", "--leader-elect-renew-deadline", "2s",
+    "--leader-elect-retry-period", "500ms"};
+
+std::string lease_holder(kube_harness& h) {
+  auto lease = k8s::get_json(
+      h.admin(), "/apis/coordination.k8s.io/v1/namespaces/phalanx-system/leases/phalanx");
+  if (!lease)
+    return {};
+  const auto* spec = lease->as_object().if_contains("spec");
+  const auto* holder = spec ? spec->as_object().if_contains("holderIdentity") : nullptr;
+  return holder && holder->is_string() ? std::string(holder->as_string()) : std::string{};
+}
+
+bool holds(kube_harness& h, const loadtest::phalanxd_process& d) {
+  return lease_holder(h).ends_with("_" + std::to_string(d.pid()));
+}
+
+// Two phalanxd, one leads and binds; SIGKILLed, the other takes over within the lease and binds.
+TEST(KubeMode, TheStandbyTakesOverWhenTheLeaderIsKilled) {
+  kube_harness h;
+  h.node("n0", "8");
+  auto a = h.start_phalanxd("a", fast_lease);
+  ASSERT_TRUE(h.wait_for([&] { return holds(h, *a); })) << read_log(*a);
+  auto b = h.start_phalanxd("b", fast_lease);
+  h.podgroup("one", 2);
+  h.pod("one-0", "one", "1");
+  h.pod("one-1", "one", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "one") == 2; })) << read_log(*a);
+  EXPECT_TRUE(holds(h, *a)) << "the standby took the lease from a live leader";
+  auto killed = std::chrono::steady_clock::now();
+  a->kill();
+  ASSERT_TRUE(h.wait_for([&] { return holds(h, *b); }, std::chrono::seconds(20))) << read_log(*b);
+  auto took_over = std::chrono::steady_clock::now() - killed;
+  EXPECT_LT(took_over, std::chrono::seconds(10)) << "lease 3 s, retry 0.5 s";
+  h.podgroup("two", 2);
+  h.pod("two-0", "two", "1");
+  h.pod("two-1", "two", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "two") == 2; })) << read_log(*b);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// A leader cut off from the apiserver (its connections hang, as in a partition) stops binding
+// once it cannot renew (I6) and exits; the other, which still reaches the apiserver, takes over
+// and binds. No pod is bound twice: the gang created during the partition is bound by the new
+// leader alone, each pod once.
+TEST(KubeMode, ALeaderCutOffStopsAndTheOtherTakesOver) {
+  kube_harness h;
+  h.node("n0", "8");
+  auto proxy = k8s::testing::tcp_proxy::start(h.cp().server());
+  ASSERT_TRUE(proxy.ok()) << proxy.error().to_string();
+  // A kubeconfig for the leader that goes through the proxy.
+  auto through_proxy = h.kubeconfig_for();
+  {
+    std::ifstream in(through_proxy);
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    auto at = text.find(h.cp().server());
+    text.replace(at, h.cp().server().size(), (*proxy)->url());
+    std::ofstream(through_proxy + ".proxy") << text;
+  }
+  auto a = h.start_phalanxd("a", fast_lease, through_proxy + ".proxy");
+  ASSERT_TRUE(h.wait_for([&] { return holds(h, *a); })) << read_log(*a);
+  auto b = h.start_phalanxd("b", fast_lease);
+  (*proxy)->freeze();
+  ASSERT_TRUE(h.wait_for([&] { return holds(h, *b); }, std::chrono::seconds(20))) << read_log(*b);
+  h.podgroup("during", 3);
+  for (int i = 0; i < 3; ++i)
+    h.pod("during-" + std::to_string(i), "during", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "during") == 3; })) << read_log(*b);
+  // The cut-off leader gave up: it stopped leading and exits with the failure code.
+  ASSERT_TRUE(h.wait_for([&] { return !a->running(); }, std::chrono::seconds(30))) << read_log(*a);
+  auto log = read_log(*a);
+  EXPECT_NE(log.find("lost the leader lease"), std::string::npos) << log;
+  EXPECT_EQ(log.find("binding refused"), std::string::npos) << log;
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// RBAC decides: with one rule of the shipped ClusterRole taken away (pods/binding create),
+// phalanxd says loudly which call the apiserver refused, and binds nothing.
+TEST(KubeMode, ADeniedCallFailsLoudlyNamingTheRule) {
+  kube_harness h;
+  h.node("n0", "8");
+  // A ServiceAccount bound to a copy of the ClusterRole without pods/binding.
+  auto role = boost::json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+    "kind":"ClusterRole","metadata":{"name":"phalanx-no-binding"},"rules":[
+    {"apiGroups":[""],"resources":["nodes"],"verbs":["list","watch"]},
+    {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch"]},
+    {"apiGroups":["scheduling.volcano.sh"],"resources":["podgroups"],
+     "verbs":["get","list","watch","update"]},
+    {"apiGroups":["scheduling.volcano.sh"],"resources":["queues"],"verbs":["list","watch"]},
+    {"apiGroups":[""],"resources":["events"],"verbs":["create"]},
+    {"apiGroups":["coordination.k8s.io"],"resources":["leases"],
+     "verbs":["get","create","update"]}]})");
+  h.apply(role);
+  h.apply(boost::json::parse(R"({"apiVersion":"v1","kind":"ServiceAccount",
+    "metadata":{"name":"no-binding","namespace":"phalanx-system"}})"));
+  h.apply(boost::json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
+    "kind":"ClusterRoleBinding","metadata":{"name":"phalanx-no-binding"},
+    "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole",
+    "name":"phalanx-no-binding"},"subjects":[{"kind":"ServiceAccount","name":"no-binding",
+    "namespace":"phalanx-system"}]})"));
+  auto d = h.start_phalanxd("data", {}, h.kubeconfig_for("no-binding"));
+  h.podgroup("g", 1);
+  h.pod("g-0", "g", "1");
+  ASSERT_TRUE(h.wait_for([&] {
+    return read_log(*d).find("binding refused by the apiserver") != std::string::npos;
+  })) << read_log(*d);
+  auto log = read_log(*d);
+  EXPECT_NE(log.find("pods/binding"), std::string::npos) << log;
+  EXPECT_EQ(bound_of(h.pods(), "g"), 0);
+}
+
+// Garbage from the API (a PodGroup whose minMember is not a number, under a CRD that lets it
+// through): an event on it, never a crash, and the rest is scheduled.
+TEST(KubeMode, GarbageFromTheApiGetsAnEventAndNoCrash) {
+  kube_harness h;
+  // A CRD that takes anything, as a cluster with a hand-made CRD may.
+  h.apply(boost::json::parse(R"({"apiVersion":"apiextensions.k8s.io/v1",
+    "kind":"CustomResourceDefinition","metadata":{"name":"podgroups.scheduling.volcano.sh"},
+    "spec":{"group":"scheduling.volcano.sh","names":{"kind":"PodGroup","listKind":"PodGroupList",
+    "plural":"podgroups","singular":"podgroup","shortNames":["pg"]},"scope":"Namespaced",
+    "versions":[{"name":"v1beta1","served":true,"storage":true,"schema":{"openAPIV3Schema":{
+    "type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}})"));
+  h.node("n0", "4");
+  auto d = h.start_phalanxd("data");
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
+    "metadata":{"name":"bad","namespace":")" + h.ns() + R"("},
+    "spec":{"minMember":"x","queue":"default","surprise":{"a":1}}})"));
+  h.podgroup("good", 1);
+  h.pod("good-0", "good", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "good") == 1; })) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto events = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/events");
+    return events && boost::json::serialize(*events).find("\"Invalid\"") != std::string::npos;
+  })) << read_log(*d);
+  EXPECT_TRUE(d->running());
+  EXPECT_NE(read_log(*d).find("does not decode"), std::string::npos);
+}
+
+} // namespace
+} // namespace phalanx::kube_tests
