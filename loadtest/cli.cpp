@@ -3,6 +3,7 @@
 
 #include "loadtest/flags.hpp"
 #include "loadtest/inproc.hpp"
+#include "loadtest/kube_restart.hpp"
 #include "loadtest/push.hpp"
 #include "loadtest/replay.hpp"
 #include "loadtest/report.hpp"
@@ -41,6 +42,8 @@ modes:
   restart   builds a store of 150,000 pods and times phalanxd from start to /readyz
   big-delete  creates and deletes one job of 300,000 pods through phalanxd's API while another
             client reads: how long each took and how long the other client's reads waited
+  k8s-restart Kubernetes mode on a real kube-apiserver (the test control plane): restart to the
+            first new bind after a short outage (watches resumed) and a long one (410, relist)
 
 `phalanx-loadtest MODE --help` lists the flags of a mode.
 )";
@@ -354,6 +357,30 @@ int run_big_delete_mode(std::span<const std::string> args, const std::string& co
   return finish(run_big_delete(o), "big-delete", o.json_path, o.html_path);
 }
 
+int run_kube_restart_mode(std::span<const std::string> args, const std::string& command) {
+  kube_restart_options o;
+  flag_set flags("phalanx-loadtest k8s-restart",
+                 "Starts the test control plane (make k8s-control-plane builds it), creates "
+                 "--nodes nodes and --pods bound pods in PodGroups, runs phalanxd in Kubernetes "
+                 "mode and times its restarts to the first new bind, after a short outage and "
+                 "after a long one (the apiserver restarted: 410, relist).");
+  flags.add_int("nodes", &o.nodes, 1, 100'000, "nodes of the cluster");
+  flags.add_int("pods", &o.pods, 1, 1'000'000, "pods of the cluster, bound");
+  flags.add_int("gang-size", &o.gang_size, 1, 10'000, "pods per PodGroup");
+  flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("json", &o.json_path, "write the JSON report here");
+  flags.add_string("html", &o.html_path, "write the HTML report here");
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error("k8s-restart", s.message());
+  o.command = command;
+  o.flags_given = flags.given();
+  return finish(run_kube_restart(o), "k8s-restart", o.json_path, o.html_path);
+}
+
 } // namespace
 
 int run_cli(const std::vector<std::string>& argv) {
@@ -373,8 +400,10 @@ int run_cli(const std::vector<std::string>& argv) {
     return run_restart_mode(args, command);
   if (mode == "big-delete")
     return run_big_delete_mode(args, command);
+  if (mode == "k8s-restart")
+    return run_kube_restart_mode(args, command);
   std::cerr << "phalanx-loadtest: unknown mode \"" << mode
-            << "\": expected push, inproc, replay, restart or big-delete\n\n"
+            << "\": expected push, inproc, replay, restart, big-delete or k8s-restart\n\n"
             << top_usage;
   return 2;
 }

@@ -2,6 +2,7 @@
 
 #include "api/codec.hpp"
 #include "k8s/operations.hpp"
+#include "k8s/testing/manifests.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <boost/json.hpp>
@@ -21,15 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw std::runtime_error("cannot read " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
   const json::value* at = &v;
   for (const char* key : path) {
@@ -40,35 +32,6 @@ std::string text_at(const json::value& v, std::initializer_list<const char*> pat
       return {};
   }
   return at->is_string() ? std::string(at->as_string()) : std::string{};
-}
-
-// Where an object of this apiVersion and kind is created.
-std::string collection_of(const json::value& o) {
-  auto api_version = text_at(o, {"apiVersion"});
-  auto kind = text_at(o, {"kind"});
-  auto ns = text_at(o, {"metadata", "namespace"});
-  static const std::map<std::string, std::pair<std::string, bool>> paths = {
-      {"CustomResourceDefinition", {"customresourcedefinitions", false}},
-      {"Namespace", {"namespaces", false}},
-      {"ServiceAccount", {"serviceaccounts", true}},
-      {"ClusterRole", {"clusterroles", false}},
-      {"ClusterRoleBinding", {"clusterrolebindings", false}},
-      {"Role", {"roles", true}},
-      {"RoleBinding", {"rolebindings", true}},
-      {"Queue", {"queues", false}},
-      {"PodGroup", {"podgroups", true}},
-      {"Pod", {"pods", true}},
-      {"Node", {"nodes", false}},
-      {"PriorityClass", {"priorityclasses", false}},
-  };
-  auto p = paths.find(kind);
-  if (p == paths.end())
-    throw std::runtime_error("the harness does not know where kind " + kind + " goes");
-  std::string base = api_version == "v1" ? "/api/v1" : "/apis/" + api_version;
-  if (p->second.second)
-    return base + "/namespaces/" + (ns.empty() ? std::string("default") : ns) + "/" +
-           p->second.first;
-  return base + "/" + p->second.first;
 }
 
 int64_t cpu_milli(const std::string& text) {
@@ -102,30 +65,14 @@ kube_harness::~kube_harness() {
 }
 
 void kube_harness::apply(const json::value& object) {
-  auto path = collection_of(object);
-  auto created = k8s::post_json(admin(), path, object);
-  if (created)
-    return;
-  if (created.error().code() != errc::already_exists)
-    throw std::runtime_error("create " + path + ": " + created.error().to_string());
-  auto one = path + "/" + text_at(object, {"metadata", "name"});
-  auto existing = k8s::get_json(admin(), one);
-  if (!existing)
-    throw std::runtime_error("get " + one + ": " + existing.error().to_string());
-  auto replacement = object;
-  replacement.as_object()["metadata"].as_object()["resourceVersion"] =
-      text_at(*existing, {"metadata", "resourceVersion"});
-  if (auto put = k8s::put_json(admin(), one, replacement); !put)
-    throw std::runtime_error("replace " + one + ": " + put.error().to_string());
+  if (auto s = k8s::testing::apply(admin(), object); !s.ok())
+    throw std::runtime_error(s.to_string());
 }
 
 void kube_harness::apply_file(const std::string& repo_path) {
-  auto text = read_text(std::string(PHALANX_SOURCE_DIR) + "/" + repo_path);
-  auto docs = api::parse_manifests(text);
-  if (!docs)
-    throw std::runtime_error(repo_path + ": " + docs.error().message);
-  for (const auto& d : *docs)
-    apply(d);
+  if (auto s = k8s::testing::apply_file(admin(), std::string(PHALANX_SOURCE_DIR) + "/" + repo_path);
+      !s.ok())
+    throw std::runtime_error(s.to_string());
 }
 
 void kube_harness::node(const std::string& name, const std::string& cpu,
