@@ -113,6 +113,24 @@ struct kube_world::impl {
   std::vector<binding_outcome> outcomes;
   std::vector<std::thread> bind_workers;
 
+  // Events and pod conditions, written by their own thread so that a burst of them never holds
+  // a Binding back: bounded, the oldest dropped (and counted) when the apiserver cannot keep up.
+  struct pod_note {
+    std::string namespace_name, name, uid, message;  // PodScheduled=False with this message.
+  };
+  struct event_note {
+    json::value object;  // The object the event is about (apiVersion, metadata).
+    std::string kind, type, reason, message;
+  };
+  std::mutex notes_mutex;
+  std::condition_variable notes_cv;
+  std::unordered_map<std::string, pod_note> pod_notes;       // Latest per pod key.
+  std::unordered_map<std::string, std::string> pod_written;  // Pod key -> message written.
+  std::deque<event_note> event_notes;
+  static constexpr std::size_t max_event_notes = 10'000;
+  std::thread notes_writer;
+  api::watch_handle pod_watch;
+
   // Status writes: the latest status of each PodGroup not written yet, by key.
   std::mutex status_mutex;
   std::condition_variable status_cv;
@@ -161,9 +179,9 @@ struct kube_world::impl {
     if (fresh) {
       spdlog::warn("msg=\"object left out: it does not decode\" kind={} key={} error=\"{}\"",
                    api::to_string(kind), key, obj.error().message);
-      post_event(v, api::to_string(kind), "Warning", "Invalid",
-                 "phalanx cannot read this object, so it does not schedule it: " +
-                     obj.error().message);
+      queue_event({v, std::string(text_of(v, {"kind"})), "Warning", "Invalid",
+                   "phalanx cannot read this object, so it does not schedule it: " +
+                       obj.error().message});
     }
     return std::nullopt;
   }
@@ -309,6 +327,11 @@ struct kube_world::impl {
     };
     switch (outcome.result) {
       case k8s::bind_result::bound:
+        queue_event({pod_reference(job.namespace_name, job.name, job.uid), "Pod", "Normal",
+                     "Scheduled",
+                     "Successfully assigned " + job.namespace_name + "/" + job.name + " to " +
+                         job.node});
+        [[fallthrough]];
       case k8s::bind_result::already_bound_here:
         count(&kube_world_counters::bindings_done);
         return report(binding_outcome::type::done, {});
@@ -340,6 +363,91 @@ struct kube_world::impl {
       bind_queue.push_back(std::move(job));
     }
     bind_cv.notify_one();
+  }
+
+  // -- pod conditions and events
+
+  void pod_changed(const api::pod_object& p) {
+    std::string message;
+    for (const auto& c : p.conditions)
+      if (c.type == "PodScheduled" && c.status == "False")
+        message = c.message;
+    if (message.empty() || p.pod.is_bound())
+      return;
+    auto key = p.pod.meta.namespace_name + "/" + p.pod.meta.name;
+    {
+      std::lock_guard lock(notes_mutex);
+      pod_notes[key] = {p.pod.meta.namespace_name.str(), p.pod.meta.name.str(),
+                        p.pod.meta.uid.str(), std::move(message)};
+    }
+    notes_cv.notify_one();
+  }
+
+  void queue_event(event_note e) {
+    {
+      std::lock_guard lock(notes_mutex);
+      if (event_notes.size() >= max_event_notes) {
+        event_notes.pop_front();
+        count(&kube_world_counters::events_dropped);
+      }
+      event_notes.push_back(std::move(e));
+    }
+    notes_cv.notify_one();
+  }
+
+  static json::value pod_reference(const std::string& ns, const std::string& name,
+                                   const std::string& uid) {
+    return json::object{{"apiVersion", "v1"},
+                        {"kind", "Pod"},
+                        {"metadata", json::object{{"namespace", ns}, {"name", name}, {"uid", uid}}}};
+  }
+
+  void notes_loop() {
+    while (!stopping.load()) {
+      std::unordered_map<std::string, pod_note> pods;
+      std::deque<event_note> events;
+      {
+        std::unique_lock lock(notes_mutex);
+        notes_cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
+          return stopping.load() || !pod_notes.empty() || !event_notes.empty();
+        });
+        pods.swap(pod_notes);
+        events.swap(event_notes);
+      }
+      if (!may_bind())
+        continue;  // A standby writes nothing.
+      for (auto& [key, n] : pods) {
+        if (pod_written[key] == n.message)
+          continue;
+        pod_written[key] = n.message;
+        write_pod_condition(n);
+        events.push_back({pod_reference(n.namespace_name, n.name, n.uid), "Pod", "Warning",
+                          "FailedScheduling", n.message});
+      }
+      for (auto& e : events)
+        post_event(e.object, e.kind, e.type, e.reason, e.message);
+    }
+  }
+
+  // PodScheduled=False with the pod's own reason, as kube-scheduler and Volcano write it.
+  void write_pod_condition(const pod_note& n) {
+    auto now = api::format_time(scheduler::timestamp{std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch())});
+    json::object patch{
+        {"status",
+         json::object{{"conditions",
+                       json::array{json::object{{"type", "PodScheduled"},
+                                                {"status", "False"},
+                                                {"reason", "Unschedulable"},
+                                                {"message", n.message.substr(0, 4096)},
+                                                {"lastTransitionTime", now}}}}}}};
+    auto path = "/api/v1/namespaces/" + n.namespace_name + "/pods/" + n.name + "/status";
+    auto done = k8s::patch_json(*client, path, patch, k8s::patch_type::strategic_merge);
+    if (done)
+      count(&kube_world_counters::pod_conditions_written);
+    else if (done.error().code() != errc::not_found)
+      spdlog::warn("msg=\"pod condition not written\" pod={}/{} error=\"{}\"", n.namespace_name,
+                   n.name, done.error().to_string());
   }
 
   // -- status
@@ -433,7 +541,7 @@ struct kube_world::impl {
     if (event_written[key] == text)
       return;
     event_written[key] = text;
-    post_event(raw, "PodGroup", type, reason, message);
+    queue_event({raw, "PodGroup", type, reason, message});
   }
 
   void post_event(const json::value& object, std::string_view kind, const std::string& type,
@@ -562,6 +670,22 @@ binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_bind
   };
 }
 
+// Hands the registry's pod changes (a pending reason that changed) to the condition writer.
+class pod_condition_sink final : public api::watch_sink {
+ public:
+  explicit pod_condition_sink(kube_world::impl& w) : w_(w) {}
+  bool on_event(const api::watch_event& e) override {
+    if (e.kind == api::watch_event::type::modified)
+      if (const auto* p = std::get_if<api::pod_object>(&e.obj))
+        w_.pod_changed(*p);
+    return true;
+  }
+  void on_close(status) override {}
+
+ private:
+  kube_world::impl& w_;
+};
+
 // Hands the registry's PodGroup changes to the status writer.
 class group_status_sink final : public api::watch_sink {
  public:
@@ -661,6 +785,9 @@ void kube_world::start(registry_actor registry, api::service& service,
   w.status_watch = service.watch(api::resource_kind::pod_group, {}, 0,
                                  std::make_shared<group_status_sink>(w));
   w.status_writer = std::thread([&w] { w.status_loop(); });
+  w.pod_watch = service.watch(api::resource_kind::pod, {}, 0,
+                              std::make_shared<pod_condition_sink>(w));
+  w.notes_writer = std::thread([&w] { w.notes_loop(); });
   if (w.elector)
     w.elector->start();
   // Watches resumed from a checkpoint report synced without a callback; so does a leader.
@@ -688,7 +815,11 @@ void kube_world::stop() {
   w.bind_workers.clear();
   if (w.status_writer.joinable())
     w.status_writer.join();
+  w.notes_cv.notify_all();
+  if (w.notes_writer.joinable())
+    w.notes_writer.join();
   w.status_watch.reset();
+  w.pod_watch.reset();
   if (w.elector)
     w.elector->stop();
 }

@@ -19,7 +19,11 @@
 // - Status: it watches the registry's PodGroups (api::service::watch) and writes each PodGroup's
 //   status to the apiserver as Volcano's scheduler does (PUT of the whole object, no status
 //   subresource: Volcano's CRD has none), only when it changed, and a Normal "Scheduled" or
-//   Warning "Unschedulable" event on the PodGroup when its phase or pending reason changes.
+//   Warning "Unschedulable" event on the PodGroup when its phase or pending reason changes. A pod
+//   whose pending reason changes gets PodScheduled=False with it (pods/status, strategic merge)
+//   and a FailedScheduling event; a bound pod a Scheduled event, as kube-scheduler writes them.
+//   Events and conditions go through a bounded queue on a thread of their own: they never hold a
+//   Binding back, and the oldest are dropped (counted) when the apiserver cannot keep up.
 // - Leadership: with leader election, a Lease (k8s/lease.hpp). Gangs are planned only once this
 //   process leads and its caches are synced (lead_atom); standbys keep their caches warm. I6:
 //   every Binding is posted only while lease_elector::leading_now() holds (computed from the last
@@ -56,7 +60,9 @@ struct kube_world_counters {
   uint64_t bindings_refused = 0;  // 403, 422, ...: logged as errors.
   uint64_t bindings_dropped_not_leading = 0;  // I6: not posted, the lease was not held.
   uint64_t status_writes = 0;
+  uint64_t pod_conditions_written = 0;
   uint64_t events_written = 0;
+  uint64_t events_dropped = 0;  // The apiserver could not keep up: the oldest went first.
   uint64_t undecodable_objects = 0;
 };
 

@@ -540,10 +540,18 @@ void do_report(self_ptr self, gang_report report) {
   if (!report.pending_reason.empty()) {
     scheduler::shared_string why =
         report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
+    // Kubernetes mode writes each pod's PodScheduled condition from its reason: tell the world
+    // of the pods whose reason changed (a watcher of pods; standalone mode builds the condition
+    // when the pod is read).
+    const bool tell = st.world_is_kubernetes && is_watched(self, resource_kind::pod);
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
-                                     !scheduler::is_terminal(p->second.phase()))
+                                     !scheduler::is_terminal(p->second.phase())) {
+        bool changed = pending_reason(st, id) != why.view();
         set_pending_reason(st, id, why);
+        if (tell && changed)
+          announce(self, api::watch_event::type::modified, pod_view(st, id, p->second));
+      }
   }
   if (new_reason) {
     record_event(

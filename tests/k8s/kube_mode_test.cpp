@@ -27,6 +27,31 @@ int bound_of(const std::map<std::string, seen_pod>& pods, const std::string& gro
   return n;
 }
 
+// The message of the pod's PodScheduled=False condition, "" without one.
+std::string pod_scheduled_message(kube_harness& h, const std::string& pod) {
+  auto p = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod);
+  if (!p)
+    return {};
+  const auto* status = p->as_object().if_contains("status");
+  const auto* conditions = status ? status->as_object().if_contains("conditions") : nullptr;
+  if (!conditions || !conditions->is_array())
+    return {};
+  for (const auto& c : conditions->as_array())
+    if (c.at("type") == "PodScheduled" && c.at("status") == "False")
+      return std::string(c.at("message").as_string());
+  return {};
+}
+
+bool has_event(kube_harness& h, const std::string& object, const std::string& reason) {
+  auto events = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/events");
+  if (!events)
+    return false;
+  for (const auto& e : events->as_object().at("items").as_array())
+    if (e.at("reason").as_string() == reason && e.at("involvedObject").at("name").as_string() == object)
+      return true;
+  return false;
+}
+
 std::string read_log(const loadtest::phalanxd_process& d) {
   std::ifstream in(d.log_file());
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -60,6 +85,12 @@ TEST(KubeMode, GangsAreBoundAllOrNothing) {
   EXPECT_EQ(bound_of(pods, "roles"), 0);
   EXPECT_EQ(bound_of(pods, "huge"), 0);
   EXPECT_NE(h.groups()["huge"].message, "");
+  // What kubectl describe shows: the pending pods say why (PodScheduled=False, a
+  // FailedScheduling event), the bound ones were Scheduled.
+  ASSERT_TRUE(h.wait_for([&] { return !pod_scheduled_message(h, "huge-0").empty(); }))
+      << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return has_event(h, "huge-0", "FailedScheduling"); }));
+  ASSERT_TRUE(h.wait_for([&] { return has_event(h, "fits-0", "Scheduled"); }));
   // The third worker comes: the role's minimum is met and the gang is bound whole.
   h.pod("roles-w1", "roles", "100m", "volcano", "worker");
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "roles") == 3; })) << read_log(*d);
@@ -141,6 +172,36 @@ TEST(KubeMode, AKillBetweenTheIntentAndTheLastBindingEndsFullyBound) {
     }
   }
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// A pod deleted while its gang's Bindings are being posted (one a second): its Binding gets 404
+// and is dropped, the other pods are bound, nothing is bound twice, and phalanxd goes on.
+TEST(KubeMode, APodDeletedWhileItsGangIsBeingBoundIsDropped) {
+  kube_harness h;
+  h.node("n0", "8");
+  auto slow = std::vector<std::string>{"--kube-api-qps", "1", "--kube-api-burst", "1"};
+  auto d = h.start_phalanxd("data", slow);
+  h.podgroup("g", 5);
+  for (int i = 0; i < 5; ++i)
+    h.pod("g-" + std::to_string(i), "g", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "g") >= 1; })) << read_log(*d);
+  // One still unbound goes.
+  std::string victim;
+  for (const auto& [name, p] : h.pods())
+    if (p.node.empty())
+      victim = name;
+  ASSERT_FALSE(victim.empty()) << "the Bindings were not slow enough";
+  h.delete_pod(victim);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto p = h.pods();
+    return p.size() == 4 && bound_of(p, "g") == 4;
+  })) << read_log(*d);
+  EXPECT_FALSE(h.pods().count(victim));
+  EXPECT_TRUE(d->running());
+  // The gang lost a member by the user's hand: 4 of minMember 5, as Volcano would show it.
+  h.podgroup("after", 1);
+  h.pod("after-0", "after", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "after") == 1; })) << read_log(*d);
 }
 
 // A restart after the apiserver lost the history of the checkpoint's resourceVersions (410): the
