@@ -259,6 +259,9 @@ struct registry_state {
   scheduler::shared_string_pool pod_names;
 
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
+  /// Deletions waiting for a pod whose deletion was already under way (delete_pods), by pod id:
+  /// called once that pod is removed (or its deletion failed).
+  std::unordered_map<uint64_t, std::vector<std::function<void(const status&)>>> removal_waiters;
   /// Work continued after the messages waiting now (run_later), by cookie.
   std::unordered_map<uint64_t, std::function<void()>> continuations;
   /// Kubernetes mode (registry_world.cpp): the apiserver is the truth, the store a checkpoint.

@@ -773,6 +773,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
   std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
   std::unordered_map<uint64_t, std::vector<pod_outcome>> gone;
   std::vector<uint64_t> forgotten;
+  std::vector<std::vector<std::function<void(const status&)>>> waiters;
   const bool announce_pods = is_watched(self, resource_kind::pod);
   for (auto k = work->next; k < end; ++k) {
     auto id = work->ids[k];
@@ -807,6 +808,8 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
       st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
     st.pending_reasons.erase(id);
     st.pods.erase(p);
+    if (auto w = st.removal_waiters.extract(id))
+      waiters.push_back(std::move(w.mapped()));
   }
   work->next = end;
   if (!forgotten.empty())
@@ -819,6 +822,9 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     if (auto g = st.groups.find(gang); g != st.groups.end())
       tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
   }
+  for (auto& list : waiters)
+    for (auto& f : list)
+      f(status{});
   if (work->next < work->ids.size()) {
     // The rest after whatever else waits in the mailbox.
     run_later(self, [self, work] { remove_deleted_pods(self, work); });
@@ -840,10 +846,14 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
   // the pod's state until that binding is applied), for the store keeps the newest of a key's
   // updates (storage/README.md).
   const auto version = next_version(self);
+  // Pods already being deleted are left to that deletion; this one's `then` waits for their
+  // removal too, so an acknowledged delete always finds the pod gone (a client that sends its
+  // delete again, its connection having dropped, is answered only then).
+  std::vector<uint64_t> already;
   for (auto id : ids) {
     auto p = st.pods.find(id);
-    // A pod already being deleted is left to that deletion, which is written before this one
-    // and so removes it before this one's `then` runs.
+    if (p != st.pods.end() && p->second.delete_requested)
+      already.push_back(id);
     if (p == st.pods.end() || p->second.delete_requested)
       continue;
     // The deletion is written now even for a pod whose binding is on its way to the store: the
@@ -864,12 +874,38 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
     p->second.delete_requested = true;
     now.push_back(id);
   }
+  if (!already.empty()) {
+    // One answer when this deletion (if any) and the earlier ones are all done.
+    struct join {
+      std::size_t parts = 0;
+      status first;
+      std::function<void(const status&)> then;
+    };
+    auto j = std::make_shared<join>();
+    j->parts = already.size() + (batch.empty() ? 0 : 1);
+    j->then = std::move(then);
+    then = [j](const status& s) {
+      if (!s.ok() && j->first.ok())
+        j->first = s;
+      if (--j->parts == 0)
+        j->then(j->first);
+    };
+    for (auto id : already)
+      st.removal_waiters[id].push_back(then);
+  }
   if (batch.empty())
-    return then(status{});
+    return already.empty() ? then(status{}) : void();
   persist(self, std::move(batch), [self, version, now = std::move(now), then = std::move(then)](
                                       const status& s) mutable {
-    if (!s.ok())
+    if (!s.ok()) {
+      // Not deleted: whoever waits for these pods' removal learns it now.
+      auto& st = self->state;
+      for (auto id : now)
+        if (auto w = st.removal_waiters.extract(id))
+          for (auto& f : w.mapped())
+            f(s);
       return then(s);
+    }
     auto work = std::make_shared<pod_removal>();
     work->ids = std::move(now);
     work->version = version;

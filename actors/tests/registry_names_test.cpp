@@ -261,5 +261,29 @@ TEST(RegistryNames, UidsAreNotHandedOutAgainAfterARestart) {
   EXPECT_EQ(uids.size(), 11u);
 }
 
+// A delete sent again while the first is on its way (a client whose connection dropped) is
+// answered only once the pod is gone: it answered at once before, and a client that read the pod
+// right after its acknowledged delete still found it (found by SigkillChurn's checks).
+TEST(RegistryNames, ASecondDeleteOfAPodIsAnsweredOnceThePodIsGone) {
+  runtime_harness h{deterministic_config(22), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("p").cpu("100m"), {}}), "create");
+  // Each answer reads the pod at once: a read sent then is served after the answer's turn.
+  auto reads = std::make_shared<std::vector<errc>>();
+  auto remove = [&] {
+    h.svc().remove(api::resource_kind::pod, "default", "p", [&h, reads](result<api::object> r) {
+      ASSERT_TRUE(r.ok()) << r.error().to_string();
+      h.svc().get(api::resource_kind::pod, "default", "p", [reads](result<api::object> g) {
+        reads->push_back(g.ok() ? errc::ok : g.error().code());
+      });
+    });
+  };
+  remove();
+  remove();
+  ASSERT_TRUE(h.run_until([&] { return reads->size() == 2; }, std::chrono::milliseconds(1000),
+                          std::chrono::milliseconds(1)));
+  EXPECT_EQ(*reads, (std::vector<errc>{errc::not_found, errc::not_found}))
+      << "a delete was acknowledged while the pod could still be read";
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
