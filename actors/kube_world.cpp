@@ -46,21 +46,9 @@ constexpr collection collections[] = {
     {api::resource_kind::pod, "/api/v1/pods", "Pod", "v1"},
 };
 
-std::string text_of(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* at = &v;
-  for (const char* key : path) {
-    if (!at->is_object())
-      return {};
-    at = at->as_object().if_contains(key);
-    if (at == nullptr)
-      return {};
-  }
-  return at->is_string() ? std::string(at->as_string()) : std::string{};
-}
-
 std::string key_of_json(const json::value& v) {
-  auto ns = text_of(v, {"metadata", "namespace"});
-  auto name = text_of(v, {"metadata", "name"});
+  auto ns = k8s::string_at(v, {"metadata", "namespace"});
+  auto name = k8s::string_at(v, {"metadata", "name"});
   return ns.empty() ? name : ns + "/" + name;
 }
 
@@ -179,7 +167,7 @@ struct kube_world::impl {
     if (fresh) {
       spdlog::warn("msg=\"object left out: it does not decode\" kind={} key={} error=\"{}\"",
                    api::to_string(kind), key, obj.error().message);
-      queue_event({v, std::string(text_of(v, {"kind"})), "Warning", "Invalid",
+      queue_event({v, std::string(k8s::string_at(v, {"kind"})), "Warning", "Invalid",
                    "phalanx cannot read this object, so it does not schedule it: " +
                        obj.error().message});
     }
@@ -189,9 +177,9 @@ struct kube_world::impl {
   // A minimal object of `kind` naming what `v` names: enough to remove it from the cache.
   static api::object named(api::resource_kind kind, const json::value& v) {
     scheduler::object_meta meta;
-    meta.name = text_of(v, {"metadata", "name"});
-    meta.namespace_name = text_of(v, {"metadata", "namespace"});
-    meta.uid = scheduler::object_uid(text_of(v, {"metadata", "uid"}));
+    meta.name = k8s::string_at(v, {"metadata", "name"});
+    meta.namespace_name = k8s::string_at(v, {"metadata", "namespace"});
+    meta.uid = scheduler::object_uid(k8s::string_at(v, {"metadata", "uid"}));
     switch (kind) {
       case api::resource_kind::node: {
         api::node_object o;
@@ -546,8 +534,8 @@ struct kube_world::impl {
 
   void post_event(const json::value& object, std::string_view kind, const std::string& type,
                   const std::string& reason, const std::string& message) {
-    auto ns = text_of(object, {"metadata", "namespace"});
-    auto name = text_of(object, {"metadata", "name"});
+    auto ns = k8s::string_at(object, {"metadata", "namespace"});
+    auto name = k8s::string_at(object, {"metadata", "name"});
     if (name.empty() || !client)
       return;
     if (ns.empty())
@@ -558,11 +546,11 @@ struct kube_world::impl {
         {"apiVersion", "v1"},
         {"kind", "Event"},
         {"metadata", json::object{{"generateName", name + "."}, {"namespace", ns}}},
-        {"involvedObject", json::object{{"apiVersion", text_of(object, {"apiVersion"})},
+        {"involvedObject", json::object{{"apiVersion", k8s::string_at(object, {"apiVersion"})},
                                         {"kind", std::string(kind)},
                                         {"name", name},
                                         {"namespace", ns},
-                                        {"uid", text_of(object, {"metadata", "uid"})}}},
+                                        {"uid", k8s::string_at(object, {"metadata", "uid"})}}},
         {"reason", reason},
         {"message", message.substr(0, 1024)},
         {"type", type},
@@ -598,7 +586,7 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
     for (auto& item : items) {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(item, false);
-      if (auto obj = w_.decode(kind_, item, text_of(item, {"metadata", "resourceVersion"})))
+      if (auto obj = w_.decode(kind_, item, k8s::string_at(item, {"metadata", "resourceVersion"})))
         d.objects.push_back(std::move(*obj));
     }
     spdlog::info("msg=\"listed\" kind={} objects={} resource_version={}", api::to_string(kind_),

@@ -36,6 +36,29 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
 
 // -- queues
 
+group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr group) {
+  auto& st = self->state;
+  auto gang = st.next_gang++;
+  auto& entry = st.groups[gang];
+  entry.gang = gang;
+  entry.key = key;
+  entry.group = std::move(group);
+  index_group(st, entry);
+  // Pods that arrived before their PodGroup join it now.
+  if (auto o = st.orphans.find(key); o != st.orphans.end()) {
+    for (auto id : o->second)
+      if (auto p = st.pods.find(id); p != st.pods.end()) {
+        p->second.gang = gang;
+        st.pending_reasons.erase(id);
+        entry.pods.push_back(id);
+      }
+    st.orphans.erase(o);
+  }
+  spawn_gang(self, entry);
+  mark_emitted(st, entry);
+  return entry;
+}
+
 void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
@@ -130,25 +153,8 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
     st.reserved_names[kind_index(resource_kind::pod_group)].erase(key);
     if (!s.ok())
       return respond(reply, result<api::object>{s});
-    auto gang = st.next_gang++;
-    auto& entry = st.groups[gang];
-    entry.gang = gang;
-    entry.key = key;
-    entry.group = std::make_shared<const scheduler::pod_group>(std::move(g));
-    index_group(st, entry);
-    // Pods that arrived before their PodGroup join it now.
-    if (auto o = st.orphans.find(key); o != st.orphans.end()) {
-      for (auto id : o->second)
-        if (auto p = st.pods.find(id); p != st.pods.end()) {
-          p->second.gang = gang;
-          st.pending_reasons.erase(id);
-          entry.pods.push_back(id);
-        }
-      st.orphans.erase(o);
-    }
-    spawn_gang(self, entry);
+    auto& entry = add_group(self, key, std::make_shared<const scheduler::pod_group>(std::move(g)));
     auto view = group_view(st, entry);
-    mark_emitted(st, entry);
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
   });

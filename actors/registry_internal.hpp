@@ -104,6 +104,9 @@ void wake_gang(self_ptr self, group_entry& g);
 void end_gang(self_ptr self, group_entry& g);
 void add_node(self_ptr self, scheduler::node n, pod_refs committed);
 void add_queue(self_ptr self, scheduler::queue q);
+/// Registers a PodGroup under `key` (a new gang id): the pods that waited for it join, and its
+/// actor starts (once scheduling runs). The caller announces it.
+group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr group);
 void spawn_gang(self_ptr self, group_entry& g, gang_start start = gang_start::fresh);
 /// Tells the gang's actor of pods that were added to it or ended (`pods` or `finished`). A parked
 /// running gang is woken instead: a new actor starts from the pods as they are now, which already

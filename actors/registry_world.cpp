@@ -180,23 +180,7 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
         p->second.gang = 0;
     st.orphans[key] = old.mapped().pods;
   }
-  auto gang = st.next_gang++;
-  auto& entry = st.groups[gang];
-  entry.gang = gang;
-  entry.key = key;
-  entry.group = std::make_shared<const scheduler::pod_group>(std::move(g));
-  index_group(st, entry);
-  if (auto o = st.orphans.find(key); o != st.orphans.end()) {
-    for (auto id : o->second)
-      if (auto p = st.pods.find(id); p != st.pods.end()) {
-        p->second.gang = gang;
-        st.pending_reasons.erase(id);
-        entry.pods.push_back(id);
-      }
-    st.orphans.erase(o);
-  }
-  spawn_gang(self, entry);
-  mark_emitted(st, entry);
+  auto& entry = add_group(self, key, std::make_shared<const scheduler::pod_group>(std::move(g)));
   if (is_watched(self, resource_kind::pod_group))
     announce(self, api::watch_event::type::added, group_view(st, entry));
 }

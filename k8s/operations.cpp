@@ -8,6 +8,19 @@
 
 namespace phalanx::k8s {
 
+std::string string_at(const boost::json::value& v, std::initializer_list<const char*> path) {
+  const boost::json::value* at = &v;
+  for (const char* key : path) {
+    if (!at->is_object())
+      return {};
+    at = at->as_object().if_contains(key);
+    if (at == nullptr)
+      return {};
+  }
+  return at->is_string() ? std::string(at->as_string()) : std::string{};
+}
+
+
 namespace json = boost::json;
 
 namespace {
@@ -34,18 +47,6 @@ result<json::value> call(client& c, std::string method, const std::string& path,
   if (auto s = status_of(*res, what); !s.ok())
     return s;
   return parse_body(*res, what);
-}
-
-std::string string_at(const json::value& v, std::initializer_list<std::string_view> keys) {
-  const json::value* p = &v;
-  for (auto k : keys) {
-    if (!p->is_object())
-      return {};
-    p = p->get_object().if_contains(k);
-    if (!p)
-      return {};
-  }
-  return p->is_string() ? std::string(p->get_string()) : std::string();
 }
 
 bool present(const json::value& v, std::string_view section, std::string_view key) {

@@ -12,11 +12,16 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 
 namespace phalanx::k8s {
+
+/// The string at `path` in `v` ({"metadata", "name"}), or "" when any step is missing or the
+/// value is not a string: for reading the few fields of an apiserver object a caller needs.
+std::string string_at(const boost::json::value& v, std::initializer_list<const char*> path);
 
 /// What became of a Binding, as the binder must act on it.
 enum class bind_result {

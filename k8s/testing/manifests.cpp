@@ -15,24 +15,12 @@ namespace json = boost::json;
 
 namespace {
 
-std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* at = &v;
-  for (const char* key : path) {
-    if (!at->is_object())
-      return {};
-    at = at->as_object().if_contains(key);
-    if (at == nullptr)
-      return {};
-  }
-  return at->is_string() ? std::string(at->as_string()) : std::string{};
-}
-
 } // namespace
 
 result<std::string> collection_of(const json::value& o) {
-  auto api_version = text_at(o, {"apiVersion"});
-  auto kind = text_at(o, {"kind"});
-  auto ns = text_at(o, {"metadata", "namespace"});
+  auto api_version = string_at(o, {"apiVersion"});
+  auto kind = string_at(o, {"kind"});
+  auto ns = string_at(o, {"metadata", "namespace"});
   // Kind -> (resource, namespaced).
   static const std::map<std::string, std::pair<std::string, bool>> kinds = {
       {"CustomResourceDefinition", {"customresourcedefinitions", false}},
@@ -67,13 +55,13 @@ status apply(client& c, const json::value& object) {
     return {};
   if (created.error().code() != errc::already_exists)
     return status{created.error().code(), "create " + *path + ": " + created.error().message()};
-  auto one = *path + "/" + text_at(object, {"metadata", "name"});
+  auto one = *path + "/" + string_at(object, {"metadata", "name"});
   auto existing = get_json(c, one);
   if (!existing)
     return status{existing.error().code(), "get " + one + ": " + existing.error().message()};
   auto replacement = object;
   replacement.as_object()["metadata"].as_object()["resourceVersion"] =
-      text_at(*existing, {"metadata", "resourceVersion"});
+      string_at(*existing, {"metadata", "resourceVersion"});
   if (auto put = put_json(c, one, replacement); !put)
     return status{put.error().code(), "replace " + one + ": " + put.error().message()};
   return {};

@@ -22,18 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string text_at(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* at = &v;
-  for (const char* key : path) {
-    if (!at->is_object())
-      return {};
-    at = at->as_object().if_contains(key);
-    if (at == nullptr)
-      return {};
-  }
-  return at->is_string() ? std::string(at->as_string()) : std::string{};
-}
-
 int64_t cpu_milli(const std::string& text) {
   auto q = scheduler::parse_quantity(text, scheduler::quantity_unit::milli);
   return q ? *q : 0;
@@ -141,7 +129,7 @@ void kube_harness::bind(const std::string& pod, const std::string& node) {
   auto p = k8s::get_json(admin(), "/api/v1/namespaces/" + ns_ + "/pods/" + pod);
   if (!p)
     throw std::runtime_error("get pod " + pod + ": " + p.error().to_string());
-  auto outcome = k8s::bind_pod(admin(), ns_, pod, text_at(*p, {"metadata", "uid"}), node);
+  auto outcome = k8s::bind_pod(admin(), ns_, pod, k8s::string_at(*p, {"metadata", "uid"}), node);
   if (outcome.result != k8s::bind_result::bound)
     throw std::runtime_error("bind " + pod + ": " + outcome.message);
 }
@@ -153,12 +141,12 @@ std::map<std::string, seen_pod> kube_harness::pods() {
     throw std::runtime_error("list pods: " + list.error().to_string());
   for (const auto& item : list->as_object().at("items").as_array()) {
     seen_pod p;
-    p.uid = text_at(item, {"metadata", "uid"});
-    p.node = text_at(item, {"spec", "nodeName"});
-    p.group = text_at(item, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
-    p.phase = text_at(item, {"status", "phase"});
-    p.scheduler = text_at(item, {"spec", "schedulerName"});
-    out[text_at(item, {"metadata", "name"})] = std::move(p);
+    p.uid = k8s::string_at(item, {"metadata", "uid"});
+    p.node = k8s::string_at(item, {"spec", "nodeName"});
+    p.group = k8s::string_at(item, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
+    p.phase = k8s::string_at(item, {"status", "phase"});
+    p.scheduler = k8s::string_at(item, {"spec", "schedulerName"});
+    out[k8s::string_at(item, {"metadata", "name"})] = std::move(p);
   }
   return out;
 }
@@ -171,14 +159,14 @@ std::map<std::string, seen_group> kube_harness::groups() {
     throw std::runtime_error("list podgroups: " + list.error().to_string());
   for (const auto& item : list->as_object().at("items").as_array()) {
     seen_group g;
-    g.phase = text_at(item, {"status", "phase"});
+    g.phase = k8s::string_at(item, {"status", "phase"});
     if (const auto* m = item.at("spec").as_object().if_contains("minMember"); m && m->is_int64())
       g.min_member = static_cast<int32_t>(m->as_int64());
     if (const auto* c = item.as_object().if_contains("status"))
       if (const auto* conds = c->as_object().if_contains("conditions"); conds && conds->is_array())
         for (const auto& cond : conds->as_array())
-          g.message = text_at(cond, {"message"});
-    out[text_at(item, {"metadata", "name"})] = std::move(g);
+          g.message = k8s::string_at(cond, {"message"});
+    out[k8s::string_at(item, {"metadata", "name"})] = std::move(g);
   }
   return out;
 }
@@ -199,18 +187,18 @@ std::vector<std::string> kube_harness::check_invariants() {
   auto list = k8s::get_json(admin(), "/api/v1/pods");
   if (list)
     for (const auto& item : list->as_object().at("items").as_array()) {
-      auto node = text_at(item, {"spec", "nodeName"});
-      auto phase = text_at(item, {"status", "phase"});
+      auto node = k8s::string_at(item, {"spec", "nodeName"});
+      auto phase = k8s::string_at(item, {"status", "phase"});
       if (node.empty() || phase == "Succeeded" || phase == "Failed")
         continue;
       for (const auto& c : item.at("spec").at("containers").as_array())
-        used[node] += cpu_milli(text_at(c, {"resources", "requests", "cpu"}));
+        used[node] += cpu_milli(k8s::string_at(c, {"resources", "requests", "cpu"}));
     }
   auto nodes = k8s::get_json(admin(), "/api/v1/nodes");
   if (nodes)
     for (const auto& item : nodes->as_object().at("items").as_array()) {
-      auto name = text_at(item, {"metadata", "name"});
-      auto allocatable = cpu_milli(text_at(item, {"status", "allocatable", "cpu"}));
+      auto name = k8s::string_at(item, {"metadata", "name"});
+      auto allocatable = cpu_milli(k8s::string_at(item, {"status", "allocatable", "cpu"}));
       if (used[name] > allocatable)
         v.push_back("I2: node " + name + " holds " + std::to_string(used[name]) +
                     "m cpu of bound pods, over its " + std::to_string(allocatable) + "m");
