@@ -34,21 +34,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-api::object decode_body(const std::string& body) {
-  auto json = api::parse_json(body);
-  if (!json)
-    std::abort();
-  api::decode_options o;
-  o.read_status = false;
-  auto obj = api::decode_object(*json, o);
-  if (!obj) {
-    std::fprintf(stderr, "workload body does not decode: %s\n%s\n", obj.error().message.c_str(),
-                 body.c_str());
-    std::abort();
-  }
-  return std::move(*obj);
-}
-
 cluster_shape churn_cluster() {
   cluster_shape c;
   c.count = 4;
@@ -144,28 +129,6 @@ class churn_driver {
   uint64_t epoch_ = 0;
 };
 
-std::shared_ptr<storage::store>
-open_store(const std::string& path, const std::shared_ptr<storage::power_loss_simulator>& sim,
-           std::string& error) {
-  storage::store_options so;
-  so.path = path;
-  so.fault_injection = sim;
-  so.load_threads = 1;
-  auto opened = storage::store::open(so);
-  if (!opened) {
-    error = opened.error().to_string();
-    return nullptr;
-  }
-  return std::shared_ptr<storage::store>(std::move(*opened));
-}
-
-actors::runtime_config config_for(uint64_t seed) {
-  actors::runtime_config c;
-  c.deterministic = true;
-  c.seed = seed;
-  return c;
-}
-
 // The state the service shows, as one cut: the four lists are consecutive in the registry's
 // mailbox.
 result<api_state> read_service(actors::runtime& rt) {
@@ -236,7 +199,7 @@ std::string churn_once(uint64_t seed, uint64_t crash_at, bool sync_lands, int st
     auto store = open_store(path, sim, error);
     if (!store)
       return "";  // The power went while the store was being created: nothing to check.
-    auto started = actors::runtime::start(config_for(seed), store);
+    auto started = actors::runtime::start(deterministic_config(seed), store);
     if (!started)
       return "";
     auto& rt = **started;
@@ -280,7 +243,7 @@ std::string churn_once(uint64_t seed, uint64_t crash_at, bool sync_lands, int st
     return where + "reopen failed: " + error;
   if (store->recovery().lost_writes)
     return where + "the commit mark reports lost acknowledged writes";
-  auto started = actors::runtime::start(config_for(seed + 1000003), store);
+  auto started = actors::runtime::start(deterministic_config(seed + 1000003), store);
   if (!started)
     return where + "the runtime did not start: " + started.error().to_string();
   auto& rt = **started;
@@ -349,7 +312,7 @@ uint64_t measure_operations(int steps) {
     return 0;
   auto before = sim->operations();
   {
-    auto rt = actors::runtime::start(config_for(999), store);
+    auto rt = actors::runtime::start(deterministic_config(999), store);
     if (!rt)
       return 0;
     churn_book book;

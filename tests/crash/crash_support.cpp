@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -370,6 +371,43 @@ std::vector<std::string> check_state(const api_state& state, observation_history
   return v;
 }
 
+api::object decode_body(const std::string& body) {
+  auto json = api::parse_json(body);
+  if (!json)
+    std::abort();
+  api::decode_options o;
+  o.read_status = false;
+  auto obj = api::decode_object(*json, o);
+  if (!obj) {
+    std::fprintf(stderr, "workload body does not decode: %s\n%s\n", obj.error().message.c_str(),
+                 body.c_str());
+    std::abort();
+  }
+  return std::move(*obj);
+}
+
+std::shared_ptr<storage::store>
+open_store(const std::string& path, const std::shared_ptr<storage::power_loss_simulator>& sim,
+           std::string& error) {
+  storage::store_options so;
+  so.path = path;
+  so.fault_injection = sim;
+  so.load_threads = 1;
+  auto opened = storage::store::open(so);
+  if (!opened) {
+    error = opened.error().to_string();
+    return nullptr;
+  }
+  return std::shared_ptr<storage::store>(std::move(*opened));
+}
+
+actors::runtime_config deterministic_config(uint64_t seed) {
+  actors::runtime_config c;
+  c.deterministic = true;
+  c.seed = seed;
+  return c;
+}
+
 std::string join(const std::vector<std::string>& lines, std::size_t limit) {
   std::string out;
   for (std::size_t i = 0; i < lines.size() && i < limit; ++i)
@@ -445,9 +483,20 @@ gang_spec make_churn_gang(std::mt19937_64& rng, std::string name, const cluster_
   return g;
 }
 
+namespace {
+
+void note(std::string& history, const std::string& what) {
+  history += " " + what;
+  if (history.size() > 400)
+    history.erase(0, history.size() - 400);
+}
+
+} // namespace
+
 void churn_book::sent(const std::string& key) {
   std::lock_guard lock(mutex_);
   entries_[key].state = expect::unknown;
+  note(entries_[key].history, "sent@" + std::to_string(generation_));
   ++entries_[key].operations;
   ++counts_.sent;
 }
@@ -463,16 +512,16 @@ void churn_book::job_sent(const churn_job& job) {
   auto key = std::string(workload_namespace) + "/" + job.name;
   entries_[key].state = expect::unknown;
   entries_[key].job = true;
+  ++entries_[key].operations;
+  note(entries_[key].history, "job-sent@" + std::to_string(generation_));
+  for (const auto& name : job.pod_names())
+    job_of_pod_[std::string(workload_namespace) + "/" + name] = key;
   for (auto& [pod_key, job_key] : job_of_pod_)
     if (job_key == key) {
       entries_[pod_key].state = expect::unknown;
       ++entries_[pod_key].operations;
+      note(entries_[pod_key].history, "its-job-sent");
     }
-  for (const auto& name : job.pod_names()) {
-    auto pod_key = std::string(workload_namespace) + "/" + name;
-    job_of_pod_[pod_key] = key;
-    entries_[pod_key].state = expect::unknown;
-  }
   ++counts_.sent;
 }
 
@@ -493,6 +542,7 @@ void churn_book::created(const std::string& key, const std::string& uid, uint64_
   e.state = expect::present;
   e.uid = uid;
   e.ever_created = true;
+  note(e.history, "created@" + std::to_string(generation));
   ++counts_.creates;
   acknowledge(version, generation);
 }
@@ -502,6 +552,7 @@ void churn_book::deleted(const std::string& key, uint64_t version, uint64_t gene
   auto& e = entries_[key];
   e.state = expect::absent;
   e.uid.clear();
+  note(e.history, "deleted@" + std::to_string(generation));
   ++counts_.deletes;
   acknowledge(version, generation);
 }
@@ -516,6 +567,7 @@ void churn_book::job_created(const churn_job& job, const std::string& uid, uint6
   e.uid = uid;
   e.job = true;
   e.ever_created = true;
+  note(e.history, "job-created@" + std::to_string(generation));
   e.pods.clear();
   for (const auto& name : job.pod_names()) {
     auto pod_key = std::string(workload_namespace) + "/" + name;
@@ -524,6 +576,7 @@ void churn_book::job_created(const churn_job& job, const std::string& uid, uint6
     auto& p = entries_[pod_key];
     p.state = expect::present;
     p.uid.clear(); // Made by the job: checked by name.
+    note(p.history, "job-created@" + std::to_string(generation));
   }
   ++counts_.creates;
   acknowledge(version, generation);
@@ -535,10 +588,13 @@ void churn_book::job_deleted(const churn_job& job, uint64_t version, uint64_t ge
   auto& e = entries_[key];
   e.state = expect::absent;
   e.uid.clear();
+  note(e.history, "job-deleted@" + std::to_string(generation));
   // Every pod a job of this name ever made is gone with it.
   for (auto& [pod_key, job_key] : job_of_pod_)
-    if (job_key == key)
+    if (job_key == key) {
       entries_[pod_key].state = expect::absent;
+      note(entries_[pod_key].history, "job-deleted@" + std::to_string(generation));
+    }
   ++counts_.deletes;
   acknowledge(version, generation);
 }
@@ -547,6 +603,7 @@ void churn_book::settled(const std::string& key, expect now, const std::string& 
   std::lock_guard lock(mutex_);
   auto& e = entries_[key];
   e.state = now;
+  note(e.history, std::string("read-") + (now == expect::present ? "present" : "absent"));
   if (!uid.empty())
     e.uid = uid;
 }
@@ -559,8 +616,10 @@ void churn_book::job_settled(const churn_job& job, expect now, const std::string
   e.uid = uid;
   e.job = true;
   for (auto& [pod_key, job_key] : job_of_pod_)
-    if (job_key == key)
+    if (job_key == key) {
       entries_[pod_key].state = expect::absent;
+      note(entries_[pod_key].history, "job-read");
+    }
   if (now != expect::present)
     return;
   e.pods.clear();
@@ -656,8 +715,8 @@ std::vector<std::string> churn_book::check(const api_state& s, const snapshot_t&
   for (const auto& [key, was] : before.entries) {
     auto later = now->entries.find(key);
     if (later == now->entries.end() || later->second.state != was.state ||
-        later->second.uid != was.uid)
-      continue; // Changed while the state was read.
+        later->second.uid != was.uid || later->second.operations != was.operations)
+      continue; // Changed while the state was read (created and deleted again, maybe).
     if (was.state == expect::unknown)
       continue;
     // A name is a pod, a PodGroup or a job: a gang's PodGroup and a job share no names here.
@@ -677,12 +736,13 @@ std::vector<std::string> churn_book::check(const api_state& s, const snapshot_t&
       here = present(key, was, &uid);
     }
     if (was.state == expect::present && !here)
-      v.push_back("I5: " + key + " was acknowledged created and is missing");
+      v.push_back("I5: " + key + " was acknowledged created and is missing;" + was.history);
     else if (was.state == expect::present && !was.uid.empty() && uid != was.uid)
       v.push_back("I5: " + key + " was acknowledged with uid " + was.uid +
                   " and is served with uid " + uid);
     else if (was.state == expect::absent && here)
-      v.push_back("I5: " + key + " was acknowledged deleted (or never created) and is present");
+      v.push_back("I5: " + key + " was acknowledged deleted (or never created) and is present;" +
+                  was.history);
   }
   // A job served is whole: every pod of its expansion is there, unless deleted on its own.
   for (const auto& [key, uid] : s.jobs) {
@@ -788,15 +848,23 @@ std::vector<churn_call> churn_planner::plan(std::size_t i) {
     }
     return out;
   }
+  if (!present && n.gang) {
+    // Pods left of an earlier gang of this name (its deletion cut short by a crash) go first: a
+    // new PodGroup would adopt them, bound already, and start short of its minMember by the
+    // workload's hand, not the scheduler's.
+    for (int k = 0; k < n.gang->pods; ++k)
+      if (book_.expected(ns_key(n.gang->pod_name(k))) == churn_book::expect::present)
+        out.push_back(delete_pod(n.gang->pod_name(k)));
+    if (!out.empty())
+      return out;
+  }
   if (!present) {
-    // Pods first, then the PodGroup (crash_support.hpp says why); a pod that exists already (a
-    // partial creation read back after a crash) is kept.
+    // Pods first, then the PodGroup (crash_support.hpp says why).
     n.gang = make_churn_gang(rng_, n.name, cluster_, max_duration_ms_);
     const auto& g = *n.gang;
     for (int k = 0; k < g.pods; ++k)
-      if (book_.expected(ns_key(g.pod_name(k))) == churn_book::expect::absent)
-        out.push_back({churn_call::verb::create, api::resource_kind::pod, g.pod_name(k),
-                       g.pod_body(k), std::nullopt, created_by(g.pod_name(k))});
+      out.push_back({churn_call::verb::create, api::resource_kind::pod, g.pod_name(k),
+                     g.pod_body(k), std::nullopt, created_by(g.pod_name(k))});
     out.push_back({churn_call::verb::create, api::resource_kind::pod_group, g.name,
                    g.podgroup_body(), std::nullopt, created_by(g.name)});
     if (!racing)

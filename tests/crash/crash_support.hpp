@@ -5,8 +5,10 @@
 // HTTP API, and the invariant checks of DESIGN.md section 8 on that state (I1, I2, I3; I5 is
 // checked by each test against what it recorded as acknowledged).
 
+#include "actors/runtime_config.hpp"
 #include "api/client.hpp"
 #include "api/service.hpp"
+#include "storage/store.hpp"
 
 #include "scheduler/model.hpp"
 #include "scheduler/result.hpp"
@@ -173,6 +175,19 @@ struct observation_history {
 /// Returns the violations (empty when all hold).
 std::vector<std::string> check_state(const api_state& state, observation_history& history);
 
+/// A workload body as the API decodes it (status ignored, as on a create); aborts on a body the
+/// workload got wrong.
+api::object decode_body(const std::string& body);
+
+/// Opens (or creates) the store at `path` on the power-loss simulator `sim`, one load thread;
+/// null with `error` set when it fails.
+std::shared_ptr<storage::store>
+open_store(const std::string& path, const std::shared_ptr<storage::power_loss_simulator>& sim,
+           std::string& error);
+
+/// A deterministic runtime configuration (CAF's test coordinator) with `seed`.
+actors::runtime_config deterministic_config(uint64_t seed);
+
 /// Joins violation texts for a failure message (at most `limit` of them).
 std::string join(const std::vector<std::string>& lines, std::size_t limit = 20);
 
@@ -265,6 +280,7 @@ class churn_book {
     std::vector<std::string> pods; // A job's pod keys.
     bool ever_created = false;
     uint64_t operations = 0;
+    std::string history;  // What happened to the key, last few steps, for failure messages.
   };
   void acknowledge(uint64_t version, uint64_t generation);
 

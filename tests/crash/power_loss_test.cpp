@@ -42,21 +42,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-api::object decode_body(const std::string& body) {
-  auto json = api::parse_json(body);
-  if (!json)
-    std::abort();
-  api::decode_options o;
-  o.read_status = false;
-  auto obj = api::decode_object(*json, o);
-  if (!obj) {
-    std::fprintf(stderr, "workload body does not decode: %s\n%s\n", obj.error().message.c_str(),
-                 body.c_str());
-    std::abort();
-  }
-  return std::move(*obj);
-}
-
 // What a seed's workload created and what the runtime showed before the crash.
 struct pre_crash_record {
   struct ack {
@@ -107,28 +92,6 @@ cluster_shape power_loss_cluster() {
   return c;
 }
 
-std::shared_ptr<storage::store>
-open_store(const std::string& path, const std::shared_ptr<storage::power_loss_simulator>& sim,
-           std::string& error) {
-  storage::store_options so;
-  so.path = path;
-  so.fault_injection = sim;
-  so.load_threads = 1;
-  auto opened = storage::store::open(so);
-  if (!opened) {
-    error = opened.error().to_string();
-    return nullptr;
-  }
-  return std::shared_ptr<storage::store>(std::move(*opened));
-}
-
-actors::runtime_config config_for(uint64_t seed) {
-  actors::runtime_config c;
-  c.deterministic = true;
-  c.seed = seed;
-  return c;
-}
-
 // Records the facts the runtime shows: bound pods and finished ones. The facts also list a
 // gang's placed placeholders ("<group>-placeholder-<i>"), which are holds, not pods: never
 // persisted, so not expected back after a restart.
@@ -154,7 +117,7 @@ bool run_workload(uint64_t seed, const std::string& path,
   auto store = open_store(path, sim, error);
   if (!store)
     return true; // The power went while the store was being created: nothing acknowledged.
-  auto started = actors::runtime::start(config_for(seed), store);
+  auto started = actors::runtime::start(deterministic_config(seed), store);
   if (!started)
     return true;
   auto& rt = **started;
@@ -227,7 +190,7 @@ std::string crash_once(uint64_t seed, uint64_t operations_estimate, tally& t,
   if (store->recovery().lost_writes ||
       store->recovery().acknowledged_commit > store->recovery().recovered_commit)
     return where + "the commit mark reports lost acknowledged writes";
-  auto started = actors::runtime::start(config_for(seed + 1000003), store);
+  auto started = actors::runtime::start(deterministic_config(seed + 1000003), store);
   if (!started)
     return where + "the runtime did not start: " + started.error().to_string();
   auto& rt = **started;
@@ -445,7 +408,7 @@ TEST(PowerLossUnderRuntime, RestoredGangWithAPendingPodKeepsQueueAccounting) {
   {
     auto store = open_store(dir.sub("db"), sim, error);
     ASSERT_TRUE(store) << error;
-    auto rt = actors::runtime::start(config_for(1), store);
+    auto rt = actors::runtime::start(deterministic_config(1), store);
     ASSERT_TRUE(rt.ok()) << rt.error().to_string();
     int acked = 0;
     auto create = [&](const std::string& body) {
@@ -470,7 +433,7 @@ TEST(PowerLossUnderRuntime, RestoredGangWithAPendingPodKeepsQueueAccounting) {
   sim->reset();
   auto store = open_store(dir.sub("db"), sim, error);
   ASSERT_TRUE(store) << error;
-  auto rt = actors::runtime::start(config_for(2), store);
+  auto rt = actors::runtime::start(deterministic_config(2), store);
   ASSERT_TRUE(rt.ok()) << rt.error().to_string();
   (*rt)->run_until_idle();
   bool all_done = false;
@@ -529,7 +492,7 @@ spark_run placeholders_scenario(bool restart) {
   auto store = open_store(dir.sub("db"), sim, error);
   if (!store)
     return out;
-  auto rt = actors::runtime::start(config_for(5), store);
+  auto rt = actors::runtime::start(deterministic_config(5), store);
   if (!rt.ok())
     return out;
   auto create = [&](const std::string& body) {
@@ -559,7 +522,7 @@ spark_run placeholders_scenario(bool restart) {
     store = open_store(dir.sub("db"), sim, error);
     if (!store)
       return out;
-    rt = actors::runtime::start(config_for(6), store);
+    rt = actors::runtime::start(deterministic_config(6), store);
     if (!rt.ok())
       return out;
     (*rt)->run_until_idle();
