@@ -81,7 +81,8 @@ bench: build
 LOADTEST_DATA ?= /work/shared/data
 LOADTEST_RUN   = ./$(BUILD_DIR)/loadtest/phalanx-loadtest
 LOADTEST_OUT   = $(BUILD_DIR)/reports
-.PHONY: loadtest-build loadtest-inproc loadtest-push loadtest-replay loadtest-restart
+.PHONY: loadtest-build loadtest-inproc loadtest-push loadtest-replay loadtest-restart \
+        loadtest-k8s-restart
 
 loadtest-build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target phalanx-loadtest
@@ -106,6 +107,13 @@ loadtest-replay: loadtest-build
 loadtest-restart: loadtest-build
 	$(LOADTEST_RUN) restart --pods 150000 --podgroups 20000 --nodes 5000 \
 	  --json $(LOADTEST_OUT)/restart.json --html $(LOADTEST_OUT)/restart.html
+
+# Kubernetes mode on the test control plane: 5,000 nodes and 140,000 bound pods (about 3 min to
+# create), then phalanxd's first start, a restart after a short outage and one after the
+# apiserver's restart (410, relist), each timed to the first new bind.
+loadtest-k8s-restart: loadtest-build k8s-control-plane
+	$(LOADTEST_RUN) k8s-restart --nodes 5000 --pods 140000 \
+	  --json $(LOADTEST_OUT)/k8s-restart.json --html $(LOADTEST_OUT)/k8s-restart.html
 
 # kube-apiserver, kube-scheduler and etcd for the Kubernetes-mode tests (k8s/testing/README.md),
 # built from Go modules at pinned versions and cached outside the clone.

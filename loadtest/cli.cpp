@@ -368,6 +368,7 @@ int run_kube_restart_mode(std::span<const std::string> args, const std::string& 
   flags.add_int("pods", &o.pods, 1, 1'000'000, "pods of the cluster, bound");
   flags.add_int("gang-size", &o.gang_size, 1, 10'000, "pods per PodGroup");
   flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("logs", &o.log_dir, "keep phalanxd's logs in this directory");
   flags.add_string("json", &o.json_path, "write the JSON report here");
   flags.add_string("html", &o.html_path, "write the HTML report here");
   if (wants_help(args)) {

@@ -159,6 +159,8 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
   auto dir = fs::temp_directory_path() / ("phalanx-k8s-restart-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
+  const fs::path logs = o.log_dir.empty() ? dir : fs::path(o.log_dir);
+  fs::create_directories(logs);
   phalanxd_options po;
   if (!o.phalanxd_binary.empty())
     po.binary = o.phalanxd_binary;
@@ -169,7 +171,7 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
                    "--kube-api-burst", "1000"};
 
   auto start = [&](const std::string& log) -> result<std::unique_ptr<phalanxd_process>> {
-    po.log_file = (dir / log).string();
+    po.log_file = (logs / log).string();
     return phalanxd_process::start(po);
   };
   // First start: lists everything.
@@ -214,12 +216,18 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
   if (auto s = restart(d, "after-long", "long.log", true, long_ready, long_bind); !s.ok())
     return s;
   auto stopped = d->stop();
-  auto short_log = read_file((dir / "short.log").string());
-  auto long_log = read_file((dir / "long.log").string());
+  auto short_log = read_file((logs / "short.log").string());
+  auto long_log = read_file((logs / "long.log").string());
   bool short_resumed = short_log.find("restored a checkpoint") != std::string::npos &&
                        short_log.find("msg=\"listed\" kind=pods") == std::string::npos;
   bool long_relisted = long_log.find("msg=\"listed\" kind=pods") != std::string::npos;
-  fs::remove_all(dir);
+  const bool all_met = short_bind <= 2 && short_resumed && long_relisted;
+  if (all_met || !o.log_dir.empty())
+    fs::remove_all(po.data_dir);
+  if (all_met && o.log_dir.empty())
+    fs::remove_all(dir);
+  else
+    std::printf("k8s-restart: phalanxd's logs are in %s\n", logs.c_str());
 
   json::object rep;
   rep["mode"] = "k8s-restart";

@@ -31,6 +31,9 @@ struct kube_restart_options {
   int64_t gang_size = 10;
   /// The phalanxd binary. Default: the one this build made.
   std::string phalanxd_binary;
+  /// Where phalanxd's three logs (first.log, short.log, long.log) are kept. Default: a temporary
+  /// directory, removed when every target is met.
+  std::string log_dir;
   std::string json_path;
   std::string html_path;
   std::string command;

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -116,7 +117,12 @@ result<std::unique_ptr<phalanxd_process>> phalanxd_process::start(phalanxd_optio
         return p;
       }
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    // Every millisecond at first (restarts take a fraction of a second), then 1% of the time
+    // waited so far, so that a long start (a first list of a big cluster) is not slowed by the
+    // probes it is timed with.
+    auto waited = std::chrono::steady_clock::now() - forked;
+    std::this_thread::sleep_for(std::clamp<std::chrono::steady_clock::duration>(
+        waited / 100, std::chrono::milliseconds(1), std::chrono::milliseconds(20)));
   }
   p->kill();
   return status{errc::unavailable, "phalanxd was not ready within " +
