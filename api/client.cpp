@@ -117,7 +117,8 @@ http::request<http::string_body> make_request(const client_request& r, const cli
 }
 
 // Runs `ioc` until `done` or `timeout`; on timeout runs `cancel` and drains the handlers so no
-// callback outlives the caller's stack. True when done.
+// callback outlives the caller's stack. True when done. `cancel` must not destroy what the
+// pending operations use (a stream): they run, aborted, during the drain.
 bool run_until(net::io_context& ioc, const bool& done, std::chrono::milliseconds timeout,
                const std::function<void()>& cancel) {
   ioc.restart();
@@ -154,7 +155,7 @@ struct connection {
     if (options_.server.tls) {
       secure_.emplace(ioc_, ctx_);
       if (!SSL_set_tlsext_host_name(secure_->native_handle(), options_.server.host.c_str()))
-        return {errc::io_error, "TLS: cannot set the server name"};
+        return close(), status{errc::io_error, "TLS: cannot set the server name"};
       if (!options_.insecure_skip_verify)
         secure_->set_verify_callback(ssl::host_name_verification(options_.server.host));
       beast::get_lowest_layer(*secure_).async_connect(endpoints, on_connect);
@@ -162,22 +163,30 @@ struct connection {
       plain_.emplace(ioc_);
       plain_->async_connect(endpoints, on_connect);
     }
-    if (!run_until(ioc_, done, options_.timeout, [&] { close(); }))
+    if (!run_until(ioc_, done, options_.timeout, [&] { shut(); })) {
+      close();
       return {errc::io_error, "connecting to " + options_.server.to_string() + " timed out"};
-    if (ec)
+    }
+    if (ec) {
+      close();
       return {errc::unavailable,
               "cannot connect to " + options_.server.to_string() + ": " + ec.message()};
+    }
     if (secure_) {
       done = false;
       secure_->async_handshake(ssl::stream_base::client, [&](beast::error_code e) {
         ec = e;
         done = true;
       });
-      if (!run_until(ioc_, done, options_.timeout, [&] { close(); }))
+      if (!run_until(ioc_, done, options_.timeout, [&] { shut(); })) {
+        close();
         return {errc::io_error, "TLS handshake with " + options_.server.to_string() + " timed out"};
-      if (ec)
+      }
+      if (ec) {
+        close();
         return {errc::io_error, "TLS handshake with " + options_.server.to_string() + ": " +
                                     ec.message()};
+      }
     }
     buffer_.clear();
     ++opened_;
@@ -186,12 +195,19 @@ struct connection {
 
   bool is_open() const { return plain_ || secure_; }
 
-  void close() {
+  // Closes the socket, so that its pending operations end (operation_aborted), but keeps the
+  // stream objects: those operations' handlers still use them until run_until has drained them.
+  void shut() {
     beast::error_code ignored;
     if (plain_)
       plain_->socket().close(ignored);
     if (secure_)
       beast::get_lowest_layer(*secure_).socket().close(ignored);
+  }
+
+  // Shuts and drops the streams; only once no operation on them is pending.
+  void close() {
+    shut();
     plain_.reset();
     secure_.reset();
   }
@@ -266,7 +282,7 @@ struct http_client::impl {
         });
       });
     });
-    if (!run_until(ioc, done, options.timeout, [&] { conn.close(); })) {
+    if (!run_until(ioc, done, options.timeout, [&] { conn.shut(); })) {
       conn.close();
       return status{errc::io_error, r.method + " " + r.target + ": no answer within " +
                                         std::to_string(options.timeout.count()) + " ms"};
@@ -348,7 +364,7 @@ struct watch_stream::impl {
         });
       });
     });
-    if (!run_until(ioc, done, options.timeout, [&] { conn.close(); }))
+    if (!run_until(ioc, done, options.timeout, [&] { conn.shut(); }))
       return {errc::io_error, "watch " + r.target + ": no answer within " +
                                   std::to_string(options.timeout.count()) + " ms"};
     if (ec)
@@ -375,7 +391,7 @@ struct watch_stream::impl {
         done = true;
       });
     });
-    run_until(ioc, done, options.timeout, [&] { conn.close(); });
+    run_until(ioc, done, options.timeout, [&] { conn.shut(); });
     failed = true;
   }
 

@@ -6,6 +6,7 @@
 #include "k8s/config.hpp"
 #include "k8s/operations.hpp"
 #include "k8s/testing/control_plane.hpp"
+#include "k8s/testing/tcp_proxy.hpp"
 
 #include "k8s/tests/test_util.hpp"
 
@@ -177,6 +178,43 @@ TEST(LiveClient, UnauthenticatedTokenIs401) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), errc::unauthenticated);
   EXPECT_NE(r.error().message().find("HTTP 401"), std::string::npos) << r.error().message();
+}
+
+// A request that gets no answer times out, and the connection it leaves is not used again: the
+// aborted read's handlers ran on the stream before it was dropped (ASan found them running on a
+// freed stream), and the next request opens a new connection. Both places a timeout can strike:
+// in the exchange on an open connection, and in the TLS handshake of a new one.
+TEST(LiveClient, ARequestWithoutAnAnswerTimesOutAndTheNextOneWorks) {
+  auto& cp = control_plane::shared();
+  auto proxy = testing::tcp_proxy::start(cp.server());
+  ASSERT_TRUE(proxy.ok()) << proxy.error().to_string();
+  auto config = cp.admin_config();
+  config.server = (*proxy)->url();
+  config.timeout = 700ms;
+  config.connections = 1;
+  auto c = client::create(config);
+  ASSERT_TRUE(c.ok()) << c.error().to_string();
+  auto version = [&]() -> status {
+    auto r = (*c)->request(get("/version"));
+    if (!r)
+      return r.error();
+    if (r->status != 200)
+      return {errc::internal, "HTTP " + std::to_string(r->status)};
+    return {};
+  };
+  ASSERT_TRUE(version().ok());
+
+  (*proxy)->freeze();  // The connection is open: the exchange times out.
+  auto hung = version();
+  EXPECT_EQ(hung.code(), errc::io_error) << hung.to_string();
+  EXPECT_NE(hung.message().find("no answer within 700 ms"), std::string::npos) << hung.to_string();
+  auto handshake = version();  // A new connection: its TLS handshake times out.
+  EXPECT_EQ(handshake.code(), errc::io_error) << handshake.to_string();
+  EXPECT_NE(handshake.message().find("timed out"), std::string::npos) << handshake.to_string();
+
+  (*proxy)->thaw();
+  EXPECT_TRUE(version().ok());
+  EXPECT_GE((*proxy)->accepted(), 3);
 }
 
 } // namespace
