@@ -59,6 +59,27 @@ group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr grou
   return entry;
 }
 
+void remove_group_entry(self_ptr self, uint64_t gang) {
+  auto& st = self->state;
+  auto i = st.groups.find(gang);
+  if (i == st.groups.end())
+    return;
+  auto& g = i->second;
+  end_gang(self, g);
+  auto& waiting = st.orphans[g.key.str()];
+  scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end()) {
+      p->second.gang = 0;
+      if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
+        set_pending_reason(st, id, why);
+        waiting.push_back(id);
+      }
+    }
+  unindex_group(st, g);
+  st.groups.erase(i);
+}
+
 void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
@@ -362,23 +383,9 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
       return respond(reply, result<api::object>{status{errc::not_found, "gone"}});
     if (!s.ok())
       return respond(reply, result<api::object>{s});
-    auto& g = i->second;
-    auto view = group_view(st, g);
+    auto view = group_view(st, i->second);
     view.group.meta.resource_version = next_version(self);
-    end_gang(self, g);
-    // Pods stay, as in Kubernetes: they wait for a PodGroup of that name again.
-    auto& waiting = st.orphans[g.key.str()];
-    scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
-    for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end()) {
-        p->second.gang = 0;
-        if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
-          set_pending_reason(st, id, why);
-          waiting.push_back(id);
-        }
-      }
-    unindex_group(st, g);
-    st.groups.erase(i);
+    remove_group_entry(self, gang);
     announce(self, api::watch_event::type::deleted, view);
     respond(reply, result<api::object>{api::object{view}});
   });

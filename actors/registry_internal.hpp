@@ -107,6 +107,9 @@ void add_queue(self_ptr self, scheduler::queue q);
 /// Registers a PodGroup under `key` (a new gang id): the pods that waited for it join, and its
 /// actor starts (once scheduling runs). The caller announces it.
 group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr group);
+/// Forgets a deleted PodGroup: its gang ends, and its pods stay (as in Kubernetes), the pending
+/// ones waiting for a PodGroup of that name again. The caller announces it.
+void remove_group_entry(self_ptr self, uint64_t gang);
 void spawn_gang(self_ptr self, group_entry& g, gang_start start = gang_start::fresh);
 /// Tells the gang's actor of pods that were added to it or ended (`pods` or `finished`). A parked
 /// running gang is woken instead: a new actor starts from the pods as they are now, which already

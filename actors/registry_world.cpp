@@ -191,23 +191,8 @@ void remove_group(self_ptr self, const std::string& key, storage::write_batch& b
   auto gang = st.group_ids.find(key);
   if (gang == 0)
     return;
-  auto i = st.groups.find(gang);
-  auto& g = i->second;
-  auto view = group_view(st, g);
-  end_gang(self, g);
-  // Its pods stay and wait for a PodGroup of that name again, as in Kubernetes.
-  auto& waiting = st.orphans[key];
-  scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
-  for (auto id : g.pods)
-    if (auto p = st.pods.find(id); p != st.pods.end()) {
-      p->second.gang = 0;
-      if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
-        set_pending_reason(st, id, why);
-        waiting.push_back(id);
-      }
-    }
-  unindex_group(st, g);
-  st.groups.erase(i);
+  auto view = group_view(st, st.groups.at(gang));
+  remove_group_entry(self, gang);
   if (is_watched(self, resource_kind::pod_group))
     announce(self, api::watch_event::type::deleted, view);
 }

@@ -335,6 +335,25 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   return finish(run_restart(o), "restart", o.json_path, o.html_path);
 }
 
+// A mode whose flags need no check beyond their own ranges: --json and --html, help, parse, run,
+// report.
+template <class Options>
+int run_plain_mode(const std::string& mode, flag_set& flags, Options& o,
+                   std::span<const std::string> args, const std::string& command,
+                   result<json::object> (*run)(const Options&)) {
+  flags.add_string("json", &o.json_path, "write the JSON report here");
+  flags.add_string("html", &o.html_path, "write the HTML report here");
+  if (wants_help(args)) {
+    std::cout << flags.usage();
+    return 0;
+  }
+  if (auto s = flags.parse(args); !s.ok())
+    return usage_error(mode, s.message());
+  o.command = command;
+  o.flags_given = flags.given();
+  return finish(run(o), mode, o.json_path, o.html_path);
+}
+
 int run_big_delete_mode(std::span<const std::string> args, const std::string& command) {
   big_delete_options o;
   flag_set flags("phalanx-loadtest big-delete",
@@ -344,17 +363,7 @@ int run_big_delete_mode(std::span<const std::string> args, const std::string& co
   flags.add_int("pods", &o.pods, 1, scheduler::max_pods_per_job, "pods of the job");
   flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
   flags.add_string("work-dir", &o.work_dir, "where the daemon's data goes (default $TMPDIR)");
-  flags.add_string("json", &o.json_path, "write the JSON report here");
-  flags.add_string("html", &o.html_path, "write the HTML report here");
-  if (wants_help(args)) {
-    std::cout << flags.usage();
-    return 0;
-  }
-  if (auto s = flags.parse(args); !s.ok())
-    return usage_error("big-delete", s.message());
-  o.command = command;
-  o.flags_given = flags.given();
-  return finish(run_big_delete(o), "big-delete", o.json_path, o.html_path);
+  return run_plain_mode("big-delete", flags, o, args, command, &run_big_delete);
 }
 
 int run_kube_restart_mode(std::span<const std::string> args, const std::string& command) {
@@ -369,17 +378,7 @@ int run_kube_restart_mode(std::span<const std::string> args, const std::string& 
   flags.add_int("gang-size", &o.gang_size, 1, 10'000, "pods per PodGroup");
   flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
   flags.add_string("logs", &o.log_dir, "keep phalanxd's logs in this directory");
-  flags.add_string("json", &o.json_path, "write the JSON report here");
-  flags.add_string("html", &o.html_path, "write the HTML report here");
-  if (wants_help(args)) {
-    std::cout << flags.usage();
-    return 0;
-  }
-  if (auto s = flags.parse(args); !s.ok())
-    return usage_error("k8s-restart", s.message());
-  o.command = command;
-  o.flags_given = flags.given();
-  return finish(run_kube_restart(o), "k8s-restart", o.json_path, o.html_path);
+  return run_plain_mode("k8s-restart", flags, o, args, command, &run_kube_restart);
 }
 
 } // namespace

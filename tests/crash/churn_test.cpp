@@ -337,27 +337,12 @@ constexpr int churn_steps = 250;
 void churn_many(uint64_t first_seed, int seeds) {
   uint64_t ops = measure_operations(churn_steps);
   ASSERT_GT(ops, 100u);
-  std::atomic<int> next{0};
   tally t;
-  std::mutex mutex;
-  std::vector<std::string> errors;
-  auto work = [&] {
-    for (int i = next++; i < seeds; i = next++) {
-      uint64_t seed = first_seed + static_cast<uint64_t>(i);
-      std::mt19937_64 rng(seed * 7919 + 5);
-      uint64_t at = 1 + rng() % (ops + ops / 5);
-      auto error = churn_once(seed, at, rng() % 2 == 0, churn_steps, t);
-      if (error.empty())
-        continue;
-      std::lock_guard lock(mutex);
-      errors.push_back(std::move(error));
-      if (errors.size() >= 4)
-        next = seeds;
-    }
-  };
-  std::thread second(work);
-  work();
-  second.join();
+  auto errors = run_seeds_on_two_threads(first_seed, seeds, 4, [&](uint64_t seed) {
+    std::mt19937_64 rng(seed * 7919 + 5);
+    uint64_t at = 1 + rng() % (ops + ops / 5);
+    return churn_once(seed, at, rng() % 2 == 0, churn_steps, t);
+  });
   for (const auto& e : errors)
     ADD_FAILURE() << e
                   << "\n  (replay: PHALANX_CRASH_SEED=<seed> crash_tests "

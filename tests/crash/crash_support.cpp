@@ -4,12 +4,14 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <thread>
 
 namespace phalanx::crash_tests {
 
@@ -415,6 +417,29 @@ std::string join(const std::vector<std::string>& lines, std::size_t limit) {
   if (lines.size() > limit)
     out += "\n  ... and " + std::to_string(lines.size() - limit) + " more";
   return out;
+}
+
+std::vector<std::string> run_seeds_on_two_threads(uint64_t first_seed, int seeds,
+                                                  std::size_t max_failures,
+                                                  const std::function<std::string(uint64_t)>& one) {
+  std::atomic<int> next{0};
+  std::mutex mutex;
+  std::vector<std::string> errors;
+  auto work = [&] {
+    for (int i = next++; i < seeds; i = next++) {
+      auto error = one(first_seed + static_cast<uint64_t>(i));
+      if (error.empty())
+        continue;
+      std::lock_guard lock(mutex);
+      errors.push_back(std::move(error));
+      if (errors.size() >= max_failures)
+        next = seeds;
+    }
+  };
+  std::thread second(work);
+  work();
+  second.join();
+  return errors;
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -191,6 +191,14 @@ actors::runtime_config deterministic_config(uint64_t seed);
 /// Joins violation texts for a failure message (at most `limit` of them).
 std::string join(const std::vector<std::string>& lines, std::size_t limit = 20);
 
+/// Runs `one(seed)` for the seeds first_seed .. first_seed + seeds - 1 on two threads (each seed
+/// has a directory, a simulator and a runtime of its own, and spends much of its time waiting:
+/// RocksDB pauses after a failed background flush) and returns the failures' messages (`one`
+/// returns an empty one for a pass). No seed starts after `max_failures`: enough to debug with.
+std::vector<std::string> run_seeds_on_two_threads(uint64_t first_seed, int seeds,
+                                                  std::size_t max_failures,
+                                                  const std::function<std::string(uint64_t)>& one);
+
 // ------------------------------------------------------------------------------------------------
 // Churn: names created, deleted and created again
 

@@ -335,29 +335,12 @@ uint64_t measure_operations() {
   return sim->operations() - before;
 }
 
-// Seeds run on two threads, each with its own directory, simulator and runtime: a seed spends
-// much of its time waiting (RocksDB pauses after a failed background flush).
 void crash_many(uint64_t first_seed, int seeds) {
   uint64_t ops = measure_operations();
   ASSERT_GT(ops, 100u);
-  std::atomic<int> next{0};
   tally t;
-  std::mutex mutex;
-  std::vector<std::string> errors;
-  auto work = [&] {
-    for (int i = next++; i < seeds; i = next++) {
-      auto error = crash_once(first_seed + static_cast<uint64_t>(i), ops, t);
-      if (error.empty())
-        continue;
-      std::lock_guard lock(mutex);
-      errors.push_back(std::move(error));
-      if (errors.size() >= 5)
-        next = seeds; // Enough to debug with.
-    }
-  };
-  std::thread second(work);
-  work();
-  second.join();
+  auto errors = run_seeds_on_two_threads(first_seed, seeds, 5,
+                                         [&](uint64_t seed) { return crash_once(seed, ops, t); });
   for (const auto& e : errors)
     ADD_FAILURE() << e
                   << "\n  (replay: PHALANX_CRASH_SEED=<seed> crash_tests "
