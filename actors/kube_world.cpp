@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -127,9 +128,17 @@ struct kube_world::impl {
   std::unordered_map<std::string, std::string> event_written;   // Key -> last event's text.
   std::thread status_writer;
   api::watch_handle status_watch;
+  // Queue status: counted by the registry when read (api::queue_object), so read every
+  // queue_status_period and written when it changed.
+  api::service* service = nullptr;
+  std::unordered_map<std::string, std::string> queue_status_written;  // Name -> status JSON.
+  clock_type::time_point queue_status_due{};
+  static constexpr auto queue_status_period = std::chrono::seconds(1);
 
   std::mutex counters_mutex;
   kube_world_counters counters;
+  // The same counts in /metrics (set once by create, read-only after).
+  std::vector<std::pair<uint64_t kube_world_counters::*, api::counter*>> metrics;
 
   bool may_bind() const {
     if (stopping.load())
@@ -138,8 +147,45 @@ struct kube_world::impl {
   }
 
   void count(uint64_t kube_world_counters::*field, uint64_t n = 1) {
-    std::lock_guard lock(counters_mutex);
-    counters.*field += n;
+    {
+      std::lock_guard lock(counters_mutex);
+      counters.*field += n;
+    }
+    for (const auto& [f, metric] : metrics)
+      if (f == field)
+        metric->inc(n);
+  }
+
+  void register_metrics(api::metrics_registry& r) {
+    using c = kube_world_counters;
+    auto& bindings = r.counter_family("phalanx_kube_bindings_total",
+                                      "Bindings to the apiserver by outcome: posted, done (bound, "
+                                      "or found bound there), gone (404, another uid), retried, "
+                                      "refused (403, 422...), not_leading (I6: not posted).",
+                                      {"outcome"});
+    auto& writes = r.counter_family(
+        "phalanx_kube_writes_total",
+        "Status written to the apiserver: podgroup_status, queue_status, pod_condition, event.",
+        {"what"});
+    metrics = {
+        {&c::bindings_posted, &bindings.with({"posted"})},
+        {&c::bindings_done, &bindings.with({"done"})},
+        {&c::bindings_gone, &bindings.with({"gone"})},
+        {&c::bindings_retried, &bindings.with({"retried"})},
+        {&c::bindings_refused, &bindings.with({"refused"})},
+        {&c::bindings_dropped_not_leading, &bindings.with({"not_leading"})},
+        {&c::status_writes, &writes.with({"podgroup_status"})},
+        {&c::queue_status_writes, &writes.with({"queue_status"})},
+        {&c::pod_conditions_written, &writes.with({"pod_condition"})},
+        {&c::events_written, &writes.with({"event"})},
+        {&c::events_dropped,
+         &r.add_counter("phalanx_kube_events_dropped_total",
+                        "Events and pod conditions dropped, oldest first, because the apiserver "
+                        "could not keep up.")},
+        {&c::undecodable_objects,
+         &r.add_counter("phalanx_kube_undecodable_objects_total",
+                        "Watched objects left out of the cache because they do not decode.")},
+    };
   }
 
   // -- in
@@ -462,6 +508,51 @@ struct kube_world::impl {
         continue;
       for (auto& [key, g] : work)
         write_status(key, g);
+      if (clock_type::now() >= queue_status_due) {
+        queue_status_due = clock_type::now() + queue_status_period;
+        write_queue_statuses();
+      }
+    }
+  }
+
+  // Each Queue's status as Volcano keeps it (PodGroups by phase, what its bound pods hold, its
+  // state), on the status subresource. A JSON patch that sets /status whole: a merge patch would
+  // keep a resource that left `allocated`. Written only when it changed since the last write.
+  void write_queue_statuses() {
+    auto answer = std::make_shared<std::promise<result<api::object_list>>>();
+    auto listed = answer->get_future();
+    service->list(api::resource_kind::queue, {},
+                  [answer](result<api::object_list> r) { answer->set_value(std::move(r)); });
+    if (listed.wait_for(std::chrono::seconds(5)) != std::future_status::ready)
+      return;
+    auto queues = listed.get();
+    if (!queues)
+      return;
+    for (const auto& item : queues->items) {
+      const auto* q = std::get_if<api::queue_object>(&item);
+      if (q == nullptr)
+        continue;
+      auto encoded = api::encode_object(item);
+      const auto* status = encoded.as_object().if_contains("status");
+      if (status == nullptr)
+        continue;
+      auto text = json::serialize(*status);
+      auto name = q->queue.meta.name.str();
+      auto& written = queue_status_written[name];
+      if (written == text)
+        continue;
+      json::array patch{json::object{{"op", "add"}, {"path", "/status"}, {"value", *status}}};
+      auto path = "/apis/scheduling.volcano.sh/v1beta1/queues/" + name + "/status";
+      auto done = k8s::patch_json(*client, path, patch, k8s::patch_type::json_patch);
+      if (done) {
+        count(&kube_world_counters::queue_status_writes);
+        written = std::move(text);
+      } else if (done.error().code() == errc::not_found) {
+        written = std::move(text);  // Not on the apiserver (the implicit default queue).
+      } else {
+        spdlog::warn("msg=\"Queue status not written\" queue={} error=\"{}\"", name,
+                     done.error().to_string());
+      }
     }
   }
 
@@ -696,9 +787,11 @@ kube_world::kube_world(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 
 kube_world::~kube_world() { stop(); }
 
-result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& config) {
+result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& config,
+                                                      api::metrics_registry& metrics) {
   auto p = std::make_unique<impl>();
   p->config = config;
+  p->register_metrics(metrics);
   if (p->config.identity.empty())
     p->config.identity = default_identity();
   if (p->config.binding_workers < 1)
@@ -749,6 +842,7 @@ void kube_world::start(registry_actor registry, api::service& service,
                        std::function<void(std::string)> on_failure) {
   auto& w = *impl_;
   w.registry = std::move(registry);
+  w.service = &service;
   w.on_failure = std::move(on_failure);
   for (const auto& c : collections) {
     k8s::reflector_options o;

@@ -24,6 +24,8 @@
 //   and a FailedScheduling event; a bound pod a Scheduled event, as kube-scheduler writes them.
 //   Events and conditions go through a bounded queue on a thread of their own: they never hold a
 //   Binding back, and the oldest are dropped (counted) when the apiserver cannot keep up.
+//   Each Queue's status (PodGroups by phase, allocated, state) is read from the registry every
+//   second and written to its status subresource when it changed.
 // - Leadership: with leader election, a Lease (k8s/lease.hpp). Gangs are planned only once this
 //   process leads and its caches are synced (lead_atom); standbys keep their caches warm. I6:
 //   every Binding is posted only while lease_elector::leading_now() holds (computed from the last
@@ -38,6 +40,7 @@
 #include "actors/registry.hpp"
 #include "actors/runtime_config.hpp"
 
+#include "api/metrics.hpp"
 #include "api/service.hpp"
 #include "k8s/client.hpp"
 #include "scheduler/result.hpp"
@@ -60,6 +63,7 @@ struct kube_world_counters {
   uint64_t bindings_refused = 0;  // 403, 422, ...: logged as errors.
   uint64_t bindings_dropped_not_leading = 0;  // I6: not posted, the lease was not held.
   uint64_t status_writes = 0;
+  uint64_t queue_status_writes = 0;
   uint64_t pod_conditions_written = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;  // The apiserver could not keep up: the oldest went first.
@@ -68,9 +72,10 @@ struct kube_world_counters {
 
 class kube_world {
  public:
-  /// Connects nothing yet; checks the configuration. Errors: invalid_argument (the connection
-  /// settings, the lease's).
-  static result<std::unique_ptr<kube_world>> create(const kubernetes_config& config);
+  /// Connects nothing yet; checks the configuration; registers its counters in `metrics`
+  /// (phalanx_kube_*). Errors: invalid_argument (the connection settings, the lease's).
+  static result<std::unique_ptr<kube_world>> create(const kubernetes_config& config,
+                                                    api::metrics_registry& metrics);
 
   ~kube_world();
   kube_world(const kube_world&) = delete;

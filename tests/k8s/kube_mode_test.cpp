@@ -5,6 +5,7 @@
 
 #include "tests/k8s/kube_harness.hpp"
 
+#include "api/client.hpp"
 #include "k8s/operations.hpp"
 #include "k8s/testing/tcp_proxy.hpp"
 
@@ -345,6 +346,57 @@ TEST(KubeMode, ADeniedCallFailsLoudlyNamingTheRule) {
   auto log = read_log(*d);
   EXPECT_NE(log.find("pods/binding"), std::string::npos) << log;
   EXPECT_EQ(bound_of(h.pods(), "g"), 0);
+}
+
+// A Queue's status as Volcano keeps it, written by the leader: its PodGroups by phase and what
+// its bound pods hold, on the status subresource; and the same again when a gang ends.
+TEST(KubeMode, AQueuesStatusCountsItsGangs) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.queue("research", 2);
+  auto d = h.start_phalanxd("data");
+  h.podgroup("runs", 2, {}, "", "research");
+  h.pod("runs-0", "runs", "1");
+  h.pod("runs-1", "runs", "500m");
+  h.podgroup("waits", 1, {}, "", "research");
+  h.pod("waits-0", "waits", "8");
+  auto status = [&]() -> boost::json::object {
+    auto q = k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/queues/research");
+    if (!q)
+      return {};
+    const auto* s = q->as_object().if_contains("status");
+    return s && s->is_object() ? s->as_object() : boost::json::object{};
+  };
+  auto count_of = [](const boost::json::object& s, const char* field) -> int64_t {
+    const auto* v = s.if_contains(field);
+    return v && v->is_int64() ? v->as_int64() : 0;
+  };
+  ASSERT_TRUE(h.wait_for([&] {
+    auto s = status();
+    return count_of(s, "running") == 1 && count_of(s, "pending") + count_of(s, "inqueue") == 1;
+  })) << boost::json::serialize(status()) << read_log(*d);
+  auto s = status();
+  ASSERT_TRUE(s.contains("allocated")) << boost::json::serialize(s);
+  EXPECT_EQ(k8s::string_at(s.at("allocated"), {"cpu"}), "1500m") << boost::json::serialize(s);
+  EXPECT_EQ(k8s::string_at(s, {"state"}), "Open");
+  // The gang that waits goes away: the queue counts only the running one, and nothing pending.
+  h.delete_pod("waits-0");
+  ASSERT_EQ(k8s::delete_object(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                              h.ns() + "/podgroups/waits")
+                .ok(),
+            true);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto s = status();
+    return count_of(s, "running") == 1 && count_of(s, "pending") + count_of(s, "inqueue") == 0;
+  })) << boost::json::serialize(status()) << read_log(*d);
+  // The writes are counted in /metrics.
+  api::http_client http(d->client_options());
+  api::client_request scrape;
+  scrape.target = "/metrics";
+  auto metrics = http.send(scrape);
+  ASSERT_TRUE(metrics.ok());
+  EXPECT_NE(metrics->body.find("phalanx_kube_writes_total{what=\"queue_status\"}"),
+            std::string::npos);
 }
 
 // Garbage from the API (a PodGroup whose minMember is not a number, under a CRD that lets it
