@@ -919,7 +919,12 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         self->send(st.queue, usage_atom::value, std::move(delta));
       settle(self);
     },
-    [self](wake_atom) { try_again(self); },
+    [self](wake_atom) {
+      // The queue holds its slots until each woken gang says whether it waits for one.
+      try_again(self);
+      if (!self->state.registered)
+        self->send(self->state.queue, woken_atom::value, self->state.id);
+    },
     [self](retry_atom, uint64_t epoch) {
       if (epoch == self->state.backoff_epoch)
         try_again(self);

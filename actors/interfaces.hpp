@@ -158,6 +158,9 @@ using queue_actor = queue_actor_fwd::extend<
   caf::reacts_to<spec_atom, queue_ptr>,
   // Capacity was freed: retry gangs that wait for room.
   caf::reacts_to<wake_atom>,
+  // A gang woken by this queue does not wait for a slot now (it has nothing to plan); 0: the
+  // queue's own time limit on waiting for its woken gangs.
+  caf::reacts_to<woken_atom, uint64_t>,
   // A snapshot, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<queue_snapshot>>;
 

@@ -201,6 +201,7 @@ struct world_delta {
     replace_all,  // `objects` is the whole collection of `kind`: what the cache holds beyond it
                   // was deleted.
     synced,       // Every collection has been listed once: the cache is whole (no objects).
+    priority_classes,  // `priority_classes` is the cluster's whole set of PriorityClasses.
   };
   type what = type::upsert;
   api::resource_kind kind = api::resource_kind::pod;
@@ -208,6 +209,9 @@ struct world_delta {
   /// The collection's watch resourceVersion once this is applied, kept in the checkpoint with it
   /// ("world/watch/<kind>"); empty: none.
   std::string collection_version;
+  /// type::priority_classes: name -> value, and the class marked globalDefault ("" none).
+  std::map<std::string, int32_t> priority_classes;
+  std::string global_default;
 };
 
 /// What became of a binding the Kubernetes world posted.
@@ -342,6 +346,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, capacity_atom, "capacity")
   CAF_ADD_ATOM(phalanx, phalanx::actors, recompute_atom, "recompute")
   CAF_ADD_ATOM(phalanx, phalanx::actors, wake_atom, "wake")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, woken_atom, "woken")
   CAF_ADD_ATOM(phalanx, phalanx::actors, retry_atom, "retry")
   // Registry (the service backend) and the PodGroup actors.
   CAF_ADD_ATOM(phalanx, phalanx::actors, bind_gang_atom, "bindgang")

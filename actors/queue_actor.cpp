@@ -114,20 +114,71 @@ void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::re
   sync_claim(self, gang, b, before, before);
 }
 
+void fall_asleep(queue_actor_state& st, uint64_t gang, book& b) {
+  if (b.sleeping)
+    return;
+  b.sleeping = true;
+  if (!st.woken_for_order.count(gang))
+    st.asleep.insert({b.group.get(), gang});
+}
+
+void stop_sleeping(queue_actor_state& st, uint64_t gang, book& b) {
+  if (!b.sleeping)
+    return;
+  b.sleeping = false;
+  st.asleep.erase({b.group.get(), gang});
+}
+
+// Wakes a sleeping gang; the queue holds its gate and slots until it answers (`waking`).
+void wake(self_ptr self, uint64_t gang, book& b) {
+  auto& st = self->state;
+  stop_sleeping(st, gang, b);
+  if (!b.handle)
+    return;
+  if (st.waking.empty())  // Each woken gang answers at once; the limit only covers one that
+                          // ended meanwhile without its removal reaching this queue yet.
+    self->delayed_send(self, std::chrono::milliseconds(100), woken_atom::value, uint64_t{0});
+  st.waking.insert(gang);
+  self->send(b.handle, wake_atom::value);
+}
+
+// Wakes the gangs asleep ahead of `next` in the order (each once per wake_atom). True if any.
+bool wake_ahead_of(self_ptr self, const queue_actor_state::order_key& next) {
+  auto& st = self->state;
+  bool woke = false;
+  while (!st.asleep.empty() && st.asleep.key_comp()(*st.asleep.begin(), next)) {
+    auto gang = st.asleep.begin()->gang;
+    st.woken_for_order.insert(gang);
+    wake(self, gang, st.gangs.at(gang));
+    woke = true;
+  }
+  return woke;
+}
+
 void dispatch(self_ptr self) {
   auto& st = self->state;
-  if (!is_open(st))
+  if (!is_open(st) || !st.waking.empty())
     return;
   auto limit = static_cast<std::size_t>(std::max(1, st.ctx->config.scheduling.max_planning_per_queue));
   while (st.planning.size() < limit && !st.ready.empty()) {
     if (overused(st))
       break;
+    if (wake_ahead_of(self, *st.ready.begin()))
+      break;  // They answer first, and come before it if they wait again.
     auto key = *st.ready.begin();
     st.ready.erase(st.ready.begin());
     auto i = st.gangs.find(key.gang);
     if (i == st.gangs.end())
       continue;
     st.planning.insert(key.gang);
+    // A slot went to a gang behind the ones woken for it (not to one of them): the next gang
+    // that asks may wake them again.
+    if (!st.woken_for_order.empty() && !st.woken_for_order.count(key.gang)) {
+      for (auto gang : st.woken_for_order)
+        if (auto w = st.gangs.find(gang); w != st.gangs.end() && w->second.sleeping)
+          st.asleep.insert({w->second.group.get(), gang});
+      st.woken_for_order.clear();
+    }
     auto share = scheduler::queue_share(st.allocated, st.deserved);
     self->send(i->second.handle, plan_atom::value, share);
   }
@@ -144,7 +195,7 @@ void admit_locally(self_ptr self, uint64_t gang, book& b) {
 
 void try_admit(self_ptr self) {
   auto& st = self->state;
-  if (st.admitting || !is_open(st))
+  if (st.admitting || !is_open(st) || !st.waking.empty())
     return;
   for (auto it = st.to_admit.begin(); it != st.to_admit.end();) {
     auto gang = it->gang;
@@ -179,7 +230,9 @@ void forget(self_ptr self, uint64_t gang) {
   if (b.group) {  // A gang known only from its usage never waited in the order sets.
     st.to_admit.erase({b.group.get(), gang});
     st.ready.erase({b.group.get(), gang});
+    stop_sleeping(st, gang, b);
   }
+  st.woken_for_order.erase(gang);
   st.planning.erase(gang);
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
@@ -227,18 +280,19 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     },
     [self](waiting_atom, gang_entry& e, gang_actor& handle) {
       auto& st = self->state;
+      st.waking.erase(e.gang);
       auto [i, fresh] = st.gangs.try_emplace(e.gang);
       auto& b = i->second;
       if (!fresh && b.group) {
         st.to_admit.erase({b.group.get(), e.gang});
         st.ready.erase({b.group.get(), e.gang});
+        stop_sleeping(st, e.gang, b);
       }
       // Its claim follows the PodGroup as it is now (its minResources may have changed).
       auto claim = claim_of(b);
       b.group = std::move(e.group);
       b.handle = std::move(handle);
       set_demand(st, b, std::move(e.demand));
-      b.sleeping = false;
       if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
       sync_claim(self, e.gang, b, claim);
@@ -255,8 +309,11 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       st.planning.erase(gang);
       if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
         auto& b = i->second;
-        b.sleeping = outcome == plan_outcome::unschedulable || outcome == plan_outcome::refused ||
-                     outcome == plan_outcome::unresolvable;
+        if (outcome == plan_outcome::unschedulable || outcome == plan_outcome::refused ||
+            outcome == plan_outcome::unresolvable)
+          fall_asleep(st, gang, b);
+        else
+          stop_sleeping(st, gang, b);
         // As its gang actor does (on_plan_failure): a gang that can never run here and holds
         // nothing leaves the enqueue budget until the nodes change.
         if (outcome == plan_outcome::unresolvable && b.admitted && b.allocated.is_zero()) {
@@ -302,10 +359,16 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto& st = self->state;
       if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
         i->second.handle = nullptr;
-        i->second.sleeping = false;
+        if (i->second.group)
+          stop_sleeping(st, gang, i->second);
+      }
+      if (self->state.waking.erase(gang) != 0) {
+        try_admit(self);
+        dispatch(self);
       }
     },
     [self](removed_atom, uint64_t gang) {
+      self->state.waking.erase(gang);
       forget(self, gang);
       report_usage(self);
       try_admit(self);
@@ -321,11 +384,19 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](wake_atom) {
       auto& st = self->state;
       st.refused_since_wake.clear();
+      st.woken_for_order.clear();
       for (auto& [id, b] : st.gangs)
-        if (b.sleeping) {
-          b.sleeping = false;
-          self->send(b.handle, wake_atom::value);
-        }
+        if (b.sleeping)
+          wake(self, id, b);
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](woken_atom, uint64_t gang) {
+      auto& st = self->state;
+      if (gang == 0)
+        st.waking.clear();
+      else
+        st.waking.erase(gang);
       try_admit(self);
       dispatch(self);
     },

@@ -58,6 +58,18 @@ struct queue_actor_state {
   std::set<order_key, order_less> ready;     // Admitted, waiting for a planning slot.
   std::unordered_set<uint64_t> planning;
   std::unordered_set<uint64_t> refused_since_wake;
+  /// Gangs woken by wake_atom that have not answered yet (waiting_atom or woken_atom): admission
+  /// and slots wait for them, so that they compete in the queue's order (priority first) rather
+  /// than in the order their answers happen to arrive from two threads.
+  std::unordered_set<uint64_t> waking;
+  /// Gangs asleep (their last slot failed for lack of room) that a gang behind them in the order
+  /// may still wake: before a slot goes to a gang, those ahead of it are woken and plan first,
+  /// since room may have freed up that the cluster has not announced yet (Volcano considers every
+  /// job in order at each session). A gang woken so is not woken so again until a slot went to
+  /// a gang behind it or the next wake_atom (`woken_for_order`): each gang that asks for a slot
+  /// wakes those ahead of it at most once.
+  std::set<order_key, order_less> asleep;
+  std::unordered_set<uint64_t> woken_for_order;
   bool admitting = false;
 
   scheduler::resources allocated;

@@ -54,6 +54,7 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
     [](park_atom, uint64_t) {},
     [](spec_atom, queue_ptr) {},
     [](wake_atom) {},
+    [](woken_atom, uint64_t) {},
     [](inspect_atom) { return queue_snapshot{}; },
   };
 }
