@@ -17,6 +17,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <limits>
+#include <map>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -80,7 +82,8 @@ struct kube_world::impl {
   std::function<void(std::string)> on_failure;
 
   class sink;
-  std::vector<std::unique_ptr<sink>> sinks;
+  class priority_class_sink;
+  std::vector<std::unique_ptr<k8s::reflector_sink>> sinks;
   std::vector<std::unique_ptr<k8s::reflector>> reflectors;
 
   std::atomic<bool> stopping{false};
@@ -723,6 +726,75 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
   api::resource_kind kind_;
 };
 
+// The cluster's PriorityClasses (scheduling.k8s.io/v1), kept whole here and sent to the registry
+// whole at every change: a few dozen objects at most, and a PodGroup's priority is resolved from
+// them (Volcano's priority plugin orders jobs by it).
+class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
+ public:
+  explicit priority_class_sink(impl& w) : w_(w) {}
+
+  void on_list(std::vector<json::value> items, const std::string&) override {
+    classes_.clear();
+    for (const auto& item : items)
+      take(item);
+    send();
+    w_.check_synced();
+  }
+
+  void on_event(k8s::event_type type, json::value object, const std::string&) override {
+    auto name = k8s::string_at(object, {"metadata", "name"});
+    if (type == k8s::event_type::deleted)
+      classes_.erase(name);
+    else
+      take(object);
+    send();
+  }
+
+  void on_bookmark(const std::string&) override {}
+
+  void on_error(const status& error) override {
+    spdlog::warn("msg=\"watch error\" kind=priorityclasses error=\"{}\"", error.to_string());
+  }
+
+ private:
+  struct priority_class {
+    int32_t value = 0;
+    bool global_default = false;
+  };
+
+  void take(const json::value& v) {
+    auto name = k8s::string_at(v, {"metadata", "name"});
+    const auto* value = v.is_object() ? v.as_object().if_contains("value") : nullptr;
+    if (name.empty() || value == nullptr || !value->is_int64() ||
+        value->as_int64() < std::numeric_limits<int32_t>::min() ||
+        value->as_int64() > std::numeric_limits<int32_t>::max()) {
+      spdlog::warn("msg=\"PriorityClass left out: value is not a 32-bit integer\" name={}", name);
+      classes_.erase(name);
+      return;
+    }
+    const auto* global = v.as_object().if_contains("globalDefault");
+    classes_[name] = {static_cast<int32_t>(value->as_int64()),
+                      global != nullptr && global->is_bool() && global->as_bool()};
+  }
+
+  void send() {
+    world_delta d;
+    d.what = world_delta::type::priority_classes;
+    for (const auto& [name, c] : classes_) {
+      d.priority_classes.emplace(name, c.value);
+      // The apiserver allows one globalDefault; were there two, the higher value wins, as
+      // kube's Priority admission plugin picks.
+      if (c.global_default &&
+          (d.global_default.empty() || c.value > d.priority_classes.at(d.global_default)))
+        d.global_default = name;
+    }
+    w_.send_delta(std::move(d));
+  }
+
+  impl& w_;
+  std::map<std::string, priority_class> classes_;
+};
+
 namespace {
 
 // The binder actor: a shell that hands the pods of committed rounds to the binding workers.
@@ -859,6 +931,18 @@ void kube_world::start(registry_actor registry, api::service& service,
       continue;
     }
     w.reflectors.push_back(std::move(*r));
+  }
+  {
+    k8s::reflector_options o;
+    o.path = "/apis/scheduling.k8s.io/v1/priorityclasses";
+    o.kind = "PriorityClass";
+    o.api_version = "scheduling.k8s.io/v1";
+    w.sinks.push_back(std::make_unique<impl::priority_class_sink>(w));
+    if (auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back()))
+      w.reflectors.push_back(std::move(*r));
+    else
+      spdlog::critical("msg=\"cannot watch\" path=priorityclasses error=\"{}\"",
+                       r.error().to_string());
   }
   for (auto& r : w.reflectors)
     r->start();

@@ -272,6 +272,10 @@ struct registry_state {
   /// Kubernetes mode: bindings made durable (intents) and not yet confirmed by the apiserver,
   /// by pod id: re-posted after a restart, ended by the binder's outcome.
   std::unordered_map<uint64_t, std::string> intents;  // pod id -> node name
+  /// Kubernetes mode: the cluster's PriorityClasses (name -> value) once watched, and the value
+  /// of the one marked globalDefault; until then the configuration's priorityClasses.
+  std::optional<std::map<std::string, int32_t, std::less<>>> watched_priority_classes;
+  std::optional<int32_t> default_priority;
   /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
   /// the ceiling last asked of the store, and the largest one the store confirmed.
   uint64_t version_ceiling = 0;

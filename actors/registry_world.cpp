@@ -144,10 +144,24 @@ void remove_queue(self_ptr self, const std::string& name, storage::write_batch& 
 
 // -- PodGroups
 
+// A PodGroup's priority from its priorityClassName, as Volcano resolves it: the cluster's
+// PriorityClass of that name once the world watches them, else the configuration's; a group
+// naming none takes the globalDefault class's. nullopt: nothing to resolve it from.
+std::optional<int32_t> class_priority(const registry_state& st, std::string_view class_name) {
+  if (!st.watched_priority_classes)
+    return priority_of(st.ctx->config.scheduling, class_name);
+  if (class_name.empty())
+    return st.default_priority;
+  auto i = st.watched_priority_classes->find(class_name);
+  if (i == st.watched_priority_classes->end())
+    return std::nullopt;
+  return i->second;
+}
+
 void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& batch) {
   auto& st = self->state;
   auto key = object_key(g.meta.namespace_name, g.meta.name);
-  if (auto p = priority_of(st.ctx->config.scheduling, g.priority_class_name); p && g.priority == 0)
+  if (auto p = class_priority(st, g.priority_class_name); p && g.priority == 0)
     g.priority = *p;
   batch.put(storage::pod_group_record{g});
   if (auto gang = st.group_ids.find(key); gang != 0) {
@@ -156,7 +170,8 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       if (*entry.group == g)
         return;
       // Its spec changed (minMember, minResources, queue): the actor plans with the new one.
-      bool queue_changed = entry.group->queue != g.queue;
+      // A new queue or priority places it anew in its queue's order: a new incarnation.
+      bool queue_changed = entry.group->queue != g.queue || entry.group->priority != g.priority;
       auto updated = std::make_shared<const scheduler::pod_group>(std::move(g));
       if (queue_changed) {
         unindex_group(st, entry);
@@ -268,8 +283,7 @@ void upsert_pod(self_ptr self, scheduler::pod p, storage::write_batch& batch,
     replaced.push_back(id);  // Another pod under the name: the old one is gone.
     return;  // The new one comes once the old one is removed (upsert_pods does it in order).
   }
-  if (auto prio = priority_of(st.ctx->config.scheduling, p.priority_class_name);
-      prio && p.priority == 0)
+  if (auto prio = class_priority(st, p.priority_class_name); prio && p.priority == 0)
     p.priority = *prio;
   p.requests.pods = 1;
   share_pod_names(st, p);
@@ -387,10 +401,37 @@ void remove_objects(self_ptr self, resource_kind kind, const std::vector<std::st
     remove_pod_ids(self, std::move(pods));
 }
 
+// The cluster's PriorityClasses, whole: kept, and every PodGroup whose priority they change
+// gets the new one (Volcano resolves a PodGroup's priority again at every session). A class
+// deleted leaves the priorities it gave as they are, as a pod's admitted priority stays.
+void apply_priority_classes(self_ptr self, world_delta& d) {
+  auto& st = self->state;
+  st.watched_priority_classes.emplace(d.priority_classes.begin(), d.priority_classes.end());
+  st.default_priority.reset();
+  if (auto i = d.priority_classes.find(d.global_default); i != d.priority_classes.end())
+    st.default_priority = i->second;
+  std::vector<scheduler::pod_group> changed;
+  for (const auto& [gang, g] : st.groups) {
+    if (g.removed)
+      continue;
+    auto p = class_priority(st, g.group->priority_class_name);
+    if (!p || *p == g.group->priority)
+      continue;
+    changed.push_back(*g.group);
+    changed.back().priority = *p;
+  }
+  storage::write_batch batch;
+  for (auto& g : changed)
+    upsert_group(self, std::move(g), batch);
+  persist_checkpoint(self, std::move(batch));
+}
+
 } // namespace
 
 void do_world_delta(self_ptr self, world_delta d) {
   auto& st = self->state;
+  if (d.what == world_delta::type::priority_classes)
+    return apply_priority_classes(self, d);
   if (d.what == world_delta::type::synced) {
     if (!st.ready->load()) {
       spdlog::info("msg=\"caches synced\" nodes={} queues={} podgroups={} pods={}",

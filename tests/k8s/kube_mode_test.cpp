@@ -53,6 +53,16 @@ bool has_event(kube_harness& h, const std::string& object, const std::string& re
   return false;
 }
 
+// The namespace's PodGroups and pods as the apiserver shows them: for failure messages.
+std::string describe(kube_harness& h) {
+  std::string out;
+  for (const auto& [name, g] : h.groups())
+    out += "podgroup " + name + ": " + g.phase + " \"" + g.message + "\"\n";
+  for (const auto& [name, p] : h.pods())
+    out += "pod " + name + ": node \"" + p.node + "\" " + p.phase + "\n";
+  return out;
+}
+
 std::string read_log(const loadtest::phalanxd_process& d) {
   std::ifstream in(d.log_file());
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -326,6 +336,7 @@ TEST(KubeMode, ADeniedCallFailsLoudlyNamingTheRule) {
     {"apiGroups":["scheduling.volcano.sh"],"resources":["podgroups"],
      "verbs":["get","list","watch","update"]},
     {"apiGroups":["scheduling.volcano.sh"],"resources":["queues"],"verbs":["list","watch"]},
+    {"apiGroups":["scheduling.k8s.io"],"resources":["priorityclasses"],"verbs":["list","watch"]},
     {"apiGroups":[""],"resources":["events"],"verbs":["create"]},
     {"apiGroups":["coordination.k8s.io"],"resources":["leases"],
      "verbs":["get","create","update"]}]})");
@@ -397,6 +408,38 @@ TEST(KubeMode, AQueuesStatusCountsItsGangs) {
   ASSERT_TRUE(metrics.ok());
   EXPECT_NE(metrics->body.find("phalanx_kube_writes_total{what=\"queue_status\"}"),
             std::string::npos);
+}
+
+// PriorityClasses are watched: a PodGroup's priorityClassName gives its priority (Volcano's
+// priority plugin), so when room frees up the higher gang is bound first though it came later.
+// One planning slot per queue, so that the queue's order alone decides.
+TEST(KubeMode, APriorityClassOrdersTheGangsOfAQueue) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+    "metadata":{"name":"phalanx-test-high"},"value":1000})"));
+  auto config = h.scratch() + "/one-slot.yaml";
+  std::ofstream(config) << "scheduling:\n  maxPlanningPerQueue: 1\n";
+  auto d = h.start_phalanxd("data", {"--config", config});
+  h.podgroup("first", 1);
+  h.pod("first-0", "first", "4");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "first") == 1; })) << read_log(*d);
+  h.podgroup("low", 1);
+  h.pod("low-0", "low", "3");
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
+    "metadata":{"name":"high","namespace":")" + h.ns() + R"("},
+    "spec":{"minMember":1,"queue":"default","priorityClassName":"phalanx-test-high"}})"));
+  h.pod("high-0", "high", "3");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto g = h.groups();
+    return !g["low"].message.empty() && !g["high"].message.empty();
+  })) << read_log(*d);
+  h.delete_pod("first-0");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "high") == 1; }))
+      << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(bound_of(h.pods(), "low"), 0);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
 // Garbage from the API (a PodGroup whose minMember is not a number, under a CRD that lets it
