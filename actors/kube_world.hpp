@@ -4,7 +4,8 @@
 // ties it to the scheduling side.
 //
 // - In: a reflector per collection (k8s/reflector.hpp: nodes, pods (all: other schedulers' pods
-//   use node room too), PodGroups and Queues of scheduling.volcano.sh/v1beta1) decodes what it
+//   use node room too), PodGroups and Queues of scheduling.volcano.sh/v1beta1, and
+//   PriorityClasses, sent whole at each change for PodGroups' priorities) decodes what it
 //   lists and watches (api::decode_object) and sends it to the registry as world_delta messages,
 //   each with its collection's resourceVersion for the checkpoint. An object that does not decode
 //   (garbage from the API: a PodGroup with `minMember: "x"`) is left out, logged once per change,
