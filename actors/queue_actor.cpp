@@ -142,7 +142,8 @@ void wake(self_ptr self, uint64_t gang, book& b) {
   self->send(b.handle, wake_atom::value);
 }
 
-// Wakes the gangs asleep ahead of `next` in the order (each once per wake_atom). True if any.
+// Wakes the gangs asleep ahead of `next` in the order (each at most once until a slot goes to a
+// gang behind it, `woken_for_order`). True if any.
 bool wake_ahead_of(self_ptr self, const queue_actor_state::order_key& next) {
   auto& st = self->state;
   bool woke = false;
