@@ -123,6 +123,18 @@ struct kube_world::impl {
   std::thread notes_writer;
   api::watch_handle pod_watch;
 
+  // Lone pods of ours (no group-name annotation), pending: each gets a PodGroup of one on the
+  // apiserver, "podgroup-<pod uid>", owned by the pod (so the garbage collector deletes it with
+  // the pod), as Volcano's pg controller makes it; the cache makes the same gang at once, and the
+  // object replaces it when its watch brings it. Under notes_mutex.
+  struct lone_pod {
+    std::string namespace_name, name, uid, queue, priority_class;
+    clock_type::time_point not_before{};
+  };
+  std::unordered_map<std::string, lone_pod> lone_pods;  // By pod uid: to create.
+  std::unordered_set<std::string> lone_done;            // Pod uids whose PodGroup exists.
+  scheduling_config scheduling;
+
   // Status writes: the latest status of each PodGroup not written yet, by key.
   std::mutex status_mutex;
   std::condition_variable status_cv;
@@ -179,6 +191,7 @@ struct kube_world::impl {
         {&c::bindings_dropped_not_leading, &bindings.with({"not_leading"})},
         {&c::status_writes, &writes.with({"podgroup_status"})},
         {&c::queue_status_writes, &writes.with({"queue_status"})},
+        {&c::lone_groups_created, &writes.with({"lone_pod_podgroup"})},
         {&c::pod_conditions_written, &writes.with({"pod_condition"})},
         {&c::events_written, &writes.with({"event"})},
         {&c::events_dropped,
@@ -402,6 +415,82 @@ struct kube_world::impl {
     bind_cv.notify_one();
   }
 
+  // -- lone pods' PodGroups
+
+  void consider_lone(const api::pod_object& o) {
+    const auto& p = o.pod;
+    if (!p.group.empty() || p.is_bound() || scheduler::is_terminal(p.phase) ||
+        !is_our_scheduler(scheduling, p.scheduler_name.str()))
+      return;
+    auto uid = p.meta.uid.str();
+    {
+      std::lock_guard lock(raw_mutex);
+      if (raw_groups.count(p.meta.namespace_name + "/podgroup-" + uid))
+        return;
+    }
+    std::lock_guard lock(notes_mutex);
+    if (lone_done.count(uid) || lone_pods.count(uid))
+      return;
+    std::string queue(scheduler::default_queue_name);
+    if (auto q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
+      queue = std::string(*q);
+    lone_pods[uid] = {p.meta.namespace_name.str(), p.meta.name.str(), uid, std::move(queue),
+                      p.priority_class_name.str(), {}};
+  }
+
+  void forget_lone(const std::string& uid) {
+    std::lock_guard lock(notes_mutex);
+    lone_pods.erase(uid);
+    lone_done.erase(uid);
+  }
+
+  void create_lone_groups() {
+    std::vector<lone_pod> due;
+    auto now = clock_type::now();
+    {
+      std::lock_guard lock(notes_mutex);
+      for (auto i = lone_pods.begin(); i != lone_pods.end();)
+        if (i->second.not_before <= now) {
+          due.push_back(std::move(i->second));
+          i = lone_pods.erase(i);
+        } else {
+          ++i;
+        }
+    }
+    for (auto& l : due) {
+      json::object spec{{"minMember", 1}, {"queue", l.queue}};
+      if (!l.priority_class.empty())
+        spec["priorityClassName"] = l.priority_class;
+      json::object group{
+          {"apiVersion", "scheduling.volcano.sh/v1beta1"},
+          {"kind", "PodGroup"},
+          {"metadata",
+           json::object{{"name", "podgroup-" + l.uid},
+                        {"namespace", l.namespace_name},
+                        {"ownerReferences", json::array{json::object{{"apiVersion", "v1"},
+                                                                     {"kind", "Pod"},
+                                                                     {"name", l.name},
+                                                                     {"uid", l.uid},
+                                                                     {"controller", true}}}}}},
+          {"spec", std::move(spec)}};
+      auto made = k8s::post_json(*client, "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                              l.namespace_name + "/podgroups",
+                                 group);
+      auto code = made ? errc::ok : made.error().code();
+      std::lock_guard lock(notes_mutex);
+      if (made || code == errc::already_exists) {
+        if (made)
+          count(&kube_world_counters::lone_groups_created);
+        lone_done.insert(l.uid);
+      } else if (code != errc::not_found) {  // 404: the namespace is going.
+        spdlog::warn("msg=\"PodGroup of a lone pod not created\" pod={}/{} error=\"{}\"",
+                     l.namespace_name, l.name, made.error().to_string());
+        l.not_before = clock_type::now() + std::chrono::seconds(5);
+        lone_pods.emplace(l.uid, std::move(l));
+      }
+    }
+  }
+
   // -- pod conditions and events
 
   void pod_changed(const api::pod_object& p) {
@@ -453,6 +542,7 @@ struct kube_world::impl {
       }
       if (!may_bind())
         continue;  // A standby writes nothing.
+      create_lone_groups();
       for (auto& [key, n] : pods) {
         if (pod_written[key] == n.message)
           continue;
@@ -680,8 +770,11 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
     for (auto& item : items) {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(item, false);
-      if (auto obj = w_.decode(kind_, item, k8s::string_at(item, {"metadata", "resourceVersion"})))
+      if (auto obj = w_.decode(kind_, item, k8s::string_at(item, {"metadata", "resourceVersion"}))) {
+        if (const auto* p = std::get_if<api::pod_object>(&*obj))
+          w_.consider_lone(*p);
         d.objects.push_back(std::move(*obj));
+      }
     }
     spdlog::info("msg=\"listed\" kind={} objects={} resource_version={}", api::to_string(kind_),
                  d.objects.size(), resource_version);
@@ -698,13 +791,18 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       d.what = world_delta::type::remove;
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(object, true);
+      if (kind_ == api::resource_kind::pod)
+        w_.forget_lone(k8s::string_at(object, {"metadata", "uid"}));
       d.objects.push_back(named(kind_, object));
     } else {
       d.what = world_delta::type::upsert;
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(object, false);
-      if (auto obj = w_.decode(kind_, object, resource_version))
+      if (auto obj = w_.decode(kind_, object, resource_version)) {
+        if (const auto* p = std::get_if<api::pod_object>(&*obj))
+          w_.consider_lone(*p);
         d.objects.push_back(std::move(*obj));
+      }
     }
     w_.send_delta(std::move(d));
   }
@@ -860,9 +958,11 @@ kube_world::kube_world(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
 kube_world::~kube_world() { stop(); }
 
 result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& config,
+                                                      const scheduling_config& scheduling,
                                                       api::metrics_registry& metrics) {
   auto p = std::make_unique<impl>();
   p->config = config;
+  p->scheduling = scheduling;
   p->register_metrics(metrics);
   if (p->config.identity.empty())
     p->config.identity = default_identity();

@@ -26,7 +26,9 @@
 //   Events and conditions go through a bounded queue on a thread of their own: they never hold a
 //   Binding back, and the oldest are dropped (counted) when the apiserver cannot keep up.
 //   Each Queue's status (PodGroups by phase, allocated, state) is read from the registry every
-//   second and written to its status subresource when it changed.
+//   second and written to its status subresource when it changed. A pending pod of ours with no
+//   group gets a PodGroup of one, "podgroup-<pod uid>" owned by the pod, as Volcano's pg
+//   controller makes it (409: someone, Volcano's controller, made it first).
 // - Leadership: with leader election, a Lease (k8s/lease.hpp). Gangs are planned only once this
 //   process leads and its caches are synced (lead_atom); standbys keep their caches warm. I6:
 //   every Binding is posted only while lease_elector::leading_now() holds (computed from the last
@@ -65,6 +67,7 @@ struct kube_world_counters {
   uint64_t bindings_dropped_not_leading = 0;  // I6: not posted, the lease was not held.
   uint64_t status_writes = 0;
   uint64_t queue_status_writes = 0;
+  uint64_t lone_groups_created = 0;  // PodGroups of one made for pods of ours without a group.
   uint64_t pod_conditions_written = 0;
   uint64_t events_written = 0;
   uint64_t events_dropped = 0;  // The apiserver could not keep up: the oldest went first.
@@ -75,7 +78,9 @@ class kube_world {
  public:
   /// Connects nothing yet; checks the configuration; registers its counters in `metrics`
   /// (phalanx_kube_*). Errors: invalid_argument (the connection settings, the lease's).
+  /// `scheduling` tells which pods are ours (schedulerNames).
   static result<std::unique_ptr<kube_world>> create(const kubernetes_config& config,
+                                                    const scheduling_config& scheduling,
                                                     api::metrics_registry& metrics);
 
   ~kube_world();

@@ -386,6 +386,18 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
     return;
   if (scheduler::is_terminal(e.phase()))
     return;
+  // A lone pod's PodGroup may exist as an object already (Kubernetes mode: Volcano's controller,
+  // or our world, created "podgroup-<pod uid>" on the apiserver): the pod joins it, as it would
+  // once its group-name annotation is set.
+  if (p.group.empty())
+    if (auto gang = st.group_ids.find(object_key(p.meta.namespace_name, "podgroup-" + p.meta.uid));
+        gang != 0) {
+      auto& g = st.groups.at(gang);
+      e.gang = g.gang;
+      g.pods.push_back(id);
+      tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+      return;
+    }
   if (p.group.empty()) {
     auto& g = make_implicit_group(self, p);
     e.gang = g.gang;

@@ -186,9 +186,11 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       group_changed(self, entry);
       return;
     }
-    // Another PodGroup under the name: the old one was deleted (the watch may fold the two).
+    // Another PodGroup under the name: the old one was deleted (the watch may fold the two), or
+    // a lone pod's gang meets its PodGroup object. The index reads a gang's key in `groups`: the
+    // entry leaves the index before it leaves the map.
+    unindex_group(st, entry);
     auto old = st.groups.extract(gang);
-    unindex_group(st, old.mapped());
     end_gang(self, old.mapped());
     for (auto id : old.mapped().pods)
       if (auto p = st.pods.find(id); p != st.pods.end())

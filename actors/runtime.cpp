@@ -462,7 +462,8 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
   // Kubernetes mode: the world's binder posts Bindings; standalone: the simulated cluster.
   std::map<std::string, std::string> watch_versions;
   if (ctx->config.kubernetes.enabled) {
-    auto world = kube_world::create(ctx->config.kubernetes, ctx->metrics->registry);
+    auto world = kube_world::create(ctx->config.kubernetes, ctx->config.scheduling,
+                                    ctx->metrics->registry);
     if (!world)
       return world.error();
     p->world = std::move(*world);

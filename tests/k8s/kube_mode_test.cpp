@@ -442,6 +442,47 @@ TEST(KubeMode, APriorityClassOrdersTheGangsOfAQueue) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
+// owned by the pod, as Volcano's pg controller makes it; the pod is bound as its gang, and after
+// a restart the pod and the object are one gang still (a second lone pod is bound too).
+TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
+  kube_harness h;
+  h.node("n0", "4");
+  auto d = h.start_phalanxd("data");
+  h.pod("solo", "", "1");
+  ASSERT_TRUE(h.wait_for([&] { return !h.pods()["solo"].node.empty(); })) << read_log(*d);
+  auto uid = h.pods()["solo"].uid;
+  auto group_path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                    "/podgroups/podgroup-" + uid;
+  ASSERT_TRUE(h.wait_for([&] { return k8s::get_json(h.admin(), group_path).ok(); }))
+      << describe(h) << read_log(*d);
+  auto group = k8s::get_json(h.admin(), group_path);
+  ASSERT_TRUE(group.ok());
+  const auto& owners = group->at("metadata").at("ownerReferences").as_array();
+  ASSERT_EQ(owners.size(), 1u);
+  EXPECT_EQ(k8s::string_at(owners[0], {"kind"}), "Pod");
+  EXPECT_EQ(k8s::string_at(owners[0], {"uid"}), uid);
+  EXPECT_EQ(group->at("spec").at("minMember").as_int64(), 1);
+  EXPECT_EQ(k8s::string_at(group->at("spec"), {"queue"}), "default");
+  ASSERT_TRUE(h.wait_for([&] { return h.groups()["podgroup-" + uid].phase == "Running"; }))
+      << describe(h) << read_log(*d);
+  // Restarted: the checkpoint holds the object and the pod; they are one gang, not two.
+  ASSERT_TRUE(d->stop().ok());
+  d = h.start_phalanxd("data");
+  h.pod("solo-2", "", "1");
+  ASSERT_TRUE(h.wait_for([&] { return !h.pods()["solo-2"].node.empty(); })) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] {
+    return k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                                        "/podgroups/podgroup-" + h.pods()["solo-2"].uid)
+        .ok();
+  })) << read_log(*d);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(h.pods()["solo"].node, "n0");
+  EXPECT_EQ(h.groups()["podgroup-" + uid].phase, "Running") << describe(h);
+  EXPECT_EQ(read_log(*d).find("error"), std::string::npos) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 // Garbage from the API (a PodGroup whose minMember is not a number, under a CRD that lets it
 // through): an event on it, never a crash, and the rest is scheduled.
 TEST(KubeMode, GarbageFromTheApiGetsAnEventAndNoCrash) {
