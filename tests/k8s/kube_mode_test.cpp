@@ -228,15 +228,23 @@ TEST(KubeMode, AWatchTooOldListsAgainAndLosesNothing) {
   h.pod("a-1", "a", "2");
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "a") == 2; })) << read_log(*d);
   d->kill();
-  // Meanwhile: a's pods deleted (their room free again), a new gang b that needs it.
+  // Meanwhile: a's pods deleted (their room free again), a new gang b that needs it, and the
+  // PodGroup a deleted and made again under its name (another uid: the relist folds the two).
   h.delete_pod("a-0");
   h.delete_pod("a-1");
+  ASSERT_TRUE(k8s::delete_object(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                                h.ns() + "/podgroups/a")
+                  .ok());
+  h.podgroup("a", 1);
+  h.pod("a-2", "a", "1");
   h.podgroup("b", 2);
   h.pod("b-0", "b", "3");
   h.pod("b-1", "b", "3");
   ASSERT_TRUE(h.cp().restart_apiserver().ok());  // Its watch caches start at the current revision.
   auto again = h.start_phalanxd("data2", {}, "", "data");
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "b") == 2; })) << read_log(*again);
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "a") == 1; })) << read_log(*again);
+  EXPECT_TRUE(again->running());
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
   // It resumed from the checkpoint, was told 410, and listed the pods again.
   auto log = read_log(*again);
