@@ -180,7 +180,8 @@ struct kube_world::impl {
                                       {"outcome"});
     auto& writes = r.counter_family(
         "phalanx_kube_writes_total",
-        "Status written to the apiserver: podgroup_status, queue_status, pod_condition, event.",
+        "Writes to the apiserver: podgroup_status, queue_status, pod_condition, event, "
+        "lone_pod_podgroup (a PodGroup of one made for a pod with none).",
         {"what"});
     metrics = {
         {&c::bindings_posted, &bindings.with({"posted"})},
@@ -442,6 +443,14 @@ struct kube_world::impl {
     std::lock_guard lock(notes_mutex);
     lone_pods.erase(uid);
     lone_done.erase(uid);
+  }
+
+  // A whole list of pods follows: pods deleted while the watch was away are not named one by
+  // one, so what is remembered of them goes (a PodGroup made already answers 409 if asked again).
+  void forget_every_lone() {
+    std::lock_guard lock(notes_mutex);
+    lone_pods.clear();
+    lone_done.clear();
   }
 
   void create_lone_groups() {
@@ -767,6 +776,8 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       std::lock_guard lock(w_.raw_mutex);
       w_.raw_groups.clear();
     }
+    if (kind_ == api::resource_kind::pod)
+      w_.forget_every_lone();
     for (auto& item : items) {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(item, false);
