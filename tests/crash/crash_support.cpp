@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -637,15 +638,22 @@ void churn_book::job_settled(const churn_job& job, expect now, const std::string
   std::lock_guard lock(mutex_);
   auto key = std::string(workload_namespace) + "/" + job.name;
   auto& e = entries_[key];
+  // Read back with the uid of the incarnation acknowledged last: the calls since (a delete, and
+  // a create of `job`, another shape, planned with it) did not take. Its pods are the ones this
+  // book recorded for it, not `job`'s: they may be there (unknown, as after any call whose answer
+  // was lost); pods of earlier incarnations are gone.
+  const bool known_incarnation = now == expect::present && !uid.empty() && uid == e.uid;
   e.state = now;
   e.uid = uid;
   e.job = true;
   for (auto& [pod_key, job_key] : job_of_pod_)
     if (job_key == key) {
-      entries_[pod_key].state = expect::absent;
-      note(entries_[pod_key].history, "job-read");
+      bool its = known_incarnation &&
+                 std::find(e.pods.begin(), e.pods.end(), pod_key) != e.pods.end();
+      entries_[pod_key].state = its ? expect::unknown : expect::absent;
+      note(entries_[pod_key].history, its ? "job-read-same" : "job-read");
     }
-  if (now != expect::present)
+  if (now != expect::present || known_incarnation)
     return;
   e.pods.clear();
   for (const auto& name : job.pod_names()) {

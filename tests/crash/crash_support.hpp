@@ -254,7 +254,9 @@ class churn_book {
   /// create of what exists): `now` is what the answer proved.
   void settled(const std::string& key, expect now, const std::string& uid = "");
   /// A job read back after its outcome was unknown: present with `uid` (then with the pods of
-  /// `job`'s shape, unless read back otherwise) or absent (its pods too).
+  /// `job`'s shape, unless read back otherwise; with the uid acknowledged last, the calls since
+  /// did not take, and its pods are that incarnation's, whatever `job`'s shape) or absent (its
+  /// pods too).
   void job_settled(const churn_job& job, expect now, const std::string& uid);
   /// What is expected of a key now (absent for a key never used).
   expect expected(const std::string& key) const;
