@@ -416,6 +416,16 @@ struct kube_world::impl {
     bind_cv.notify_one();
   }
 
+  // What the apiserver shows of a pod's PodScheduled=False message: written already (by us
+  // before a restart, or by another scheduler), so not written again.
+  void seen_pod_condition(const api::pod_object& p) {
+    for (const auto& c : p.conditions)
+      if (c.type == "PodScheduled" && c.status == "False") {
+        std::lock_guard lock(notes_mutex);
+        pod_written[p.pod.meta.namespace_name + "/" + p.pod.meta.name] = c.message;
+      }
+  }
+
   // -- lone pods' PodGroups
 
   void consider_lone(const api::pod_object& o) {
@@ -782,8 +792,10 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(item, false);
       if (auto obj = w_.decode(kind_, item, k8s::string_at(item, {"metadata", "resourceVersion"}))) {
-        if (const auto* p = std::get_if<api::pod_object>(&*obj))
+        if (const auto* p = std::get_if<api::pod_object>(&*obj)) {
+          w_.seen_pod_condition(*p);
           w_.consider_lone(*p);
+        }
         d.objects.push_back(std::move(*obj));
       }
     }
@@ -810,8 +822,10 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(object, false);
       if (auto obj = w_.decode(kind_, object, resource_version)) {
-        if (const auto* p = std::get_if<api::pod_object>(&*obj))
+        if (const auto* p = std::get_if<api::pod_object>(&*obj)) {
+          w_.seen_pod_condition(*p);
           w_.consider_lone(*p);
+        }
         d.objects.push_back(std::move(*obj));
       }
     }
@@ -930,12 +944,13 @@ binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_bind
   };
 }
 
-// Hands the registry's pod changes (a pending reason that changed) to the condition writer.
+// Hands the registry's pods with a pending reason (new or changed) to the condition writer.
 class pod_condition_sink final : public api::watch_sink {
  public:
   explicit pod_condition_sink(kube_world::impl& w) : w_(w) {}
   bool on_event(const api::watch_event& e) override {
-    if (e.kind == api::watch_event::type::modified)
+    // Added too: a pod whose reason is known when it comes (its PodGroup is missing) says so.
+    if (e.kind != api::watch_event::type::deleted)
       if (const auto* p = std::get_if<api::pod_object>(&e.obj))
         w_.pod_changed(*p);
     return true;

@@ -492,7 +492,8 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
 }
 
 // Garbage from the API (a PodGroup whose minMember is not a number, under a CRD that lets it
-// through): an event on it, never a crash, and the rest is scheduled.
+// through; a pod naming a PodGroup that does not exist): an event or a condition, never a crash,
+// and the rest is scheduled.
 TEST(KubeMode, GarbageFromTheApiGetsAnEventAndNoCrash) {
   kube_harness h;
   // A CRD that takes anything, as a cluster with a hand-made CRD may.
@@ -509,7 +510,13 @@ TEST(KubeMode, GarbageFromTheApiGetsAnEventAndNoCrash) {
     "spec":{"minMember":"x","queue":"default","surprise":{"a":1}}})"));
   h.podgroup("good", 1);
   h.pod("good-0", "good", "1");
+  // A pod naming a PodGroup that does not exist: it waits and says why.
+  h.pod("stray-0", "missing", "1");
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "good") == 1; })) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] {
+    return pod_scheduled_message(h, "stray-0").find("\"missing\" not found") != std::string::npos;
+  })) << pod_scheduled_message(h, "stray-0") << read_log(*d);
+  EXPECT_EQ(h.pods()["stray-0"].node, "");
   ASSERT_TRUE(h.wait_for([&] {
     auto events = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/events");
     return events && boost::json::serialize(*events).find("\"Invalid\"") != std::string::npos;
