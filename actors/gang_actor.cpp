@@ -222,11 +222,15 @@ void release_placeholders(self_ptr self, int32_t keep) {
 // Asks the queue for a planning slot (and admission when not admitted yet).
 void register_waiting(self_ptr self) {
   auto& st = self->state;
-  if (st.registered)
+  // Registered already: again only to tell the queue that pods joined (it may have set the gang
+  // aside as one no node can hold).
+  if (st.registered && !st.members_joined)
     return;
   st.registered = true;
   self->send(st.queue, waiting_atom::value,
-             gang_entry{st.id, st.group, st.admitted, pending_demand(st)}, gang_actor{self});
+             gang_entry{st.id, st.group, st.admitted, pending_demand(st), st.members_joined},
+             gang_actor{self});
+  st.members_joined = false;
 }
 
 void finish_slot(self_ptr self, plan_outcome outcome) {
@@ -686,6 +690,7 @@ void add_members(self_ptr self, pod_refs& pods) {
     }
     gang_actor_state::member m;
     m.ref = std::move(ref);
+    st.members_joined = true;
     if (m.ref.pod->is_bound()) {
       // Restart: a persisted binding. The node actor adopted it already.
       if (scheduler::is_terminal(m.ref.pod->phase)) {

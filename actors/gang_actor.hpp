@@ -59,6 +59,7 @@ struct gang_actor_state {
 
   bool admitted = false;
   bool registered = false;      // A `waiting` entry is at the queue.
+  bool members_joined = false;  // Pods joined since the last `waiting` entry (gang_entry says so).
   bool waiting_for_pods = false;// Backoff without a timer: fewer pods exist than minMember.
 
   // The current round.

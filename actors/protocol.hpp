@@ -97,6 +97,9 @@ struct gang_entry {
   pod_group_ptr group;         // Order: priority, creation time, uid; minResources for the gate.
   bool admitted = false;       // Already Inqueue (a retry after backoff, or an elastic round).
   scheduler::resources demand; // Requests of its pending pods (for the fair-share request).
+  /// Pods joined since it last waited: a gang no node could hold (planned with placeholders in
+  /// place of members not created yet) may fit with them, so its queue admits it again.
+  bool members_joined = false;
 };
 
 /// How a planning slot ended.

@@ -294,6 +294,8 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       b.group = std::move(e.group);
       b.handle = std::move(handle);
       set_demand(st, b, std::move(e.demand));
+      if (e.members_joined)
+        b.unresolvable = false;  // Planned again with its new pods before it is set aside.
       if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
       sync_claim(self, e.gang, b, claim);
