@@ -414,7 +414,8 @@ void apply_priority_classes(self_ptr self, world_delta& d) {
     st.default_priority = i->second;
   std::vector<scheduler::pod_group> changed;
   for (const auto& [gang, g] : st.groups) {
-    if (g.removed)
+    // A lone pod's own gang has the pod's priority, which the apiserver's admission resolved.
+    if (g.removed || g.implicit)
       continue;
     auto p = class_priority(st, g.group->priority_class_name);
     if (!p || *p == g.group->priority)
