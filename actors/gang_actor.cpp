@@ -222,9 +222,9 @@ void release_placeholders(self_ptr self, int32_t keep) {
 // Asks the queue for a planning slot (and admission when not admitted yet).
 void register_waiting(self_ptr self) {
   auto& st = self->state;
-  // Registered already: again only to tell the queue that pods joined (it may have set the gang
-  // aside as one no node can hold).
-  if (st.registered && !st.members_joined)
+  // Registered already: again only to tell the queue that pods joined a gang it has not admitted
+  // (it may have set the gang aside as one no node can hold).
+  if (st.registered && !(st.members_joined && !st.admitted))
     return;
   st.registered = true;
   self->send(st.queue, waiting_atom::value,
