@@ -487,7 +487,9 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
   std::this_thread::sleep_for(500ms);
   EXPECT_EQ(h.pods()["solo"].node, "n0");
   EXPECT_EQ(h.groups()["podgroup-" + uid].phase, "Running") << describe(h);
-  EXPECT_EQ(read_log(*d).find("error"), std::string::npos) << read_log(*d);
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  EXPECT_EQ(log.find("level=critical"), std::string::npos) << log;
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
