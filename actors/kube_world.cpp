@@ -944,38 +944,38 @@ binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_bind
   };
 }
 
-// Hands the registry's pods with a pending reason (new or changed) to the condition writer.
-class pod_condition_sink final : public api::watch_sink {
+// Hands each registry object of type `Object` that was added or changed (a pod with a pending
+// reason, a PodGroup's status) to one of the world's writers.
+template <class Object>
+class registry_change_sink final : public api::watch_sink {
  public:
-  explicit pod_condition_sink(kube_world::impl& w) : w_(w) {}
+  explicit registry_change_sink(std::function<void(const Object&)> changed)
+      : changed_(std::move(changed)) {}
   bool on_event(const api::watch_event& e) override {
     // Added too: a pod whose reason is known when it comes (its PodGroup is missing) says so.
     if (e.kind != api::watch_event::type::deleted)
-      if (const auto* p = std::get_if<api::pod_object>(&e.obj))
-        w_.pod_changed(*p);
+      if (const auto* o = std::get_if<Object>(&e.obj))
+        changed_(*o);
     return true;
   }
   void on_close(status) override {}
 
  private:
-  kube_world::impl& w_;
+  std::function<void(const Object&)> changed_;
 };
 
-// Hands the registry's PodGroup changes to the status writer.
-class group_status_sink final : public api::watch_sink {
- public:
-  explicit group_status_sink(kube_world::impl& w) : w_(w) {}
-  bool on_event(const api::watch_event& e) override {
-    if (e.kind != api::watch_event::type::deleted)
-      if (const auto* g = std::get_if<api::pod_group_object>(&e.obj))
-        w_.status_changed(*g);
-    return true;
+// Lists and watches one collection of the apiserver into `sink` (kept by the world).
+void watch_collection(kube_world::impl& w, k8s::reflector_options o,
+                      std::unique_ptr<k8s::reflector_sink> sink) {
+  auto path = o.path;
+  w.sinks.push_back(std::move(sink));
+  auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
+  if (!r) {
+    spdlog::critical("msg=\"cannot watch\" path={} error=\"{}\"", path, r.error().to_string());
+    return;
   }
-  void on_close(status) override {}
-
- private:
-  kube_world::impl& w_;
-};
+  w.reflectors.push_back(std::move(*r));
+}
 
 } // namespace
 
@@ -1050,35 +1050,26 @@ void kube_world::start(registry_actor registry, api::service& service,
     if (auto v = watch_versions.find("watch/" + std::string(api::to_string(c.kind)));
         v != watch_versions.end())
       o.resume_from = v->second;
-    w.sinks.push_back(std::make_unique<impl::sink>(w, c.kind));
-    auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
-    if (!r) {
-      spdlog::critical("msg=\"cannot watch\" path={} error=\"{}\"", c.path, r.error().to_string());
-      continue;
-    }
-    w.reflectors.push_back(std::move(*r));
+    watch_collection(w, std::move(o), std::make_unique<impl::sink>(w, c.kind));
   }
-  {
-    k8s::reflector_options o;
-    o.path = "/apis/scheduling.k8s.io/v1/priorityclasses";
-    o.kind = "PriorityClass";
-    o.api_version = "scheduling.k8s.io/v1";
-    w.sinks.push_back(std::make_unique<impl::priority_class_sink>(w));
-    if (auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back()))
-      w.reflectors.push_back(std::move(*r));
-    else
-      spdlog::critical("msg=\"cannot watch\" path=priorityclasses error=\"{}\"",
-                       r.error().to_string());
-  }
+  // Not checkpointed: a few objects, listed again at every start.
+  k8s::reflector_options classes;
+  classes.path = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  classes.kind = "PriorityClass";
+  classes.api_version = "scheduling.k8s.io/v1";
+  watch_collection(w, std::move(classes), std::make_unique<impl::priority_class_sink>(w));
   for (auto& r : w.reflectors)
     r->start();
   for (int i = 0; i < w.config.binding_workers; ++i)
     w.bind_workers.emplace_back([&w] { w.bind_worker(); });
-  w.status_watch = service.watch(api::resource_kind::pod_group, {}, 0,
-                                 std::make_shared<group_status_sink>(w));
+  w.status_watch = service.watch(
+      api::resource_kind::pod_group, {}, 0,
+      std::make_shared<registry_change_sink<api::pod_group_object>>(
+          [&w](const api::pod_group_object& g) { w.status_changed(g); }));
   w.status_writer = std::thread([&w] { w.status_loop(); });
   w.pod_watch = service.watch(api::resource_kind::pod, {}, 0,
-                              std::make_shared<pod_condition_sink>(w));
+                              std::make_shared<registry_change_sink<api::pod_object>>(
+                                  [&w](const api::pod_object& p) { w.pod_changed(p); }));
   w.notes_writer = std::thread([&w] { w.notes_loop(); });
   if (w.elector)
     w.elector->start();
