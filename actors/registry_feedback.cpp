@@ -378,6 +378,25 @@ void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
   set_pending_reason(st, id, "pod group \"" + e.pod->group + "\" not found; the pod waits for it");
 }
 
+bool has_pending_pod(const registry_state& st, const group_entry& g) {
+  return std::any_of(g.pods.begin(), g.pods.end(), [&](uint64_t id) {
+    auto p = st.pods.find(id);
+    return p != st.pods.end() && !p->second.is_bound() && !p->second.delete_requested &&
+           !scheduler::is_terminal(p->second.phase());
+  });
+}
+
+// Tells the gang of a pod that joined it. A completed gang (every pod of its PodGroup ended or
+// was deleted) starts over under a new actor: its PodGroup has pods to place again (a
+// controller made them anew, or a user did). Its actor would keep them pending forever.
+void join_gang(self_ptr self, group_entry& g, uint64_t id, const pod_entry& e) {
+  g.pods.push_back(id);
+  if (g.last_report.phase == scheduler::gang_phase::completed)
+    renew_gang(self, g.gang);
+  else
+    tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+}
+
 void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   auto& st = self->state;
   auto& [id, e] = slot;
@@ -394,8 +413,7 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
         gang != 0) {
       auto& g = st.groups.at(gang);
       e.gang = g.gang;
-      g.pods.push_back(id);
-      tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+      join_gang(self, g, id, e);
       return;
     }
   if (p.group.empty()) {
@@ -416,8 +434,7 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   }
   auto& g = st.groups.at(gang);
   e.gang = g.gang;
-  g.pods.push_back(id);
-  tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+  join_gang(self, g, id, e);
 }
 
 void end_followers(self_ptr self, group_entry& g) {
@@ -582,6 +599,9 @@ void do_report(self_ptr self, gang_report report) {
       g.last_report.phase == scheduler::gang_phase::completed)
     arm_park_sweep(self);
   group_changed(self, g);
+  // Pods that joined while its completion was on its way here: the gang starts over for them.
+  if (g.last_report.phase == scheduler::gang_phase::completed && has_pending_pod(st, g))
+    renew_gang(self, g.gang);
 }
 
 void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {

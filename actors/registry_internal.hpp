@@ -142,6 +142,8 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, registry_state::pod_slot& slot);
+/// True when a pod of the group waits to be placed (not bound, not ended, not being deleted).
+bool has_pending_pod(const registry_state& st, const group_entry& g);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
 bool not_ours(registry_state& st, const registry_state::pod_slot& slot);
 /// Makes a pod of a job a member of the job's gang `g`, unless its schedulerName is not served

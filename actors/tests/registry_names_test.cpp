@@ -285,5 +285,47 @@ TEST(RegistryNames, ASecondDeleteOfAPodIsAnsweredOnceThePodIsGone) {
       << "a delete was acknowledged while the pod could still be read";
 }
 
+
+// A PodGroup whose pods were all deleted completes; pods made for it again (a controller's, or
+// a user's under the same names) start it over: they are placed once room appears, and say why
+// they wait meanwhile. Before, the completed gang's actor took them in and never placed them.
+TEST(RegistryNames, APodGroupWhosePodsWereAllDeletedPlacesItsNewPods) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{deterministic_config(seed), {make_node("n-0").cpu("4").memory("8Gi")}};
+    auto pods_of = [&](const std::string& group, int count, const char* cpu) {
+      for (int i = 0; i < count; ++i)
+        runtime_harness::must_ok(
+            h.create(api::pod_object{
+                make_pod(group + "-" + std::to_string(i)).cpu(cpu).group(group), {}}),
+            group + " pod");
+    };
+    auto bound = [&](const std::string& pod) { return h.pod(pod).pod.is_bound(); };
+    runtime_harness::must_ok(h.create(group_of("low", 2)), "low");
+    pods_of("low", 2, "2");
+    ASSERT_TRUE(h.run_until([&] { return bound("low-0") && bound("low-1"); },
+                            std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+    for (const char* pod : {"low-0", "low-1"})
+      runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", pod), pod);
+    runtime_harness::must_ok(h.create(group_of("big", 1)), "big");
+    pods_of("big", 1, "4");
+    ASSERT_TRUE(h.run_until([&] { return bound("big-0"); }, std::chrono::milliseconds(5000),
+                            std::chrono::milliseconds(10)));
+    pods_of("low", 2, "2");
+    ASSERT_TRUE(h.run_until(
+        [&] {
+          for (const auto& c : h.group("low").status.conditions)
+            if (c.type == "Unschedulable" && c.status == "True")
+              return true;
+          return false;
+        },
+        std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+    runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "big-0"), "big-0");
+    EXPECT_TRUE(h.run_until([&] { return bound("low-0") && bound("low-1"); },
+                            std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+  }
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
