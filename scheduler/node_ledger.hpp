@@ -234,7 +234,7 @@ class node_ledger {
       return {vote_kind::waiting, {}};
     if (is_finished(txn))
       return {vote_kind::refused_conflict, {}}; // A late duplicate of a finished round.
-    entry e{ticket, owner, std::move(items), {}};
+    entry e{ticket, owner, std::move(items), {}, {}};
     for (const auto& i : e.items)
       e.total += i.request;
     auto outcome = decide(e);
@@ -252,11 +252,99 @@ class node_ledger {
     return outcome;
   }
 
+  /// Decides a preemptor's reserve (scheduler/preemption.hpp): `victims`, pods committed here
+  /// that are being evicted for it, count as room for this reserve only. The hold is granted
+  /// against allocatable - committed - held + claimed_room() + the victims' room (it keeps
+  /// committed + held - claimed_room() within allocatable, I2), so until the victims are gone
+  /// the node's free amount may be below zero: the room they free goes to nobody else. Victims
+  /// already released count as free room; a victim claimed by another preemptor's hold makes it
+  /// a conflict. A preemptor never waits (wait-die): it is refused and plans again instead.
+  /// The hold commits only once every victim is released (victims_pending, take_cleared).
+  vote_outcome reserve_evicting(const txn_id& txn, const Ticket& ticket, uint64_t owner,
+                                std::vector<item> items, std::vector<uint64_t> victims) {
+    if (holds_.count(txn))
+      return {vote_kind::reserved, {}};
+    if (is_finished(txn))
+      return {vote_kind::refused_conflict, {}};
+    entry e{ticket, owner, std::move(items), {}, {}};
+    for (const auto& i : e.items)
+      e.total += i.request;
+    resources victims_room;
+    for (auto id : victims) {
+      if (claimed_victims_.count(id) != 0) {
+        remember_finished(txn);
+        return {vote_kind::refused_conflict, {}};
+      }
+      if (auto b = bound_.find(id); b != bound_.end()) {
+        victims_room += b->second.requested();
+        e.victims.push_back(id);
+      }
+    }
+    // Room other preemptors' victims occupy for their holds is counted in committed and held
+    // both: once is enough (claimed_room). This reserve's own victims make room for it alone.
+    const resources after_usage = allocatable_ - committed_ + victims_room;
+    vote_outcome outcome;
+    if (fits(e.total, after_usage - held_ + claimed_room()))
+      outcome.vote = vote_kind::reserved;
+    else if (fits(e.total, after_usage))
+      outcome.vote = vote_kind::refused_conflict;
+    else
+      outcome = {vote_kind::refused_insufficient,
+                 shortfalls(e.total, after_usage.clamped_at_zero())};
+    if (outcome.vote != vote_kind::reserved) {
+      remember_finished(txn);
+      return outcome;
+    }
+    for (auto id : e.victims)
+      claimed_victims_.emplace(id, txn);
+    if (e.victims.empty())
+      cleared_.push_back({txn, owner});
+    held_ += e.total;
+    holds_.emplace(txn, std::move(e));
+    return outcome;
+  }
+
+  /// The victims of a preemptor's hold not released yet (0 for any other transaction).
+  std::size_t victims_pending(const txn_id& txn) const {
+    auto i = holds_.find(txn);
+    return i == holds_.end() ? 0 : i->second.victims.size();
+  }
+  /// Pods claimed as victims by some preemptor's hold (tests and invariant checks).
+  std::size_t claimed_victim_count() const noexcept { return claimed_victims_.size(); }
+  /// The room counted twice while victims go: per preemptor's hold, the part of it that its
+  /// victims still occupy (per dimension, the smaller of the hold and their room). It is in
+  /// `committed` (the victims) and in `held` (the hold) both, so committed + held -
+  /// claimed_room() is what the node carries (invariant I2). Only the smaller counts: room a
+  /// victim holds beyond its preemptor's need is no one else's until the victim is gone.
+  resources claimed_room() const {
+    resources room;
+    for (const auto& [txn, e] : holds_) {
+      if (e.victims.empty())
+        continue;
+      resources victims_room;
+      for (auto id : e.victims)
+        if (auto b = bound_.find(id); b != bound_.end())
+          victims_room += b->second.requested();
+      room += resources::min(e.total, victims_room);
+    }
+    return room;
+  }
+
+  /// The preemptors' holds whose last victim was released (or that had none left at their
+  /// reserve) since the last call, with their owners: they may commit now.
+  struct cleared {
+    txn_id txn;
+    uint64_t owner = 0;
+  };
+  std::vector<cleared> take_cleared() { return std::exchange(cleared_, {}); }
+
   /// Turns a hold into committed usage; returns the committed items (empty when the txn is not
   /// held: unknown, already committed or aborted).
   std::vector<item> commit(const txn_id& txn) {
     auto i = holds_.find(txn);
-    if (i == holds_.end())
+    // A preemptor's hold whose victims still occupy the room would commit more than the node
+    // has: its coordinator commits only after take_cleared named it, so this is never asked.
+    if (i == holds_.end() || !i->second.victims.empty())
       return {};
     held_ -= i->second.total;
     committed_ += i->second.total;
@@ -272,6 +360,9 @@ class node_ledger {
   bool abort(const txn_id& txn) {
     remember_finished(txn);
     if (auto i = holds_.find(txn); i != holds_.end()) {
+      // Its claim on the victims ends: the room they free when they go is anyone's.
+      for (auto id : i->second.victims)
+        claimed_victims_.erase(id);
       held_ -= i->second.total;
       holds_.erase(i);
       return true;
@@ -324,6 +415,13 @@ class node_ledger {
     if (auto i = bound_.find(pod_id); i != bound_.end()) {
       committed_ -= i->second.requested();
       bound_.erase(i);
+      if (auto c = claimed_victims_.find(pod_id); c != claimed_victims_.end()) {
+        auto h = holds_.find(c->second);
+        claimed_victims_.erase(c);
+        if (h != holds_.end() && std::erase(h->second.victims, pod_id) > 0 &&
+            h->second.victims.empty())
+          cleared_.push_back({h->first, h->second.owner});
+      }
       return true;
     }
     for (auto& [txn, e] : holds_) {
@@ -421,6 +519,8 @@ class node_ledger {
     uint64_t owner = 0;
     std::vector<item> items;
     resources total;
+    /// A preemptor's hold: the victims still committed here (reserve_evicting).
+    std::vector<uint64_t> victims;
   };
 
   // Decides `e`. `self_waiter` is e's own position among the waiters (so it does not count
@@ -493,6 +593,9 @@ class node_ledger {
   // forgot a round after 1,024 others.
   sorted_id_map<uint32_t> finished_;
   recent_values<uint64_t, std::unordered_set<uint64_t>> released_{released_memory};
+  /// Victim pod -> the preemptor's hold that its room goes to (reserve_evicting).
+  std::unordered_map<uint64_t, txn_id> claimed_victims_;
+  std::vector<cleared> cleared_;
 };
 
 } // namespace phalanx::scheduler

@@ -385,5 +385,145 @@ TEST(SortedIdMap, GrowsByAQuarterNotByDoubling) {
   EXPECT_TRUE(std::is_sorted(map.begin(), map.end()));
 }
 
+
+// A preemptor's hold (reserve_evicting): the victims' room is its own, nobody else's, and it
+// commits only once they are gone.
+
+// Two victims of 2 cpu each committed on a full 4-cpu node.
+ledger full_node_with_victims() {
+  ledger l{res("cpu", "4")};
+  l.adopt(10, res("cpu", "2"));
+  l.adopt(11, res("cpu", "2"));
+  return l;
+}
+
+TEST(NodeLedgerPreemption, TheVictimsRoomIsHeldForThePreemptorOnly) {
+  auto l = full_node_with_victims();
+  auto v = l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "2")}}), {10});
+  ASSERT_EQ(v.vote, vote_kind::reserved);
+  EXPECT_EQ(l.victims_pending(t(1)), 1u);
+  EXPECT_EQ(l.claimed_victim_count(), 1u);
+  EXPECT_TRUE(l.take_cleared().empty());
+  // Until the victim goes the node shows less than nothing free, and an older ordinary gang
+  // is refused as short, not given the room.
+  EXPECT_EQ(l.free(), resources{} - res("cpu", "2"));
+  EXPECT_EQ(l.reserve(t(2), 1, 2, items({{2, res("cpu", "1")}})).vote,
+            vote_kind::refused_insufficient);
+  // Nor does the victim's leaving give it to anyone else: a younger gang dies, an older one
+  // waits for the preemptor's hold to end (wait-die, as for any hold).
+  ASSERT_TRUE(l.release(10));
+  EXPECT_EQ(l.free(), res("cpu", "0"));
+  EXPECT_EQ(l.reserve(t(3), 9, 3, items({{3, res("cpu", "1")}})).vote,
+            vote_kind::refused_conflict);
+  EXPECT_EQ(l.reserve(t(4), 1, 4, items({{4, res("cpu", "1")}})).vote, vote_kind::waiting);
+  EXPECT_TRUE(l.abort(t(4)));
+  auto cleared = l.take_cleared();
+  ASSERT_EQ(cleared.size(), 1u);
+  EXPECT_EQ(cleared[0].txn, t(1));
+  EXPECT_EQ(cleared[0].owner, 1u);
+  EXPECT_EQ(l.claimed_victim_count(), 0u);
+  EXPECT_EQ(l.commit(t(1)).size(), 1u);
+  EXPECT_EQ(l.committed(), res("cpu", "4"));
+  EXPECT_EQ(l.held(), resources{});
+}
+
+TEST(NodeLedgerPreemption, ItDoesNotCommitWhileAVictimRemains) {
+  auto l = full_node_with_victims();
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "4")}}), {10, 11}).vote,
+            vote_kind::reserved);
+  ASSERT_TRUE(l.release(10));
+  EXPECT_TRUE(l.take_cleared().empty());
+  EXPECT_TRUE(l.commit(t(1)).empty());
+  EXPECT_TRUE(l.is_held(t(1)));
+  ASSERT_TRUE(l.release(11));
+  EXPECT_EQ(l.take_cleared().size(), 1u);
+  EXPECT_EQ(l.commit(t(1)).size(), 1u);
+  EXPECT_EQ(l.committed(), res("cpu", "4"));
+}
+
+TEST(NodeLedgerPreemption, AnAbortEndsTheClaimAndTheRoomFreedIsAnyones) {
+  auto l = full_node_with_victims();
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "2")}}), {10}).vote,
+            vote_kind::reserved);
+  EXPECT_TRUE(l.abort(t(1)));
+  EXPECT_EQ(l.claimed_victim_count(), 0u);
+  ASSERT_TRUE(l.release(10));  // The eviction was under way: the victim goes all the same.
+  EXPECT_TRUE(l.take_cleared().empty());
+  EXPECT_EQ(l.free(), res("cpu", "2"));
+  EXPECT_EQ(l.reserve(t(2), 9, 2, items({{2, res("cpu", "2")}})).vote, vote_kind::reserved);
+}
+
+TEST(NodeLedgerPreemption, ADeadPreemptorsClaimEndsWithItsHolds) {
+  auto l = full_node_with_victims();
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 7, items({{1, res("cpu", "2")}}), {10}).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.abort_owner(7), 1u);
+  EXPECT_EQ(l.claimed_victim_count(), 0u);
+  EXPECT_EQ(l.held(), resources{});
+}
+
+TEST(NodeLedgerPreemption, AVictimClaimedByAnotherPreemptorIsAConflict) {
+  auto l = full_node_with_victims();
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "2")}}), {10}).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.reserve_evicting(t(2), 1, 2, items({{2, res("cpu", "2")}}), {10}).vote,
+            vote_kind::refused_conflict);
+  // The other victim is free to claim: each preemptor takes its own victim's room.
+  EXPECT_EQ(l.reserve_evicting(t(3), 1, 3, items({{3, res("cpu", "2")}}), {11}).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.claimed_room(), res("cpu", "4"));
+}
+
+// A victim larger than its preemptor's need gives the rest to nobody until it is gone: another
+// preemptor, whose own victim is too small, cannot count on it.
+TEST(NodeLedgerPreemption, AVictimsRoomBeyondItsPreemptorsNeedIsNotLentOut) {
+  ledger l{res("cpu", "8")};
+  l.adopt(10, res("cpu", "4"));
+  l.adopt(11, res("cpu", "4"));
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "1")}}), {10}).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.claimed_room(), res("cpu", "1"));
+  // 8 - 8 + 4 of its own victim: 4, not the 7 that lending the first victim's surplus would give.
+  EXPECT_EQ(l.reserve_evicting(t(2), 5, 2, items({{2, res("cpu", "5")}}), {11}).vote,
+            vote_kind::refused_insufficient);
+  EXPECT_EQ(l.reserve_evicting(t(3), 5, 3, items({{3, res("cpu", "4")}}), {11}).vote,
+            vote_kind::reserved);
+  // Once the first victim is gone, its surplus is anyone's.
+  ASSERT_TRUE(l.release(10));
+  EXPECT_EQ(l.free(), resources{} - res("cpu", "1"));  // 8 - 4 (victim 11) - 1 - 4 held.
+  ASSERT_TRUE(l.release(11));
+  EXPECT_EQ(l.free(), res("cpu", "3"));
+}
+
+TEST(NodeLedgerPreemption, TooFewVictimsIsInsufficientAndHoldsNothing) {
+  auto l = full_node_with_victims();
+  auto v = l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "3")}}), {10});
+  EXPECT_EQ(v.vote, vote_kind::refused_insufficient);
+  ASSERT_EQ(v.missing.size(), 1u);
+  EXPECT_EQ(l.claimed_victim_count(), 0u);
+  EXPECT_EQ(l.held(), resources{});
+  // Refused is finished: a late duplicate of the round cannot take the victims after all.
+  EXPECT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "2")}}), {10}).vote,
+            vote_kind::refused_conflict);
+}
+
+TEST(NodeLedgerPreemption, VictimsGoneAlreadyAreFreeRoomAndClearAtOnce) {
+  auto l = full_node_with_victims();
+  ASSERT_TRUE(l.release(10));
+  ASSERT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "2")}}), {10}).vote,
+            vote_kind::reserved);
+  EXPECT_EQ(l.victims_pending(t(1)), 0u);
+  EXPECT_EQ(l.take_cleared().size(), 1u);
+  EXPECT_EQ(l.commit(t(1)).size(), 1u);
+}
+
+TEST(NodeLedgerPreemption, AnotherHoldInTheWayIsAConflict) {
+  ledger l{res("cpu", "4")};
+  l.adopt(10, res("cpu", "2"));
+  ASSERT_EQ(l.reserve(t(9), 1, 9, items({{9, res("cpu", "2")}})).vote, vote_kind::reserved);
+  EXPECT_EQ(l.reserve_evicting(t(1), 5, 1, items({{1, res("cpu", "3")}}), {10}).vote,
+            vote_kind::refused_conflict);
+}
+
 } // namespace
 } // namespace phalanx::scheduler
