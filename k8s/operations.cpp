@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 
 namespace phalanx::k8s {
 
@@ -226,12 +227,15 @@ result<json::value> create_event(client& c, const std::string& ns, const json::v
   return post_json(c, "/api/v1/namespaces/" + ns + "/events", event);
 }
 
-status delete_object(client& c, const std::string& path, const std::string& uid) {
+status delete_object(client& c, const std::string& path, const std::string& uid,
+                     std::optional<std::int64_t> grace_period_seconds) {
   std::string body;
-  if (!uid.empty()) {
-    json::object opts{{"apiVersion", "v1"},
-                      {"kind", "DeleteOptions"},
-                      {"preconditions", {{"uid", uid}}}};
+  if (!uid.empty() || grace_period_seconds) {
+    json::object opts{{"apiVersion", "v1"}, {"kind", "DeleteOptions"}};
+    if (!uid.empty())
+      opts["preconditions"] = {{"uid", uid}};
+    if (grace_period_seconds)
+      opts["gracePeriodSeconds"] = *grace_period_seconds;
     body = json::serialize(opts);
   }
   auto res = c.request({.method = "DELETE",
@@ -241,6 +245,72 @@ status delete_object(client& c, const std::string& path, const std::string& uid)
   if (!res)
     return res.error();
   return status_of(*res, "DELETE " + path);
+}
+
+evict_outcome evict_pod(client& c, const std::string& ns, const std::string& name,
+                        const std::string& uid, const std::string& message,
+                        const std::string& component, const std::string& instance) {
+  const std::string pod = ns + "/" + name;
+  const std::string now = api::format_time(std::chrono::time_point_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now()));
+  evict_outcome out;
+
+  // The names are kube-scheduler's (v1.DisruptionTarget, v1.PodReasonPreemptionByScheduler),
+  // which Volcano writes too. metadata.uid makes the patch fail on another pod under the name
+  // instead of marking it.
+  json::object patch{
+      {"status",
+       {{"conditions", json::array{{{"type", "DisruptionTarget"},
+                                    {"status", "True"},
+                                    {"reason", "PreemptionByScheduler"},
+                                    {"message", message},
+                                    {"lastTransitionTime", now}}}}}}};
+  if (!uid.empty())
+    patch["metadata"] = {{"uid", uid}};
+  std::string resource_version;
+  bool victim_gone = false;  // Gone, or another pod took its name: no eviction to report.
+  if (auto patched = patch_pod_status(c, ns, name, patch); patched) {
+    resource_version = string_at(*patched, {"metadata", "resourceVersion"});
+  } else if (patched.error().code() == errc::invalid_argument &&
+             patched.error().message().find("metadata.uid") != std::string::npos) {
+    // The apiserver answers another pod's uid with 422 "metadata.uid: field is immutable".
+    victim_gone = true;
+    out.condition_written = {errc::conflict, "evict " + pod + ": the pod under that name is not " +
+                                                 uid + ": " + patched.error().message()};
+  } else {
+    victim_gone = patched.error().code() == errc::not_found;
+    out.condition_written = patched.error();
+  }
+
+  if (victim_gone) {
+    out.event_written = {out.condition_written.code(), "evict " + pod + ": event not written: " +
+                                                           out.condition_written.message()};
+  } else {
+    json::object involved{{"apiVersion", "v1"}, {"kind", "Pod"}, {"name", name}, {"namespace", ns}};
+    if (!uid.empty())
+      involved["uid"] = uid;
+    if (!resource_version.empty())
+      involved["resourceVersion"] = resource_version;
+    json::object event{{"apiVersion", "v1"},
+                       {"kind", "Event"},
+                       {"metadata", {{"generateName", name + "."}, {"namespace", ns}}},
+                       {"involvedObject", std::move(involved)},
+                       {"reason", "Evict"},
+                       {"message", message},
+                       {"type", "Warning"},
+                       {"source", {{"component", component}}},
+                       {"reportingComponent", component},
+                       {"firstTimestamp", now},
+                       {"lastTimestamp", now},
+                       {"count", 1}};
+    if (!instance.empty())
+      event["reportingInstance"] = instance;
+    if (auto posted = create_event(c, ns, event); !posted)
+      out.event_written = posted.error();
+  }
+
+  out.deleted = delete_object(c, "/api/v1/namespaces/" + ns + "/pods/" + name, uid);
+  return out;
 }
 
 } // namespace phalanx::k8s

@@ -1,7 +1,8 @@
 #pragma once
 
 // Typed calls over k8s::client: the Binding of a pod with its outcome classified for the binder,
-// and JSON get/put/post/patch/delete helpers for status writes and events.
+// the eviction of a preemption victim, and JSON get/put/post/patch/delete helpers for status
+// writes and events.
 //
 // Thread-safety: each function is as thread-safe as the client (fully).
 
@@ -12,6 +13,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -100,8 +102,66 @@ result<boost::json::value> create_event(client& c, const std::string& ns,
                                         const boost::json::value& event);
 
 /// DELETE `path`, with the uid as a precondition when given (DeleteOptions.preconditions.uid: a
-/// pod re-created under the same name is not deleted). Errors as get_json; not_found when it is
-/// already gone; conflict when the uid does not match.
-status delete_object(client& c, const std::string& path, const std::string& uid = "");
+/// pod re-created under the same name is not deleted) and DeleteOptions.gracePeriodSeconds when
+/// given (0 on a pod: removed at once, without waiting for its kubelet to stop it; a force delete).
+/// Default: no uid precondition; no grace period sent (the object's own default applies, a pod's
+/// spec.terminationGracePeriodSeconds). Errors as get_json; not_found when it is already gone;
+/// conflict when the uid does not match.
+status delete_object(client& c, const std::string& path, const std::string& uid = "",
+                     std::optional<std::int64_t> grace_period_seconds = std::nullopt);
+
+/// What evict_pod wrote. `deleted` decides; the other two are best effort, for the caller to log.
+struct evict_outcome {
+  /// ok: the pod is deleted (unbound: gone now) or terminating (bound: its kubelet stops it
+  /// within its grace period). not_found: it was already gone; the eviction counts as done.
+  /// conflict: the pod under that name has another uid; the victim is gone and a new pod took
+  /// its name: done, nothing was deleted. Any other error (unavailable, unauthenticated...):
+  /// nothing is known to be deleted; evict again later.
+  status deleted;
+  /// ok, or why the DisruptionTarget condition was not written (conflict when the pod under that
+  /// name has another uid; not_found when it is gone).
+  status condition_written;
+  /// ok, or why the Evict event was not written. Not attempted when the condition write found
+  /// the pod gone or another pod under its name: no eviction is happening to report.
+  status event_written;
+};
+
+/// Evicts a preemption victim as Volcano's scheduler and kube-scheduler's preemption do, writing
+/// in this order:
+///  1. the condition DisruptionTarget (status True, reason PreemptionByScheduler, `message`,
+///     lastTransitionTime now) through patch_pod_status (strategic merge: the pod's other
+///     conditions stay). The patch carries metadata.uid, so it is refused on another pod that
+///     took the name;
+///  2. a core/v1 Event on the pod: type Warning, reason Evict, `message`, source.component and
+///     reportingComponent `component` (default "volcano", the name Volcano's recorder reports
+///     under), reportingInstance `instance` (default empty: not sent, as Volcano's recorder
+///     leaves it; kube_world's events send the replica's identity), involvedObject {v1 Pod, ns,
+///     name, uid, resourceVersion after step 1}, firstTimestamp = lastTimestamp = now, count 1;
+///  3. DELETE of the pod with `uid` as precondition and the default grace period: a bound pod
+///     is marked terminating (metadata.deletionTimestamp) and its kubelet stops it; an unbound
+///     one is removed at once.
+/// Steps 1 and 2 never stop step 3. `uid` should be the victim's (empty: no precondition, any
+/// pod under that name is evicted). Three requests, none retried here; evicting again is safe
+/// (the condition is rewritten, one more event, the delete answers not_found or ok). Thread-safe.
+///
+/// Where Volcano's scheduler (pkg/scheduler/cache, defaultEvictor.Evict) differs:
+///  - it posts the event first, then writes Ready=False (reason Evict) and DisruptionTarget with a
+///    full status update of its cached copy (a stale resourceVersion fails and aborts the
+///    eviction), and returns without deleting when the conditions are already there (a retried
+///    eviction then never deletes). We write DisruptionTarget alone (the kubelet owns Ready) by a
+///    patch, and always go on to the delete;
+///  - its event message is "Pod is evicted, because of <reason>" and its DisruptionTarget
+///    message kube-scheduler's "<schedulerName>: preempting to accommodate a higher priority
+///    pod"; here both are `message`, the caller's words;
+///  - its DELETE has no uid precondition (a pod re-created under the name could be deleted);
+///  - client-go's recorder names the event "<pod>.<unix nanoseconds, hex>"; we send
+///    metadata.generateName "<pod>." (the apiserver appends a random suffix and keeps the name
+///    within bounds);
+///  - Volcano's SchedulerCache.Evict also posts a Normal "Evict" event on the PodGroup: that one
+///    is the caller's, it knows the group.
+evict_outcome evict_pod(client& c, const std::string& ns, const std::string& name,
+                        const std::string& uid, const std::string& message,
+                        const std::string& component = "volcano",
+                        const std::string& instance = "");
 
 } // namespace phalanx::k8s

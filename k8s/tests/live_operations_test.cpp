@@ -1,7 +1,9 @@
 // Bindings and status writes against the real apiserver: each bind_result the binder acts on,
-// a strategic-merge status patch, an Event, and the conflicts optimistic concurrency gives.
+// a strategic-merge status patch, an Event, the conflicts optimistic concurrency gives, and the
+// eviction of a preemption victim (condition, event, delete) with each outcome the caller acts on.
 
 #include "k8s/operations.hpp"
+#include "k8s/reflector.hpp"
 #include "k8s/testing/control_plane.hpp"
 
 #include "k8s/tests/test_util.hpp"
@@ -9,6 +11,9 @@
 #include <boost/json.hpp>
 
 #include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
 
 namespace phalanx::k8s {
 namespace {
@@ -205,6 +210,139 @@ TEST_F(LiveBind, StaleResourceVersionIsAConflict) {
                             std::string(first->at("metadata").at("uid").as_string()))
                   .ok());
   EXPECT_EQ(delete_object(c, path + "/occ").code(), errc::not_found);
+}
+
+// -- evict_pod
+
+class LiveEvict : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto& cp = control_plane::shared();
+    ASSERT_TRUE(cp.create_namespace(ns).ok());
+    auto s = cp.create_node(node, "8", "32Gi");
+    ASSERT_TRUE(s.ok() || s.code() == errc::already_exists) << s.to_string();
+  }
+
+  std::string path_of(const std::string& name) const {
+    return "/api/v1/namespaces/" + ns + "/pods/" + name;
+  }
+
+  // The pod's condition of `type`, or null.
+  static json::value condition_of(const json::value& pod, std::string_view type) {
+    const auto* conditions = pod.at("status").as_object().if_contains("conditions");
+    if (conditions)
+      for (const auto& c : conditions->as_array())
+        if (c.at("type").as_string() == type)
+          return c;
+    return nullptr;
+  }
+
+  // The Evict events naming pod `name`.
+  std::vector<json::value> evict_events_of(const std::string& name) const {
+    auto list = get_json(control_plane::shared().admin(),
+                         "/api/v1/namespaces/" + ns + "/events?fieldSelector=" +
+                             query_escape("involvedObject.name=" + name + ",reason=Evict"));
+    if (!list)
+      throw std::runtime_error(list.error().to_string());
+    const auto& items = list->at("items").as_array();
+    return {items.begin(), items.end()};
+  }
+
+  const std::string ns = "eviction";
+  const std::string node = "evict-n1";
+  const std::string message = "preempted by gang eviction/big in queue prod";
+};
+
+TEST_F(LiveEvict, ABoundVictimIsMarkedAndTerminatingThenAForceDeleteRemovesIt) {
+  auto& c = control_plane::shared().admin();
+  auto uid = create_pod(c, ns, "victim");
+  ASSERT_EQ(bind_pod(c, ns, "victim", uid, node).result, bind_result::bound);
+
+  auto out = evict_pod(c, ns, "victim", uid, message);
+  EXPECT_TRUE(out.deleted.ok()) << out.deleted.to_string();
+  EXPECT_TRUE(out.condition_written.ok()) << out.condition_written.to_string();
+  EXPECT_TRUE(out.event_written.ok()) << out.event_written.to_string();
+
+  // No kubelet stops it: it stays terminating, marked as a preemption victim.
+  auto got = get_json(c, path_of("victim"));
+  ASSERT_TRUE(got.ok()) << got.error().to_string();
+  EXPECT_FALSE(string_at(*got, {"metadata", "deletionTimestamp"}).empty());
+  auto condition = condition_of(*got, "DisruptionTarget");
+  ASSERT_TRUE(condition.is_object()) << json::serialize(got->at("status"));
+  EXPECT_EQ(string_at(condition, {"status"}), "True");
+  EXPECT_EQ(string_at(condition, {"reason"}), "PreemptionByScheduler");
+  EXPECT_EQ(string_at(condition, {"message"}), message);
+  EXPECT_FALSE(string_at(condition, {"lastTransitionTime"}).empty());
+
+  auto events = evict_events_of("victim");
+  ASSERT_EQ(events.size(), 1u);
+  const auto& e = events[0];
+  EXPECT_EQ(string_at(e, {"type"}), "Warning");
+  EXPECT_EQ(string_at(e, {"message"}), message);
+  EXPECT_EQ(string_at(e, {"source", "component"}), "volcano");
+  EXPECT_EQ(string_at(e, {"reportingComponent"}), "volcano");
+  EXPECT_EQ(string_at(e, {"involvedObject", "kind"}), "Pod");
+  EXPECT_EQ(string_at(e, {"involvedObject", "apiVersion"}), "v1");
+  EXPECT_EQ(string_at(e, {"involvedObject", "namespace"}), ns);
+  EXPECT_EQ(string_at(e, {"involvedObject", "uid"}), uid);
+  EXPECT_FALSE(string_at(e, {"firstTimestamp"}).empty());
+  EXPECT_EQ(e.at("count").to_number<int>(), 1);
+
+  // Evicting a terminating pod again is harmless: the delete answers with the pod as it is.
+  auto again = evict_pod(c, ns, "victim", uid, message);
+  EXPECT_TRUE(again.deleted.ok()) << again.deleted.to_string();
+
+  // What the kubelet would finish (or `kubectl delete --force --grace-period=0`): gone at once.
+  auto forced = delete_object(c, path_of("victim"), uid, 0);
+  EXPECT_TRUE(forced.ok()) << forced.to_string();
+  auto after = get_json(c, path_of("victim"));
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().code(), errc::not_found);
+}
+
+TEST_F(LiveEvict, AnUnboundVictimIsDeletedAtOnce) {
+  auto& c = control_plane::shared().admin();
+  auto uid = create_pod(c, ns, "unbound");
+  auto out = evict_pod(c, ns, "unbound", uid, message, "phalanx", "phalanx-0");
+  EXPECT_TRUE(out.deleted.ok()) << out.deleted.to_string();
+  EXPECT_TRUE(out.condition_written.ok()) << out.condition_written.to_string();
+  EXPECT_TRUE(out.event_written.ok()) << out.event_written.to_string();
+  auto after = get_json(c, path_of("unbound"));
+  ASSERT_FALSE(after.ok());
+  EXPECT_EQ(after.error().code(), errc::not_found);
+
+  auto events = evict_events_of("unbound");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(string_at(events[0], {"source", "component"}), "phalanx");
+  EXPECT_EQ(string_at(events[0], {"reportingComponent"}), "phalanx");
+  EXPECT_EQ(string_at(events[0], {"reportingInstance"}), "phalanx-0");
+}
+
+TEST_F(LiveEvict, AnotherPodUnderTheNameIsAConflictAndIsLeftUntouched) {
+  auto& c = control_plane::shared().admin();
+  auto uid = create_pod(c, ns, "renamed");
+  ASSERT_EQ(bind_pod(c, ns, "renamed", uid, node).result, bind_result::bound);
+
+  auto out = evict_pod(c, ns, "renamed", "33333333-3333-3333-3333-333333333333", message);
+  EXPECT_EQ(out.deleted.code(), errc::conflict) << out.deleted.to_string();
+  EXPECT_EQ(out.condition_written.code(), errc::conflict) << out.condition_written.to_string();
+  EXPECT_EQ(out.event_written.code(), errc::conflict) << out.event_written.to_string();
+
+  auto got = get_json(c, path_of("renamed"));
+  ASSERT_TRUE(got.ok()) << got.error().to_string();
+  EXPECT_EQ(string_at(*got, {"metadata", "deletionTimestamp"}), "");
+  EXPECT_TRUE(condition_of(*got, "DisruptionTarget").is_null())
+      << json::serialize(got->at("status"));
+  EXPECT_TRUE(evict_events_of("renamed").empty());
+}
+
+TEST_F(LiveEvict, AMissingPodIsNotFound) {
+  auto& c = control_plane::shared().admin();
+  auto out = evict_pod(c, ns, "never-created", "44444444-4444-4444-4444-444444444444", message);
+  EXPECT_EQ(out.deleted.code(), errc::not_found) << out.deleted.to_string();
+  EXPECT_EQ(out.condition_written.code(), errc::not_found) << out.condition_written.to_string();
+  EXPECT_EQ(out.event_written.code(), errc::not_found) << out.event_written.to_string();
+  EXPECT_TRUE(evict_events_of("never-created").empty());
 }
 
 } // namespace
