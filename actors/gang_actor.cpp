@@ -279,6 +279,10 @@ void try_again(self_ptr self) {
 
 void abort_round(self_ptr self) {
   auto& st = self->state;
+  st.evicting = false;  // Its claim on the victims' room ends with its holds.
+  st.victim_nodes.clear();
+  st.cleared_nodes.clear();
+  st.round_victims.clear();
   for (auto node : st.tally.nodes())
     if (auto handle = st.ctx->nodes->at(node))
       self->send(handle, abort_atom::value, st.tally.txn());
@@ -293,10 +297,10 @@ void plan_round(self_ptr self);
 void start_swaps(self_ptr self);
 void settle(self_ptr self);
 
-void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
-                     const std::vector<std::size_t>& candidate_members) {
+// Ends a slot whose plan failed: reports why and backs off.
+void fail_plan(self_ptr self, const scheduler::plan_result& plan,
+               const std::vector<std::size_t>& candidate_members) {
   auto& st = self->state;
-  st.ctx->metrics->plan_failures.inc();
   auto c = count_members(st);
   scheduler::gang_status_counts counts;
   counts.total = c.total;
@@ -324,6 +328,82 @@ void on_plan_failure(self_ptr self, const scheduler::plan_result& plan,
   leave_failed_round(self);
   report(self, std::move(message), unresolvable ? "Unresolvable" : "NotEnoughResources",
          plan.origin.to_string());
+}
+
+// Preemption (scheduler/preemption.hpp, docs/NOTES.md "Preemption"): a gang admitted and not
+// ready yet whose minimum cannot be placed asks the registry, once per planning slot, for
+// victims among lower-priority gangs of its queue. Not for its extra pods, not for a gang with
+// placeholders among its candidates (Volcano's preemptors are pods that exist), and not while
+// it waits for admission (Volcano: a Pending PodGroup does not preempt).
+bool may_preempt(const gang_actor_state& st, const scheduler::plan_result& plan,
+                 const std::vector<std::size_t>& candidate_members) {
+  const auto& cfg = st.ctx->config.scheduling;
+  if (!(cfg.preemption || cfg.reclaim) || !gang_mode(st) || !st.admitted ||
+      st.asked_this_slot || st.machine.was_ready() ||
+      plan.code != scheduler::plan_code::unschedulable)
+    return false;
+  return std::none_of(candidate_members.begin(), candidate_members.end(),
+                      [&](std::size_t i) { return st.members[i].placeholder; });
+}
+
+void on_plan_failure(self_ptr self, scheduler::plan_result plan,
+                     const scheduler::gang_request& request,
+                     std::vector<std::size_t> candidate_members) {
+  auto& st = self->state;
+  st.ctx->metrics->plan_failures.inc();
+  if (!may_preempt(st, plan, candidate_members)) {
+    fail_plan(self, plan, candidate_members);
+    return;
+  }
+  // The slot stays this gang's until the offer comes: a round trip to the registry.
+  st.asked_this_slot = true;
+  preemption_ask ask;
+  ask.gang = st.id;
+  ask.ask = ++st.preemption_asks;
+  for (auto i : candidate_members)
+    ask.pods.push_back(st.members[i].ref);
+  ask.min_pods = request.min_pods;
+  ask.min_per_role = request.min_per_role;
+  st.failed_plan = std::move(plan);
+  st.failed_candidates = std::move(candidate_members);
+  self->send(st.sink, preempt_atom::value, std::move(ask), gang_actor{self});
+}
+
+void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_t>>& placements,
+                 std::unordered_map<uint32_t, std::vector<uint64_t>> victims);
+
+// The registry's answer to the last ask: a round that evicts, or the failure the plan was.
+void on_offer(self_ptr self, preemption_offer offer) {
+  auto& st = self->state;
+  if (offer.ask != st.preemption_asks || !st.failed_plan ||
+      st.machine.phase() != gang_phase::planning)
+    return;  // Not the answer it waits for.
+  auto plan = std::move(*st.failed_plan);
+  st.failed_plan.reset();
+  auto candidates = std::move(st.failed_candidates);
+  if (offer.found) {
+    // Members may have gone while the registry chose: each placed pod must still be pending.
+    std::vector<std::pair<std::size_t, uint32_t>> placements;
+    for (const auto& [pod, node] : offer.placements) {
+      auto* m = find_member(st, pod);
+      if (!m || m->status != member_status::pending)
+        break;
+      placements.emplace_back(static_cast<std::size_t>(m - st.members.data()), node);
+    }
+    if (placements.size() == offer.placements.size()) {
+      std::unordered_map<uint32_t, std::vector<uint64_t>> victims;
+      for (auto& [node, pods] : offer.victims_by_node)
+        victims.emplace(node, std::move(pods));
+      st.ctx->metrics->preemption_rounds.inc();
+      st.round_reclaims = offer.reclaim;
+      start_round(self, placements, std::move(victims));
+      return;
+    }
+    offer.detail = "the gang changed while its victims were chosen";
+  }
+  if (!offer.detail.empty())
+    plan.detail += "; no preemption: " + offer.detail;
+  fail_plan(self, plan, candidates);
 }
 
 void plan_round(self_ptr self) {
@@ -392,7 +472,7 @@ void plan_round(self_ptr self) {
 
   auto plan = planner_for(*st.ctx).plan(*st.ctx->view, request, st.random);
   if (plan.code != scheduler::plan_code::success) {
-    on_plan_failure(self, plan, candidate_members);
+    on_plan_failure(self, std::move(plan), request, std::move(candidate_members));
     return;
   }
   if (plan.placements.empty()) {
@@ -407,7 +487,18 @@ void plan_round(self_ptr self) {
     return;
   }
 
-  // Start the reserve round: one reserve per node.
+  std::vector<std::pair<std::size_t, uint32_t>> placements;
+  placements.reserve(plan.placements.size());
+  for (const auto& p : plan.placements)
+    placements.emplace_back(candidate_members[p.pod], static_cast<uint32_t>(p.node));
+  start_round(self, placements, {});
+}
+
+// Starts a reserve round: one reserve per node, for these (member, node) placements. `victims`
+// (a preemptor's round) names per node the pods evicted for it there.
+void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_t>>& placements,
+                 std::unordered_map<uint32_t, std::vector<uint64_t>> victims) {
+  auto& st = self->state;
   ++st.round;
   scheduler::txn_id txn{st.id, st.round};
   auto ticket = scheduler::make_ticket(*st.group, st.share);
@@ -418,9 +509,10 @@ void plan_round(self_ptr self) {
   const bool may_wait = st.replans >= st.ctx->config.scheduling.max_replans;
   std::unordered_map<uint32_t, pod_refs> per_node;
   st.round_members.clear();
-  for (const auto& p : plan.placements) {
-    auto member = candidate_members[p.pod];
-    auto node = static_cast<uint32_t>(p.node);
+  st.victim_nodes.clear();
+  st.cleared_nodes.clear();
+  st.round_victims.clear();
+  for (const auto& [member, node] : placements) {
     st.members[member].status = member_status::reserving;
     st.members[member].node = node;
     per_node[node].push_back(st.members[member].ref);
@@ -446,9 +538,13 @@ void plan_round(self_ptr self) {
       asked = total_requests(items);
       st.ctx->view->add_in_flight(node, asked);
     }
-    self->send(handle, reserve_atom::value,
-               reserve_request{txn, ticket, std::move(items), std::move(asked), may_wait},
-               gang_actor{self});
+    reserve_request req{txn, ticket, std::move(items), std::move(asked), may_wait, {}};
+    if (auto v = victims.find(node); v != victims.end() && !v->second.empty()) {
+      st.victim_nodes.push_back(node);
+      st.round_victims.insert(st.round_victims.end(), v->second.begin(), v->second.end());
+      req.victims = std::move(v->second);
+    }
+    self->send(handle, reserve_atom::value, std::move(req), gang_actor{self});
   }
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);
@@ -457,12 +553,54 @@ void plan_round(self_ptr self) {
   }
 }
 
+bool victims_gone(const gang_actor_state& st) {
+  return std::all_of(st.victim_nodes.begin(), st.victim_nodes.end(), [&](uint32_t n) {
+    return std::find(st.cleared_nodes.begin(), st.cleared_nodes.end(), n) !=
+           st.cleared_nodes.end();
+  });
+}
+
 void on_all_reserved(self_ptr self) {
   auto& st = self->state;
+  if (!victims_gone(st)) {
+    if (st.evicting)
+      return;
+    // Every node holds the victims' room for this gang: they are evicted now, and the round
+    // goes on once each node says they are gone. The slot is free meanwhile (a Kubernetes pod
+    // may take its grace period to go).
+    st.evicting = true;
+    st.slot_finished = true;
+    finish_slot(self, plan_outcome::bound);
+    eviction_order order;
+    order.gang = st.id;
+    order.victims = st.round_victims;
+    order.reclaim = st.round_reclaims;
+    for (const auto& [node, indices] : st.round_members)
+      for (auto i : indices)
+        if (!st.members[i].placeholder)
+          order.nominated.emplace_back(st.members[i].ref.id, node);
+    self->send(st.sink, evict_atom::value, std::move(order));
+    st.ctx->metrics->pods_evicted.inc(st.round_victims.size());
+    report(self,
+           std::string(st.round_reclaims ? "reclaiming: " : "preempting: ") +
+               std::to_string(st.round_victims.size()) +
+               (st.round_reclaims
+                    ? " pod(s) of queues above their deserved shares are evicted on "
+                    : " pod(s) of lower priority in its queue are evicted on ") +
+               std::to_string(st.victim_nodes.size()) +
+               " node(s); the gang is placed once they are gone",
+           "Preempting");
+    self->delayed_send(self, st.ctx->config.scheduling.preemption_wait, evict_atom::value,
+                       st.round);
+    return;
+  }
+  st.evicting = false;
   st.ctx->metrics->gang_placed_seconds.observe(
       std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
   transition(self, gang_phase::committing);
-  finish_slot(self, plan_outcome::bound);  // The planning slot is free; committing needs none.
+  // The planning slot is free; committing needs none.
+  if (!std::exchange(st.slot_finished, true))
+    finish_slot(self, plan_outcome::bound);
   binding_request req;
   req.gang = st.id;
   req.txn = st.tally.txn();
@@ -855,6 +993,8 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       }
       st.share = share;
       st.replans = 0;
+      st.asked_this_slot = false;
+      st.slot_finished = false;
       st.slot_granted = self->clock().now();
       transition(self, gang_phase::planning);
       plan_round(self);
@@ -935,6 +1075,33 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
         try_again(self);
     },
     [self](spec_atom, pod_group_ptr group) { self->state.group = std::move(group); },
+    [self](offer_atom, preemption_offer& offer) { on_offer(self, std::move(offer)); },
+    [self](cleared_atom, scheduler::txn_id txn, uint32_t node) {
+      auto& st = self->state;
+      if (st.machine.phase() != gang_phase::preparing || txn != st.tally.txn() ||
+          std::find(st.victim_nodes.begin(), st.victim_nodes.end(), node) ==
+              st.victim_nodes.end() ||
+          std::find(st.cleared_nodes.begin(), st.cleared_nodes.end(), node) !=
+              st.cleared_nodes.end())
+        return;
+      st.cleared_nodes.push_back(node);
+      if (st.evicting && victims_gone(st))
+        on_all_reserved(self);
+    },
+    [self](evict_atom, uint32_t round) {
+      // The victims did not all go within scheduling.preemptionWait: the room they freed goes
+      // back to everyone, and the gang tries again later.
+      auto& st = self->state;
+      if (!st.evicting || round != st.round || st.machine.phase() != gang_phase::preparing)
+        return;
+      abort_round(self);
+      leave_failed_round(self);
+      report(self,
+             "preempting: the evicted pods did not all go within " +
+                 std::to_string(st.ctx->config.scheduling.preemption_wait.count()) +
+                 " ms; the gang gives their room back and tries again",
+             "NotEnoughResources");
+    },
     [self](idle_atom) {
       // The registry heard nothing of this gang for a while: if it is idle, it asks to be parked.
       auto& st = self->state;

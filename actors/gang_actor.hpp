@@ -22,6 +22,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -70,6 +71,22 @@ struct gang_actor_state {
   int32_t replans = 0;
   scheduler::ratio share;
   caf::actor_clock::time_point slot_granted{};
+
+  // Preemption (scheduler/preemption.hpp): the asks sent (the last one's number), whether this
+  // slot asked already, and the failed plan reported if the offer finds no victims.
+  uint64_t preemption_asks = 0;
+  bool asked_this_slot = false;
+  std::optional<scheduler::plan_result> failed_plan;
+  std::vector<std::size_t> failed_candidates;
+  // A preemptor's round: the nodes where it evicts, those that said their victims are gone, the
+  // victims, and whether the evictions were ordered (the round waits for `cleared`).
+  std::vector<uint32_t> victim_nodes;
+  std::vector<uint32_t> cleared_nodes;
+  std::vector<uint64_t> round_victims;
+  bool evicting = false;
+  bool round_reclaims = false;  // Its victims are other queues' (reclaim), not its own queue's.
+  /// The slot was given back before the round ended (a preemptor waiting for its victims).
+  bool slot_finished = false;
 
   // The placeholder swap under way (one at a time): pods taking over placeholders, one `swap`
   // per node once their bindings are durable.

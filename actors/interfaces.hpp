@@ -32,6 +32,12 @@ using gang_actor = caf::typed_actor<
   caf::reacts_to<wake_atom>,
   // The backoff timer of attempt `epoch` fired.
   caf::reacts_to<retry_atom, uint64_t>,
+  // The registry's answer to a preemption ask: where to place and whom to evict.
+  caf::reacts_to<offer_atom, preemption_offer>,
+  // A node: every victim of the preemptor's round `txn` there is gone; the room is this gang's.
+  caf::reacts_to<cleared_atom, scheduler::txn_id, uint32_t>,
+  // The wait for round `round`'s victims to go (scheduling.preemptionWait) ended.
+  caf::reacts_to<evict_atom, uint32_t>,
   // The PodGroup spec changed.
   caf::reacts_to<spec_atom, pod_group_ptr>,
   // The registry heard nothing of this gang for scheduling.parkIdleGangsAfter: if it is idle
@@ -90,6 +96,11 @@ using binder_actor = caf::typed_actor<
   // Restart: pods that finished before, so pods waiting on them (a driver on its executors) see
   // them as done.
   caf::reacts_to<adopt_atom, pod_refs>,
+  // Evict preemption victims and nominate the preemptor's pods (Kubernetes mode: deletes with a
+  // uid precondition; the pods leave the cache when the watch shows them gone). Standalone mode
+  // evicts through the catalog (the registry deletes the pods), and the simulated cluster hears
+  // of it as of any deletion (forget).
+  caf::reacts_to<evict_atom, eviction_batch>,
   // End these running pods now with the given phase (their job ended: a ps after its workers).
   caf::reacts_to<finished_atom, std::vector<pod_outcome>>,
   // Internal: the next simulation timer is due.
@@ -108,7 +119,12 @@ using gang_sink_actor = caf::typed_actor<
   // Gang `id`, idle (running or completed, nothing pending, no round, swap or placeholder), asks
   // to be parked; `heard` counts the pod messages it has had from the registry, so a request
   // overtaken by one is refused (by silence). Granted with `park` to `gang`.
-  caf::reacts_to<park_atom, uint64_t, uint64_t, gang_actor>>;
+  caf::reacts_to<park_atom, uint64_t, uint64_t, gang_actor>,
+  // Gang `ask.gang` cannot be placed: choose victims for it among lower-priority gangs of its
+  // queue; answer `gang` with offer(preemption_offer).
+  caf::reacts_to<preempt_atom, preemption_ask, gang_actor>,
+  // Every node of the preemptor's round voted yes: evict its victims.
+  caf::reacts_to<evict_atom, eviction_order>>;
 
 /// The DESERVED LISTENER interface: who hears each queue's deserved share (the registry, for
 /// queue status).

@@ -120,6 +120,10 @@ struct kube_world::impl {
   std::unordered_map<std::string, std::string> pod_written;  // Pod key -> message written.
   std::deque<event_note> event_notes;
   static constexpr std::size_t max_event_notes = 10'000;
+  /// Preemption: victims to delete and the preemptors' pods to nominate, on the notes thread
+  /// (a few per preemption; never dropped). A failed delete is tried again at the next turn.
+  std::deque<pod_eviction> evictions;
+  std::deque<pod_nomination> nominations;
   std::thread notes_writer;
   api::watch_handle pod_watch;
 
@@ -195,6 +199,8 @@ struct kube_world::impl {
         {&c::lone_groups_created, &writes.with({"lone_pod_podgroup"})},
         {&c::pod_conditions_written, &writes.with({"pod_condition"})},
         {&c::events_written, &writes.with({"event"})},
+        {&c::pods_evicted, &writes.with({"pod_eviction"})},
+        {&c::nominations_written, &writes.with({"pod_nomination"})},
         {&c::events_dropped,
          &r.add_counter("phalanx_kube_events_dropped_total",
                         "Events and pod conditions dropped, oldest first, because the apiserver "
@@ -547,6 +553,73 @@ struct kube_world::impl {
                         {"metadata", json::object{{"namespace", ns}, {"name", name}, {"uid", uid}}}};
   }
 
+  // -- preemption
+
+  void queue_evictions(eviction_batch batch) {
+    {
+      std::lock_guard lock(notes_mutex);
+      for (auto& e : batch.evictions)
+        evictions.push_back(std::move(e));
+      for (auto& n : batch.nominations)
+        nominations.push_back(std::move(n));
+    }
+    notes_cv.notify_one();
+  }
+
+  // Victims first (the preemptor waits for them), then its pods' nominatedNodeName, as
+  // kube-scheduler and Volcano show a preemptor waiting for room. A victim whose delete failed
+  // for a passing reason is tried again at the next turn; 404 and another uid mean it is gone.
+  void evict_due() {
+    std::deque<pod_eviction> victims;
+    std::deque<pod_nomination> nominated;
+    {
+      std::lock_guard lock(notes_mutex);
+      victims.swap(evictions);
+      nominated.swap(nominations);
+    }
+    std::deque<pod_eviction> again;
+    for (auto& v : victims) {
+      auto done = k8s::evict_pod(*client, v.namespace_name, v.name, v.uid, v.message,
+                                 "phalanx", config.identity);
+      auto code = done.deleted.code();
+      if (done.deleted.ok())
+        count(&kube_world_counters::pods_evicted);
+      if (!done.condition_written.ok() && done.condition_written.code() != errc::not_found &&
+          done.condition_written.code() != errc::conflict)
+        spdlog::warn("msg=\"DisruptionTarget condition not written\" pod={}/{} error=\"{}\"",
+                     v.namespace_name, v.name, done.condition_written.to_string());
+      if (done.deleted.ok() || code == errc::not_found || code == errc::conflict)
+        continue;
+      // The apiserver busy or away: again at the next turn. Refused (RBAC without pods delete,
+      // say): said loudly once; the preemptor gives the room back after preemptionWait.
+      if (code == errc::unavailable || code == errc::io_error) {
+        spdlog::warn("msg=\"eviction failed; tried again\" pod={}/{} error=\"{}\"",
+                     v.namespace_name, v.name, done.deleted.to_string());
+        again.push_back(std::move(v));
+      } else {
+        spdlog::error("msg=\"eviction refused\" pod={}/{} error=\"{}\"", v.namespace_name,
+                      v.name, done.deleted.to_string());
+      }
+    }
+    for (const auto& n : nominated) {
+      json::object patch{{"status", json::object{{"nominatedNodeName", n.node}}}};
+      auto done = k8s::patch_json(*client,
+                                  "/api/v1/namespaces/" + n.namespace_name + "/pods/" + n.name +
+                                      "/status",
+                                  patch, k8s::patch_type::merge);
+      if (done)
+        count(&kube_world_counters::nominations_written);
+      else if (done.error().code() != errc::not_found)
+        spdlog::warn("msg=\"nominatedNodeName not written\" pod={}/{} error=\"{}\"",
+                     n.namespace_name, n.name, done.error().to_string());
+    }
+    if (!again.empty()) {
+      std::lock_guard lock(notes_mutex);
+      for (auto& v : again)
+        evictions.push_back(std::move(v));
+    }
+  }
+
   void notes_loop() {
     while (!stopping.load()) {
       std::unordered_map<std::string, pod_note> pods;
@@ -554,13 +627,15 @@ struct kube_world::impl {
       {
         std::unique_lock lock(notes_mutex);
         notes_cv.wait_for(lock, std::chrono::milliseconds(200), [&] {
-          return stopping.load() || !pod_notes.empty() || !event_notes.empty();
+          return stopping.load() || !pod_notes.empty() || !event_notes.empty() ||
+                 !evictions.empty();
         });
         pods.swap(pod_notes);
         events.swap(event_notes);
       }
       if (!may_bind())
         continue;  // A standby writes nothing.
+      evict_due();
       create_lone_groups();
       for (auto& [key, n] : pods) {
         if (pod_written[key] == n.message)
@@ -934,6 +1009,9 @@ binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_bind
       self->state.world->queue_bindings(node.str(), pods);
     },
     [self](forget_atom, const std::vector<uint64_t>& ids) { self->state.world->forget(ids); },
+    [self](evict_atom, eviction_batch& batch) {
+      self->state.world->queue_evictions(std::move(batch));
+    },
     // The simulation's messages: nothing to do against a real cluster (its kubelets run pods).
     [](fail_atom, uint64_t) {},
     [](adopt_atom, const pod_refs&) {},

@@ -16,7 +16,11 @@
 //   pod's uid as precondition, on `binding_workers` threads within the client's QPS; 409 "already
 //   assigned" to the same node counts as done, 404 or another uid ends the intent (the watch tells
 //   the cache what became of the pod), 5xx and timeouts retry with a backoff. The outcomes go back
-//   to the registry, which ends the intents.
+//   to the registry, which ends the intents. Preemption's evictions come the same way
+//   (evict_atom): each victim gets DisruptionTarget, an Evict event and a DELETE with its uid as
+//   precondition (k8s::evict_pod), and the preemptor's pods get status.nominatedNodeName, on the
+//   thread that writes events and pod conditions; a victim's room counts as free when the
+//   watch shows it gone.
 // - Status: it watches the registry's PodGroups (api::service::watch) and writes each PodGroup's
 //   status to the apiserver as Volcano's scheduler does (PUT of the whole object, no status
 //   subresource: Volcano's CRD has none), only when it changed, and a Normal "Scheduled" or
@@ -70,6 +74,8 @@ struct kube_world_counters {
   uint64_t lone_groups_created = 0;  // PodGroups of one made for pods of ours without a group.
   uint64_t pod_conditions_written = 0;
   uint64_t events_written = 0;
+  uint64_t pods_evicted = 0;         // Preemption victims deleted (uid precondition).
+  uint64_t nominations_written = 0;  // Preemptors' pods given status.nominatedNodeName.
   uint64_t events_dropped = 0;  // The apiserver could not keep up: the oldest went first.
   uint64_t undecodable_objects = 0;
 };

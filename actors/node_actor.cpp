@@ -26,6 +26,14 @@ void answer_waiters(self_ptr self) {
   }
 }
 
+// Tells preemptors whose victims here are all gone that the room is theirs.
+void answer_cleared(self_ptr self) {
+  auto& st = self->state;
+  for (const auto& c : st.ledger->take_cleared())
+    if (auto i = st.coordinators.find(c.owner); i != st.coordinators.end())
+      self->send(i->second, cleared_atom::value, c.txn, st.index);
+}
+
 // Hands committed pods (never placeholders) to the binder and tells the coordinator.
 void hand_over(self_ptr self, const scheduler::txn_id& txn, pod_refs pods) {
   auto& st = self->state;
@@ -106,7 +114,11 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       for (auto& ref : req.items)
         items.push_back({ref.id, ref.pod->requests, std::move(ref.pod)});
       auto outcome =
-          st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items), req.may_wait);
+          req.victims.empty()
+              ? st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items),
+                                   req.may_wait)
+              : st.ledger->reserve_evicting(req.txn, req.ticket, req.txn.gang, std::move(items),
+                                            std::move(req.victims));
       if (outcome.vote == scheduler::vote_kind::reserved)
         publish(self);
       // After the hold is published: a planner reading in between counts the room twice, which
@@ -118,6 +130,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       else
         self->send(coordinator, vote_atom::value,
                    vote{req.txn, st.index, outcome.vote, std::move(outcome.missing)});
+      answer_cleared(self);  // A preemptor whose victims were gone already.
     },
     [self](commit_atom, scheduler::txn_id txn) {
       auto& st = self->state;
@@ -183,6 +196,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       }
       if (changed) {
         publish(self);
+        answer_cleared(self);
         answer_waiters(self);
       }
     },
@@ -213,6 +227,8 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       snap.bound_pods = st.ledger->bound_pod_ids();
       snap.in_flight = st.ctx->view->in_flight(st.index);
       snap.remembered_gangs = st.ledger->remembered_gang_count();
+      snap.claimed_victims = st.ledger->claimed_victim_count();
+      snap.claimed = st.ledger->claimed_room();
       return snap;
     },
   };

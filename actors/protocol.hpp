@@ -81,6 +81,68 @@ struct reserve_request {
   /// False: refuse (conflict) rather than wait for younger holds; the coordinator has replans
   /// left and would rather place the gang elsewhere now.
   bool may_wait = true;
+  /// A preemptor's reserve: pods committed on the node that are evicted for it. Their room is
+  /// held for it alone (scheduler::node_ledger::reserve_evicting), and the node says `cleared`
+  /// once they are gone. Empty for an ordinary reserve.
+  std::vector<uint64_t> victims{};
+};
+
+/// A gang that cannot be placed asks the registry (which knows every bound pod, its gang,
+/// queue and priority) for victims among lower-priority gangs of its queue
+/// (scheduler/preemption.hpp).
+struct preemption_ask {
+  uint64_t gang = 0;
+  /// Asks are numbered by the gang; the offer carries the number back, so an offer for an ask
+  /// the gang no longer waits for is ignored.
+  uint64_t ask = 0;
+  /// Its pending pods, in the planner's preference order, and what must be placed of them.
+  pod_refs pods;
+  int32_t min_pods = 0;
+  std::vector<scheduler::role_minimum> min_per_role;
+};
+
+/// The registry's answer: where the preemptor's pods go and whom to evict for them.
+struct preemption_offer {
+  uint64_t ask = 0;
+  bool found = false;
+  /// (pod id, node index) for each pod to place.
+  std::vector<std::pair<uint64_t, uint32_t>> placements;
+  /// Per node index, the pods evicted there (committed on that node).
+  std::vector<std::pair<uint32_t, std::vector<uint64_t>>> victims_by_node;
+  /// When not found: why not (no final period).
+  std::string detail;
+  /// The victims are of other queues, above their deserved shares (Volcano's `reclaim`), not of
+  /// lower priority in the preemptor's queue.
+  bool reclaim = false;
+};
+
+/// Every node of a preemptor's round voted yes: evict the victims (the registry, or the world
+/// behind it in Kubernetes mode). `nominated` are the preemptor's pods and the nodes they wait
+/// for (Kubernetes: status.nominatedNodeName).
+struct eviction_order {
+  uint64_t gang = 0;
+  std::vector<uint64_t> victims;
+  std::vector<std::pair<uint64_t, uint32_t>> nominated;
+  bool reclaim = false;  // As the offer's.
+};
+
+/// One pod to evict in Kubernetes mode (the binder's world deletes it with its uid as
+/// precondition, after a DisruptionTarget condition and an Evict event).
+struct pod_eviction {
+  std::string namespace_name;
+  std::string name;
+  std::string uid;
+  std::string message;
+};
+/// A preemptor's pod waiting for room on a node (Kubernetes: status.nominatedNodeName).
+struct pod_nomination {
+  std::string namespace_name;
+  std::string name;
+  std::string node;
+};
+struct eviction_batch {
+  std::vector<pod_eviction> evictions;
+  std::vector<pod_nomination> nominations;
 };
 
 /// A node's answer to a reserve.
@@ -252,6 +314,9 @@ struct node_snapshot {
   scheduler::resources in_flight;
   /// Gangs whose finished rounds the ledger remembers (node_ledger::forget_finished).
   std::size_t remembered_gangs = 0;
+  /// Pods claimed as victims by a preemptor's hold here, and the room they still occupy.
+  std::size_t claimed_victims = 0;
+  scheduler::resources claimed;
 };
 
 struct gang_snapshot {
@@ -337,6 +402,11 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, release_atom, "release")
   CAF_ADD_ATOM(phalanx, phalanx::actors, adopt_atom, "adopt")
   CAF_ADD_ATOM(phalanx, phalanx::actors, swap_atom, "swap")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, cleared_atom, "cleared")
+  // Preemption (PodGroup actor <-> registry <-> world).
+  CAF_ADD_ATOM(phalanx, phalanx::actors, preempt_atom, "preempt")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, offer_atom, "offer")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, evict_atom, "evict")
   // Queue <-> PodGroup and cluster.
   CAF_ADD_ATOM(phalanx, phalanx::actors, waiting_atom, "waiting")
   CAF_ADD_ATOM(phalanx, phalanx::actors, plan_atom, "plan")
@@ -435,6 +505,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::registry_snapshot))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::world_delta))
   CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::binding_outcome>))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::preemption_ask))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::preemption_offer))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::eviction_order))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::eviction_batch))
 
 CAF_END_TYPE_ID_BLOCK(phalanx)
 
@@ -484,3 +558,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::loaded_state_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::registry_snapshot)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::world_delta)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::binding_outcome>)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::preemption_ask)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::preemption_offer)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::eviction_order)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::eviction_batch)

@@ -283,6 +283,10 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](park_atom, uint64_t gang, uint64_t heard, const gang_actor& actor) {
       do_park(self, gang, heard, actor);
     },
+    [self](preempt_atom, preemption_ask& ask, gang_actor& gang) {
+      do_preempt(self, std::move(ask), gang);
+    },
+    [self](evict_atom, eviction_order& order) { do_evict(self, std::move(order)); },
     [self](idle_atom) { sweep_idle_gangs(self); },
     [self](delta_atom, world_delta& d) { do_world_delta(self, std::move(d)); },
     [self](lead_atom) { do_lead(self); },

@@ -12,6 +12,7 @@
 
 #include "api/service.hpp"
 #include "scheduler/id_index.hpp"
+#include "scheduler/planner.hpp"
 #include "storage/store.hpp"
 
 #include <caf/stateful_actor.hpp>
@@ -276,6 +277,11 @@ struct registry_state {
   /// of the one marked globalDefault; until then the configuration's priorityClasses.
   std::optional<std::map<std::string, int32_t, std::less<>>> watched_priority_classes;
   std::optional<int32_t> default_priority;
+  /// Preemption (registry_preemption.cpp): the planner that chooses victims, made at the first
+  /// ask, and the pods whose eviction the world was asked for (Kubernetes mode: they stay in the
+  /// cache until the watch shows them gone, and are not chosen twice meanwhile).
+  std::unique_ptr<scheduler::gang_planner> preemption_planner;
+  std::unordered_set<uint64_t> evicting;
   /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
   /// the ceiling last asked of the store, and the largest one the store confirmed.
   uint64_t version_ceiling = 0;

@@ -249,6 +249,14 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
                  pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
 
+// Preemption (registry_preemption.cpp).
+/// Chooses victims for a gang that cannot be placed, among the bound pods of lower-priority
+/// gangs of its queue (scheduler::plan_preemption), and answers `gang` with the offer.
+void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang);
+/// Evicts a preemptor's victims: standalone, deletes them through the catalog (durably, as an
+/// API delete would); Kubernetes mode, asks the world to delete them on the apiserver.
+void do_evict(self_ptr self, eviction_order order);
+
 // Kubernetes mode (registry_world.cpp).
 void do_world_delta(self_ptr self, world_delta delta);
 void do_lead(self_ptr self);

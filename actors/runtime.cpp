@@ -155,6 +155,7 @@ void resolve_nodes(collector_state& st) {
     fact.allocatable = n.allocatable;
     fact.committed = n.committed;
     fact.held = n.held;
+    fact.claimed = n.claimed;
     fact.in_flight = n.in_flight;
     fact.remembered_gangs = n.remembered_gangs;
     for (auto id : n.bound_pods) {
@@ -289,9 +290,11 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
     if (!p.node.empty() && !scheduler::is_terminal(p.phase))
       recount[p.node] += p.requests;
   for (const auto& n : facts.nodes) {
-    if (!scheduler::fits(n.committed + n.held, n.allocatable))
+    // A preemptor's hold takes the room its victims still occupy: that room counts once.
+    if (!scheduler::fits(n.committed + n.held - n.claimed, n.allocatable))
       add_violation(r, "I2: node " + n.name + " is over capacity: committed " +
                            n.committed.to_string() + " + held " + n.held.to_string() +
+                           " - claimed by preemptors " + n.claimed.to_string() +
                            " > allocatable " + n.allocatable.to_string());
     if (!scheduler::fits(recount[n.name], n.allocatable))
       add_violation(r, "I2: pods bound to node " + n.name + " request " +
@@ -376,9 +379,11 @@ invariant_report check_live_invariants(const system_facts& facts) {
     pods[p.key] = &p;
   std::map<std::string, std::string> committed_on;
   for (const auto& n : facts.nodes) {
-    if (!scheduler::fits(n.committed + n.held, n.allocatable))
+    // A preemptor's hold takes the room its victims still occupy: that room counts once.
+    if (!scheduler::fits(n.committed + n.held - n.claimed, n.allocatable))
       add_violation(r, "I2: node " + n.name + " is over capacity: committed " +
                            n.committed.to_string() + " + held " + n.held.to_string() +
+                           " - claimed by preemptors " + n.claimed.to_string() +
                            " > allocatable " + n.allocatable.to_string());
     for (const auto& key : n.bound_pods) {
       auto [it, fresh] = committed_on.emplace(key, n.name);

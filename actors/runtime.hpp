@@ -42,6 +42,9 @@ struct system_facts {
     scheduler::resources allocatable;
     scheduler::resources committed;  // The node actor's ledger.
     scheduler::resources held;
+    /// Room of committed pods being evicted that preemptors' holds count again (node_ledger::
+    /// claimed_room): committed + held - claimed is what the node carries.
+    scheduler::resources claimed;
     std::vector<std::string> bound_pods;  // Pod keys committed in the ledger.
     /// The cluster view's reserves in flight to it (sent, not yet read by its actor).
     scheduler::resources in_flight;

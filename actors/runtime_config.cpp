@@ -167,6 +167,15 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
         {"fairShareDebounce", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.fair_share_debounce);
          }},
+        {"preemption", [&](const YAML::Node& v, const std::string& f) {
+           return read_bool(v, f, s.preemption);
+         }},
+        {"reclaim", [&](const YAML::Node& v, const std::string& f) {
+           return read_bool(v, f, s.reclaim);
+         }},
+        {"preemptionWait", [&](const YAML::Node& v, const std::string& f) {
+           return read_duration(v, f, s.preemption_wait);
+         }},
         {"parkIdleGangsAfter", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.park_idle_gangs_after);
          }},

@@ -49,6 +49,19 @@ struct scheduling_config {
   /// has its actor ended; the registry starts a new one from the pods when one of them changes
   /// (docs/NOTES.md "Idle gangs are parked"). Zero keeps every gang's actor. Default: 2 s.
   std::chrono::milliseconds park_idle_gangs_after{2'000};
+  /// Priority preemption within a queue (Volcano's `preempt` action): an admitted gang that
+  /// cannot be placed evicts pods of lower-priority gangs of its own queue (docs/NOTES.md
+  /// "Preemption"). Off by default, as `preempt` is not among Volcano's default actions.
+  bool preemption = false;
+  /// Reclaim across queues (Volcano's `reclaim` action): an admitted gang that cannot be placed,
+  /// and whose queue stays within its deserved share with the gang's minimum, evicts pods of
+  /// reclaimable queues above their deserved shares, down to them, never below a queue's
+  /// guarantee (docs/NOTES.md "Preemption"). Off by default, as in Volcano.
+  bool reclaim = false;
+  /// How long a preemptor holds the room its victims free while it waits for them to go (a
+  /// Kubernetes pod terminates within its grace period, 30 s by default); then it gives the
+  /// room back and tries again later. Default: 90 s.
+  std::chrono::milliseconds preemption_wait{90'000};
   /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};

@@ -22,6 +22,11 @@ struct runtime_metrics {
   api::counter& reserve_waits = registry.add_counter(
       "phalanx_reserve_waits_total",
       "Reserves a node queued until younger gangs' holds end (wait-die: the older waits).");
+  api::counter& preemption_rounds = registry.add_counter(
+      "phalanx_preemption_rounds_total",
+      "Reserve rounds of a gang that evicts lower-priority pods of its queue to fit.");
+  api::counter& pods_evicted = registry.add_counter(
+      "phalanx_pods_evicted_total", "Pods evicted for a higher-priority gang of their queue.");
   api::counter& plan_failures = registry.add_counter(
       "phalanx_plan_failures_total", "Plans that found no placement (unschedulable, unresolvable).");
   api::histogram& gang_decision_seconds = registry.add_histogram(

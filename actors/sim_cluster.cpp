@@ -405,6 +405,9 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       end_pod(self, id, scheduler::pod_phase::failed, "failed on request");
       flush_outbox(self);
     },
+    // Standalone mode evicts through the catalog: the registry deletes the victims, and this
+    // hears of it as of any deletion (forget_atom). Nothing else comes here.
+    [](evict_atom, const eviction_batch&) {},
     [self](adopt_atom, const pod_refs& finished) {
       auto& st = self->state;
       for (const auto& ref : finished)

@@ -82,6 +82,12 @@ inline gang_sink_actor::behavior_type fake_sink(gang_sink_actor::stateful_pointe
       // Never granted: the world's gangs live on.
       self->state.log->park_requests[gang].push_back(heard);
     },
+    // No preemption in these worlds: no victims, and nothing to evict.
+    [self](preempt_atom, preemption_ask& ask, gang_actor& g) {
+      self->send(g, offer_atom::value,
+                 preemption_offer{ask.ask, false, {}, {}, "no preemption in this world"});
+    },
+    [](evict_atom, eviction_order&) {},
   };
 }
 
@@ -99,6 +105,7 @@ inline binder_actor::behavior_type fake_binder(binder_actor::stateful_pointer<fa
     [](forget_atom, const std::vector<uint64_t>&) {},
     [](fail_atom, uint64_t) {},
     [](adopt_atom, const pod_refs&) {},
+    [](evict_atom, const eviction_batch&) {},
     [](finished_atom, const std::vector<pod_outcome>&) {},
     [](tick_atom) {},
     [](stalled_atom) {},

@@ -313,6 +313,9 @@ gang_actor::behavior_type probe(gang_actor::stateful_pointer<probe_state> self,
     [](spec_atom, pod_group_ptr) {},
     [](idle_atom) {},
     [](park_atom) {},
+    [](offer_atom, preemption_offer&) {},
+    [](cleared_atom, scheduler::txn_id, uint32_t) {},
+    [](evict_atom, uint32_t) {},
     [](inspect_atom) { return gang_snapshot{}; },
   };
 }

@@ -122,6 +122,15 @@ class runtime_harness {
         [&](auto done) { svc().act(kind, ns, name, api::object_action{action}, done); });
   }
 
+  /// The events recorded about an object, oldest first; throws on an error.
+  std::vector<scheduler::event> events(api::resource_kind kind, const std::string& name,
+                                       const std::string& ns = "default") {
+    using answer = result<std::vector<scheduler::event>>;
+    auto r = call<answer>([&](auto done) { svc().events(kind, ns, name, done); });
+    must_ok(r, "events of " + name);
+    return std::move(*r);
+  }
+
   /// The PodGroup's status as the API shows it; throws when it does not exist.
   api::pod_group_object group(const std::string& name, const std::string& ns = "default") {
     auto r = get(api::resource_kind::pod_group, ns, name);

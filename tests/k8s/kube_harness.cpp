@@ -146,6 +146,14 @@ std::map<std::string, seen_pod> kube_harness::pods() {
     p.group = k8s::string_at(item, {"metadata", "annotations", "scheduling.k8s.io/group-name"});
     p.phase = k8s::string_at(item, {"status", "phase"});
     p.scheduler = k8s::string_at(item, {"spec", "schedulerName"});
+    p.terminating = !k8s::string_at(item, {"metadata", "deletionTimestamp"}).empty();
+    p.nominated_node = k8s::string_at(item, {"status", "nominatedNodeName"});
+    if (const auto* status = item.as_object().if_contains("status"))
+      if (const auto* conditions = status->as_object().if_contains("conditions"))
+        for (const auto& c : conditions->as_array())
+          if (k8s::string_at(c, {"type"}) == "DisruptionTarget" &&
+              k8s::string_at(c, {"status"}) == "True")
+            p.disruption_reason = k8s::string_at(c, {"reason"});
     out[k8s::string_at(item, {"metadata", "name"})] = std::move(p);
   }
   return out;

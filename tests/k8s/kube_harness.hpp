@@ -31,6 +31,10 @@ struct seen_pod {
   std::string group;   // annotation scheduling.k8s.io/group-name
   std::string phase;
   std::string scheduler;
+  bool terminating = false;    // metadata.deletionTimestamp is set (no kubelet finishes it).
+  std::string nominated_node;  // status.nominatedNodeName
+  /// The reason of its DisruptionTarget=True condition, if any.
+  std::string disruption_reason;
 };
 
 struct seen_group {

@@ -450,6 +450,56 @@ TEST(KubeMode, APriorityClassOrdersTheGangsOfAQueue) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// Priority preemption within a queue against the real apiserver: the high-priority gang's reserve
+// names a victim; the victim gets DisruptionTarget and is deleted with its uid as precondition;
+// the preemptor's pod is nominated to the node and bound only once the victim is gone (the
+// test plays the kubelet that finishes the terminating pod); the victim gang keeps its minimum.
+TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
+  kube_harness h;
+  h.node("n0", "4");
+  for (const auto& [name, value] : {std::pair{"phalanx-test-high", 1000},
+                                    std::pair{"phalanx-test-low", 10}})
+    h.apply(boost::json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+      "metadata":{"name":")" + std::string(name) + R"("},"value":)" + std::to_string(value) + "}"));
+  auto config = h.scratch() + "/preempt.yaml";
+  std::ofstream(config) << "scheduling:\n  preemption: true\n";
+  auto d = h.start_phalanxd("data", {"--config", config});
+  auto group = [&](const std::string& name, const std::string& priority_class) {
+    h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
+      "metadata":{"name":")" + name + R"(","namespace":")" + h.ns() + R"("},
+      "spec":{"minMember":1,"queue":"default","priorityClassName":")" + priority_class + R"("}})"));
+  };
+  group("low", "phalanx-test-low");
+  h.pod("low-0", "low", "2");
+  h.pod("low-1", "low", "2");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "low") == 2; })) << read_log(*d);
+  group("high", "phalanx-test-high");
+  h.pod("high-0", "high", "2");
+  std::string victim;
+  ASSERT_TRUE(h.wait_for([&] {
+    for (const auto& [name, p] : h.pods())
+      if (p.terminating)
+        victim = name;
+    return !victim.empty();
+  })) << describe(h) << read_log(*d);
+  auto pods = h.pods();
+  EXPECT_EQ(pods[victim].group, "low");
+  EXPECT_EQ(pods[victim].disruption_reason, "PreemptionByScheduler");
+  ASSERT_TRUE(h.wait_for([&] { return h.pods()["high-0"].nominated_node == "n0"; }))
+      << describe(h) << read_log(*d);
+  // The victim's room is not free while it terminates.
+  std::this_thread::sleep_for(500ms);
+  EXPECT_TRUE(h.pods()["high-0"].node.empty());
+  h.delete_pod(victim);  // The kubelet's part: the pod has stopped.
+  ASSERT_TRUE(h.wait_for([&] { return h.pods()["high-0"].node == "n0"; }))
+      << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(500ms);
+  EXPECT_EQ(bound_of(h.pods(), "low"), 1);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
 // owned by the pod, as Volcano's pg controller makes it; the pod is bound as its gang, and after
 // a restart the pod and the object are one gang still (a second lone pod is bound too).

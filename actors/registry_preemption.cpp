@@ -1,0 +1,267 @@
+// Priority preemption within a queue, the registry's part (docs/NOTES.md "Preemption"): it knows
+// every bound pod, its gang, its queue and its priority, so it chooses the victims
+// (scheduler/preemption.hpp) and evicts them once the preemptor's nodes hold their room for it.
+
+#include "actors/registry_internal.hpp"
+
+#include "scheduler/preemption.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <limits>
+#include <span>
+
+namespace phalanx::actors::registry_detail {
+
+namespace {
+
+using api::resource_kind;
+
+// What a victim is evicted for, on its pod and in the Evict event.
+std::string eviction_message(const group_entry& preemptor, bool reclaim) {
+  auto who = "PodGroup " + preemptor.group->meta.namespace_name.str() + "/" +
+             preemptor.group->meta.name.str();
+  if (reclaim)
+    return "reclaimed by " + who + " of queue " + preemptor.group->queue +
+           ", which is below its deserved share";
+  return "preempted by " + who + " (priority " + std::to_string(preemptor.group->priority) +
+         ") of queue " + preemptor.group->queue;
+}
+
+bool may_be_victim(const registry_state& st, uint64_t id, const pod_entry& e) {
+  return e.is_bound() && !scheduler::is_terminal(e.phase()) && !e.delete_requested &&
+         st.evicting.count(id) == 0;
+}
+
+// The victims one plan chooses among: bound, running pods of some gangs, with their gangs.
+struct candidate_set {
+  std::vector<scheduler::preemption_candidate> candidates;
+  std::vector<scheduler::victim_gang> gangs;
+};
+
+// Adds the running pods of `queue`'s gangs of priority below `below` (all but `except`) to
+// `set`, as candidates of queue index `queue_index`; returns what the queue's bound pods hold.
+scheduler::resources add_candidates(const registry_state& st, const std::string& queue,
+                                    uint32_t queue_index, int32_t below, uint64_t except,
+                                    candidate_set& set) {
+  scheduler::resources allocated;
+  auto q = st.gangs_by_queue.find(queue);
+  if (q == st.gangs_by_queue.end())
+    return allocated;
+  for (auto gang_id : q->second) {
+    auto g = st.groups.find(gang_id);
+    if (g == st.groups.end() || g->second.removed)
+      continue;
+    const bool eligible = gang_id != except && g->second.group->priority < below;
+    scheduler::victim_gang vg{gang_id, 0, std::max(1, g->second.group->min_member)};
+    const auto before = set.candidates.size();
+    for (auto id : g->second.pods) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end())
+        continue;
+      const auto& e = p->second;
+      const bool holds = e.is_bound() && !scheduler::is_terminal(e.phase());
+      if (holds)
+        allocated += e.pod->requests;
+      if (e.phase() == scheduler::pod_phase::succeeded || holds)
+        ++vg.ready;
+      if (!eligible || !may_be_victim(st, id, e))
+        continue;
+      auto n = st.nodes.find(e.node_name().view());
+      if (n == st.nodes.end() || !n->second.live)
+        continue;
+      auto state = e.state();
+      scheduler::preemption_candidate c;
+      c.pod_id = id;
+      c.node = n->second.index;
+      c.gang = gang_id;
+      c.priority = g->second.group->priority;
+      c.start_time = state.start_time != scheduler::timestamp{} ? state.start_time : e.bound_at();
+      c.request = e.pod->requests;
+      c.queue = queue_index;
+      set.candidates.push_back(std::move(c));
+    }
+    if (set.candidates.size() != before)
+      set.gangs.push_back(vg);
+  }
+  return allocated;
+}
+
+// Plans the preemptor's minimum against `set` (scheduler::plan_preemption).
+scheduler::preemption_plan plan_for(self_ptr self, const preemption_ask& ask,
+                                    const candidate_set& set, int32_t priority,
+                                    std::span<const scheduler::victim_queue> queues) {
+  auto& st = self->state;
+  std::vector<const scheduler::pod*> pods;
+  pods.reserve(ask.pods.size());
+  for (const auto& ref : ask.pods)
+    pods.push_back(ref.pod.get());
+  scheduler::preemption_request req;
+  req.gang.pods = pods;
+  req.gang.min_pods = ask.min_pods;
+  req.gang.min_per_role = ask.min_per_role;
+  req.gang.place_extra = false;
+  req.priority = priority;
+  req.candidates = set.candidates;
+  req.gangs = set.gangs;
+  req.queues = queues;
+  if (!st.preemption_planner)
+    st.preemption_planner =
+        std::make_unique<scheduler::gang_planner>(st.ctx->config.scheduling.planner);
+  return scheduler::plan_preemption(*st.preemption_planner, *st.ctx->view, req, st.random);
+}
+
+// What the preemptor's minimum asks for: its first min_pods pods, the planner's preference.
+scheduler::resources minimum_request(const preemption_ask& ask) {
+  scheduler::resources need;
+  for (std::size_t i = 0; i < ask.pods.size() && i < static_cast<std::size_t>(ask.min_pods); ++i)
+    need += ask.pods[i].pod->requests;
+  return need;
+}
+
+// A queue's deserved share as allocations compare with it: no limit on the pod count, which
+// every request carries and no share names (a queue with a pod would look above its share).
+scheduler::resources as_share(scheduler::resources deserved) {
+  return std::move(deserved.with_pods(std::numeric_limits<int64_t>::max() / 2));
+}
+
+} // namespace
+
+void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
+  auto& st = self->state;
+  const auto& cfg = st.ctx->config.scheduling;
+  preemption_offer offer;
+  offer.ask = ask.ask;
+  auto answer = [&] { self->send(gang, offer_atom::value, std::move(offer)); };
+  auto offer_plan = [&](scheduler::preemption_plan& plan, bool reclaim) {
+    offer.found = true;
+    offer.reclaim = reclaim;
+    for (const auto& p : plan.placements)
+      offer.placements.emplace_back(ask.pods[p.pod].id, static_cast<uint32_t>(p.node));
+    offer.victims_by_node = std::move(plan.victims_by_node);
+    answer();
+  };
+  auto me = st.groups.find(ask.gang);
+  if (me == st.groups.end() || me->second.removed) {
+    offer.detail = "its PodGroup is gone";
+    answer();
+    return;
+  }
+  const auto& preemptor = *me->second.group;
+  std::erase_if(st.evicting, [&](uint64_t id) { return st.pods.count(id) == 0; });
+  std::vector<std::string> why_not;
+  // Preempt first (Volcano's `preempt`): lower-priority gangs of its own queue.
+  scheduler::resources own_allocated;
+  {
+    candidate_set set;
+    own_allocated = add_candidates(st, preemptor.queue, 0, preemptor.priority, ask.gang, set);
+    if (cfg.preemption) {
+      auto plan = set.candidates.empty()
+                      ? scheduler::preemption_plan{}
+                      : plan_for(self, ask, set, preemptor.priority, {});
+      if (plan.found) {
+        offer_plan(plan, false);
+        return;
+      }
+      why_not.push_back(set.candidates.empty()
+                            ? "no pod of a lower-priority gang of queue " + preemptor.queue +
+                                  " is running"
+                            : plan.detail);
+    }
+  }
+  // Then reclaim (Volcano's `reclaim`): a queue that stays within its deserved share with this
+  // gang's minimum takes room from reclaimable queues above theirs, down to their deserved,
+  // never below their guarantee. The reclaimer ends within its share and its victims' queues at
+  // or above theirs, so neither can reclaim from the other afterwards: no loop.
+  if (cfg.reclaim) {
+    auto own = st.queues.find(preemptor.queue);
+    const auto deserved =
+        as_share(own != st.queues.end() ? own->second.deserved : scheduler::resources{});
+    if (!scheduler::fits(own_allocated + minimum_request(ask), deserved)) {
+      why_not.push_back("queue " + preemptor.queue + " would exceed its deserved share " +
+                        deserved.to_string() + " (it holds " + own_allocated.to_string() + ")");
+    } else {
+      candidate_set set;
+      std::vector<scheduler::victim_queue> queues;
+      for (const auto& [name, q] : st.queues) {
+        if (name == preemptor.queue || !q.queue->reclaimable)
+          continue;
+        auto index = static_cast<uint32_t>(queues.size());
+        auto allocated = add_candidates(st, name, index, std::numeric_limits<int32_t>::max(),
+                                        ask.gang, set);
+        const auto share = as_share(q.deserved);
+        if (!scheduler::fits(allocated, share))  // Above its share: it may give some up.
+          queues.push_back({index, allocated, share, q.queue->guarantee});
+        else
+          std::erase_if(set.candidates, [&](const auto& c) { return c.queue == index; });
+      }
+      auto plan = set.candidates.empty()
+                      ? scheduler::preemption_plan{}
+                      : plan_for(self, ask, set, std::numeric_limits<int32_t>::max(), queues);
+      if (plan.found) {
+        offer_plan(plan, true);
+        return;
+      }
+      why_not.push_back(set.candidates.empty()
+                            ? std::string("no reclaimable queue holds more than its deserved share")
+                            : "reclaim: " + plan.detail);
+    }
+  }
+  for (const auto& w : why_not)
+    offer.detail += (offer.detail.empty() ? "" : "; ") + w;
+  answer();
+}
+
+void do_evict(self_ptr self, eviction_order order) {
+  auto& st = self->state;
+  auto me = st.groups.find(order.gang);
+  if (me == st.groups.end() || me->second.removed)
+    return;  // The preemptor is gone: its holds went with it, and nobody needs the room.
+  const auto message = eviction_message(me->second, order.reclaim);
+  std::vector<uint64_t> victims;
+  eviction_batch batch;
+  std::map<uint64_t, int32_t> per_gang;  // Victims per victim gang, for one event each.
+  for (auto id : order.victims) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end() || !may_be_victim(st, id, p->second))
+      continue;  // Gone or going already: its node releases it all the same.
+    const auto& pod = *p->second.pod;
+    record_event(self, resource_kind::pod, pod.meta.namespace_name, pod.meta.name, "Warning",
+                 "Evict", "Pod evicted: " + message);
+    ++per_gang[p->second.gang];
+    victims.push_back(id);
+    if (st.world_is_kubernetes) {
+      st.evicting.insert(id);
+      batch.evictions.push_back(
+          {pod.meta.namespace_name.str(), pod.meta.name.str(), pod.meta.uid.str(), message});
+    }
+  }
+  for (const auto& [gang, count] : per_gang)
+    if (auto g = st.groups.find(gang); g != st.groups.end())
+      record_event(self, resource_kind::pod_group, g->second.group->meta.namespace_name,
+                   g->second.group->meta.name, "Warning",
+                   order.reclaim ? "Reclaimed" : "Preempted",
+                   std::to_string(count) + " pod(s) evicted: " + message);
+  spdlog::info("msg=\"{}\" preemptor={}/{} victims={}", order.reclaim ? "reclaiming" : "preempting",
+               me->second.group->meta.namespace_name, me->second.group->meta.name,
+               victims.size());
+  if (!st.world_is_kubernetes) {
+    // Standalone: stopped at once, deleted as an API delete would (durably; their nodes get
+    // their room back once the deletion is, and the preemptor's holds take it).
+    delete_pods(self, std::move(victims), [](const status& s) {
+      if (!s.ok())
+        spdlog::error("msg=\"evicted pods could not be deleted\" error=\"{}\"", s.to_string());
+    });
+    return;
+  }
+  for (const auto& [pod, node] : order.nominated) {
+    auto p = st.pods.find(pod);
+    auto* n = node_at(st, node);
+    if (p != st.pods.end() && n)
+      batch.nominations.push_back({p->second.pod->meta.namespace_name.str(),
+                                   p->second.pod->meta.name.str(), n->node->meta.name.str()});
+  }
+  self->send(st.binder, evict_atom::value, std::move(batch));
+}
+
+} // namespace phalanx::actors::registry_detail

@@ -1,0 +1,339 @@
+// Priority preemption within a queue on the whole runtime under CAF's test coordinator: a gang
+// that cannot be placed evicts pods of lower-priority gangs of its own queue (Volcano's `preempt`
+// action), the victims' room is held for it alone until they are gone, no victim gang is left
+// below its minMember unless all of it goes (I7), and a preemptor that ends first gives the room
+// back. Each scenario runs under several seeds, which order the scheduler's messages
+// differently; the invariants I1-I4 are checked at every end.
+
+#include "actors/tests/runtime_harness.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+using namespace std::chrono_literals;
+
+runtime_config preempting_config(uint64_t seed, bool preemption = true) {
+  auto config = deterministic_config(seed);
+  config.scheduling.preemption = preemption;
+  config.scheduling.priority_classes["high"] = 1000;
+  config.scheduling.priority_classes["low"] = 10;
+  return config;
+}
+
+// A PodGroup of `min_member` in `queue`, with a priority class ("" none), and its pods of
+// `cpu` each, "<name>-<i>".
+void gang(runtime_harness& h, const std::string& name, int32_t min_member, int32_t pods,
+          const std::string& cpu, const std::string& priority_class,
+          const std::string& queue = "default") {
+  auto g = group_of(name, min_member);
+  g.group.priority_class_name = priority_class;
+  g.group.queue = queue;
+  runtime_harness::must_ok(h.create(g), name);
+  for (int32_t i = 0; i < pods; ++i)
+    runtime_harness::must_ok(
+        h.create(api::pod_object{
+            make_pod(name + "-" + std::to_string(i)).cpu(cpu).group(name), {}}),
+        name + " pod");
+}
+
+bool exists(runtime_harness& h, const std::string& pod) {
+  return h.get(api::resource_kind::pod, "default", pod).ok();
+}
+
+bool bound(runtime_harness& h, const std::string& pod) {
+  auto r = h.get(api::resource_kind::pod, "default", pod);
+  return r && std::get<api::pod_object>(*r).pod.is_bound();
+}
+
+int count_bound(runtime_harness& h, const std::string& prefix, int pods) {
+  int n = 0;
+  for (int i = 0; i < pods; ++i)
+    n += bound(h, prefix + "-" + std::to_string(i)) ? 1 : 0;
+  return n;
+}
+
+int count_existing(runtime_harness& h, const std::string& prefix, int pods) {
+  int n = 0;
+  for (int i = 0; i < pods; ++i)
+    n += exists(h, prefix + "-" + std::to_string(i)) ? 1 : 0;
+  return n;
+}
+
+bool has_event(runtime_harness& h, api::resource_kind kind, const std::string& name,
+               const std::string& reason) {
+  for (const auto& e : h.events(kind, name))
+    if (e.reason == reason)
+      return true;
+  return false;
+}
+
+std::string pending_message(runtime_harness& h, const std::string& group) {
+  for (const auto& c : h.group(group).status.conditions)
+    if (c.type == "Unschedulable" && c.status == "True")
+      return c.message;
+  return {};
+}
+
+// Nothing is held or claimed once everything settled: no preemptor keeps room it does not use.
+void expect_nothing_held(runtime_harness& h) {
+  auto facts = h.rt().facts();
+  for (const auto& n : facts.nodes) {
+    EXPECT_TRUE(n.held.is_zero()) << n.name << " holds " << n.held.to_string();
+    EXPECT_TRUE(n.claimed.is_zero()) << n.name << " claims " << n.claimed.to_string();
+  }
+}
+
+// Two low-priority pods of a gang that needs one fill the node; a high-priority gang of one
+// evicts exactly one of them (the gang keeps its minimum), and is bound where it was.
+TEST(Preemption, AHighPriorityGangEvictsWhatItNeedsAndNoMore) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{preempting_config(seed), {make_node("n-0").cpu("4").memory("8Gi")}};
+    gang(h, "low", 1, 2, "2", "low");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "low", 2) == 2; }, 5000ms, 10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "high-0"); }, 5000ms, 10ms))
+        << pending_message(h, "high");
+    EXPECT_EQ(count_existing(h, "low", 2), 1);
+    EXPECT_EQ(count_bound(h, "low", 2), 1);
+    EXPECT_TRUE(has_event(h, api::resource_kind::pod_group, "low", "Preempted"));
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// A gang at its minimum is evicted whole or not at all (I7): the preemptor needs 2 of 4 cpu and
+// the victim gang, minMember 2, has 2 pods of 2 cpu: both go.
+TEST(Preemption, AGangAtItsMinimumIsEvictedWhole) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{preempting_config(seed), {make_node("n-0").cpu("4").memory("8Gi")}};
+    gang(h, "low", 2, 2, "2", "low");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "low", 2) == 2; }, 5000ms, 10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "high-0"); }, 5000ms, 10ms))
+        << pending_message(h, "high");
+    EXPECT_EQ(count_existing(h, "low", 2), 0);
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// The lowest priority goes first: a middle and a low gang each hold half the node.
+TEST(Preemption, TheLowestPriorityIsEvictedFirst) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    auto config = preempting_config(seed);
+    config.scheduling.priority_classes["middle"] = 500;
+    runtime_harness h{config, {make_node("n-0").cpu("4").memory("8Gi")}};
+    gang(h, "middle", 1, 1, "2", "middle");
+    gang(h, "low", 1, 1, "2", "low");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "middle-0") && bound(h, "low-0"); }, 5000ms,
+                            10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "high-0"); }, 5000ms, 10ms))
+        << pending_message(h, "high");
+    EXPECT_TRUE(bound(h, "middle-0"));
+    EXPECT_FALSE(exists(h, "low-0"));
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+  }
+}
+
+// Never equal priority, never another queue's pods, never with preemption off (Volcano's default
+// actions leave `preempt` out): the gang stays pending and says why.
+TEST(Preemption, NotForEqualPriorityNorAnotherQueueNorWhenOff) {
+  struct scenario {
+    const char* name;
+    bool preemption;
+    const char* victim_class;
+    const char* victim_queue;
+  };
+  for (const auto& s : {scenario{"equal priority", true, "high", "default"},
+                        scenario{"another queue", true, "low", "other"},
+                        scenario{"preemption off", false, "low", "default"}}) {
+    SCOPED_TRACE(s.name);
+    runtime_harness h{preempting_config(1, s.preemption),
+                      {make_node("n-0").cpu("4").memory("8Gi")}};
+    scheduler::queue other;
+    other.meta.name = "other";
+    runtime_harness::must_ok(h.create(api::queue_object{other, {}}), "queue");
+    gang(h, "victim", 1, 2, "2", s.victim_class, s.victim_queue);
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "victim", 2) == 2; }, 5000ms, 10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "high").empty(); }, 5000ms, 10ms));
+    h.pass(3000ms);
+    EXPECT_FALSE(bound(h, "high-0"));
+    EXPECT_EQ(count_bound(h, "victim", 2), 2);
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// No preemption loop: the evicted gang's pods, created again, wait; they never evict the gang
+// that evicted theirs (lower priority), however long they wait.
+TEST(Preemption, AnEvictedGangDoesNotEvictBack) {
+  runtime_harness h{preempting_config(3), {make_node("n-0").cpu("4").memory("8Gi")}};
+  gang(h, "low", 2, 2, "2", "low");
+  ASSERT_TRUE(h.run_until([&] { return count_bound(h, "low", 2) == 2; }, 5000ms, 10ms));
+  gang(h, "high", 1, 2, "2", "high");
+  ASSERT_TRUE(h.run_until([&] { return count_bound(h, "high", 2) == 2; }, 5000ms, 10ms))
+      << pending_message(h, "high");
+  // The low gang's controller makes its pods again.
+  for (int i = 0; i < 2; ++i)
+    runtime_harness::must_ok(
+        h.create(api::pod_object{make_pod("low-" + std::to_string(i)).cpu("2").group("low"), {}}),
+        "low pod again");
+  h.pass(10'000ms);
+  EXPECT_EQ(count_bound(h, "high", 2), 2);
+  EXPECT_EQ(count_bound(h, "low", 2), 0);
+  EXPECT_FALSE(pending_message(h, "low").empty());
+  EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+  expect_nothing_held(h);
+}
+
+// Victims are chosen across nodes for a gang of several pods, each node's room for its pods;
+// evicting all four pods of a gang that needs one is the whole gang, which the rule allows.
+TEST(Preemption, AGangOfSeveralPodsPreemptsOnSeveralNodes) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{preempting_config(seed), {make_node("n-0").cpu("4").memory("8Gi"),
+                                                make_node("n-1").cpu("4").memory("8Gi")}};
+    gang(h, "low", 1, 4, "2", "low");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "low", 4) == 4; }, 5000ms, 10ms));
+    // 3 cpu per pod: each node must lose both its low pods, and the gang needs two nodes.
+    gang(h, "high", 2, 2, "3", "high");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "high", 2) == 2; }, 5000ms, 10ms))
+        << pending_message(h, "high");
+    EXPECT_NE(h.pod("high-0").pod.node_name, h.pod("high-1").pod.node_name);
+    EXPECT_EQ(count_existing(h, "low", 4), 0);
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// A preemptor deleted while its victims go: the room they free goes back to everyone, nothing
+// stays held or claimed, and another gang takes it.
+TEST(Preemption, APreemptorThatEndsGivesTheRoomBack) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{preempting_config(seed), {make_node("n-0").cpu("4").memory("8Gi")}};
+    gang(h, "low", 1, 2, "2", "low");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "low", 2) == 2; }, 5000ms, 10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    // Deleted as soon as it preempts: its actor ends, and the nodes drop its holds and claims.
+    ASSERT_TRUE(h.run_until([&] { return count_existing(h, "low", 2) < 2 || bound(h, "high-0"); },
+                            5000ms, 1ms));
+    runtime_harness::must_ok(h.remove(api::resource_kind::pod_group, "default", "high"), "delete");
+    runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "high-0"), "delete");
+    gang(h, "later", 1, 1, "2", "");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "later-0"); }, 5000ms, 10ms))
+        << pending_message(h, "later");
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+
+// -- Reclaim across queues (Volcano's `reclaim` action)
+
+runtime_config reclaiming_config(uint64_t seed) {
+  auto config = deterministic_config(seed);
+  config.scheduling.reclaim = true;
+  return config;
+}
+
+void make_queue(runtime_harness& h, const std::string& name, bool reclaimable = true,
+                const std::string& guarantee_cpu = "") {
+  scheduler::queue q;
+  q.meta.name = name;
+  q.reclaimable = reclaimable;
+  if (!guarantee_cpu.empty())
+    q.guarantee = scheduler::testing::res("cpu", guarantee_cpu);
+  runtime_harness::must_ok(h.create(api::queue_object{q, {}}), "queue " + name);
+}
+
+// Queue a took the whole 8-cpu node while b had nothing to run. b's gang of two 2-cpu pods
+// brings b's deserved share to half: a, above its share, gives up two pods (down to its share,
+// no further), and b's gang is placed in their room.
+TEST(Reclaim, AQueueBelowItsShareTakesRoomFromOneAbove) {
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{reclaiming_config(seed), {make_node("n-0").cpu("8").memory("16Gi")}};
+    make_queue(h, "a");
+    make_queue(h, "b");
+    gang(h, "greedy", 1, 4, "2", "", "a");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "greedy", 4) == 4; }, 5000ms, 10ms));
+    gang(h, "fair", 2, 2, "2", "", "b");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "fair", 2) == 2; }, 10'000ms, 10ms))
+        << pending_message(h, "fair");
+    EXPECT_EQ(count_existing(h, "greedy", 4), 2);
+    EXPECT_TRUE(has_event(h, api::resource_kind::pod_group, "greedy", "Reclaimed"));
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// Nothing is reclaimed from a queue marked `reclaimable: false`, nor below a queue's guarantee,
+// nor with reclaim off: b's gang waits and says why.
+TEST(Reclaim, NotFromAnUnreclaimableQueueNorBelowItsGuaranteeNorWhenOff) {
+  struct scenario {
+    const char* name;
+    bool reclaim;
+    bool reclaimable;
+    const char* guarantee;
+  };
+  for (const auto& s : {scenario{"reclaimable: false", true, false, ""},
+                        scenario{"guarantee", true, true, "8"},
+                        scenario{"reclaim off", false, true, ""}}) {
+    SCOPED_TRACE(s.name);
+    auto config = reclaiming_config(1);
+    config.scheduling.reclaim = s.reclaim;
+    runtime_harness h{config, {make_node("n-0").cpu("8").memory("16Gi")}};
+    make_queue(h, "a", s.reclaimable, s.guarantee);
+    make_queue(h, "b");
+    gang(h, "greedy", 1, 4, "2", "", "a");
+    ASSERT_TRUE(h.run_until([&] { return count_bound(h, "greedy", 4) == 4; }, 5000ms, 10ms));
+    gang(h, "fair", 2, 2, "2", "", "b");
+    ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "fair").empty(); }, 5000ms, 10ms));
+    h.pass(5000ms);
+    EXPECT_EQ(count_bound(h, "fair", 2), 0);
+    EXPECT_EQ(count_bound(h, "greedy", 4), 4);
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// No reclaim loop: a new gang of a, which is at its share, waits; it does not take the room back
+// from b, which is within its own.
+TEST(Reclaim, AReclaimedQueueDoesNotReclaimBack) {
+  runtime_harness h{reclaiming_config(2), {make_node("n-0").cpu("8").memory("16Gi")}};
+  make_queue(h, "a");
+  make_queue(h, "b");
+  gang(h, "greedy", 1, 4, "2", "", "a");
+  ASSERT_TRUE(h.run_until([&] { return count_bound(h, "greedy", 4) == 4; }, 5000ms, 10ms));
+  gang(h, "fair", 2, 2, "2", "", "b");
+  ASSERT_TRUE(h.run_until([&] { return count_bound(h, "fair", 2) == 2; }, 10'000ms, 10ms))
+      << pending_message(h, "fair");
+  gang(h, "again", 1, 1, "2", "", "a");
+  ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "again").empty(); }, 5000ms, 10ms));
+  h.pass(10'000ms);
+  EXPECT_EQ(count_bound(h, "fair", 2), 2);
+  EXPECT_EQ(count_bound(h, "greedy", 4), 2);
+  EXPECT_FALSE(bound(h, "again-0"));
+  EXPECT_NE(pending_message(h, "again").find("deserved share"), std::string::npos)
+      << pending_message(h, "again");
+  EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+  expect_nothing_held(h);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
