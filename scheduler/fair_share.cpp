@@ -4,6 +4,7 @@
 #include <cassert>
 #include <numeric>
 #include <string_view>
+#include <unordered_map>
 
 namespace phalanx::scheduler {
 
@@ -128,6 +129,111 @@ std::vector<int64_t> water_fill(int64_t total, std::span<const int64_t> weights,
   return out;
 }
 
+namespace {
+
+// The flat computation: `total` poured over one set of sibling queues, per dimension in `dims`.
+// Returns each sibling's deserved, in the order of `siblings`.
+std::vector<resources> fill_siblings(const resources& total, std::span<const queue_demand> siblings,
+                                     std::span<const std::string> dims) {
+  const std::size_t n = siblings.size();
+  std::vector<resources> out(n);
+  std::vector<std::string> names;
+  names.reserve(n);
+  std::vector<int64_t> weights;
+  weights.reserve(n);
+  for (const auto& q : siblings) {
+    names.push_back(q.name);
+    weights.push_back(q.weight);
+  }
+  std::vector<int64_t> floors(n), ceilings(n);
+  for (const auto& dim : dims) {
+    const int64_t dim_total = total.get(dim);
+    int64_t guaranteed = 0;
+    for (const auto& q : siblings)
+      guaranteed = saturating_add(guaranteed, std::max<int64_t>(0, q.guarantee.get(dim)));
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto& q = siblings[i];
+      const int64_t floor = std::max<int64_t>(0, q.guarantee.get(dim));
+      // Volcano's realCapability: what the siblings are guaranteed is never ours.
+      int64_t ceiling = saturating_add(saturating_sub(dim_total, guaranteed), floor);
+      if (auto cap = q.capability.get(dim))
+        ceiling = std::min(ceiling, *cap);
+      ceiling = std::min(ceiling, q.request.get(dim));
+      floors[i] = floor;
+      ceilings[i] = std::max(ceiling, floor);
+    }
+    auto amounts = water_fill(dim_total, weights, floors, ceilings, names);
+    for (std::size_t i = 0; i < n; ++i)
+      if (amounts[i] != 0)
+        out[i].set(dim, amounts[i]);
+  }
+  return out;
+}
+
+// The queue tree: each queue's parent as an index, the root being `queues.size()`.
+struct queue_tree {
+  std::size_t root = 0;
+  std::vector<std::size_t> parent;
+  std::vector<std::vector<std::size_t>> children; // Indexed by queue, then the root; input order.
+  std::vector<std::size_t> top_down;              // Every queue, each after its parent.
+};
+
+queue_tree make_tree(std::span<const queue_demand> queues) {
+  const std::size_t n = queues.size();
+  queue_tree t;
+  t.root = n;
+  t.parent.assign(n, n);
+  std::unordered_map<std::string_view, std::size_t> index;
+  for (std::size_t i = 0; i < n; ++i)
+    index.emplace(queues[i].name, i);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (is_child_of_root(queues[i].parent))
+      continue;
+    if (auto it = index.find(queues[i].parent); it != index.end())
+      t.parent[i] = it->second;
+  }
+
+  // Cut every cycle by hanging its queues under the root. Which queues lie on a cycle depends on
+  // the parent links alone, so the result does not depend on input order. Each walk stops at a
+  // queue already seen, so every queue is walked once.
+  enum class mark : uint8_t { unseen, on_path, done };
+  std::vector<mark> marks(n, mark::unseen);
+  std::vector<bool> on_cycle(n, false);
+  std::vector<std::size_t> path;
+  for (std::size_t i = 0; i < n; ++i) {
+    path.clear();
+    std::size_t j = i;
+    while (j != t.root && marks[j] == mark::unseen) {
+      marks[j] = mark::on_path;
+      path.push_back(j);
+      j = t.parent[j];
+    }
+    if (j != t.root && marks[j] == mark::on_path) // The walk came back to itself at j.
+      for (auto k = std::find(path.begin(), path.end(), j); k != path.end(); ++k)
+        on_cycle[*k] = true;
+    for (auto k : path)
+      marks[k] = mark::done;
+  }
+  for (std::size_t i = 0; i < n; ++i)
+    if (on_cycle[i])
+      t.parent[i] = t.root;
+
+  t.children.resize(n + 1);
+  for (std::size_t i = 0; i < n; ++i)
+    t.children[t.parent[i]].push_back(i);
+  // Breadth first from the root: a parent always comes before its children.
+  t.top_down.reserve(n);
+  for (auto i : t.children[t.root])
+    t.top_down.push_back(i);
+  for (std::size_t k = 0; k < t.top_down.size(); ++k)
+    for (auto child : t.children[t.top_down[k]])
+      t.top_down.push_back(child);
+  assert(t.top_down.size() == n);
+  return t;
+}
+
+} // namespace
+
 std::vector<queue_deserved> compute_deserved(const resources& total,
                                              std::span<const queue_demand> queues) {
   std::vector<std::string> dims;
@@ -140,38 +246,42 @@ std::vector<queue_deserved> compute_deserved(const resources& total,
   std::sort(dims.begin(), dims.end());
   dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
 
+  const auto tree = make_tree(queues);
+  // What each queue stands for before its parent: its subtree's request and guarantee (a leaf is
+  // itself). Children before parents, so each child's subtree is complete when its parent sums.
+  std::vector<queue_demand> subtree(queues.begin(), queues.end());
+  for (auto it = tree.top_down.rbegin(); it != tree.top_down.rend(); ++it) {
+    const auto& kids = tree.children[*it];
+    if (kids.empty())
+      continue;
+    auto& q = subtree[*it];
+    resources children_guarantee;
+    for (auto k : kids) {
+      q.request += subtree[k].request.clamped_at_zero();
+      children_guarantee += subtree[k].guarantee.clamped_at_zero();
+    }
+    q.guarantee = resources::max(q.guarantee, children_guarantee);
+  }
+
+  std::vector<resources> deserved(queues.size());
+  std::vector<queue_demand> siblings;
+  auto pour = [&](const resources& amount, const std::vector<std::size_t>& members) {
+    siblings.clear();
+    for (auto k : members)
+      siblings.push_back(subtree[k]);
+    auto shares = fill_siblings(amount, siblings, dims);
+    for (std::size_t m = 0; m < members.size(); ++m)
+      deserved[members[m]] = std::move(shares[m]);
+  };
+  pour(total, tree.children[tree.root]);
+  for (auto i : tree.top_down)
+    if (!tree.children[i].empty())
+      pour(deserved[i], tree.children[i]);
+
   std::vector<queue_deserved> out;
   out.reserve(queues.size());
-  std::vector<std::string> names;
-  names.reserve(queues.size());
-  std::vector<int64_t> weights;
-  for (const auto& q : queues) {
-    out.push_back({q.name, {}});
-    names.push_back(q.name);
-    weights.push_back(q.weight);
-  }
-  std::vector<int64_t> floors(queues.size()), ceilings(queues.size());
-  for (const auto& dim : dims) {
-    const int64_t dim_total = total.get(dim);
-    int64_t guaranteed = 0;
-    for (const auto& q : queues)
-      guaranteed = saturating_add(guaranteed, std::max<int64_t>(0, q.guarantee.get(dim)));
-    for (std::size_t i = 0; i < queues.size(); ++i) {
-      const auto& q = queues[i];
-      const int64_t floor = std::max<int64_t>(0, q.guarantee.get(dim));
-      // Volcano's realCapability: what the others are guaranteed is never ours.
-      int64_t ceiling = saturating_add(saturating_sub(dim_total, guaranteed), floor);
-      if (auto cap = q.capability.get(dim))
-        ceiling = std::min(ceiling, *cap);
-      ceiling = std::min(ceiling, q.request.get(dim));
-      floors[i] = floor;
-      ceilings[i] = std::max(ceiling, floor);
-    }
-    auto amounts = water_fill(dim_total, weights, floors, ceilings, names);
-    for (std::size_t i = 0; i < queues.size(); ++i)
-      if (amounts[i] != 0)
-        out[i].deserved.set(dim, amounts[i]);
-  }
+  for (std::size_t i = 0; i < queues.size(); ++i)
+    out.push_back({queues[i].name, std::move(deserved[i])});
   return out;
 }
 

@@ -17,6 +17,20 @@
 // dimension on its own gives the same fixed point without the rounds, and with integers the
 // result is the same on every machine.
 //
+// Hierarchy (Volcano's hierarchical queues, `spec.parent`): queues form a tree under the root,
+// which stands for the cluster. The root's total is poured into the root's children as above;
+// then each parent's deserved is poured into its children the same way, down the tree, with the
+// parent's deserved as the total and its children as the only queues (so the real-capability rule
+// subtracts the guarantees of siblings only). To its parent, a queue with children looks like one
+// queue standing for its subtree:
+// - request: its own plus its descendants' (only leaf queues take jobs, so a parent's own request
+//   is normally empty);
+// - capability: its own, capping the whole subtree;
+// - guarantee: per dimension, the larger of its own and the sum of its children's (so the
+//   children's floors always fit in what the parent deserves).
+// What a satisfied queue does not take thus goes to its siblings first and, only when the whole
+// subtree is satisfied, up to the parent's siblings. Without parents this is the flat computation.
+//
 // Rounding: within a dimension the water level is an exact rational; each queue gets the floor
 // of its exact amount, and the units lost to flooring go one each to the queues with the largest
 // fractional remainders, ties broken by queue name. So deserved amounts sum exactly to the total
@@ -29,6 +43,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace phalanx::scheduler {
@@ -45,7 +60,19 @@ struct queue_demand {
   resources guarantee;
   /// Allocated plus pending demand: the most the queue could use now.
   resources request;
+  /// The parent queue's name; empty or "root" for a child of the root. Initialised so that
+  /// callers listing the other fields in order need not name it.
+  std::string parent = {};
 };
+
+/// The name of the tree's root: it stands for the whole cluster and is never a queue_demand.
+inline constexpr std::string_view root_queue_name = "root";
+
+/// True when a queue whose spec.parent is `parent` hangs directly under the root: `parent` is
+/// empty or "root". The one place that says how the root is spelled.
+constexpr bool is_child_of_root(std::string_view parent) noexcept {
+  return parent.empty() || parent == root_queue_name;
+}
 
 /// The deserved resources of one queue.
 struct queue_deserved {
@@ -54,11 +81,18 @@ struct queue_deserved {
   friend bool operator==(const queue_deserved&, const queue_deserved&) = default;
 };
 
-/// Weighted water-filling of `total` over `queues`, per dimension (see the file comment).
-/// Returns one entry per input queue, in input order. Dimensions are those of `total`, of the
+/// Weighted water-filling of `total` over the tree of `queues`, per dimension, from the root down
+/// (see the file comment). Returns one entry per input queue, parents included, in input order;
+/// a parent's entry is what its whole subtree deserves. Dimensions are those of `total`, of the
 /// requests and of the guarantees. When the guarantees of a dimension exceed the total, every
 /// queue gets its guarantee and nothing more (guarantees are promises; the caller's validation
 /// should have refused them).
+///
+/// The tree is the caller's to validate (check_queue_tree in validation.hpp); this function only
+/// stays defined on a bad one: a queue whose parent is not in `queues` is a child of the root, and
+/// a queue on a parent cycle (itself included) is a child of the root too, which breaks the cycle.
+/// Names are expected to be unique; a parent name refers to the first queue of that name.
+/// Building the tree costs O(n) besides the filling.
 std::vector<queue_deserved> compute_deserved(const resources& total,
                                              std::span<const queue_demand> queues);
 

@@ -1,5 +1,6 @@
 #include "scheduler/validation.hpp"
 
+#include "scheduler/fair_share.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -838,6 +839,132 @@ field_errors validate(const queue& q) {
       out.push_back(invalid_error("spec.parent", q.parent, "a queue cannot be its own parent"));
   }
   return out;
+}
+
+namespace {
+
+// "a: 3, b: 4": each named queue's positive amount of `resource`, in name order.
+std::string guarantee_parts(std::span<const queue* const> queues, std::string_view resource) {
+  std::string out;
+  for (const auto* c : queues) {
+    const int64_t amount = c->guarantee.get(resource);
+    if (amount <= 0)
+      continue;
+    out += out.empty() ? "" : ", ";
+    out += c->meta.name.view();
+    out += ": " + format_resource_amount(resource, amount);
+  }
+  return out;
+}
+
+// The sum of the positive amounts of `resource` guaranteed to `queues`.
+int64_t guarantee_sum(std::span<const queue* const> queues, std::string_view resource) {
+  int64_t sum = 0;
+  for (const auto* c : queues)
+    sum = saturating_add(sum, std::max<int64_t>(0, c->guarantee.get(resource)));
+  return sum;
+}
+
+} // namespace
+
+field_errors check_queue_tree(const queue& q, std::span<const queue> existing) {
+  field_errors out;
+  const std::string_view self = q.meta.name;
+  // The tree as it would be, by name (so messages list queues in name order): q replaces its old
+  // version.
+  std::map<std::string_view, const queue*> tree;
+  for (const auto& e : existing)
+    if (e.meta.name != self)
+      tree.emplace(e.meta.name, &e);
+  tree[self] = &q;
+  auto find = [&](std::string_view name) -> const queue* {
+    auto it = tree.find(name);
+    return it == tree.end() ? nullptr : it->second;
+  };
+  auto children_of = [&](std::string_view parent) {
+    std::vector<const queue*> out;
+    for (const auto& [name, c] : tree)
+      if (c->parent == parent && name != parent)
+        out.push_back(c);
+    return out;
+  };
+  auto guarantee_path = [](std::string_view resource) {
+    return keyed("spec.guarantee.resource", resource);
+  };
+
+  const queue* parent = nullptr;
+  if (!is_child_of_root(q.parent)) {
+    parent = find(q.parent);
+    if (!parent) {
+      out.push_back(invalid_error("spec.parent", q.parent,
+                                  "parent queue " + go_quote(q.parent) +
+                                      " does not exist (a parent must be an existing queue or " +
+                                      go_quote(root_queue_name) + ")"));
+    } else {
+      // Up the parents from q: reaching q again is a cycle. A loop among `existing` that does
+      // not pass through q is not q's doing; the walk stops there.
+      std::string chain(self);
+      std::set<std::string_view> seen{self};
+      for (const queue* at = &q; at && !is_child_of_root(at->parent); at = find(at->parent)) {
+        chain += " -> " + at->parent;
+        if (at->parent == self) {
+          out.push_back(invalid_error("spec.parent", q.parent,
+                                      "queue " + go_quote(self) + " would be its own ancestor (" +
+                                          chain + ")"));
+          parent = nullptr; // Guarantees along a cycle have no meaning.
+          break;
+        }
+        if (!seen.insert(at->parent).second)
+          break;
+      }
+    }
+  }
+
+  if (parent) {
+    const auto siblings = children_of(q.parent); // q included.
+    parent->guarantee.for_each([&](std::string_view resource, int64_t limit) {
+      const int64_t own = q.guarantee.get(resource);
+      if (limit <= 0 || own <= 0)
+        return;
+      if (own > limit) {
+        out.push_back(invalid_error(guarantee_path(resource),
+                                    format_resource_amount(resource, own),
+                                    "must be less than or equal to the guarantee of parent queue " +
+                                        go_quote(q.parent) + " (" +
+                                        format_resource_amount(resource, limit) + ")"));
+        return;
+      }
+      const int64_t sum = guarantee_sum(siblings, resource);
+      if (sum > limit)
+        out.push_back(invalid_error(
+            guarantee_path(resource), format_resource_amount(resource, own),
+            "the guarantees of the children of queue " + go_quote(q.parent) +
+                " would add up to " + format_resource_amount(resource, sum) + " (" +
+                guarantee_parts(siblings, resource) + "), more than its guarantee (" +
+                format_resource_amount(resource, limit) + ")"));
+    });
+  }
+
+  const auto children = children_of(self);
+  if (!children.empty()) {
+    q.guarantee.for_each([&](std::string_view resource, int64_t own) {
+      if (own <= 0)
+        return;
+      const int64_t sum = guarantee_sum(children, resource);
+      if (sum > own)
+        out.push_back(invalid_error(guarantee_path(resource),
+                                    format_resource_amount(resource, own),
+                                    "must be at least the sum of its children's guarantees: " +
+                                        format_resource_amount(resource, sum) + " (" +
+                                        guarantee_parts(children, resource) + ")"));
+    });
+  }
+  return out;
+}
+
+bool is_leaf_queue(std::string_view name, std::span<const queue> queues) {
+  return std::none_of(queues.begin(), queues.end(),
+                      [&](const queue& c) { return c.parent == name; });
 }
 
 field_errors validate(const job& j) {

@@ -193,6 +193,25 @@ field_errors validate(const pod_group& group, std::span<const pod* const> declar
 /// queue drains, never asked for); parent a DNS subdomain and not the queue itself.
 field_errors validate(const queue& q);
 
+/// The rules of the queue tree (Volcano's hierarchical queues, `spec.parent`) for `q`, about to
+/// be created or to replace the queue of the same name in `existing` (every stored queue; an old
+/// version of `q` there is ignored). Meant to run once validate(q) found nothing: q's own fields
+/// are validate()'s (a queue naming itself as its parent fails both). Errors, in this order:
+/// - spec.parent: the parent is "root", empty, or a queue of `existing`;
+/// - spec.parent: q is not its own ancestor through `existing` ("a -> b -> a");
+/// - spec.guarantee.resource[<name>]: q's guarantee is at most its parent's in every dimension
+///   where the parent has one (a positive amount); and where it is, the guarantees of all the
+///   parent's children, q's new one included, add up to at most the parent's;
+/// - spec.guarantee.resource[<name>]: where q has a guarantee, its children's guarantees add up
+///   to at most it (q lowering its guarantee below what it promised its children).
+/// A parent without a guarantee in a dimension does not bound its children there: compute_deserved
+/// then guarantees the parent the children's sum. Queues of `existing` that already break a rule
+/// are not reported; a walk up a broken chain of `existing` stops where it breaks.
+field_errors check_queue_tree(const queue& q, std::span<const queue> existing);
+
+/// True when no queue of `queues` names `name` as its parent: only leaf queues take jobs.
+bool is_leaf_queue(std::string_view name, std::span<const queue> queues);
+
 /// A Volcano job, with Volcano's admission rules:
 /// - metadata.name a DNS-1123 label (Volcano requires a qualified name of at most 63 characters;
 ///   object names must also be lowercase subdomains, and together those make a label);

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,6 +202,193 @@ TEST(FairShare, WaterFillPropertiesHoldOnRandomInputs) {
           ASSERT_LE((x[j] - 1) * w[i], (x[i] + 1) * w[j])
               << "round " << round << " i " << i << " j " << j;
         }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hierarchical queues: deserved computed down the tree.
+
+// `q` under `parent`.
+queue_demand under(std::string parent, queue_demand q) {
+  q.parent = std::move(parent);
+  return q;
+}
+
+// Two departments with two teams each, every team asking for more than the cluster holds:
+// dev (weight 1) with d1, d2 (weights 1, 1); prod (weight 3) with p1, p2 (weights 1, 2).
+// Only the teams ask: departments take no jobs.
+std::vector<queue_demand> departments() {
+  return {queue_of("dev", 1, {}),
+          under("dev", queue_of("d1", 1, plenty)),
+          under("dev", queue_of("d2", 1, plenty)),
+          under("root", queue_of("prod", 3, {})),
+          under("prod", queue_of("p1", 1, plenty)),
+          under("prod", queue_of("p2", 2, plenty))};
+}
+
+// The queue of `qs` named `name`.
+queue_demand& named(std::vector<queue_demand>& qs, std::string_view name) {
+  auto it = std::find_if(qs.begin(), qs.end(), [&](const auto& q) { return q.name == name; });
+  EXPECT_NE(it, qs.end()) << name;
+  return *it;
+}
+
+struct tree_case {
+  std::string what;
+  std::function<void(std::vector<queue_demand>&)> change;
+  // cpu in millicores, in the order of departments(): dev, d1, d2, prod, p1, p2.
+  std::vector<int64_t> expected;
+};
+
+TEST(FairShareTree, DeservedFlowsDownTheTree) {
+  const std::vector<tree_case> cases = {
+      // Root: 40 over 1:3 -> dev 10, prod 30. dev: 10 over 1:1; prod: 30 over 1:2.
+      {"each department splits its weighted share by its teams' weights",
+       [](auto&) {},
+       {10000, 5000, 5000, 30000, 10000, 20000}},
+      // d1 takes 2 of its 5; d2, its sibling, gets the other 3. prod does not see them.
+      {"a satisfied team's share goes to its sibling first",
+       [](auto& qs) { named(qs, "d1").request = res("cpu", "2"); },
+       {10000, 2000, 8000, 30000, 10000, 20000}},
+      // dev asks for 2 + 3 = 5 of its 10; prod gets 35 = 11.67 + 23.33, the lost unit to p1
+      // (remainder .67 > .33).
+      {"a satisfied department's share goes up to the other department",
+       [](auto& qs) {
+         named(qs, "d1").request = res("cpu", "2");
+         named(qs, "d2").request = res("cpu", "3");
+       },
+       {5000, 2000, 3000, 35000, 11667, 23333}},
+      // prod stops at 20 (its teams' plenty does not matter); dev takes the other 20. Inside
+      // prod: 20 over 1:2 = 6.67 + 13.33, the lost unit to p1.
+      {"a department's capability caps its teams together",
+       [](auto& qs) { named(qs, "prod").capability = cap("cpu", "20"); },
+       {20000, 10000, 10000, 20000, 6667, 13333}},
+      // dev's own guarantee 16 beats its teams' 4: dev 16, prod 40 - 16 = 24. Inside dev the
+      // level 8 is above d1's floor 4: 8 and 8.
+      {"a department's guarantee is a floor",
+       [](auto& qs) {
+         named(qs, "dev").guarantee = res("cpu", "16");
+         named(qs, "d1").guarantee = res("cpu", "4");
+       },
+       {16000, 8000, 8000, 24000, 8000, 16000}},
+      // d1's 12 is dev's guarantee (its children's sum): dev 12, prod 28 = 9.33 + 18.67 (lost
+      // unit to p2). Inside dev, d2's real capability is 12 - 12 = 0.
+      {"a team's guarantee is a floor for it and for its department",
+       [](auto& qs) { named(qs, "d1").guarantee = res("cpu", "12"); },
+       {12000, 12000, 0, 28000, 9333, 18667}},
+      // Both levels floored: prod promised 30 of which p2 is promised 25. Root: dev's real
+      // capability is 40 - 30 = 10. Inside prod: p1's real capability is 30 - 25 = 5.
+      {"guarantees at both levels",
+       [](auto& qs) {
+         named(qs, "prod").guarantee = res("cpu", "30");
+         named(qs, "p2").guarantee = res("cpu", "25");
+       },
+       {10000, 5000, 5000, 30000, 5000, 25000}},
+      // With no parent given, prod's teams are at the root: 40 over dev 1, p1 1, p2 2, prod
+      // asks nothing -> 10, 10, 20; dev splits its 10.
+      {"a parent not in the input is the root",
+       [](auto& qs) {
+         named(qs, "p1").parent = "gone";
+         named(qs, "p2").parent = "";
+       },
+       {10000, 5000, 5000, 0, 10000, 20000}},
+  };
+  for (const auto& c : cases) {
+    auto qs = departments();
+    c.change(qs);
+    auto d = compute_deserved(res("cpu", "40"), qs);
+    EXPECT_EQ(cpu_of(d), c.expected) << c.what;
+    ASSERT_EQ(d.size(), qs.size());
+    for (std::size_t i = 0; i < qs.size(); ++i)
+      EXPECT_EQ(d[i].name, qs[i].name) << c.what;
+  }
+}
+
+TEST(FairShareTree, FlatInputIsUnchangedWhateverTheRootIsCalled) {
+  std::vector<queue_demand> flat = {queue_of("a", 1, res("cpu", "10")),
+                                    queue_of("b", 2, res("cpu", "1"), {}, res("cpu", "1")),
+                                    queue_of("c", 3, plenty, cap("cpu", "5"))};
+  auto expected = compute_deserved(res("cpu", "12"), flat);
+  // c stops at 5, b at its request 1; a takes the other 6.
+  EXPECT_EQ(cpu_of(expected), (std::vector<int64_t>{6000, 1000, 5000}));
+  for (auto& q : flat)
+    q.parent = "root";
+  EXPECT_EQ(compute_deserved(res("cpu", "12"), flat), expected);
+}
+
+TEST(FairShareTree, ACycleHangsUnderTheRoot) {
+  // a -> b -> a: both are treated as children of the root; c under a stays under a.
+  std::vector<queue_demand> qs = {under("b", queue_of("a", 1, plenty)),
+                                  under("a", queue_of("b", 1, plenty)),
+                                  under("a", queue_of("c", 1, plenty))};
+  auto d = compute_deserved(res("cpu", "10"), qs);
+  // Root: a (with c) and b, 5 each; a's 5 goes to c, its only child.
+  EXPECT_EQ(cpu_of(d), (std::vector<int64_t>{5000, 5000, 5000}));
+  std::vector<queue_demand> self = {under("a", queue_of("a", 1, plenty))};
+  EXPECT_EQ(cpu_of(compute_deserved(res("cpu", "10"), self)), (std::vector<int64_t>{10000}));
+}
+
+TEST(FairShareTree, ResultDoesNotDependOnInputOrder) {
+  auto qs = departments();
+  named(qs, "d1").request = res("cpu", "2m");
+  named(qs, "p1").guarantee = res("cpu", "13m");
+  // Every order of the six queues gives the same deserved per queue.
+  std::vector<std::size_t> order = {0, 1, 2, 3, 4, 5};
+  std::map<std::string, resources> first;
+  do {
+    std::vector<queue_demand> shuffled;
+    for (auto i : order)
+      shuffled.push_back(qs[i]);
+    std::map<std::string, resources> by_name;
+    for (auto& q : compute_deserved(res("cpu", "40m"), shuffled))
+      by_name[q.name] = q.deserved;
+    if (first.empty())
+      first = by_name;
+    ASSERT_EQ(by_name, first);
+  } while (std::next_permutation(order.begin(), order.end()));
+  // Root: prod's floor is 13, dev asks 2 + plenty: 40m over 1:3 = 10m, 30m. dev: d1 2m, d2 8m.
+  // prod: p1's floor 13m is above its 10m level: p1 13m, p2 17m.
+  EXPECT_EQ(first["dev"], res("cpu", "10m"));
+  EXPECT_EQ(first["d1"], res("cpu", "2m"));
+  EXPECT_EQ(first["d2"], res("cpu", "8m"));
+  EXPECT_EQ(first["prod"], res("cpu", "30m"));
+  EXPECT_EQ(first["p1"], res("cpu", "13m"));
+  EXPECT_EQ(first["p2"], res("cpu", "17m"));
+}
+
+// On random trees, a parent's children never deserve more together than the parent does.
+TEST(FairShareTree, ChildrenNeverExceedTheirParentOnRandomTrees) {
+  std::mt19937_64 random(7);
+  for (int round = 0; round < 500; ++round) {
+    const std::size_t n = 1 + random() % 8;
+    std::vector<queue_demand> qs;
+    for (std::size_t i = 0; i < n; ++i) {
+      auto q = queue_of(std::string(1, char('a' + i)), int32_t(1 + random() % 4),
+                        resources{}.with_cpu_milli(int64_t(random() % 30)));
+      if (random() % 3 == 0)
+        q.guarantee.cpu_milli = int64_t(random() % 6);
+      if (random() % 4 == 0) {
+        ASSERT_TRUE(q.capability.set("cpu", int64_t(random() % 20)));
+      }
+      // Parents come earlier in the input, so there is no cycle.
+      if (i > 0 && random() % 3 != 0)
+        q.parent = qs[random() % i].name;
+      qs.push_back(q);
+    }
+    auto d = compute_deserved(resources{}.with_cpu_milli(int64_t(random() % 60)), qs);
+    for (std::size_t p = 0; p < n; ++p) {
+      int64_t children = 0;
+      bool any = false;
+      for (std::size_t c = 0; c < n; ++c) {
+        if (qs[c].parent == qs[p].name) {
+          children += d[c].deserved.cpu_milli;
+          any = true;
+        }
+      }
+      if (any) {
+        ASSERT_LE(children, d[p].deserved.cpu_milli) << "round " << round << " parent " << p;
       }
     }
   }

@@ -771,6 +771,84 @@ TEST(validate_queue, table) {
   EXPECT_TRUE(validate(def).empty());
 }
 
+// ---------------------------------------------------------------------------------------------
+// The queue tree
+
+// A queue under `parent` with `guarantee_cpu` cores guaranteed (none when empty).
+queue tree_queue(std::string name, std::string parent, std::string_view guarantee_cpu = {}) {
+  queue q;
+  q.meta.name = std::move(name);
+  q.parent = std::move(parent);
+  if (!guarantee_cpu.empty())
+    q.guarantee = res("cpu", guarantee_cpu);
+  return q;
+}
+
+// dev (guarantee 10) with d1 (4) and d2 (3); prod (no guarantee) with p1 (2).
+std::vector<queue> stored_tree() {
+  return {tree_queue("dev", "", "10"), tree_queue("d1", "dev", "4"), tree_queue("d2", "dev", "3"),
+          tree_queue("prod", "root"), tree_queue("p1", "prod", "2")};
+}
+
+TEST(validate_queue_tree, table) {
+  struct tree_case {
+    std::string what;
+    queue q;  // New, or replacing the stored queue of its name.
+    messages expected;
+  };
+  const std::vector<tree_case> cases = {
+      {"a new team fills its department's guarantee exactly", tree_queue("d3", "dev", "3"), {}},
+      {"a new department under the root", tree_queue("ops", "root", "5"), {}},
+      {"no parent is the root", tree_queue("ops", "", "5"), {}},
+      {"a parent without a guarantee does not bound", tree_queue("p2", "prod", "100"), {}},
+      {"a team moves to another department", tree_queue("d1", "prod", "4"), {}},
+      {"a team raises its guarantee within its department's", tree_queue("d1", "dev", "7"), {}},
+      {"missing parent",
+       tree_queue("d3", "ops"),
+       {"spec.parent: Invalid value: \"ops\": parent queue \"ops\" does not exist (a parent must "
+        "be an existing queue or \"root\")"}},
+      {"cycle through a child",
+       tree_queue("dev", "d1", "10"),
+       {"spec.parent: Invalid value: \"d1\": queue \"dev\" would be its own ancestor (dev -> d1 "
+        "-> dev)"}},
+      {"own parent",
+       tree_queue("dev", "dev", "10"),
+       {"spec.parent: Invalid value: \"dev\": queue \"dev\" would be its own ancestor (dev -> "
+        "dev)"}},
+      {"guarantee above the parent's",
+       tree_queue("d3", "dev", "12"),
+       {"spec.guarantee.resource[cpu]: Invalid value: \"12\": must be less than or equal to the "
+        "guarantee of parent queue \"dev\" (10)"}},
+      {"children's guarantees above the parent's",
+       tree_queue("d3", "dev", "4"),
+       {"spec.guarantee.resource[cpu]: Invalid value: \"4\": the guarantees of the children of "
+        "queue \"dev\" would add up to 11 (d1: 4, d2: 3, d3: 4), more than its guarantee (10)"}},
+      {"a team raises its guarantee beyond its department's",
+       tree_queue("d1", "dev", "8"),
+       {"spec.guarantee.resource[cpu]: Invalid value: \"8\": the guarantees of the children of "
+        "queue \"dev\" would add up to 11 (d1: 8, d2: 3), more than its guarantee (10)"}},
+      {"a department lowers its guarantee below its teams'",
+       tree_queue("dev", "", "6"),
+       {"spec.guarantee.resource[cpu]: Invalid value: \"6\": must be at least the sum of its "
+        "children's guarantees: 7 (d1: 4, d2: 3)"}},
+  };
+  const auto stored = stored_tree();
+  for (const auto& stored_queue : stored)
+    EXPECT_TRUE(check_queue_tree(stored_queue, stored).empty()) << stored_queue.meta.name;
+  for (const auto& c : cases)
+    EXPECT_EQ(strings(check_queue_tree(c.q, stored)), c.expected) << c.what;
+}
+
+TEST(validate_queue_tree, is_leaf_queue) {
+  const auto stored = stored_tree();
+  EXPECT_FALSE(is_leaf_queue("dev", stored));
+  EXPECT_FALSE(is_leaf_queue("prod", stored));
+  EXPECT_TRUE(is_leaf_queue("d1", stored));
+  EXPECT_TRUE(is_leaf_queue("p1", stored));
+  EXPECT_TRUE(is_leaf_queue("unknown", stored));
+  EXPECT_TRUE(is_leaf_queue("dev", {}));
+}
+
 TEST(validate_job, table) {
   job valid;
   valid.meta.name = "tf";
