@@ -25,7 +25,8 @@ void recompute(self_ptr self) {
   std::vector<scheduler::queue_demand> demands;
   demands.reserve(st.queues.size());
   for (const auto& [name, q] : st.queues)
-    demands.push_back({name, q.spec->weight, q.spec->capability, q.spec->guarantee, q.request});
+    demands.push_back(
+        {name, q.spec->weight, q.spec->capability, q.spec->guarantee, q.request, q.spec->parent});
   auto deserved = scheduler::compute_deserved(st.allocatable, demands);
   std::size_t i = 0;
   for (auto& [name, q] : st.queues) {

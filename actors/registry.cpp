@@ -1,5 +1,8 @@
 #include "actors/registry_internal.hpp"
 
+#include "scheduler/fair_share.hpp"
+#include "scheduler/validation.hpp"
+
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -187,7 +190,39 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
             std::string(field) + ": Forbidden: queue \"" + queue + "\" is " +
                 std::string(scheduler::to_string(i->second.queue->state)) +
                 "; only Open queues accept new work"};
+  auto queues = queue_specs(st);
+  if (!scheduler::is_leaf_queue(queue, queues))
+    return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
+                                        "\": the queue has child queues; only leaf queues "
+                                        "take PodGroups and jobs"};
+  // A closed ancestor closes its subtree to new work (Volcano's hierarchical queues).
+  if (const auto* closed = closed_ancestor(st, *i->second.queue))
+    return {errc::failed_precondition,
+            std::string(field) + ": Forbidden: queue \"" + queue + "\" is under queue \"" +
+                closed->meta.name.str() + "\", which is Closed; only queues whose ancestors are "
+                "Open accept new work"};
   return {};
+}
+
+const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q) {
+  std::set<std::string, std::less<>> seen{q.meta.name.str()};
+  for (auto parent = q.parent; !scheduler::is_child_of_root(parent);) {
+    auto p = st.queues.find(parent);
+    if (p == st.queues.end() || !seen.insert(parent).second)
+      return nullptr;
+    if (p->second.queue->state != scheduler::queue_state::open)
+      return p->second.queue.get();
+    parent = p->second.queue->parent;
+  }
+  return nullptr;
+}
+
+std::vector<scheduler::queue> queue_specs(const registry_state& st) {
+  std::vector<scheduler::queue> out;
+  out.reserve(st.queues.size());
+  for (const auto& [name, q] : st.queues)
+    out.push_back(*q.queue);
+  return out;
 }
 
 result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,

@@ -3,6 +3,7 @@
 #include "actors/registry_internal.hpp"
 
 #include "scheduler/job.hpp"
+#include "scheduler/validation.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -136,6 +137,9 @@ void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
   auto key = q.meta.name.str();
   if (name_taken(st, resource_kind::queue, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::queue, key)});
+  // The tree's rules: the parent exists, no cycle, guarantees within the parent's.
+  if (auto errors = scheduler::check_queue_tree(q, queue_specs(st)); !errors.empty())
+    return respond(reply, result<api::object>{scheduler::to_status("Queue", key, errors)});
   stamp_new(self, q.meta);
   q.meta.resource_version = next_version(self);
   st.reserved_names[kind_index(resource_kind::queue)].insert(key);
@@ -440,6 +444,12 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
         reply, result<api::object>{status{errc::failed_precondition,
                                           "queues \"default\" cannot be deleted: it takes every "
                                           "PodGroup that names no queue"}});
+  for (const auto& [child, q] : st.queues)
+    if (q.queue->parent == name)
+      return respond(reply, result<api::object>{status{
+                                errc::failed_precondition,
+                                "queues \"" + name + "\" is the parent of queue \"" + child +
+                                    "\": delete its child queues first"}});
   if (auto gangs = st.gangs_by_queue.find(name); gangs != st.gangs_by_queue.end())
     return respond(
         reply, result<api::object>{status{

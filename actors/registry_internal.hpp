@@ -206,7 +206,12 @@ registry_state::node_entry* node_at(registry_state& st, uint32_t index);
 /// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
 std::string implicit_queue_of(const scheduler::pod& p);
 
-/// Runtime checks of a create (names, queues, priority classes).
+/// The nearest ancestor of `q` that is not Open, or null: it closes q's subtree to new work.
+const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q);
+/// Every queue's spec (the tree checks of scheduler/validation.hpp take them whole).
+std::vector<scheduler::queue> queue_specs(const registry_state& st);
+/// Runtime checks of a create (names, queues, priority classes). A queue accepts new work when
+/// it and every ancestor are Open and it is a leaf (has no child queues).
 status check_queue_accepts(const registry_state& st, const std::string& queue,
                            std::string_view field);
 result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,

@@ -177,12 +177,27 @@ api::node_object node_view(const registry_state::node_entry& n) {
   return {*n.node, n.allocated, n.pod_count};
 }
 
+// Volcano's queue states as a user sees them: a queue closed, or under a closed ancestor, is
+// Closing while PodGroups of it have not completed (they run on; nothing new is admitted), and
+// Closed once none is left.
+void show_state(const registry_state& st, api::queue_object& out) {
+  const bool closed = out.queue.state != scheduler::queue_state::open ||
+                      closed_ancestor(st, out.queue) != nullptr;
+  if (!closed)
+    return;
+  const auto& s = out.status;
+  out.queue.state = s.pending + s.inqueue + s.running + s.unknown > 0
+                        ? scheduler::queue_state::closing
+                        : scheduler::queue_state::closed;
+}
+
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
   api::queue_object out{*q.queue, {}};
   auto& s = out.status;
   auto gangs = st.gangs_by_queue.find(q.queue->meta.name.str());
   if (gangs == st.gangs_by_queue.end()) {
     s.deserved = q.deserved;
+    show_state(st, out);
     return out;
   }
   for (auto gang : gangs->second) {
@@ -215,6 +230,7 @@ api::queue_object queue_view(const registry_state& st, const registry_state::que
         s.allocated += p->second.pod->requests;
   }
   s.deserved = q.deserved;
+  show_state(st, out);
   return out;
 }
 
