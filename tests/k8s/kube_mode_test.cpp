@@ -500,6 +500,50 @@ TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
 }
 
+// Reclaim across queues against the real apiserver: queue a took the node while b had nothing;
+// b's gang brings b's deserved share to half, and a, above its share, gives up two pods (each
+// deleted with its uid, terminating until the test's kubelet finishes it), and no more.
+TEST(KubeMode, AQueueBelowItsShareReclaimsFromOneAbove) {
+  kube_harness h;
+  h.node("n0", "8");
+  h.queue("a");
+  h.queue("b");
+  auto config = h.scratch() + "/reclaim.yaml";
+  std::ofstream(config) << "scheduling:\n  reclaim: true\n";
+  auto d = h.start_phalanxd("data", {"--config", config});
+  h.podgroup("greedy", 1, {}, "", "a");
+  for (int i = 0; i < 4; ++i)
+    h.pod("greedy-" + std::to_string(i), "greedy", "2");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "greedy") == 4; })) << read_log(*d);
+  h.podgroup("fair", 2, {}, "", "b");
+  h.pod("fair-0", "fair", "2");
+  h.pod("fair-1", "fair", "2");
+  // The test's kubelet: a terminating pod stops and is gone.
+  auto finish_terminating = [&] {
+    int n = 0;
+    for (const auto& [name, p] : h.pods())
+      if (p.terminating) {
+        EXPECT_EQ(p.group, "greedy") << name;
+        EXPECT_EQ(p.disruption_reason, "PreemptionByScheduler") << name;
+        h.delete_pod(name);
+        ++n;
+      }
+    return n;
+  };
+  int evicted = 0;
+  ASSERT_TRUE(h.wait_for([&] {
+    evicted += finish_terminating();
+    return bound_of(h.pods(), "fair") == 2;
+  })) << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(500ms);
+  evicted += finish_terminating();
+  EXPECT_EQ(evicted, 2);
+  EXPECT_EQ(bound_of(h.pods(), "greedy"), 2);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
 // owned by the pod, as Volcano's pg controller makes it; the pod is bound as its gang, and after
 // a restart the pod and the object are one gang still (a second lone pod is bound too).
