@@ -196,7 +196,21 @@ void admit_locally(self_ptr self, uint64_t gang, book& b) {
 
 void try_admit(self_ptr self) {
   auto& st = self->state;
-  if (st.admitting || !is_open(st) || !st.waking.empty())
+  if (!is_open(st)) {
+    // Its gangs say why they wait, once each (the gate says so of gangs it sees; a gang with no
+    // minResources never goes to the gate).
+    for (const auto& key : st.to_admit)
+      if (st.told_not_open.insert(key.gang).second)
+        if (auto b = st.gangs.find(key.gang); b != st.gangs.end())
+          self->send(b->second.handle, admission_atom::value,
+                     admission{key.gang, false,
+                               "queue \"" + st.spec->meta.name.str() +
+                                   "\" admits no new PodGroups now: it is Closed, under a "
+                                   "Closed queue, or has child queues (only an Open leaf queue "
+                                   "admits gangs)"});
+    return;
+  }
+  if (st.admitting || !st.waking.empty())
     return;
   for (auto it = st.to_admit.begin(); it != st.to_admit.end();) {
     auto gang = it->gang;
@@ -234,6 +248,7 @@ void forget(self_ptr self, uint64_t gang) {
     stop_sleeping(st, gang, b);
   }
   st.woken_for_order.erase(gang);
+  st.told_not_open.erase(gang);
   st.planning.erase(gang);
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
@@ -380,6 +395,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](spec_atom, queue_ptr spec) {
       auto& st = self->state;
       st.spec = std::move(spec);
+      st.told_not_open.clear();
       self->send(st.cluster, spec_atom::value, st.spec, queue_actor_fwd{self});
       try_admit(self);
       dispatch(self);

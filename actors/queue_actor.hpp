@@ -71,6 +71,8 @@ struct queue_actor_state {
   std::set<order_key, order_less> asleep;
   std::unordered_set<uint64_t> woken_for_order;
   bool admitting = false;
+  /// Gangs told that the queue admits nothing now (it is not Open); cleared when its spec changes.
+  std::unordered_set<uint64_t> told_not_open;
 
   scheduler::resources allocated;
   scheduler::resources inqueue;

@@ -217,6 +217,27 @@ const scheduler::queue* closed_ancestor(const registry_state& st, const schedule
   return nullptr;
 }
 
+void refresh_queue_states(self_ptr self) {
+  auto& st = self->state;
+  for (auto& [name, q] : st.queues) {
+    bool blocked = closed_ancestor(st, *q.queue) != nullptr;
+    for (const auto& [other, o] : st.queues)
+      blocked = blocked || o.queue->parent == name;
+    auto effective = q.queue;
+    if (blocked && q.queue->state == scheduler::queue_state::open) {
+      auto copy = *q.queue;
+      copy.state = scheduler::queue_state::closed;
+      effective = std::make_shared<const scheduler::queue>(std::move(copy));
+    }
+    if (q.effective && *q.effective == *effective)
+      continue;
+    const bool first = !q.effective;
+    q.effective = effective;
+    if (!first || effective != q.queue)  // Spawned with its own spec: nothing to tell.
+      self->send(q.actor, spec_atom::value, effective);
+  }
+}
+
 std::vector<scheduler::queue> queue_specs(const registry_state& st) {
   std::vector<scheduler::queue> out;
   out.reserve(st.queues.size());

@@ -184,6 +184,9 @@ struct registry_state {
     queue_ptr queue;
     queue_actor actor;
     scheduler::resources deserved;
+    /// The spec its actor was last given: `queue`, or a copy marked Closed while the queue tree
+    /// keeps it from taking work (refresh_queue_states).
+    queue_ptr effective{};
   };
   struct job_entry {
     std::shared_ptr<const scheduler::job> job;

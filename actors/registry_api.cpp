@@ -87,6 +87,7 @@ void add_queue(self_ptr self, scheduler::queue q) {
   auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
   st.queues[spec->meta.name.str()] = {spec, handle, {}};
   self->send(st.cluster, spec_atom::value, spec, queue_actor_fwd{handle});
+  refresh_queue_states(self);  // It may close its parent to new work, or be closed by it.
 }
 
 namespace {
@@ -471,6 +472,7 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
     self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
     self->send(st.cluster, removed_atom::value, name);
     st.queues.erase(i);
+    refresh_queue_states(self);  // Its parent may be a leaf again.
     announce(self, api::watch_event::type::deleted, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -826,7 +828,7 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
         if (i == st.queues.end())
           return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
         i->second.queue = std::make_shared<const scheduler::queue>(copy);
-        self->send(i->second.actor, spec_atom::value, i->second.queue);
+        refresh_queue_states(self);  // This queue, and the subtree it opens or closes.
         record_event(self, resource_kind::queue, "", name, "Normal",
                      copy.state == scheduler::queue_state::open ? "Opened" : "Closed",
                      "queue state set to " + std::string(scheduler::to_string(copy.state)));

@@ -208,6 +208,10 @@ std::string implicit_queue_of(const scheduler::pod& p);
 
 /// The nearest ancestor of `q` that is not Open, or null: it closes q's subtree to new work.
 const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q);
+/// Gives every queue actor its effective spec after the queues changed: a queue with child
+/// queues, or under an ancestor that is not Open, takes no new work (Volcano's hierarchical
+/// queues), so its actor is given it as Closed; the catalog keeps the state as set.
+void refresh_queue_states(self_ptr self);
 /// Every queue's spec (the tree checks of scheduler/validation.hpp take them whole).
 std::vector<scheduler::queue> queue_specs(const registry_state& st);
 /// Runtime checks of a create (names, queues, priority classes). A queue accepts new work when

@@ -127,7 +127,7 @@ void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch
   if (*i->second.queue == q)
     return;
   i->second.queue = std::make_shared<const scheduler::queue>(std::move(q));
-  self->send(i->second.actor, spec_atom::value, i->second.queue);
+  refresh_queue_states(self);
 }
 
 void remove_queue(self_ptr self, const std::string& name, storage::write_batch& batch) {
@@ -140,6 +140,7 @@ void remove_queue(self_ptr self, const std::string& name, storage::write_batch& 
   self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
   self->send(st.cluster, removed_atom::value, name);
   st.queues.erase(i);
+  refresh_queue_states(self);  // Its parent may be a leaf again.
 }
 
 // -- PodGroups

@@ -159,5 +159,26 @@ TEST(QueueTree, AClosedParentClosesItsChildren) {
   runtime_harness::must_ok(h.create(g), "work after the parent opened");
 }
 
+// A gang already waiting in a child queue when its parent closes starts nothing while the parent
+// is closed, as in a closed queue of its own, and is placed once the parent opens again.
+TEST(QueueTree, AGangWaitingInAChildWaitsWhileTheParentIsClosed) {
+  runtime_harness h{deterministic_config(1), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(make_queue(h, "dept", "", 1), "dept");
+  runtime_harness::must_ok(make_queue(h, "team", "dept", 1), "team");
+  demand(h, "holder", "team", "4");
+  ASSERT_TRUE(h.run_until([&] { return h.pod("holder-0").pod.is_bound(); }, 5000ms, 10ms));
+  demand(h, "waiting", "team", "2");  // Admitted or not, it cannot run while the holder runs.
+  runtime_harness::must_ok(h.act(api::resource_kind::queue, "", "dept",
+                                 api::object_action::type::close),
+                           "close dept");
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "holder-0"), "holder");
+  h.pass(3000ms);
+  EXPECT_FALSE(h.pod("waiting-0").pod.is_bound());
+  runtime_harness::must_ok(h.act(api::resource_kind::queue, "", "dept",
+                                 api::object_action::type::open),
+                           "open dept");
+  EXPECT_TRUE(h.run_until([&] { return h.pod("waiting-0").pod.is_bound(); }, 5000ms, 10ms));
+}
+
 } // namespace
 } // namespace phalanx::actors::testing

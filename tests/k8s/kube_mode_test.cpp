@@ -544,6 +544,29 @@ TEST(KubeMode, AQueueBelowItsShareReclaimsFromOneAbove) {
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
 }
 
+// Hierarchical queues from the apiserver: a PodGroup in a queue that has child queues waits and
+// says why (the apiserver took it; Volcano's webhook would have refused it), one in the leaf is
+// bound.
+TEST(KubeMode, OnlyLeafQueuesTakePodGroups) {
+  kube_harness h;
+  h.node("n0", "8");
+  h.queue("dept");
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+    "metadata":{"name":"team"},"spec":{"weight":1,"parent":"dept"}})"));
+  auto d = h.start_phalanxd("data");
+  h.podgroup("in-dept", 1, {}, "", "dept");
+  h.pod("in-dept-0", "in-dept", "1");
+  h.podgroup("in-team", 1, {}, "", "team");
+  h.pod("in-team-0", "in-team", "1");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "in-team") == 1; }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] {
+    return h.groups()["in-dept"].message.find("has child queues") != std::string::npos;
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(bound_of(h.pods(), "in-dept"), 0);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 // A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
 // owned by the pod, as Volcano's pg controller makes it; the pod is bound as its gang, and after
 // a restart the pod and the object are one gang still (a second lone pod is bound too).
