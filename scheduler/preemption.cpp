@@ -629,6 +629,43 @@ class victim_search {
 
   // Chooses the next victim (a pod or a whole gang) for node `n`, which still misses `missing`.
   // False when nothing left there helps.
+  // How many single pods of `priority` on node `n`, in the order they would go and within their
+  // gangs' spares and their queues' limits, together make `missing`; SIZE_MAX when they cannot.
+  std::size_t singles_needed(const plan_node& n, const resources& missing, int32_t priority) {
+    resources freed;
+    std::size_t count = 0;
+    spent_.clear();
+    taken_.clear();
+    for (std::size_t i : n.pods) {
+      if (pods_[i].order != 0 || pods_[i].priority != priority ||
+          !overlaps(missing, request_of(i)))
+        continue;
+      const std::size_t g = pods_[i].group;
+      auto used = std::find_if(spent_.begin(), spent_.end(),
+                               [&](const auto& s) { return s.first == g; });
+      if (g != none && (groups_[g].whole ||
+                        groups_[g].singles + (used == spent_.end() ? 0 : used->second) >=
+                            groups_[g].spare))
+        continue;
+      taken_.push_back(i);
+      if (!may_take(taken_)) {
+        taken_.pop_back();
+        continue;
+      }
+      if (g != none) {
+        if (used == spent_.end())
+          spent_.emplace_back(g, 1);
+        else
+          ++used->second;
+      }
+      freed += request_of(i);
+      ++count;
+      if (fits(missing, freed))
+        return count;
+    }
+    return SIZE_MAX;
+  }
+
   bool evict_next(plan_node& n, const resources& missing) {
     // Single pods at the lowest priority that helps; the first that makes room alone.
     std::size_t first_pod = none;
@@ -684,6 +721,12 @@ class victim_search {
       else if (groups_[first_group].priority < pods_[first_pod].priority)
         first_pod = room_pod = none;
     }
+    // A whole gang that alone makes room is taken over single pods only when it is no more
+    // victims than the single pods of this priority that together make it (a gang of 8 with 4
+    // to spare must not go whole for room that 4 of its pods make).
+    if (room_pod == none && room_group != none && first_pod != none &&
+        singles_needed(n, missing, pods_[first_pod].priority) <= room_group_cost)
+      room_group = none;
     if (room_pod != none)
       evict_alone(room_pod);
     else if (room_group != none)
@@ -773,6 +816,8 @@ class victim_search {
   std::vector<resources> holds_;
   std::vector<std::pair<std::size_t, resources>> trial_;  // may_take()'s scratch.
   std::vector<std::size_t> rest_;                          // evict_next()'s scratch.
+  std::vector<std::pair<std::size_t, int64_t>> spent_;     // singles_needed()'s: per gang.
+  std::vector<std::size_t> taken_;                         // singles_needed()'s: the pods.
 
   // Cover state.
   std::vector<plan_node> nodes_;  // The plan's nodes, ascending.

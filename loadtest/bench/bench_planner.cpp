@@ -8,6 +8,7 @@
 #include "actors/cluster_view.hpp"
 #include "scheduler/node_view.hpp"
 #include "scheduler/planner.hpp"
+#include "scheduler/preemption.hpp"
 
 #include <benchmark/benchmark.h>
 
@@ -169,6 +170,78 @@ void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = f
 void BM_PlaceGang(benchmark::State& state) { place_gang(state, false); }
 void BM_PlaceGangZoneSelector(benchmark::State& state) { place_gang(state, true); }
 void BM_PlaceGangActorView(benchmark::State& state) { place_gang(state, false, true); }
+
+// Preemption's victim choice (scheduler/preemption.hpp) on N nodes full of a low-priority queue's
+// pods (2 cpu, 4 GiB each, in gangs of 8 that need 4), for a K-pod preemptor of 8 cpu per pod:
+// every bound pod of the queue is a candidate, as the registry passes them. It runs on the
+// registry's thread, so its time is time every API call and binding waits.
+void BM_PlanPreemption(benchmark::State& state) {
+  const int64_t nodes = state.range(0);
+  const int64_t gang = state.range(1);
+  cluster_snapshot view;
+  std::vector<preemption_candidate> candidates;
+  std::vector<victim_gang> gangs;
+  rng g(11);
+  uint64_t pod_id = 1;
+  const int64_t cores[] = {16, 32, 64, 96};
+  for (int64_t i = 0; i < nodes; ++i) {
+    node n;
+    n.meta.name = "node-" + std::to_string(i);
+    int64_t c = cores[g() % 4];
+    n.allocatable.cpu_milli = c * 1000;
+    n.allocatable.memory_bytes = c * 4 * gib;
+    n.allocatable.pods = 110;
+    auto idx = view.add_node(n);
+    resources pod_request;
+    pod_request.cpu_milli = 2000;
+    pod_request.memory_bytes = 4 * gib;
+    pod_request.pods = 1;
+    for (int64_t k = 0; k < c / 2; ++k) {
+      view.allocate(idx, pod_request);
+      uint64_t victim_gang_id = 1 + (pod_id - 1) / 8;
+      candidates.push_back({pod_id, uint32_t(idx), victim_gang_id, 10,
+                            timestamp{std::chrono::nanoseconds(int64_t(pod_id))}, pod_request});
+      if ((pod_id - 1) % 8 == 0)
+        gangs.push_back({victim_gang_id, 8, 4});
+      ++pod_id;
+    }
+  }
+  std::vector<pod> pods(static_cast<std::size_t>(gang));
+  std::vector<const pod*> pointers;
+  for (int64_t i = 0; i < gang; ++i) {
+    pod& p = pods[std::size_t(i)];
+    p.meta.name = "urgent-" + std::to_string(i);
+    p.requests.cpu_milli = 8000;
+    p.requests.memory_bytes = 16 * gib;
+    p.requests.pods = 1;
+    pointers.push_back(&p);
+  }
+  preemption_request request;
+  request.gang.pods = pointers;
+  request.gang.min_pods = int32_t(gang);
+  request.priority = 1000;
+  request.candidates = candidates;
+  request.gangs = gangs;
+  gang_planner planner;
+  rng random(7);
+  std::size_t victims = 0;
+  for (auto _ : state) {
+    auto plan = plan_preemption(planner, view, request, random);
+    if (!plan.found) {
+      state.SkipWithError(("no plan: " + plan.detail).c_str());
+      break;
+    }
+    victims = plan.victim_count();
+    benchmark::DoNotOptimize(plan.placements.data());
+  }
+  state.counters["candidates"] = double(candidates.size());
+  state.counters["victims"] = double(victims);
+}
+
+BENCHMARK(BM_PlanPreemption)
+    ->ArgNames({"nodes", "gang"})
+    ->ArgsProduct({{1000, 5000}, {1, 8, 64}})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_PlaceGang)
     ->ArgNames({"nodes", "gang"})
