@@ -1,6 +1,7 @@
-// Priority preemption within a queue, the registry's part (docs/NOTES.md "Preemption"): it knows
-// every bound pod, its gang, its queue and its priority, so it chooses the victims
-// (scheduler/preemption.hpp) and evicts them once the preemptor's nodes hold their room for it.
+// Preemption within a queue and reclaim across queues, the registry's part (docs/NOTES.md
+// "Preemption"): it knows every bound pod, its gang, its queue, its priority and every queue's
+// deserved share, so it chooses the victims (scheduler/preemption.hpp) and evicts them once the
+// preemptor's nodes hold their room for it.
 
 #include "actors/registry_internal.hpp"
 
