@@ -279,10 +279,7 @@ void try_again(self_ptr self) {
 
 void abort_round(self_ptr self) {
   auto& st = self->state;
-  st.evicting = false;  // Its claim on the victims' room ends with its holds.
-  st.victim_nodes.clear();
-  st.cleared_nodes.clear();
-  st.round_victims.clear();
+  st.preemption.reset();  // Its claim on the victims' room ends with its holds.
   for (auto node : st.tally.nodes())
     if (auto handle = st.ctx->nodes->at(node))
       self->send(handle, abort_atom::value, st.tally.txn());
@@ -364,8 +361,9 @@ void on_plan_failure(self_ptr self, scheduler::plan_result plan,
     ask.pods.push_back(st.members[i].ref);
   ask.min_pods = request.min_pods;
   ask.min_per_role = request.min_per_role;
-  st.failed_plan = std::move(plan);
-  st.failed_candidates = std::move(candidate_members);
+  st.preemption = std::make_unique<gang_actor_state::preemption_state>();
+  st.preemption->failed_plan = std::move(plan);
+  st.preemption->failed_candidates = std::move(candidate_members);
   self->send(st.sink, preempt_atom::value, std::move(ask), gang_actor{self});
 }
 
@@ -375,12 +373,12 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
 // The registry's answer to the last ask: a round that evicts, or the failure the plan was.
 void on_offer(self_ptr self, preemption_offer offer) {
   auto& st = self->state;
-  if (offer.ask != st.preemption_asks || !st.failed_plan ||
+  if (offer.ask != st.preemption_asks || !st.preemption || !st.preemption->failed_plan ||
       st.machine.phase() != gang_phase::planning)
     return;  // Not the answer it waits for.
-  auto plan = std::move(*st.failed_plan);
-  st.failed_plan.reset();
-  auto candidates = std::move(st.failed_candidates);
+  auto plan = std::move(*st.preemption->failed_plan);
+  auto candidates = std::move(st.preemption->failed_candidates);
+  st.preemption->failed_plan.reset();
   if (offer.found) {
     // Members may have gone while the registry chose: each placed pod must still be pending.
     std::vector<std::pair<std::size_t, uint32_t>> placements;
@@ -395,7 +393,7 @@ void on_offer(self_ptr self, preemption_offer offer) {
       for (auto& [node, pods] : offer.victims_by_node)
         victims.emplace(node, std::move(pods));
       st.ctx->metrics->preemption_rounds.inc();
-      st.round_reclaims = offer.reclaim;
+      st.preemption->reclaim = offer.reclaim;
       start_round(self, placements, std::move(victims));
       return;
     }
@@ -403,6 +401,7 @@ void on_offer(self_ptr self, preemption_offer offer) {
   }
   if (!offer.detail.empty())
     plan.detail += "; no preemption: " + offer.detail;
+  st.preemption.reset();
   fail_plan(self, plan, candidates);
 }
 
@@ -509,9 +508,8 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
   const bool may_wait = st.replans >= st.ctx->config.scheduling.max_replans;
   std::unordered_map<uint32_t, pod_refs> per_node;
   st.round_members.clear();
-  st.victim_nodes.clear();
-  st.cleared_nodes.clear();
-  st.round_victims.clear();
+  if (victims.empty())
+    st.preemption.reset();
   for (const auto& [member, node] : placements) {
     st.members[member].status = member_status::reserving;
     st.members[member].node = node;
@@ -540,8 +538,9 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
     }
     reserve_request req{txn, ticket, std::move(items), std::move(asked), may_wait, {}};
     if (auto v = victims.find(node); v != victims.end() && !v->second.empty()) {
-      st.victim_nodes.push_back(node);
-      st.round_victims.insert(st.round_victims.end(), v->second.begin(), v->second.end());
+      auto& p = *st.preemption;  // An offer's round: made by on_plan_failure.
+      p.victim_nodes.push_back(node);
+      p.round_victims.insert(p.round_victims.end(), v->second.begin(), v->second.end());
       req.victims = std::move(v->second);
     }
     self->send(handle, reserve_atom::value, std::move(req), gang_actor{self});
@@ -554,47 +553,50 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
 }
 
 bool victims_gone(const gang_actor_state& st) {
-  return std::all_of(st.victim_nodes.begin(), st.victim_nodes.end(), [&](uint32_t n) {
-    return std::find(st.cleared_nodes.begin(), st.cleared_nodes.end(), n) !=
-           st.cleared_nodes.end();
+  if (!st.preemption)
+    return true;
+  const auto& p = *st.preemption;
+  return std::all_of(p.victim_nodes.begin(), p.victim_nodes.end(), [&](uint32_t n) {
+    return std::find(p.cleared_nodes.begin(), p.cleared_nodes.end(), n) != p.cleared_nodes.end();
   });
 }
 
 void on_all_reserved(self_ptr self) {
   auto& st = self->state;
   if (!victims_gone(st)) {
-    if (st.evicting)
+    auto& p = *st.preemption;
+    if (p.evicting)
       return;
     // Every node holds the victims' room for this gang: they are evicted now, and the round
     // goes on once each node says they are gone. The slot is free meanwhile (a Kubernetes pod
     // may take its grace period to go).
-    st.evicting = true;
+    p.evicting = true;
     st.slot_finished = true;
     finish_slot(self, plan_outcome::bound);
     eviction_order order;
     order.gang = st.id;
-    order.victims = st.round_victims;
-    order.reclaim = st.round_reclaims;
+    order.victims = p.round_victims;
+    order.reclaim = p.reclaim;
     for (const auto& [node, indices] : st.round_members)
       for (auto i : indices)
         if (!st.members[i].placeholder)
           order.nominated.emplace_back(st.members[i].ref.id, node);
     self->send(st.sink, evict_atom::value, std::move(order));
-    st.ctx->metrics->pods_evicted.inc(st.round_victims.size());
+    st.ctx->metrics->pods_evicted.inc(p.round_victims.size());
     report(self,
-           std::string(st.round_reclaims ? "reclaiming: " : "preempting: ") +
-               std::to_string(st.round_victims.size()) +
-               (st.round_reclaims
+           std::string(p.reclaim ? "reclaiming: " : "preempting: ") +
+               std::to_string(p.round_victims.size()) +
+               (p.reclaim
                     ? " pod(s) of queues above their deserved shares are evicted on "
                     : " pod(s) of lower priority in its queue are evicted on ") +
-               std::to_string(st.victim_nodes.size()) +
+               std::to_string(p.victim_nodes.size()) +
                " node(s); the gang is placed once they are gone",
            "Preempting");
     self->delayed_send(self, st.ctx->config.scheduling.preemption_wait, evict_atom::value,
                        st.round);
     return;
   }
-  st.evicting = false;
+  st.preemption.reset();  // Its victims are gone: the round goes on as any other.
   st.ctx->metrics->gang_placed_seconds.observe(
       std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
   transition(self, gang_phase::committing);
@@ -1079,20 +1081,24 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     [self](cleared_atom, scheduler::txn_id txn, uint32_t node) {
       auto& st = self->state;
       if (st.machine.phase() != gang_phase::preparing || txn != st.tally.txn() ||
-          std::find(st.victim_nodes.begin(), st.victim_nodes.end(), node) ==
-              st.victim_nodes.end() ||
-          std::find(st.cleared_nodes.begin(), st.cleared_nodes.end(), node) !=
-              st.cleared_nodes.end())
+          !st.preemption)
         return;
-      st.cleared_nodes.push_back(node);
-      if (st.evicting && victims_gone(st))
+      auto& p = *st.preemption;
+      if (std::find(p.victim_nodes.begin(), p.victim_nodes.end(), node) ==
+              p.victim_nodes.end() ||
+          std::find(p.cleared_nodes.begin(), p.cleared_nodes.end(), node) !=
+              p.cleared_nodes.end())
+        return;
+      p.cleared_nodes.push_back(node);
+      if (p.evicting && victims_gone(st))
         on_all_reserved(self);
     },
     [self](evict_atom, uint32_t round) {
       // The victims did not all go within scheduling.preemptionWait: the room they freed goes
       // back to everyone, and the gang tries again later.
       auto& st = self->state;
-      if (!st.evicting || round != st.round || st.machine.phase() != gang_phase::preparing)
+      if (!st.preemption || !st.preemption->evicting || round != st.round ||
+          st.machine.phase() != gang_phase::preparing)
         return;
       abort_round(self);
       leave_failed_round(self);

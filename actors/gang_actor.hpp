@@ -22,6 +22,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <memory>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -72,19 +73,24 @@ struct gang_actor_state {
   scheduler::ratio share;
   caf::actor_clock::time_point slot_granted{};
 
-  // Preemption (scheduler/preemption.hpp): the asks sent (the last one's number), whether this
-  // slot asked already, and the failed plan reported if the offer finds no victims.
+  /// A preemption under way: the plan that failed while the registry chooses victims, then the
+  /// round that evicts them. Null otherwise: most gangs never preempt, and it is 240 bytes.
+  struct preemption_state {
+    std::optional<scheduler::plan_result> failed_plan;  // Reported if no victims are found.
+    std::vector<std::size_t> failed_candidates;
+    // The round: the nodes where it evicts, those that said their victims are gone, the
+    // victims, whether the evictions were ordered (the round waits for `cleared`), and whether
+    // they are other queues' (reclaim) rather than its own queue's.
+    std::vector<uint32_t> victim_nodes;
+    std::vector<uint32_t> cleared_nodes;
+    std::vector<uint64_t> round_victims;
+    bool evicting = false;
+    bool reclaim = false;
+  };
+  std::unique_ptr<preemption_state> preemption;
+  /// Asks sent to the registry (the last one's number), and whether this slot asked already.
   uint64_t preemption_asks = 0;
   bool asked_this_slot = false;
-  std::optional<scheduler::plan_result> failed_plan;
-  std::vector<std::size_t> failed_candidates;
-  // A preemptor's round: the nodes where it evicts, those that said their victims are gone, the
-  // victims, and whether the evictions were ordered (the round waits for `cleared`).
-  std::vector<uint32_t> victim_nodes;
-  std::vector<uint32_t> cleared_nodes;
-  std::vector<uint64_t> round_victims;
-  bool evicting = false;
-  bool round_reclaims = false;  // Its victims are other queues' (reclaim), not its own queue's.
   /// The slot was given back before the round ended (a preemptor waiting for its victims).
   bool slot_finished = false;
 
