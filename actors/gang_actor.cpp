@@ -545,6 +545,13 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
     }
     self->send(handle, reserve_atom::value, std::move(req), gang_actor{self});
   }
+  // Victims on nodes where none of its pods goes: the rest of a victim gang evicted whole
+  // (the gang rule), evicted with the others; their room is no node's hold, so anyone's.
+  for (auto& [node, pods] : victims)
+    if (!pods.empty() && !per_node.count(node)) {
+      auto& p = *st.preemption;
+      p.round_victims.insert(p.round_victims.end(), pods.begin(), pods.end());
+    }
   if (st.tally.state() == scheduler::vote_tally::result_kind::refused) {
     abort_round(self);
     finish_slot(self, plan_outcome::refused);
@@ -563,10 +570,8 @@ bool victims_gone(const gang_actor_state& st) {
 
 void on_all_reserved(self_ptr self) {
   auto& st = self->state;
-  if (!victims_gone(st)) {
+  if (st.preemption && !st.preemption->evicting && !st.preemption->round_victims.empty()) {
     auto& p = *st.preemption;
-    if (p.evicting)
-      return;
     // Every node holds the victims' room for this gang: they are evicted now, and the round
     // goes on once each node says they are gone. The slot is free meanwhile (a Kubernetes pod
     // may take its grace period to go).
@@ -594,8 +599,9 @@ void on_all_reserved(self_ptr self) {
            "Preempting");
     self->delayed_send(self, st.ctx->config.scheduling.preemption_wait, evict_atom::value,
                        st.round);
-    return;
   }
+  if (!victims_gone(st))
+    return;  // Each node with victims says `cleared` once they are gone.
   st.preemption.reset();  // Its victims are gone: the round goes on as any other.
   st.ctx->metrics->gang_placed_seconds.observe(
       std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());

@@ -285,6 +285,15 @@ struct registry_state {
   /// cache until the watch shows them gone, and are not chosen twice meanwhile).
   std::unique_ptr<scheduler::gang_planner> preemption_planner;
   std::unordered_set<uint64_t> evicting;
+  /// Victims offered to a preemptor whose round is not through yet (pod -> the preemptor's gang
+  /// and when): not offered to another, and not counted in their gangs' ready pods, so that two
+  /// preemptors choosing at once cannot take a victim gang below its minMember between them.
+  /// Ended by the eviction order, by the preemptor's next ask, or after offer_lifetime.
+  struct offered_victim {
+    uint64_t preemptor = 0;
+    caf::actor_clock::time_point at{};
+  };
+  std::unordered_map<uint64_t, offered_victim> offered;
   /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
   /// the ceiling last asked of the store, and the largest one the store confirmed.
   uint64_t version_ceiling = 0;

@@ -29,10 +29,19 @@ std::string eviction_message(const group_entry& preemptor, bool reclaim) {
          ") of queue " + preemptor.group->queue;
 }
 
-bool may_be_victim(const registry_state& st, uint64_t id, const pod_entry& e) {
-  return e.is_bound() && !scheduler::is_terminal(e.phase()) && !e.delete_requested &&
-         st.evicting.count(id) == 0;
+// A pod leaving already: being deleted, evicted, or offered to a preemptor as its victim.
+bool leaving(const registry_state& st, uint64_t id, const pod_entry& e) {
+  return e.delete_requested || st.evicting.count(id) != 0 || st.offered.count(id) != 0;
 }
+
+bool may_be_victim(const registry_state& st, uint64_t id, const pod_entry& e) {
+  return e.is_bound() && !scheduler::is_terminal(e.phase()) && !leaving(st, id, e);
+}
+
+// An offer not followed by its evictions within this (its round was refused or aborted, and
+// its gang has not asked again) frees its victims for others. A round's votes take
+// milliseconds; the preemptor asks again after its backoff.
+constexpr auto offer_lifetime = std::chrono::seconds(10);
 
 // The victims one plan chooses among: bound, running pods of some gangs, with their gangs.
 struct candidate_set {
@@ -64,7 +73,9 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
       const bool holds = e.is_bound() && !scheduler::is_terminal(e.phase());
       if (holds)
         allocated += e.pod->requests;
-      if (e.phase() == scheduler::pod_phase::succeeded || holds)
+      // A pod on its way out no longer counts for its gang's minimum: two preemptors may not
+      // both take a gang's spare pods.
+      if (e.phase() == scheduler::pod_phase::succeeded || (holds && !leaving(st, id, e)))
         ++vg.ready;
       if (!eligible || !may_be_victim(st, id, e))
         continue;
@@ -139,6 +150,9 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
     offer.reclaim = reclaim;
     for (const auto& p : plan.placements)
       offer.placements.emplace_back(ask.pods[p.pod].id, static_cast<uint32_t>(p.node));
+    for (const auto& [node, pods] : plan.victims_by_node)
+      for (auto id : pods)
+        st.offered[id] = {ask.gang, self->clock().now()};
     offer.victims_by_node = std::move(plan.victims_by_node);
     answer();
   };
@@ -150,6 +164,12 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
   }
   const auto& preemptor = *me->second.group;
   std::erase_if(st.evicting, [&](uint64_t id) { return st.pods.count(id) == 0; });
+  // This gang's earlier offer is void (it asks again), and so are stale or orphaned ones.
+  const auto now = self->clock().now();
+  std::erase_if(st.offered, [&](const auto& o) {
+    return o.second.preemptor == ask.gang || now - o.second.at > offer_lifetime ||
+           st.pods.count(o.first) == 0 || st.groups.count(o.second.preemptor) == 0;
+  });
   std::vector<std::string> why_not;
   // Preempt first (Volcano's `preempt`): lower-priority gangs of its own queue.
   scheduler::resources own_allocated;
@@ -223,9 +243,13 @@ void do_evict(self_ptr self, eviction_order order) {
   eviction_batch batch;
   std::map<uint64_t, int32_t> per_gang;  // Victims per victim gang, for one event each.
   for (auto id : order.victims) {
+    // Offered to this preemptor: evicted now (an offer to another, which cannot be, or a pod
+    // already going, is left alone: its node releases it all the same).
+    if (auto o = st.offered.find(id); o != st.offered.end() && o->second.preemptor == order.gang)
+      st.offered.erase(o);
     auto p = st.pods.find(id);
     if (p == st.pods.end() || !may_be_victim(st, id, p->second))
-      continue;  // Gone or going already: its node releases it all the same.
+      continue;
     const auto& pod = *p->second.pod;
     record_event(self, resource_kind::pod, pod.meta.namespace_name, pod.meta.name, "Warning",
                  "Evict", "Pod evicted: " + message);

@@ -263,6 +263,57 @@ TEST(Preemption, ARestartInTheMiddleLosesNothingAndLeavesNothingHeld) {
   }
 }
 
+// On real threads: 20 nodes filled by low-priority gangs of 4 (minMember 2), then 15 high-priority
+// gangs of 2-4 pods arrive together and preempt while each other's rounds, evictions and
+// commits interleave. Every high gang runs; I1-I4 hold at every check and at rest; no low gang
+// is left below its minMember unless all of it went (I7); nothing stays held or claimed.
+TEST(Preemption, ManyPreemptorsAtOnceOnRealThreads) {
+  runtime_config config;
+  config.seed = 5;
+  config.threads = 2;
+  config.scheduling.preemption = true;
+  config.scheduling.priority_classes["high"] = 1000;
+  config.scheduling.priority_classes["low"] = 10;
+  std::vector<scheduler::node> nodes;
+  for (int i = 0; i < 20; ++i)
+    nodes.push_back(make_node("n-" + std::to_string(i)).cpu("8").memory("32Gi"));
+  runtime_harness h{config, nodes};
+  for (int g = 0; g < 20; ++g)
+    gang(h, "low" + std::to_string(g), 2, 4, "2", "low");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        for (int g = 0; g < 20; ++g)
+          if (count_bound(h, "low" + std::to_string(g), 4) != 4)
+            return false;
+        return true;
+      },
+      30'000ms));
+  for (int g = 0; g < 15; ++g)
+    gang(h, "high" + std::to_string(g), 2 + g % 3, 2 + g % 3, "2", "high");
+  for (int check = 0; check < 20; ++check) {
+    auto live = h.invariants(false);
+    ASSERT_TRUE(live.ok()) << live.to_string();
+    h.pass(50ms);
+  }
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        for (int g = 0; g < 15; ++g)
+          if (count_bound(h, "high" + std::to_string(g), 2 + g % 3) != 2 + g % 3)
+            return false;
+        return true;
+      },
+      60'000ms))
+      << pending_message(h, "high0");
+  h.pass(500ms);
+  for (int g = 0; g < 20; ++g) {
+    const auto name = "low" + std::to_string(g);
+    const int left = count_bound(h, name, 4);
+    EXPECT_TRUE(left == 0 || left >= 2) << name << " kept " << left;
+  }
+  EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+  expect_nothing_held(h);
+}
+
 // -- Reclaim across queues (Volcano's `reclaim` action)
 
 runtime_config reclaiming_config(uint64_t seed) {
