@@ -190,11 +190,12 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
             std::string(field) + ": Forbidden: queue \"" + queue + "\" is " +
                 std::string(scheduler::to_string(i->second.queue->state)) +
                 "; only Open queues accept new work"};
-  auto queues = queue_specs(st);
-  if (!scheduler::is_leaf_queue(queue, queues))
-    return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
-                                        "\": the queue has child queues; only leaf queues "
-                                        "take PodGroups and jobs"};
+  // Every create asks: a walk of the queues' parents, no copy of their specs.
+  for (const auto& [name, q] : st.queues)
+    if (q.queue->parent == queue)
+      return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
+                                          "\": the queue has child queues (\"" + name +
+                                          "\"); only leaf queues take PodGroups and jobs"};
   // A closed ancestor closes its subtree to new work (Volcano's hierarchical queues).
   if (const auto* closed = closed_ancestor(st, *i->second.queue))
     return {errc::failed_precondition,
