@@ -50,18 +50,24 @@ constexpr int64_t gib = int64_t(1) << 30;
 
 // N nodes: 16/32/64/96 cores with 4 GiB per core, three zones, one node in ten a tainted 8-GPU
 // node, one in twenty-five tainted "dedicated", about half of the capacity taken by random pods.
+// Node `i` of a benchmark cluster: 16, 32, 64 or 96 cores (drawn from `g`), 4 GiB per core.
+node sized_node(int64_t i, rng& g) {
+  const int64_t cores[] = {16, 32, 64, 96};
+  node n;
+  n.meta.name = "node-" + std::to_string(i);
+  const int64_t c = cores[g() % 4];
+  n.allocatable.cpu_milli = c * 1000;
+  n.allocatable.memory_bytes = c * 4 * gib;
+  n.allocatable.pods = 110;
+  return n;
+}
+
 cluster_snapshot make_cluster(int64_t nodes, uint64_t seed) {
   rng g(seed);
   cluster_snapshot view;
-  const int64_t cores[] = {16, 32, 64, 96};
   const char* zones[] = {"a", "b", "c"};
   for (int64_t i = 0; i < nodes; ++i) {
-    node n;
-    n.meta.name = "node-" + std::to_string(i);
-    int64_t c = cores[g() % 4];
-    n.allocatable.cpu_milli = c * 1000;
-    n.allocatable.memory_bytes = c * 4 * gib;
-    n.allocatable.pods = 110;
+    node n = sized_node(i, g);
     n.meta.labels.set("topology.kubernetes.io/zone", zones[g() % 3]);
     if (i % 10 == 3) {
       n.allocatable.set("nvidia.com/gpu", 8);
@@ -183,14 +189,9 @@ void BM_PlanPreemption(benchmark::State& state) {
   std::vector<victim_gang> gangs;
   rng g(11);
   uint64_t pod_id = 1;
-  const int64_t cores[] = {16, 32, 64, 96};
   for (int64_t i = 0; i < nodes; ++i) {
-    node n;
-    n.meta.name = "node-" + std::to_string(i);
-    int64_t c = cores[g() % 4];
-    n.allocatable.cpu_milli = c * 1000;
-    n.allocatable.memory_bytes = c * 4 * gib;
-    n.allocatable.pods = 110;
+    node n = sized_node(i, g);
+    const int64_t c = n.allocatable.cpu_milli / 1000;
     auto idx = view.add_node(n);
     resources pod_request;
     pod_request.cpu_milli = 2000;
