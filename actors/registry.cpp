@@ -190,12 +190,10 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
             std::string(field) + ": Forbidden: queue \"" + queue + "\" is " +
                 std::string(scheduler::to_string(i->second.queue->state)) +
                 "; only Open queues accept new work"};
-  // Every create asks: a walk of the queues' parents, no copy of their specs.
-  for (const auto& [name, q] : st.queues)
-    if (q.queue->parent == queue)
-      return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
-                                          "\": the queue has child queues (\"" + name +
-                                          "\"); only leaf queues take PodGroups and jobs"};
+  if (const auto* child = first_child(st, queue))
+    return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
+                                        "\": the queue has child queues (\"" + *child +
+                                        "\"); only leaf queues take PodGroups and jobs"};
   // A closed ancestor closes its subtree to new work (Volcano's hierarchical queues).
   if (const auto* closed = closed_ancestor(st, *i->second.queue))
     return {errc::failed_precondition,
@@ -203,6 +201,14 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
                 closed->meta.name.str() + "\", which is Closed; only queues whose ancestors are "
                 "Open accept new work"};
   return {};
+}
+
+const std::string* first_child(const registry_state& st, std::string_view queue) {
+  // Every create asks: a walk of the queues' parents, no copy of their specs.
+  for (const auto& [name, q] : st.queues)
+    if (q.queue->parent == queue)
+      return &name;
+  return nullptr;
 }
 
 const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q) {
@@ -221,9 +227,7 @@ const scheduler::queue* closed_ancestor(const registry_state& st, const schedule
 void refresh_queue_states(self_ptr self) {
   auto& st = self->state;
   for (auto& [name, q] : st.queues) {
-    bool blocked = closed_ancestor(st, *q.queue) != nullptr;
-    for (const auto& [other, o] : st.queues)
-      blocked = blocked || o.queue->parent == name;
+    const bool blocked = closed_ancestor(st, *q.queue) || first_child(st, name);
     auto effective = q.queue;
     if (blocked && q.queue->state == scheduler::queue_state::open) {
       auto copy = *q.queue;

@@ -206,6 +206,8 @@ registry_state::node_entry* node_at(registry_state& st, uint32_t index);
 /// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
 std::string implicit_queue_of(const scheduler::pod& p);
 
+/// A queue that names `queue` as its parent, or null: only leaf queues take work.
+const std::string* first_child(const registry_state& st, std::string_view queue);
 /// The nearest ancestor of `q` that is not Open, or null: it closes q's subtree to new work.
 const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q);
 /// Gives every queue actor its effective spec after the queues changed: a queue with child

@@ -962,11 +962,6 @@ field_errors check_queue_tree(const queue& q, std::span<const queue> existing) {
   return out;
 }
 
-bool is_leaf_queue(std::string_view name, std::span<const queue> queues) {
-  return std::none_of(queues.begin(), queues.end(),
-                      [&](const queue& c) { return c.parent == name; });
-}
-
 field_errors validate(const job& j) {
   field_errors out;
   validate_meta(j.meta, namespace_rule::namespaced, is_dns1123_label, out);

@@ -209,9 +209,6 @@ field_errors validate(const queue& q);
 /// are not reported; a walk up a broken chain of `existing` stops where it breaks.
 field_errors check_queue_tree(const queue& q, std::span<const queue> existing);
 
-/// True when no queue of `queues` names `name` as its parent: only leaf queues take jobs.
-bool is_leaf_queue(std::string_view name, std::span<const queue> queues);
-
 /// A Volcano job, with Volcano's admission rules:
 /// - metadata.name a DNS-1123 label (Volcano requires a qualified name of at most 63 characters;
 ///   object names must also be lowercase subdomains, and together those make a label);

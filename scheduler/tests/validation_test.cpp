@@ -839,16 +839,6 @@ TEST(validate_queue_tree, table) {
     EXPECT_EQ(strings(check_queue_tree(c.q, stored)), c.expected) << c.what;
 }
 
-TEST(validate_queue_tree, is_leaf_queue) {
-  const auto stored = stored_tree();
-  EXPECT_FALSE(is_leaf_queue("dev", stored));
-  EXPECT_FALSE(is_leaf_queue("prod", stored));
-  EXPECT_TRUE(is_leaf_queue("d1", stored));
-  EXPECT_TRUE(is_leaf_queue("p1", stored));
-  EXPECT_TRUE(is_leaf_queue("unknown", stored));
-  EXPECT_TRUE(is_leaf_queue("dev", {}));
-}
-
 TEST(validate_job, table) {
   job valid;
   valid.meta.name = "tf";
