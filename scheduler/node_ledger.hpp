@@ -16,18 +16,25 @@
 // Older waiters count against younger requests so that a stream of small young gangs cannot
 // starve an old one waiting for room.
 //
+// A starving gang's reservation (room_reservation.hpp): at most one gang at a time reserves room
+// on a node. Every other gang's reserve is decided as if the node had that much less room (a
+// reserve that fits only in the reserved room is a conflict), and the view shows the node's free
+// room minus withheld() to them; the reserving gang's own reserves see the node whole.
+//
 // Every operation is idempotent: repeating a reserve returns the current answer, a commit or abort
 // of an unknown or finished transaction does nothing, a release of an unknown pod does nothing.
 // Owned by one node actor; not thread-safe.
 
 #include "scheduler/model.hpp"
 #include "scheduler/resources.hpp"
+#include "scheduler/room_reservation.hpp"
 
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -209,8 +216,40 @@ class node_ledger {
   const resources& allocatable() const noexcept { return allocatable_; }
   const resources& committed() const noexcept { return committed_; }
   const resources& held() const noexcept { return held_; }
-  /// allocatable - committed - held: what the cluster view publishes.
+  /// allocatable - committed - held.
   resources free() const { return allocatable_ - committed_ - held_; }
+
+  /// A starving gang's standing reservation of room here (room_reservation.hpp).
+  struct room_reservation {
+    uint64_t gang = 0;  // The owner, as in reserve(): the gang's coordinator id.
+    resources amount;
+  };
+  /// Reserves `amount` here for `gang`, replacing its earlier reservation. False, changing
+  /// nothing, while another gang holds the reservation: the first starving gang keeps it until
+  /// it is placed, ends or gives it back.
+  bool reserve_room(uint64_t gang, resources amount) {
+    if (reservation_ && reservation_->gang != gang)
+      return false;
+    reservation_ = std::make_unique<room_reservation>(room_reservation{gang, std::move(amount)});
+    return true;
+  }
+  /// Ends `gang`'s reservation; true when it held one.
+  bool release_room(uint64_t gang) {
+    if (!reservation_ || reservation_->gang != gang)
+      return false;
+    reservation_.reset();
+    return true;
+  }
+  /// The gang holding the reservation, or 0.
+  uint64_t room_reserved_for() const noexcept { return reservation_ ? reservation_->gang : 0; }
+  /// What the reservation keeps from every other gang now (zero without one).
+  resources withheld() const {
+    return reservation_ ? withheld_room(free(), unheld_reservation()) : resources{};
+  }
+  /// What the cluster view publishes to every gang but the reserving one: free() - withheld().
+  resources published_free() const {
+    return reservation_ ? free() - withheld() : free();
+  }
 
   std::size_t hold_count() const noexcept { return holds_.size(); }
   std::size_t waiter_count() const noexcept { return waiters_.size(); }
@@ -284,7 +323,7 @@ class node_ledger {
     // both: once is enough (claimed_room). This reserve's own victims make room for it alone.
     const resources after_usage = allocatable_ - committed_ + victims_room;
     vote_outcome outcome;
-    if (fits(e.total, after_usage - held_ + claimed_room()))
+    if (fits(e.total, after_usage - held_ + claimed_room() - reserved_against(owner)))
       outcome.vote = vote_kind::reserved;
     else if (fits(e.total, after_usage))
       outcome.vote = vote_kind::refused_conflict;
@@ -348,6 +387,9 @@ class node_ledger {
       return {};
     held_ -= i->second.total;
     committed_ += i->second.total;
+    // The gang the room was kept for has it now: its round commits only once it is ready.
+    if (reservation_ && reservation_->gang == i->second.owner)
+      reservation_.reset();
     std::vector<item> items = std::move(i->second.items);
     for (const auto& it : items)
       bound_.insert_or_assign(it.pod_id, committed_entry::of(it.request, it.payload));
@@ -384,7 +426,8 @@ class node_ledger {
   /// Gangs with finished rounds remembered (tests).
   std::size_t remembered_gang_count() const noexcept { return finished_.size(); }
 
-  /// Drops every hold and waiting reserve of a coordinator that died. Returns how many.
+  /// Drops every hold, waiting reserve and room reservation of a coordinator that died. Returns
+  /// how many.
   std::size_t abort_owner(uint64_t owner) {
     std::vector<txn_id> doomed;
     for (const auto& [txn, e] : holds_)
@@ -395,7 +438,7 @@ class node_ledger {
         doomed.push_back(w.first);
     for (const auto& txn : doomed)
       abort(txn);
-    return doomed.size();
+    return doomed.size() + (release_room(owner) ? 1 : 0);
   }
 
   /// Makes room for `n` committed pods at once (restart: a node's persisted bindings), instead of
@@ -536,13 +579,34 @@ class node_ledger {
         older_waiting += waiters_[i].second.total;
 
     const resources after_usage = allocatable_ - committed_;
-    if (fits(e.total, after_usage - held_ - older_waiting))
+    // Another gang's reservation: its room is not this reserve's, though it is not used yet.
+    // Where younger holds are counted gone, so are the reserving gang's younger holds, and the
+    // reservation then keeps its whole amount less only what the gang holds of the older ones.
+    if (fits(e.total, after_usage - held_ - older_waiting - reserved_against(e.owner)))
       return {vote_kind::reserved, {}};
-    if (fits(e.total, after_usage - older_holds - older_waiting))
+    if (fits(e.total, after_usage - older_holds - older_waiting -
+                          reserved_against(e.owner, &e.ticket)))
       return {vote_kind::waiting, {}};
     if (fits(e.total, after_usage))
       return {vote_kind::refused_conflict, {}};
     return {vote_kind::refused_insufficient, shortfalls(e.total, after_usage.clamped_at_zero())};
+  }
+
+  // The room a reservation of another gang than `gang` keeps from it (zero when none). With
+  // `older_than`, only the reserving gang's holds older than that ticket count as its own room
+  // taken (decide's "if younger holds were gone").
+  resources reserved_against(uint64_t gang, const Ticket* older_than = nullptr) const {
+    return reservation_ && reservation_->gang != gang ? unheld_reservation(older_than)
+                                                      : resources{};
+  }
+  // The reservation less what its gang holds here already (only its holds older than
+  // `older_than`, when given): that part is in held_. Precondition: a reservation exists.
+  resources unheld_reservation(const Ticket* older_than = nullptr) const {
+    resources own;
+    for (const auto& [txn, h] : holds_)
+      if (h.owner == reservation_->gang && (!older_than || h.ticket < *older_than))
+        own += h.total;
+    return own.is_zero() ? reservation_->amount : (reservation_->amount - own).clamped_at_zero();
   }
 
   std::size_t waiter_index(const txn_id& txn) const {
@@ -596,6 +660,8 @@ class node_ledger {
   /// Victim pod -> the preemptor's hold that its room goes to (reserve_evicting).
   std::unordered_map<uint64_t, txn_id> claimed_victims_;
   std::vector<cleared> cleared_;
+  /// A starving gang's reservation; a pointer, since few nodes ever have one.
+  std::unique_ptr<room_reservation> reservation_;
 };
 
 } // namespace phalanx::scheduler
