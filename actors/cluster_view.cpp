@@ -59,6 +59,9 @@ struct cluster_view::slot {
   atomic_amounts free;
   // Reserves sent and not yet read by the node actor (the header says who writes them).
   atomic_amounts in_flight;
+  // A starving gang's reservation: its gang (0: none) and what it withholds from the others.
+  std::atomic<uint64_t> reserved_for{0};
+  atomic_amounts withheld;
   // Every version of the static facts, kept so references handed to planners stay valid (a
   // reader holds the node, never an element of this list, so the list may reallocate). Only the
   // owner appends (under the view's add mutex for the first one). The first version is the
@@ -94,6 +97,7 @@ std::size_t cluster_view::add_slot(std::shared_ptr<const scheduler::node> n,
     s.extended_names.push_back(e.name);
   s.free.extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
   s.in_flight.extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
+  s.withheld.extended = std::make_unique<std::atomic<int64_t>[]>(s.extended_names.size());
   s.info.store(n.get(), std::memory_order_relaxed);
   s.versions.push_back(std::move(n));
   s.live.store(true, std::memory_order_relaxed);
@@ -137,6 +141,30 @@ resources cluster_view::in_flight(std::size_t index) const {
   resources out;
   read_difference(s.in_flight, nullptr, s.extended_names, out);
   return out;
+}
+
+void cluster_view::publish_reservation(std::size_t index, uint64_t gang,
+                                       const resources& withheld) noexcept {
+  auto& s = slot_at(index);
+  s.withheld.store(withheld, s.extended_names);
+  s.reserved_for.store(gang, std::memory_order_release);
+}
+
+uint64_t cluster_view::reserved_for(std::size_t index) const noexcept {
+  return slot_at(index).reserved_for.load(std::memory_order_acquire);
+}
+
+void cluster_view::read_withheld(std::size_t index, resources& out) const {
+  const auto& s = slot_at(index);
+  read_difference(s.withheld, nullptr, s.extended_names, out);
+}
+
+void reserving_gang_view::read_free(std::size_t index, resources& out) const {
+  base_.read_free(index, out);
+  if (base_.reserved_for(index) != gang_)
+    return;
+  base_.read_withheld(index, withheld_);
+  out += withheld_;
 }
 
 const scheduler::node& cluster_view::at(std::size_t index) const noexcept {

@@ -63,11 +63,23 @@ class cluster_view final : public scheduler::node_view {
   /// What is in flight to the node now (zero when no reserve is on its way).
   scheduler::resources in_flight(std::size_t index) const;
 
+  // -- A starving gang's reservation (scheduler/room_reservation.hpp): the owner publishes it.
+
+  /// Publishes that `gang` (0: none) holds the node's reservation and that it keeps `withheld`
+  /// of the published free room from every other gang.
+  void publish_reservation(std::size_t index, uint64_t gang,
+                           const scheduler::resources& withheld) noexcept;
+  /// The gang holding the node's reservation, or 0.
+  uint64_t reserved_for(std::size_t index) const noexcept;
+  /// What the node's reservation keeps from the other gangs (zero without one).
+  void read_withheld(std::size_t index, scheduler::resources& out) const;
+
   // -- node_view: any thread.
 
   std::size_t size() const noexcept override { return size_.load(std::memory_order_acquire); }
   const scheduler::node& at(std::size_t index) const noexcept override;
-  /// The node's published free resources minus its reserves in flight.
+  /// The node's published free resources minus its reserves in flight. A reserved node's
+  /// published free room is already less what its reservation withholds.
   void read_free(std::size_t index, scheduler::resources& out) const override;
   bool is_live(std::size_t index) const noexcept override;
 
@@ -81,6 +93,23 @@ class cluster_view final : public scheduler::node_view {
   std::array<std::atomic<chunk*>, max_slots / chunk_size> chunks_{};
   std::atomic<std::size_t> size_{0};
   std::mutex add_mutex_;  // Serializes add_slot and chunk allocation; readers never take it.
+};
+
+/// The cluster view as a gang holding reservations sees it: on the nodes reserved for it, the
+/// room withheld from the others is its own. Wraps the view for that gang's plans only, so the
+/// ordinary plan reads the view directly.
+class reserving_gang_view final : public scheduler::node_view {
+ public:
+  reserving_gang_view(const cluster_view& base, uint64_t gang) : base_(base), gang_(gang) {}
+  std::size_t size() const noexcept override { return base_.size(); }
+  const scheduler::node& at(std::size_t index) const noexcept override { return base_.at(index); }
+  void read_free(std::size_t index, scheduler::resources& out) const override;
+  bool is_live(std::size_t index) const noexcept override { return base_.is_live(index); }
+
+ private:
+  const cluster_view& base_;
+  uint64_t gang_;
+  mutable scheduler::resources withheld_;  // Scratch: read_free runs on the planning thread.
 };
 
 } // namespace phalanx::actors

@@ -2,12 +2,14 @@
 
 #include "scheduler/order.hpp"
 #include "scheduler/placeholders.hpp"
+#include "scheduler/room_reservation.hpp"
 
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
+#include <span>
 
 namespace phalanx::actors {
 
@@ -294,6 +296,110 @@ void plan_round(self_ptr self);
 void start_swaps(self_ptr self);
 void settle(self_ptr self);
 
+// What the planner must place of `candidates` (the pending members, in preference order): the
+// gang's minimum less its ready pods, every role's minimum likewise, and extras when room exists.
+scheduler::gang_request request_for(const gang_actor_state& st,
+                                    std::span<const scheduler::pod* const> candidates) {
+  scheduler::gang_request request;
+  request.pods = candidates;
+  request.place_extra = true;
+  if (gang_mode(st)) {
+    request.min_pods = std::max(0, st.group->min_member - count_members(st).ready());
+    for (const auto& rm : st.group->min_task_member) {
+      auto need = rm.min - ready_of_role(st, rm.role);
+      if (need > 0)
+        request.min_per_role.push_back({rm.role, need});
+    }
+  } else {
+    request.min_pods = candidates.empty() ? 0 : 1;
+  }
+  return request;
+}
+
+// Gives every node of the gang's reservation its room back.
+void give_back_reservation(self_ptr self) {
+  auto& st = self->state;
+  if (!st.reservation)
+    return;
+  for (auto node : st.reservation->nodes)
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, unreserve_atom::value, st.id);
+  st.reservation.reset();
+}
+
+// No starving gang (scheduler/room_reservation.hpp, docs/NOTES.md "No starving gang"). A gang
+// admitted and not ready whose minimum found no room counts from that first failure; past
+// scheduling.starvationBound it reserves the nodes where it would fit soonest, once: it keeps
+// them (room accumulates there as their pods end) until it is ready, ends, or a node goes. A
+// node already reserved by another gang is not taken; if a node refuses (another gang was
+// faster), the gang gives the rest back and chooses again after its next failed plan. Returns
+// the sentence its pending reason ends with, or "".
+std::string reserve_if_starving(self_ptr self, const scheduler::plan_result& plan,
+                                const std::vector<std::size_t>& candidate_members) {
+  auto& st = self->state;
+  const auto bound = st.ctx->config.scheduling.starvation_bound;
+  if (plan.code != scheduler::plan_code::unschedulable) {
+    give_back_reservation(self);  // No room can make an unresolvable gang fit.
+    return {};
+  }
+  if (bound.count() == 0 || !gang_mode(st) || !st.admitted || st.machine.was_ready())
+    return {};
+  const auto now = self->clock().now();
+  if (st.blocked_since == caf::actor_clock::time_point{})
+    st.blocked_since = now;
+  if (st.reservation) {
+    bool all_live = std::all_of(st.reservation->nodes.begin(), st.reservation->nodes.end(),
+                                [&](uint32_t n) { return st.ctx->view->is_live(n); });
+    if (all_live)
+      return st.reservation->reason;
+    give_back_reservation(self);
+  }
+  auto as_timestamp = [](caf::actor_clock::time_point t) {
+    return scheduler::timestamp{
+        std::chrono::duration_cast<scheduler::duration>(t.time_since_epoch())};
+  };
+  if (!scheduler::is_starving(as_timestamp(st.blocked_since), as_timestamp(now), bound))
+    return {};
+  std::vector<const scheduler::pod*> candidates;
+  for (auto i : candidate_members)
+    candidates.push_back(st.members[i].ref.pod.get());
+  auto request = request_for(st, candidates);
+  const auto& view = *st.ctx->view;
+  auto choice = scheduler::choose_reserved_nodes(view, request, [&](std::size_t n) {
+    auto holder = view.reserved_for(n);
+    return holder != 0 && holder != st.id;
+  });
+  if (!choice.found)
+    return " It has waited past the starvation bound but reserves no nodes: " + choice.detail +
+           ".";
+  st.reservation = std::make_unique<gang_actor_state::reservation_state>();
+  st.reservation->reason = " " + scheduler::reservation_reason(choice);
+  for (auto& claim : choice.nodes) {
+    auto node = static_cast<uint32_t>(claim.node);
+    st.reservation->nodes.push_back(node);
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, room_atom::value, st.id, std::move(claim.amount), gang_actor{self});
+  }
+  st.ctx->metrics->room_reservations.inc();
+  return st.reservation->reason;
+}
+
+// A node's answer to a reservation: a refusal (another gang reserved it first) ends the whole
+// reservation; the gang chooses again after its next failed plan. A grant for a reservation
+// given back meanwhile is given back too.
+void on_room_answer(self_ptr self, uint32_t node, bool granted) {
+  auto& st = self->state;
+  bool current = st.reservation && std::find(st.reservation->nodes.begin(),
+                                             st.reservation->nodes.end(),
+                                             node) != st.reservation->nodes.end();
+  if (granted && !current) {
+    if (auto handle = st.ctx->nodes->at(node))
+      self->send(handle, unreserve_atom::value, st.id);
+  } else if (!granted && current) {
+    give_back_reservation(self);
+  }
+}
+
 // Ends a slot whose plan failed: reports why and backs off.
 void fail_plan(self_ptr self, const scheduler::plan_result& plan,
                const std::vector<std::size_t>& candidate_members) {
@@ -319,6 +425,7 @@ void fail_plan(self_ptr self, const scheduler::plan_result& plan,
     st.admitted = false;
     message += " It waits outside the enqueue budget until the nodes change.";
   }
+  message += reserve_if_starving(self, plan, candidate_members);
   // A gang short of pods waits for them, not for nodes: to its queue it is only unschedulable.
   finish_slot(self, unresolvable && !plan.lacks_pods ? plan_outcome::unresolvable
                                                      : plan_outcome::unschedulable);
@@ -419,20 +526,7 @@ void plan_round(self_ptr self) {
       candidate_members.push_back(i);
     }
   auto counts = count_members(st);
-
-  scheduler::gang_request request;
-  request.pods = candidates;
-  request.place_extra = true;
-  if (gangs) {
-    request.min_pods = std::max(0, st.group->min_member - counts.ready());
-    for (const auto& rm : st.group->min_task_member) {
-      auto need = rm.min - ready_of_role(st, rm.role);
-      if (need > 0)
-        request.min_per_role.push_back({rm.role, need});
-    }
-  } else {
-    request.min_pods = candidates.empty() ? 0 : 1;
-  }
+  auto request = request_for(st, candidates);
 
   if (candidates.empty()) {
     finish_slot(self, plan_outcome::nothing_to_do);
@@ -469,7 +563,13 @@ void plan_round(self_ptr self) {
     return;
   }
 
-  auto plan = planner_for(*st.ctx).plan(*st.ctx->view, request, st.random);
+  // A gang with a reservation sees the room its nodes keep from the others as its own.
+  std::optional<reserving_gang_view> own_view;
+  if (st.reservation)
+    own_view.emplace(*st.ctx->view, st.id);
+  const scheduler::node_view& view =
+      own_view ? static_cast<const scheduler::node_view&>(*own_view) : *st.ctx->view;
+  auto plan = planner_for(*st.ctx).plan(view, request, st.random);
   if (plan.code != scheduler::plan_code::success) {
     on_plan_failure(self, std::move(plan), request, std::move(candidate_members));
     return;
@@ -655,6 +755,10 @@ void on_round_committed(self_ptr self) {
       std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
   self->send(st.queue, usage_atom::value, std::move(delta));
   st.backoff = std::chrono::milliseconds{0};
+  // Ready: the room it reserved is used (its nodes that took pods ended the reservation at the
+  // commit) or not needed.
+  give_back_reservation(self);
+  st.blocked_since = {};
   transition(self, gang_phase::running);
   report(self);
   // Pods created during the round take over placeholders; the rest (elastic extras) try again
@@ -1099,6 +1203,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       if (p.evicting && victims_gone(st))
         on_all_reserved(self);
     },
+    [self](room_atom, uint32_t node, bool granted) { on_room_answer(self, node, granted); },
     [self](evict_atom, uint32_t round) {
       // The victims did not all go within scheduling.preemptionWait: the room they freed goes
       // back to everyone, and the gang tries again later.

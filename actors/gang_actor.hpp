@@ -94,6 +94,17 @@ struct gang_actor_state {
   /// The slot was given back before the round ended (a preemptor waiting for its victims).
   bool slot_finished = false;
 
+  /// No starving gang (scheduler/room_reservation.hpp): when the gang's minimum first found no
+  /// room (zero while it has not, and once it is ready), and the nodes it reserves after
+  /// scheduling.starvationBound with the sentence its pending reason ends with. Null without a
+  /// reservation, which most gangs never make.
+  caf::actor_clock::time_point blocked_since{};
+  struct reservation_state {
+    std::vector<uint32_t> nodes;
+    std::string reason;
+  };
+  std::unique_ptr<reservation_state> reservation;
+
   // The placeholder swap under way (one at a time): pods taking over placeholders, one `swap`
   // per node once their bindings are durable.
   bool swapping = false;

@@ -38,6 +38,8 @@ using gang_actor = caf::typed_actor<
   caf::reacts_to<cleared_atom, scheduler::txn_id, uint32_t>,
   // The wait for round `round`'s victims to go (scheduling.preemptionWait) ended.
   caf::reacts_to<evict_atom, uint32_t>,
+  // A node's answer to this gang's reservation of room there (granted or not).
+  caf::reacts_to<room_atom, uint32_t, bool>,
   // The PodGroup spec changed.
   caf::reacts_to<spec_atom, pod_group_ptr>,
   // The registry heard nothing of this gang for scheduling.parkIdleGangsAfter: if it is idle
@@ -70,6 +72,12 @@ using node_actor = caf::typed_actor<
   // Pods bound here by someone else (Kubernetes mode: another scheduler, or a binding seen only
   // in the apiserver): count them as committed. Idempotent per pod.
   caf::reacts_to<adopt_atom, pod_refs>,
+  // A starving gang reserves room here (scheduler/room_reservation.hpp): the node keeps that
+  // much from every other gang until the gang commits here, gives it back or ends. Answered
+  // with room(node, granted); refused while another gang holds the node's reservation.
+  caf::reacts_to<room_atom, uint64_t, scheduler::resources, gang_actor>,
+  // The gang gives its reservation here back. Idempotent.
+  caf::reacts_to<unreserve_atom, uint64_t>,
   // The node's static facts changed (cordon, uncordon, labels, taints).
   caf::reacts_to<spec_atom, node_ptr>,
   // A snapshot of the ledger, for tests and invariant checks.

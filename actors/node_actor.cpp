@@ -11,7 +11,22 @@ using self_ptr = node_actor::stateful_pointer<node_actor_state>;
 
 void publish(self_ptr self) {
   auto& st = self->state;
-  st.ctx->view->publish_free(st.index, st.ledger->free());
+  const auto reserved_for = st.ledger->room_reserved_for();
+  if (reserved_for == 0 && !st.withholding) {
+    st.ctx->view->publish_free(st.index, st.ledger->free());
+    return;
+  }
+  // Free room first when a reservation starts, the reservation first when it ends: a planner
+  // reading in between sees less room, never more.
+  auto withheld = st.ledger->withheld();
+  if (reserved_for != 0) {
+    st.ctx->view->publish_free(st.index, st.ledger->free() - withheld);
+    st.ctx->view->publish_reservation(st.index, reserved_for, withheld);
+  } else {
+    st.ctx->view->publish_reservation(st.index, 0, withheld);
+    st.ctx->view->publish_free(st.index, st.ledger->free());
+  }
+  st.withholding = reserved_for != 0;
 }
 
 // Sends the votes of waiters the ledger decided after a change.
@@ -206,6 +221,21 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
         st.ledger->adopt(p.id, p.pod->requests, p.pod);
       publish(self);
     },
+    [self](room_atom, uint64_t gang, scheduler::resources& amount, gang_actor& coordinator) {
+      auto& st = self->state;
+      remember_coordinator(self, gang, coordinator);
+      bool granted = st.ledger->reserve_room(gang, std::move(amount));
+      if (granted)
+        publish(self);
+      self->send(coordinator, room_atom::value, st.index, granted);
+    },
+    [self](unreserve_atom, uint64_t gang) {
+      auto& st = self->state;
+      if (st.ledger->release_room(gang)) {
+        publish(self);
+        answer_waiters(self);
+      }
+    },
     [self](spec_atom, node_ptr spec) {
       auto& st = self->state;
       st.spec = spec;
@@ -229,6 +259,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       snap.remembered_gangs = st.ledger->remembered_gang_count();
       snap.claimed_victims = st.ledger->claimed_victim_count();
       snap.claimed = st.ledger->claimed_room();
+      snap.room_reserved_for = st.ledger->room_reserved_for();
       return snap;
     },
   };

@@ -33,6 +33,8 @@ struct node_actor_state {
   /// Coordinators with something here, by gang id; monitored.
   std::unordered_map<uint64_t, gang_actor> coordinators;
   std::unordered_map<caf::actor_addr, uint64_t> gang_of;
+  /// The view shows a reservation of this node (cluster_view::publish_reservation).
+  bool withholding = false;
   /// Committed placeholders by their gang: a gang that dies leaves none behind.
   std::unordered_map<uint64_t, std::vector<uint64_t>> placeholders_of;
 };

@@ -317,6 +317,8 @@ struct node_snapshot {
   /// Pods claimed as victims by a preemptor's hold here, and the room they still occupy.
   std::size_t claimed_victims = 0;
   scheduler::resources claimed;
+  /// The gang holding the node's reservation of room (0: none).
+  uint64_t room_reserved_for = 0;
 };
 
 struct gang_snapshot {
@@ -403,6 +405,9 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, adopt_atom, "adopt")
   CAF_ADD_ATOM(phalanx, phalanx::actors, swap_atom, "swap")
   CAF_ADD_ATOM(phalanx, phalanx::actors, cleared_atom, "cleared")
+  // A starving gang's reservation of room (gang <-> node actor).
+  CAF_ADD_ATOM(phalanx, phalanx::actors, room_atom, "room")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, unreserve_atom, "unreserve")
   // Preemption (PodGroup actor <-> registry <-> world).
   CAF_ADD_ATOM(phalanx, phalanx::actors, preempt_atom, "preempt")
   CAF_ADD_ATOM(phalanx, phalanx::actors, offer_atom, "offer")

@@ -158,6 +158,11 @@ void resolve_nodes(collector_state& st) {
     fact.claimed = n.claimed;
     fact.in_flight = n.in_flight;
     fact.remembered_gangs = n.remembered_gangs;
+    if (n.room_reserved_for != 0) {
+      auto g = st.gangs.find(n.room_reserved_for);
+      fact.room_reserved_for =
+          g != st.gangs.end() ? g->second.key : "#" + std::to_string(n.room_reserved_for);
+    }
     for (auto id : n.bound_pods) {
       auto k = st.key_of_id.find(id);
       fact.bound_pods.push_back(k == st.key_of_id.end() ? "#" + std::to_string(id) : k->second);
@@ -331,6 +336,27 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
             add_violation(r, "I3: gang " + g.key + " role " + rm.role + " has " +
                                  std::to_string(per_role[rm.role]) + " pods placed, fewer than " +
                                  std::to_string(rm.min));
+    }
+  }
+
+  // A starving gang's reservation ends when it is ready or gone: at rest, a node keeps room
+  // only for a live gang with fewer than its minimum placed.
+  if (at_rest) {
+    std::map<std::string, int32_t> placed;
+    for (const auto& p : facts.pods)
+      if (!p.group_key.empty() && !p.node.empty())
+        ++placed[p.group_key];
+    for (const auto& n : facts.nodes) {
+      if (n.room_reserved_for.empty())
+        continue;
+      auto g = std::find_if(facts.groups.begin(), facts.groups.end(),
+                            [&](const auto& x) { return x.key == n.room_reserved_for; });
+      if (g == facts.groups.end() || g->parked || g->completed)
+        add_violation(r, "reservation: node " + n.name + " keeps room for " +
+                             n.room_reserved_for + ", which has no live actor");
+      else if (!g->in_flight && placed[g->key] >= g->min_member)
+        add_violation(r, "reservation: node " + n.name + " keeps room for " + g->key +
+                             ", which is ready");
     }
   }
 

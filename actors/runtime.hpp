@@ -50,6 +50,8 @@ struct system_facts {
     scheduler::resources in_flight;
     /// Gangs whose finished rounds its ledger remembers: only gangs whose actor lives.
     std::size_t remembered_gangs = 0;
+    /// The group key of the gang its room is reserved for (a starving gang), or empty.
+    std::string room_reserved_for;
   };
   struct queue {
     std::string name;

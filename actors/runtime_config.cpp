@@ -176,6 +176,9 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
         {"preemptionWait", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.preemption_wait);
          }},
+        {"starvationBound", [&](const YAML::Node& v, const std::string& f) {
+           return read_duration(v, f, s.starvation_bound);
+         }},
         {"parkIdleGangsAfter", [&](const YAML::Node& v, const std::string& f) {
            return read_duration(v, f, s.park_idle_gangs_after);
          }},

@@ -62,6 +62,11 @@ struct scheduling_config {
   /// Kubernetes pod terminates within its grace period, 30 s by default); then it gives the
   /// room back and tries again later. Default: 90 s.
   std::chrono::milliseconds preemption_wait{90'000};
+  /// No starving gang (scheduler/room_reservation.hpp, docs/NOTES.md "No starving gang"): a
+  /// gang admitted and not ready whose minimum found no room for this long reserves the nodes
+  /// where it would fit soonest; they take no other gang's pods that would delay it, while other
+  /// gangs keep flowing elsewhere. Zero turns it off (Volcano's behaviour). Default: 5 min.
+  std::chrono::milliseconds starvation_bound{300'000};
   /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};

@@ -27,6 +27,9 @@ struct runtime_metrics {
       "Reserve rounds of a gang that evicts lower-priority pods of its queue to fit.");
   api::counter& pods_evicted = registry.add_counter(
       "phalanx_pods_evicted_total", "Pods evicted for a higher-priority gang of their queue.");
+  api::counter& room_reservations = registry.add_counter(
+      "phalanx_room_reservations_total",
+      "Reservations of nodes by a gang blocked past scheduling.starvationBound.");
   api::counter& plan_failures = registry.add_counter(
       "phalanx_plan_failures_total", "Plans that found no placement (unschedulable, unresolvable).");
   api::histogram& gang_decision_seconds = registry.add_histogram(

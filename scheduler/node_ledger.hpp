@@ -582,10 +582,15 @@ class node_ledger {
     // Another gang's reservation: its room is not this reserve's, though it is not used yet.
     // Where younger holds are counted gone, so are the reserving gang's younger holds, and the
     // reservation then keeps its whole amount less only what the gang holds of the older ones.
-    if (fits(e.total, after_usage - held_ - older_waiting - reserved_against(e.owner)))
+    resources room = after_usage - held_ - older_waiting;
+    if (reservation_)
+      room -= reserved_against(e.owner);
+    if (fits(e.total, room))
       return {vote_kind::reserved, {}};
-    if (fits(e.total, after_usage - older_holds - older_waiting -
-                          reserved_against(e.owner, &e.ticket)))
+    room = after_usage - older_holds - older_waiting;
+    if (reservation_)
+      room -= reserved_against(e.owner, &e.ticket);
+    if (fits(e.total, room))
       return {vote_kind::waiting, {}};
     if (fits(e.total, after_usage))
       return {vote_kind::refused_conflict, {}};

@@ -143,8 +143,8 @@ resources withheld_room(const resources& free, const resources& reserved) {
 }
 
 std::string reservation_reason(const reservation_choice& choice) {
-  return "it has waited past the starvation bound and reserves " + choice.detail +
-         "; they take no other gang's pods that would delay it";
+  return "It has waited past the starvation bound and reserves " + choice.detail +
+         "; they take no other gang's pods that would delay it.";
 }
 
 } // namespace phalanx::scheduler

@@ -65,8 +65,9 @@ reservation_choice choose_reserved_nodes(const node_view& view, const gang_reque
 /// free room minus this; the reserving gang sees it whole.
 resources withheld_room(const resources& free, const resources& reserved);
 
-/// The sentence a reserving gang's pending reason ends with: "it has waited past the starvation
-/// bound and reserves 8 node(s) for 64 pod(s): node-3, ... as their pods end".
+/// The sentence a reserving gang's pending reason ends with: "It has waited past the starvation
+/// bound and reserves 8 node(s) for 64 pod(s): node-3, ...; they take no other gang's pods that
+/// would delay it."
 std::string reservation_reason(const reservation_choice& choice);
 
 } // namespace phalanx::scheduler

@@ -316,6 +316,7 @@ gang_actor::behavior_type probe(gang_actor::stateful_pointer<probe_state> self,
     [](offer_atom, preemption_offer&) {},
     [](cleared_atom, scheduler::txn_id, uint32_t) {},
     [](evict_atom, uint32_t) {},
+    [](room_atom, uint32_t, bool) {},
     [](inspect_atom) { return gang_snapshot{}; },
   };
 }

@@ -127,8 +127,8 @@ TEST(ChooseReservedNodes, NamesThreeNodesAndCountsTheRest) {
   ASSERT_TRUE(choice.found);
   EXPECT_EQ(choice.detail, "6 node(s) for 12 pod(s): n0, n1, n2 and 3 more");
   EXPECT_EQ(reservation_reason(choice),
-            "it has waited past the starvation bound and reserves 6 node(s) for 12 pod(s): n0, "
-            "n1, n2 and 3 more; they take no other gang's pods that would delay it");
+            "It has waited past the starvation bound and reserves 6 node(s) for 12 pod(s): n0, "
+            "n1, n2 and 3 more; they take no other gang's pods that would delay it.");
 }
 
 // -- The ledger around a reservation. Tickets are integers, lower is older; owners are gangs.
