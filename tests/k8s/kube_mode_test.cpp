@@ -544,6 +544,77 @@ TEST(KubeMode, AQueueBelowItsShareReclaimsFromOneAbove) {
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
 }
 
+// No starving gang against the real apiserver: two nodes of 4 cpu full of 1-pod gangs, a gang of
+// 4 behind them, and a stream (the test's kubelet ends the oldest small pod every 300 ms and a new
+// small gang comes) that takes each cpu as it frees. With scheduling.starvationBound 1s the big
+// gang reserves a node, says so in its PodGroup's condition, and is bound once that node drains,
+// while the small gangs keep being bound on the other node.
+TEST(KubeMode, AGangBlockedPastTheStarvationBoundReservesANodeAndStarts) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.node("n1", "4");
+  auto config = h.scratch() + "/starvation.yaml";
+  std::ofstream(config) << "scheduling:\n  starvationBound: 1s\n";
+  auto d = h.start_phalanxd("data", {"--config", config});
+  int next_small = 0;
+  std::vector<std::string> smalls;  // In creation order.
+  auto add_small = [&] {
+    auto name = "small-" + std::to_string(next_small++);
+    h.podgroup(name, 1);
+    h.pod(name + "-0", name, "1");
+    smalls.push_back(name + "-0");
+  };
+  for (int i = 0; i < 8; ++i)
+    add_small();
+  ASSERT_TRUE(h.wait_for([&] {
+    int n = 0;
+    for (const auto& [name, p] : h.pods())
+      n += !p.node.empty() ? 1 : 0;
+    return n == 8;
+  })) << describe(h) << read_log(*d);
+  h.podgroup("big", 4);
+  for (int i = 0; i < 4; ++i)
+    h.pod("big-" + std::to_string(i), "big", "1");
+  for (int i = 0; i < 4; ++i)
+    add_small();  // Waiting with the big gang.
+
+  std::string reason;
+  std::string reserved_node;
+  bool small_bound_beside = false;
+  std::size_t oldest = 0;
+  auto deadline = std::chrono::steady_clock::now() + 40s;
+  while (bound_of(h.pods(), "big") < 4 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(300ms);
+    auto pods = h.pods();
+    // The kubelet's part: the oldest small pod still bound has finished.
+    for (; oldest < smalls.size(); ++oldest)
+      if (!pods[smalls[oldest]].node.empty()) {
+        h.delete_pod(smalls[oldest++]);
+        break;
+      }
+    add_small();
+    auto groups = h.groups();
+    const auto& message = groups["big"].message;
+    if (auto at = message.find("reserves 1 node(s) for 4 pod(s): "); at != std::string::npos) {
+      reason = message;
+      reserved_node = message.substr(at + 33, 2);
+    }
+    if (!reserved_node.empty())
+      for (const auto& [name, p] : pods)
+        small_bound_beside |= name.rfind("small-", 0) == 0 && !p.node.empty() &&
+                              p.node != reserved_node &&
+                              std::stoi(name.substr(6)) >= 12;  // Came after the big gang.
+  }
+  ASSERT_EQ(bound_of(h.pods(), "big"), 4) << describe(h) << read_log(*d);
+  EXPECT_NE(reason.find("It has waited past the starvation bound"), std::string::npos)
+      << reason;
+  EXPECT_TRUE(reserved_node == "n0" || reserved_node == "n1") << reason;
+  EXPECT_TRUE(small_bound_beside) << describe(h);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // Hierarchical queues from the apiserver: a PodGroup in a queue that has child queues waits and
 // says why (the apiserver took it; Volcano's webhook would have refused it), one in the leaf is
 // bound.
