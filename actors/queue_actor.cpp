@@ -199,15 +199,14 @@ void try_admit(self_ptr self) {
   if (!is_open(st)) {
     // Its gangs say why they wait, once each (the gate says so of gangs it sees; a gang with no
     // minResources never goes to the gate).
+    const auto because = st.spec->meta.annotations.find(effective_closed_reason_key);
+    const std::string why = "queue \"" + st.spec->meta.name.str() +
+                            "\" admits no new PodGroups now: " +
+                            (because ? std::string(*because) : "it is Closed");
     for (const auto& key : st.to_admit)
       if (st.told_not_open.insert(key.gang).second)
         if (auto b = st.gangs.find(key.gang); b != st.gangs.end())
-          self->send(b->second.handle, admission_atom::value,
-                     admission{key.gang, false,
-                               "queue \"" + st.spec->meta.name.str() +
-                                   "\" admits no new PodGroups now: it is Closed, under a "
-                                   "Closed queue, or has child queues (only an Open leaf queue "
-                                   "admits gangs)"});
+          self->send(b->second.handle, admission_atom::value, admission{key.gang, false, why});
     return;
   }
   if (st.admitting || !st.waking.empty())

@@ -23,6 +23,11 @@
 
 namespace phalanx::actors {
 
+/// An annotation of the effective spec the registry gives a queue actor (refresh_queue_states),
+/// never of a stored queue: why the queue admits nothing although its own state is Open (it has
+/// child queues, or an ancestor is not Open), for the reason its waiting gangs give.
+inline constexpr std::string_view effective_closed_reason_key = "phalanx.io/closed-because";
+
 struct queue_actor_state {
   static inline const char* name = "phalanx.queue";
 

@@ -227,12 +227,21 @@ const scheduler::queue* closed_ancestor(const registry_state& st, const schedule
 void refresh_queue_states(self_ptr self) {
   auto& st = self->state;
   for (auto& [name, q] : st.queues) {
-    const bool blocked = closed_ancestor(st, *q.queue) || first_child(st, name);
     auto effective = q.queue;
-    if (blocked && q.queue->state == scheduler::queue_state::open) {
-      auto copy = *q.queue;
-      copy.state = scheduler::queue_state::closed;
-      effective = std::make_shared<const scheduler::queue>(std::move(copy));
+    if (q.queue->state == scheduler::queue_state::open) {
+      // Why it admits nothing, for its waiting gangs' reason.
+      std::string because;
+      if (const auto* child = first_child(st, name))
+        because = "it has child queues (\"" + *child + "\"); only leaf queues take PodGroups";
+      else if (const auto* closed = closed_ancestor(st, *q.queue))
+        because = "it is under queue \"" + closed->meta.name.str() + "\", which is " +
+                  std::string(scheduler::to_string(closed->state));
+      if (!because.empty()) {
+        auto copy = *q.queue;
+        copy.state = scheduler::queue_state::closed;
+        copy.meta.annotations.set(effective_closed_reason_key, because);
+        effective = std::make_shared<const scheduler::queue>(std::move(copy));
+      }
     }
     if (q.effective && *q.effective == *effective)
       continue;

@@ -174,10 +174,46 @@ TEST(QueueTree, AGangWaitingInAChildWaitsWhileTheParentIsClosed) {
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "holder-0"), "holder");
   h.pass(3000ms);
   EXPECT_FALSE(h.pod("waiting-0").pod.is_bound());
+
   runtime_harness::must_ok(h.act(api::resource_kind::queue, "", "dept",
                                  api::object_action::type::open),
                            "open dept");
   EXPECT_TRUE(h.run_until([&] { return h.pod("waiting-0").pod.is_bound(); }, 5000ms, 10ms));
+}
+
+// A gang waiting for admission says which rule of the tree holds it back: its Open queue got a
+// child queue (only leaves admit), or the queue's parent closed.
+TEST(QueueTree, AGangWaitingForAdmissionSaysWhichQueueHoldsItBack) {
+  runtime_harness h{deterministic_config(1), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(make_queue(h, "dept", "", 1), "dept");
+  runtime_harness::must_ok(make_queue(h, "team", "dept", 1), "team");
+  // minResources above what the gate admits on 4 cpu: it waits for admission.
+  auto g = group_of("big", 1);
+  g.group.queue = "team";
+  g.group.min_resources = scheduler::testing::res("cpu", "6");
+  runtime_harness::must_ok(h.create(g), "big");
+  runtime_harness::must_ok(
+      h.create(api::pod_object{make_pod("big-0").cpu("1").group("big"), {}}), "big-0");
+  h.pass(500ms);
+  auto reason = [&] {
+    std::string out;
+    for (const auto& c : h.group("big").status.conditions)
+      out += c.message + "\n";
+    return out;
+  };
+  runtime_harness::must_ok(h.act(api::resource_kind::queue, "", "dept",
+                                 api::object_action::type::close),
+                           "close dept");
+  h.pass(500ms);
+  EXPECT_NE(reason().find("queue \"team\" admits no new PodGroups now: it is under queue "
+                          "\"dept\", which is Closed"),
+            std::string::npos)
+      << reason() << " events: " << [&] {
+           std::string e;
+           for (const auto& ev : h.events(api::resource_kind::pod_group, "big"))
+             e += ev.reason + ": " + ev.message + "\n";
+           return e;
+         }();
 }
 
 } // namespace
