@@ -198,7 +198,7 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
 
 int run_replay_mode(std::span<const std::string> args, const std::string& command) {
   replay_options o;
-  std::string policies = "pod-by-pod,gang-fifo,phalanx";
+  std::string policies = "pod-by-pod,gang-fifo,volcano-like,phalanx";
   std::string app_durations;
   std::string node_cpu = "64";
   std::string node_memory = "512Gi";
@@ -225,7 +225,9 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
   flags.add_choice("partition", &o.partition, {"auto", "separate", "shared"},
                    "separate: each VC its own scheduler on its own nodes; shared: one cluster, "
                    "jobs pinned to their VC's nodes; auto: separate when the cluster has VCs");
-  flags.add_string("policies", &policies, "policies to compare, comma-separated");
+  flags.add_string("policies", &policies,
+                   "policies to compare, comma-separated, of pod-by-pod, gang-fifo, volcano-like "
+                   "(queues and backfill, no reservation) and phalanx");
   flags.add_duration("pod-interval", &o.model.pod_interval_ns, 0, int64_t{3600} * 1'000'000'000,
                      "the pods of a gang are created this far apart (a controller creating "
                      "them one by one)");
@@ -241,7 +243,8 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
                 "read at most this many jobs (0: all)");
   flags.add_duration("starvation-bound", &o.starvation_bound_ns, 0,
                      int64_t{365} * 24 * 3600 * 1'000'000'000,
-                     "phalanx: how long a blocked gang may be passed by backfill");
+                     "phalanx: how long a gang may stay blocked before it reserves the nodes "
+                     "where it fits soonest (0: never, as volcano-like)");
   flags.add_duration("pod-start-delay", &o.pod_start_delay_ns, 0, int64_t{3600} * 1'000'000'000,
                      "from bind to Running");
   flags.add_duration("end-time", &o.end_time_ns, 0, int64_t{10} * 365 * 24 * 3600 * 1'000'000'000,

@@ -3,6 +3,7 @@
 #include "loadtest/progress.hpp"
 #include "loadtest/report.hpp"
 #include "loadtest/scheduling_run.hpp"
+#include "loadtest/stats.hpp"
 
 #include "scheduler/quantity.hpp"
 
@@ -31,8 +32,10 @@ result<std::vector<sch::sim_policy>> parse_policies(const std::string& text) {
         text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     ++index;
     bool found = false;
-    for (auto p :
-         {sch::sim_policy::pod_by_pod, sch::sim_policy::gang_fifo, sch::sim_policy::phalanx})
+    std::string known;
+    for (int i = 0; i <= static_cast<int>(sch::sim_policy_last); ++i) {
+      const auto p = static_cast<sch::sim_policy>(i);
+      known += (i == 0 ? "" : ", ") + std::string(sch::to_string(p));
       if (sch::to_string(p) == item) {
         if (std::find(out.begin(), out.end(), p) != out.end())
           return status{errc::invalid_argument,
@@ -40,10 +43,10 @@ result<std::vector<sch::sim_policy>> parse_policies(const std::string& text) {
         out.push_back(p);
         found = true;
       }
+    }
     if (!found)
-      return status{errc::invalid_argument,
-                    "item " + std::to_string(index) + " \"" + item +
-                        "\": unknown policy; known: pod-by-pod, gang-fifo, phalanx"};
+      return status{errc::invalid_argument, "item " + std::to_string(index) + " \"" + item +
+                                                "\": unknown policy; known: " + known};
     if (comma == std::string::npos)
       break;
     start = comma + 1;
@@ -55,6 +58,59 @@ namespace {
 
 double seconds(sch::duration d) {
   return std::chrono::duration<double>(d).count();
+}
+
+double mean_of(const std::vector<double>& values) {
+  return values.empty() ? 0
+                        : std::accumulate(values.begin(), values.end(), 0.0) /
+                              double(values.size());
+}
+
+// Per queue: job counts, and JCT and queueing over the jobs that completed or started.
+std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_result>& jobs) {
+  std::map<std::string, std::vector<double>> jcts, waits;
+  std::map<std::string, queue_outcome> out;
+  for (const auto& j : jobs) {
+    auto& q = out[j.queue];
+    ++q.jobs;
+    if (j.phase == sch::sim_job_phase::completed)
+      ++q.completed;
+    if (j.completion_time)
+      jcts[j.queue].push_back(seconds(*j.completion_time));
+    if (j.time_to_start)
+      waits[j.queue].push_back(seconds(*j.time_to_start));
+  }
+  for (auto& [name, q] : out) {
+    auto& v = jcts[name];
+    std::sort(v.begin(), v.end());
+    q.mean_jct_s = mean_of(v);
+    q.p95_jct_s = percentile_sorted(v, 0.95);
+    q.mean_queueing_s = mean_of(waits[name]);
+  }
+  return out;
+}
+
+big_job_outcome big_job_waits(const std::vector<sch::sim_job_result>& jobs) {
+  big_job_outcome out;
+  std::vector<double> waits;
+  for (const auto& j : jobs) {
+    if (j.requests.get(sch::gpu_resource) < big_job_gpus)
+      continue;
+    ++out.jobs;
+    if (!j.time_to_start)
+      continue;
+    ++out.started;
+    const double wait = seconds(*j.time_to_start);
+    waits.push_back(wait);
+    if (out.longest_wait_job.empty() || wait > out.longest_wait_s) {
+      out.longest_wait_s = wait;
+      out.longest_wait_job = j.name;
+    }
+  }
+  std::sort(waits.begin(), waits.end());
+  out.mean_wait_s = mean_of(waits);
+  out.p95_wait_s = percentile_sorted(waits, 0.95);
+  return out;
 }
 
 } // namespace
@@ -102,6 +158,8 @@ policy_outcome merge_results(sch::sim_policy policy,
         queueing_sum += seconds(*j.time_to_start);
         ++started;
       }
+      if (j.reserved_at)
+        ++out.reserved;
       out.jobs.push_back(j);
     }
   }
@@ -112,6 +170,8 @@ policy_outcome merge_results(sch::sim_policy policy,
   }
   out.mean_queueing_s = started > 0 ? queueing_sum / double(started) : 0;
   out.makespan_s = seconds(makespan);
+  out.queues = by_queue(out.jobs);
+  out.big_jobs = big_job_waits(out.jobs);
 
   std::stable_sort(deltas.begin(), deltas.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
@@ -200,6 +260,122 @@ std::string fmt_s(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", s);
   return buf;
+}
+
+json::object policy_json(const policy_outcome& out) {
+  json::object p;
+  p["jobs"] = static_cast<int64_t>(out.jobs.size());
+  p["completed"] = out.completed;
+  p["deadlocked"] = out.deadlocked;
+  p["starved"] = out.starved;
+  p["running_at_end"] = out.running;
+  p["mean_jct_s"] = out.mean_jct_s;
+  p["p95_jct_s"] = out.p95_jct_s;
+  p["mean_queueing_delay_s"] = out.mean_queueing_s;
+  p["gpu_utilization"] = out.gpu_utilization;
+  p["cpu_utilization"] = out.cpu_utilization;
+  p["makespan_s"] = out.makespan_s;
+  p["events"] = out.events;
+  p["simulation_wall_seconds"] = out.wall_seconds;
+  p["invariant_violations"] = static_cast<int64_t>(out.violations.size());
+  p["reserved_gangs"] = out.reserved;
+  json::object queues;
+  for (const auto& [name, q] : out.queues)
+    queues[name] = json::object{{"jobs", q.jobs},
+                                {"completed", q.completed},
+                                {"mean_jct_s", q.mean_jct_s},
+                                {"p95_jct_s", q.p95_jct_s},
+                                {"mean_queueing_delay_s", q.mean_queueing_s}};
+  p["queues"] = std::move(queues);
+  const auto& big = out.big_jobs;
+  p["big_jobs"] = json::object{
+      {"definition", "at least " + std::to_string(big_job_gpus) + " GPUs requested in all"},
+      {"jobs", big.jobs},
+      {"started", big.started},
+      {"mean_wait_s", big.mean_wait_s},
+      {"p95_wait_s", big.p95_wait_s},
+      {"longest_wait_s", big.longest_wait_s},
+      {"longest_wait_job", big.longest_wait_job}};
+  json::array stuck;
+  for (const auto& j : out.jobs)
+    if ((j.phase == sch::sim_job_phase::deadlocked || j.phase == sch::sim_job_phase::pending) &&
+        stuck.size() < 20)
+      stuck.push_back(json::object{{"job", j.name},
+                                   {"phase", std::string(sch::to_string(j.phase))},
+                                   {"reason", j.reason.substr(0, 400)}});
+  p["stuck_jobs"] = std::move(stuck);
+  json::array violations;
+  for (std::size_t i = 0; i < out.violations.size() && i < 20; ++i)
+    violations.push_back(json::value(out.violations[i]));
+  p["violations"] = std::move(violations);
+  return p;
+}
+
+// The per-queue table: a row per queue, a mean and a p95 JCT column per policy.
+json::object queue_table(const std::vector<policy_outcome>& outcomes) {
+  json::array columns{"queue", "jobs"};
+  for (const auto& out : outcomes) {
+    const std::string name(sch::to_string(out.policy));
+    columns.push_back(json::value(name + " mean JCT (s)"));
+    columns.push_back(json::value(name + " p95 JCT (s)"));
+  }
+  json::array rows;
+  if (!outcomes.empty())
+    for (const auto& [queue, first] : outcomes.front().queues) {
+      json::array row{json::value(queue), first.jobs};
+      for (const auto& out : outcomes) {
+        auto it = out.queues.find(queue);
+        row.push_back(it == out.queues.end() ? 0.0 : it->second.mean_jct_s);
+        row.push_back(it == out.queues.end() ? 0.0 : it->second.p95_jct_s);
+      }
+      rows.push_back(std::move(row));
+    }
+  return json::object{{"title", "Per queue (VC): JCT over its completed jobs"},
+                      {"columns", std::move(columns)},
+                      {"rows", std::move(rows)}};
+}
+
+void print_tables(const std::vector<policy_outcome>& outcomes) {
+  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s\n", "policy", "completed",
+              "deadlocked", "starved", "mean JCT s", "p95 JCT s", "mean queue s", "GPU %",
+              "reserved", "big max wait s");
+  for (const auto& out : outcomes)
+    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s\n",
+                std::string(sch::to_string(out.policy)).c_str(),
+                static_cast<long long>(out.completed), static_cast<long long>(out.deadlocked),
+                static_cast<long long>(out.starved), fmt_s(out.mean_jct_s).c_str(),
+                fmt_s(out.p95_jct_s).c_str(), fmt_s(out.mean_queueing_s).c_str(),
+                out.gpu_utilization * 100, static_cast<long long>(out.reserved),
+                fmt_s(out.big_jobs.longest_wait_s).c_str());
+  if (outcomes.empty() || outcomes.front().big_jobs.jobs == 0)
+    return;
+  std::printf("big jobs (>= %lld GPUs): %lld; wait to start, mean / p95 / longest (s):\n",
+              static_cast<long long>(big_job_gpus),
+              static_cast<long long>(outcomes.front().big_jobs.jobs));
+  for (const auto& out : outcomes) {
+    const auto& big = out.big_jobs;
+    std::string never;
+    if (big.started < big.jobs)
+      never = ", " + std::to_string(big.jobs - big.started) + " never started";
+    std::printf("  %-12s %s / %s / %s (%s)%s\n", std::string(sch::to_string(out.policy)).c_str(),
+                fmt_s(big.mean_wait_s).c_str(), fmt_s(big.p95_wait_s).c_str(),
+                fmt_s(big.longest_wait_s).c_str(), big.longest_wait_job.c_str(), never.c_str());
+  }
+  std::printf("per queue, mean / p95 JCT (s):\n%-10s %6s", "queue", "jobs");
+  for (const auto& out : outcomes)
+    std::printf(" %21s", std::string(sch::to_string(out.policy)).c_str());
+  std::printf("\n");
+  for (const auto& [queue, first] : outcomes.front().queues) {
+    std::printf("%-10s %6lld", queue.c_str(), static_cast<long long>(first.jobs));
+    for (const auto& out : outcomes) {
+      auto it = out.queues.find(queue);
+      std::string cell = it == out.queues.end() ? "-"
+                                                : fmt_s(it->second.mean_jct_s) + " / " +
+                                                      fmt_s(it->second.p95_jct_s);
+      std::printf(" %21s", cell.c_str());
+    }
+    std::printf("\n");
+  }
 }
 
 } // namespace
@@ -451,38 +627,12 @@ result<json::object> run_replay(const replay_options& o) {
   json::array table_rows;
   json::array cdf_lines, util_lines;
   for (const auto& out : outcomes) {
-    json::object p;
-    p["jobs"] = static_cast<int64_t>(out.jobs.size());
-    p["completed"] = out.completed;
-    p["deadlocked"] = out.deadlocked;
-    p["starved"] = out.starved;
-    p["running_at_end"] = out.running;
-    p["mean_jct_s"] = out.mean_jct_s;
-    p["p95_jct_s"] = out.p95_jct_s;
-    p["mean_queueing_delay_s"] = out.mean_queueing_s;
-    p["gpu_utilization"] = out.gpu_utilization;
-    p["cpu_utilization"] = out.cpu_utilization;
-    p["makespan_s"] = out.makespan_s;
-    p["events"] = out.events;
-    p["simulation_wall_seconds"] = out.wall_seconds;
-    p["invariant_violations"] = static_cast<int64_t>(out.violations.size());
-    json::array stuck;
-    for (const auto& j : out.jobs)
-      if ((j.phase == sch::sim_job_phase::deadlocked || j.phase == sch::sim_job_phase::pending) &&
-          stuck.size() < 20)
-        stuck.push_back(json::object{{"job", j.name},
-                                     {"phase", std::string(sch::to_string(j.phase))},
-                                     {"reason", j.reason.substr(0, 400)}});
-    p["stuck_jobs"] = std::move(stuck);
-    json::array violations;
-    for (std::size_t i = 0; i < out.violations.size() && i < 20; ++i)
-      violations.push_back(json::value(out.violations[i]));
-    p["violations"] = std::move(violations);
-    per_policy[sch::to_string(out.policy)] = std::move(p);
+    per_policy[sch::to_string(out.policy)] = policy_json(out);
     table_rows.push_back(json::array{
         json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
         out.starved, out.mean_jct_s, out.p95_jct_s, out.mean_queueing_s, out.gpu_utilization * 100,
-        out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size())});
+        out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size()),
+        out.big_jobs.longest_wait_s});
     cdf_lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
                                      {"points", cdf_points(out.jobs, 400)}});
     util_lines.push_back(json::object{
@@ -548,8 +698,10 @@ result<json::object> run_replay(const replay_options& o) {
       json::object{{"title", "Per policy"},
                    {"columns", json::array{"policy", "completed", "deadlocked", "starved",
                                            "mean JCT (s)", "p95 JCT (s)", "mean queueing (s)",
-                                           "GPU util (%)", "makespan (h)", "violations"}},
-                   {"rows", std::move(table_rows)}}};
+                                           "GPU util (%)", "makespan (h)", "violations",
+                                           "longest big-job wait (s)"}},
+                   {"rows", std::move(table_rows)}},
+      queue_table(outcomes)};
   json::array plots;
   plots.push_back(json::object{{"id", "jct_cdf"},
                                {"kind", "line"},
@@ -573,15 +725,7 @@ result<json::object> run_replay(const replay_options& o) {
                      {"lines", std::move(util_lines)}});
   rep["plots"] = std::move(plots);
 
-  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s\n", "policy", "completed", "deadlocked",
-              "starved", "mean JCT s", "p95 JCT s", "mean queue s", "GPU %");
-  for (const auto& out : outcomes)
-    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f\n",
-                std::string(sch::to_string(out.policy)).c_str(),
-                static_cast<long long>(out.completed), static_cast<long long>(out.deadlocked),
-                static_cast<long long>(out.starved), fmt_s(out.mean_jct_s).c_str(),
-                fmt_s(out.p95_jct_s).c_str(), fmt_s(out.mean_queueing_s).c_str(),
-                out.gpu_utilization * 100);
+  print_tables(outcomes);
   std::fflush(stdout);
   return rep;
 }

@@ -2,6 +2,7 @@
 
 #include "scheduler/fair_share.hpp"
 #include "scheduler/quantity.hpp"
+#include "scheduler/room_reservation.hpp"
 
 #include <algorithm>
 #include <array>
@@ -20,6 +21,8 @@ std::string_view to_string(sim_policy p) noexcept {
       return "pod-by-pod";
     case sim_policy::gang_fifo:
       return "gang-fifo";
+    case sim_policy::volcano_like:
+      return "volcano-like";
     case sim_policy::phalanx:
       return "phalanx";
   }
@@ -139,10 +142,18 @@ struct job_runtime {
   resources claim;      // phalanx: what a started job still claims in the gate (see there).
   std::optional<duration> ready_at;
   std::optional<duration> completed_at;
-  // phalanx: when a younger gang could first pass it (it was refused or could not be placed);
-  // the starvation bound counts from here, not from arrival, which would make every gang of a
-  // long queue a reserved head at once (and the policy plain FIFO).
+  // phalanx: the first pass after admission that could not place its minimum. The starvation
+  // bound counts from here: counted from arrival, a gang that waited at the gate would reserve
+  // the moment it is admitted.
   std::optional<duration> blocked_since;
+  // phalanx: the nodes it reserved as a starving gang (kept after the reservation ended, for the
+  // result), whether it holds them now, since when, and the sentence its reason ends with.
+  std::vector<std::size_t> reserved_nodes;
+  bool reserving = false;
+  std::optional<duration> reserved_at;
+  std::string reservation_note;
+  // reservation_ends_ when it last found no node to reserve.
+  uint64_t no_nodes_at = never;
   failure_memo gang_failure;    // Placing the gang's minimum.
   failure_memo extras_failure;  // Placing one extra pod.
   // phalanx gate: the refusal, valid while no release and no claim change happened since.
@@ -186,7 +197,8 @@ struct queue_runtime {
   std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
 };
 
-enum class event_kind : uint8_t { arrival, pod_created, pod_started, pod_timer };
+// bound_reached: a blocked gang has waited starvation_bound (phalanx); a pass sees it starve.
+enum class event_kind : uint8_t { arrival, pod_created, pod_started, pod_timer, bound_reached };
 
 struct event {
   duration at{};
@@ -202,6 +214,36 @@ struct event_later {
       return a.at > b.at;
     return a.seq > b.seq;
   }
+};
+
+// A node a starving gang reserved (room_reservation.hpp): its gang, or npos, and the amount.
+struct node_reservation {
+  std::size_t owner = npos;
+  resources amount;
+};
+
+// The cluster as job `viewer` sees it: a node another job reserved keeps withheld_room(free,
+// amount) from it; its own reserved nodes, and every node without a reservation, it sees whole.
+class reserved_view final : public node_view {
+ public:
+  reserved_view(const cluster_snapshot& base, const std::vector<node_reservation>& reservations,
+                std::size_t viewer)
+      : base_(base), reservations_(reservations), viewer_(viewer) {}
+
+  std::size_t size() const noexcept override { return base_.size(); }
+  const node& at(std::size_t index) const noexcept override { return base_.at(index); }
+  bool is_live(std::size_t index) const noexcept override { return base_.is_live(index); }
+  void read_free(std::size_t index, resources& out) const override {
+    base_.read_free(index, out);
+    const auto& r = reservations_[index];
+    if (r.owner != npos && r.owner != viewer_)
+      out -= withheld_room(out, r.amount);
+  }
+
+ private:
+  const cluster_snapshot& base_;
+  const std::vector<node_reservation>& reservations_;
+  std::size_t viewer_;
 };
 
 std::string describe_plan_failure(const plan_result& r, std::string_view origin_name) {
@@ -237,15 +279,30 @@ class simulation {
   bool gang_ready(const job_runtime& job) const;
   void start_gang(std::size_t j);
   void update_claim(job_runtime& job);
+  // phalanx and volcano_like: queues, the gate, queue-ordered allocation.
+  bool queued() const noexcept {
+    return config_.policy == sim_policy::phalanx || config_.policy == sim_policy::volcano_like;
+  }
+  // Zero (no reservation ever) but under phalanx.
+  duration starvation_bound() const noexcept {
+    return config_.policy == sim_policy::phalanx ? config_.starvation_bound : duration::zero();
+  }
 
-  // Plans the unplaced pods of job j: as a gang (min_pods = what minMember still needs) or, with
+  // The request of job j's unplaced pods (their indices in `index`, specs in `candidates`): as a
+  // gang (min_pods = what minMember still needs, and each role's minimum) or, with
   // `extras_only`, every placement optional and only the first unplaced pod offered (extras go
-  // out one by one). Applies the placements on success; records failures in the job's memo.
+  // out one by one).
+  gang_request request_for(const job_runtime& job, bool extras_only,
+                           std::vector<std::size_t>& index,
+                           std::vector<const pod*>& candidates) const;
+  // Plans request_for(j) against the cluster as job j sees it (reserved_view). Applies the
+  // placements on success; records failures in the job's memo.
   plan_result plan_job(std::size_t j, bool extras_only);
   // False when the last failure recorded in `memo` certainly repeats; then it records that.
   bool worth_planning(job_runtime& job, failure_memo& memo, int64_t needed);
   void remember_failure(failure_memo& memo, const resources* shape);
-  int64_t gained_since_last_pass(const resources& request) const;
+  // Upper bound on how many pods of `request` fit on `nodes` now (constraints ignored).
+  int64_t gained_on(const std::vector<std::size_t>& nodes, const resources& request) const;
   int32_t still_needed(const job_runtime& job) const;
 
   void pass();
@@ -253,16 +310,17 @@ class simulation {
   void pass_gang_fifo();
   void pass_phalanx();
   bool phalanx_enqueue();
-  bool phalanx_allocate(bool& head_blocked);
+  bool phalanx_allocate();
   bool place_extras();
   void compute_queue_deserved();
-  // Marks the job blocked (from now, if it was not) and says whether it has been for at least
-  // starvation_bound: from then on nothing younger may pass it.
-  bool blocked_and_starving(job_runtime& job) const {
-    if (!job.blocked_since)
-      job.blocked_since = now_;
-    return now_ - *job.blocked_since >= config_.starvation_bound;
-  }
+  // Job j's minimum found no placement in this pass: marks it blocked (from now, if it was not)
+  // and, once it starves holding no reservation, reserves nodes for it.
+  void on_blocked(std::size_t j);
+  void reserve_nodes(std::size_t j);
+  // Ends job j's reservation, if it holds one: the other gangs see the room it withheld again.
+  void end_reservation(std::size_t j);
+  // A bound_reached event whose gang no longer waits for it: skipped without moving the clock.
+  bool is_stale(const event& e) const;
   void insert_in_gang_order(std::vector<std::size_t>& list, std::size_t j);
 
   void check_nodes();
@@ -296,7 +354,14 @@ class simulation {
   uint64_t claim_changes_ = 0;
   uint64_t pass_ = 0;
   bool dirty_ = false;                        // Something a pass could act on happened.
-  std::vector<std::size_t> released_nodes_;   // Nodes that got room since the last pass.
+  // Nodes that got room since the last pass: released, or a reservation on them ended.
+  std::vector<std::size_t> released_nodes_;
+  // Nodes whose reservation ended in this pass (the only room a pass itself gives).
+  std::vector<std::size_t> unreserved_nodes_;
+  // Reservations ended so far: a starving gang that found no node to reserve finds none again
+  // until this moves (choose_reserved_nodes fills nodes up to their allocatable, so only the
+  // nodes other gangs reserved, never the free room, decide whether it finds some).
+  uint64_t reservation_ends_ = 0;
 
   // pod_by_pod: shapes, their pending pods, and the shapes ordered by their oldest pod.
   struct shape_less {
@@ -315,6 +380,8 @@ class simulation {
 
   std::vector<std::size_t> unstarted_;  // gang_fifo: arrived jobs not started, FIFO.
   std::vector<std::size_t> elastic_;    // Started jobs with unplaced pods, in gang order.
+  std::vector<node_reservation> reservations_;  // phalanx: per node.
+  std::vector<std::size_t> reserving_;          // phalanx: jobs holding a reservation.
   std::vector<std::size_t> active_;     // Started, not completed jobs.
   std::vector<std::size_t> touched_nodes_;
   std::vector<std::size_t> touched_jobs_;
@@ -334,6 +401,7 @@ simulation::simulation(const cluster_snapshot& cluster, std::span<const sim_job>
   // used for the whole run and is never released.
   used_.resize(cluster_.size());
   baseline_.resize(cluster_.size());
+  reservations_.resize(cluster_.size());
   for (std::size_t n = 0; n < cluster_.size(); ++n) {
     if (!cluster_.is_live(n))
       continue;
@@ -358,7 +426,7 @@ void simulation::add_job(const sim_job& j) {
   rt.spec = j;
   if (rt.spec.group.meta.creation_time == timestamp{})
     rt.spec.group.meta.creation_time = timestamp{} + j.arrival;
-  rt.queue = config_.policy == sim_policy::phalanx ? queue_for(rt.spec.group.queue) : 0;
+  rt.queue = queued() ? queue_for(rt.spec.group.queue) : 0;
   rt.pods.resize(j.pods.size());
   rt.children.resize(j.pods.size());
   rt.placed_by_role.assign(rt.spec.group.min_task_member.size(), 0);
@@ -398,6 +466,10 @@ sim_result simulation::run() {
     push(jobs_[j].spec.arrival, event_kind::arrival, j, 0);
 
   while (!events_.empty()) {
+    if (is_stale(events_.top())) {
+      events_.pop();
+      continue;
+    }
     const duration at = events_.top().at;
     if (config_.end_time && at > *config_.end_time) {
       result_.stopped_at_end_time = true;
@@ -410,6 +482,8 @@ sim_result simulation::run() {
     while (!events_.empty() && events_.top().at == at) {
       event e = events_.top();
       events_.pop();
+      if (is_stale(e))
+        continue;
       handle(e);
       ++result_.events_processed;
       if (config_.check_invariants)
@@ -445,7 +519,17 @@ void simulation::handle(const event& e) {
       jobs_[e.job].pods[e.pod].own_done = true;
       try_finish(e.job, e.pod);
       break;
+    case event_kind::bound_reached:
+      dirty_ = true;  // The pass finds it blocked, now starving, and lets it reserve.
+      break;
   }
+}
+
+bool simulation::is_stale(const event& e) const {
+  if (e.kind != event_kind::bound_reached)
+    return false;
+  const auto& job = jobs_[e.job];
+  return job.stage != job_stage::inqueue || job.reserving || job.unresolvable;
 }
 
 void simulation::insert_in_gang_order(std::vector<std::size_t>& list, std::size_t j) {
@@ -458,7 +542,7 @@ void simulation::insert_in_gang_order(std::vector<std::size_t>& list, std::size_
 void simulation::on_arrival(std::size_t j) {
   auto& job = jobs_[j];
   dirty_ = true;
-  if (config_.policy == sim_policy::phalanx) {
+  if (queued()) {
     job.stage = job_stage::pending;
     auto& q = queues_[job.queue];
     insert_in_gang_order(q.unadmitted, j);
@@ -581,7 +665,7 @@ void simulation::try_finish(std::size_t j, std::size_t p) {
   --job.holding;
   ++job.succeeded;
   job.allocated -= request;
-  if (config_.policy == sim_policy::phalanx) {
+  if (queued()) {
     queues_[job.queue].allocated -= request;
     update_claim(job);
   }
@@ -594,7 +678,7 @@ void simulation::try_finish(std::size_t j, std::size_t p) {
   if (job.succeeded == static_cast<int32_t>(job.pods.size())) {
     job.stage = job_stage::completed;
     job.completed_at = now_;
-    if (config_.policy == sim_policy::phalanx)
+    if (queued())
       update_claim(job);
     std::erase(active_, j);
     std::erase(elastic_, j);
@@ -630,7 +714,7 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
   if (pr.role != npos)
     ++job.placed_by_role[pr.role];
   job.allocated += request;
-  if (config_.policy == sim_policy::phalanx) {
+  if (queued()) {
     auto& q = queues_[job.queue];
     q.allocated += request;
     q.pending_demand -= request;
@@ -659,7 +743,8 @@ void simulation::start_gang(std::size_t j) {
   active_.push_back(j);
   if (job.placed < static_cast<int32_t>(job.pods.size()))
     insert_in_gang_order(elastic_, j);
-  if (config_.policy == sim_policy::phalanx) {
+  if (queued()) {
+    end_reservation(j);  // Its minimum is placed: the room it reserved is used or not needed.
     auto& q = queues_[job.queue];
     q.claims -= job.spec.group.min_resources;  // Its admission claim becomes a started claim.
     update_claim(job);
@@ -677,9 +762,10 @@ int32_t simulation::still_needed(const job_runtime& job) const {
   return needed;
 }
 
-int64_t simulation::gained_since_last_pass(const resources& request) const {
+int64_t simulation::gained_on(const std::vector<std::size_t>& nodes,
+                              const resources& request) const {
   int64_t gained = 0;
-  for (auto n : released_nodes_)
+  for (auto n : nodes)
     gained = saturating_add(gained, fit_count(cluster_.free(n), request));
   return gained;
 }
@@ -691,16 +777,24 @@ bool simulation::worth_planning(job_runtime& job, failure_memo& memo, int64_t ne
     memo.pass = pass_;  // Nothing was released since it failed.
     return false;
   }
-  if (memo.pass + 1 != pass_)
-    return true;  // Not tried in the previous pass: the cheap check knows too little.
-  // It failed in the previous pass, and only the nodes released since can have more room now.
+  // Only the nodes that got room since it failed can hold more now: if it failed in the previous
+  // pass, those released since or unreserved in this pass; if it failed earlier in this pass,
+  // those unreserved since (a pass releases nothing). Older failures: the check knows too little.
+  const std::vector<std::size_t>* gained_nodes = nullptr;
+  if (memo.pass + 1 == pass_)
+    gained_nodes = &released_nodes_;
+  else if (memo.pass == pass_)
+    gained_nodes = &unreserved_nodes_;
+  else
+    return true;
   bool may_fit = false;
   if (job.one_shape) {
-    const int64_t gained = gained_since_last_pass(job.spec.pods.front().spec.requests);
+    // memo.capacity counted every node's free room, reserved or not, at the failure.
+    const int64_t gained = gained_on(*gained_nodes, job.spec.pods.front().spec.requests);
     may_fit = gained > 0 && saturating_add(memo.capacity, gained) >= needed;
     memo.capacity = saturating_add(memo.capacity, gained);
   } else {
-    for (auto n : released_nodes_) {
+    for (auto n : *gained_nodes) {
       for (std::size_t p = 0; p < job.pods.size() && !may_fit; ++p)
         if (is_unplaced(job.pods[p].state) &&
             fits(job.spec.pods[p].spec.requests, cluster_.free(n)))
@@ -726,10 +820,9 @@ void simulation::remember_failure(failure_memo& memo, const resources* shape) {
         memo.capacity = saturating_add(memo.capacity, fit_count(cluster_.free(n), *shape));
 }
 
-plan_result simulation::plan_job(std::size_t j, bool extras_only) {
-  auto& job = jobs_[j];
-  std::vector<std::size_t> index;
-  std::vector<const pod*> candidates;
+gang_request simulation::request_for(const job_runtime& job, bool extras_only,
+                                     std::vector<std::size_t>& index,
+                                     std::vector<const pod*>& candidates) const {
   for (std::size_t p = 0; p < job.pods.size(); ++p) {
     if (is_unplaced(job.pods[p].state)) {
       index.push_back(p);
@@ -750,7 +843,15 @@ plan_result simulation::plan_job(std::size_t j, bool extras_only) {
         request.min_per_role.push_back({m.role, m.min - job.placed_by_role[r]});
     }
   }
-  plan_result r = planner_.plan(cluster_, request, random_);
+  return request;
+}
+
+plan_result simulation::plan_job(std::size_t j, bool extras_only) {
+  auto& job = jobs_[j];
+  std::vector<std::size_t> index;
+  std::vector<const pod*> candidates;
+  const gang_request request = request_for(job, extras_only, index, candidates);
+  plan_result r = planner_.plan(reserved_view(cluster_, reservations_, j), request, random_);
   const int32_t before = job.placed;
   if (r.code == plan_code::success) {
     for (const auto& pl : r.placements)
@@ -782,11 +883,13 @@ void simulation::pass() {
     case sim_policy::gang_fifo:
       pass_gang_fifo();
       break;
+    case sim_policy::volcano_like:
     case sim_policy::phalanx:
       pass_phalanx();
       break;
   }
   released_nodes_.clear();
+  unreserved_nodes_.clear();
 }
 
 void simulation::pass_pod_by_pod() {
@@ -805,7 +908,7 @@ void simulation::pass_pod_by_pod() {
       if (shape.failure.epoch == epoch_) {
         may_fit = false;
       } else if (shape.failure.pass + 1 == pass_) {
-        may_fit = gained_since_last_pass(shape.requests) > 0;
+        may_fit = gained_on(released_nodes_, shape.requests) > 0;
       }
       if (!may_fit) {
         shape.failure.pass = pass_;
@@ -874,8 +977,9 @@ void simulation::pass_gang_fifo() {
 bool simulation::place_extras() {
   // One pod at a time, to the first elastic job in gang order (under phalanx with DRF, to the
   // job with the lowest dominant share, so extra capacity spreads over the elastic jobs), and
-  // under phalanx never beyond the queue's capability. A job that fails is done for this pass.
-  const bool phalanx = config_.policy == sim_policy::phalanx;
+  // under phalanx never beyond the queue's capability nor into the room a reserved node keeps
+  // (plan_job). A job that fails is done for this pass.
+  const bool phalanx = queued();
   const bool drf = phalanx && config_.gang_order == gang_order_policy::drf;
   bool changed = false;
   // Places one extra pod of job j; false when it cannot take one now.
@@ -1010,26 +1114,21 @@ bool simulation::phalanx_enqueue() {
       changed = true;
       continue;
     }
+    // A refused gang holds back nothing after it, as the live gate does not.
     ++next[best];
-    if (code == admission_code::queue_not_open) {
+    if (code == admission_code::queue_not_open)
       next[best] = q.unadmitted.size();  // Nothing of a closed queue gets in.
-    } else if (blocked_and_starving(job)) {
-      // A starving gang keeps its place: nothing behind it takes the room it waits for.
-      if (code == admission_code::cluster_overcommit)
-        break;
-      next[best] = q.unadmitted.size();  // Queue capability: only its own queue waits.
-    }
   }
   return changed;
 }
 
-bool simulation::phalanx_allocate(bool& head_blocked) {
+bool simulation::phalanx_allocate() {
   std::vector<std::size_t> next(queues_.size(), 0);
   std::vector<ratio> share(queues_.size());
   for (std::size_t q = 0; q < queues_.size(); ++q)
     share[q] = queue_share(queues_[q].allocated, queues_[q].deserved);
   bool changed = false;
-  while (!head_blocked) {
+  for (;;) {
     // The queue first in queue order among those with gangs left; shares move as gangs start.
     std::size_t best = npos;
     for (std::size_t q = 0; q < queues_.size(); ++q) {
@@ -1061,30 +1160,89 @@ bool simulation::phalanx_allocate(bool& head_blocked) {
       }
       if (r.code == plan_code::unresolvable) {
         job.unresolvable = true;
+        end_reservation(j);
         q.claims -= job.spec.group.min_resources;  // It will never start: it claims nothing.
         q.unstarted.erase(q.unstarted.begin() + static_cast<std::ptrdiff_t>(next[best]));
         ++claim_changes_;
         continue;
       }
     }
+    // Blocked; the gangs after it may still start (backfill).
     ++next[best];
-    // Blocked. Younger gangs may backfill until this one has waited starvation_bound.
-    if (blocked_and_starving(job))
-      head_blocked = true;
+    on_blocked(j);
   }
   return changed;
 }
 
+void simulation::on_blocked(std::size_t j) {
+  auto& job = jobs_[j];
+  const duration bound = starvation_bound();
+  if (!job.blocked_since) {
+    job.blocked_since = now_;
+    // A live gang replans on its own; here the bound's end is an instant of its own.
+    if (bound > duration::zero())
+      push(now_ + bound, event_kind::bound_reached, j, 0);
+  }
+  if (!job.reserving && is_starving(timestamp{} + *job.blocked_since, timestamp{} + now_, bound))
+    reserve_nodes(j);
+}
+
+void simulation::reserve_nodes(std::size_t j) {
+  auto& job = jobs_[j];
+  if (job.no_nodes_at == reservation_ends_)
+    return;  // It found every node it can use reserved, and none was given back since.
+  std::vector<std::size_t> index;
+  std::vector<const pod*> candidates;
+  const gang_request request = request_for(job, false, index, candidates);
+  auto choice =
+      choose_reserved_nodes(reserved_view(cluster_, reservations_, j), request,
+                            [&](std::size_t n) { return reservations_[n].owner != npos; });
+  if (!choice.found) {
+    // It tries again at its next blocked pass, once a reservation ended.
+    job.no_nodes_at = reservation_ends_;
+    job.reservation_note =
+        "It has waited past the starvation bound but reserves no nodes: " + choice.detail + ".";
+    return;
+  }
+  job.reserved_nodes.clear();
+  for (auto& claim : choice.nodes) {
+    reservations_[claim.node] = {j, std::move(claim.amount)};
+    job.reserved_nodes.push_back(claim.node);
+  }
+  job.reserving = true;
+  if (!job.reserved_at)
+    job.reserved_at = now_;
+  job.reservation_note = reservation_reason(choice);
+  reserving_.push_back(j);
+}
+
+void simulation::end_reservation(std::size_t j) {
+  auto& job = jobs_[j];
+  if (!job.reserving)
+    return;
+  for (auto n : job.reserved_nodes) {
+    reservations_[n] = {};
+    // For the other gangs' failure memos, as a release is.
+    released_nodes_.push_back(n);
+    unreserved_nodes_.push_back(n);
+  }
+  job.reserving = false;
+  job.reservation_note.clear();
+  std::erase(reserving_, j);
+  ++epoch_;  // Their failures since the reservation may not repeat: they see more room now.
+  ++reservation_ends_;
+}
+
 void simulation::pass_phalanx() {
   // Admissions can let gangs start, and started gangs release their claims, which can admit
-  // more: repeat until nothing moves (each round admits or starts at least one gang).
+  // more: repeat until nothing moves (each round admits or starts at least one gang, or places
+  // an extra pod). A gang that started ended its reservation: the round after it retries what
+  // failed before against the room given back (its memo's epoch moved).
   for (;;) {
     compute_queue_deserved();
     bool changed = phalanx_enqueue();
-    bool head_blocked = false;
-    changed = phalanx_allocate(head_blocked) || changed;
-    if (!head_blocked)
-      changed = place_extras() || changed;
+    changed = phalanx_allocate() || changed;
+    changed = place_extras() || changed;
     if (!changed)
       break;
   }
@@ -1108,6 +1266,15 @@ void simulation::check_nodes() {
 }
 
 void simulation::check_gangs() {
+  for (auto j : reserving_) {
+    const auto& job = jobs_[j];
+    if (job.stage != job_stage::inqueue)
+      violation("gang " + job.spec.group.meta.name + " holds a reservation after it started");
+    for (auto n : job.reserved_nodes)
+      if (reservations_[n].owner != j)
+        violation("node " + cluster_.at(n).meta.name + " reserved for gang " +
+                  job.spec.group.meta.name + " names another owner");
+  }
   for (auto j : touched_jobs_) {
     auto& job = jobs_[j];
     job.touched = false;
@@ -1161,6 +1328,14 @@ sim_result simulation::finish() {
     r.running = job.running;
     r.succeeded = job.succeeded;
     r.placed = job.placed;
+    r.queue = job.spec.group.queue;
+    for (const auto& p : job.spec.pods)
+      r.requests += p.spec.requests;
+    r.reserved_at = job.reserved_at;
+    for (auto n : job.reserved_nodes)
+      r.reserved_nodes.push_back(cluster_.at(n).meta.name.str());
+    if (job.reserved_at)
+      ++summary.reserved;
     if (job.ready_at) {
       r.started_at = *job.ready_at;
       r.time_to_start = *job.ready_at - job.spec.arrival;
@@ -1173,6 +1348,8 @@ sim_result simulation::finish() {
       jcts.push_back(r.completion_time->count());
     }
     std::string why = job.reason;
+    if (!job.reservation_note.empty())
+      why += (why.empty() ? "" : ". ") + job.reservation_note;
     if (config_.policy == sim_policy::pod_by_pod) {
       // The reason of the oldest of its pods that is still waiting.
       for (std::size_t p = 0; p < job.pods.size() && why.empty(); ++p)

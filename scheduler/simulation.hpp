@@ -25,30 +25,44 @@
 //   gang is tried. A gang that can never fit on this cluster (planner: unresolvable) is skipped
 //   rather than blocking forever.
 // - phalanx: the full policy. Pending gangs pass the enqueue gate (overcommit factor, queue
-//   state and capability); admitted gangs are placed queue by queue in queue order (priority,
-//   then lowest share allocated / deserved, with deserved from compute_deserved over the queues'
-//   weights, capabilities, guarantees and requests, recomputed every pass), and within a queue in
-//   gang order (or DRF). Backfill rule: when a gang cannot be placed, the gangs after it may
-//   still start (backfill) unless it has been passed for at least `starvation_bound` (counted
-//   from the first pass that found it blocked, not from its arrival: a gang that waited behind a
-//   reserved head was never passed, and counting from arrival would make each next gang of a
-//   long queue a starving head at once, which is gang FIFO); from then on it is the reserved head: no gang after it in the order, of any queue, starts (and no
-//   elastic extra pod is placed) until it has started, so every release goes to it and it is
-//   never delayed by a younger gang. The same rule stops the enqueue gate from admitting gangs
-//   behind a starving gang the cluster has no room for. The price: while resources drain toward
-//   the head, capacity may idle (EASY backfill avoids that with runtime estimates, which a
-//   scheduler does not have).
+//   state and capability); a refused gang does not hold back the gangs after it, of its queue or
+//   another (the live gate has no head of line). Admitted gangs are placed queue by queue in
+//   queue order (priority, then lowest share allocated / deserved, with deserved from
+//   compute_deserved over the queues' weights, capabilities, guarantees and requests, recomputed
+//   every pass), and within a queue in gang order (or DRF). A gang that cannot be placed does not
+//   stop the gangs after it (backfill). No gang starves, by the rule the live runtime applies,
+//   computed by scheduler/room_reservation.hpp's functions:
+//   - a gang is blocked from the first pass that could not place its minimum after it was
+//     admitted (blocked_since; the refusals of the gate do not count), and starving once
+//     is_starving(blocked_since, now, starvation_bound) holds (a zero bound: never). The bound
+//     is checked on time: the run wakes up at blocked_since + bound even if nothing else happens
+//     then (a live gang checks at its next failed plan, which its backoff brings soon);
+//   - a starving gang that holds no reservation reserves the nodes choose_reserved_nodes picks
+//     for its minimum, skipping every node another gang reserved (at most one gang reserves a
+//     node: the first starving one in pass order, queue order then gang order, keeps it). When
+//     none are left it tries again at its next blocked pass. It keeps its nodes (it does not
+//     choose again each pass) until its minimum is placed, which ends every reservation of it;
+//   - a node reserved for gang G keeps withheld_room(free, reserved amount) from every other
+//     gang: their gang plans and their elastic extras see its free room less that amount, while
+//     G sees the node whole. Room accumulates on G's nodes as their pods end; other gangs keep
+//     starting elsewhere, and on a reserved node in the room beyond the reservation.
+//   The price: while room drains toward a reservation it may idle (EASY backfill avoids that
+//   with runtime estimates, which a scheduler does not have).
+// - volcano_like: phalanx without reservations (as phalanx with starvation_bound 0). Volcano's
+//   allocate works so: small gangs may pass a big one for ever, each release taken by whichever
+//   small gang plans next (volcano #3373).
 //
 // Gang policies place a job's pods that do not exist yet (spawned later, or created after a
 // delay) as reservations - placeholders, as YuniKorn does for Spark: they count toward
 // minMember and hold their node's resources; when the pod is created it binds to its reserved
 // node. Pods beyond minMember (elastic extras) are placed when room exists, after every unstarted
-// gang was tried, one pod at a time: to the first elastic job in gang order or, under phalanx with
-// gang_order drf, to the job with the lowest dominant share; under phalanx never beyond the
-// queue's capability.
+// gang was tried, one pod at a time: to the first elastic job in gang order or, under phalanx and
+// volcano_like with gang_order drf, to the job with the lowest dominant share; under those two
+// never beyond the queue's capability.
 //
-// phalanx admission: queues take turns by share, counting their admitted gangs' claims as if
-// allocated, so the overcommit room is shared by weight rather than filled by the first queue.
+// phalanx and volcano_like admission: queues take turns by share, counting their admitted gangs'
+// claims as if allocated, so the overcommit room is shared by weight rather than filled by the
+// first queue.
 //
 // Deadlock detection: when no event is pending and a job is unfinished, nothing can change any
 // more. A stuck job that holds resources (some pod placed, gang not complete) is Deadlocked; one
@@ -57,15 +71,18 @@
 // Invariants are checked after every event when `check_invariants` is on: no node over capacity
 // and the simulation's own per-node recount equals the snapshot's free amounts (DESIGN.md I2,
 // I4); a pod is placed at most once (I1); and, for the gang policies, at rest (after each
-// scheduling pass) every gang has 0 or >= minMember pods placed, each role its minimum (I3).
+// scheduling pass) every gang has 0 or >= minMember pods placed, each role its minimum (I3); and
+// under phalanx every reserved node's gang is one that has not started and holds it.
 // Violations are reported in the result, never thrown.
 //
 // Cost: a scheduling pass runs only at instants where something changed (an arrival, a pod
-// created, resources released), and a placement that failed is not retried until a release gave
-// room on a node where one of its pods fits (free amounts only shrink in between; this assumes
-// the planner cannot place with less room what it could not place with more, which holds for its
-// fit checks and is an approximation only where its bounded search gives up). A week of trace with 20,000 jobs and 680,000 events on 300 nodes runs in
-// 10-20 s per policy on one core.
+// created, resources released, a blocked gang's bound reached), and a placement that failed is
+// not retried until a release or the end of a reservation (which gives the other gangs the room
+// it withheld) gave room on a node where one of its pods fits (the room a gang sees only shrinks
+// in between: a new reservation only withholds more; this assumes the planner cannot place with
+// less room what it could not place with more, which holds for its fit checks and is an
+// approximation only where its bounded search gives up). A week of trace with 20,000 jobs and
+// 680,000 events on 300 nodes runs in 10-20 s per policy on one core.
 //
 // Pure and deterministic: the same inputs and seed give the same result. Not thread-safe within
 // one run; runs are independent.
@@ -87,8 +104,9 @@
 
 namespace phalanx::scheduler {
 
-enum class sim_policy { pod_by_pod, gang_fifo, phalanx };
-std::string_view to_string(sim_policy p) noexcept;  // "pod-by-pod", "gang-fifo", "phalanx"
+enum class sim_policy { pod_by_pod, gang_fifo, volcano_like, phalanx };
+/// "pod-by-pod", "gang-fifo", "volcano-like", "phalanx".
+std::string_view to_string(sim_policy p) noexcept;
 inline constexpr sim_policy sim_policy_last = sim_policy::phalanx;
 
 /// A job's state at the end of a run.
@@ -128,8 +146,8 @@ struct sim_job {
   bool wait_for_gang = false;
 };
 
-/// A queue, for the phalanx policy. Jobs naming a queue not listed get an Open queue of weight 1
-/// without capability or guarantee.
+/// A queue, for the phalanx and volcano_like policies. Jobs naming a queue not listed get an Open
+/// queue of weight 1 without capability or guarantee.
 struct sim_queue {
   std::string name;
   int32_t weight = 1;
@@ -144,15 +162,18 @@ struct sim_config {
   sim_policy policy = sim_policy::phalanx;
   /// From bind to Running. Default: 0.
   duration pod_start_delay{};
-  /// phalanx: the queues. Default: none (every job's queue is created on demand).
+  /// phalanx and volcano_like: the queues. Default: none (every job's queue is created on
+  /// demand).
   std::vector<sim_queue> queues;
-  /// phalanx: the enqueue gate. Default: overcommit factor 1.2.
+  /// phalanx and volcano_like: the enqueue gate. Default: overcommit factor 1.2.
   enqueue_config gate;
-  /// phalanx: gang order within a queue. Unstarted gangs hold nothing, so drf and priority order
-  /// them alike; drf shows in how elastic extras are shared. Default: priority.
+  /// phalanx and volcano_like: gang order within a queue. Unstarted gangs hold nothing, so drf and
+  /// priority order them alike; drf shows in how elastic extras are shared. Default: priority.
   gang_order_policy gang_order = gang_order_policy::priority;
-  /// phalanx: how long a blocked gang may be passed by backfill before it reserves the cluster.
-  /// Default: 5 minutes.
+  /// phalanx: how long a gang may stay blocked (its minimum placed nowhere, counted from the
+  /// first pass after admission that could not place it) before it reserves the nodes where it
+  /// fits soonest (see the file comment). Zero: no gang ever reserves, the policy is then
+  /// volcano_like. Ignored by the other policies. Default: 5 minutes.
   duration starvation_bound = std::chrono::minutes(5);
   /// Planner settings for every policy. Default: planner defaults.
   planner_config planner;
@@ -183,8 +204,19 @@ struct sim_job_result {
   std::optional<duration> completed_at;
   /// completed_at - arrival: the job completion time (JCT).
   std::optional<duration> completion_time;
-  /// For a job that did not complete: why (the last refusal or planner detail).
+  /// For a job that did not complete: why (the last refusal or planner detail, and the
+  /// reservation it holds).
   std::string reason;
+  /// The job's queue (pod_group::queue).
+  std::string queue;
+  /// The sum of the requests of all its pods.
+  resources requests;
+  /// phalanx: when it first reserved nodes as a starving gang, since the start of the run;
+  /// nullopt when it never did.
+  std::optional<duration> reserved_at;
+  /// phalanx: the names of the nodes it reserved, in node order (kept after the reservation
+  /// ended).
+  std::vector<std::string> reserved_nodes;
 };
 
 /// Resources in use from `at` until the next sample (a step function).
@@ -203,6 +235,8 @@ struct sim_summary {
   int64_t running = 0;
   int64_t pending = 0;
   int64_t deadlocked = 0;
+  /// phalanx: gangs that reserved nodes as starving gangs.
+  int64_t reserved = 0;
   /// Over completed jobs; nullopt when none completed.
   std::optional<duration> mean_jct;
   /// Nearest-rank 95th percentile over completed jobs.

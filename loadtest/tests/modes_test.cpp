@@ -125,24 +125,39 @@ TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
   auto& policies = rep["policies"].as_object();
   auto& pods = policies["pod-by-pod"].as_object();
   auto& fifo = policies["gang-fifo"].as_object();
+  auto& volcano = policies["volcano-like"].as_object();
   auto& phx = policies["phalanx"].as_object();
   EXPECT_GT(pods["deadlocked"].as_int64(), 0);
   EXPECT_EQ(fifo["deadlocked"].as_int64(), 0);
+  EXPECT_EQ(volcano["deadlocked"].as_int64(), 0);
   EXPECT_EQ(phx["deadlocked"].as_int64(), 0);
   EXPECT_EQ(phx["completed"].as_int64(), 60);
+  EXPECT_EQ(volcano["completed"].as_int64(), 60);
   EXPECT_EQ(fifo["completed"].as_int64(), 60);
   EXPECT_LT(pods["completed"].as_int64(), 60);
-  for (auto* p : {&pods, &fifo, &phx}) {
+  EXPECT_EQ(volcano["reserved_gangs"].as_int64(), 0);
+  for (auto* p : {&pods, &fifo, &volcano, &phx}) {
     EXPECT_EQ((*p)["invariant_violations"].as_int64(), 0);
-    for (const char* key :
-         {"mean_jct_s", "p95_jct_s", "mean_queueing_delay_s", "gpu_utilization", "starved"})
+    for (const char* key : {"mean_jct_s", "p95_jct_s", "mean_queueing_delay_s", "gpu_utilization",
+                            "starved", "reserved_gangs"})
       EXPECT_TRUE(p->contains(key)) << key;
+    // Per queue (VC): every job counted once.
+    int64_t jobs = 0;
+    for (const auto& [name, q] : (*p)["queues"].as_object()) {
+      jobs += q.as_object().at("jobs").as_int64();
+      EXPECT_TRUE(q.as_object().contains("p95_jct_s")) << name;
+    }
+    EXPECT_EQ(jobs, 60);
+    auto& big = (*p)["big_jobs"].as_object();
+    EXPECT_EQ(big["definition"].as_string(), "at least 8 GPUs requested in all");
+    EXPECT_TRUE(big.contains("longest_wait_s"));
   }
   EXPECT_EQ(rep["cluster"].as_object()["nodes"].as_int64(), 12);
   EXPECT_EQ(rep["cluster"].as_object()["gpus"].as_int64(), 96);
   EXPECT_EQ(rep["parameters"].as_object()["partition"].as_string(), "separate");
   // The CDF plot has one line per policy.
-  EXPECT_EQ(rep["plots"].as_array()[0].as_object()["lines"].as_array().size(), 3u);
+  EXPECT_EQ(rep["plots"].as_array()[0].as_object()["lines"].as_array().size(), 4u);
+  EXPECT_EQ(rep["tables"].as_array().size(), 2u);  // Per policy, per queue.
 }
 
 TEST(LoadtestReplay, PolluxAndOpenbRunOnTheirClusters) {
@@ -171,23 +186,65 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   b.utilization = {{scheduler::duration{0}, 0, 4}, {std::chrono::seconds(5), 0, 0}};
   b.summary.makespan = std::chrono::seconds(5);
   scheduler::sim_job_result done;
+  done.name = "done";
+  done.queue = "vc-a";
   done.phase = scheduler::sim_job_phase::completed;
   done.completion_time = std::chrono::seconds(10);
   done.time_to_start = std::chrono::seconds(2);
-  a.jobs = {done};
+  done.requests.set(scheduler::gpu_resource, 8);  // A big job: 8 GPUs.
+  done.reserved_at = std::chrono::seconds(1);
+  auto small = done;
+  small.name = "small";
+  small.requests.set(scheduler::gpu_resource, 1);
+  small.completion_time = std::chrono::seconds(30);
+  small.time_to_start = std::chrono::seconds(20);  // Longer, but not big.
+  small.reserved_at.reset();
+  a.jobs = {done, small};
   scheduler::sim_job_result stuck;
+  stuck.name = "stuck";
+  stuck.queue = "vc-b";
   stuck.phase = scheduler::sim_job_phase::deadlocked;
+  stuck.requests.set(scheduler::gpu_resource, 16);  // Big, never started.
   b.jobs = {stuck};
   scheduler::resources total;
   total.set(scheduler::gpu_resource, 8);
   auto m = merge_results(scheduler::sim_policy::phalanx, {&a, &b}, total);
-  EXPECT_EQ(m.completed, 1);
+  EXPECT_EQ(m.completed, 2);
   EXPECT_EQ(m.deadlocked, 1);
-  EXPECT_DOUBLE_EQ(m.mean_jct_s, 10);
-  EXPECT_DOUBLE_EQ(m.mean_queueing_s, 2);
+  EXPECT_EQ(m.reserved, 1);
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, 20);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, 11);
+  ASSERT_EQ(m.queues.size(), 2u);
+  EXPECT_EQ(m.queues["vc-a"].jobs, 2);
+  EXPECT_EQ(m.queues["vc-a"].completed, 2);
+  EXPECT_DOUBLE_EQ(m.queues["vc-a"].mean_jct_s, 20);
+  EXPECT_DOUBLE_EQ(m.queues["vc-a"].p95_jct_s, 30);
+  EXPECT_EQ(m.queues["vc-b"].jobs, 1);
+  EXPECT_EQ(m.queues["vc-b"].completed, 0);
+  EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 0);
+  EXPECT_EQ(m.big_jobs.jobs, 2);
+  EXPECT_EQ(m.big_jobs.started, 1);
+  EXPECT_DOUBLE_EQ(m.big_jobs.longest_wait_s, 2);
+  EXPECT_EQ(m.big_jobs.longest_wait_job, "done");
   EXPECT_DOUBLE_EQ(m.makespan_s, 10);
   // (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
   EXPECT_DOUBLE_EQ(m.gpu_utilization, 40.0 / 80.0);
+}
+
+TEST(LoadtestReplay, ParsesEveryPolicyOnce) {
+  auto all = parse_policies("pod-by-pod,gang-fifo,volcano-like,phalanx");
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  EXPECT_EQ(*all, (std::vector<scheduler::sim_policy>{
+                      scheduler::sim_policy::pod_by_pod, scheduler::sim_policy::gang_fifo,
+                      scheduler::sim_policy::volcano_like, scheduler::sim_policy::phalanx}));
+  auto twice = parse_policies("phalanx,phalanx");
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().message(), "item 2 \"phalanx\": named twice");
+  auto unknown = parse_policies("volcano");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().message(),
+            "item 1 \"volcano\": unknown policy; known: pod-by-pod, gang-fifo, volcano-like, "
+            "phalanx");
 }
 
 TEST(LoadtestCli, BadUsageExitsWithTwoAndNamesTheFlag) {

@@ -29,7 +29,7 @@ using testing::res;
 using namespace std::chrono_literals;
 
 constexpr sim_policy all_policies[] = {sim_policy::pod_by_pod, sim_policy::gang_fifo,
-                                       sim_policy::phalanx};
+                                       sim_policy::volcano_like, sim_policy::phalanx};
 
 std::string violations_of(const sim_result& r) {
   std::string out;

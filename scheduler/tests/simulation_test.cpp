@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 #include <string>
@@ -77,11 +78,13 @@ TEST(Simulation, EnumsHaveNames) {
   for (int i = 0; i <= int(sim_job_phase_last); ++i)
     EXPECT_NE(to_string(sim_job_phase(i)), "Unknown") << i;
   EXPECT_EQ(to_string(sim_policy::pod_by_pod), "pod-by-pod");
+  EXPECT_EQ(to_string(sim_policy::volcano_like), "volcano-like");
   EXPECT_EQ(to_string(sim_job_phase::deadlocked), "Deadlocked");
 }
 
 TEST(Simulation, OneJobTimeline) {
-  for (auto policy : {sim_policy::pod_by_pod, sim_policy::gang_fifo, sim_policy::phalanx}) {
+  for (auto policy : {sim_policy::pod_by_pod, sim_policy::gang_fifo, sim_policy::volcano_like,
+                      sim_policy::phalanx}) {
     auto config = with(policy);
     config.pod_start_delay = 2s;
     auto r = run(cpus(1, "4"), {job("solo", 2, "1", 10s, 5s)}, config);
@@ -124,19 +127,43 @@ TEST(Simulation, GangFifoBlocksBehindTheHead) {
   EXPECT_EQ(find(r, "small").started_at, 20s);
 }
 
-TEST(Simulation, PhalanxBackfillsUntilTheHeadStarves) {
+TEST(Simulation, PhalanxBackfillsUntilTheGangStarves) {
   // Bound 5 min: big has not starved, small starts at once on the 2 free cpus.
   auto r = run(cpus(1, "4"), head_of_line_jobs(), with(sim_policy::phalanx));
   EXPECT_EQ(find(r, "small").started_at, 2s);
   EXPECT_EQ(find(r, "big").started_at, 10s);  // Not delayed: small ended at 5 s.
+  EXPECT_FALSE(find(r, "big").reserved_at);
 
-  // Bound 0: big is a starving head from the start; small waits behind it.
+  // Bound 1 s, and the default gate: 2 cpus used + big's 4 exceed 1.2 x 4, so the gate refuses
+  // big until 10 s. A refusal of the gate is not a failed placement: big does not starve, small
+  // passes it.
   auto strict = with(sim_policy::phalanx);
-  strict.starvation_bound = 0s;
+  strict.starvation_bound = 1s;
+  auto gated = run(cpus(1, "4"), head_of_line_jobs(), strict);
+  EXPECT_EQ(find(gated, "small").started_at, 2s);
+  EXPECT_FALSE(find(gated, "big").reserved_at);
+
+  // A gate that admits big: blocked since 1 s, it starves at 2 s and reserves the node, which
+  // keeps its 2 free cpus from small; small waits for big.
+  strict.gate.overcommit_factor = {10, 1};
   auto s = run(cpus(1, "4"), head_of_line_jobs(), strict);
+  EXPECT_EQ(find(s, "big").reserved_at, 2s);
+  EXPECT_EQ(find(s, "big").reserved_nodes, std::vector<std::string>{"node-0"});
   EXPECT_EQ(find(s, "big").started_at, 10s);
   EXPECT_EQ(find(s, "small").started_at, 20s);
-  EXPECT_NE(find(s, "small").phase, sim_job_phase::deadlocked);
+  // small, blocked since 2 s, starves too: it finds the node taken until big starts at 10 s.
+  EXPECT_EQ(find(s, "small").reserved_at, 10s);
+  EXPECT_EQ(s.summary.reserved, 2);
+
+  // Bound 0 turns reservations off: the policy is then volcano_like, and small passes big.
+  for (auto config : {with(sim_policy::volcano_like), with(sim_policy::phalanx)}) {
+    if (config.policy == sim_policy::phalanx)
+      config.starvation_bound = 0s;
+    auto v = run(cpus(1, "4"), head_of_line_jobs(), config);
+    EXPECT_EQ(find(v, "small").started_at, 2s);
+    EXPECT_EQ(find(v, "big").started_at, 10s);
+    EXPECT_EQ(v.summary.reserved, 0);
+  }
 }
 
 // A 4-cpu node; "hog" jobs of 2 cpus arrive so that one always runs; "wide" (4 cpus, arrived at
@@ -149,44 +176,190 @@ std::vector<sim_job> starving_jobs() {
   return jobs;
 }
 
-TEST(Simulation, StarvingHeadReservesTheCluster) {
+TEST(Simulation, AStarvingGangReservesItsNode) {
   auto config = with(sim_policy::phalanx);
   config.gate.overcommit_factor = {10, 1};  // Let the gate admit everything; test the allocator.
   config.starvation_bound = 30s;
   auto r = run(cpus(1, "4"), starving_jobs(), config);
-  // hog-1 10-30, hog-2 20-40, hog-3 30-50 backfill while wide has waited < 30 s. At 40 s wide
-  // has waited 39 s: hog-4 (arrived 35 s) may not take the 2 free cpus; at 50 s wide starts.
+  // hog-1 10-30, hog-2 20-40, hog-3 30-50 backfill while wide has been blocked < 30 s. At 31 s
+  // wide starves and reserves the node: at 40 s it keeps the 2 free cpus from hog-4 (arrived
+  // 35 s); at 50 s wide starts.
   EXPECT_EQ(find(r, "hog-2").started_at, 20s);
   EXPECT_EQ(find(r, "hog-3").started_at, 30s);
+  EXPECT_EQ(find(r, "wide").reserved_at, 31s);
   EXPECT_EQ(find(r, "wide").started_at, 50s);
   EXPECT_EQ(find(r, "hog-4").started_at, 55s);
   EXPECT_EQ(r.summary.completed, 7);
 
-  // Without the bound mattering (5 min), hog-4 and hog-5 backfill too and wide waits until 70 s.
+  // Stopped while it waits, it says what it reserves.
+  config.end_time = 45s;
+  auto stopped = run(cpus(1, "4"), starving_jobs(), config);
+  EXPECT_EQ(find(stopped, "wide").phase, sim_job_phase::pending);
+  EXPECT_NE(find(stopped, "wide").reason.find("reserves 1 node(s) for 4 pod(s): node-0"),
+            std::string::npos)
+      << find(stopped, "wide").reason;
+  config.end_time.reset();
+
+  // Without the bound mattering (5 min), hog-4 and hog-5 backfill too and wide waits until 70 s;
+  // the wake-up at its bound (301 s) finds it started and does not move the clock.
   config.starvation_bound = 5min;
   auto unbounded = run(cpus(1, "4"), starving_jobs(), config);
   EXPECT_EQ(find(unbounded, "hog-4").started_at, 40s);
   EXPECT_EQ(find(unbounded, "wide").started_at, 70s);
+  EXPECT_FALSE(find(unbounded, "wide").reserved_at);
+  EXPECT_EQ(unbounded.summary.makespan, 75s);  // wide's end.
 }
 
-// The bound counts from when a gang is first passed, not from its arrival: a gang that waited
-// behind a reserved head (never tried, so never passed) is not a starving head the moment it
-// comes first, and smaller gangs still backfill beside it.
-TEST(Simulation, StarvationCountsFromTheFirstPass) {
+// At most one gang reserves a node: a starving gang that finds every usable node reserved
+// reserves nothing and tries again at its next blocked pass. The bound counts from the first pass
+// that could not place a gang, and a reservation ends when its gang starts.
+TEST(Simulation, AGangFindingEveryNodeReservedTriesAgain) {
   auto config = with(sim_policy::phalanx);
   config.gate.overcommit_factor = {10, 1};
   config.starvation_bound = 30s;
-  // 4 cpus. hog 0-100 s on 2; "first" (3) is passed from 1 s and is the reserved head from 31 s;
-  // "second" (4) arrives at 40 s behind it; first runs 100-200 s on 3 cpus; "small" (1) arrives
-  // at 110 s, when second has been passed for 10 s only.
+  // 4 cpus. hog 0-100 s on 2; "first" (3) is blocked from 1 s and reserves the node at 31 s;
+  // "second" (4), blocked from 40 s, starves at 70 s but finds the node taken. At 100 s first
+  // starts (100-200 s on 3 cpus), its reservation ends, and second, still blocked, reserves the
+  // node: "small" (1 cpu, 110 s) does not get its free cpu and waits for second (200-210 s),
+  // having starved in turn (at 140 s it finds the node taken; at 200 s it reserves it).
   auto r = run(cpus(1, "4"),
                {job("hog", 2, "1", 100s, 0s), job("first", 3, "1", 100s, 1s),
                 job("second", 4, "1", 10s, 40s), job("small", 1, "1", 5s, 110s)},
                config);
+  EXPECT_EQ(find(r, "first").reserved_at, 31s);
   EXPECT_EQ(find(r, "first").started_at, 100s);
-  EXPECT_EQ(find(r, "small").started_at, 110s);
+  EXPECT_EQ(find(r, "second").reserved_at, 100s);
   EXPECT_EQ(find(r, "second").started_at, 200s);
+  EXPECT_EQ(find(r, "small").reserved_at, 200s);
+  EXPECT_EQ(find(r, "small").started_at, 210s);
   EXPECT_EQ(r.summary.completed, 4);
+  EXPECT_EQ(r.summary.reserved, 3);
+}
+
+// Ten nodes of 8 cpus and a steady stream of 1-pod gangs (1 cpu, 400 s) for 2 h, one every 5 s:
+// from 395 s on all 80 cpus are busy, and every cpu released goes to the small gang arriving at
+// that instant, unless a reservation keeps it.
+constexpr duration stream_run = 400s;
+constexpr duration stream_end = 2h;
+
+std::vector<sim_job> stream_and_big_gangs(const std::vector<std::pair<int32_t, duration>>& big) {
+  std::vector<sim_job> jobs;
+  for (std::size_t b = 0; b < big.size(); ++b)
+    jobs.push_back(job("big-" + std::to_string(b), big[b].first, "1", 600s, big[b].second));
+  int i = 0;
+  for (duration at = 0s; at < stream_end; at += 5s)
+    jobs.push_back(job("small-" + std::to_string(i++), 1, "1", stream_run, at));
+  return jobs;
+}
+
+sim_config starving_config(sim_policy policy, duration bound) {
+  auto config = with(policy);
+  // The gate would refuse a 64-cpu gang while 80 cpus are busy; let it admit everything and test
+  // the allocator.
+  config.gate.overcommit_factor = {10, 1};
+  config.starvation_bound = bound;
+  return config;
+}
+
+// A 64-pod gang of 1 cpu arrives at 100 s, when 60 cpus are free and fewer after.
+TEST(Simulation, AStarvingBigGangStartsWithinTheBoundWhileSmallGangsBackfill) {
+  const auto jobs = stream_and_big_gangs({{64, 100s}});
+  const auto cluster = cpus(10, "8");
+
+  // Volcano-like (and phalanx with bound 0): every cpu released goes to a small gang; the big
+  // gang starts only once the stream has ended and its backlog drained.
+  for (auto config : {starving_config(sim_policy::volcano_like, 10min),
+                      starving_config(sim_policy::phalanx, 0s)}) {
+    auto r = run(cluster, jobs, config);
+    const auto& big = find(r, "big-0");
+    SCOPED_TRACE(to_string(config.policy));
+    ASSERT_TRUE(big.started_at);
+    EXPECT_GT(*big.started_at, stream_end);
+    EXPECT_FALSE(big.reserved_at);
+    EXPECT_EQ(r.summary.completed, static_cast<int64_t>(jobs.size()));
+  }
+
+  // Phalanx, bound 10 min: blocked from its arrival, it reserves eight nodes at 100 s + 10 min
+  // and starts once their small gangs ended, within the longest small run; meanwhile small gangs
+  // keep starting on the two other nodes. (Small gangs then wait too, past the bound, and
+  // reserve a node each in turn.)
+  const duration bound = 10min;
+  auto r = run(cluster, jobs, starving_config(sim_policy::phalanx, bound));
+  const auto& big = find(r, "big-0");
+  ASSERT_TRUE(big.reserved_at);
+  EXPECT_EQ(*big.reserved_at, 100s + bound);
+  EXPECT_EQ(big.reserved_nodes.size(), 8u);
+  ASSERT_TRUE(big.started_at);
+  EXPECT_LE(*big.time_to_start, bound + stream_run);
+  int backfilled = 0;
+  for (const auto& j : r.jobs)
+    if (j.name.starts_with("small-") && j.started_at && *j.started_at > *big.reserved_at &&
+        *j.started_at < *big.started_at)
+      ++backfilled;
+  EXPECT_GT(backfilled, 0);
+  EXPECT_EQ(r.summary.completed, static_cast<int64_t>(jobs.size()));
+}
+
+// Two starving gangs of four nodes each and a third of three, arriving on the full cluster: the
+// reservations held at the same time never share a node; the third finds at most two nodes left,
+// too few, and reserves once one of the first two started.
+std::vector<sim_job> three_big_gangs() {
+  return stream_and_big_gangs({{32, 600s}, {32, 610s}, {24, 620s}});
+}
+
+TEST(Simulation, TwoStarvingGangsNeverReserveTheSameNode) {
+  auto r = run(cpus(10, "8"), three_big_gangs(), starving_config(sim_policy::phalanx, 5min));
+  const auto& a = find(r, "big-0");
+  const auto& b = find(r, "big-1");
+  const auto& c = find(r, "big-2");
+  for (const auto* g : {&a, &b, &c}) {
+    ASSERT_TRUE(g->reserved_at) << g->name;
+    ASSERT_TRUE(g->started_at) << g->name;
+  }
+  EXPECT_EQ(a.reserved_at, 600s + 5min);
+  EXPECT_EQ(b.reserved_at, 610s + 5min);
+  EXPECT_EQ(a.reserved_nodes.size(), 4u);
+  EXPECT_EQ(b.reserved_nodes.size(), 4u);
+  EXPECT_EQ(c.reserved_nodes.size(), 3u);
+  EXPECT_GE(*c.reserved_at, std::min(*a.started_at, *b.started_at));
+  // Every two reservations held at the same time are on different nodes.
+  auto overlap = [](const sim_job_result& x, const sim_job_result& y) {
+    return *x.reserved_at < *y.started_at && *y.reserved_at < *x.started_at;
+  };
+  auto disjoint = [](const sim_job_result& x, const sim_job_result& y) {
+    for (const auto& n : x.reserved_nodes)
+      if (std::find(y.reserved_nodes.begin(), y.reserved_nodes.end(), n) != y.reserved_nodes.end())
+        return false;
+    return true;
+  };
+  EXPECT_TRUE(overlap(a, b));
+  EXPECT_TRUE(disjoint(a, b));
+  // Small gangs that starved too reserved a node each; every pair, big or small, is checked.
+  std::vector<const sim_job_result*> reserving;
+  for (const auto& j : r.jobs)
+    if (j.reserved_at)
+      reserving.push_back(&j);
+  EXPECT_GT(reserving.size(), 3u);
+  for (std::size_t x = 0; x < reserving.size(); ++x)
+    for (std::size_t y = x + 1; y < reserving.size(); ++y)
+      if (overlap(*reserving[x], *reserving[y])) {
+        EXPECT_TRUE(disjoint(*reserving[x], *reserving[y]))
+            << reserving[x]->name << " and " << reserving[y]->name;
+      }
+}
+
+TEST(Simulation, ReservationsAreDeterministic) {
+  const auto config = starving_config(sim_policy::phalanx, 5min);
+  auto x = run(cpus(10, "8"), three_big_gangs(), config);
+  auto y = run(cpus(10, "8"), three_big_gangs(), config);
+  ASSERT_EQ(x.jobs.size(), y.jobs.size());
+  for (std::size_t i = 0; i < x.jobs.size(); ++i) {
+    EXPECT_EQ(x.jobs[i].started_at, y.jobs[i].started_at) << x.jobs[i].name;
+    EXPECT_EQ(x.jobs[i].reserved_at, y.jobs[i].reserved_at) << x.jobs[i].name;
+    EXPECT_EQ(x.jobs[i].reserved_nodes, y.jobs[i].reserved_nodes) << x.jobs[i].name;
+  }
+  EXPECT_EQ(x.events_processed, y.events_processed);
+  EXPECT_EQ(x.summary.mean_jct, y.summary.mean_jct);
 }
 
 TEST(Simulation, QueuesShareByWeight) {
@@ -406,18 +579,37 @@ TEST(Simulation, ManyJobsKeepTheInvariants) {
                        duration(1s) * int64_t(random() % 86400), min,
                        "q" + std::to_string(random() % 3)));
   }
-  for (auto policy : {sim_policy::pod_by_pod, sim_policy::gang_fifo, sim_policy::phalanx}) {
+  struct variant {
+    sim_policy policy;
+    duration starvation_bound;
+    int nodes;
+  };
+  // Phalanx twice: as the others, and on fewer nodes (a backlog) with a bound short enough for
+  // many gangs to reserve.
+  const variant variants[] = {{sim_policy::pod_by_pod, 5min, 50},
+                              {sim_policy::gang_fifo, 5min, 50},
+                              {sim_policy::volcano_like, 5min, 50},
+                              {sim_policy::phalanx, 5min, 50},
+                              {sim_policy::phalanx, 1min, 25}};
+  for (const auto& v : variants) {
+    const auto policy = v.policy;
     auto config = with(policy);
+    config.starvation_bound = v.starvation_bound;
     config.pod_start_delay = 2s;
     config.queues = {{"q0", 1, {}, {}, queue_state::open, 0},
                      {"q1", 2, {}, {}, queue_state::open, 0},
                      {"q2", 4, {}, {}, queue_state::open, 0}};
-    auto r = run(cpus(50, "8"), jobs, config);
+    auto r = run(cpus(v.nodes, "8"), jobs, config);
     EXPECT_EQ(r.summary.completed, 2000) << to_string(policy);
     EXPECT_TRUE(r.summary.p95_jct.has_value());
     EXPECT_GE(*r.summary.p95_jct, *r.summary.mean_jct / 2);
     EXPECT_GT(r.summary.cpu_utilization_ppm, 0);
     EXPECT_LE(r.summary.cpu_utilization_ppm, 1'000'000);
+    if (policy != sim_policy::phalanx) {
+      EXPECT_EQ(r.summary.reserved, 0) << to_string(policy);
+    } else if (v.starvation_bound == 1min) {
+      EXPECT_GT(r.summary.reserved, 0);
+    }
   }
 }
 
