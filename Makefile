@@ -96,8 +96,8 @@ loadtest-push: loadtest-build
 	  --json $(LOADTEST_OUT)/push.json --html $(LOADTEST_OUT)/push.html
 
 # Pods created 30 s apart, as a job controller creates them one by one (with all pods at once
-# pod-by-pod cannot deadlock); a starvation bound of 6 h, since Philly's jobs run for hours and a
-# bound shorter than they wait turns backfill into gang FIFO (docs/PERFORMANCE.md has the sweep).
+# pod-by-pod cannot deadlock); a starvation bound of 6 h, the default: on this trace shorter
+# bounds make reservations that cost more than they save (docs/PERFORMANCE.md has the sweep).
 loadtest-replay: loadtest-build
 	$(LOADTEST_RUN) replay --trace $(LOADTEST_DATA)/philly/philly_5000.csv \
 	  --cluster-from-vc $(LOADTEST_DATA)/philly/vc_nodes.csv --vc-scale 0.5 \

@@ -65,8 +65,11 @@ struct scheduling_config {
   /// No starving gang (scheduler/room_reservation.hpp, docs/NOTES.md "No starving gang"): a
   /// gang admitted and not ready whose minimum found no room for this long reserves the nodes
   /// where it would fit soonest; they take no other gang's pods that would delay it, while other
-  /// gangs keep flowing elsewhere. Zero turns it off (Volcano's behaviour). Default: 5 min.
-  std::chrono::milliseconds starvation_bound{300'000};
+  /// gangs keep flowing elsewhere. Zero turns it off (Volcano's behaviour). Default: 6 h, from
+  /// the Philly replay, where shorter bounds reserved more than they saved (docs/PERFORMANCE.md,
+  /// "the replay runs the live runtime's reservation"); a cluster whose big gangs wait behind
+  /// streams of small ones wants a shorter bound.
+  std::chrono::milliseconds starvation_bound{6 * 3600 * 1000};
   /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};

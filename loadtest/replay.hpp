@@ -46,8 +46,8 @@ struct replay_options {
   replay_model model;
   trace_read_options read;
   /// phalanx: how long a gang may stay blocked before it reserves nodes (0: never, as
-  /// volcano-like). Default: 5 minutes.
-  int64_t starvation_bound_ns = int64_t{300} * 1'000'000'000;
+  /// volcano-like). Default: 6 hours, as scheduling.starvationBound.
+  int64_t starvation_bound_ns = int64_t{6} * 3600 * 1'000'000'000;
   /// From bind to Running. Default: 0.
   int64_t pod_start_delay_ns = 0;
   /// Stop the simulated clock here (0: run until nothing is left). Default: 0.

@@ -173,8 +173,9 @@ struct sim_config {
   /// phalanx: how long a gang may stay blocked (its minimum placed nowhere, counted from the
   /// first pass after admission that could not place it) before it reserves the nodes where it
   /// fits soonest (see the file comment). Zero: no gang ever reserves, the policy is then
-  /// volcano_like. Ignored by the other policies. Default: 5 minutes.
-  duration starvation_bound = std::chrono::minutes(5);
+  /// volcano_like. Ignored by the other policies. Default: 6 hours, as the live runtime's
+  /// scheduling.starvationBound.
+  duration starvation_bound = std::chrono::hours(6);
   /// Planner settings for every policy. Default: planner defaults.
   planner_config planner;
   /// Seeds the planner's RNG. Default: 1.
