@@ -297,14 +297,16 @@ void start_swaps(self_ptr self);
 void settle(self_ptr self);
 
 // What the planner must place of `candidates` (the pending members, in preference order): the
-// gang's minimum less its ready pods, every role's minimum likewise, and extras when room exists.
+// gang's minimum less its `ready` pods, every role's minimum likewise, and extras when room
+// exists.
 scheduler::gang_request request_for(const gang_actor_state& st,
-                                    std::span<const scheduler::pod* const> candidates) {
+                                    std::span<const scheduler::pod* const> candidates,
+                                    int32_t ready) {
   scheduler::gang_request request;
   request.pods = candidates;
   request.place_extra = true;
   if (gang_mode(st)) {
-    request.min_pods = std::max(0, st.group->min_member - count_members(st).ready());
+    request.min_pods = std::max(0, st.group->min_member - ready);
     for (const auto& rm : st.group->min_task_member) {
       auto need = rm.min - ready_of_role(st, rm.role);
       if (need > 0)
@@ -363,7 +365,7 @@ std::string reserve_if_starving(self_ptr self, const scheduler::plan_result& pla
   std::vector<const scheduler::pod*> candidates;
   for (auto i : candidate_members)
     candidates.push_back(st.members[i].ref.pod.get());
-  auto request = request_for(st, candidates);
+  auto request = request_for(st, candidates, count_members(st).ready());
   const auto& view = *st.ctx->view;
   auto choice = scheduler::choose_reserved_nodes(view, request, [&](std::size_t n) {
     auto holder = view.reserved_for(n);
@@ -526,7 +528,7 @@ void plan_round(self_ptr self) {
       candidate_members.push_back(i);
     }
   auto counts = count_members(st);
-  auto request = request_for(st, candidates);
+  auto request = request_for(st, candidates, counts.ready());
 
   if (candidates.empty()) {
     finish_slot(self, plan_outcome::nothing_to_do);
