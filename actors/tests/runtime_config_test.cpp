@@ -51,6 +51,7 @@ scheduling:
   maxReplans: 4
   fairShareDebounce: 50ms
   countReservesInFlight: false
+  starvationBound: 10m
 )");
   ASSERT_TRUE(c.ok()) << c.error().to_string();
   EXPECT_EQ(c->scheduling.park_idle_gangs_after, 15'000ms);
@@ -59,6 +60,8 @@ scheduling:
   EXPECT_EQ(c->scheduling.max_replans, 4);
   EXPECT_EQ(c->scheduling.fair_share_debounce, 50ms);
   EXPECT_FALSE(c->scheduling.count_reserves_in_flight);
+  EXPECT_EQ(c->scheduling.starvation_bound, 600'000ms);
+  EXPECT_EQ(runtime_config{}.scheduling.starvation_bound, 6 * 3600'000ms) << "the default, 6 h";
 
   auto off = parse_runtime_config("scheduling:\n  parkIdleGangsAfter: 0s\n");
   ASSERT_TRUE(off.ok()) << off.error().to_string();
@@ -77,6 +80,7 @@ TEST(RuntimeConfig, BadValuesNameTheKeyAndTheRule) {
                "scheduling.parkIdleGangsAfter: must be a duration");
   expect_error("scheduling:\n  parkIdleGangAfter: 1s\n",
                "scheduling.parkIdleGangAfter: unknown key");
+  expect_error("scheduling:\n  starvationBound: -1s\n", "scheduling.starvationBound");
   expect_error("scheduling:\n  countReservesInFlight: sometimes\n",
                "scheduling.countReservesInFlight: must be true or false");
   expect_error("scheduling:\n  gangScheduling: 3\n",
