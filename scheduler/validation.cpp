@@ -517,10 +517,14 @@ void validate_template(const pod& tmpl, const std::string& base, field_errors& o
 
 // Volcano's lifecycle events and actions that users may write (its webhook keeps the internal
 // ones, OutOfSync, CommandIssued, SyncJob, ..., for the controller).
-constexpr std::array<std::string_view, 7> policy_events{
-    "*", "PodFailed", "PodEvicted", "Unknown", "TaskCompleted", "TaskFailed", "JobUpdated"};
-constexpr std::array<std::string_view, 6> policy_actions{
-    "AbortJob", "RestartJob", "RestartTask", "TerminateJob", "CompleteJob", "ResumeJob"};
+// What Volcano's admission webhook lets users name (its policyEventMap and policyActionMap, the
+// entries it allows for external use); the rest are the controller's own.
+constexpr std::array<std::string_view, 8> policy_events{
+    "*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted", "TaskFailed",
+    "JobUpdated"};
+constexpr std::array<std::string_view, 7> policy_actions{
+    "AbortJob",     "RestartJob",  "RestartTask", "RestartPod",
+    "TerminateJob", "CompleteJob", "ResumeJob"};
 
 bool contains(std::span<const std::string_view> list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();

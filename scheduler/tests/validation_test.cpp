@@ -987,20 +987,20 @@ TEST(validate_job, table) {
            [](job& j) { j.policies[1].exit_code.reset(); },
            {"spec.policies[1]: Required value: either event, events or exitCode must be given"}},
           {"unknown event",
-           [](job& j) { j.tasks[1].policies[0].event = "PodPending"; },
-           {"spec.tasks[1].policies[0].event: Unsupported value: \"PodPending\": supported "
-            "values: \"*\", \"PodFailed\", \"PodEvicted\", \"Unknown\", \"TaskCompleted\", "
-            "\"TaskFailed\", \"JobUpdated\""}},
+           [](job& j) { j.tasks[1].policies[0].event = "PodRunning"; },
+           {"spec.tasks[1].policies[0].event: Unsupported value: \"PodRunning\": supported "
+            "values: \"*\", \"PodFailed\", \"PodEvicted\", \"PodPending\", \"Unknown\", "
+            "\"TaskCompleted\", \"TaskFailed\", \"JobUpdated\""}},
           {"internal event",
            [](job& j) { j.policies[0].events[1] = "OutOfSync"; },
            {"spec.policies[0].events[1]: Unsupported value: \"OutOfSync\": supported values: "
-            "\"*\", \"PodFailed\", \"PodEvicted\", \"Unknown\", \"TaskCompleted\", "
-            "\"TaskFailed\", \"JobUpdated\""}},
+            "\"*\", \"PodFailed\", \"PodEvicted\", \"PodPending\", \"Unknown\", "
+            "\"TaskCompleted\", \"TaskFailed\", \"JobUpdated\""}},
           {"unknown action",
            [](job& j) { j.policies[1].action = "SyncJob"; },
            {"spec.policies[1].action: Unsupported value: \"SyncJob\": supported values: "
-            "\"AbortJob\", \"RestartJob\", \"RestartTask\", \"TerminateJob\", \"CompleteJob\", "
-            "\"ResumeJob\""}},
+            "\"AbortJob\", \"RestartJob\", \"RestartTask\", \"RestartPod\", "
+            "\"TerminateJob\", \"CompleteJob\", \"ResumeJob\""}},
           {"missing action",
            [](job& j) { j.policies[0].action.clear(); },
            {"spec.policies[0].action: Required value: action is required"}},
