@@ -196,6 +196,8 @@ struct registry_state {
     /// of the expansion's first pod, the pod at position k having id first_pod + k (a pod
     /// deleted on its own leaves its id unused). 0 otherwise: its pods are in pod_ids.
     uint64_t first_pod = 0;
+    /// The job controller has a step under way (registry_jobs.cpp): events wait for it.
+    bool acting = false;
   };
   /// The pods of one task of such a job: "<job>-<task>-<i>" for i < replicas.
   struct job_task_pods {

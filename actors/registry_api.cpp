@@ -536,86 +536,52 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   copy->meta.resource_version = next_version(self);
   auto status = j.status;
   status.last_transition_time = st.ctx->now();
-  if (suspend) {
-    status.phase = scheduler::job_phase::aborted;
-    status.reason = "Suspended";
-    status.message = "suspended on request; its pods were deleted";
-  } else {
+  if (!suspend) {
     status.phase = scheduler::job_phase::restarting;
     status.reason = "Resumed";
     status.message = "resumed on request; its pods are created again";
     ++status.version;
+    // The new incarnation's pods, written with the job.
+    start_job_incarnation(self, key, copy, status, [self, key, reply](const phalanx::status& s) {
+      if (!s.ok())
+        return respond(reply, result<api::object>{s});
+      auto& st = self->state;
+      auto i = st.jobs.find(key);
+      if (i == st.jobs.end())
+        return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
+      respond(reply, result<api::object>{api::object{job_view(st, i->second)}});
+    });
+    return;
   }
+  status.phase = scheduler::job_phase::aborted;
+  status.reason = "Suspended";
+  status.message = "suspended on request; its pods were deleted";
   storage::write_batch batch;
   batch.put(storage::job_record{*copy, status});
-  // The new incarnation's pods, with their names reserved until the change is durable.
-  auto pods = std::make_shared<std::vector<pod_ptr>>();
-  auto pod_names = std::make_shared<std::vector<std::string>>();
-  if (!suspend) {
-    auto expanded = scheduler::expand_job(*copy);
-    if (!expanded)
-      return respond(reply, result<api::object>{expanded.error()});
-    if (const auto* taken = reserve_pod_names(st, expanded->pods, *pod_names))
-      return respond(reply,
-                     result<api::object>{already_exists(resource_kind::pod, taken->meta.name)});
-    for (auto& p : expanded->pods) {
-      // New incarnations: new uids, so nothing of the old pods is confused with them.
-      p.meta.uid = new_uid(self);
-      p.meta.creation_time = st.ctx->now();
-      p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
-      scheduler::prepare_job_pod(p, copy->meta.resource_version);
-      pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
-      batch.put(pods->back());
-    }
-  }
-  auto apply = [self, key, copy, status, pods, pod_names, suspend,
-                reply](const phalanx::status& s) {
+  auto apply = [self, key, copy, status, reply](const phalanx::status& s) {
     auto& st = self->state;
-    if (!s.ok()) {
-      release_pod_names(st, *pod_names);
+    if (!s.ok())
       return respond(reply, result<api::object>{s});
-    }
     auto i = st.jobs.find(key);
-    if (i == st.jobs.end()) {
-      release_pod_names(st, *pod_names);
+    if (i == st.jobs.end())
       return respond(reply, result<api::object>{not_found(resource_kind::job, key)});
-    }
-    if (suspend) {
-      // Its pods are gone and the next incarnation's will be its own (scheduler::
-      // pods_are_expansion): their names are free again.
-      release_job_pods(st, key, *i->second.job);
-      i->second.first_pod = 0;
-    }
+    // Its pods are gone and the next incarnation's will be its own (scheduler::
+    // pods_are_expansion): their names are free again.
+    release_job_pods(st, key, *i->second.job);
+    i->second.first_pod = 0;
     i->second.job = copy;
     i->second.status = status;
-    auto g = st.group_ids.find(i->second.group_key);
-    if (g == 0) {
-      release_pod_names(st, *pod_names);
-    } else if (!suspend) {
-      auto& group = st.groups.at(g);
-      for (std::size_t k = 0; k < pods->size(); ++k) {
-        auto& slot = insert_pod(self, (*pods)[k], (*pod_names)[k]);
-        join_job_gang(st, slot, group);
-        announce(self, api::watch_event::type::added, pod_view(st, slot.first, slot.second));
-      }
-      // The old incarnation's actor may have completed when the suspend deleted its pods.
-      group_changed(self, renew_gang(self, group.gang));
-    }
     record_event(self, resource_kind::job, copy->meta.namespace_name, copy->meta.name, "Normal",
                  status.reason, status.message);
     auto view = job_view(st, i->second);
     announce(self, api::watch_event::type::modified, view);
     respond(reply, result<api::object>{api::object{view}});
   };
-  if (suspend) {
-    // The suspension and its pods' deletion in one write.
-    std::vector<uint64_t> pods;
-    if (auto g = st.group_ids.find(j.group_key); g != 0)
-      pods = st.groups.at(g).pods;
-    delete_pods(self, std::move(pods), std::move(batch), pod_keys::tombstone, apply);
-  } else {
-    persist(self, std::move(batch), apply);
-  }
+  // The suspension and its pods' deletion in one write.
+  std::vector<uint64_t> pods;
+  if (auto g = st.group_ids.find(j.group_key); g != 0)
+    pods = st.groups.at(g).pods;
+  delete_pods(self, std::move(pods), std::move(batch), pod_keys::tombstone, apply);
 }
 
 } // namespace
@@ -721,11 +687,15 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
       if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
       auto view = pod_view(st, id, st.pods.at(id));
-      delete_pods(self, {id}, [self, view, reply](const status& s) mutable {
+      // A job's pod deleted by someone else than its controller: PodEvicted for the job.
+      auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted);
+      delete_pods(self, {id}, [self, view, reply, evicted](const status& s) mutable {
         if (!s.ok())
           return respond(reply, result<api::object>{s});
         view.pod.meta.resource_version = self->state.resource_version;
         respond(reply, result<api::object>{api::object{std::move(view)}});
+        if (evicted)
+          on_job_pod_event(self, *evicted);
       });
       return;
     }

@@ -640,12 +640,16 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
     std::unordered_map<uint64_t, std::vector<pod_outcome>> finished;
     std::unordered_set<uint64_t> touched;
+    std::vector<job_pod_event> job_events;  // A job's pod failed: PodFailed for its job.
     for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
       e.set_state(std::move(next));
+      if (e.phase() == scheduler::pod_phase::failed)
+        if (auto je = job_event_of(st, id, scheduler::job_event::pod_failed))
+          job_events.push_back(std::move(*je));
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {
           n->second.allocated -= e.pod->requests;
@@ -672,6 +676,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
         end_followers(self, g->second);
         group_changed(self, g->second);
       }
+    for (const auto& je : job_events)
+      on_job_pod_event(self, je);
   });
 }
 

@@ -7,7 +7,11 @@
 #include "actors/queue_actor.hpp"
 #include "actors/registry.hpp"
 
+#include "scheduler/job_lifecycle.hpp"
+
 #include <caf/all.hpp>
+
+#include <optional>
 
 namespace phalanx::actors::registry_detail {
 
@@ -259,6 +263,26 @@ enum class pod_keys {
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch batch,
                  pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
+
+// The Volcano job controller of the standalone world (registry_jobs.cpp).
+/// An event about a pod of a job, taken before the pod goes.
+struct job_pod_event {
+  std::string job_key;
+  scheduler::job_event_info info;
+};
+/// The event `event` about pod `pod`, if it belongs to a job.
+std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
+                                          scheduler::job_event event);
+/// Acts on an event as the job's lifecycle policies say (scheduler/job_lifecycle.hpp).
+void on_job_pod_event(self_ptr self, const job_pod_event& e);
+/// Makes a job's next incarnation: every pod of its expansion, with new uids and the job
+/// version of `status`, written in one batch with the job record (`job`, `status`); the pods
+/// join the job's gang, which starts over. The names must be free. `then` runs once done.
+void start_job_incarnation(self_ptr self, const std::string& key,
+                           std::shared_ptr<const scheduler::job> job, scheduler::job_status status,
+                           std::function<void(const phalanx::status&)> then);
+/// At a start: jobs stored Restarting (stopped between a restart's two steps) finish it.
+void finish_job_restarts(self_ptr self);
 
 // Preemption (registry_preemption.cpp).
 /// Chooses victims for a gang that cannot be placed, among the bound pods of lower-priority

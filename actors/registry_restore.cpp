@@ -277,6 +277,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     spdlog::warn("{} undecodable records were quarantined at start", loaded.quarantined.size());
   spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs", st.nodes.size(),
                st.queues.size(), st.groups.size(), st.pods.size(), st.jobs.size());
+  finish_job_restarts(self);
   st.ready->store(true);
   st.ctx->metrics->ready.set(1);
 }

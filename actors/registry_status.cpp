@@ -284,8 +284,17 @@ scheduler::job_status job_status_of(const registry_state& st,
     for (auto& [name, t] : tasks)
       s.tasks.push_back(std::move(t));
   }
+  using scheduler::job_phase;
+  // Phases the job controller reached and persisted (registry_jobs.cpp) hold until it moves
+  // the job on; Pending, Running and the end of a job's own run are read from its pods.
+  const auto stored = j.status.phase;
+  const bool held = stored == job_phase::failed || stored == job_phase::completed ||
+                    stored == job_phase::terminated || stored == job_phase::terminating ||
+                    stored == job_phase::completing || stored == job_phase::aborting;
   if (j.job->suspended)
     s.phase = scheduler::job_phase::aborted;
+  else if (held)
+    s.phase = stored;
   else if (total == 0)
     s.phase = j.status.phase == scheduler::job_phase::restarting ? scheduler::job_phase::restarting
                                                                   : scheduler::job_phase::pending;

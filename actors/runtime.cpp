@@ -320,12 +320,18 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
       if (g.in_flight)
         continue;
       int32_t placed = 0;
+      int32_t live = 0;  // Placed and not ended: holding room.
       std::map<std::string, int32_t> per_role;
       for (const auto* p : members[g.key])
         if (!p->node.empty()) {
           ++placed;
           ++per_role[p->role];
+          live += scheduler::is_terminal(p->phase) ? 0 : 1;
         }
+      // A gang whose placed pods have all ended holds nothing: a failed job keeps its last
+      // failed pod and none other (Volcano), which is not a gang half placed.
+      if (live == 0)
+        continue;
       if (placed > 0 && placed < g.min_member)
         add_violation(r, "I3: gang " + g.key + " has " + std::to_string(placed) +
                              " pods placed, fewer than minMember " +

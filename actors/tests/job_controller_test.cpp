@@ -1,0 +1,229 @@
+// The Volcano job controller of the standalone world (actors/registry_jobs.cpp) on the whole
+// runtime under CAF's test coordinator: a job's lifecycle policies act on its pods' events as
+// Volcano's job controller does (scheduler/job_lifecycle.hpp), the phase it reaches is persisted,
+// and a restart between a RestartJob's two steps finishes it with no pod made twice.
+
+#include "actors/sim_cluster.hpp"
+#include "actors/tests/runtime_harness.hpp"
+
+#include "scheduler/job.hpp"
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace phalanx::actors::testing {
+namespace {
+
+using scheduler::testing::make_node;
+using scheduler::testing::make_pod;
+using namespace std::chrono_literals;
+
+#define EXPECT_INVARIANTS(h)                                                                       \
+  do {                                                                                             \
+    auto report = (h).invariants(/*at_rest=*/true);                                                \
+    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
+  } while (false)
+
+std::vector<scheduler::node> nodes() {
+  return {make_node("n-0").cpu("8").memory("32Gi"), make_node("n-1").cpu("8").memory("32Gi")};
+}
+
+// A TensorFlow-shaped job as the examples' (one ps, two workers, minAvailable 3) with one
+// job-level policy `event -> action`, and maxRetry `max_retry`. `worker_annotation` is set on
+// the workers' template (the simulated kubelet's instructions).
+api::job_object tf_job(const std::string& name, const std::string& event,
+                       const std::string& action, int32_t max_retry,
+                       std::pair<std::string, std::string> worker_annotation = {}) {
+  api::job_object o;
+  o.job.meta.name = name;
+  o.job.meta.namespace_name = "default";
+  o.job.max_retry = max_retry;
+  o.job.policies.push_back({action, event, {}, {}, {}});
+  scheduler::job_task ps;
+  ps.name = "ps";
+  ps.replicas = 1;
+  ps.pod_template = make_pod("template").cpu("1");
+  scheduler::job_task worker;
+  worker.name = "worker";
+  worker.replicas = 2;
+  worker.pod_template = make_pod("template").cpu("1");
+  if (!worker_annotation.first.empty())
+    worker.pod_template.meta.annotations.set(worker_annotation.first, worker_annotation.second);
+  o.job.tasks = {ps, worker};
+  return o;
+}
+
+scheduler::job_status status_of(runtime_harness& h, const std::string& job) {
+  auto r = h.get(api::resource_kind::job, "default", job);
+  runtime_harness::must_ok(r, "get job " + job);
+  return std::get<api::job_object>(*r).status;
+}
+
+// The job's pods now: name -> (uid, phase).
+std::map<std::string, std::pair<std::string, scheduler::pod_phase>> pods_of(runtime_harness& h,
+                                                                              const std::string& job) {
+  std::map<std::string, std::pair<std::string, scheduler::pod_phase>> out;
+  for (const auto& p : h.pods("default"))
+    if (p.pod.meta.name.view().rfind(job + "-", 0) == 0)
+      out[p.pod.meta.name.str()] = {p.pod.meta.uid.str(), p.pod.phase};
+  return out;
+}
+
+bool all_running(runtime_harness& h, const std::string& job, std::size_t count) {
+  auto pods = pods_of(h, job);
+  if (pods.size() != count)
+    return false;
+  for (const auto& [name, p] : pods)
+    if (p.second != scheduler::pod_phase::running)
+      return false;
+  return true;
+}
+
+bool has_job_event(runtime_harness& h, const std::string& job, const std::string& reason) {
+  for (const auto& e : h.events(api::resource_kind::job, job))
+    if (e.reason == reason)
+      return true;
+  return false;
+}
+
+// The examples' TensorFlow job says `PodEvicted: RestartJob`: a worker deleted restarts the
+// whole job as a new incarnation (every pod made again, new uids), counted as one retry, and
+// the job runs again.
+TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{deterministic_config(seed), nodes()};
+    runtime_harness::must_ok(h.create(tf_job("tf", "PodEvicted", "RestartJob", 3)), "tf");
+    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+    auto before = pods_of(h, "tf");
+    runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"),
+                             "delete");
+    ASSERT_TRUE(h.run_until(
+        [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+        10ms))
+        << scheduler::to_string(status_of(h, "tf").phase);
+    auto after = pods_of(h, "tf");
+    for (const auto& [name, p] : after)
+      EXPECT_NE(p.first, before[name].first) << name << " was not made again";
+    auto s = status_of(h, "tf");
+    EXPECT_EQ(s.phase, scheduler::job_phase::running);
+    EXPECT_EQ(s.version, 1);
+    EXPECT_TRUE(has_job_event(h, "tf", "RestartJob"));
+    EXPECT_INVARIANTS(h);
+    // It is what was persisted: the same after a restart.
+    h.restart();
+    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+    EXPECT_EQ(status_of(h, "tf").retry_count, 1);
+    EXPECT_EQ(pods_of(h, "tf"), after);
+  }
+}
+
+// Without a policy for the event the job only syncs: a deleted pod is not a restart.
+TEST(JobController, AnEventNoPolicyNamesChangesNothing) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"), "delete");
+  h.pass(1000ms);
+  EXPECT_EQ(status_of(h, "tf").retry_count, 0);
+  EXPECT_EQ(pods_of(h, "tf").size(), 2u);
+  EXPECT_FALSE(has_job_event(h, "tf", "RestartJob"));
+}
+
+// A worker that always fails (PodFailed: RestartJob) restarts the job until maxRetry is used up;
+// the last retry ends the job Failed: its running pods deleted, the pod that failed last kept.
+TEST(JobController, FailuresPastMaxRetryEndTheJobFailedKeepingTheLastFailedPod) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(
+      h.create(tf_job("mnist", "PodFailed", "RestartJob", 3,
+                      {std::string(sim_fail_after_key), "1s"})),
+      "mnist");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "mnist").phase == scheduler::job_phase::failed; }, 20000ms,
+      50ms))
+      << scheduler::to_string(status_of(h, "mnist").phase);
+  auto s = status_of(h, "mnist");
+  EXPECT_EQ(s.retry_count, 3);
+  auto pods = pods_of(h, "mnist");
+  ASSERT_FALSE(pods.empty());
+  for (const auto& [name, p] : pods)
+    EXPECT_EQ(p.second, scheduler::pod_phase::failed) << name << " should have been deleted";
+  // It stays Failed: more events change nothing.
+  h.pass(3000ms);
+  EXPECT_EQ(status_of(h, "mnist").phase, scheduler::job_phase::failed);
+  EXPECT_EQ(status_of(h, "mnist").retry_count, 3);
+  EXPECT_INVARIANTS(h);
+}
+
+// TerminateJob and AbortJob: the unfinished pods go; Terminated stays, Aborted is the suspended
+// job that `phalanxctl job resume` brings back.
+TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(h.create(tf_job("term", "PodEvicted", "TerminateJob", 3)), "term");
+  runtime_harness::must_ok(h.create(tf_job("abrt", "PodEvicted", "AbortJob", 3)), "abrt");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "term", 3) && all_running(h, "abrt", 3); },
+                          5000ms, 10ms));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "term-ps-0"), "delete");
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "abrt-ps-0"), "delete");
+  h.pass(1000ms);
+  EXPECT_EQ(status_of(h, "term").phase, scheduler::job_phase::terminated);
+  EXPECT_TRUE(pods_of(h, "term").empty());
+  EXPECT_EQ(status_of(h, "abrt").phase, scheduler::job_phase::aborted);
+  EXPECT_TRUE(pods_of(h, "abrt").empty());
+  runtime_harness::must_ok(h.act(api::resource_kind::job, "default", "abrt",
+                                 api::object_action::type::resume),
+                           "resume");
+  EXPECT_TRUE(h.run_until([&] { return all_running(h, "abrt", 3); }, 5000ms, 10ms));
+  h.restart();
+  EXPECT_EQ(status_of(h, "term").phase, scheduler::job_phase::terminated);
+  EXPECT_INVARIANTS(h);
+}
+
+// phalanxd stopped between a RestartJob's two steps: the job is stored Restarting, its version
+// raised and its old pods gone, with no new pod yet. At the start it finishes the restart:
+// every pod made once, the job running, one retry counted.
+TEST(JobController, ARestartBetweenTheTwoStepsFinishesTheRestart) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
+  runtime_harness::must_ok(h.create(job), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto stored = std::get<api::job_object>(*h.get(api::resource_kind::job, "default", "tf"));
+  auto before = pods_of(h, "tf");
+  h.restart_after([&](storage::store& s) {
+    // What the first step writes: the job Restarting, one retry, version 1, the pods deleted
+    // (the pods of version 0 are the job's expansion: a raised version leaves none).
+    auto status = stored.status;
+    status.phase = scheduler::job_phase::restarting;
+    status.retry_count = 1;
+    status.version = 1;
+    storage::write_batch b;
+    b.put(storage::job_record{stored.job, status});
+    runtime_harness::must_ok(result<int>{[&]() -> result<int> {
+                               auto w = s.write(b);
+                               if (!w.ok())
+                                 return w;
+                               return 0;
+                             }()},
+                             "write the first step");
+  });
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto after = pods_of(h, "tf");
+  EXPECT_EQ(after.size(), 3u);
+  for (const auto& [name, p] : after)
+    EXPECT_NE(p.first, before[name].first) << name;
+  auto s = status_of(h, "tf");
+  EXPECT_EQ(s.retry_count, 1);
+  EXPECT_EQ(s.phase, scheduler::job_phase::running);
+  // Once, and for good: another start finds the same pods.
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "tf"), after);
+  EXPECT_INVARIANTS(h);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
