@@ -113,6 +113,12 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
     EXPECT_EQ(s.phase, scheduler::job_phase::running);
     EXPECT_EQ(s.version, 1);
     EXPECT_TRUE(has_job_event(h, "tf", "RestartJob"));
+    std::string events;
+    for (const auto& e : h.events(api::resource_kind::job, "tf"))
+      events += e.reason + ": " + e.message + "\n";
+    EXPECT_NE(events.find("RestartJob: pod tf-worker-1 evicted: RestartJob (1 of 2 retries)"),
+              std::string::npos)
+        << events;
     EXPECT_INVARIANTS(h);
     // It is what was persisted: the same after a restart.
     h.restart();
