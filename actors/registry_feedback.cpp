@@ -640,15 +640,20 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
     std::unordered_map<uint64_t, std::vector<pod_outcome>> finished;
     std::unordered_set<uint64_t> touched;
-    std::vector<job_pod_event> job_events;  // A job's pod failed: PodFailed for its job.
+    // A job's pod failed (PodFailed) or succeeded (TaskCompleted, if its task is complete).
+    std::vector<job_pod_event> job_events;
     for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
       e.set_state(std::move(next));
-      if (e.phase() == scheduler::pod_phase::failed)
-        if (auto je = job_event_of(st, id, scheduler::job_event::pod_failed))
+      if (e.phase() == scheduler::pod_phase::failed ||
+          e.phase() == scheduler::pod_phase::succeeded)
+        if (auto je = job_event_of(st, id,
+                                   e.phase() == scheduler::pod_phase::failed
+                                       ? scheduler::job_event::pod_failed
+                                       : scheduler::job_event::task_completed))
           job_events.push_back(std::move(*je));
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {

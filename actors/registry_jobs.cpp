@@ -1,5 +1,5 @@
 // The Volcano job controller of the standalone world (issue 29 §2): a job's pod that is evicted
-// (deleted by a user or a preemptor) or fails raises Volcano's event, scheduler::resolve_action
+// (deleted by a user or a preemptor), fails, or completes its task raises Volcano's event, scheduler::resolve_action
 // finds the action its lifecycle policies name, and scheduler::next_state says what to do. The
 // catalog executes it as suspend and resume do, and the phase it reaches is persisted with the
 // job, not derived from its pods on a read.
@@ -8,7 +8,9 @@
 // against maxRetry; the last retry ends in Failed with the finished pods kept), AbortJob (the
 // job suspended, as `phalanxctl job suspend`), TerminateJob and CompleteJob (the unfinished pods
 // killed, the job Terminated or Completed). RestartTask and RestartPod are not: the job is told
-// so in an event and syncs (docs/NOTES.md "The Volcano job lifecycle").
+// so in an event and syncs (docs/NOTES.md "The Volcano job lifecycle"). Nor is a sync's
+// re-creation of a deleted pod (Volcano's syncJob makes missing pods again): a pod of a job
+// stored as its expansion would first need a record of its own.
 //
 // A RestartJob is two durable steps. The first writes the job Restarting (its retry counted, its
 // version raised) with every pod's deletion in one batch; the second writes the new
@@ -294,6 +296,12 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
   auto current = job_status_of(st, j);
   if (scheduler::is_finished(current.phase))
     return;
+  const auto* g = group_of_job(st, j);
+  auto pods = pods_of_job(st, g);
+  // A pod that succeeded raises TaskCompleted only once every replica of its task has.
+  if (e.info.event == scheduler::job_event::task_completed &&
+      !scheduler::task_completed(*j.job, pods, e.info.task))
+    return;
   auto action = scheduler::resolve_action(*j.job, current, e.info);
   using scheduler::job_action;
   if (action.action == job_action::sync_job)
@@ -312,8 +320,7 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
                   std::string(scheduler::to_string(action.action)) + " is not delayed, skipped");
     return;
   }
-  const auto* g = group_of_job(st, j);
-  auto t = scheduler::next_state(*j.job, current, pods_of_job(st, g), action, st.ctx->now());
+  auto t = scheduler::next_state(*j.job, current, pods, action, st.ctx->now());
   auto status = persisted_status(j, t);
   // A kill that keeps pods of a job stored as its expansion keeps its version: a raised version
   // would make the kept pods records of their own, which they are not (storage/README.md).

@@ -189,6 +189,39 @@ TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
   EXPECT_INVARIANTS(h);
 }
 
+// The examples' MPI job: its master task says `TaskCompleted: CompleteJob`. Once the master
+// succeeded the workers (which would run for ever) are killed and the job is Completed.
+TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  api::job_object o;
+  o.job.meta.name = "mpi";
+  o.job.meta.namespace_name = "default";
+  scheduler::job_task master;
+  master.name = "mpimaster";
+  master.replicas = 1;
+  master.pod_template = make_pod("template").cpu("1");
+  master.pod_template.meta.annotations.set(std::string(sim_duration_key), "2s");
+  master.policies.push_back({"CompleteJob", "TaskCompleted", {}, {}, {}});
+  scheduler::job_task worker;
+  worker.name = "mpiworker";
+  worker.replicas = 2;
+  worker.pod_template = make_pod("template").cpu("1");
+  o.job.tasks = {master, worker};
+  runtime_harness::must_ok(h.create(o), "mpi");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "mpi").phase == scheduler::job_phase::completed; }, 10000ms,
+      50ms))
+      << scheduler::to_string(status_of(h, "mpi").phase);
+  auto pods = pods_of(h, "mpi");
+  ASSERT_EQ(pods.size(), 1u);  // The workers were killed; the master, finished, stays.
+  EXPECT_EQ(pods.begin()->first, "mpi-mpimaster-0");
+  EXPECT_EQ(pods.begin()->second.second, scheduler::pod_phase::succeeded);
+  EXPECT_TRUE(has_job_event(h, "mpi", "CompleteJob"));
+  h.restart();
+  EXPECT_EQ(status_of(h, "mpi").phase, scheduler::job_phase::completed);
+  EXPECT_INVARIANTS(h);
+}
+
 // phalanxd stopped between a RestartJob's two steps: the job is stored Restarting, its version
 // raised and its old pods gone, with no new pod yet. At the start it finishes the restart:
 // every pod made once, the job running, one retry counted.
