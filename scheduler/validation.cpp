@@ -526,6 +526,11 @@ constexpr std::array<std::string_view, 7> policy_actions{
     "AbortJob",     "RestartJob",  "RestartTask", "RestartPod",
     "TerminateJob", "CompleteJob", "ResumeJob"};
 
+// The plugins Volcano's job controller registers (its webhook refuses any other name: "unable
+// to find job plugin").
+constexpr std::array<std::string_view, 8> job_plugins{
+    "env", "svc", "ssh", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"};
+
 bool contains(std::span<const std::string_view> list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
 }
@@ -1050,6 +1055,8 @@ field_errors validate(const job& j) {
       out.push_back(required_error(indexed("spec.plugins", i), "a plugin name is required"));
     else if (!plugins.insert(name).second)
       out.push_back(duplicate_error(keyed("spec.plugins", name), name));
+    else if (!contains(job_plugins, name))
+      out.push_back(not_supported_error(keyed("spec.plugins", name), name, job_plugins));
   }
   return out;
 }

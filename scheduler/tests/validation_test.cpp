@@ -1046,6 +1046,13 @@ TEST(validate_job, table) {
              j.plugins.push_back({"", {}});
            },
            {"spec.plugins[3]: Required value: a plugin name is required"}},
+          {"unknown plugin",
+           [](job& j) {
+             j.plugins.push_back({"big_plugin", {}});
+           },
+           {"spec.plugins[big_plugin]: Unsupported value: \"big_plugin\": supported values: "
+            "\"env\", \"svc\", \"ssh\", \"tensorflow\", \"mpi\", \"pytorch\", "
+            "\"hcclrank\", \"ray\""}},
       });
 }
 
