@@ -756,6 +756,8 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     if (t.has_max_retry())
       task.max_retry = t.max_retry();
     task.policies = read_policies(t.policies(), child(p, "policies"), r);
+    for (const auto& d : t.depends_on().name())
+      task.depends_on.push_back(d);
     const json::value* raw_task = nullptr;
     if (raw_tasks != nullptr && raw_tasks->is_array() &&
         std::size_t(i) < raw_tasks->get_array().size())
@@ -769,6 +771,21 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     j.tasks.push_back(std::move(task));
   }
   j.policies = read_policies(spec.policies(), "spec.policies", r);
+  if (spec.has_min_success())
+    j.min_success = spec.min_success();
+  if (spec.has_ttl_seconds_after_finished())
+    j.ttl_seconds_after_finished = spec.ttl_seconds_after_finished();
+  const json::value* raw_volumes = member(raw_spec, "volumes");
+  for (int i = 0; i < spec.volumes_size(); ++i) {
+    const auto& v = spec.volumes(i);
+    const json::value* raw_volume = nullptr;
+    if (raw_volumes != nullptr && raw_volumes->is_array() &&
+        std::size_t(i) < raw_volumes->get_array().size())
+      raw_volume = &raw_volumes->get_array()[std::size_t(i)];
+    const json::value* claim = member(raw_volume, "volumeClaim");
+    j.volumes.push_back({v.mount_path(), v.volume_claim_name(),
+                         claim != nullptr && !claim->is_null()});
+  }
   for (const auto& [name, args] : sorted(spec.plugins()))
     j.plugins.emplace_back(name, std::vector<std::string>(args.values().begin(),
                                                           args.values().end()));
@@ -841,7 +858,18 @@ v1::Job write_job(const job_object& in) {
       (*tpl->mutable_metadata()->mutable_annotations())[k] = v;
     *tpl->mutable_spec() = write_pod_spec(t.pod_template);
     write_policies(t.policies, *task->mutable_policies());
+    for (const auto& d : t.depends_on)
+      task->mutable_depends_on()->add_name(d);
   }
+  for (const auto& v : j.volumes) {
+    auto* volume = spec->add_volumes();
+    volume->set_mount_path(v.mount_path);
+    volume->set_volume_claim_name(v.volume_claim_name);
+  }
+  if (j.min_success)
+    spec->set_min_success(*j.min_success);
+  if (j.ttl_seconds_after_finished)
+    spec->set_ttl_seconds_after_finished(*j.ttl_seconds_after_finished);
   write_policies(j.policies, *spec->mutable_policies());
   for (const auto& [name, args] : j.plugins) {
     auto& list = (*spec->mutable_plugins())[name];

@@ -441,6 +441,16 @@ struct job_task {
   pod pod_template;
   std::vector<lifecycle_policy> policies;
   std::optional<int32_t> max_retry;
+  /// dependsOn.name: the tasks that must run before this one's pods start.
+  std::vector<std::string> depends_on;
+};
+
+/// A volume of a Volcano job (spec.volumes): a claim mounted in every pod at `mount_path`.
+struct job_volume {
+  std::string mount_path;
+  std::string volume_claim_name;  // An existing claim; empty when the job makes its own.
+  bool has_volume_claim = false;  // spec.volumes[].volumeClaim: the claim the job makes.
+  friend bool operator==(const job_volume&, const job_volume&) = default;
 };
 
 /// A Volcano job (batch.volcano.sh/v1alpha1).
@@ -456,6 +466,11 @@ struct job {
   std::vector<lifecycle_policy> policies;
   /// plugins: {"ssh": [], "svc": ["--publish-not-ready-addresses"], "env": []}, sorted by name.
   std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
+  std::vector<job_volume> volumes;
+  /// spec.minSuccess: the job completes once this many pods succeeded. Default: unset.
+  std::optional<int32_t> min_success;
+  /// spec.ttlSecondsAfterFinished: a finished job may be deleted this long after. Default: unset.
+  std::optional<int32_t> ttl_seconds_after_finished;
   bool suspended = false;
   /// The job's spec as JSON, kept for display. May be empty.
   shared_string spec_json;

@@ -531,6 +531,32 @@ constexpr std::array<std::string_view, 7> policy_actions{
 constexpr std::array<std::string_view, 8> job_plugins{
     "env", "svc", "ssh", "tensorflow", "mpi", "pytorch", "hcclrank", "ray"};
 
+// Whether the tasks' dependsOn form a cycle (Kahn's algorithm: a cycle leaves tasks that never
+// reach in-degree zero). Precondition: every name in dependsOn is in `task_index`.
+bool has_dependency_cycle(const job& j, const std::map<std::string_view, std::size_t>& task_index) {
+  std::vector<int> in_degree(j.tasks.size(), 0);
+  std::vector<std::vector<std::size_t>> dependents(j.tasks.size());
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    for (const auto& name : j.tasks[t].depends_on) {
+      dependents[task_index.at(name)].push_back(t);
+      ++in_degree[t];
+    }
+  std::vector<std::size_t> ready;
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    if (in_degree[t] == 0)
+      ready.push_back(t);
+  std::size_t sorted = 0;
+  while (!ready.empty()) {
+    auto t = ready.back();
+    ready.pop_back();
+    ++sorted;
+    for (auto d : dependents[t])
+      if (--in_degree[d] == 0)
+        ready.push_back(d);
+  }
+  return sorted < j.tasks.size();
+}
+
 bool contains(std::span<const std::string_view> list, std::string_view v) {
   return std::find(list.begin(), list.end(), v) != list.end();
 }
@@ -1058,6 +1084,54 @@ field_errors validate(const job& j) {
     else if (!contains(job_plugins, name))
       out.push_back(not_supported_error(keyed("spec.plugins", name), name, job_plugins));
   }
+
+  // Volumes, as Volcano's webhook checks them (validateIO).
+  std::set<std::string_view> mount_paths;
+  for (std::size_t i = 0; i < j.volumes.size(); ++i) {
+    const auto& v = j.volumes[i];
+    const auto base = indexed("spec.volumes", i);
+    if (v.mount_path.empty())
+      out.push_back(required_error(child(base, "mountPath"), "mountPath is required"));
+    else if (!mount_paths.insert(v.mount_path).second)
+      out.push_back(duplicate_error(child(base, "mountPath"), v.mount_path));
+    if (v.volume_claim_name.empty() && !v.has_volume_claim)
+      out.push_back(required_error(base, "either volumeClaim or volumeClaimName must be given"));
+    else if (!v.volume_claim_name.empty() && v.has_volume_claim)
+      out.push_back(forbidden_error(child(base, "volumeClaim"),
+                                    "may not be given together with volumeClaimName: an "
+                                    "existing claim is named, or a new one described"));
+    else if (!v.volume_claim_name.empty())
+      check_optional(v.volume_claim_name, child(base, "volumeClaimName"), is_dns1123_subdomain,
+                     out);
+  }
+
+  if (j.min_success && *j.min_success < 1)
+    out.push_back(invalid_error("spec.minSuccess", std::to_string(*j.min_success),
+                                "must be greater than or equal to 1"));
+  if (j.ttl_seconds_after_finished && *j.ttl_seconds_after_finished < 0)
+    out.push_back(invalid_error("spec.ttlSecondsAfterFinished",
+                                std::to_string(*j.ttl_seconds_after_finished),
+                                "must be greater than or equal to 0"));
+
+  // dependsOn names tasks of the job, and the dependencies form no cycle (Volcano: "a directed
+  // acyclic graph").
+  std::map<std::string_view, std::size_t> task_index;
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    task_index.emplace(j.tasks[t].name, t);
+  bool dangling = false;
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    for (std::size_t k = 0; k < j.tasks[t].depends_on.size(); ++k) {
+      const auto& name = j.tasks[t].depends_on[k];
+      if (!task_index.count(name)) {
+        dangling = true;
+        out.push_back(invalid_error(indexed(child(indexed("spec.tasks", t), "dependsOn.name"), k),
+                                    name, "no task of the job has this name"));
+      }
+    }
+  if (!dangling && has_dependency_cycle(j, task_index))
+    out.push_back(invalid_error("spec.tasks", "dependsOn",
+                                "the tasks' dependencies form a cycle; they must form a "
+                                "directed acyclic graph"));
   return out;
 }
 

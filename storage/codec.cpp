@@ -1041,7 +1041,19 @@ std::string encode(const job_record& rec) {
     encode_policies(t.policies, m->mutable_policies());
     if (t.max_retry)
       m->set_max_retry(*t.max_retry);
+    for (const auto& d : t.depends_on)
+      assign(m->add_depends_on(), d);
   }
+  for (const auto& v : j.volumes) {
+    auto* m = r.add_volumes();
+    assign(m->mutable_mount_path(), v.mount_path);
+    assign(m->mutable_volume_claim_name(), v.volume_claim_name);
+    m->set_has_volume_claim(v.has_volume_claim);
+  }
+  if (j.min_success)
+    r.set_min_success(*j.min_success);
+  if (j.ttl_seconds_after_finished)
+    r.set_ttl_seconds_after_finished(*j.ttl_seconds_after_finished);
   encode_policies(j.policies, r.mutable_policies());
   for (const auto& [name, args] : j.plugins) {
     auto* m = r.add_plugins();
@@ -1508,8 +1520,17 @@ status record_decoder::decode(std::string_view bytes, job_record& rec) {
     decode_policies(*m.mutable_policies(), t.policies);
     if (m.has_max_retry())
       t.max_retry = m.max_retry();
+    for (auto& d : *m.mutable_depends_on())
+      t.depends_on.push_back(take(&d));
     ++i;
   }
+  for (auto& m : *in.mutable_volumes())
+    out.volumes.push_back(
+        {take(m.mutable_mount_path()), take(m.mutable_volume_claim_name()), m.has_volume_claim()});
+  if (in.has_min_success())
+    out.min_success = in.min_success();
+  if (in.has_ttl_seconds_after_finished())
+    out.ttl_seconds_after_finished = in.ttl_seconds_after_finished();
   decode_policies(*in.mutable_policies(), out.policies);
   out.plugins.reserve(static_cast<std::size_t>(in.plugins_size()));
   for (auto& m : *in.mutable_plugins()) {

@@ -633,6 +633,34 @@ TEST(Encode, JobShowsVolcanosDefaults) {
             "i");
 }
 
+// dependsOn, volumes, minSuccess and ttlSecondsAfterFinished are read into the job, so that
+// admission checks them (a dependsOn cycle, two volumes at one mountPath) as Volcano's webhook
+// does; the job's own spec is shown back as given.
+TEST(Decode, JobReadsDependsOnVolumesMinSuccessAndTtl) {
+  auto objs = decode_manifests(
+    "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j, namespace: ns}\n"
+    "spec:\n  minSuccess: 2\n  ttlSecondsAfterFinished: 60\n"
+    "  volumes:\n  - {mountPath: /data, volumeClaimName: data}\n"
+    "  - mountPath: /scratch\n    volumeClaim: {accessModes: [ReadWriteOnce]}\n"
+    "  tasks:\n  - {name: a, replicas: 1, template: {spec: {containers: [{name: c, image: i}]}}}\n"
+    "  - name: b\n    replicas: 1\n    dependsOn: {name: [a]}\n"
+    "    template: {spec: {containers: [{name: c, image: i}]}}\n",
+    user());
+  ASSERT_TRUE(objs.ok()) << objs.error().message;
+  const auto& j = as<job_object>(objs->front()).job;
+  EXPECT_EQ(j.min_success, 2);
+  EXPECT_EQ(j.ttl_seconds_after_finished, 60);
+  ASSERT_EQ(j.volumes.size(), 2u);
+  EXPECT_EQ(j.volumes[0], (scheduler::job_volume{"/data", "data", false}));
+  EXPECT_EQ(j.volumes[1], (scheduler::job_volume{"/scratch", "", true}));
+  ASSERT_EQ(j.tasks.size(), 2u);
+  EXPECT_TRUE(j.tasks[0].depends_on.empty());
+  EXPECT_EQ(j.tasks[1].depends_on, std::vector<std::string>{"a"});
+  json::value v = encode_object(objs->front());
+  EXPECT_EQ(v.at("spec").at("tasks").at(1).at("dependsOn").at("name").at(0), "a");
+  EXPECT_EQ(v.at("spec").at("volumes").at(1).at("mountPath"), "/scratch");
+}
+
 TEST(Encode, ResourceAmountsUseKubernetesSpelling) {
   node_object n;
   n.node.meta.name = "n";

@@ -859,6 +859,10 @@ TEST(validate_job, table) {
   valid.policies = {{"AbortJob", "", {"PodEvicted", "TaskFailed"}, std::nullopt, std::nullopt},
                     {"RestartJob", "", {}, 137, std::chrono::seconds(30)}};
   valid.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {"--publish-not-ready-addresses"}}};
+  valid.tasks[1].depends_on = {"ps"};
+  valid.volumes = {{"/data", "training-data", false}, {"/scratch", "", true}};
+  valid.min_success = 2;
+  valid.ttl_seconds_after_finished = 600;
   using lp = lifecycle_policy;
   run_cases<job>(
       valid, [](const job& j) { return validate(j); },
@@ -878,7 +882,10 @@ TEST(validate_job, table) {
            {"spec.tasks[1].name: Invalid value: \"Worker\": " + label_rule}},
           {"empty task name",
            [](job& j) { j.tasks[0].name.clear(); },
-           {"spec.tasks[0].name: Required value: task name is required"}},
+           {"spec.tasks[0].name: Required value: task name is required",
+            // The worker depends on "ps", which no task is called now.
+            "spec.tasks[1].dependsOn.name[0]: Invalid value: \"ps\": no task of the job has "
+            "this name"}},
           {"negative replicas",
            [](job& j) {
              j.tasks[0].replicas = -1;
@@ -1053,6 +1060,39 @@ TEST(validate_job, table) {
            {"spec.plugins[big_plugin]: Unsupported value: \"big_plugin\": supported values: "
             "\"env\", \"svc\", \"ssh\", \"tensorflow\", \"mpi\", \"pytorch\", "
             "\"hcclrank\", \"ray\""}},
+          {"dependsOn a cycle",
+           [](job& j) { j.tasks[0].depends_on = {"worker"}; },
+           {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "
+            "they must form a directed acyclic graph"}},
+          {"dependsOn itself",
+           [](job& j) { j.tasks[0].depends_on = {"ps"}; },
+           {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "
+            "they must form a directed acyclic graph"}},
+          {"dependsOn an unknown task",
+           [](job& j) { j.tasks[1].depends_on = {"launcher"}; },
+           {"spec.tasks[1].dependsOn.name[0]: Invalid value: \"launcher\": no task of the job "
+            "has this name"}},
+          {"two volumes at one mountPath",
+           [](job& j) { j.volumes[1].mount_path = "/data"; },
+           {"spec.volumes[1].mountPath: Duplicate value: \"/data\""}},
+          {"a volume without mountPath",
+           [](job& j) { j.volumes[0].mount_path.clear(); },
+           {"spec.volumes[0].mountPath: Required value: mountPath is required"}},
+          {"a volume without a claim",
+           [](job& j) { j.volumes[1].has_volume_claim = false; },
+           {"spec.volumes[1]: Required value: either volumeClaim or volumeClaimName must be "
+            "given"}},
+          {"a volume with both claims",
+           [](job& j) { j.volumes[1].volume_claim_name = "other"; },
+           {"spec.volumes[1].volumeClaim: Forbidden: may not be given together with "
+            "volumeClaimName: an existing claim is named, or a new one described"}},
+          {"minSuccess zero",
+           [](job& j) { j.min_success = 0; },
+           {"spec.minSuccess: Invalid value: \"0\": must be greater than or equal to 1"}},
+          {"negative ttlSecondsAfterFinished",
+           [](job& j) { j.ttl_seconds_after_finished = -1; },
+           {"spec.ttlSecondsAfterFinished: Invalid value: \"-1\": must be greater than or "
+            "equal to 0"}},
       });
 }
 

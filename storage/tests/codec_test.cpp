@@ -247,10 +247,15 @@ TEST(CodecTable, Jobs) {
     t.policies.push_back({"CompleteJob", "", {"TaskCompleted"}, 0, sch::duration{30s}});
     if (role == "ps")
       t.max_retry = 1;
+    else
+      t.depends_on = {"ps"};
     j.tasks.push_back(std::move(t));
   }
   j.policies.push_back({"AbortJob", "PodEvicted", {"Unknown", "OutOfSync"}, {}, {}});
   j.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {"--publish-not-ready-addresses"}}};
+  j.volumes = {{"/data", "training-data", false}, {"/scratch", "", true}};
+  j.min_success = 3;
+  j.ttl_seconds_after_finished = 0;
   j.suspended = true;
   j.spec_json = sch::shared_string("{\"tasks\":[]}");
   r.status.phase = sch::job_phase::restarting;
@@ -840,8 +845,8 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::pod), 208u) << "pod changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::pod_group), 224u) << "pod_group changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 264u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 288u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 312u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
