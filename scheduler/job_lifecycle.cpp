@@ -278,14 +278,13 @@ step sync_pending(const job& j, const totals& after) {
 }
 
 // Volcano's runningState default.
-step sync_running(const job& j, const std::vector<task_pods>& tasks, const totals& after,
-                  const job_spec_extras& extras) {
+step sync_running(const job& j, const std::vector<task_pods>& tasks, const totals& after) {
   int32_t replicas = total_replicas(j);
   if (replicas == 0)  // Scaled down to nothing: the phase stays.
     return {job_phase::running, {}, {}};
   int32_t min = job_min_available(j);
   auto n = [](int32_t v) { return std::to_string(v); };
-  const auto& min_success = extras.min_success;
+  const auto& min_success = j.min_success;
   if (min_success && after.succeeded >= *min_success)
     return {job_phase::completed, "MinSuccessMet",
             n(after.succeeded) + " pods succeeded, minSuccess " + n(*min_success)};
@@ -439,8 +438,7 @@ job_transition initial_transition(const job& j, timestamp now) {
 }
 
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
-                          const resolved_action& action, timestamp now,
-                          const job_spec_extras& extras) {
+                          const resolved_action& action, timestamp now) {
   job_transition t;
   std::vector<task_pods> tasks = pods.tasks;
   int32_t retry_count = current.retry_count;
@@ -531,7 +529,7 @@ job_transition next_state(const job& j, const job_status& current, const job_pod
             });
           else
             sync([&](const std::vector<task_pods>& counted, const totals& after) {
-              return sync_running(j, counted, after, extras);
+              return sync_running(j, counted, after);
             });
           break;
       }
@@ -641,16 +639,15 @@ bool is_finished(job_phase p) noexcept {
   return p == job_phase::completed || p == job_phase::failed || p == job_phase::terminated;
 }
 
-std::optional<timestamp> deletion_due(const job_status& s, const job_spec_extras& extras) noexcept {
-  if (!is_finished(s.phase) || !extras.ttl_seconds_after_finished ||
+std::optional<timestamp> deletion_due(const job& j, const job_status& s) noexcept {
+  if (!is_finished(s.phase) || !j.ttl_seconds_after_finished ||
       s.last_transition_time == timestamp{})
     return std::nullopt;
-  return s.last_transition_time + std::chrono::seconds(*extras.ttl_seconds_after_finished);
+  return s.last_transition_time + std::chrono::seconds(*j.ttl_seconds_after_finished);
 }
 
-bool is_due_for_deletion(const job_status& s, const job_spec_extras& extras,
-                         timestamp now) noexcept {
-  auto due = deletion_due(s, extras);
+bool is_due_for_deletion(const job& j, const job_status& s, timestamp now) noexcept {
+  auto due = deletion_due(j, s);
   return due && *due <= now;
 }
 

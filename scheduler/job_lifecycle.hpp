@@ -152,16 +152,6 @@ struct job_condition {
 /// once, at its latest entry, oldest first (Volcano's appendJobCondition).
 void append_condition(std::vector<job_condition>& conditions, const job_condition& c);
 
-/// Fields of Volcano's JobSpec that `job` does not hold yet. Until model.hpp has them, callers
-/// pass them beside the job.
-struct job_spec_extras {
-  /// spec.minSuccess: the job completes once this many pods succeeded. Default: unset.
-  std::optional<int32_t> min_success;
-  /// spec.ttlSecondsAfterFinished: a Completed, Failed or Terminated job may be deleted this long
-  /// after it finished. Default: unset (never).
-  std::optional<int32_t> ttl_seconds_after_finished;
-};
-
 /// An event about a job, as the controller raises it.
 struct job_event_info {
   job_event event = job_event::out_of_sync;
@@ -300,8 +290,7 @@ job_transition initial_transition(const job& j, timestamp now);
 /// the kills and creations succeed: when one fails, the controller persists nothing and retries
 /// the step (Volcano requeues the event), and after too many failures executes TerminateJob.
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
-                          const resolved_action& action, timestamp now,
-                          const job_spec_extras& extras = {});
+                          const resolved_action& action, timestamp now);
 
 /// True when the state machine may move `from -> to` (a different phase); next_state only makes
 /// such moves.
@@ -311,13 +300,12 @@ bool is_legal_transition(job_phase from, job_phase to) noexcept;
 bool is_finished(job_phase p) noexcept;
 
 /// When a finished job is due for deletion (Volcano's garbage collector): its last transition
-/// time plus ttlSecondsAfterFinished. nullopt when the job is not finished, has no TTL, or no
-/// transition time (Volcano then refuses to guess).
-std::optional<timestamp> deletion_due(const job_status& s, const job_spec_extras& extras) noexcept;
+/// time plus the job's ttlSecondsAfterFinished. nullopt when the job is not finished, has no TTL,
+/// or no transition time (Volcano then refuses to guess).
+std::optional<timestamp> deletion_due(const job& j, const job_status& s) noexcept;
 
 /// True once deletion_due is at or before `now`.
-bool is_due_for_deletion(const job_status& s, const job_spec_extras& extras,
-                         timestamp now) noexcept;
+bool is_due_for_deletion(const job& j, const job_status& s, timestamp now) noexcept;
 
 /// Every replica of `task` succeeded (Volcano's TaskCompleted check): `task` has replicas > 0 and
 /// at least that many succeeded pods. An unknown task is not completed.

@@ -451,10 +451,9 @@ struct controller_sim {
   job j;
   job_status status;
   std::vector<job_condition> history;
-  job_spec_extras extras;
 
   job_transition on(const job_event_info& e, const job_pods& pods, timestamp now) {
-    auto t = next_state(j, status, pods, resolve_action(j, status, e), now, extras);
+    auto t = next_state(j, status, pods, resolve_action(j, status, e), now);
     status = t.status;
     if (t.condition)
       append_condition(history, *t.condition);
@@ -463,7 +462,7 @@ struct controller_sim {
 };
 
 controller_sim start(job j, timestamp now) {
-  controller_sim sim{std::move(j), {}, {}, {}};
+  controller_sim sim{std::move(j), {}, {}};
   auto t = initial_transition(sim.j, now);
   sim.status = t.status;
   append_condition(sim.history, *t.condition);
@@ -577,20 +576,20 @@ TEST(JobLifecycleScenario, MpiJobWithDeletedPodsFallsBackToPendingThenCompletes)
 
 TEST(JobLifecycleScenario, MinSuccessCompletesEarlyAndFailsWhenMissed) {
   auto j = make_job("sweep").task("trial", 4, 1).min_available(1).obj();
-  job_spec_extras extras{2, std::nullopt};
+  j.min_success = 2;
   auto running = status_in(p::running);
   auto t = next_state(j, running, pods_of("trial:SSRR"), resolve_action(j, running, synced()),
-                      t0, extras);
+                      t0);
   EXPECT_EQ(t.status.phase, p::completed);
   EXPECT_EQ(t.status.reason, "MinSuccessMet");
   EXPECT_EQ(t.status.message, "2 pods succeeded, minSuccess 2");
 
-  t = next_state(j, running, pods_of("trial:SFFF"), resolve_action(j, running, synced()), t0,
-                 extras);
+  t = next_state(j, running, pods_of("trial:SFFF"), resolve_action(j, running, synced()), t0);
   EXPECT_EQ(t.status.phase, p::failed);
   EXPECT_EQ(t.status.message, "all 4 pods finished: 1 succeeded, minSuccess 2");
 
   // Without minSuccess, one success reaches minAvailable 1.
+  j.min_success.reset();
   t = next_state(j, running, pods_of("trial:SFFF"), resolve_action(j, running, synced()), t0);
   EXPECT_EQ(t.status.phase, p::completed);
   EXPECT_EQ(t.status.message, "all 4 pods finished: 1 succeeded, minAvailable 1");
@@ -747,26 +746,31 @@ TEST(JobLifecycleScenario, EventsOfOtherIncarnationsSync) {
 }
 
 TEST(JobLifecycleScenario, TtlSecondsAfterFinished) {
-  job_spec_extras ttl{std::nullopt, 600};
+  auto ttl = make_job("done").task("t", 1).obj();
+  ttl.ttl_seconds_after_finished = 600;
   auto done = status_in(p::completed);
   done.last_transition_time = t0;
-  EXPECT_EQ(deletion_due(done, ttl), t0 + minutes(10));
-  EXPECT_FALSE(is_due_for_deletion(done, ttl, t0 + minutes(10) - seconds(1)));
-  EXPECT_TRUE(is_due_for_deletion(done, ttl, t0 + minutes(10)));
+  EXPECT_EQ(deletion_due(ttl, done), t0 + minutes(10));
+  EXPECT_FALSE(is_due_for_deletion(ttl, done, t0 + minutes(10) - seconds(1)));
+  EXPECT_TRUE(is_due_for_deletion(ttl, done, t0 + minutes(10)));
   for (auto phase : {p::failed, p::terminated}) {
     done.phase = phase;
-    EXPECT_EQ(deletion_due(done, ttl), t0 + minutes(10)) << to_string(phase);
+    EXPECT_EQ(deletion_due(ttl, done), t0 + minutes(10)) << to_string(phase);
   }
   // Not finished (Aborted can be resumed), no TTL, or no transition time: never.
   for (auto phase : {p::aborted, p::running, p::completing}) {
     done.phase = phase;
-    EXPECT_EQ(deletion_due(done, ttl), std::nullopt) << to_string(phase);
+    EXPECT_EQ(deletion_due(ttl, done), std::nullopt) << to_string(phase);
   }
   done.phase = p::completed;
-  EXPECT_EQ(deletion_due(done, {}), std::nullopt);
-  EXPECT_TRUE(is_due_for_deletion(done, {std::nullopt, 0}, t0));
+  auto no_ttl = ttl;
+  no_ttl.ttl_seconds_after_finished.reset();
+  EXPECT_EQ(deletion_due(no_ttl, done), std::nullopt);
+  auto at_once = ttl;
+  at_once.ttl_seconds_after_finished = 0;
+  EXPECT_TRUE(is_due_for_deletion(at_once, done, t0));
   done.last_transition_time = {};
-  EXPECT_EQ(deletion_due(done, ttl), std::nullopt);
+  EXPECT_EQ(deletion_due(ttl, done), std::nullopt);
 }
 
 // ---------------------------------------------------------------------------------------------
