@@ -247,6 +247,12 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
                      "where it fits soonest (0: never, as volcano-like)");
   flags.add_duration("pod-start-delay", &o.pod_start_delay_ns, 0, int64_t{3600} * 1'000'000'000,
                      "from bind to Running");
+  flags.add_int("priority-gpus", &o.priority_gpus, 0, 1'000'000,
+                "jobs asking for at least this many GPUs in all get priority 1000, the others 0 "
+                "(0: every job 0)");
+  flags.add_bool("preemption", &o.preemption,
+                 "volcano-like and phalanx: a blocked gang evicts running pods of lower-priority "
+                 "gangs of its own queue (scheduling.preemption)");
   flags.add_duration("end-time", &o.end_time_ns, 0, int64_t{10} * 365 * 24 * 3600 * 1'000'000'000,
                      "stop the simulated clock here (0: when nothing is left)");
   flags.add_int("parallel", &o.parallel, 1, 64, "simulations run at once");

@@ -54,6 +54,21 @@ result<std::vector<sch::sim_policy>> parse_policies(const std::string& text) {
   return out;
 }
 
+void apply_priority_gpus(std::vector<sch::sim_job>& jobs, int64_t gpus) {
+  if (gpus <= 0)
+    return;
+  for (auto& j : jobs) {
+    int64_t asked = 0;
+    for (const auto& p : j.pods)
+      asked += p.spec.requests.get(sch::gpu_resource);
+    if (asked < gpus)
+      continue;
+    j.group.priority = priority_high;
+    for (auto& p : j.pods)
+      p.spec.priority = priority_high;
+  }
+}
+
 namespace {
 
 double seconds(sch::duration d) {
@@ -68,13 +83,24 @@ double mean_of(const std::vector<double>& values) {
 
 // Per queue: job counts, and JCT and queueing over the jobs that completed or started.
 std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_result>& jobs) {
-  std::map<std::string, std::vector<double>> jcts, waits;
+  std::map<std::string, std::vector<double>> jcts, waits, big_waits;
   std::map<std::string, queue_outcome> out;
   for (const auto& j : jobs) {
     auto& q = out[j.queue];
     ++q.jobs;
     if (j.phase == sch::sim_job_phase::completed)
       ++q.completed;
+    q.evicted_pods += j.evicted_pods;
+    q.wasted_gpu_hours += double(j.wasted_gpu_ms) / 3'600'000.0;
+    if (j.requests.get(sch::gpu_resource) >= big_job_gpus) {
+      ++q.big_jobs;
+      if (j.time_to_start) {
+        const double wait = seconds(*j.time_to_start);
+        big_waits[j.queue].push_back(wait);
+        q.big_jobs_waited += wait > 0;
+        q.big_longest_wait_s = std::max(q.big_longest_wait_s, wait);
+      }
+    }
     if (j.completion_time)
       jcts[j.queue].push_back(seconds(*j.completion_time));
     if (j.time_to_start)
@@ -86,6 +112,7 @@ std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_res
     q.mean_jct_s = mean_of(v);
     q.p95_jct_s = percentile_sorted(v, 0.95);
     q.mean_queueing_s = mean_of(waits[name]);
+    q.big_mean_wait_s = mean_of(big_waits[name]);
   }
   return out;
 }
@@ -126,8 +153,14 @@ policy_outcome merge_results(sch::sim_policy policy,
   sch::duration makespan{};
   // Use changes of every partition as deltas, then one sweep.
   std::vector<std::tuple<sch::duration, int64_t, int64_t>> deltas;
+  int64_t wasted_gpu_ms = 0;
   for (const auto* r : parts) {
     out.events += r->events_processed;
+    out.preemptions += r->summary.preemptions;
+    out.evicted_pods += r->summary.evicted_pods;
+    out.evicted_jobs += r->summary.evicted_jobs;
+    out.restarts += r->summary.restarts;
+    wasted_gpu_ms += r->summary.wasted_gpu_ms;
     makespan = std::max(makespan, r->summary.makespan);
     for (const auto& v : r->violations)
       out.violations.push_back(v);
@@ -170,6 +203,7 @@ policy_outcome merge_results(sch::sim_policy policy,
   }
   out.mean_queueing_s = started > 0 ? queueing_sum / double(started) : 0;
   out.makespan_s = seconds(makespan);
+  out.wasted_gpu_hours = double(wasted_gpu_ms) / 3'600'000.0;
   out.queues = by_queue(out.jobs);
   out.big_jobs = big_job_waits(out.jobs);
 
@@ -279,13 +313,24 @@ json::object policy_json(const policy_outcome& out) {
   p["simulation_wall_seconds"] = out.wall_seconds;
   p["invariant_violations"] = static_cast<int64_t>(out.violations.size());
   p["reserved_gangs"] = out.reserved;
+  p["preemptions"] = out.preemptions;
+  p["evicted_pods"] = out.evicted_pods;
+  p["evicted_jobs"] = out.evicted_jobs;
+  p["restarted_jobs"] = out.restarts;
+  p["wasted_gpu_hours"] = out.wasted_gpu_hours;
   json::object queues;
   for (const auto& [name, q] : out.queues)
     queues[name] = json::object{{"jobs", q.jobs},
                                 {"completed", q.completed},
                                 {"mean_jct_s", q.mean_jct_s},
                                 {"p95_jct_s", q.p95_jct_s},
-                                {"mean_queueing_delay_s", q.mean_queueing_s}};
+                                {"mean_queueing_delay_s", q.mean_queueing_s},
+                                {"evicted_pods", q.evicted_pods},
+                                {"wasted_gpu_hours", q.wasted_gpu_hours},
+                                {"big_jobs", q.big_jobs},
+                                {"big_jobs_waited", q.big_jobs_waited},
+                                {"big_mean_wait_s", q.big_mean_wait_s},
+                                {"big_longest_wait_s", q.big_longest_wait_s}};
   p["queues"] = std::move(queues);
   const auto& big = out.big_jobs;
   p["big_jobs"] = json::object{
@@ -336,17 +381,19 @@ json::object queue_table(const std::vector<policy_outcome>& outcomes) {
 }
 
 void print_tables(const std::vector<policy_outcome>& outcomes) {
-  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s\n", "policy", "completed",
-              "deadlocked", "starved", "mean JCT s", "p95 JCT s", "mean queue s", "GPU %",
-              "reserved", "big max wait s");
+  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s %8s %12s %12s\n", "policy",
+              "completed", "deadlocked", "starved", "mean JCT s", "p95 JCT s", "mean queue s",
+              "GPU %", "reserved", "big max wait s", "evicted", "evicted jobs", "wasted GPU-h");
   for (const auto& out : outcomes)
-    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s\n",
+    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s %8lld %12lld %12.1f\n",
                 std::string(sch::to_string(out.policy)).c_str(),
                 static_cast<long long>(out.completed), static_cast<long long>(out.deadlocked),
                 static_cast<long long>(out.starved), fmt_s(out.mean_jct_s).c_str(),
                 fmt_s(out.p95_jct_s).c_str(), fmt_s(out.mean_queueing_s).c_str(),
                 out.gpu_utilization * 100, static_cast<long long>(out.reserved),
-                fmt_s(out.big_jobs.longest_wait_s).c_str());
+                fmt_s(out.big_jobs.longest_wait_s).c_str(),
+                static_cast<long long>(out.evicted_pods), static_cast<long long>(out.evicted_jobs),
+                out.wasted_gpu_hours);
   if (outcomes.empty() || outcomes.front().big_jobs.jobs == 0)
     return;
   std::printf("big jobs (>= %lld GPUs): %lld; wait to start, mean / p95 / longest (s):\n",
@@ -431,6 +478,7 @@ result<json::object> run_replay(const replay_options& o) {
   if (separate)
     model.pin_to_vc = false; // Each partition's nodes are the VC's nodes already.
   auto jobs = to_sim_jobs(*tr, model, cluster);
+  apply_priority_gpus(jobs, o.priority_gpus);
 
   // Partitions: job indices and node indices per part.
   struct part {
@@ -533,6 +581,7 @@ result<json::object> run_replay(const replay_options& o) {
       cfg.pod_start_delay = sch::duration(o.pod_start_delay_ns);
       cfg.queues = queues;
       cfg.starvation_bound = sch::duration(o.starvation_bound_ns);
+      cfg.preemption = o.preemption;
       cfg.seed = o.seed;
       if (o.end_time_ns > 0)
         cfg.end_time = sch::duration(o.end_time_ns);
@@ -592,6 +641,8 @@ result<json::object> run_replay(const replay_options& o) {
   params["wait_for_gang"] = o.model.wait_for_gang;
   params["pin_to_vc"] = model.pin_to_vc;
   params["starvation_bound"] = sch::format_duration_ns(o.starvation_bound_ns);
+  params["priority_gpus"] = o.priority_gpus;
+  params["preemption"] = o.preemption;
   params["pod_start_delay"] = sch::format_duration_ns(o.pod_start_delay_ns);
   params["end_time"] = o.end_time_ns > 0 ? json::value(sch::format_duration_ns(o.end_time_ns))
                                          : json::value(nullptr);
@@ -632,7 +683,7 @@ result<json::object> run_replay(const replay_options& o) {
         json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
         out.starved, out.mean_jct_s, out.p95_jct_s, out.mean_queueing_s, out.gpu_utilization * 100,
         out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size()),
-        out.big_jobs.longest_wait_s});
+        out.big_jobs.longest_wait_s, out.evicted_pods, out.evicted_jobs, out.wasted_gpu_hours});
     cdf_lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
                                      {"points", cdf_points(out.jobs, 400)}});
     util_lines.push_back(json::object{
@@ -699,7 +750,8 @@ result<json::object> run_replay(const replay_options& o) {
                    {"columns", json::array{"policy", "completed", "deadlocked", "starved",
                                            "mean JCT (s)", "p95 JCT (s)", "mean queueing (s)",
                                            "GPU util (%)", "makespan (h)", "violations",
-                                           "longest big-job wait (s)"}},
+                                           "longest big-job wait (s)", "evicted pods",
+                                           "evicted jobs", "wasted GPU-hours"}},
                    {"rows", std::move(table_rows)}},
       queue_table(outcomes)};
   json::array plots;

@@ -6,7 +6,14 @@
 // gang FIFO, Volcano-like (queues and backfill, no starving-gang reservation) and Phalanx's full
 // policy (scheduler/simulation.hpp). Reports per policy the mean and p95 job completion time,
 // overall and per queue, the mean queueing delay, the longest wait of a big gang, GPU (and cpu)
-// utilization, and the deadlocked and starved jobs, with the cluster used.
+// utilization, the deadlocked and starved jobs, and with --preemption the evictions and the GPU
+// time they wasted, with the cluster used.
+//
+// Priorities: the traces have none. --priority-gpus N gives priority_high to every job asking
+// for at least N GPUs in all (an admin's "big training jobs first"), 0 to the others; the gang
+// order of volcano-like and phalanx then puts them first in their queue, pod-by-pod's pod order
+// too, and with --preemption they evict lower-priority pods of their queue (sim_config::
+// preemption). Gang FIFO ignores both.
 //
 // Partitions: a cluster made from VC sizes is, by default, simulated one VC at a time, each VC
 // with its own scheduler queue over its own nodes, as Philly's virtual clusters ran (and as the
@@ -52,6 +59,11 @@ struct replay_options {
   int64_t pod_start_delay_ns = 0;
   /// Stop the simulated clock here (0: run until nothing is left). Default: 0.
   int64_t end_time_ns = 0;
+  /// Jobs asking for at least this many GPUs in all get priority_high, the others 0 (0: every
+  /// job 0). Default: 0.
+  int64_t priority_gpus = 0;
+  /// volcano-like and phalanx: preemption within a queue (sim_config::preemption). Default: false.
+  bool preemption = false;
   /// Simulations run at once. Default: 1.
   int64_t parallel = 1;
   uint64_t seed = 1;
@@ -66,6 +78,13 @@ struct replay_options {
 /// partly used. On the Philly excerpt of 5,000 jobs: 144 (131 single 8-GPU pods, 13 gangs).
 inline constexpr int64_t big_job_gpus = 8;
 
+/// The priority --priority-gpus gives big jobs.
+inline constexpr int32_t priority_high = 1000;
+
+/// Gives priority_high (the PodGroup's and every pod's) to each job asking for at least `gpus`
+/// GPUs in all; 0 changes nothing.
+void apply_priority_gpus(std::vector<scheduler::sim_job>& jobs, int64_t gpus);
+
 /// One queue's jobs (a VC under Philly).
 struct queue_outcome {
   int64_t jobs = 0;
@@ -75,6 +94,15 @@ struct queue_outcome {
   double p95_jct_s = 0;
   /// Over its started jobs (0 when none).
   double mean_queueing_s = 0;
+  /// Preemption: its pods evicted, and the GPU-hours they had run.
+  int64_t evicted_pods = 0;
+  double wasted_gpu_hours = 0;
+  /// Its big jobs (big_job_gpus), those of them that waited to start (time_to_start > 0), and
+  /// their mean and longest wait over the started ones (0 when none).
+  int64_t big_jobs = 0;
+  int64_t big_jobs_waited = 0;
+  double big_mean_wait_s = 0;
+  double big_longest_wait_s = 0;
 };
 
 /// The big jobs (big_job_gpus): how long they waited to start.
@@ -110,6 +138,13 @@ struct policy_outcome {
   big_job_outcome big_jobs;
   /// Jobs that reserved nodes as starving gangs (phalanx).
   int64_t reserved = 0;
+  /// Preemption, summed over partitions (sim_summary): plans applied, pods evicted, jobs that
+  /// lost a pod, whole-gang evictions, and the GPU-hours the evicted pods had run.
+  int64_t preemptions = 0;
+  int64_t evicted_pods = 0;
+  int64_t evicted_jobs = 0;
+  int64_t restarts = 0;
+  double wasted_gpu_hours = 0;
   /// (seconds, GPUs in use, cpu cores in use), merged over partitions.
   std::vector<std::array<double, 3>> utilization;
 };

@@ -1,6 +1,7 @@
 #include "scheduler/simulation.hpp"
 
 #include "scheduler/fair_share.hpp"
+#include "scheduler/preemption.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/room_reservation.hpp"
 
@@ -114,6 +115,10 @@ struct pod_runtime {
   int32_t children_left = 0;   // Spawned pods that have not succeeded yet.
   bool own_done = false;       // run_time elapsed.
   bool timer_armed = false;
+  // Bumped when the pod is evicted: its pending start and timer events are then stale.
+  uint32_t generation = 0;
+  duration placed_at{};      // When it was last placed.
+  duration running_since{};  // When it last went Running.
 };
 
 // Why a planning attempt is known to fail again without calling the planner. The planner is
@@ -140,7 +145,8 @@ struct job_runtime {
   int32_t succeeded = 0;
   resources allocated;  // Requests of the pods holding resources.
   resources claim;      // phalanx: what a started job still claims in the gate (see there).
-  std::optional<duration> ready_at;
+  std::optional<duration> ready_at;        // This run's start (reset by a restart).
+  std::optional<duration> first_ready_at;  // The first run's start.
   std::optional<duration> completed_at;
   // phalanx: the first pass after admission that could not place its minimum. The starvation
   // bound counts from here: counted from arrival, a gang that waited at the gate would reserve
@@ -161,7 +167,16 @@ struct job_runtime {
   uint64_t refused_claims = never;
   admission_code refusal = admission_code::admitted;
   bool unresolvable = false;
-  bool touched = false;  // Placed something since the last I3 check.
+  bool touched = false;  // Placed or lost something since the last I3 check.
+  // Preemption: its last failed ask, valid while no release and no placement in its queue
+  // happened since (more room and more candidates are the only things that can help it).
+  uint64_t preempt_epoch = never;
+  uint64_t preempt_placements = never;
+  std::string preemption_note;  // Why its last ask found no plan.
+  int32_t evicted_pods = 0;
+  int32_t restarts = 0;
+  int64_t wasted_gpu_ms = 0;
+  int32_t preempted_pods = 0;
   // Every pod has the same requests, constraints and role: the cheap checks can count pods.
   bool one_shape = false;
   std::string reason;
@@ -195,6 +210,8 @@ struct queue_runtime {
   resources deserved;        // From compute_deserved, every pass.
   std::vector<std::size_t> unadmitted;  // Pending gangs, in gang order.
   std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
+  std::vector<std::size_t> started;     // Started gangs not completed: the victims' gangs.
+  uint64_t placements = 0;              // Pods placed so far: new victims for a preemptor.
 };
 
 // bound_reached: a blocked gang has waited starvation_bound (phalanx); a pass sees it starve.
@@ -206,6 +223,8 @@ struct event {
   event_kind kind = event_kind::arrival;
   uint32_t job = 0;
   uint32_t pod = 0;
+  // pod_started and pod_timer: the pod's generation when pushed (stale once it was evicted).
+  uint32_t generation = 0;
 };
 
 struct event_later {
@@ -224,11 +243,14 @@ struct node_reservation {
 
 // The cluster as job `viewer` sees it: a node another job reserved keeps withheld_room(free,
 // amount) from it; its own reserved nodes, and every node without a reservation, it sees whole.
+// With `whole_reservation`, the node keeps the whole amount (its free room may show below
+// zero): what a node ledger grants a reserve that evicts, once the victims' room is added, so a
+// preemptor plans on this.
 class reserved_view final : public node_view {
  public:
   reserved_view(const cluster_snapshot& base, const std::vector<node_reservation>& reservations,
-                std::size_t viewer)
-      : base_(base), reservations_(reservations), viewer_(viewer) {}
+                std::size_t viewer, bool whole_reservation = false)
+      : base_(base), reservations_(reservations), viewer_(viewer), whole_(whole_reservation) {}
 
   std::size_t size() const noexcept override { return base_.size(); }
   const node& at(std::size_t index) const noexcept override { return base_.at(index); }
@@ -237,13 +259,14 @@ class reserved_view final : public node_view {
     base_.read_free(index, out);
     const auto& r = reservations_[index];
     if (r.owner != npos && r.owner != viewer_)
-      out -= withheld_room(out, r.amount);
+      out -= whole_ ? r.amount : withheld_room(out, r.amount);
   }
 
  private:
   const cluster_snapshot& base_;
   const std::vector<node_reservation>& reservations_;
   std::size_t viewer_;
+  bool whole_;
 };
 
 std::string describe_plan_failure(const plan_result& r, std::string_view origin_name) {
@@ -266,7 +289,12 @@ class simulation {
   std::size_t queue_for(const std::string& name);
 
   void push(duration at, event_kind kind, std::size_t job, std::size_t pod) {
-    events_.push({at, next_seq_++, kind, static_cast<uint32_t>(job), static_cast<uint32_t>(pod)});
+    const uint32_t generation =
+        kind == event_kind::pod_started || kind == event_kind::pod_timer
+            ? jobs_[job].pods[pod].generation
+            : 0;
+    events_.push({at, next_seq_++, kind, static_cast<uint32_t>(job), static_cast<uint32_t>(pod),
+                  generation});
   }
   void handle(const event& e);
   void on_arrival(std::size_t j);
@@ -317,6 +345,16 @@ class simulation {
   // and, once it starves holding no reservation, reserves nodes for it.
   void on_blocked(std::size_t j);
   void reserve_nodes(std::size_t j);
+  // Preemption (see the file comment): whether job j, blocked in this pass, may ask; and the ask,
+  // which evicts what plan_preemption chooses and places j's minimum. False when no plan.
+  bool may_preempt(const job_runtime& job) const;
+  bool preempt_for(std::size_t j);
+  // Stops pod p of job j (bound, running or a placeholder) and gives its node the room back; the
+  // pod is unplaced again: pending, or not created for a placeholder.
+  void unplace(std::size_t j, std::size_t p);
+  // Job j lost every running pod: every pod unplaced, back among the admitted gangs not started
+  // (inserted in its queue's order by phalanx_allocate, after its walk: restarted_).
+  void restart(std::size_t j);
   // Ends job j's reservation, if it holds one: the other gangs see the room it withheld again.
   void end_reservation(std::size_t j);
   // A bound_reached event whose gang no longer waits for it: skipped without moving the clock.
@@ -356,8 +394,13 @@ class simulation {
   bool dirty_ = false;                        // Something a pass could act on happened.
   // Nodes that got room since the last pass: released, or a reservation on them ended.
   std::vector<std::size_t> released_nodes_;
-  // Nodes whose reservation ended in this pass (the only room a pass itself gives).
+  // Nodes that got room in this pass: a reservation ended or pods were evicted (the only room a
+  // pass itself gives).
   std::vector<std::size_t> unreserved_nodes_;
+  // Nodes whose pods were evicted in this pass: released_nodes_ of the next pass.
+  std::vector<std::size_t> evicted_nodes_;
+  // Gangs that restarted in this pass's allocation walk, to insert into their queue's unstarted.
+  std::vector<std::size_t> restarted_;
   // Reservations ended so far: a starving gang that found no node to reserve finds none again
   // until this moves (choose_reserved_nodes fills nodes up to their allocatable, so only the
   // nodes other gangs reserved, never the free room, decide whether it finds some).
@@ -414,7 +457,7 @@ simulation::simulation(const cluster_snapshot& cluster, std::span<const sim_job>
   total_ = cluster_.total_allocatable();
   for (const auto& q : config_.queues) {
     queue_index_.emplace(q.name, queues_.size());
-    queues_.push_back({q, {}, {}, {}, {}, {}, {}});
+    queues_.emplace_back().spec = q;
   }
   jobs_.reserve(jobs.size());
   for (const auto& j : jobs)
@@ -455,7 +498,7 @@ std::size_t simulation::queue_for(const std::string& name) {
   sim_queue q;
   q.name = name;
   queue_index_.emplace(name, queues_.size());
-  queues_.push_back({q, {}, {}, {}, {}, {}, {}});
+  queues_.emplace_back().spec = std::move(q);
   return queues_.size() - 1;
 }
 
@@ -526,6 +569,8 @@ void simulation::handle(const event& e) {
 }
 
 bool simulation::is_stale(const event& e) const {
+  if (e.kind == event_kind::pod_started || e.kind == event_kind::pod_timer)
+    return e.generation != jobs_[e.job].pods[e.pod].generation;  // The pod was evicted since.
   if (e.kind != event_kind::bound_reached)
     return false;
   const auto& job = jobs_[e.job];
@@ -611,11 +656,17 @@ void simulation::on_started(std::size_t j, std::size_t p) {
     return;
   }
   pr.state = pod_state::running;
+  pr.running_since = now_;
   ++job.running;
+  // A child exists already when this pod was evicted and placed again while it ran on.
   for (auto child : job.children[p])
-    create_pod(j, child);
+    if (job.pods[child].state == pod_state::not_created ||
+        job.pods[child].state == pod_state::reserved)
+      create_pod(j, child);
   if (!job.ready_at && job.running >= job.spec.group.min_member) {
     job.ready_at = now_;
+    if (!job.first_ready_at)
+      job.first_ready_at = now_;
     if (job.spec.wait_for_gang)
       for (std::size_t q = 0; q < job.pods.size(); ++q)
         if (job.pods[q].state == pod_state::running)
@@ -678,8 +729,10 @@ void simulation::try_finish(std::size_t j, std::size_t p) {
   if (job.succeeded == static_cast<int32_t>(job.pods.size())) {
     job.stage = job_stage::completed;
     job.completed_at = now_;
-    if (queued())
+    if (queued()) {
       update_claim(job);
+      std::erase(queues_[job.queue].started, j);
+    }
     std::erase(active_, j);
     std::erase(elastic_, j);
   }
@@ -705,6 +758,7 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
   used_cpu_ += request.cpu_milli;
   used_gpu_ += request.get(gpu_resource);
   pr.node = node;
+  pr.placed_at = now_;
   ++job.placed;
   ++job.holding;
   if (!job.touched) {
@@ -718,6 +772,7 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
     auto& q = queues_[job.queue];
     q.allocated += request;
     q.pending_demand -= request;
+    ++q.placements;
     update_claim(job);
   }
   if (pr.state == pod_state::pending) {
@@ -749,6 +804,7 @@ void simulation::start_gang(std::size_t j) {
     q.claims -= job.spec.group.min_resources;  // Its admission claim becomes a started claim.
     update_claim(job);
     std::erase(q.unstarted, j);
+    q.started.push_back(j);
     ++claim_changes_;
   } else {
     std::erase(unstarted_, j);
@@ -888,7 +944,9 @@ void simulation::pass() {
       pass_phalanx();
       break;
   }
-  released_nodes_.clear();
+  // Evictions gave room within the pass: the failures after the pass learn of it as of a release.
+  released_nodes_.swap(evicted_nodes_);
+  evicted_nodes_.clear();
   unreserved_nodes_.clear();
 }
 
@@ -1167,10 +1225,20 @@ bool simulation::phalanx_allocate() {
         continue;
       }
     }
+    if (may_preempt(job) && preempt_for(j)) {
+      start_gang(j);
+      share[best] = queue_share(q.allocated, q.deserved);
+      changed = true;
+      continue;
+    }
     // Blocked; the gangs after it may still start (backfill).
     ++next[best];
     on_blocked(j);
   }
+  // Victims that restarted wait again in gang order; the next round of the pass tries them.
+  for (auto v : restarted_)
+    insert_in_gang_order(queues_[jobs_[v].queue].unstarted, v);
+  restarted_.clear();
   return changed;
 }
 
@@ -1231,6 +1299,210 @@ void simulation::end_reservation(std::size_t j) {
   std::erase(reserving_, j);
   ++epoch_;  // Their failures since the reservation may not repeat: they see more room now.
   ++reservation_ends_;
+}
+
+bool simulation::may_preempt(const job_runtime& job) const {
+  // As the live gang asks: admitted, not started, its minimum placed nowhere but not for ever,
+  // and every pod it would place exists (a preemptor is a pod, never a placeholder).
+  if (!config_.preemption || !queued() || job.stage != job_stage::inqueue || job.unresolvable)
+    return false;
+  return std::none_of(job.pods.begin(), job.pods.end(),
+                      [](const pod_runtime& p) { return p.state == pod_state::not_created; });
+}
+
+bool simulation::preempt_for(std::size_t j) {
+  auto& job = jobs_[j];
+  auto& q = queues_[job.queue];
+  if (job.preempt_epoch == epoch_ && job.preempt_placements == q.placements)
+    return false;  // Neither more room nor a new candidate since its last ask found nothing.
+  // The candidates, as the registry's add_candidates gathers them for its own queue: the bound
+  // and running pods of lower-priority gangs, each gang with its ready pods and minMember. A
+  // pod's id is its job and index; a gang's is its job + 1 (0 means "no gang").
+  const int32_t priority = job.spec.group.priority;
+  std::vector<preemption_candidate> candidates;
+  std::vector<victim_gang> gangs;
+  for (auto v : q.started) {
+    const auto& victim = jobs_[v];
+    if (victim.spec.group.priority >= priority)
+      continue;
+    victim_gang gang{v + 1, 0, std::max(1, victim.spec.group.min_member)};
+    const auto before = candidates.size();
+    for (std::size_t p = 0; p < victim.pods.size(); ++p) {
+      const auto& pr = victim.pods[p];
+      if (pr.state == pod_state::succeeded)
+        ++gang.ready;
+      if (pr.state != pod_state::bound && pr.state != pod_state::running)
+        continue;
+      ++gang.ready;
+      preemption_candidate c;
+      c.pod_id = (uint64_t{v} << 32) | p;
+      c.node = static_cast<uint32_t>(pr.node);
+      c.gang = v + 1;
+      c.priority = victim.spec.group.priority;
+      c.start_time =
+          timestamp{} + (pr.state == pod_state::running ? pr.running_since : pr.placed_at);
+      c.request = victim.spec.pods[p].spec.requests;
+      candidates.push_back(std::move(c));
+    }
+    // plan_preemption's gang rule counts pods, not roles: a gang with role minimums could lose
+    // a role's last pods as "spare". It shows none spare, so it goes whole or not at all.
+    if (!victim.spec.group.min_task_member.empty())
+      gang.ready = std::min(gang.ready, gang.min_member);
+    if (candidates.size() != before)
+      gangs.push_back(gang);
+  }
+  auto failed = [&](std::string why) {
+    job.preempt_epoch = epoch_;
+    job.preempt_placements = q.placements;
+    job.preemption_note = "No preemption: " + std::move(why) + ".";
+    return false;
+  };
+  if (candidates.empty())
+    return failed("no pod of a lower-priority gang of queue " + q.spec.name + " is running");
+  std::vector<std::size_t> index;
+  std::vector<const pod*> pods;
+  preemption_request request;
+  request.gang = request_for(job, false, index, pods);
+  request.priority = priority;
+  request.candidates = candidates;
+  request.gangs = gangs;
+  auto plan = plan_preemption(planner_, reserved_view(cluster_, reservations_, j, true), request,
+                              random_);
+  if (!plan.found)
+    return failed(plan.detail);
+
+  // The victims stop now; each one's GPUs x the time it ran are wasted.
+  std::vector<std::size_t> victims;
+  for (const auto& [node, ids] : plan.victims_by_node) {
+    for (auto id : ids) {
+      const auto v = static_cast<std::size_t>(id >> 32);
+      const auto p = static_cast<std::size_t>(id & 0xffff'ffffu);
+      auto& victim = jobs_[v];
+      const auto& pr = victim.pods[p];
+      const duration ran = pr.state == pod_state::running ? now_ - pr.running_since : duration{};
+      const int64_t wasted =
+          victim.spec.pods[p].spec.requests.get(gpu_resource) *
+          std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
+      victim.wasted_gpu_ms += wasted;
+      ++victim.evicted_pods;
+      ++job.preempted_pods;
+      result_.summary.wasted_gpu_ms += wasted;
+      ++result_.summary.evicted_pods;
+      unplace(v, p);
+      victims.push_back(v);
+    }
+  }
+  std::sort(victims.begin(), victims.end());
+  victims.erase(std::unique(victims.begin(), victims.end()), victims.end());
+  for (auto v : victims) {
+    auto& victim = jobs_[v];
+    const bool runs_on = std::any_of(victim.pods.begin(), victim.pods.end(), [](const auto& p) {
+      return p.state == pod_state::bound || p.state == pod_state::running;
+    });
+    if (!runs_on) {
+      restart(v);
+      continue;
+    }
+    // It lost pods above its minimum only: it runs on, its evicted pods pending again.
+    if (!gang_ready(victim))
+      violation("I7: gang " + victim.spec.group.meta.name + " left with " +
+                std::to_string(victim.placed) + " pods placed, minMember " +
+                std::to_string(victim.spec.group.min_member) +
+                " (or a role below its minimum), by an eviction for " + job.spec.group.meta.name);
+    update_claim(victim);
+    if (std::find(elastic_.begin(), elastic_.end(), v) == elastic_.end())
+      insert_in_gang_order(elastic_, v);
+  }
+  if (!victims.empty())
+    ++result_.summary.preemptions;
+
+  for (const auto& pl : plan.placements)
+    place(j, index[pl.pod], pl.node);
+  job.preemption_note.clear();
+  if (!gang_ready(job)) {
+    violation("gang " + job.spec.group.meta.name +
+              " preempted but its minimum is not placed: the plan broke its promise");
+    return false;
+  }
+  return true;
+}
+
+void simulation::unplace(std::size_t j, std::size_t p) {
+  auto& job = jobs_[j];
+  auto& pr = job.pods[p];
+  const auto& request = job.spec.pods[p].spec.requests;
+  const std::size_t node = pr.node;
+  cluster_.release(node, request);
+  used_[node] -= request;
+  used_total_ -= request;
+  touched_nodes_.push_back(node);
+  unreserved_nodes_.push_back(node);
+  evicted_nodes_.push_back(node);
+  used_cpu_ -= request.cpu_milli;
+  used_gpu_ -= request.get(gpu_resource);
+  if (pr.state == pod_state::running)
+    --job.running;
+  --job.placed;
+  --job.holding;
+  if (pr.role != npos)
+    --job.placed_by_role[pr.role];
+  job.allocated -= request;
+  if (queued()) {
+    auto& q = queues_[job.queue];
+    q.allocated -= request;
+    q.pending_demand += request;
+  }
+  pr.state = pr.state == pod_state::reserved ? pod_state::not_created : pod_state::pending;
+  pr.node = npos;
+  ++pr.generation;
+  pr.own_done = false;
+  pr.timer_armed = false;
+  if (!job.touched) {
+    job.touched = true;
+    touched_jobs_.push_back(j);
+  }
+  ++epoch_;
+  dirty_ = true;
+}
+
+void simulation::restart(std::size_t j) {
+  auto& job = jobs_[j];
+  auto& q = queues_[job.queue];
+  // Its placeholders go with it; its succeeded pods run again (the job starts from scratch, as
+  // a restarted Volcano job does), and a spawned pod waits for its parent to create it again.
+  for (std::size_t p = 0; p < job.pods.size(); ++p)
+    if (holds_resources(job.pods[p].state))
+      unplace(j, p);
+  for (std::size_t p = 0; p < job.pods.size(); ++p) {
+    auto& pr = job.pods[p];
+    if (pr.state == pod_state::succeeded) {
+      pr.state = pod_state::pending;
+      --job.succeeded;
+      --job.placed;
+      if (pr.role != npos)
+        --job.placed_by_role[pr.role];
+      q.pending_demand += job.spec.pods[p].spec.requests;
+      pr.node = npos;
+      ++pr.generation;
+    }
+    if (job.spec.pods[p].spawned_by && pr.state == pod_state::pending)
+      pr.state = pod_state::not_created;
+    pr.children_left = static_cast<int32_t>(job.children[p].size());
+    pr.own_done = false;
+    pr.timer_armed = false;
+  }
+  job.stage = job_stage::inqueue;
+  job.ready_at.reset();
+  job.blocked_since.reset();
+  job.gang_failure = {};
+  job.extras_failure = {};
+  update_claim(job);  // Its started claim ends; its admission claim comes back.
+  q.claims += job.spec.group.min_resources;
+  std::erase(q.started, j);
+  std::erase(active_, j);
+  std::erase(elastic_, j);
+  restarted_.push_back(j);
+  ++job.restarts;
 }
 
 void simulation::pass_phalanx() {
@@ -1336,9 +1608,16 @@ sim_result simulation::finish() {
       r.reserved_nodes.push_back(cluster_.at(n).meta.name.str());
     if (job.reserved_at)
       ++summary.reserved;
-    if (job.ready_at) {
-      r.started_at = *job.ready_at;
-      r.time_to_start = *job.ready_at - job.spec.arrival;
+    r.evicted_pods = job.evicted_pods;
+    r.restarts = job.restarts;
+    r.wasted_gpu_ms = job.wasted_gpu_ms;
+    r.preempted_pods = job.preempted_pods;
+    if (job.evicted_pods > 0)
+      ++summary.evicted_jobs;
+    summary.restarts += job.restarts;
+    if (job.first_ready_at) {
+      r.started_at = *job.first_ready_at;
+      r.time_to_start = *job.first_ready_at - job.spec.arrival;
       delay_sum += r.time_to_start->count();
       ++started;
     }
@@ -1350,6 +1629,8 @@ sim_result simulation::finish() {
     std::string why = job.reason;
     if (!job.reservation_note.empty())
       why += (why.empty() ? "" : ". ") + job.reservation_note;
+    if (!job.preemption_note.empty() && job.stage != job_stage::completed)
+      why += (why.empty() ? "" : ". ") + job.preemption_note;
     if (config_.policy == sim_policy::pod_by_pod) {
       // The reason of the oldest of its pods that is still waiting.
       for (std::size_t p = 0; p < job.pods.size() && why.empty(); ++p)

@@ -60,6 +60,31 @@
 // volcano_like with gang_order drf, to the job with the lowest dominant share; under those two
 // never beyond the queue's capability.
 //
+// Preemption (sim_config::preemption; phalanx and volcano_like): the live runtime's rule within a
+// queue (Volcano's `preempt`, docs/NOTES.md "Preemption"), chosen by scheduler/preemption.hpp's
+// plan_preemption as the registry chooses it:
+// - who asks: an admitted gang that has not started, whose minimum found no placement in a pass
+//   (not unresolvable), and whose candidate pods all exist (a gang with pods not created yet,
+//   placeholders, does not ask). Extras never preempt;
+// - the candidates: the bound and running pods of its own queue's gangs of strictly lower
+//   priority, each victim_gang with its minMember and its ready pods (bound, running or
+//   succeeded; a gang with role minimums shows none spare: plan_preemption's gang rule knows no
+//   roles, so such a gang can only go whole). The preemptor plans on the room a node would grant
+//   it: a node another gang reserved keeps the whole reservation from it (the node ledger's rule),
+//   its own reserved nodes it sees whole;
+// - a plan found is applied at once: the victims stop, their nodes get their room back, and the
+//   preemptor's minimum is placed where the plan put it (the live runtime waits for the
+//   evictions). A victim gang left with running pods (it lost only pods above minMember) keeps
+//   running, and its evicted pods are pending again, their run starting over. A gang that lost
+//   every running pod restarts from scratch: every pod unplaced (placeholders and succeeded pods
+//   too), back among the admitted gangs not started, its run time counting again from its next
+//   start, so its JCT includes the wasted run;
+// - a failed ask is not repeated until room was released or a pod of the queue was placed;
+// - evictions are counted per job and per run, with the GPU time they wasted: per evicted pod,
+//   its GPUs times how long it had been Running.
+// Only strictly lower priority is ever evicted, so an evicted gang never evicts back. No reclaim
+// across queues.
+//
 // phalanx and volcano_like admission: queues take turns by share, counting their admitted gangs'
 // claims as if allocated, so the overcommit room is shared by weight rather than filled by the
 // first queue.
@@ -71,8 +96,10 @@
 // Invariants are checked after every event when `check_invariants` is on: no node over capacity
 // and the simulation's own per-node recount equals the snapshot's free amounts (DESIGN.md I2,
 // I4); a pod is placed at most once (I1); and, for the gang policies, at rest (after each
-// scheduling pass) every gang has 0 or >= minMember pods placed, each role its minimum (I3); and
-// under phalanx every reserved node's gang is one that has not started and holds it.
+// scheduling pass) every gang has 0 or >= minMember pods placed, each role its minimum (I3); a
+// gang that lost pods to a preemption still has minMember pods placed unless it lost all of them
+// (I7, checked at each eviction); and under phalanx every reserved node's gang is one that has
+// not started and holds it.
 // Violations are reported in the result, never thrown.
 //
 // Cost: a scheduling pass runs only at instants where something changed (an arrival, a pod
@@ -81,8 +108,10 @@
 // it withheld) gave room on a node where one of its pods fits (the room a gang sees only shrinks
 // in between: a new reservation only withholds more; this assumes the planner cannot place with
 // less room what it could not place with more, which holds for its fit checks and is an
-// approximation only where its bounded search gives up). A week of trace with 20,000 jobs and
-// 680,000 events on 300 nodes runs in 10-20 s per policy on one core.
+// approximation only where its bounded search gives up). With preemption, a blocked gang's ask
+// (plan_preemption: a few planner runs) is repeated only after a release or a placement in its
+// queue. A week of trace with 20,000 jobs and 680,000 events on 300 nodes runs in 10-20 s per
+// policy on one core.
 //
 // Pure and deterministic: the same inputs and seed give the same result. Not thread-safe within
 // one run; runs are independent.
@@ -176,6 +205,10 @@ struct sim_config {
   /// volcano_like. Ignored by the other policies. Default: 6 hours, as the live runtime's
   /// scheduling.starvationBound.
   duration starvation_bound = std::chrono::hours(6);
+  /// phalanx and volcano_like: a gang blocked in a pass evicts running pods of lower-priority
+  /// gangs of its own queue to start (see the file comment), as the live runtime's
+  /// scheduling.preemption. Ignored by the other policies. Default: false.
+  bool preemption = false;
   /// Planner settings for every policy. Default: planner defaults.
   planner_config planner;
   /// Seeds the planner's RNG. Default: 1.
@@ -197,7 +230,8 @@ struct sim_job_result {
   int32_t succeeded = 0;
   /// Pods placed (bound, reserved, running or finished) at the end.
   int32_t placed = 0;
-  /// When the job first had min_member pods running, since the start of the run.
+  /// When the job first had min_member pods running, since the start of the run (a job evicted
+  /// whole and started again keeps its first start).
   std::optional<duration> started_at;
   /// started_at - arrival: the queueing delay.
   std::optional<duration> time_to_start;
@@ -218,6 +252,15 @@ struct sim_job_result {
   /// phalanx: the names of the nodes it reserved, in node order (kept after the reservation
   /// ended).
   std::vector<std::string> reserved_nodes;
+  /// Preemption: its pods evicted, over the run (a pod evicted twice counts twice).
+  int32_t evicted_pods = 0;
+  /// Preemption: how many times it lost every running pod and started again from scratch.
+  int32_t restarts = 0;
+  /// Preemption: GPU time its evicted pods had run, GPU-milliseconds (GPUs requested x time
+  /// Running, per evicted pod).
+  int64_t wasted_gpu_ms = 0;
+  /// Preemption: pods of other jobs evicted for it.
+  int32_t preempted_pods = 0;
 };
 
 /// Resources in use from `at` until the next sample (a step function).
@@ -238,6 +281,14 @@ struct sim_summary {
   int64_t deadlocked = 0;
   /// phalanx: gangs that reserved nodes as starving gangs.
   int64_t reserved = 0;
+  /// Preemption: plans applied (each evicted at least one pod), pods evicted, jobs that lost at
+  /// least one pod, whole-gang evictions (restarts), and the GPU time the evicted pods had run
+  /// (GPU-milliseconds).
+  int64_t preemptions = 0;
+  int64_t evicted_pods = 0;
+  int64_t evicted_jobs = 0;
+  int64_t restarts = 0;
+  int64_t wasted_gpu_ms = 0;
   /// Over completed jobs; nullopt when none completed.
   std::optional<duration> mean_jct;
   /// Nearest-rank 95th percentile over completed jobs.

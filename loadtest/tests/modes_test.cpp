@@ -160,6 +160,86 @@ TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
   EXPECT_EQ(rep["tables"].as_array().size(), 2u);  // Per policy, per queue.
 }
 
+// One VC of 5 nodes (40 GPUs) full of 1-GPU jobs of 1000 s; an 8-GPU job comes at 10 s. With
+// --priority-gpus 8 it has priority 1000, and with --preemption it evicts the 8 pods of one node
+// under volcano-like and phalanx (the gate admits it: 40 + 8 <= 1.2 x 40), wasting 8 x 10
+// GPU-seconds; gang FIFO does not preempt.
+TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
+  scratch_dir dir;
+  const auto trace = dir.path + "/trace.csv";
+  const auto vcs = dir.path + "/vcs.csv";
+  {
+    std::ofstream out(trace);
+    out << "job_id,submit_s,num_pods,gpu_per_pod,cpu_per_pod,mem_per_pod,duration_s,total_gpus,"
+           "vc,timestamp\n";
+    for (int i = 0; i < 40; ++i)
+      out << "small-" << i << ",0,1,1,,,1000,1,vc1,2017-10-01 00:00:00\n";
+    out << "big,10,1,8,,,100,8,vc1,2017-10-01 00:00:10\n";
+    std::ofstream(vcs) << "vc,node num\nvc1,5\n";
+  }
+  auto replay = [&](std::vector<std::string> extra) {
+    const auto json = dir.path + "/replay-" + std::to_string(extra.size()) + ".json";
+    std::vector<std::string> args = {"replay", "--trace", trace, "--cluster-from-vc", vcs,
+                                     "--policies", "gang-fifo,volcano-like,phalanx", "--json",
+                                     json};
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(run(args), 0);
+    return read_report(json);
+  };
+  auto rep = replay({"--priority-gpus", "8", "--preemption"});
+  auto& params = rep["parameters"].as_object();
+  EXPECT_EQ(params["priority_gpus"].as_int64(), 8);
+  EXPECT_TRUE(params["preemption"].as_bool());
+  auto& policies = rep["policies"].as_object();
+  auto& fifo = policies["gang-fifo"].as_object();
+  EXPECT_EQ(fifo["evicted_pods"].as_int64(), 0);
+  EXPECT_EQ(fifo["wasted_gpu_hours"].as_double(), 0.0);
+  for (const char* name : {"volcano-like", "phalanx"}) {
+    auto& p = policies[name].as_object();
+    EXPECT_EQ(p["completed"].as_int64(), 41) << name;
+    EXPECT_EQ(p["invariant_violations"].as_int64(), 0) << name;
+    EXPECT_EQ(p["preemptions"].as_int64(), 1) << name;
+    EXPECT_EQ(p["evicted_pods"].as_int64(), 8) << name;
+    EXPECT_EQ(p["evicted_jobs"].as_int64(), 8) << name;
+    EXPECT_EQ(p["restarted_jobs"].as_int64(), 8) << name;
+    EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+  }
+  // Without preemption the big job, first in its queue, waits for the first ends (1000 s).
+  auto off = replay({"--priority-gpus", "8"});
+  for (const char* name : {"volcano-like", "phalanx"}) {
+    auto& p = off["policies"].as_object()[name].as_object();
+    EXPECT_EQ(p["evicted_pods"].as_int64(), 0) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+  }
+}
+
+TEST(LoadtestReplay, PriorityGpusRaisesOnlyBigJobs) {
+  auto make = [](std::string name, int pods, int64_t gpus) {
+    scheduler::sim_job j;
+    j.group.meta.name = name;
+    for (int i = 0; i < pods; ++i) {
+      scheduler::sim_pod p;
+      p.spec.requests.set(scheduler::gpu_resource, gpus);
+      j.pods.push_back(std::move(p));
+    }
+    return j;
+  };
+  // 8 GPUs in all, as one pod or as a gang, are big; 4 are not.
+  std::vector<scheduler::sim_job> jobs = {make("one", 1, 8), make("gang", 2, 4),
+                                          make("small", 1, 4)};
+  auto off = jobs;
+  apply_priority_gpus(off, 0);
+  for (const auto& j : off)
+    EXPECT_EQ(j.group.priority, 0) << j.group.meta.name;
+  apply_priority_gpus(jobs, 8);
+  EXPECT_EQ(jobs[0].group.priority, priority_high);
+  EXPECT_EQ(jobs[1].group.priority, priority_high);
+  EXPECT_EQ(jobs[1].pods[1].spec.priority, priority_high);
+  EXPECT_EQ(jobs[2].group.priority, 0);
+  EXPECT_EQ(jobs[2].pods[0].spec.priority, 0);
+}
+
 TEST(LoadtestReplay, PolluxAndOpenbRunOnTheirClusters) {
   scratch_dir dir;
   ASSERT_EQ(run({"replay", "--trace", testdata("pollux_workload_excerpt.csv"), "--cluster",
@@ -199,6 +279,17 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   small.completion_time = std::chrono::seconds(30);
   small.time_to_start = std::chrono::seconds(20);  // Longer, but not big.
   small.reserved_at.reset();
+  small.evicted_pods = 2;  // Two pods of 1 GPU evicted after 30 min: 1 GPU-hour wasted.
+  small.wasted_gpu_ms = 3'600'000;
+  a.summary.preemptions = 1;
+  a.summary.evicted_pods = 2;
+  a.summary.evicted_jobs = 1;
+  a.summary.wasted_gpu_ms = 3'600'000;
+  b.summary.preemptions = 1;
+  b.summary.evicted_pods = 1;
+  b.summary.evicted_jobs = 1;
+  b.summary.restarts = 1;
+  b.summary.wasted_gpu_ms = 1'800'000;
   a.jobs = {done, small};
   scheduler::sim_job_result stuck;
   stuck.name = "stuck";
@@ -222,6 +313,20 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   EXPECT_EQ(m.queues["vc-b"].jobs, 1);
   EXPECT_EQ(m.queues["vc-b"].completed, 0);
   EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 0);
+  EXPECT_EQ(m.queues["vc-a"].big_jobs, 1);  // done: 8 GPUs, waited 2 s.
+  EXPECT_EQ(m.queues["vc-a"].big_jobs_waited, 1);
+  EXPECT_DOUBLE_EQ(m.queues["vc-a"].big_mean_wait_s, 2);
+  EXPECT_DOUBLE_EQ(m.queues["vc-a"].big_longest_wait_s, 2);
+  EXPECT_EQ(m.queues["vc-b"].big_jobs, 1);  // stuck: never started.
+  EXPECT_EQ(m.queues["vc-b"].big_jobs_waited, 0);
+  EXPECT_EQ(m.queues["vc-a"].evicted_pods, 2);
+  EXPECT_DOUBLE_EQ(m.queues["vc-a"].wasted_gpu_hours, 1);
+  // Evictions summed over partitions.
+  EXPECT_EQ(m.preemptions, 2);
+  EXPECT_EQ(m.evicted_pods, 3);
+  EXPECT_EQ(m.evicted_jobs, 2);
+  EXPECT_EQ(m.restarts, 1);
+  EXPECT_DOUBLE_EQ(m.wasted_gpu_hours, 1.5);
   EXPECT_EQ(m.big_jobs.jobs, 2);
   EXPECT_EQ(m.big_jobs.started, 1);
   EXPECT_DOUBLE_EQ(m.big_jobs.longest_wait_s, 2);
@@ -291,6 +396,8 @@ TEST(LoadtestCli, HelpListsTheFlags) {
   EXPECT_NE(out.find("--server VALUE"), std::string::npos);
   EXPECT_NE(out.find("--cluster-from-vc VALUE"), std::string::npos);
   EXPECT_NE(out.find("--vc-scale X"), std::string::npos);
+  EXPECT_NE(out.find("--priority-gpus N"), std::string::npos);
+  EXPECT_NE(out.find("--preemption"), std::string::npos);
 }
 
 } // namespace

@@ -565,6 +565,199 @@ TEST(Simulation, Deterministic) {
   EXPECT_EQ(a.events_processed, b.events_processed);
 }
 
+// A job of `pods` pods of `gpus` GPUs each, of `priority`, minMember `min` (every pod when
+// negative).
+sim_job gpu_job(std::string name, int32_t pods, int64_t gpus, duration run_time, duration arrival,
+                int32_t priority, std::string queue = "q1", int32_t min = -1) {
+  sim_job j;
+  if (min < 0)
+    min = pods;
+  resources per_pod;
+  per_pod.set(gpu_resource, gpus);
+  per_pod.pods = 1;
+  j.group = make_gang(name, min)
+                .queue(queue)
+                .priority(priority)
+                .min_resources(per_pod.times(min))
+                .obj()
+                .group;
+  for (int32_t i = 0; i < pods; ++i) {
+    auto spec = make_pod(name + "-" + std::to_string(i)).group(name).gpu(gpus);
+    j.pods.push_back({spec.priority(priority).obj(), run_time, {}, {}});
+  }
+  j.arrival = arrival;
+  return j;
+}
+
+cluster_snapshot gpu_nodes(int nodes, int64_t per_node) {
+  cluster_snapshot c;
+  for (int n = 0; n < nodes; ++n)
+    c.add_node(make_node("node-" + std::to_string(n)).cpu("8").memory("64Gi").gpu(per_node));
+  return c;
+}
+
+sim_config preempting(sim_policy policy) {
+  auto config = with(policy);
+  config.gate.overcommit_factor = {10, 1};  // The gate admits everything; test the allocator.
+  config.preemption = true;
+  return config;
+}
+
+// Two nodes of 4 GPUs. "other" (queue q2, priority 0) fills one; "low-1" (q1, priority 1) and
+// "low-2" (q1, priority 2) share the other. "high" (q1, priority 10, 2 GPUs) comes at 10 s,
+// "equal" (q1, priority 2, 2 GPUs) at 20 s.
+std::vector<sim_job> preemption_jobs() {
+  return {gpu_job("other", 1, 4, 1000s, 0s, 0, "q2"), gpu_job("low-1", 1, 2, 100s, 1s, 1),
+          gpu_job("low-2", 1, 2, 100s, 2s, 2), gpu_job("high", 1, 2, 100s, 10s, 10),
+          gpu_job("equal", 1, 2, 100s, 20s, 2)};
+}
+
+// high evicts exactly the lowest-priority pod it needs in its own queue: low-1, not other
+// (priority 0 but queue q2, and a single victim too), not low-2 (priority 2). equal evicts
+// nothing: low-2 has its priority, high a higher one. low-1, evicted, never evicts back.
+TEST(Simulation, PreemptionEvictsTheLowestPriorityPodsItNeedsInItsOwnQueue) {
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    auto r = run(gpu_nodes(2, 4), preemption_jobs(), preempting(policy));
+    SCOPED_TRACE(std::string(to_string(policy)));
+    EXPECT_EQ(find(r, "high").started_at, 10s);
+    EXPECT_EQ(find(r, "high").preempted_pods, 1);
+    EXPECT_EQ(find(r, "low-1").evicted_pods, 1);
+    EXPECT_EQ(find(r, "low-1").restarts, 1);
+    for (auto name : {"other", "low-2", "high", "equal"})
+      EXPECT_EQ(find(r, name).evicted_pods, 0) << name;
+    EXPECT_EQ(find(r, "equal").preempted_pods, 0);
+    // low-2 ends at 102 s: equal (priority 2) before low-1 (1); high ends at 110 s: low-1 runs
+    // again from scratch, 100 s. It keeps its first start; its JCT includes the wasted 9 s.
+    EXPECT_EQ(find(r, "equal").started_at, 102s);
+    EXPECT_EQ(find(r, "low-1").started_at, 1s);
+    EXPECT_EQ(find(r, "low-1").completed_at, 210s);
+    EXPECT_EQ(find(r, "low-1").completion_time, 209s);
+    EXPECT_EQ(find(r, "low-1").wasted_gpu_ms, 2 * 9'000);  // 2 GPUs x 9 s.
+    EXPECT_EQ(r.summary.completed, 5);
+    EXPECT_EQ(r.summary.preemptions, 1);
+    EXPECT_EQ(r.summary.evicted_pods, 1);
+    EXPECT_EQ(r.summary.evicted_jobs, 1);
+    EXPECT_EQ(r.summary.restarts, 1);
+    EXPECT_EQ(r.summary.wasted_gpu_ms, 18'000);
+  }
+  // Off (the default), or under gang FIFO: nobody is evicted; high waits for low-1's end.
+  auto off = preempting(sim_policy::phalanx);
+  off.preemption = false;
+  for (const auto& config : {off, preempting(sim_policy::gang_fifo)}) {
+    auto r = run(gpu_nodes(2, 4), preemption_jobs(), config);
+    EXPECT_EQ(r.summary.evicted_pods, 0);
+    EXPECT_EQ(r.summary.preemptions, 0);
+    EXPECT_EQ(find(r, "low-1").restarts, 0);
+    EXPECT_EQ(find(r, "high").started_at, 101s);
+  }
+}
+
+// A victim gang keeps its minMember: an elastic gang (4 pods, minMember 2) loses two spare pods
+// and runs on; those two are pending again and run their whole time later.
+TEST(Simulation, AVictimGangLosesOnlyPodsAboveItsMinimum) {
+  const std::vector<sim_job> jobs = {gpu_job("elastic", 4, 1, 100s, 0s, 0, "q1", 2),
+                                     gpu_job("high", 1, 2, 50s, 10s, 5)};
+  auto r = run(gpu_nodes(1, 4), jobs, preempting(sim_policy::phalanx));
+  const auto& elastic = find(r, "elastic");
+  EXPECT_EQ(elastic.evicted_pods, 2);
+  EXPECT_EQ(elastic.restarts, 0);
+  EXPECT_EQ(elastic.started_at, 0s);
+  EXPECT_EQ(elastic.wasted_gpu_ms, 2 * 1 * 10'000);  // 2 pods x 1 GPU x 10 s.
+  EXPECT_EQ(find(r, "high").started_at, 10s);
+  // high ends at 60 s; the two evicted pods run 60-160 s.
+  EXPECT_EQ(elastic.completed_at, 160s);
+  EXPECT_EQ(r.summary.restarts, 0);
+  EXPECT_EQ(r.summary.evicted_jobs, 1);
+}
+
+// A gang at its minimum is evicted whole, though the preemptor needs half of it, restarts from
+// scratch once there is room, and its JCT includes the wasted run. With a start delay, the waste
+// counts Running time only: 2 pods x 2 GPUs x (30 - 2) s.
+TEST(Simulation, AGangAtItsMinimumIsEvictedWholeAndRestarts) {
+  sim_job gang = gpu_job("gang", 2, 2, 100s, 0s, 0);
+  gang.wait_for_gang = true;
+  const std::vector<sim_job> jobs = {gang, gpu_job("high", 1, 2, 50s, 30s, 5)};
+  auto config = preempting(sim_policy::volcano_like);
+  config.pod_start_delay = 2s;
+  auto r = run(gpu_nodes(1, 4), jobs, config);
+  const auto& g = find(r, "gang");
+  EXPECT_EQ(g.evicted_pods, 2);
+  EXPECT_EQ(g.restarts, 1);
+  EXPECT_EQ(g.wasted_gpu_ms, 2 * 2 * 28'000);
+  EXPECT_EQ(find(r, "high").preempted_pods, 2);
+  EXPECT_EQ(find(r, "high").started_at, 32s);  // Placed at 30 s, Running at 32 s.
+  // high ends at 82 s; the gang is placed again, Running at 84 s, done at 184 s.
+  EXPECT_EQ(g.started_at, 2s);
+  EXPECT_EQ(g.completed_at, 184s);
+  EXPECT_EQ(g.completion_time, 184s);
+  EXPECT_EQ(g.succeeded, 2);
+  EXPECT_EQ(r.summary.wasted_gpu_ms, 112'000);
+}
+
+// No loop: the evicted gang, lower priority, waits and never evicts back; a gang of the
+// preemptor's own priority never evicts it either.
+TEST(Simulation, AnEvictedGangNeverEvictsBack) {
+  const std::vector<sim_job> jobs = {gpu_job("a", 1, 4, 100s, 0s, 1),
+                                     gpu_job("b", 1, 4, 100s, 10s, 2),
+                                     gpu_job("c", 1, 4, 100s, 20s, 2)};
+  auto r = run(gpu_nodes(1, 4), jobs, preempting(sim_policy::phalanx));
+  EXPECT_EQ(find(r, "b").started_at, 10s);
+  EXPECT_EQ(find(r, "c").started_at, 110s);  // b's end: c (priority 2) before a (1).
+  EXPECT_EQ(find(r, "a").completed_at, 310s);
+  EXPECT_EQ(find(r, "a").evicted_pods, 1);
+  EXPECT_EQ(find(r, "b").evicted_pods, 0);
+  EXPECT_EQ(find(r, "c").evicted_pods, 0);
+  EXPECT_EQ(r.summary.preemptions, 1);
+}
+
+// Many jobs of two priorities in three queues: every gang keeps its minimum (I3, I7) at every
+// step, every job completes, and the same seed gives the same run.
+TEST(Simulation, PreemptionKeepsTheInvariantsAndIsDeterministic) {
+  std::mt19937_64 random(7);
+  std::vector<sim_job> jobs;
+  for (int i = 0; i < 600; ++i) {
+    const int pods = 1 + int(random() % 4);
+    const int min = 1 + int(random() % pods);
+    const int64_t gpus = 1 + int64_t(random() % 4);
+    const int32_t priority = random() % 4 == 0 ? 100 : 0;
+    auto j = gpu_job("job-" + std::to_string(i), pods, gpus,
+                     duration(1s) * int64_t(60 + random() % 3600),
+                     duration(1s) * int64_t(random() % 20000), priority,
+                     "q" + std::to_string(random() % 3), min);
+    j.wait_for_gang = random() % 2 == 0;
+    jobs.push_back(std::move(j));
+  }
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    SCOPED_TRACE(std::string(to_string(policy)));
+    auto config = preempting(policy);
+    config.gate = {};
+    config.starvation_bound = 10min;
+    config.pod_start_delay = 1s;
+    auto a = run(gpu_nodes(12, 8), jobs, config);
+    EXPECT_EQ(a.summary.completed, 600);
+    EXPECT_GT(a.summary.preemptions, 0);
+    EXPECT_GE(a.summary.evicted_pods, a.summary.preemptions);
+    EXPECT_GT(a.summary.wasted_gpu_ms, 0);
+    int64_t evicted = 0, wasted = 0, spares_only = 0;
+    for (const auto& j : a.jobs) {
+      evicted += j.evicted_pods;
+      wasted += j.wasted_gpu_ms;
+      spares_only += j.evicted_pods > 0 && j.restarts == 0;
+    }
+    // Both kinds of victim: gangs evicted whole, and gangs that lost spare pods only.
+    EXPECT_GT(a.summary.restarts, 0);
+    EXPECT_GT(spares_only, 0);
+    EXPECT_EQ(evicted, a.summary.evicted_pods);
+    EXPECT_EQ(wasted, a.summary.wasted_gpu_ms);
+    auto b = run(gpu_nodes(12, 8), jobs, config);
+    EXPECT_EQ(render_job_table(a), render_job_table(b));
+    EXPECT_EQ(a.summary.mean_jct, b.summary.mean_jct);
+    EXPECT_EQ(a.summary.evicted_pods, b.summary.evicted_pods);
+    EXPECT_EQ(a.summary.wasted_gpu_ms, b.summary.wasted_gpu_ms);
+    EXPECT_EQ(a.events_processed, b.events_processed);
+  }
+}
+
 // Thousands of jobs of random shapes, arriving over a day, on 50 nodes: every policy keeps the
 // invariants and, with gangs, finishes everything.
 TEST(Simulation, ManyJobsKeepTheInvariants) {
