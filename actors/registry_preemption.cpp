@@ -93,6 +93,11 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
       c.queue = queue_index;
       set.candidates.push_back(std::move(c));
     }
+    // plan_preemption's gang rule counts pods, not roles: a pod beyond minMember may still be
+    // the last its role's minTaskMember needs. A gang with role minimums therefore has no spare
+    // pods: it goes whole or keeps them all (I7 per role).
+    if (!g->second.group->min_task_member.empty())
+      vg.min_member = std::max(vg.min_member, vg.ready);
     if (set.candidates.size() != before)
       set.gangs.push_back(vg);
   }

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace phalanx::actors::testing {
@@ -106,6 +107,35 @@ TEST(Preemption, AHighPriorityGangEvictsWhatItNeedsAndNoMore) {
     EXPECT_EQ(count_existing(h, "low", 2), 1);
     EXPECT_EQ(count_bound(h, "low", 2), 1);
     EXPECT_TRUE(has_event(h, api::resource_kind::pod_group, "low", "Preempted"));
+    EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
+    expect_nothing_held(h);
+  }
+}
+
+// The gang rule holds per role too (I7 with minTaskMember): the victim gang has one pod beyond
+// its minMember, but that pod is its only ps, which its role minimum needs. Taking the ps alone
+// would make the fewest victims; the victim gang goes whole instead.
+TEST(Preemption, AVictimGangKeepsEachRolesMinimumOrGoesWhole) {
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    runtime_harness h{preempting_config(seed), {make_node("n-0").cpu("4").memory("8Gi")}};
+    auto g = group_of("low", 2);
+    g.group.priority_class_name = "low";
+    g.group.min_task_member = {{"ps", 1}, {"worker", 1}};
+    runtime_harness::must_ok(h.create(g), "low");
+    for (const auto& [name, role, cpu] : {std::tuple{"low-ps-0", "ps", "2"},
+                                          std::tuple{"low-worker-0", "worker", "1"},
+                                          std::tuple{"low-worker-1", "worker", "1"}})
+      runtime_harness::must_ok(
+          h.create(api::pod_object{make_pod(name).cpu(cpu).group("low").role(role), {}}), name);
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "low-ps-0") && bound(h, "low-worker-1"); },
+                            5000ms, 10ms));
+    gang(h, "high", 1, 1, "2", "high");
+    ASSERT_TRUE(h.run_until([&] { return bound(h, "high-0"); }, 5000ms, 10ms))
+        << pending_message(h, "high");
+    EXPECT_FALSE(exists(h, "low-ps-0"));
+    EXPECT_FALSE(exists(h, "low-worker-0"));
+    EXPECT_FALSE(exists(h, "low-worker-1"));
     EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
     expect_nothing_held(h);
   }
