@@ -513,7 +513,8 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
     self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
     std::vector<pod_status_update> updates;
     for (auto id : lost)
-      updates.push_back({id, scheduler::pod_phase::failed, st.ctx->now(), "node deleted"});
+      updates.push_back({id, scheduler::pod_phase::failed, st.ctx->now(),
+                         std::string(pod_lost_with_its_node)});
     self->send_exit(n.actor, caf::exit_reason::user_shutdown);
     if (node_at(st, n.index) == &n)
       st.node_at[n.index] = nullptr;
@@ -688,7 +689,8 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
         return respond(reply, result<api::object>{not_found(kind, name)});
       auto view = pod_view(st, id, st.pods.at(id));
       // A job's pod deleted by someone else than its controller: PodEvicted for the job.
-      auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted);
+      auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted,
+                                  scheduler::is_terminal(st.pods.at(id).phase()));
       delete_pods(self, {id}, [self, view, reply, evicted](const status& s) mutable {
         if (!s.ok())
           return respond(reply, result<api::object>{s});

@@ -608,6 +608,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   auto& st = self->state;
   storage::write_batch batch;
   std::vector<std::pair<uint64_t, scheduler::pod_runtime>> changed;
+  std::unordered_set<uint64_t> lost_with_node;
   auto version = next_version(self);
   for (auto& u : updates) {
     auto p = st.pods.find(u.pod);
@@ -628,10 +629,13 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     next.resource_version = version;
     batch.put_pod_state(e.pod, next);
     changed.emplace_back(u.pod, std::move(next));
+    if (u.message == pod_lost_with_its_node)
+      lost_with_node.insert(u.pod);
   }
   if (changed.empty())
     return;
-  persist(self, std::move(batch), [self, changed = std::move(changed)](const status& s) mutable {
+  persist(self, std::move(batch), [self, changed = std::move(changed),
+                                   lost_with_node = std::move(lost_with_node)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
       spdlog::error("pod status changes were not persisted: {}", s.to_string());
@@ -651,9 +655,11 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (e.phase() == scheduler::pod_phase::failed ||
           e.phase() == scheduler::pod_phase::succeeded)
         if (auto je = job_event_of(st, id,
-                                   e.phase() == scheduler::pod_phase::failed
+                                   lost_with_node.count(id) ? scheduler::job_event::pod_evicted
+                                   : e.phase() == scheduler::pod_phase::failed
                                        ? scheduler::job_event::pod_failed
-                                       : scheduler::job_event::task_completed))
+                                       : scheduler::job_event::task_completed,
+                                   false))
           job_events.push_back(std::move(*je));
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {

@@ -264,15 +264,23 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
                  pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
 
+/// The message of the pod status update that ends a pod whose node was deleted: its job sees it
+/// evicted (Kubernetes' pod garbage collector deletes such pods), not failed.
+inline constexpr std::string_view pod_lost_with_its_node = "node deleted";
+
 // The Volcano job controller of the standalone world (registry_jobs.cpp).
 /// An event about a pod of a job, taken before the pod goes.
 struct job_pod_event {
   std::string job_key;
   scheduler::job_event_info info;
+  /// The pod had finished (Succeeded or Failed) before this event: its going changes nothing.
+  bool was_finished = false;
 };
-/// The event `event` about pod `pod`, if it belongs to a job.
+/// The event `event` about pod `pod`, if it belongs to a job. For a pod about to be deleted,
+/// `was_finished` is whether it has ended; a pod that ended just now (the event is its end) was
+/// not.
 std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
-                                          scheduler::job_event event);
+                                          scheduler::job_event event, bool was_finished);
 /// Acts on an event as the job's lifecycle policies say (scheduler/job_lifecycle.hpp).
 void on_job_pod_event(self_ptr self, const job_pod_event& e);
 /// Makes a job's next incarnation: every pod of its expansion, with new uids and the job

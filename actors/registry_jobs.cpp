@@ -260,7 +260,7 @@ void start_job_incarnation(self_ptr self, const std::string& key,
 }
 
 std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
-                                          scheduler::job_event event) {
+                                          scheduler::job_event event, bool was_finished) {
   auto p = st.pods.find(pod);
   if (p == st.pods.end() || p->second.gang == 0)
     return std::nullopt;
@@ -268,6 +268,7 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
   if (g == st.groups.end() || g->second.job_key.empty())
     return std::nullopt;
   job_pod_event out;
+  out.was_finished = was_finished;
   out.job_key = g->second.job_key.str();
   out.info.event = event;
   out.info.task = p->second.pod->role.str();
@@ -291,11 +292,16 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   auto& j = i->second;
   // One step at a time: events while a step is under way are about pods it is replacing.
-  if (j.acting || j.job->suspended)
+  if (j.acting || j.job->suspended || e.was_finished)
     return;
   auto current = job_status_of(st, j);
-  if (scheduler::is_finished(current.phase))
-    return;
+  if (scheduler::is_finished(current.phase)) {
+    if (scheduler::is_finished(j.status.phase))
+      return;  // Ended as the controller persisted it: nothing acts on it any more.
+    // Read from its pods as ended only because of this event (its last live pods failed or
+    // went): until it, the job ran, and its policies decide what the event does.
+    current.phase = scheduler::job_phase::running;
+  }
   const auto* g = group_of_job(st, j);
   auto pods = pods_of_job(st, g);
   // A pod that succeeded raises TaskCompleted only once every replica of its task has.

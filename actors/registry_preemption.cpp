@@ -281,7 +281,7 @@ void do_evict(self_ptr self, eviction_order order) {
     // Each victim of a job is PodEvicted for its job, as Volcano's controller sees it.
     std::vector<job_pod_event> evicted;
     for (auto id : victims)
-      if (auto e = job_event_of(st, id, scheduler::job_event::pod_evicted))
+      if (auto e = job_event_of(st, id, scheduler::job_event::pod_evicted, false))
         evicted.push_back(std::move(*e));
     delete_pods(self, std::move(victims), [self, evicted = std::move(evicted)](const status& s) {
       if (!s.ok()) {

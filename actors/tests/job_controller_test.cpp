@@ -128,6 +128,28 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
   }
 }
 
+// A node lost under the job: Kubernetes' garbage collector deletes the pods of a deleted node,
+// so the job sees them evicted, and the examples' `PodEvicted: RestartJob` restarts it on the
+// nodes left (the issue found it Failed with retryCount 0).
+TEST(JobController, ANodeLostUnderTheJobRestartsItElsewhere) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(h.create(tf_job("tf", "PodEvicted", "RestartJob", 3)), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  std::set<std::string> used;
+  for (const auto& p : h.pods("default"))
+    used.insert(p.pod.node_name.str());
+  const auto lost = *used.begin();
+  runtime_harness::must_ok(h.remove(api::resource_kind::node, "", lost), "delete node");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+      10ms))
+      << scheduler::to_string(status_of(h, "tf").phase) << " retries "
+      << status_of(h, "tf").retry_count;
+  for (const auto& p : h.pods("default"))
+    EXPECT_NE(p.pod.node_name.str(), lost) << p.pod.meta.name.str();
+  EXPECT_INVARIANTS(h);
+}
+
 // Without a policy for the event the job only syncs: a deleted pod is not a restart.
 TEST(JobController, AnEventNoPolicyNamesChangesNothing) {
   runtime_harness h{deterministic_config(1), nodes()};
