@@ -22,12 +22,6 @@ using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 using namespace std::chrono_literals;
 
-#define EXPECT_INVARIANTS(h)                                                                       \
-  do {                                                                                             \
-    auto report = (h).invariants(/*at_rest=*/true);                                                \
-    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
-  } while (false)
-
 std::vector<scheduler::node> nodes() {
   return {make_node("n-0").cpu("8").memory("32Gi"), make_node("n-1").cpu("8").memory("32Gi")};
 }

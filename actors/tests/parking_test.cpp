@@ -168,12 +168,6 @@ bool reaches(runtime_harness& h, const std::string& pod, scheduler::pod_phase ph
 // More than the idle time and the sweep's period (1 s + 0.5 s): an idle gang is parked by then.
 constexpr auto long_idle = 1600ms;
 
-#define EXPECT_INVARIANTS(h)                                                                       \
-  do {                                                                                             \
-    auto report = (h).invariants(/*at_rest=*/true);                                                \
-    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
-  } while (false)
-
 TEST(Parking, AParkedGangWakesForEachChangeOfItsPodsWithItsQueueAccountingIntact) {
   runtime_harness h{parking_config(21), {make_node("n-0").cpu("8").memory("16Gi")}};
   runtime_harness::must_ok(h.create(group_of("train", 3)), "create the PodGroup");

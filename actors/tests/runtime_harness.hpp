@@ -56,6 +56,14 @@ inline api::pod_group_object group_of(const std::string& name, int32_t min_membe
   return g;
 }
 
+/// Checks I1-I4 and the at-rest rules of the whole runtime `h` (a runtime_harness) and reports
+/// every violation.
+#define EXPECT_INVARIANTS(h)                                                                       \
+  do {                                                                                             \
+    auto report = (h).invariants(/*at_rest=*/true);                                                \
+    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
+  } while (false)
+
 class runtime_harness {
  public:
   /// Starts a runtime on a fresh store and creates `nodes`.

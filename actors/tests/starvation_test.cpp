@@ -23,12 +23,6 @@ using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 using namespace std::chrono_literals;
 
-#define EXPECT_INVARIANTS(h)                                                                       \
-  do {                                                                                             \
-    auto report = (h).invariants(/*at_rest=*/true);                                                \
-    EXPECT_TRUE(report.ok()) << report.to_string();                                                \
-  } while (false)
-
 runtime_config starvation_config(uint64_t seed, std::chrono::milliseconds bound) {
   auto config = deterministic_config(seed);
   config.scheduling.starvation_bound = bound;
