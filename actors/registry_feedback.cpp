@@ -634,8 +634,9 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   }
   if (changed.empty())
     return;
-  persist(self, std::move(batch), [self, changed = std::move(changed),
-                                   lost_with_node = std::move(lost_with_node)](const status& s) mutable {
+  persist(self, std::move(batch),
+          [self, changed = std::move(changed),
+           lost_with_node = std::move(lost_with_node)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
       spdlog::error("pod status changes were not persisted: {}", s.to_string());

@@ -1,8 +1,9 @@
-// The Volcano job controller of the standalone world (issue 29 §2): a job's pod that is evicted
-// (deleted by a user or a preemptor), fails, or completes its task raises Volcano's event, scheduler::resolve_action
-// finds the action its lifecycle policies name, and scheduler::next_state says what to do. The
-// catalog executes it as suspend and resume do, and the phase it reaches is persisted with the
-// job, not derived from its pods on a read.
+// The Volcano job controller of the standalone world (issue 29 §2). A job's pod that is evicted
+// (deleted by a user or a preemptor, or lost with its node), fails, or completes its task
+// raises Volcano's event; scheduler::resolve_action finds the action the job's lifecycle
+// policies name, and scheduler::next_state says what to do. The catalog executes it as suspend
+// and resume do, and the phase it reaches is persisted with the job, not derived from its pods
+// on a read.
 //
 // What is built: RestartJob (all pods killed and made again as a new incarnation, counted
 // against maxRetry; the last retry ends in Failed with the finished pods kept), AbortJob (the
@@ -174,30 +175,31 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     }
   storage::write_batch batch;
   batch.put(storage::job_record{*job, status});
-  delete_pods(self, std::move(doomed), std::move(batch), pod_keys::tombstone,
-              [self, key, status, job, every_pod, then = std::move(then)](const phalanx::status& s) {
-                auto& st = self->state;
-                auto i = st.jobs.find(key);
-                if (i == st.jobs.end())
-                  return;
-                if (!s.ok()) {
-                  i->second.acting = false;
-                  spdlog::error("job {}: the lifecycle's step was not persisted: {}", key,
-                                s.to_string());
-                  return;
-                }
-                // With every pod gone and the version raised, the next incarnation's pods are
-                // records of their own (scheduler::pods_are_expansion): the names are free.
-                if (every_pod && i->second.first_pod != 0 &&
-                    !scheduler::pods_are_expansion(*job, status)) {
-                  release_job_pods(st, key, *i->second.job);
-                  i->second.first_pod = 0;
-                }
-                i->second.job = job;
-                i->second.status = status;
-                announce_job(self, key);
-                then();
-              });
+  auto after = [self, key, status, job, every_pod,
+                then = std::move(then)](const phalanx::status& s) {
+    auto& st = self->state;
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      return;
+    if (!s.ok()) {
+      i->second.acting = false;
+      spdlog::error("job {}: the lifecycle's step was not persisted: {}", key,
+                    s.to_string());
+      return;
+    }
+    // With every pod gone and the version raised, the next incarnation's pods are
+    // records of their own (scheduler::pods_are_expansion): the names are free.
+    if (every_pod && i->second.first_pod != 0 &&
+        !scheduler::pods_are_expansion(*job, status)) {
+      release_job_pods(st, key, *i->second.job);
+      i->second.first_pod = 0;
+    }
+    i->second.job = job;
+    i->second.status = status;
+    announce_job(self, key);
+    then();
+  };
+  delete_pods(self, std::move(doomed), std::move(batch), pod_keys::tombstone, std::move(after));
 }
 
 } // namespace
@@ -226,7 +228,8 @@ void start_job_incarnation(self_ptr self, const std::string& key,
     batch.put(pods->back());
   }
   persist(self, std::move(batch),
-          [self, key, job, status, pods, pod_names, then = std::move(then)](const phalanx::status& s) {
+          [self, key, job, status, pods, pod_names,
+           then = std::move(then)](const phalanx::status& s) {
             auto& st = self->state;
             if (!s.ok()) {
               release_pod_names(st, *pod_names);

@@ -58,9 +58,9 @@ scheduler::job_status status_of(runtime_harness& h, const std::string& job) {
 }
 
 // The job's pods now: name -> (uid, phase).
-std::map<std::string, std::pair<std::string, scheduler::pod_phase>> pods_of(runtime_harness& h,
-                                                                              const std::string& job) {
-  std::map<std::string, std::pair<std::string, scheduler::pod_phase>> out;
+using pod_facts = std::map<std::string, std::pair<std::string, scheduler::pod_phase>>;
+pod_facts pods_of(runtime_harness& h, const std::string& job) {
+  pod_facts out;
   for (const auto& p : h.pods("default"))
     if (p.pod.meta.name.view().rfind(job + "-", 0) == 0)
       out[p.pod.meta.name.str()] = {p.pod.meta.uid.str(), p.pod.phase};
