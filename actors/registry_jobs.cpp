@@ -1,6 +1,6 @@
 // The Volcano job controller of the standalone world (issue 29 §2). A job's pod that is evicted
 // (deleted by a user or a preemptor, or lost with its node), fails, or completes its task
-// raises Volcano's event; scheduler::resolve_action finds the action the job's lifecycle
+// raises Volcano's event (and Unknown when the gang is left below its minimum while pods run); scheduler::resolve_action finds the action the job's lifecycle
 // policies name, and scheduler::next_state says what to do. The catalog executes it as suspend
 // and resume do, and the phase it reaches is persisted with the job, not derived from its pods
 // on a read.
@@ -61,6 +61,18 @@ scheduler::job_pods pods_of_job(const registry_state& st, const group_entry* g) 
   for (auto& [name, t] : tasks)
     out.tasks.push_back(std::move(t));
   return out;
+}
+
+// A PodGroup Volcano shows Unknown: pods still run, but fewer than the job's minAvailable are
+// running or done (the others failed or went).
+bool below_minimum_while_running(const scheduler::job& j, const scheduler::job_pods& pods) {
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  for (const auto& t : pods.tasks) {
+    running += t.counts.running;
+    succeeded += t.counts.succeeded;
+  }
+  return running > 0 && running + succeeded < scheduler::job_min_available(j);
 }
 
 const group_entry* group_of_job(const registry_state& st, const registry_state::job_entry& j) {
@@ -313,6 +325,15 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   auto action = scheduler::resolve_action(*j.job, current, e.info);
   using scheduler::job_action;
+  if (action.action == job_action::sync_job && below_minimum_while_running(*j.job, pods) &&
+      (e.info.event == scheduler::job_event::pod_failed ||
+       e.info.event == scheduler::job_event::pod_evicted)) {
+    // The gang lost members below its minimum while others run: its PodGroup is Unknown, which
+    // raises Volcano's job-level Unknown event.
+    scheduler::job_event_info unknown;
+    unknown.event = scheduler::job_event::unknown;
+    action = scheduler::resolve_action(*j.job, current, unknown);
+  }
   if (action.action == job_action::sync_job)
     return;
   if (action.action == job_action::restart_task || action.action == job_action::restart_pod ||

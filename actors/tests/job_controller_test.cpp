@@ -144,6 +144,19 @@ TEST(JobController, ANodeLostUnderTheJobRestartsItElsewhere) {
   EXPECT_INVARIANTS(h);
 }
 
+// A pod deleted with no policy for PodEvicted leaves the gang below its minimum while the other
+// pods run: its PodGroup is Unknown, and the job's `Unknown: RestartJob` restarts it.
+TEST(JobController, AGangLeftBelowItsMinimumRaisesUnknown) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(h.create(tf_job("tf", "Unknown", "RestartJob", 3)), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-ps-0"), "delete");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+      10ms));
+  EXPECT_INVARIANTS(h);
+}
+
 // Without a policy for the event the job only syncs: a deleted pod is not a restart.
 TEST(JobController, AnEventNoPolicyNamesChangesNothing) {
   runtime_harness h{deterministic_config(1), nodes()};
