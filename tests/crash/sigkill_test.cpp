@@ -628,6 +628,18 @@ churn_plan churn_plan_for(uint64_t seed, int kills) {
   return p;
 }
 
+// phalanxd's options for a run in `dir` on `nodes` simulated nodes (cluster_shape's), the
+// cluster file written.
+loadtest::phalanxd_options daemon_options(const scratch_dir& dir, int nodes) {
+  cluster_shape cluster;
+  cluster.count = nodes;
+  EXPECT_TRUE(write_text_file(dir.sub("cluster.yaml"), cluster.yaml()));
+  loadtest::phalanxd_options options;
+  options.data_dir = dir.sub("data");
+  options.cluster_file = dir.sub("cluster.yaml");
+  return options;
+}
+
 TEST(SigkillChurn, FourKillsWithNamesUsedAgain) {
   sigkill_churn(churn_plan_for(1, 4)).run();
 }
@@ -644,12 +656,7 @@ TEST(SigkillChurn, ThirtyKillsWithNamesUsedAgainLong) {
 // job's keys were erased).
 TEST(SigkillChurn, JobsCreatedAndDeletedThreeHundredTimesThenRestarted) {
   scratch_dir dir;
-  cluster_shape cluster;
-  cluster.count = 4;
-  ASSERT_TRUE(write_text_file(dir.sub("cluster.yaml"), cluster.yaml()));
-  loadtest::phalanxd_options options;
-  options.data_dir = dir.sub("data");
-  options.cluster_file = dir.sub("cluster.yaml");
+  auto options = daemon_options(dir, 4);
   auto d = loadtest::phalanxd_process::start(options);
   ASSERT_TRUE(d.ok()) << d.error().message();
   auto job_of = [](int i) {
@@ -732,6 +739,17 @@ TEST(SigkillUnderLoad, FiftyKillsLong) {
 }
 
 
+// A request with a method, target and, for a write, a JSON body.
+api::client_request request_of(std::string method, std::string target, std::string body = "",
+                               std::string content_type = "") {
+  api::client_request r;
+  r.method = std::move(method);
+  r.target = std::move(target);
+  r.body = std::move(body);
+  r.content_type = std::move(content_type);
+  return r;
+}
+
 // The job controller's RestartJob under SIGKILL (docs/NOTES.md "The Volcano job lifecycle"): a
 // job with `PodEvicted: RestartJob` loses a pod, phalanxd is killed at a seeded instant of the
 // restart's two writes, and started again. Each time the job ends with each of its pods once and
@@ -739,12 +757,7 @@ TEST(SigkillUnderLoad, FiftyKillsLong) {
 // and nothing of an earlier incarnation left in the store.
 TEST(SigkillJobRestart, KilledDuringRestartsTheJobRunsWithEachPodOnce) {
   scratch_dir dir;
-  cluster_shape cluster;
-  cluster.count = 2;
-  ASSERT_TRUE(write_text_file(dir.sub("cluster.yaml"), cluster.yaml()));
-  loadtest::phalanxd_options options;
-  options.data_dir = dir.sub("data");
-  options.cluster_file = dir.sub("cluster.yaml");
+  auto options = daemon_options(dir, 2);
   auto d = loadtest::phalanxd_process::start(options);
   ASSERT_TRUE(d.ok()) << d.error().message();
   churn_job job;
@@ -758,7 +771,7 @@ TEST(SigkillJobRestart, KilledDuringRestartsTheJobRunsWithEachPodOnce) {
                R"("spec":{"maxRetry":100,"policies":[{"event":"PodEvicted","action":"RestartJob"}],)");
   {
     api::http_client c((*d)->client_options());
-    api::client_request create{"POST", jobs_path(), body, "application/json"};
+    auto create = request_of("POST", jobs_path(), body, "application/json");
     auto r = c.send(create);
     ASSERT_TRUE(r && r->status == 201) << (r ? r->body : r.error().message());
   }
@@ -772,7 +785,7 @@ TEST(SigkillJobRestart, KilledDuringRestartsTheJobRunsWithEachPodOnce) {
       return out;
     for (const auto& [key, p] : state->pods)
       out[key.substr(key.find('/') + 1)] = p.phase;
-    api::client_request get{"GET", jobs_path() + "/" + job.name, "", ""};
+    auto get = request_of("GET", jobs_path() + "/" + job.name, "", "");
     if (auto r = c.send(get); r && r->status == 200) {
       auto v = boost::json::parse(r->body);
       const auto* status = v.as_object().if_contains("status");
@@ -809,8 +822,8 @@ TEST(SigkillJobRestart, KilledDuringRestartsTheJobRunsWithEachPodOnce) {
     SCOPED_TRACE("round " + std::to_string(round));
     {
       api::http_client c((*d)->client_options());
-      api::client_request remove{
-          "DELETE", pods_path() + "/" + names[rng() % names.size()], "", ""};
+      auto remove = request_of(
+          "DELETE", pods_path() + "/" + names[rng() % names.size()], "", "");
       auto r = c.send(remove);
       ASSERT_TRUE(r && r->status == 200) << (r ? r->body : r.error().message());
       ++deleted;
@@ -831,12 +844,12 @@ TEST(SigkillJobRestart, KilledDuringRestartsTheJobRunsWithEachPodOnce) {
       auto pods = observe(**d, now);
       ASSERT_EQ(pods.size(), names.size() - 1) << [&] {
         api::http_client c((*d)->client_options());
-        api::client_request get{"GET", jobs_path() + "/" + job.name, "", ""};
+        auto get = request_of("GET", jobs_path() + "/" + job.name, "", "");
         auto r = c.send(get);
         return (r ? r->body : std::string("no job")) + "\n" + (*d)->log_tail(100000);
       }();
       api::http_client c((*d)->client_options());
-      api::client_request remove{"DELETE", pods_path() + "/" + pods.begin()->first, "", ""};
+      auto remove = request_of("DELETE", pods_path() + "/" + pods.begin()->first, "", "");
       auto r = c.send(remove);
       ASSERT_TRUE(r && r->status == 200);
       ++deleted;
