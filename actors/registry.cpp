@@ -63,6 +63,14 @@ void run_later(self_ptr self, std::function<void()> work) {
   self->send(self, continue_atom::value, cookie);
 }
 
+void run_after(self_ptr self, scheduler::duration delay, std::function<void()> work) {
+  auto& st = self->state;
+  auto cookie = st.next_cookie++;
+  st.continuations.emplace(cookie, std::move(work));
+  self->delayed_send(self, std::chrono::duration_cast<std::chrono::milliseconds>(delay),
+                     continue_atom::value, cookie);
+}
+
 namespace {
 
 // Versions reserved per durable ceiling; a new ceiling is asked for once half of the room left

@@ -338,6 +338,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     auto view = job_view(st, st.jobs.at(key));
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
+    job_pods_made(self, key);
   });
 }
 

@@ -60,6 +60,8 @@ void reserve_versions(self_ptr self);
 /// Runs `work` in a later turn of the registry, after the messages waiting now: for work split
 /// into slices so that one request does not hold every other.
 void run_later(self_ptr self, std::function<void()> work);
+/// Runs `work` in the registry once `delay` has passed (a policy's timeout).
+void run_after(self_ptr self, scheduler::duration delay, std::function<void()> work);
 
 /// A fresh random UUID (version 4) from the registry's seeded RNG.
 scheduler::object_uid new_uid(self_ptr self);
@@ -291,6 +293,9 @@ void start_job_incarnation(self_ptr self, const std::string& key,
                            std::function<void(const phalanx::status&)> then);
 /// At a start: jobs stored Restarting (stopped between a restart's two steps) finish it.
 void finish_job_restarts(self_ptr self);
+/// A job's pods were made (its creation, a new incarnation): each pending one raises
+/// PodPending, which a policy with a timeout acts on if the pod is still pending then.
+void job_pods_made(self_ptr self, const std::string& key);
 
 // Preemption (registry_preemption.cpp).
 /// Chooses victims for a gang that cannot be placed, among the bound pods of lower-priority

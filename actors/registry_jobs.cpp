@@ -8,7 +8,8 @@
 // What is built: RestartJob (all pods killed and made again as a new incarnation, counted
 // against maxRetry; the last retry ends in Failed with the finished pods kept), AbortJob (the
 // job suspended, as `phalanxctl job suspend`), TerminateJob and CompleteJob (the unfinished pods
-// killed, the job Terminated or Completed). RestartTask and RestartPod are not: the job is told
+// killed, the job Terminated or Completed), each also after a policy's timeout (a PodPending
+// policy acts on a pod still pending then). RestartTask and RestartPod are not: the job is told
 // so in an event and syncs (docs/NOTES.md "The Volcano job lifecycle"). Nor is a sync's
 // re-creation of a deleted pod (Volcano's syncJob makes missing pods again): a pod of a job
 // stored as its expansion would first need a record of its own.
@@ -214,6 +215,70 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
   delete_pods(self, std::move(doomed), std::move(batch), pod_keys::tombstone, std::move(after));
 }
 
+void execute_action(self_ptr self, const job_pod_event& e, scheduler::resolved_action action,
+                    const scheduler::job_status& current, const scheduler::job_pods& pods) {
+  using scheduler::job_action;
+  auto& st = self->state;
+  auto& j = st.jobs.at(e.job_key);
+  auto t = scheduler::next_state(*j.job, current, pods, action, st.ctx->now());
+  auto status = persisted_status(j, t);
+  // A kill that keeps pods of a job stored as its expansion keeps its version: a raised version
+  // would make the kept pods records of their own, which they are not (storage/README.md).
+  if (t.kill.keep_finished && j.first_pod != 0)
+    status.version = current.version;
+  auto job = j.job;
+  if (action.action == job_action::abort_job) {
+    auto copy = std::make_shared<scheduler::job>(*j.job);
+    copy->suspended = true;  // As `phalanxctl job suspend`: ResumeJob brings it back.
+    job = std::move(copy);
+    // A suspended job has no pods stored (scheduler::pods_are_expansion): its finished pods go
+    // too, as a suspend's do. Volcano keeps them.
+    t.kill.keep_finished = false;
+  }
+  j.acting = true;
+  std::string key = e.job_key;
+  job_event(self, *j.job, "Normal", std::string(scheduler::to_string(action.action)),
+            status.message.empty() ? "pod " + e.info.pod + " " +
+                                         std::string(scheduler::to_string(e.info.event))
+                                   : status.message);
+  kill_and_persist(self, key, status, job, t, [self, key] { settle_after_kill(self, key); });
+}
+
+// A policy with a timeout (Volcano's delayed action): the action runs once the timeout passed,
+// unless what it answered changed meanwhile, as the pod's next event or another action cancels
+// it in Volcano (CleanPodDelayActionsIfNeed): a step of the job since (its version moved, or one
+// is under way), or, for a pod that waited Pending, the pod no longer pending.
+void delay_action(self_ptr self, const job_pod_event& e, scheduler::resolved_action action,
+                  int32_t version) {
+  const auto delay = action.delay;
+  action.delay = {};
+  run_after(self, delay, [self, e, action, version] {
+    auto& st = self->state;
+    auto i = st.jobs.find(e.job_key);
+    if (i == st.jobs.end())
+      return;
+    auto& j = i->second;
+    if (j.acting || j.job->suspended || j.status.version != version)
+      return;
+    const auto* g = group_of_job(st, j);
+    if (e.info.event == scheduler::job_event::pod_pending) {
+      bool still_pending = false;
+      if (g != nullptr)
+        for (auto id : g->pods)
+          if (auto p = st.pods.find(id);
+              p != st.pods.end() && p->second.pod->meta.name.view() == e.info.pod)
+            still_pending = !p->second.delete_requested &&
+                            p->second.phase() == scheduler::pod_phase::pending;
+      if (!still_pending)
+        return;
+    }
+    auto current = job_status_of(st, j);
+    if (scheduler::is_finished(current.phase))
+      return;
+    execute_action(self, e, action, current, pods_of_job(st, g));
+  });
+}
+
 } // namespace
 
 void start_job_incarnation(self_ptr self, const std::string& key,
@@ -271,6 +336,7 @@ void start_job_incarnation(self_ptr self, const std::string& key,
             job_event(self, *job, "Normal", status.reason, status.message);
             announce_job(self, key);
             then(phalanx::status{});
+            job_pods_made(self, key);
           });
 }
 
@@ -345,33 +411,10 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   }
   if (action.delay > scheduler::duration::zero()) {
-    job_event(self, *j.job, "Warning", "ActionNotSupported",
-              "a policy's timeout is not carried out in this version; " +
-                  std::string(scheduler::to_string(action.action)) + " is not delayed, skipped");
+    delay_action(self, e, action, current.version);
     return;
   }
-  auto t = scheduler::next_state(*j.job, current, pods, action, st.ctx->now());
-  auto status = persisted_status(j, t);
-  // A kill that keeps pods of a job stored as its expansion keeps its version: a raised version
-  // would make the kept pods records of their own, which they are not (storage/README.md).
-  if (t.kill.keep_finished && j.first_pod != 0)
-    status.version = current.version;
-  auto job = j.job;
-  if (action.action == job_action::abort_job) {
-    auto copy = std::make_shared<scheduler::job>(*j.job);
-    copy->suspended = true;  // As `phalanxctl job suspend`: ResumeJob brings it back.
-    job = std::move(copy);
-    // A suspended job has no pods stored (scheduler::pods_are_expansion): its finished pods go
-    // too, as a suspend's do. Volcano keeps them.
-    t.kill.keep_finished = false;
-  }
-  j.acting = true;
-  std::string key = e.job_key;
-  job_event(self, *j.job, "Normal", std::string(scheduler::to_string(action.action)),
-            status.message.empty() ? "pod " + e.info.pod + " " +
-                                         std::string(scheduler::to_string(e.info.event))
-                                   : status.message);
-  kill_and_persist(self, key, status, job, t, [self, key] { settle_after_kill(self, key); });
+  execute_action(self, e, std::move(action), current, pods);
 }
 
 void finish_job_restarts(self_ptr self) {
@@ -384,6 +427,37 @@ void finish_job_restarts(self_ptr self) {
     self->state.jobs.at(key).acting = true;
     settle_after_kill(self, key);
   }
+}
+
+void job_pods_made(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  // Only a PodPending policy with a timeout acts on PodPending: most jobs have none.
+  auto waits_on_pending = [](const std::vector<scheduler::lifecycle_policy>& policies) {
+    return std::any_of(policies.begin(), policies.end(), [](const auto& p) {
+      return p.timeout && (p.event == "PodPending" ||
+                           std::find(p.events.begin(), p.events.end(), "PodPending") !=
+                               p.events.end());
+    });
+  };
+  const auto& j = *i->second.job;
+  bool wanted = waits_on_pending(j.policies) ||
+                std::any_of(j.tasks.begin(), j.tasks.end(),
+                            [&](const auto& t) { return waits_on_pending(t.policies); });
+  const auto* g = group_of_job(st, i->second);
+  if (!wanted || g == nullptr)
+    return;
+  std::vector<job_pod_event> events;
+  for (auto id : g->pods)
+    if (auto p = st.pods.find(id); p != st.pods.end() &&
+                                   p->second.phase() == scheduler::pod_phase::pending &&
+                                   !p->second.delete_requested)
+      if (auto e = job_event_of(st, id, scheduler::job_event::pod_pending, false))
+        events.push_back(std::move(*e));
+  for (const auto& e : events)
+    on_job_pod_event(self, e);
 }
 
 } // namespace phalanx::actors::registry_detail

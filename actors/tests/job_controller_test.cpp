@@ -157,6 +157,39 @@ TEST(JobController, AGangLeftBelowItsMinimumRaisesUnknown) {
   EXPECT_INVARIANTS(h);
 }
 
+// A policy with a timeout: `PodPending: RestartJob` after 2 s. A job whose pods cannot be
+// placed (its gang needs more than the cluster has free) restarts every 2 s until maxRetry is
+// used up; a job placed at once is never restarted (its pods did not stay pending).
+TEST(JobController, APodPendingPastItsTimeoutActsAndOnePlacedInTimeDoesNot) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  // A holder takes 14 of the 16 cpu, so the 3-pod job waits.
+  auto holder = tf_job("holder", "PodFailed", "RestartJob", 3);
+  holder.job.tasks[0].pod_template = make_pod("template").cpu("6");
+  holder.job.tasks[1].pod_template = make_pod("template").cpu("4");
+  runtime_harness::must_ok(h.create(holder), "holder");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "holder", 3); }, 5000ms, 10ms));
+  auto waits = tf_job("waits", "PodPending", "RestartJob", 3);
+  waits.job.policies[0].timeout = std::chrono::seconds(2);
+  runtime_harness::must_ok(h.create(waits), "waits");
+  h.pass(1500ms);
+  EXPECT_EQ(status_of(h, "waits").retry_count, 0);  // Not before the timeout.
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "waits").phase == scheduler::job_phase::failed; }, 20000ms,
+      100ms))
+      << scheduler::to_string(status_of(h, "waits").phase) << " retries "
+      << status_of(h, "waits").retry_count;
+  EXPECT_EQ(status_of(h, "waits").retry_count, 3);
+
+  auto placed = tf_job("placed", "PodPending", "RestartJob", 3);
+  placed.job.policies[0].timeout = std::chrono::seconds(2);
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "holder"), "holder");
+  runtime_harness::must_ok(h.create(placed), "placed");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "placed", 3); }, 2000ms, 10ms));
+  h.pass(5000ms);
+  EXPECT_EQ(status_of(h, "placed").retry_count, 0);
+  EXPECT_INVARIANTS(h);
+}
+
 // Without a policy for the event the job only syncs: a deleted pod is not a restart.
 TEST(JobController, AnEventNoPolicyNamesChangesNothing) {
   runtime_harness h{deterministic_config(1), nodes()};
