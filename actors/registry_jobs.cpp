@@ -434,21 +434,9 @@ void job_pods_made(self_ptr self, const std::string& key) {
   auto i = st.jobs.find(key);
   if (i == st.jobs.end())
     return;
-  // Only a PodPending policy with a timeout acts on PodPending: most jobs have none.
-  auto waits_on_pending = [](const std::vector<scheduler::lifecycle_policy>& policies) {
-    return std::any_of(policies.begin(), policies.end(), [](const auto& p) {
-      return p.timeout && (p.event == "PodPending" ||
-                           std::find(p.events.begin(), p.events.end(), "PodPending") !=
-                               p.events.end());
-    });
-  };
-  const auto& j = *i->second.job;
-  bool wanted = waits_on_pending(j.policies) ||
-                std::any_of(j.tasks.begin(), j.tasks.end(),
-                            [&](const auto& t) { return waits_on_pending(t.policies); });
   const auto* g = group_of_job(st, i->second);
-  if (!wanted || g == nullptr)
-    return;
+  if (!scheduler::acts_on_pod_pending(*i->second.job) || g == nullptr)
+    return;  // Most jobs have no PodPending policy.
   std::vector<job_pod_event> events;
   for (auto id : g->pods)
     if (auto p = st.pods.find(id); p != st.pods.end() &&

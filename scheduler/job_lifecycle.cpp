@@ -367,6 +367,17 @@ void append_condition(std::vector<job_condition>& conditions, const job_conditio
   conditions.push_back(c);
 }
 
+bool acts_on_pod_pending(const job& j) {
+  auto acts = [](const std::vector<lifecycle_policy>& policies) {
+    return std::any_of(policies.begin(), policies.end(), [](const lifecycle_policy& p) {
+      return p.timeout.has_value() && names_event(p, to_string(job_event::pod_pending));
+    });
+  };
+  return acts(j.policies) ||
+         std::any_of(j.tasks.begin(), j.tasks.end(),
+                     [&](const job_task& t) { return acts(t.policies); });
+}
+
 resolved_action resolve_action(const job& j, const job_status& status, const job_event_info& e) {
   resolved_action r;
   r.cause = e;

@@ -212,6 +212,11 @@ struct resolved_action {
 /// unknown action.
 resolved_action resolve_action(const job& j, const job_status& status, const job_event_info& e);
 
+/// Whether some policy of the job or of one of its tasks acts on PodPending: it names the event
+/// (or "*") and has a timeout, as a PodPending policy must. Only then do a job's new pods need
+/// PodPending raised.
+bool acts_on_pod_pending(const job& j);
+
 /// Whether `incoming`, an event about the same pod, cancels the action a policy delayed for
 /// `delayed` (Volcano's CleanPodDelayActionsIfNeed): any later event but PodPending about the same
 /// pod incarnation (`same_pod_uid`) cancels a PodPending timeout; PodRunning cancels a delayed

@@ -666,6 +666,13 @@ TEST(JobLifecycleScenario, AnyEventPolicy) {
   auto resolved = resolve_action(k, running, pending_pod);
   EXPECT_EQ(resolved.action, a::restart_job);
   EXPECT_EQ(resolved.delay, minutes(2));
+  // Which jobs need PodPending raised for their new pods: those whose policies act on it.
+  EXPECT_FALSE(acts_on_pod_pending(j));  // "*" without a timeout.
+  EXPECT_TRUE(acts_on_pod_pending(k));   // "*" with one.
+  EXPECT_TRUE(acts_on_pod_pending(
+      make_job("t").task("worker", 2).on_task().on("PodPending", "RestartJob", minutes(1)).obj()));
+  EXPECT_FALSE(acts_on_pod_pending(make_job("f").on("PodFailed", "RestartJob", minutes(1))
+                                       .task("worker", 2).obj()));
   // A command's action goes through whatever the policies say.
   EXPECT_EQ(resolve_action(j, running, command(a::abort_job)).action, a::abort_job);
   EXPECT_EQ(resolve_action(j, running, command(a::abort_job)).source, action_source::command);
