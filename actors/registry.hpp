@@ -87,10 +87,10 @@ struct registry_state {
     /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
     /// pod costs a pointer here rather than a second copy of its state).
     std::unique_ptr<pod_change> changed;
-    /// 0: not scheduled by a gang (its group is missing, or not ours). The gang id and the four
-    /// flags below share one word; a gang id is a counter, and 60 bits last 36,000 years at a
+    /// 0: not scheduled by a gang (its group is missing, or not ours). The gang id and the five
+    /// flags below share one word; a gang id is a counter, and 59 bits last 18,000 years at a
     /// million gangs a second.
-    uint64_t gang : 60 = 0;
+    uint64_t gang : 59 = 0;
     uint64_t binding : 1 = false; // In a binding being made durable.
     uint64_t delete_requested : 1 = false;
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
@@ -99,6 +99,10 @@ struct registry_state {
     /// A pod its job made at creation, stored as its job (storage/README.md): no record of its
     /// own, so deleting it writes a tombstone under its key rather than erasing the key.
     uint64_t stored_as_job : 1 = false;
+    /// A pod its job's controller made again (a sync) while the job's other pods are stored as
+    /// its job: it has a record, under a key the job's expansion also makes. Deleting it erases
+    /// the record and writes a tombstone, or the expansion would bring it back at the next start.
+    uint64_t made_again_over_expansion : 1 = false;
 
     scheduler::pod_phase phase() const noexcept {
       return changed ? changed->state.phase : pod->phase;
@@ -198,6 +202,11 @@ struct registry_state {
     uint64_t first_pod = 0;
     /// The job controller has a step under way (registry_jobs.cpp): events wait for it.
     bool acting = false;
+    /// Its deletion was asked for: the controller takes no step any more.
+    bool deleting = false;
+    /// Events that came while a step was under way, acted on in order once it ends (as
+    /// Volcano's controller takes a job's events one at a time from its queue).
+    std::vector<std::function<void()>> waiting{};
   };
   /// The pods of one task of such a job: "<job>-<task>-<i>" for i < replicas.
   struct job_task_pods {

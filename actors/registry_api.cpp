@@ -400,6 +400,8 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
 void delete_job(self_ptr self, const std::string& key, object_reply reply) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
+  j.deleting = true;  // Its controller makes no pod any more (registry_jobs.cpp).
+  j.waiting.clear();
   std::vector<uint64_t> pods;
   uint64_t gang = 0;
   if (auto g = st.group_ids.find(j.group_key); g != 0) {
@@ -418,8 +420,11 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
       self, std::move(pods), std::move(batch), pod_keys::erased_by_caller,
       [self, key, gang, reply](const status& s) {
         auto& st = self->state;
-        if (!s.ok())
+        if (!s.ok()) {
+          if (auto i = st.jobs.find(key); i != st.jobs.end())
+            i->second.deleting = false;
           return respond(reply, result<api::object>{s});
+        }
         auto i = st.jobs.find(key);
         if (i == st.jobs.end())
           return respond(reply, result<api::object>{status{errc::not_found, key}});
@@ -544,7 +549,8 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     status.message = "resumed on request; its pods are created again";
     ++status.version;
     // The new incarnation's pods, written with the job.
-    start_job_incarnation(self, key, copy, status, [self, key, reply](const phalanx::status& s) {
+    make_missing_job_pods(self, key, copy, status, true,
+                          [self, key, reply](const phalanx::status& s) {
       if (!s.ok())
         return respond(reply, result<api::object>{s});
       auto& st = self->state;

@@ -918,6 +918,10 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
     } else {
       batch.erase(storage::record_kind::pod,
                   object_key(p->second.pod->meta.namespace_name, p->second.pod->meta.name));
+      // The erased record hid its job's expansion of the key; the tombstone (merged onto
+      // nothing, after the erase) keeps the pod deleted.
+      if (p->second.made_again_over_expansion && keys == pod_keys::tombstone)
+        batch.put_pod_tombstone(*p->second.pod, version);
     }
     // From now on no binding may start for it (do_bind_gang refuses it), nor any phase change
     // be written for it.

@@ -275,7 +275,8 @@ inline constexpr std::string_view pod_lost_with_its_node = "node deleted";
 struct job_pod_event {
   std::string job_key;
   scheduler::job_event_info info;
-  /// The pod had finished (Succeeded or Failed) before this event: its going changes nothing.
+  /// The pod had finished (Succeeded or Failed) before this event: its going triggers no policy
+  /// (the job only syncs).
   bool was_finished = false;
 };
 /// The event `event` about pod `pod`, if it belongs to a job. For a pod about to be deleted,
@@ -285,14 +286,19 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
                                           scheduler::job_event event, bool was_finished);
 /// Acts on an event as the job's lifecycle policies say (scheduler/job_lifecycle.hpp).
 void on_job_pod_event(self_ptr self, const job_pod_event& e);
-/// Makes a job's next incarnation: every pod of its expansion, with new uids and the job
-/// version of `status`, written in one batch with the job record (`job`, `status`); the pods
-/// join the job's gang, which starts over. The names must be free. `then` runs once done.
-void start_job_incarnation(self_ptr self, const std::string& key,
+/// Makes the job's pods that no pod of its gang has ("<job>-<task>-<index>", a terminating pod
+/// counting as there): a new incarnation's every pod, or those a sync makes again. They get new
+/// uids and the job version and retry count of `status`, and are written in one batch (with the
+/// job record `job`, `status` when `write_status`); once durable the job entry takes `job` and
+/// `status`, and the pods join the job's gang (which starts over when it had no pod, or its
+/// actor completed). A name another pod took is skipped, with a Warning event on the job. `then`
+/// runs once done.
+void make_missing_job_pods(self_ptr self, const std::string& key,
                            std::shared_ptr<const scheduler::job> job, scheduler::job_status status,
-                           std::function<void(const phalanx::status&)> then);
-/// At a start: jobs stored Restarting (stopped between a restart's two steps) finish it.
-void finish_job_restarts(self_ptr self);
+                           bool write_status, std::function<void(const phalanx::status&)> then);
+/// At a start: jobs stored Restarting (stopped between a step's two writes) finish the step, and
+/// jobs that go on make the pods they miss (deleted before a stop, not yet made again).
+void start_job_controller(self_ptr self);
 /// A job's pods were made (its creation, a new incarnation): each pending one raises
 /// PodPending, which a policy with a timeout acts on if the pod is still pending then.
 void job_pods_made(self_ptr self, const std::string& key);

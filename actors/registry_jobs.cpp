@@ -1,23 +1,30 @@
 // The Volcano job controller of the standalone world (issue 29 §2). A job's pod that is evicted
 // (deleted by a user or a preemptor, or lost with its node), fails, or completes its task
-// raises Volcano's event (and Unknown when the gang is left below its minimum while pods run); scheduler::resolve_action finds the action the job's lifecycle
-// policies name, and scheduler::next_state says what to do. The catalog executes it as suspend
-// and resume do, and the phase it reaches is persisted with the job, not derived from its pods
-// on a read.
+// raises Volcano's event (and Unknown when the gang is left below its minimum while pods run);
+// scheduler::resolve_action finds the action the job's lifecycle policies name, and
+// scheduler::next_state says what to do. The catalog executes it, and the phase it reaches is
+// persisted with the job, not derived from its pods on a read.
 //
-// What is built: RestartJob (all pods killed and made again as a new incarnation, counted
-// against maxRetry; the last retry ends in Failed with the finished pods kept), AbortJob (the
-// job suspended, as `phalanxctl job suspend`), TerminateJob and CompleteJob (the unfinished pods
-// killed, the job Terminated or Completed), each also after a policy's timeout (a PodPending
-// policy acts on a pod still pending then). RestartTask and RestartPod are not: the job is told
-// so in an event and syncs (docs/NOTES.md "The Volcano job lifecycle"). Nor is a sync's
-// re-creation of a deleted pod (Volcano's syncJob makes missing pods again): a pod of a job
-// stored as its expansion would first need a record of its own.
+// What is built: SyncJob (the job's missing pods made again, as Volcano's syncJob does: a pod
+// deleted with no policy for it comes back under its name with a new uid), RestartJob (all pods
+// killed and made again as a new incarnation, counted against maxRetry; the last retry ends in
+// Failed with the finished pods kept), RestartTask and RestartPod (the task's pods, or the pod,
+// killed and made again, counted as a retry), AbortJob (the job suspended, as `phalanxctl job
+// suspend`), TerminateJob and CompleteJob (the unfinished pods killed, the job Terminated or
+// Completed), each also after a policy's timeout (a PodPending policy acts on a pod still
+// pending then).
 //
-// A RestartJob is two durable steps. The first writes the job Restarting (its retry counted, its
-// version raised) with every pod's deletion in one batch; the second writes the new
-// incarnation's pods with the job Pending. A restart between the two finds the job Restarting
-// with no pods, and finish_job_restarts makes the pods then: no pod is made twice, none is lost.
+// A job takes one step at a time: events that come while a step is under way wait, and are
+// acted on in order once it ends. A step that kills is two durable writes. The first writes the
+// job's new status (Restarting, its retry counted; for a whole-job kill its version raised)
+// with the killed pods' deletion in one batch; the second writes the pods made again with the
+// job's next status. A restart between the two finds the job Restarting, or a job with pods
+// missing, and start_job_controller finishes the step then: no pod is made twice, none is lost.
+//
+// A pod made again is a record of its own (new uid, the job's version and retry count). While
+// the job's other pods are stored as the job (storage/README.md), its key is one the job's
+// expansion makes: the record wins over the expansion at a start, and its deletion leaves a
+// tombstone (pod_entry::made_again_over_expansion).
 
 #include "actors/registry_internal.hpp"
 
@@ -109,66 +116,114 @@ void job_event(self_ptr self, const scheduler::job& j, std::string_view type,
                message);
 }
 
-// The step after a kill, once the pods are gone: the lifecycle syncs the job. From Restarting
-// its restart check gives Failed (retries used up) or Pending, and then the new incarnation's
-// pods are made; Terminating, Completing and Aborting end in Terminated, Completed and Aborted.
-void settle_after_kill(self_ptr self, const std::string& key) {
+// The positions (scheduler::job_task_ranges) of the job's pods "<job>-<task>-<index>" that no
+// pod of its gang has, a terminating one included: Volcano's syncJob makes a pod again only once
+// no pod of its name is left.
+std::vector<uint32_t> missing_positions(const registry_state& st, const scheduler::job& j,
+                                        const group_entry& g) {
+  const auto ranges = scheduler::job_task_ranges(j);
+  uint32_t total = 0;
+  for (const auto& r : ranges)
+    total = std::max(total, r.first + static_cast<uint32_t>(r.replicas));
+  std::vector<bool> present(total, false);
+  for (auto id : g.pods) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      continue;
+    auto split = scheduler::split_job_pod_name(p->second.pod->meta.name.view());
+    if (!split)
+      continue;  // Spawned by a running driver, or created on its own into the group.
+    for (const auto& r : ranges)
+      if (r.prefix == split->first && split->second < r.replicas) {
+        present[r.first + static_cast<uint32_t>(split->second)] = true;
+        break;
+      }
+  }
+  std::vector<uint32_t> out;
+  for (uint32_t k = 0; k < total; ++k)
+    if (!present[k])
+      out.push_back(k);
+  return out;
+}
+
+bool has_unfinished_pods(const registry_state& st, const group_entry* g) {
+  if (g == nullptr)
+    return false;
+  return std::any_of(g->pods.begin(), g->pods.end(), [&](uint64_t id) {
+    auto p = st.pods.find(id);
+    return p != st.pods.end() && !p->second.delete_requested &&
+           !scheduler::is_terminal(p->second.phase());
+  });
+}
+
+// A step of the job's controller ended: the events that waited for it are acted on, in order
+// (the first that starts a step makes the rest wait again).
+void end_step(self_ptr self, const std::string& key) {
+  auto i = self->state.jobs.find(key);
+  if (i == self->state.jobs.end())
+    return;
+  i->second.acting = false;
+  auto waiting = std::move(i->second.waiting);
+  i->second.waiting.clear();
+  for (auto& act : waiting)
+    act();
+}
+
+// The job's pods that ended with their node (deleted under them): Kubernetes' pod garbage
+// collector deletes such pods, and Volcano's controller then makes them again.
+std::vector<uint64_t> pods_of_lost_nodes(const registry_state& st, const group_entry& g) {
+  std::vector<uint64_t> out;
+  for (auto id : g.pods) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end() || p->second.delete_requested || !p->second.is_bound() ||
+        !scheduler::is_terminal(p->second.phase()))
+      continue;
+    auto n = st.nodes.find(p->second.node_name().view());
+    if (n == st.nodes.end() || !n->second.live)
+      out.push_back(id);
+  }
+  return out;
+}
+
+// Volcano's syncJob for a job that goes on (Pending or Running): its pods lost with their nodes
+// deleted, and its missing pods made again.
+void sync_job(self_ptr self, const std::string& key) {
   auto& st = self->state;
-  auto i = st.jobs.find(key);
-  if (i == st.jobs.end())
-    return;
-  auto& j = i->second;
-  if (j.job->suspended) {  // Aborted: shown as such while suspended, until a resume.
-    j.acting = false;
-    return;
-  }
+  auto& j = st.jobs.at(key);
   const auto* g = group_of_job(st, j);
-  auto current = job_status_of(st, j);
-  scheduler::resolved_action sync;
-  sync.action = scheduler::job_action::sync_job;
-  sync.source = scheduler::action_source::internal_event;
-  auto t = scheduler::next_state(*j.job, current, pods_of_job(st, g), sync, st.ctx->now());
-  auto status = persisted_status(j, t);
-  if (status.phase == scheduler::job_phase::restarting) {
-    // Not here: delete_pods answers once the old pods are gone.
-    spdlog::warn("job {}: still restarting after its pods were deleted", key);
-    j.acting = false;
+  if (g == nullptr)
     return;
-  }
-  if (!t.phase_changed) {
-    j.acting = false;
+  auto lost = pods_of_lost_nodes(st, *g);
+  if (lost.empty() && missing_positions(st, *j.job, *g).empty())
     return;
-  }
-  if (!t.create_missing_pods || status.phase != scheduler::job_phase::pending) {
-    storage::write_batch batch;
-    batch.put(storage::job_record{*j.job, status});
-    persist(self, std::move(batch), [self, key, status](const phalanx::status& s) {
-      auto& st = self->state;
-      auto i = st.jobs.find(key);
-      if (!s.ok() || i == st.jobs.end())
-        return;
-      i->second.status = status;
-      i->second.acting = false;
-      job_event(self, *i->second.job,
-                status.phase == scheduler::job_phase::failed ? "Warning" : "Normal",
-                status.reason, status.message);
-      announce_job(self, key);
-    });
-    return;
-  }
-  start_job_incarnation(self, key, j.job, status, [self, key](const phalanx::status& s) {
-    auto& st = self->state;
-    auto i = st.jobs.find(key);
-    if (i == st.jobs.end())
+  j.acting = true;
+  auto make = [self, key] {
+    auto i = self->state.jobs.find(key);
+    if (i == self->state.jobs.end())
       return;
-    i->second.acting = false;
-    if (!s.ok())
-      spdlog::error("job {}: its pods were not made again: {}", key, s.to_string());
+    make_missing_job_pods(self, key, i->second.job, i->second.status, false,
+                          [self, key](const phalanx::status& s) {
+                            // not_found: the job went meanwhile, and its pods with it.
+                            if (!s.ok() && s.code() != errc::not_found)
+                              spdlog::error("job {}: its missing pods were not made again: {}",
+                                            key, s.to_string());
+                            end_step(self, key);
+                          });
+  };
+  if (lost.empty())
+    return make();
+  delete_pods(self, std::move(lost), [self, key, make](const phalanx::status& s) {
+    if (!s.ok()) {
+      spdlog::error("job {}: its pods lost with their nodes were not deleted: {}", key,
+                    s.to_string());
+      return end_step(self, key);
+    }
+    make();
   });
 }
 
 // Kills the pods a transition names, with the job's new status in the same write; `then` runs
-// once they are gone.
+// once they are gone (the step goes on), or not at all when the write failed (the step ends).
 void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_status status,
                       std::shared_ptr<const scheduler::job> job,
                       const scheduler::job_transition& t, std::function<void()> then) {
@@ -180,11 +235,19 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
   if (g != nullptr)
     for (auto id : g->pods) {
       const auto& e = st.pods.at(id);
-      if (t.kill.keep_finished && scheduler::is_terminal(e.phase())) {
-        every_pod = false;
-        continue;
+      bool dies = false;
+      switch (t.kill.scope) {
+        case scheduler::kill_scope::none: break;
+        case scheduler::kill_scope::job:
+          dies = !(t.kill.keep_finished && scheduler::is_terminal(e.phase()));
+          break;
+        case scheduler::kill_scope::task: dies = e.pod->role.view() == t.kill.task; break;
+        case scheduler::kill_scope::pod: dies = e.pod->meta.name.view() == t.kill.pod; break;
       }
-      doomed.push_back(id);
+      if (dies)
+        doomed.push_back(id);
+      else
+        every_pod = false;
     }
   storage::write_batch batch;
   batch.put(storage::job_record{*job, status});
@@ -195,9 +258,8 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     if (i == st.jobs.end())
       return;
     if (!s.ok()) {
-      i->second.acting = false;
-      spdlog::error("job {}: the lifecycle's step was not persisted: {}", key,
-                    s.to_string());
+      spdlog::error("job {}: the lifecycle's step was not persisted: {}", key, s.to_string());
+      end_step(self, key);
       return;
     }
     // With every pod gone and the version raised, the next incarnation's pods are
@@ -213,6 +275,74 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     then();
   };
   delete_pods(self, std::move(doomed), std::move(batch), pod_keys::tombstone, std::move(after));
+}
+
+// The step after a kill, once the pods are gone: the lifecycle syncs the job. From Restarting
+// its restart check gives Failed (retries used up) or Pending, and then the pods the kill took
+// are made again; Terminating, Completing and Aborting end in Terminated, Completed and Aborted.
+void settle_after_kill(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  auto& j = i->second;
+  if (j.job->suspended || j.deleting)  // Aborted: shown as such while suspended.
+    return end_step(self, key);
+  const auto* g = group_of_job(st, j);
+  auto current = job_status_of(st, j);
+  scheduler::resolved_action sync;
+  sync.action = scheduler::job_action::sync_job;
+  sync.source = scheduler::action_source::internal_event;
+  auto t = scheduler::next_state(*j.job, current, pods_of_job(st, g), sync, st.ctx->now());
+  auto status = persisted_status(j, t);
+  if (status.phase == scheduler::job_phase::restarting) {
+    // Not here: delete_pods answers once the old pods are gone.
+    spdlog::warn("job {}: still restarting after its pods were deleted", key);
+    return end_step(self, key);
+  }
+  if (!t.phase_changed)
+    return end_step(self, key);
+  auto announce_end = [self, key] {
+    auto& st = self->state;
+    if (auto i = st.jobs.find(key); i != st.jobs.end()) {
+      const auto& s = i->second.status;
+      job_event(self, *i->second.job,
+                s.phase == scheduler::job_phase::failed ? "Warning" : "Normal", s.reason,
+                s.message);
+      announce_job(self, key);
+    }
+    end_step(self, key);
+  };
+  if (scheduler::is_finished(status.phase) && has_unfinished_pods(st, g)) {
+    // A targeted restart's last retry: the job failed, and what still runs of it goes (Volcano
+    // kills the pods of a job in Failed at its next sync), the finished pods kept.
+    scheduler::job_transition rest;
+    rest.kill = {scheduler::kill_scope::job, {}, {}, true};
+    kill_and_persist(self, key, status, j.job, rest, announce_end);
+    return;
+  }
+  if (!t.create_missing_pods || status.phase != scheduler::job_phase::pending) {
+    storage::write_batch batch;
+    batch.put(storage::job_record{*j.job, status});
+    persist(self, std::move(batch), [self, key, status, announce_end](const phalanx::status& s) {
+      auto& st = self->state;
+      auto i = st.jobs.find(key);
+      if (i == st.jobs.end())
+        return;
+      if (!s.ok()) {
+        spdlog::error("job {}: its status was not persisted: {}", key, s.to_string());
+        return end_step(self, key);
+      }
+      i->second.status = status;
+      announce_end();
+    });
+    return;
+  }
+  make_missing_job_pods(self, key, j.job, status, true, [self, key](const phalanx::status& s) {
+    if (!s.ok())
+      spdlog::error("job {}: its pods were not made again: {}", key, s.to_string());
+    end_step(self, key);
+  });
 }
 
 void execute_action(self_ptr self, const job_pod_event& e, scheduler::resolved_action action,
@@ -258,7 +388,7 @@ void delay_action(self_ptr self, const job_pod_event& e, scheduler::resolved_act
     if (i == st.jobs.end())
       return;
     auto& j = i->second;
-    if (j.acting || j.job->suspended || j.status.version != version)
+    if (j.acting || j.deleting || j.job->suspended || j.status.version != version)
       return;
     const auto* g = group_of_job(st, j);
     if (e.info.event == scheduler::job_event::pod_pending) {
@@ -281,59 +411,108 @@ void delay_action(self_ptr self, const job_pod_event& e, scheduler::resolved_act
 
 } // namespace
 
-void start_job_incarnation(self_ptr self, const std::string& key,
+void make_missing_job_pods(self_ptr self, const std::string& key,
                            std::shared_ptr<const scheduler::job> job, scheduler::job_status status,
-                           std::function<void(const phalanx::status&)> then) {
+                           bool write_status, std::function<void(const phalanx::status&)> then) {
   auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return then(phalanx::status{errc::not_found, "jobs \"" + key + "\" not found"});
+  const auto* g = group_of_job(st, i->second);
+  if (g == nullptr)
+    return then(phalanx::status{errc::not_found, "the job's PodGroup is gone"});
+  const auto gang = g->gang;
+  const auto job_uid = job->meta.uid.str();
+  const bool whole = g->pods.empty();  // A new incarnation: its gang starts over.
+  auto made = scheduler::make_job_pods(
+      *job, missing_positions(st, *job, *g),
+      [self](std::string_view, std::string_view) { return new_uid(self); });
+  if (!made)
+    return then(made.error());
   storage::write_batch batch;
-  batch.put(storage::job_record{*job, status});
-  auto pods = std::make_shared<std::vector<pod_ptr>>();
-  auto pod_names = std::make_shared<std::vector<std::string>>();
-  auto expanded = scheduler::expand_job(*job);
-  if (!expanded)
-    return then(expanded.error());
-  if (const auto* taken = reserve_pod_names(st, expanded->pods, *pod_names))
-    return then(phalanx::status{errc::already_exists,
-                                "pods \"" + taken->meta.name.str() + "\" already exists"});
-  for (auto& p : expanded->pods) {
-    // A new incarnation: new uids, so nothing of the old pods is confused with them.
-    p.meta.uid = new_uid(self);
+  if (write_status)
+    batch.put(storage::job_record{*job, status});
+  // Names another pod took meanwhile (a job's names are free while a new incarnation is made):
+  // such a pod is not made, as Volcano's creation fails with AlreadyExists.
+  std::vector<std::string> taken;
+  auto pods = std::make_shared<std::vector<std::pair<pod_ptr, std::string>>>();
+  const auto version = next_version(self);
+  for (auto& p : *made) {
+    auto name = object_key(p.meta.namespace_name, p.meta.name);
+    const auto* claim = job_task_of(st, name);
+    if ((claim != nullptr && claim->job_key != key) ||
+        name_taken(st, api::resource_kind::pod, name)) {
+      taken.push_back(p.meta.name.str());
+      continue;
+    }
+    st.reserved_names[kind_index(api::resource_kind::pod)].insert(name);
     p.meta.creation_time = st.ctx->now();
+    scheduler::prepare_job_pod(p, version);
     p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
-    scheduler::prepare_job_pod(p, job->meta.resource_version);
-    pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
-    batch.put(pods->back());
+    p.meta.annotations.set(scheduler::job_retry_count_key, std::to_string(status.retry_count));
+    share_pod_names(st, p);
+    auto pod = std::make_shared<const scheduler::pod>(std::move(p));
+    batch.put(pod);
+    pods->emplace_back(std::move(pod), std::move(name));
   }
+  if (!taken.empty())
+    job_event(self, *job, "Warning", "FailedCreate",
+              "pod " + taken.front() +
+                  (taken.size() > 1 ? " and " + std::to_string(taken.size() - 1) + " more" : "") +
+                  " not made again: the name is taken by a pod that is not the job's");
+  if (pods->empty() && !write_status)
+    return then(phalanx::status{});
+  // While the job's other pods are stored as the job, these records hide its expansion's keys.
+  const bool over_expansion = scheduler::pods_are_expansion(*job, status);
   persist(self, std::move(batch),
-          [self, key, job, status, pods, pod_names,
+          [self, key, job, status, write_status, pods, gang, job_uid, whole, over_expansion,
            then = std::move(then)](const phalanx::status& s) {
             auto& st = self->state;
-            if (!s.ok()) {
-              release_pod_names(st, *pod_names);
+            for (const auto& [pod, name] : *pods)
+              release_pod_name(st, name);
+            if (!s.ok())
               return then(s);
-            }
             auto i = st.jobs.find(key);
-            if (i == st.jobs.end()) {
-              release_pod_names(st, *pod_names);
-              return then(phalanx::status{errc::not_found, "jobs \"" + key + "\" not found"});
+            if (i == st.jobs.end() || i->second.deleting || i->second.job->meta.uid != job_uid ||
+                !st.groups.count(gang) || (!write_status && i->second.job->suspended)) {
+              // The job went (or goes, or was suspended) meanwhile: what was written for it
+              // goes too.
+              storage::write_batch undo;
+              for (const auto& [pod, name] : *pods)
+                undo.erase(storage::record_kind::pod, name);
+              persist(self, std::move(undo), [](const phalanx::status&) {});
+              return then(phalanx::status{errc::not_found, "jobs \"" + key + "\" went"});
             }
-            i->second.job = job;
-            i->second.status = status;
-            auto g = st.group_ids.find(i->second.group_key);
-            if (g == 0) {
-              release_pod_names(st, *pod_names);
-            } else {
-              auto& group = st.groups.at(g);
-              for (std::size_t k = 0; k < pods->size(); ++k) {
-                auto& slot = insert_pod(self, (*pods)[k], (*pod_names)[k]);
-                join_job_gang(st, slot, group);
-                announce(self, api::watch_event::type::added,
-                         pod_view(st, slot.first, slot.second));
+            if (write_status) {
+              i->second.job = job;
+              i->second.status = status;
+            }
+            auto& group = st.groups.at(gang);
+            pod_refs joined;
+            for (const auto& [pod, name] : *pods) {
+              auto& slot = insert_pod(self, pod, name);
+              slot.second.made_again_over_expansion = over_expansion;
+              if (join_job_gang(st, slot, group))
+                joined.push_back({slot.first, pod});
+              announce(self, api::watch_event::type::added,
+                       pod_view(st, slot.first, slot.second));
+            }
+            if (!joined.empty()) {
+              // A new incarnation, or a gang whose actor completed when its last pods went,
+              // starts over; a running one takes the pods as new members.
+              if (whole || group.last_report.phase == scheduler::gang_phase::completed)
+                group_changed(self, renew_gang(self, group.gang));
+              else {
+                tell_gang(self, group, pods_atom::value, std::move(joined));
+                group_changed(self, group);
               }
-              // The old incarnation's actor may have completed when its pods were deleted.
-              group_changed(self, renew_gang(self, group.gang));
             }
-            job_event(self, *job, "Normal", status.reason, status.message);
+            if (!pods->empty())
+              job_event(self, *job, "Normal", whole ? status.reason : "SyncJob",
+                        whole ? status.message
+                              : std::to_string(pods->size()) + " missing pod(s) made again: " +
+                                    pods->front().first->meta.name.str() +
+                                    (pods->size() > 1 ? " and others" : ""));
             announce_job(self, key);
             then(phalanx::status{});
             job_pods_made(self, key);
@@ -372,9 +551,22 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
   if (i == st.jobs.end())
     return;
   auto& j = i->second;
-  // One step at a time: events while a step is under way are about pods it is replacing.
-  if (j.acting || j.job->suspended || e.was_finished)
+  if (j.deleting || j.job->suspended)
     return;
+  if (j.acting) {  // One step at a time: the event waits for the step under way.
+    j.waiting.push_back([self, e] { on_job_pod_event(self, e); });
+    return;
+  }
+  if (e.was_finished) {
+    // A pod that had ended and is deleted (a clean-up) triggers no policy, but leaves its job
+    // without it: a job that goes on syncs and makes it again, as Volcano's syncJob does, and
+    // as the sync at a start would.
+    if (e.info.event == scheduler::job_event::pod_evicted &&
+        !scheduler::is_finished(j.status.phase) &&
+        !scheduler::is_finished(job_status_of(st, j).phase))
+      sync_job(self, e.job_key);
+    return;
+  }
   auto current = job_status_of(st, j);
   if (scheduler::is_finished(current.phase)) {
     if (scheduler::is_finished(j.status.phase))
@@ -399,34 +591,49 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     scheduler::job_event_info unknown;
     unknown.event = scheduler::job_event::unknown;
     action = scheduler::resolve_action(*j.job, current, unknown);
-  }
-  if (action.action == job_action::sync_job)
-    return;
-  if (action.action == job_action::restart_task || action.action == job_action::restart_pod ||
-      action.action == job_action::resume_job) {
-    job_event(self, *j.job, "Warning", "ActionNotSupported",
-              "pod " + e.info.pod + " " + std::string(scheduler::to_string(e.info.event)) +
-                  ": " + std::string(scheduler::to_string(action.action)) +
-                  " is not carried out in this version; the job goes on as it is");
-    return;
+    action.cause = e.info;  // A RestartPod or RestartTask for it targets the event's pod.
   }
   if (action.delay > scheduler::duration::zero()) {
     delay_action(self, e, action, current.version);
     return;
   }
+  // ResumeJob on a job that runs is a sync (scheduler::next_state). Only a pod that went leaves
+  // one missing (a failed or finished pod stays), so only then is there anything to make.
+  if (action.action == job_action::sync_job || action.action == job_action::resume_job) {
+    if (e.info.event == scheduler::job_event::pod_evicted &&
+        !scheduler::is_finished(job_status_of(st, j).phase))
+      sync_job(self, e.job_key);
+    return;
+  }
   execute_action(self, e, std::move(action), current, pods);
 }
 
-void finish_job_restarts(self_ptr self) {
+void start_job_controller(self_ptr self) {
+  auto& st = self->state;
   std::vector<std::string> restarting;
-  for (const auto& [key, j] : self->state.jobs)
-    if (j.status.phase == scheduler::job_phase::restarting && !j.job->suspended)
+  std::vector<std::string> going_on;
+  for (const auto& [key, j] : st.jobs) {
+    if (j.job->suspended)
+      continue;
+    if (j.status.phase == scheduler::job_phase::restarting)
       restarting.push_back(key);
+    else if (!scheduler::is_finished(j.status.phase) &&
+             !scheduler::is_finished(job_status_of(st, j).phase))
+      going_on.push_back(key);
+  }
   for (const auto& key : restarting) {
     spdlog::info("job {} was restarting when phalanxd stopped: it finishes now", key);
-    self->state.jobs.at(key).acting = true;
+    st.jobs.at(key).acting = true;
     settle_after_kill(self, key);
   }
+  // A pod deleted just before a stop, whose job had not made it again yet: a sync makes it now,
+  // as Volcano's controller syncs every job when it starts.
+  for (const auto& key : going_on)
+    if (auto i = st.jobs.find(key); i != st.jobs.end() && !i->second.acting) {
+      sync_job(self, key);
+      if (i->second.acting)
+        spdlog::info("job {} misses pods at the start: they are made again", key);
+    }
 }
 
 void job_pods_made(self_ptr self, const std::string& key) {

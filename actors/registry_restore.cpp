@@ -21,7 +21,8 @@ namespace {
 // The pods the jobs made at their creation, which are stored as their jobs (storage/README.md):
 // expanded again, with the state updates found under their keys, and without those a tombstone
 // marks deleted. Appended to `loaded.pods`. A key that holds a record keeps it (a store written
-// before pods were stored as their jobs). Only jobs whose pods are their expansion
+// before pods were stored as their jobs, or a pod the job's controller made again after it was
+// deleted: registry_jobs.cpp). Only jobs whose pods are their expansion
 // (scheduler::pods_are_expansion) are expanded: a resumed job's pods have records of their own,
 // and a suspended job has none.
 //
@@ -37,6 +38,9 @@ struct stored_expansions {
   /// Pod keys whose updates belong to no pod the jobs make now (left by a pod of an earlier job
   /// of that name, or by a job gone): erased at the start, so they cannot meet a later pod.
   std::vector<std::string> stale_keys;
+  /// Keys of an expansion that hold a record: the record is the pod (a job's controller made it
+  /// again), and deleting it must leave a tombstone (pod_entry::made_again_over_expansion).
+  std::unordered_set<std::string> recorded;
 };
 
 stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
@@ -66,7 +70,7 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
     std::unordered_set<std::string_view> names;
     for (const auto& [p, slot] : made)
       names.insert(p.meta.name);
-    std::unordered_set<std::string> recorded;
+    auto& recorded = out.recorded;
     for (const auto& p : loaded.pods)
       if (names.count(p.meta.name))
         recorded.insert(object_key(p.meta.namespace_name, p.meta.name));
@@ -212,6 +216,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
                              first_expanded_id + expanded.slot_of[i - expanded.first_index]);
     auto& [id, e] = slot;
     const auto& pod = *e.pod;
+    if (i < expanded.first_index && !expanded.recorded.empty() &&
+        expanded.recorded.count(object_key(pod.meta.namespace_name, pod.meta.name)))
+      e.made_again_over_expansion = true;
     if (pod.is_bound() && !scheduler::is_terminal(pod.phase)) {
       committed[pod.node_name].push_back({id, e.pod});
       resume[pod.node_name].push_back({id, e.pod});
@@ -277,7 +284,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     spdlog::warn("{} undecodable records were quarantined at start", loaded.quarantined.size());
   spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs", st.nodes.size(),
                st.queues.size(), st.groups.size(), st.pods.size(), st.jobs.size());
-  finish_job_restarts(self);
+  start_job_controller(self);
   st.ready->store(true);
   st.ctx->metrics->ready.set(1);
 }

@@ -287,10 +287,14 @@ scheduler::job_status job_status_of(const registry_state& st,
   using scheduler::job_phase;
   // Phases the job controller reached and persisted (registry_jobs.cpp) hold until it moves
   // the job on; Pending, Running and the end of a job's own run are read from its pods.
+  // Restarting holds while the controller's step is under way (a targeted restart leaves pods
+  // of other tasks running meanwhile); a resumed job is written Restarting with its new pods,
+  // and is read from them.
   const auto stored = j.status.phase;
   const bool held = stored == job_phase::failed || stored == job_phase::completed ||
                     stored == job_phase::terminated || stored == job_phase::terminating ||
-                    stored == job_phase::completing || stored == job_phase::aborting;
+                    stored == job_phase::completing || stored == job_phase::aborting ||
+                    (stored == job_phase::restarting && j.acting);
   if (j.job->suspended)
     s.phase = scheduler::job_phase::aborted;
   else if (held)

@@ -127,7 +127,11 @@ std::string job_pod_name(std::string_view job_name, std::string_view task, int32
   return out;
 }
 
-result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
+namespace {
+
+// expand_job, or only the pods at `only`'s positions (ascending) when it is not null.
+result<expanded_job> expand(const job& j, const uid_generator& make_uid,
+                            const std::vector<uint32_t>* only) {
   if (j.meta.name.empty())
     return status{errc::invalid_argument, "metadata.name: required"};
   if (j.meta.uid.empty())
@@ -172,12 +176,18 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
   std::size_t total = 0;
   for (const auto& t : j.tasks)
     total += static_cast<std::size_t>(t.replicas);
-  out.pods.reserve(total);
+  out.pods.reserve(only != nullptr ? only->size() : total);
+  auto wanted = only != nullptr ? only->begin() : std::vector<uint32_t>::const_iterator{};
+  uint32_t first = 0;  // The position of the task's first pod.
   // Made once: every pod's copy shares them (shared_string.hpp).
   const shared_string group_name = g.meta.name;
   const shared_string job_scheduler = j.scheduler_name;
   for (std::size_t ti = 0; ti < j.tasks.size(); ++ti) {
     const auto& t = j.tasks[ti];
+    const uint32_t task_first = first;
+    first += static_cast<uint32_t>(t.replicas);
+    if (only != nullptr && (wanted == only->end() || *wanted >= first))
+      continue;  // None of this task's pods.
     const std::string& tname = names[ti];
     const shared_string role_name = tname;
     const std::string template_uid = j.meta.name + "-" + tname;
@@ -207,7 +217,7 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
     // Each pod's name is written into one buffer: the pod's name block is its only allocation.
     const std::string task_prefix = job_task_prefix(j.meta.name, tname);
     std::string name_text;
-    for (int32_t ix = 0; ix < t.replicas; ++ix) {
+    auto make = [&](int32_t ix) -> status {
       pod p = t.pod_template;  // Copies the shared constraints and spec_json pointers.
       write_job_pod_name(name_text, task_prefix, ix);
       p.meta.name = name_text;
@@ -231,9 +241,39 @@ result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
       p.start_time = {};
       p.finish_time = {};
       out.pods.push_back(std::move(p));
+      return {};
+    };
+    if (only == nullptr) {
+      for (int32_t ix = 0; ix < t.replicas; ++ix)
+        if (auto s = make(ix); !s.ok())
+          return s;
+      continue;
     }
+    // Earlier tasks took the positions below task_first.
+    for (; wanted != only->end() && *wanted < first; ++wanted)
+      if (auto s = make(static_cast<int32_t>(*wanted - task_first)); !s.ok())
+        return s;
   }
   return out;
+}
+
+} // namespace
+
+result<expanded_job> expand_job(const job& j, const uid_generator& make_uid) {
+  return expand(j, make_uid, nullptr);
+}
+
+result<std::vector<pod>> make_job_pods(const job& j, const std::vector<uint32_t>& positions,
+                                       const uid_generator& make_uid) {
+  if (!std::is_sorted(positions.begin(), positions.end()) ||
+      std::adjacent_find(positions.begin(), positions.end()) != positions.end())
+    return status{errc::invalid_argument, "make_job_pods: positions must ascend"};
+  auto expanded = expand(j, make_uid, &positions);
+  if (!expanded)
+    return expanded.error();
+  if (expanded->pods.size() != positions.size())
+    return status{errc::invalid_argument, "make_job_pods: a position past the job's last pod"};
+  return std::move(expanded->pods);
 }
 
 void prepare_job_pod(pod& p, uint64_t resource_version) {

@@ -92,6 +92,13 @@ struct expanded_job {
 /// generated name is longer than 253 characters (a DNS-1123 subdomain).
 result<expanded_job> expand_job(const job& j, const uid_generator& make_uid = derived_uid);
 
+/// The pods at `positions` (ascending; position = job_task_range::first + index) of `j`'s
+/// expansion, made exactly as expand_job makes them: what Volcano's syncJob creates again for
+/// the pods of a job that are missing. errc::invalid_argument as expand_job, and when the
+/// positions do not ascend or one is past the last pod.
+result<std::vector<pod>> make_job_pods(const job& j, const std::vector<uint32_t>& positions,
+                                       const uid_generator& make_uid = derived_uid);
+
 /// What the runtime sets on an expanded pod before it exists: its resource version (the job's at
 /// creation) and its one pod slot (requests.pods = 1). The same at creation and when a restart
 /// makes the pods again from the stored job.

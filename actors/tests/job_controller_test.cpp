@@ -77,6 +77,13 @@ bool all_running(runtime_harness& h, const std::string& job, std::size_t count) 
   return true;
 }
 
+std::string job_events(runtime_harness& h, const std::string& job) {
+  std::string out;
+  for (const auto& e : h.events(api::resource_kind::job, job))
+    out += e.reason + ": " + e.message + "\n";
+  return out;
+}
+
 bool has_job_event(runtime_harness& h, const std::string& job, const std::string& reason) {
   for (const auto& e : h.events(api::resource_kind::job, job))
     if (e.reason == reason)
@@ -190,16 +197,149 @@ TEST(JobController, APodPendingPastItsTimeoutActsAndOnePlacedInTimeDoesNot) {
   EXPECT_INVARIANTS(h);
 }
 
-// Without a policy for the event the job only syncs: a deleted pod is not a restart.
-TEST(JobController, AnEventNoPolicyNamesChangesNothing) {
+// Without a policy for the event the job only syncs, as Volcano's syncJob does: the deleted pod
+// is made again under its name with a new uid, and nothing else changes (no retry, the other
+// pods untouched). The examples' MPI job has no PodEvicted policy: the issue found it Pending for
+// ever after its pods were deleted.
+TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
   runtime_harness h{deterministic_config(1), nodes()};
   runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto before = pods_of(h, "tf");
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"), "delete");
-  h.pass(1000ms);
-  EXPECT_EQ(status_of(h, "tf").retry_count, 0);
-  EXPECT_EQ(pods_of(h, "tf").size(), 2u);
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto after = pods_of(h, "tf");
+  EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first) << "made again: a new uid";
+  EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
+  EXPECT_EQ(after["tf-worker-0"], before["tf-worker-0"]);
+  auto s = status_of(h, "tf");
+  EXPECT_EQ(s.retry_count, 0);
+  EXPECT_EQ(s.version, 0);
+  EXPECT_EQ(s.phase, scheduler::job_phase::running);
+  EXPECT_TRUE(has_job_event(h, "tf", "SyncJob"));
   EXPECT_FALSE(has_job_event(h, "tf", "RestartJob"));
+  auto made = h.get(api::resource_kind::pod, "default", "tf-worker-1");
+  runtime_harness::must_ok(made, "get tf-worker-1");
+  const auto& pod = std::get<api::pod_object>(*made).pod;
+  EXPECT_EQ(pod.meta.annotations.find(scheduler::task_index_key).value_or(""), "1");
+  EXPECT_EQ(pod.meta.labels.find(scheduler::task_spec_key).value_or(""), "worker");
+  EXPECT_EQ(pod.role.str(), "worker");
+  EXPECT_INVARIANTS(h);
+
+  // The pod made again is a record over a key of the job's expansion: it, not the expansion's
+  // pod, is there after a restart; deleted again, it is made again again; and a deletion of it
+  // stays a deletion across a restart (its tombstone hides the expansion's pod).
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "tf"), after);
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"), "again");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto third = pods_of(h, "tf");
+  EXPECT_NE(third["tf-worker-1"].first, after["tf-worker-1"].first);
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "tf"), third);
+  EXPECT_EQ(status_of(h, "tf").retry_count, 0);
+  EXPECT_INVARIANTS(h);
+  // Deleting the job takes every key of it: created again under its name, it starts afresh.
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "tf"), "delete job");
+  ASSERT_TRUE(h.run_until([&] { return pods_of(h, "tf").empty(); }, 5000ms, 10ms));
+  runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf again");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto fresh = pods_of(h, "tf");
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "tf"), fresh);
+  EXPECT_INVARIANTS(h);
+}
+
+// Several pods of a job deleted at once (a node lost under it, with no policy): every one is
+// made again, once, although their events come while the first sync is under way.
+TEST(JobController, PodsLostTogetherAreAllMadeAgainOnce) {
+  runtime_harness h{deterministic_config(1), {make_node("n-0").cpu("3").memory("32Gi"),
+                                              make_node("n-1").cpu("3").memory("32Gi"),
+                                              make_node("n-2").cpu("3").memory("32Gi")}};
+  auto job = tf_job("wide", "PodFailed", "RestartJob", 3);
+  job.job.tasks[1].replicas = 4;
+  runtime_harness::must_ok(h.create(job), "wide");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "wide", 5); }, 5000ms, 10ms));
+  std::map<std::string, int> per_node;
+  for (const auto& p : h.pods("default"))
+    ++per_node[p.pod.node_name.str()];
+  auto busiest = std::max_element(per_node.begin(), per_node.end(), [](auto& a, auto& b) {
+                   return a.second < b.second;
+                 })->first;
+  ASSERT_GE(per_node[busiest], 2);
+  runtime_harness::must_ok(h.remove(api::resource_kind::node, "", busiest), "delete node");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "wide", 5); }, 5000ms, 10ms))
+      << pods_of(h, "wide").size();
+  h.pass(1000ms);
+  EXPECT_EQ(pods_of(h, "wide").size(), 5u);
+  for (const auto& p : h.pods("default"))
+    EXPECT_NE(p.pod.node_name.str(), busiest);
+  EXPECT_EQ(status_of(h, "wide").retry_count, 0);
+  EXPECT_INVARIANTS(h);
+}
+
+// RestartTask: a failed worker restarts its task (every worker made again, the ps untouched),
+// counted as a retry; RestartPod: only the failed pod is made again. Both keep the job's
+// version (no whole-job kill), and the last retry ends the job Failed with no pod left.
+TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
+  for (const std::string action : {"RestartTask", "RestartPod"}) {
+    SCOPED_TRACE(action);
+    runtime_harness h{deterministic_config(1), nodes()};
+    auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
+    job.job.tasks[1].policies.push_back({action, "PodFailed", {}, {}, {}});
+    runtime_harness::must_ok(h.create(job), "tf");
+    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+    auto before = pods_of(h, "tf");
+    // The simulated kubelet fails a pod on request.
+    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
+                                   api::object_action::type::fail_pod),
+                             "fail tf-worker-1");
+    ASSERT_TRUE(h.run_until(
+        [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+        10ms))
+        << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
+    auto after = pods_of(h, "tf");
+    EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
+    EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first);
+    if (action == "RestartTask")
+      EXPECT_NE(after["tf-worker-0"].first, before["tf-worker-0"].first);
+    else
+      EXPECT_EQ(after["tf-worker-0"], before["tf-worker-0"]);
+    auto s = status_of(h, "tf");
+    EXPECT_EQ(s.version, 0);
+    EXPECT_EQ(s.phase, scheduler::job_phase::running);
+    EXPECT_TRUE(has_job_event(h, "tf", action));
+    EXPECT_INVARIANTS(h);
+    h.restart();
+    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+    EXPECT_EQ(pods_of(h, "tf"), after);
+
+    // Two more failures use up maxRetry 3: Failed, the ps deleted, the last failed pod kept.
+    for (int round = 2; round <= 3; ++round) {
+      runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
+                                     api::object_action::type::fail_pod),
+                               "fail again");
+      ASSERT_TRUE(h.run_until([&] { return status_of(h, "tf").retry_count == round; }, 5000ms,
+                              10ms));
+      ASSERT_TRUE(h.run_until(
+          [&] {
+            return round == 3 ? status_of(h, "tf").phase == scheduler::job_phase::failed
+                              : all_running(h, "tf", 3);
+          },
+          5000ms, 10ms))
+          << scheduler::to_string(status_of(h, "tf").phase);
+    }
+    // The targeted kill took the failed pod (Volcano's killTarget retains nothing), and the
+    // Failed job's pods that still ran went after it.
+    h.pass(1000ms);
+    EXPECT_TRUE(pods_of(h, "tf").empty()) << pods_of(h, "tf").begin()->first;
+    EXPECT_EQ(status_of(h, "tf").phase, scheduler::job_phase::failed);
+    EXPECT_EQ(status_of(h, "tf").retry_count, 3);
+    EXPECT_INVARIANTS(h);
+  }
 }
 
 // A worker that always fails (PodFailed: RestartJob) restarts the job until maxRetry is used up;
@@ -320,6 +460,33 @@ TEST(JobController, ARestartBetweenTheTwoStepsFinishesTheRestart) {
   EXPECT_EQ(s.retry_count, 1);
   EXPECT_EQ(s.phase, scheduler::job_phase::running);
   // Once, and for good: another start finds the same pods.
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "tf"), after);
+  EXPECT_INVARIANTS(h);
+}
+
+// phalanxd stopped after a job's pod was deleted (its tombstone durable) and before the sync made
+// it again: the start finds the job missing the pod and makes it then, once.
+TEST(JobController, APodDeletedJustBeforeAStopIsMadeAgainAtTheStart) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto before = pods_of(h, "tf");
+  auto gone = h.get(api::resource_kind::pod, "default", "tf-worker-0");
+  runtime_harness::must_ok(gone, "get tf-worker-0");
+  const auto pod = std::get<api::pod_object>(*gone).pod;
+  h.restart_after([&](storage::store& s) {
+    // What the deletion writes for a pod stored as its job: a tombstone newer than its state.
+    storage::write_batch b;
+    b.put_pod_tombstone(pod, pod.meta.resource_version + 1000);
+    ASSERT_TRUE(s.write(b).ok());
+  });
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto after = pods_of(h, "tf");
+  EXPECT_NE(after["tf-worker-0"].first, before["tf-worker-0"].first);
+  EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
+  EXPECT_EQ(status_of(h, "tf").retry_count, 0);
   h.restart();
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   EXPECT_EQ(pods_of(h, "tf"), after);

@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -147,14 +148,30 @@ TEST(PodState, AJobsPodsComeBackFromTheJobAfterARestart) {
   EXPECT_TRUE(report.ok()) << report.to_string();
 }
 
+// A pod of a job that has ended, deleted on its own, has no record to erase: its tombstone keeps
+// the job's expansion from bringing it back at the next start (no sync makes a finished job's
+// pods again). A running job's deleted pod is made again by its controller: JobController.*.
 TEST(PodState, AJobPodDeletedOnItsOwnStaysDeletedAfterARestart) {
   runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
-  run_job(h, "etl", 3);
+  auto job = one_task_job("etl", 3);
+  job.job.tasks[0].pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  runtime_harness::must_ok(h.create(job), "create the job");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto pods = job_pods(h);
+        return pods.size() == 3 &&
+               std::all_of(pods.begin(), pods.end(), [](const auto& p) {
+                 return p.second.phase == scheduler::pod_phase::succeeded;
+               });
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-1"),
                            "delete a pod");
   ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
                           std::chrono::milliseconds(10)));
+  h.pass(std::chrono::milliseconds(500));
   auto before = job_pods(h);
+  ASSERT_EQ(before.size(), 2u) << "a finished job's pod is not made again";
   h.restart();
   auto after = job_pods(h);
   EXPECT_EQ(after.count("etl-worker-1"), 0u);
@@ -290,25 +307,44 @@ TEST(PodState, AJobsPodsAreFoundByNameThroughTheirJob) {
                                           "etl-driver-0", "etl-worker-", "etl"};
   expect_found({"etl-ps-0", "etl-worker-0", "etl-worker-1", "etl-worker-2"}, never, "created");
 
+  // A pod deleted while its job runs is made again under its name (a record of its own, found
+  // by the name index); the others are still found through the job, at their positions.
+  auto uid_of = [&](const std::string& name) {
+    auto r = h.get(api::resource_kind::pod, "default", name);
+    return r.ok() ? std::get<api::pod_object>(*r).pod.meta.uid.str() : std::string();
+  };
+  const auto first_uid = uid_of("etl-worker-0");
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-0"),
                            "delete worker-0");
-  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 3; }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
-  auto absent = never;
-  absent.push_back("etl-worker-0");
-  expect_found({"etl-ps-0", "etl-worker-1", "etl-worker-2"}, absent, "one deleted");
+  ASSERT_TRUE(h.run_until(
+      [&] { return all_running(h, 4) && uid_of("etl-worker-0") != first_uid; },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  const auto made_again = uid_of("etl-worker-0");
+  const std::vector<std::string> all = {"etl-ps-0", "etl-worker-0", "etl-worker-1",
+                                        "etl-worker-2"};
+  expect_found(all, never, "one made again");
   h.restart();
-  expect_found({"etl-ps-0", "etl-worker-1", "etl-worker-2"}, absent, "after a restart");
+  expect_found(all, never, "after a restart");
+  EXPECT_EQ(uid_of("etl-worker-0"), made_again);
 
-  // Deleting by name after the restart reaches the right pod.
+  // Deleting by name after the restart reaches the right pod, made again or not.
+  const auto second_uid = uid_of("etl-worker-2");
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-2"),
                            "delete worker-2");
-  ASSERT_TRUE(h.run_until([&] { return h.pods().size() == 2; }, std::chrono::milliseconds(5000),
-                          std::chrono::milliseconds(10)));
-  absent.push_back("etl-worker-2");
-  expect_found({"etl-ps-0", "etl-worker-1"}, absent, "another deleted");
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "etl-worker-0"),
+                           "delete worker-0 again");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        return all_running(h, 4) && uid_of("etl-worker-2") != second_uid &&
+               uid_of("etl-worker-0") != made_again;
+      },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  expect_found(all, never, "two more made again");
+  auto uids = job_pods(h);
   h.restart();
-  expect_found({"etl-ps-0", "etl-worker-1"}, absent, "after a second restart");
+  expect_found(all, never, "after a second restart");
+  for (const auto& [name, p] : job_pods(h))
+    EXPECT_EQ(p.meta.uid, uids[name].meta.uid) << name;
   auto report = h.invariants(true);
   EXPECT_TRUE(report.ok()) << report.to_string();
 }

@@ -104,6 +104,39 @@ TEST(Job, MinResourcesSumExtendedResources) {
             res("cpu", "8", "memory", "32Gi", "nvidia.com/gpu", "4", "pods", "4"));
 }
 
+// make_job_pods makes the pods at the positions asked for exactly as expand_job makes them
+// (names, labels, annotations, uids, requests): what a sync creates again for a job's missing
+// pods. Tasks without replicas hold no position; positions must ascend and exist.
+TEST(Job, MakeJobPodsMakesThePodsAtTheirPositionsAsTheExpansionDoes) {
+  auto j = make_job("my-job", {task("ps", 1, "1"), task("none", 0, "1"), task("worker", 3, "2"),
+                               task("", 2, "1")});
+  auto expanded = expand_job(j);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().to_string();
+  ASSERT_EQ(expanded->pods.size(), 6u);
+  for (const std::vector<uint32_t>& positions :
+       {std::vector<uint32_t>{}, {0}, {2}, {0, 3, 5}, {1, 2, 3}, {4, 5}, {0, 1, 2, 3, 4, 5}}) {
+    auto made = make_job_pods(j, positions);
+    ASSERT_TRUE(made.ok()) << made.error().to_string();
+    ASSERT_EQ(made->size(), positions.size());
+    for (std::size_t k = 0; k < positions.size(); ++k) {
+      const auto& want = expanded->pods[positions[k]];
+      const auto& got = (*made)[k];
+      EXPECT_EQ(got.meta.name, want.meta.name);
+      EXPECT_EQ(got.meta.uid, want.meta.uid);
+      EXPECT_EQ(got.role, want.role);
+      EXPECT_EQ(got.group, want.group);
+      EXPECT_EQ(got.requests, want.requests);
+      EXPECT_EQ(got.meta.labels, want.meta.labels);
+      EXPECT_EQ(got.meta.annotations, want.meta.annotations) << got.meta.name;
+    }
+  }
+  EXPECT_EQ(make_job_pods(j, {3, 1}).error().code(), errc::invalid_argument);
+  EXPECT_EQ(make_job_pods(j, {1, 1}).error().code(), errc::invalid_argument);
+  auto past = make_job_pods(j, {5, 6});
+  ASSERT_FALSE(past.ok());
+  EXPECT_NE(past.error().message().find("past the job's last pod"), std::string::npos);
+}
+
 // split_job_pod_name and job_task_ranges invert the expansion's naming: every pod expand_job
 // makes is found at its position, and no other name is (an index beyond the replicas, a padded or
 // signed index, another task, a prefix of the job). The registry finds a job's pods by name this

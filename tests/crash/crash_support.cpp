@@ -519,6 +519,18 @@ void note(std::string& history, const std::string& what) {
 
 } // namespace
 
+bool churn_book::may_be_made_again(const std::string& key) const {
+  // A pod of a job that is (or may be) there, gone, may be made again by the job's controller
+  // under its name with a new uid (a sync), unless the job has ended.
+  auto j = job_of_pod_.find(key);
+  if (j == job_of_pod_.end())
+    return false;
+  auto job = entries_.find(j->second);
+  return job != entries_.end() && job->second.state != expect::absent &&
+         std::find(job->second.pods.begin(), job->second.pods.end(), key) !=
+             job->second.pods.end();
+}
+
 void churn_book::sent(const std::string& key) {
   std::lock_guard lock(mutex_);
   entries_[key].state = expect::unknown;
@@ -579,6 +591,11 @@ void churn_book::deleted(const std::string& key, uint64_t version, uint64_t gene
   e.state = expect::absent;
   e.uid.clear();
   note(e.history, "deleted@" + std::to_string(generation));
+  if (may_be_made_again(key)) {
+    e.state = expect::unknown;
+    entries_[job_of_pod_.at(key)].lost_members = true;
+    note(e.history, "may-be-made-again");
+  }
   ++counts_.deletes;
   acknowledge(version, generation);
 }
@@ -592,6 +609,7 @@ void churn_book::job_created(const churn_job& job, const std::string& uid, uint6
   e.state = expect::present;
   e.uid = uid;
   e.job = true;
+  e.lost_members = false;
   e.ever_created = true;
   note(e.history, "job-created@" + std::to_string(generation));
   e.pods.clear();
@@ -628,7 +646,7 @@ void churn_book::job_deleted(const churn_job& job, uint64_t version, uint64_t ge
 void churn_book::settled(const std::string& key, expect now, const std::string& uid) {
   std::lock_guard lock(mutex_);
   auto& e = entries_[key];
-  e.state = now;
+  e.state = now == expect::absent && may_be_made_again(key) ? expect::unknown : now;
   note(e.history, std::string("read-") + (now == expect::present ? "present" : "absent"));
   if (!uid.empty())
     e.uid = uid;
@@ -655,6 +673,7 @@ void churn_book::job_settled(const churn_job& job, expect now, const std::string
     }
   if (now != expect::present || known_incarnation)
     return;
+  e.lost_members = false;
   e.pods.clear();
   for (const auto& name : job.pod_names()) {
     auto pod_key = std::string(workload_namespace) + "/" + name;
@@ -678,7 +697,7 @@ bool churn_book::may_be_deleted(const std::string& key) const {
     for (const auto& [job_key, e] : entries_) {
       if (!e.job || !key.starts_with(job_key + "-"))
         continue;
-      if (e.state != expect::present || key != job_key + "-" + e.uid)
+      if (e.state != expect::present || key != job_key + "-" + e.uid || e.lost_members)
         return true;
       for (const auto& pod_key : e.pods)
         if (auto p = entries_.find(pod_key); p == entries_.end() || p->second.state != expect::present)

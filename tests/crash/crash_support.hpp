@@ -288,6 +288,9 @@ class churn_book {
     std::string uid;
     bool job = false;
     std::vector<std::string> pods; // A job's pod keys.
+    /// A job: one of its pods was deleted on its own since it was created. Its controller makes
+    /// the pod again, and the new one may wait for room: its gang may be short of its minimum.
+    bool lost_members = false;
     bool ever_created = false;
     uint64_t operations = 0;
     std::string history;  // What happened to the key, last few steps, for failure messages.
@@ -297,6 +300,8 @@ class churn_book {
   mutable std::mutex mutex_;
   std::map<std::string, entry> entries_;
   std::map<std::string, std::string> job_of_pod_; // A job pod's key -> its job's key.
+  /// A job's pod, gone, that its job's controller may make again (the mutex held).
+  bool may_be_made_again(const std::string& key) const;
   uint64_t generation_ = 0;
   uint64_t max_version_before_generation_ = 0; // The largest acknowledged by earlier daemons.
   uint64_t max_version_ = 0;
