@@ -119,8 +119,21 @@ void job_event(self_ptr self, const scheduler::job& j, std::string_view type,
 // The positions (scheduler::job_task_ranges) of the job's pods "<job>-<task>-<index>" that no
 // pod of its gang has, a terminating one included: Volcano's syncJob makes a pod again only once
 // no pod of its name is left.
-std::vector<uint32_t> missing_positions(const registry_state& st, const scheduler::job& j,
-                                        const group_entry& g) {
+std::vector<uint32_t> missing_positions(const registry_state& st,
+                                        const registry_state::job_entry& entry,
+                                        const scheduler::job& j, const group_entry& g) {
+  if (entry.first_pod != 0 && entry.job.get() == &j) {
+    // Pods stored as the job have ids by position (first_pod + k), unused once deleted: when
+    // every one is there, nothing is missing, found without a name (a start syncs every job).
+    uint64_t total = 0;
+    for (const auto& t : j.tasks)
+      total += static_cast<uint64_t>(std::max(t.replicas, 0));
+    bool all = true;
+    for (uint64_t k = 0; k < total && all; ++k)
+      all = st.pods.count(entry.first_pod + k) != 0;
+    if (all)
+      return {};
+  }
   const auto ranges = scheduler::job_task_ranges(j);
   uint32_t total = 0;
   for (const auto& r : ranges)
@@ -194,7 +207,7 @@ void sync_job(self_ptr self, const std::string& key) {
   if (g == nullptr)
     return;
   auto lost = pods_of_lost_nodes(st, *g);
-  if (lost.empty() && missing_positions(st, *j.job, *g).empty())
+  if (lost.empty() && missing_positions(st, j, *j.job, *g).empty())
     return;
   j.acting = true;
   auto make = [self, key] {
@@ -425,7 +438,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
   const auto job_uid = job->meta.uid.str();
   const bool whole = g->pods.empty();  // A new incarnation: its gang starts over.
   auto made = scheduler::make_job_pods(
-      *job, missing_positions(st, *job, *g),
+      *job, missing_positions(st, i->second, *job, *g),
       [self](std::string_view, std::string_view) { return new_uid(self); });
   if (!made)
     return then(made.error());
@@ -615,10 +628,18 @@ void start_job_controller(self_ptr self) {
   for (const auto& [key, j] : st.jobs) {
     if (j.job->suspended)
       continue;
-    if (j.status.phase == scheduler::job_phase::restarting)
+    if (j.status.phase == scheduler::job_phase::restarting) {
       restarting.push_back(key);
-    else if (!scheduler::is_finished(j.status.phase) &&
-             !scheduler::is_finished(job_status_of(st, j).phase))
+      continue;
+    }
+    if (scheduler::is_finished(j.status.phase))
+      continue;
+    // Whether it misses pods first: it is cheap (mostly one id lookup per pod), and a job's
+    // status, read from its pods with their task names, is not.
+    const auto* g = group_of_job(st, j);
+    if (g != nullptr &&
+        (!pods_of_lost_nodes(st, *g).empty() || !missing_positions(st, j, *j.job, *g).empty()) &&
+        !scheduler::is_finished(job_status_of(st, j).phase))
       going_on.push_back(key);
   }
   for (const auto& key : restarting) {
