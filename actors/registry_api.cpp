@@ -293,18 +293,22 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   batch.put(storage::pod_group_record{group});
   // The pods are not written: they are the job's expansion, made again from the job record at
   // the next start (storage/README.md); only their state changes are (delete_job erases what
-  // those left under their keys).
+  // those left under their keys). A job whose tasks wait for others (dependsOn) makes none now:
+  // its controller makes each task's pods, as records, once the tasks it depends on run.
+  const bool waits = scheduler::has_task_dependencies(j);
   auto pods = std::make_shared<std::vector<pod_ptr>>();
-  pods->reserve(expanded->pods.size());
-  for (auto& p : expanded->pods) {
-    scheduler::prepare_job_pod(p, j.meta.resource_version);
-    pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+  if (!waits) {
+    pods->reserve(expanded->pods.size());
+    for (auto& p : expanded->pods) {
+      scheduler::prepare_job_pod(p, j.meta.resource_version);
+      pods->push_back(std::make_shared<const scheduler::pod>(std::move(p)));
+    }
   }
   st.reserved_names[kind_index(resource_kind::job)].insert(key);
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(group_key);
   auto group_ptr = std::make_shared<const scheduler::pod_group>(std::move(group));
   auto job = std::make_shared<const scheduler::job>(std::move(j));
-  persist(self, std::move(batch), [self, job, group_ptr, pods, status, key, group_key,
+  persist(self, std::move(batch), [self, job, group_ptr, pods, status, key, group_key, waits,
                                    reply](const phalanx::status& s) {
     auto& st = self->state;
     st.reserved_names[kind_index(resource_kind::job)].erase(key);
@@ -313,7 +317,8 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
       release_job_pods(st, key, *job);
       return respond(reply, result<api::object>{s});
     }
-    const uint64_t first_pod = st.next_pod;
+    // Ids by position only for pods stored as the job (job_entry::first_pod).
+    const uint64_t first_pod = waits ? 0 : st.next_pod;
     st.jobs[key] = {job, status, group_key, first_pod};
     auto gang = st.next_gang++;
     auto& g = st.groups[gang];
@@ -328,8 +333,10 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     spawn_gang(self, g);
     mark_emitted(st, g);
     record_event(self, resource_kind::job, job->meta.namespace_name, job->meta.name, "Normal",
-                 "Created", "created PodGroup " + g.group->meta.name + " and " +
-                                std::to_string(pods->size()) + " pods");
+                 "Created",
+                 "created PodGroup " + g.group->meta.name +
+                     (waits ? "; each task's pods are made once the tasks it depends on run"
+                            : " and " + std::to_string(pods->size()) + " pods"));
     if (is_watched(self, resource_kind::pod))
       for (uint64_t id = first_pod; id < first_pod + pods->size(); ++id)
         announce(self, api::watch_event::type::added, pod_view(st, id, st.pods.at(id)));
@@ -338,7 +345,10 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     auto view = job_view(st, st.jobs.at(key));
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
-    job_pods_made(self, key);
+    if (waits)
+      sync_job_pods(self, key);  // The tasks that wait for none.
+    else
+      job_pods_made(self, key);
   });
 }
 

@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <unordered_set>
 
 namespace phalanx::actors::registry_detail {
@@ -647,6 +648,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::unordered_set<uint64_t> touched;
     // A job's pod failed (PodFailed) or succeeded (TaskCompleted, if its task is complete).
     std::vector<job_pod_event> job_events;
+    // Jobs whose tasks wait for others (dependsOn) and one of whose pods ran or succeeded.
+    std::set<std::string> dependency_syncs;
     for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
@@ -662,6 +665,14 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
                                        : scheduler::job_event::task_completed,
                                    false))
           job_events.push_back(std::move(*je));
+      if ((e.phase() == scheduler::pod_phase::running ||
+           e.phase() == scheduler::pod_phase::succeeded) &&
+          e.gang != 0)
+        if (auto g = st.groups.find(e.gang);
+            g != st.groups.end() && !g->second.job_key.empty())
+          if (auto j = st.jobs.find(g->second.job_key.view());
+              j != st.jobs.end() && scheduler::has_task_dependencies(*j->second.job))
+            dependency_syncs.insert(j->first);
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {
           n->second.allocated -= e.pod->requests;
@@ -690,6 +701,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       }
     for (const auto& je : job_events)
       on_job_pod_event(self, je);
+    for (const auto& key : dependency_syncs)
+      sync_job_pods(self, key);
   });
 }
 

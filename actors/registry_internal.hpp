@@ -296,6 +296,10 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e);
 void make_missing_job_pods(self_ptr self, const std::string& key,
                            std::shared_ptr<const scheduler::job> job, scheduler::job_status status,
                            bool write_status, std::function<void(const phalanx::status&)> then);
+/// A sync of the job asked from outside its events: a pod of a job whose tasks depend on others
+/// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It
+/// waits for a step under way; a job that ended or is suspended is left alone.
+void sync_job_pods(self_ptr self, const std::string& key);
 /// At a start: jobs stored Restarting (stopped between a step's two writes) finish the step, and
 /// jobs that go on make the pods they miss (deleted before a stop, not yet made again).
 void start_job_controller(self_ptr self);

@@ -33,6 +33,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 
 namespace phalanx::actors::registry_detail {
@@ -437,9 +438,24 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
   const auto gang = g->gang;
   const auto job_uid = job->meta.uid.str();
   const bool whole = g->pods.empty();  // A new incarnation: its gang starts over.
+  auto positions = missing_positions(st, i->second, *job, *g);
+  if (scheduler::has_task_dependencies(*job)) {
+    // A task's pods are made once the tasks it depends on run (dependsOn).
+    const auto pods_now = pods_of_job(st, g);
+    std::vector<std::pair<uint32_t, bool>> task_ends;  // (end position, ready), in task order.
+    uint32_t end = 0;
+    for (std::size_t t = 0; t < job->tasks.size(); ++t) {
+      end += static_cast<uint32_t>(std::max(job->tasks[t].replicas, 0));
+      task_ends.emplace_back(end, scheduler::task_dependencies_ready(*job, t, pods_now));
+    }
+    std::erase_if(positions, [&](uint32_t p) {
+      auto t = std::upper_bound(task_ends.begin(), task_ends.end(), p,
+                                [](uint32_t v, const auto& e) { return v < e.first; });
+      return t == task_ends.end() || !t->second;
+    });
+  }
   auto made = scheduler::make_job_pods(
-      *job, missing_positions(st, i->second, *job, *g),
-      [self](std::string_view, std::string_view) { return new_uid(self); });
+      *job, positions, [self](std::string_view, std::string_view) { return new_uid(self); });
   if (!made)
     return then(made.error());
   storage::write_batch batch;
@@ -523,7 +539,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
             if (!pods->empty())
               job_event(self, *job, "Normal", whole ? status.reason : "SyncJob",
                         whole ? status.message
-                              : std::to_string(pods->size()) + " missing pod(s) made again: " +
+                              : "made " + std::to_string(pods->size()) + " missing pod(s): " +
                                     pods->front().first->meta.name.str() +
                                     (pods->size() > 1 ? " and others" : ""));
             announce_job(self, key);
@@ -619,6 +635,20 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   }
   execute_action(self, e, std::move(action), current, pods);
+}
+
+void sync_job_pods(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end() || i->second.deleting || i->second.job->suspended ||
+      scheduler::is_finished(i->second.status.phase))
+    return;
+  if (i->second.acting) {
+    i->second.waiting.push_back([self, key] { sync_job_pods(self, key); });
+    return;
+  }
+  if (!scheduler::is_finished(job_status_of(st, i->second).phase))
+    sync_job(self, key);
 }
 
 void start_job_controller(self_ptr self) {

@@ -758,6 +758,7 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     task.policies = read_policies(t.policies(), child(p, "policies"), r);
     for (const auto& d : t.depends_on().name())
       task.depends_on.push_back(d);
+    task.depends_on_iteration = t.depends_on().iteration();
     const json::value* raw_task = nullptr;
     if (raw_tasks != nullptr && raw_tasks->is_array() &&
         std::size_t(i) < raw_tasks->get_array().size())
@@ -860,6 +861,8 @@ v1::Job write_job(const job_object& in) {
     write_policies(t.policies, *task->mutable_policies());
     for (const auto& d : t.depends_on)
       task->mutable_depends_on()->add_name(d);
+    if (!t.depends_on_iteration.empty())
+      task->mutable_depends_on()->set_iteration(t.depends_on_iteration);
   }
   for (const auto& v : j.volumes) {
     auto* volume = spec->add_volumes();

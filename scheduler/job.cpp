@@ -291,8 +291,13 @@ std::vector<std::string> job_pod_keys(const job& j) {
   return out;
 }
 
+bool has_task_dependencies(const job& j) noexcept {
+  return std::any_of(j.tasks.begin(), j.tasks.end(),
+                     [](const job_task& t) { return !t.depends_on.empty(); });
+}
+
 bool pods_are_expansion(const job& j, const job_status& s) noexcept {
-  return !j.suspended && s.version == 0;
+  return !j.suspended && s.version == 0 && !has_task_dependencies(j);
 }
 
 std::vector<job_task_range> job_task_ranges(const job& j) {

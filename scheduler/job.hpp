@@ -107,9 +107,14 @@ void prepare_job_pod(pod& p, uint64_t resource_version);
 /// The "<namespace>/<name>" keys of the pods expand_job makes for `j`, without making them.
 std::vector<std::string> job_pod_keys(const job& j);
 
+/// Whether a task of `j` names dependsOn: its pods are made only once the tasks it depends on
+/// run (scheduler::task_dependencies_ready), so the job's pods are not all made at its creation.
+bool has_task_dependencies(const job& j) noexcept;
+
 /// Whether `j`'s pods are its creation-time expansion, stored as the job rather than as records
-/// of their own (storage/README.md): it is not suspended and was never resumed (a resume makes
-/// new incarnations, with random uids, and raises the status version).
+/// of their own (storage/README.md): it is not suspended, was never resumed (a resume makes
+/// new incarnations, with random uids, and raises the status version), and no task waits for
+/// another (has_task_dependencies: its pods are made as their dependencies run).
 bool pods_are_expansion(const job& j, const job_status& s) noexcept;
 
 /// The pods of one task in a job's expansion: "<prefix>-<i>" for i < replicas, at positions

@@ -438,6 +438,27 @@ bool action_cancels_delay(const resolved_action& done, const resolved_action& de
   return true;
 }
 
+bool task_dependencies_ready(const job& j, std::size_t task, const job_pods& pods) {
+  const auto& t = j.tasks.at(task);
+  if (t.depends_on.empty())
+    return true;
+  auto ready = [&](const std::string& name) {
+    for (std::size_t i = 0; i < j.tasks.size(); ++i) {
+      if (task_name(j.tasks[i], i) != name)
+        continue;
+      int32_t up = 0;
+      for (const auto& p : pods.tasks)
+        if (p.counts.task == name)
+          up = p.counts.running + p.counts.succeeded;
+      return up >= task_min_available(j.tasks[i]);
+    }
+    return false;
+  };
+  if (t.depends_on.size() > 1 && t.depends_on_iteration == "any")
+    return std::any_of(t.depends_on.begin(), t.depends_on.end(), ready);
+  return std::all_of(t.depends_on.begin(), t.depends_on.end(), ready);
+}
+
 job_transition initial_transition(const job& j, timestamp now) {
   job_transition t;
   t.status.phase = job_phase::pending;

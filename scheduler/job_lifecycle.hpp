@@ -316,6 +316,13 @@ bool is_due_for_deletion(const job& j, const job_status& s, timestamp now) noexc
 /// at least that many succeeded pods. An unknown task is not completed.
 bool task_completed(const job& j, const job_pods& pods, std::string_view task) noexcept;
 
+/// Whether the pods of task `task` (an index into j.tasks) may be made (Volcano's
+/// waitDependsOnTaskMeetCondition): a task without dependsOn always; otherwise a task it names is
+/// ready when at least its minAvailable (defaulted) of its pods are running or succeeded, and
+/// every task named must be ready, or any one when dependsOn.iteration is "any" and names more
+/// than one. A name the job has no task of is never ready (validation refuses it).
+bool task_dependencies_ready(const job& j, std::size_t task, const job_pods& pods);
+
 /// A task failed (Volcano's TaskFailed check): its pending and running pods restarted their
 /// containers (init containers included) `restarts` times in total, at least the task's maxRetry
 /// (unset or 0: 3; negative: never).

@@ -443,6 +443,9 @@ struct job_task {
   std::optional<int32_t> max_retry;
   /// dependsOn.name: the tasks that must run before this one's pods start.
   std::vector<std::string> depends_on;
+  /// dependsOn.iteration: "any" (one of the tasks named suffices, when it names several) or
+  /// "all" (also when empty). Kept as written; validation refuses other values.
+  std::string depends_on_iteration;
 };
 
 /// A volume of a Volcano job (spec.volumes): a claim mounted in every pod at `mount_path`.

@@ -1128,6 +1128,12 @@ field_errors validate(const job& j) {
                                     name, "no task of the job has this name"));
       }
     }
+  for (std::size_t t = 0; t < j.tasks.size(); ++t) {
+    const auto& iteration = j.tasks[t].depends_on_iteration;
+    if (!iteration.empty() && iteration != "any" && iteration != "all")
+      out.push_back(invalid_error(child(indexed("spec.tasks", t), "dependsOn.iteration"),
+                                  iteration, "must be \"any\" or \"all\""));
+  }
   if (!dangling && has_dependency_cycle(j, task_index))
     out.push_back(invalid_error("spec.tasks", "dependsOn",
                                 "the tasks' dependencies form a cycle; they must form a "

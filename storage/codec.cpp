@@ -1043,6 +1043,8 @@ std::string encode(const job_record& rec) {
       m->set_max_retry(*t.max_retry);
     for (const auto& d : t.depends_on)
       assign(m->add_depends_on(), d);
+    if (!t.depends_on_iteration.empty())
+      assign(m->mutable_depends_on_iteration(), t.depends_on_iteration);
   }
   for (const auto& v : j.volumes) {
     auto* m = r.add_volumes();
@@ -1522,6 +1524,7 @@ status record_decoder::decode(std::string_view bytes, job_record& rec) {
       t.max_retry = m.max_retry();
     for (auto& d : *m.mutable_depends_on())
       t.depends_on.push_back(take(&d));
+    t.depends_on_iteration = take(m.mutable_depends_on_iteration());
     ++i;
   }
   for (auto& m : *in.mutable_volumes())

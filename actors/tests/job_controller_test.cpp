@@ -493,5 +493,62 @@ TEST(JobController, APodDeletedJustBeforeAStopIsMadeAgainAtTheStart) {
   EXPECT_INVARIANTS(h);
 }
 
+// dependsOn: a task's pods are made only once the tasks it depends on run. The job's PodGroup
+// reserves room for the members not made yet (placeholders, from its minResources), so the
+// first task starts although the gang's minimum counts every task.
+TEST(JobController, ATaskStartsOnceTheTasksItDependsOnRun) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  api::job_object o;
+  o.job.meta.name = "pipe";
+  o.job.meta.namespace_name = "default";
+  scheduler::job_task prepare;
+  prepare.name = "prepare";
+  prepare.replicas = 1;
+  prepare.pod_template = make_pod("template").cpu("1");
+  scheduler::job_task train;
+  train.name = "train";
+  train.replicas = 2;
+  train.pod_template = make_pod("template").cpu("2");
+  train.depends_on = {"prepare"};
+  scheduler::job_task report;
+  report.name = "report";
+  report.replicas = 1;
+  report.pod_template = make_pod("template").cpu("1");
+  report.depends_on = {"train"};
+  o.job.tasks = {prepare, train, report};
+  // The simulated kubelet starts a pod a while after its binding: the dependents' creation
+  // waits for that.
+  runtime_harness::must_ok(h.create(o), "pipe");
+  ASSERT_TRUE(h.run_until([&] { return pods_of(h, "pipe").size() == 1; }, 5000ms, 10ms));
+  EXPECT_TRUE(pods_of(h, "pipe").count("pipe-prepare-0"));
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "pipe", 4); }, 5000ms, 10ms))
+      << pods_of(h, "pipe").size() << "\n" << job_events(h, "pipe");
+  // Each pod was made after the ones it waited for started.
+  std::map<std::string, scheduler::timestamp> made;
+  for (const auto& p : h.pods("default"))
+    made[p.pod.meta.name.str()] = p.pod.meta.creation_time;
+  std::map<std::string, scheduler::timestamp> started;
+  for (const auto& p : h.pods("default"))
+    started[p.pod.meta.name.str()] = p.pod.start_time;
+  EXPECT_GE(made["pipe-train-0"], started["pipe-prepare-0"]);
+  EXPECT_GE(made["pipe-train-1"], started["pipe-prepare-0"]);
+  EXPECT_GE(made["pipe-report-0"], std::max(started["pipe-train-0"], started["pipe-train-1"]));
+  EXPECT_EQ(status_of(h, "pipe").phase, scheduler::job_phase::running);
+  EXPECT_INVARIANTS(h);
+  auto before = pods_of(h, "pipe");
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "pipe", 4); }, 5000ms, 10ms));
+  EXPECT_EQ(pods_of(h, "pipe"), before) << "its pods are records of their own";
+  EXPECT_INVARIANTS(h);
+  // Deleted, a pod of a task that depends on another is made again like any (its dependency
+  // still runs).
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "pipe-train-1"), "del");
+  ASSERT_TRUE(h.run_until(
+      [&] { return all_running(h, "pipe", 4) && pods_of(h, "pipe")["pipe-train-1"] !=
+                                                     before["pipe-train-1"]; },
+      5000ms, 10ms));
+  EXPECT_INVARIANTS(h);
+}
+
 } // namespace
 } // namespace phalanx::actors::testing

@@ -643,7 +643,7 @@ TEST(Decode, JobReadsDependsOnVolumesMinSuccessAndTtl) {
     "  volumes:\n  - {mountPath: /data, volumeClaimName: data}\n"
     "  - mountPath: /scratch\n    volumeClaim: {accessModes: [ReadWriteOnce]}\n"
     "  tasks:\n  - {name: a, replicas: 1, template: {spec: {containers: [{name: c, image: i}]}}}\n"
-    "  - name: b\n    replicas: 1\n    dependsOn: {name: [a]}\n"
+    "  - name: b\n    replicas: 1\n    dependsOn: {name: [a], iteration: any}\n"
     "    template: {spec: {containers: [{name: c, image: i}]}}\n",
     user());
   ASSERT_TRUE(objs.ok()) << objs.error().message;
@@ -656,8 +656,10 @@ TEST(Decode, JobReadsDependsOnVolumesMinSuccessAndTtl) {
   ASSERT_EQ(j.tasks.size(), 2u);
   EXPECT_TRUE(j.tasks[0].depends_on.empty());
   EXPECT_EQ(j.tasks[1].depends_on, std::vector<std::string>{"a"});
+  EXPECT_EQ(j.tasks[1].depends_on_iteration, "any");
   json::value v = encode_object(objs->front());
   EXPECT_EQ(v.at("spec").at("tasks").at(1).at("dependsOn").at("name").at(0), "a");
+  EXPECT_EQ(v.at("spec").at("tasks").at(1).at("dependsOn").at("iteration"), "any");
   EXPECT_EQ(v.at("spec").at("volumes").at(1).at("mountPath"), "/scratch");
 }
 

@@ -1,5 +1,7 @@
 #include "scheduler/job_lifecycle.hpp"
 
+#include "scheduler/job.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -839,4 +841,45 @@ TEST(JobLifecyclePodEvents, TaskCompletedAndTaskFailed) {
 }
 
 } // namespace
+// dependsOn (Volcano's waitDependsOnTaskMeetCondition): a task's pods are made once the tasks it
+// names have their minAvailable running or succeeded; all of them, or any one with iteration
+// "any" and several names.
+TEST(JobLifecycleDependencies, ATaskWaitsForTheTasksItDependsOn) {
+  auto j = make_job("pipeline")
+               .task("prepare", 2, 1)
+               .task("train", 4)
+               .task("serve", 1)
+               .task("report", 1)
+               .obj();
+  j.tasks[1].depends_on = {"prepare"};
+  j.tasks[2].depends_on = {"prepare", "train"};
+  j.tasks[3].depends_on = {"prepare", "train"};
+  j.tasks[3].depends_on_iteration = "any";
+  struct row {
+    std::string pods;
+    bool train, serve, report;
+  };
+  for (const auto& r : std::vector<row>{
+           {"", false, false, false},
+           {"prepare:PP", false, false, false},
+           {"prepare:PR", true, false, true},    // prepare's minAvailable is 1.
+           {"prepare:SP", true, false, true},    // Succeeded counts as ready.
+           {"prepare:FF", false, false, false},  // Failed does not.
+           {"prepare:R train:RRRP", true, false, true},
+           {"prepare:R train:RRRR", true, true, true},
+           {"prepare:P train:RRRR", false, false, true},  // "any": train alone suffices.
+           {"prepare:T train:SSSS", false, false, true},  // Terminating is not ready.
+       }) {
+    SCOPED_TRACE(r.pods);
+    auto pods = pods_of(r.pods);
+    EXPECT_TRUE(task_dependencies_ready(j, 0, pods));
+    EXPECT_EQ(task_dependencies_ready(j, 1, pods), r.train);
+    EXPECT_EQ(task_dependencies_ready(j, 2, pods), r.serve);
+    EXPECT_EQ(task_dependencies_ready(j, 3, pods), r.report);
+  }
+  EXPECT_TRUE(has_task_dependencies(j));
+  EXPECT_FALSE(pods_are_expansion(j, job_status{}));
+  EXPECT_FALSE(has_task_dependencies(tensorflow_job()));
+}
+
 } // namespace phalanx::scheduler

@@ -1068,6 +1068,10 @@ TEST(validate_job, table) {
            [](job& j) { j.tasks[0].depends_on = {"ps"}; },
            {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "
             "they must form a directed acyclic graph"}},
+          {"dependsOn with an unknown iteration",
+           [](job& j) { j.tasks[1].depends_on_iteration = "some"; },
+           {"spec.tasks[1].dependsOn.iteration: Invalid value: \"some\": must be \"any\" or "
+            "\"all\""}},
           {"dependsOn an unknown task",
            [](job& j) { j.tasks[1].depends_on = {"launcher"}; },
            {"spec.tasks[1].dependsOn.name[0]: Invalid value: \"launcher\": no task of the job "

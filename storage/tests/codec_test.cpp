@@ -247,8 +247,10 @@ TEST(CodecTable, Jobs) {
     t.policies.push_back({"CompleteJob", "", {"TaskCompleted"}, 0, sch::duration{30s}});
     if (role == "ps")
       t.max_retry = 1;
-    else
+    else {
       t.depends_on = {"ps"};
+      t.depends_on_iteration = "any";
+    }
     j.tasks.push_back(std::move(t));
   }
   j.policies.push_back({"AbortJob", "PodEvicted", {"Unknown", "OutOfSync"}, {}, {}});
@@ -846,7 +848,7 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::pod_group), 224u) << "pod_group changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_task), 312u) << "job_task changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
