@@ -3,6 +3,7 @@
 #include "actors/registry_internal.hpp"
 
 #include "scheduler/job.hpp"
+#include "scheduler/job_lifecycle.hpp"
 #include "scheduler/validation.hpp"
 
 #include <spdlog/spdlog.h>
@@ -288,6 +289,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   status.phase = scheduler::job_phase::pending;
   status.min_available = group.min_member;
   status.last_transition_time = j.meta.creation_time;
+  scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   storage::write_batch batch;
   batch.put(storage::job_record{j, status});
   batch.put(storage::pod_group_record{group});
@@ -558,6 +560,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     status.reason = "Resumed";
     status.message = "resumed on request; its pods are created again";
     ++status.version;
+    scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
     // The new incarnation's pods, written with the job.
     make_missing_job_pods(self, key, copy, status, true,
                           [self, key, reply](const phalanx::status& s) {
@@ -574,6 +577,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   status.phase = scheduler::job_phase::aborted;
   status.reason = "Suspended";
   status.message = "suspended on request; its pods were deleted";
+  scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   storage::write_batch batch;
   batch.put(storage::job_record{*copy, status});
   auto apply = [self, key, copy, status, reply](const phalanx::status& s) {

@@ -101,6 +101,7 @@ scheduler::job_status persisted_status(const registry_state::job_entry& j,
     s.reason = t.status.reason;
     s.message = t.status.message;
     s.last_transition_time = t.status.last_transition_time;
+    s.conditions = t.status.conditions;
   }
   return s;
 }

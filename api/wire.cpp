@@ -813,6 +813,17 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     s.unknown = st.unknown();
     s.retry_count = st.retry_count();
     s.version = st.version();
+    for (int i = 0; i < st.conditions_size(); ++i) {
+      const auto& c = st.conditions(i);
+      const auto at = index("status.conditions", std::size_t(i));
+      scheduler::job_condition jc;
+      if (auto phase = read_enum(c.status(), child(at, "status"), r, &job_phase_from_string,
+                                 job_phases))
+        jc.status = *phase;
+      jc.last_transition_time =
+        read_time(c.last_transition_time(), child(at, "lastTransitionTime"), r);
+      s.conditions.push_back(jc);
+    }
     for (const auto& [task, counts] : sorted(st.task_status_count())) {
       scheduler::task_counts tc;
       tc.task = task;
@@ -898,6 +909,11 @@ v1::Job write_job(const job_object& in) {
   st->set_unknown(s.unknown);
   st->set_retry_count(s.retry_count);
   st->set_version(s.version);
+  for (const auto& c : s.conditions) {
+    auto* pc = st->add_conditions();
+    pc->set_status(std::string(scheduler::to_string(c.status)));
+    pc->set_last_transition_time(format_time(c.last_transition_time));
+  }
   for (const auto& tc : s.tasks) {
     auto& phases = *(*st->mutable_task_status_count())[tc.task].mutable_phase();
     if (tc.pending != 0)

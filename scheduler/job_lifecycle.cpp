@@ -466,6 +466,7 @@ job_transition initial_transition(const job& j, timestamp now) {
   t.status.last_transition_time = now;
   t.phase_changed = true;
   t.condition = job_condition{job_phase::pending, now};
+  append_condition(t.status.conditions, *t.condition);
   return t;
 }
 
@@ -635,6 +636,7 @@ job_transition next_state(const job& j, const job_status& current, const job_pod
     s.last_transition_time = now;
     t.phase_changed = true;
     t.condition = job_condition{next.phase, now};
+    append_condition(s.conditions, *t.condition);
   }
   return t;
 }

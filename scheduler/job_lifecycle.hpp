@@ -141,13 +141,6 @@ std::string_view to_string(job_action a) noexcept;  // "SyncJob", "RestartJob", 
 std::optional<job_action> job_action_from_string(std::string_view text) noexcept;
 inline constexpr job_action job_action_last = job_action::resume_job;
 
-/// One entry of a job's phase history (Volcano's JobCondition): the phase entered and when.
-struct job_condition {
-  job_phase status = job_phase::pending;
-  timestamp last_transition_time{};
-  friend bool operator==(const job_condition&, const job_condition&) = default;
-};
-
 /// Appends `c`, first removing any condition with the same phase, so the history holds each phase
 /// once, at its latest entry, oldest first (Volcano's appendJobCondition).
 void append_condition(std::vector<job_condition>& conditions, const job_condition& c);
@@ -273,7 +266,7 @@ struct job_transition {
   /// last_transition_time too (otherwise they are the current ones).
   job_status status;
   bool phase_changed = false;
-  /// Set when the phase changed: append it with append_condition.
+  /// Set when the phase changed; status.conditions has it appended (append_condition).
   std::optional<job_condition> condition;
   pod_kill kill;
   /// Create the missing pods ("<job>-<task>-<index>" for every index < replicas that has no pod,

@@ -74,6 +74,13 @@ struct task_counts {
 };
 
 /// Volcano's JobStatus.
+/// One entry of a job's phase history (Volcano's JobCondition): the phase entered and when.
+struct job_condition {
+  job_phase status = job_phase::pending;
+  timestamp last_transition_time{};
+  friend bool operator==(const job_condition&, const job_condition&) = default;
+};
+
 struct job_status {
   job_phase phase = job_phase::pending;
   std::string reason;
@@ -89,6 +96,10 @@ struct job_status {
   int32_t retry_count = 0;
   int32_t version = 0;
   std::vector<task_counts> tasks;
+  /// The phases the job entered, each once at its latest entry, oldest first
+  /// (scheduler::append_condition): what the job controller persisted. Phases read from the pods
+  /// (Pending and Running, a job's own end) are not in it.
+  std::vector<job_condition> conditions;
   friend bool operator==(const job_status&, const job_status&) = default;
 };
 

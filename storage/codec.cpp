@@ -182,6 +182,11 @@ void encode_status(const sch::job_status& s, v1::JobStatus* out) {
     m->set_failed(t.failed);
     m->set_unknown(t.unknown);
   }
+  for (const auto& c : s.conditions) {
+    auto* m = out->add_conditions();
+    m->set_status(static_cast<v1::JobPhase>(to_record(c.status)));
+    m->set_last_transition_time_ns(to_ns(c.last_transition_time));
+  }
 }
 
 template <class Message>
@@ -397,6 +402,15 @@ bool decode_status(v1::JobStatus& in, sch::job_status& out, std::string& error) 
     c.succeeded = t.succeeded();
     c.failed = t.failed();
     c.unknown = t.unknown();
+  }
+  out.conditions.reserve(static_cast<std::size_t>(in.conditions_size()));
+  for (int i = 0; i < in.conditions_size(); ++i) {
+    const auto& m = in.conditions(i);
+    auto& c = out.conditions.emplace_back();
+    if (!decode_enum(m.status(), sch::job_phase_last, c.status,
+                     "conditions[" + std::to_string(i) + "].status", error))
+      return false;
+    c.last_transition_time = from_ns(m.last_transition_time_ns());
   }
   return true;
 }

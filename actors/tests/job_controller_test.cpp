@@ -113,6 +113,13 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
     auto s = status_of(h, "tf");
     EXPECT_EQ(s.phase, scheduler::job_phase::running);
     EXPECT_EQ(s.version, 1);
+    // Its history: created Pending, Restarting, then Pending again (each phase once, at its
+    // latest entry), with their times; Running is read from the pods.
+    ASSERT_EQ(s.conditions.size(), 2u);
+    EXPECT_EQ(s.conditions[0].status, scheduler::job_phase::restarting);
+    EXPECT_EQ(s.conditions[1].status, scheduler::job_phase::pending);
+    EXPECT_LE(s.conditions[0].last_transition_time, s.conditions[1].last_transition_time);
+    EXPECT_GT(s.conditions[0].last_transition_time, scheduler::timestamp{});
     EXPECT_TRUE(has_job_event(h, "tf", "RestartJob"));
     std::string events;
     for (const auto& e : h.events(api::resource_kind::job, "tf"))
@@ -125,6 +132,7 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
     h.restart();
     ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
     EXPECT_EQ(status_of(h, "tf").retry_count, 1);
+    EXPECT_EQ(status_of(h, "tf").conditions, s.conditions);
     EXPECT_EQ(pods_of(h, "tf"), after);
   }
 }

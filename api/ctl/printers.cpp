@@ -420,6 +420,8 @@ void describe_job(describe_writer& w, const json::value& o, const json::value* p
     w.field(1, "Reason", r);
   if (auto m = string_at(o, {"status", "state", "message"}); !m.empty())
     w.field(1, "Message", m);
+  if (auto t = string_at(o, {"status", "state", "lastTransitionTime"}); !t.empty())
+    w.field(1, "Last Transition", t);
   w.field(1, "Min Available", number(o, {"status", "minAvailable"}));
   w.field(1, "Pending", number(o, {"status", "pending"}));
   w.field(1, "Running", number(o, {"status", "running"}));
@@ -441,6 +443,14 @@ void describe_job(describe_writer& w, const json::value& o, const json::value* p
       text += (text.empty() ? "" : "\n") + std::string(kv.key()) + ": " + or_none(phases);
     }
     w.field(1, "Task Status Count", text);
+  }
+  if (const auto* conditions = find(o, {"status", "conditions"});
+      conditions && conditions->is_array() && !conditions->get_array().empty()) {
+    w.heading(0, "Conditions:");
+    std::vector<std::vector<std::string>> rows;
+    for (const auto& c : conditions->get_array())
+      rows.push_back({string_at(c, {"status"}), string_at(c, {"lastTransitionTime"})});
+    indented_table(w, {"Status", "Last Transition Time"}, rows);
   }
   if (pod_group != nullptr)
     w.field(0, "PodGroup", string_at(*pod_group, {"metadata", "name"}) + " (" +

@@ -537,6 +537,8 @@ TEST(RoundTrip, EveryKind) {
   jo.status.version = 2;
   jo.status.tasks.push_back({"worker", 0, 3, 0, 0, 0});
   jo.status.last_transition_time = at(1700000300);
+  jo.status.conditions = {{scheduler::job_phase::pending, at(1700000000)},
+                          {scheduler::job_phase::restarting, at(1700000300)}};
 
   for (const object& o : std::vector<object>{po, no, pgo, qo, jo}) {
     json::value encoded = encode_object(o);

@@ -270,6 +270,8 @@ TEST(CodecTable, Jobs) {
   r.status.retry_count = 2;
   r.status.version = 3;
   r.status.tasks = {{"ps", 0, 1, 0, 0, 0}, {"worker", 1, 1, 0, 1, 1}};
+  r.status.conditions = {{sch::job_phase::pending, sch::timestamp{10s}},
+                         {sch::job_phase::restarting, sch::timestamp{99s}}};
   expect_round_trip(r);
 }
 
@@ -849,7 +851,7 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_status), 144u) << "job_status changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";

@@ -423,6 +423,9 @@ class random_objects {
     s.version = any_i32();
     for (int64_t i = between(0, 3); i > 0; --i)
       s.tasks.push_back({name(), any_i32(), any_i32(), any_i32(), any_i32(), any_i32()});
+    for (int64_t i = between(0, 4); i > 0; --i)
+      s.conditions.push_back(
+          {static_cast<sch::job_phase>(between(0, int(sch::job_phase_last))), time()});
     return r;
   }
 
