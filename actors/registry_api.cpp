@@ -268,6 +268,9 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     tmpl.priority = *tp;
   }
   stamp_new(self, j.meta);
+  // Volcano's admission webhook makes maxRetry 0 (or unset) its default, 3.
+  if (j.max_retry == 0)
+    j.max_retry = 3;
   auto expanded = scheduler::expand_job(j);
   if (!expanded)
     return respond(reply, result<api::object>{expanded.error()});
@@ -409,6 +412,8 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
   });
 }
 
+} // namespace
+
 void delete_job(self_ptr self, const std::string& key, object_reply reply) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
@@ -455,6 +460,8 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
         respond(reply, result<api::object>{api::object{view}});
       });
 }
+
+namespace {
 
 void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
   auto& st = self->state;

@@ -300,6 +300,9 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
 /// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It
 /// waits for a step under way; a job that ended or is suspended is left alone.
 void sync_job_pods(self_ptr self, const std::string& key);
+/// Deletes a job with its PodGroup and pods (the API's delete, and the collector of finished
+/// jobs past their ttlSecondsAfterFinished); `reply` may be null.
+void delete_job(self_ptr self, const std::string& key, object_reply reply);
 /// At a start: jobs stored Restarting (stopped between a step's two writes) finish the step, and
 /// jobs that go on make the pods they miss (deleted before a stop, not yet made again).
 void start_job_controller(self_ptr self);

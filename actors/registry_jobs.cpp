@@ -237,6 +237,67 @@ void sync_job(self_ptr self, const std::string& key) {
   });
 }
 
+// A finished job with ttlSecondsAfterFinished is deleted once it is due (Volcano's garbage
+// collector), if it is still the same job, finished, when the time comes.
+void collect_when_due(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  auto due = scheduler::deletion_due(*i->second.job, i->second.status);
+  if (!due)
+    return;
+  const auto uid = i->second.job->meta.uid.str();
+  const auto delay = std::max(scheduler::duration::zero(), *due - st.ctx->now());
+  run_after(self, delay, [self, key, uid] {
+    auto& st = self->state;
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end() || i->second.deleting || i->second.job->meta.uid != uid ||
+        !scheduler::is_due_for_deletion(*i->second.job, i->second.status, st.ctx->now()))
+      return;
+    spdlog::info("job {} finished and its ttlSecondsAfterFinished passed: deleted", key);
+    job_event(self, *i->second.job, "Normal", "TTLExpired",
+              "ttlSecondsAfterFinished passed since it finished: deleted");
+    delete_job(self, key, nullptr);
+  });
+}
+
+// The job's own end, read from its pods (every pod finished, or minSuccess reached) with no
+// policy acting on it, is persisted once, with its time: from then on it is read as stored, and
+// ttlSecondsAfterFinished counts from it.
+void persist_own_end(self_ptr self, const std::string& key, const scheduler::job_status& ended) {
+  auto& st = self->state;
+  auto& j = st.jobs.at(key);
+  auto status = j.status;
+  status.phase = ended.phase;
+  status.reason = ended.phase == scheduler::job_phase::completed ? "Completed" : "Failed";
+  status.message =
+      std::to_string(ended.succeeded) + " pod(s) succeeded and " + std::to_string(ended.failed) +
+      " failed, of minAvailable " + std::to_string(ended.min_available);
+  status.last_transition_time = st.ctx->now();
+  scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
+  j.acting = true;
+  storage::write_batch batch;
+  batch.put(storage::job_record{*j.job, status});
+  persist(self, std::move(batch), [self, key, status](const phalanx::status& s) {
+    auto& st = self->state;
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      return;
+    if (!s.ok()) {
+      spdlog::error("job {}: its end was not persisted: {}", key, s.to_string());
+      return end_step(self, key);
+    }
+    i->second.status = status;
+    job_event(self, *i->second.job,
+              status.phase == scheduler::job_phase::failed ? "Warning" : "Normal", status.reason,
+              status.message);
+    announce_job(self, key);
+    collect_when_due(self, key);
+    end_step(self, key);
+  });
+}
+
 // Kills the pods a transition names, with the job's new status in the same write; `then` runs
 // once they are gone (the step goes on), or not at all when the write failed (the step ends).
 void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_status status,
@@ -325,6 +386,7 @@ void settle_after_kill(self_ptr self, const std::string& key) {
                 s.phase == scheduler::job_phase::failed ? "Warning" : "Normal", s.reason,
                 s.message);
       announce_job(self, key);
+      collect_when_due(self, key);
     }
     end_step(self, key);
   };
@@ -598,6 +660,7 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   }
   auto current = job_status_of(st, j);
+  const auto read_from_pods = current;
   if (scheduler::is_finished(current.phase)) {
     if (scheduler::is_finished(j.status.phase))
       return;  // Ended as the controller persisted it: nothing acts on it any more.
@@ -609,8 +672,11 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
   auto pods = pods_of_job(st, g);
   // A pod that succeeded raises TaskCompleted only once every replica of its task has.
   if (e.info.event == scheduler::job_event::task_completed &&
-      !scheduler::task_completed(*j.job, pods, e.info.task))
+      !scheduler::task_completed(*j.job, pods, e.info.task)) {
+    if (scheduler::is_finished(read_from_pods.phase))  // minSuccess reached.
+      persist_own_end(self, e.job_key, read_from_pods);
     return;
+  }
   auto action = scheduler::resolve_action(*j.job, current, e.info);
   using scheduler::job_action;
   if (action.action == job_action::sync_job && below_minimum_while_running(*j.job, pods) &&
@@ -628,10 +694,12 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   }
   // ResumeJob on a job that runs is a sync (scheduler::next_state). Only a pod that went leaves
-  // one missing (a failed or finished pod stays), so only then is there anything to make.
+  // one missing (a failed or finished pod stays), so only then is there anything to make. A job
+  // its pods show ended has its end persisted.
   if (action.action == job_action::sync_job || action.action == job_action::resume_job) {
-    if (e.info.event == scheduler::job_event::pod_evicted &&
-        !scheduler::is_finished(job_status_of(st, j).phase))
+    if (scheduler::is_finished(read_from_pods.phase))
+      persist_own_end(self, e.job_key, read_from_pods);
+    else if (e.info.event == scheduler::job_event::pod_evicted)
       sync_job(self, e.job_key);
     return;
   }
@@ -659,6 +727,8 @@ void start_job_controller(self_ptr self) {
   for (const auto& [key, j] : st.jobs) {
     if (j.job->suspended)
       continue;
+    if (scheduler::deletion_due(*j.job, j.status))
+      collect_when_due(self, key);
     if (j.status.phase == scheduler::job_phase::restarting) {
       restarting.push_back(key);
       continue;

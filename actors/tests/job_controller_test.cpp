@@ -558,5 +558,44 @@ TEST(JobController, ATaskStartsOnceTheTasksItDependsOnRun) {
   EXPECT_INVARIANTS(h);
 }
 
+// A job's own end (its pods all succeeded, no policy) is persisted once, with its time and
+// condition; with ttlSecondsAfterFinished the job is deleted that long after it, pods and all
+// (Volcano's garbage collector), also when phalanxd restarted meanwhile. maxRetry 0 is
+// Volcano's default, 3, as its admission webhook makes it.
+TEST(JobController, AFinishedJobIsKeptUntilItsTtlAfterFinishedThenDeleted) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  auto job = tf_job("short", "PodEvicted", "RestartJob", 0);
+  for (auto& t : job.job.tasks)
+    t.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  job.job.ttl_seconds_after_finished = 5;
+  runtime_harness::must_ok(h.create(job), "short");
+  auto kept = tf_job("kept", "PodEvicted", "RestartJob", 0);
+  for (auto& t : kept.job.tasks)
+    t.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  runtime_harness::must_ok(h.create(kept), "kept");
+  EXPECT_EQ(std::get<api::job_object>(*h.get(api::resource_kind::job, "default", "kept"))
+                .job.max_retry,
+            3);
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "short").phase == scheduler::job_phase::completed; }, 10000ms,
+      50ms));
+  auto s = status_of(h, "short");
+  ASSERT_FALSE(s.conditions.empty());
+  EXPECT_EQ(s.conditions.back().status, scheduler::job_phase::completed);
+  EXPECT_EQ(s.conditions.back().last_transition_time, s.last_transition_time);
+  EXPECT_TRUE(has_job_event(h, "short", "Completed"));
+  h.pass(3000ms);
+  EXPECT_TRUE(h.get(api::resource_kind::job, "default", "short").ok()) << "before its TTL";
+  h.restart();  // The end is stored, and the collection armed again at the start.
+  EXPECT_EQ(status_of(h, "short").last_transition_time, s.last_transition_time);
+  ASSERT_TRUE(h.run_until(
+      [&] { return !h.get(api::resource_kind::job, "default", "short").ok(); }, 10000ms, 100ms));
+  EXPECT_TRUE(pods_of(h, "short").empty());
+  // Without a TTL a finished job stays.
+  EXPECT_EQ(status_of(h, "kept").phase, scheduler::job_phase::completed);
+  EXPECT_EQ(pods_of(h, "kept").size(), 3u);
+  EXPECT_INVARIANTS(h);
+}
+
 } // namespace
 } // namespace phalanx::actors::testing
