@@ -262,6 +262,40 @@ void collect_when_due(self_ptr self, const std::string& key) {
   });
 }
 
+// A step's new phase is out: the job gets an event for it (a Warning for Failed), watchers see
+// it, and a job that ended with a TTL is armed for collection.
+void announce_phase(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  const auto& s = i->second.status;
+  job_event(self, *i->second.job, s.phase == scheduler::job_phase::failed ? "Warning" : "Normal",
+            s.reason, s.message);
+  announce_job(self, key);
+  collect_when_due(self, key);
+}
+
+// Writes the job's new status (its step's last write); once durable the job takes it, its
+// phase is announced and the step ends.
+void persist_status(self_ptr self, const std::string& key, scheduler::job_status status) {
+  auto& j = self->state.jobs.at(key);
+  storage::write_batch batch;
+  batch.put(storage::job_record{*j.job, status});
+  persist(self, std::move(batch), [self, key, status](const phalanx::status& s) {
+    auto i = self->state.jobs.find(key);
+    if (i == self->state.jobs.end())
+      return;
+    if (!s.ok()) {
+      spdlog::error("job {}: its status was not persisted: {}", key, s.to_string());
+      return end_step(self, key);
+    }
+    i->second.status = status;
+    announce_phase(self, key);
+    end_step(self, key);
+  });
+}
+
 // The job's own end, read from its pods (every pod finished, or minSuccess reached) with no
 // policy acting on it, is persisted once, with its time: from then on it is read as stored, and
 // ttlSecondsAfterFinished counts from it.
@@ -277,25 +311,7 @@ void persist_own_end(self_ptr self, const std::string& key, const scheduler::job
   status.last_transition_time = st.ctx->now();
   scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   j.acting = true;
-  storage::write_batch batch;
-  batch.put(storage::job_record{*j.job, status});
-  persist(self, std::move(batch), [self, key, status](const phalanx::status& s) {
-    auto& st = self->state;
-    auto i = st.jobs.find(key);
-    if (i == st.jobs.end())
-      return;
-    if (!s.ok()) {
-      spdlog::error("job {}: its end was not persisted: {}", key, s.to_string());
-      return end_step(self, key);
-    }
-    i->second.status = status;
-    job_event(self, *i->second.job,
-              status.phase == scheduler::job_phase::failed ? "Warning" : "Normal", status.reason,
-              status.message);
-    announce_job(self, key);
-    collect_when_due(self, key);
-    end_step(self, key);
-  });
+  persist_status(self, key, std::move(status));
 }
 
 // Kills the pods a transition names, with the job's new status in the same write; `then` runs
@@ -378,43 +394,19 @@ void settle_after_kill(self_ptr self, const std::string& key) {
   }
   if (!t.phase_changed)
     return end_step(self, key);
-  auto announce_end = [self, key] {
-    auto& st = self->state;
-    if (auto i = st.jobs.find(key); i != st.jobs.end()) {
-      const auto& s = i->second.status;
-      job_event(self, *i->second.job,
-                s.phase == scheduler::job_phase::failed ? "Warning" : "Normal", s.reason,
-                s.message);
-      announce_job(self, key);
-      collect_when_due(self, key);
-    }
-    end_step(self, key);
-  };
   if (scheduler::is_finished(status.phase) && has_unfinished_pods(st, g)) {
     // A targeted restart's last retry: the job failed, and what still runs of it goes (Volcano
     // kills the pods of a job in Failed at its next sync), the finished pods kept.
     scheduler::job_transition rest;
     rest.kill = {scheduler::kill_scope::job, {}, {}, true};
-    kill_and_persist(self, key, status, j.job, rest, announce_end);
-    return;
-  }
-  if (!t.create_missing_pods || status.phase != scheduler::job_phase::pending) {
-    storage::write_batch batch;
-    batch.put(storage::job_record{*j.job, status});
-    persist(self, std::move(batch), [self, key, status, announce_end](const phalanx::status& s) {
-      auto& st = self->state;
-      auto i = st.jobs.find(key);
-      if (i == st.jobs.end())
-        return;
-      if (!s.ok()) {
-        spdlog::error("job {}: its status was not persisted: {}", key, s.to_string());
-        return end_step(self, key);
-      }
-      i->second.status = status;
-      announce_end();
+    kill_and_persist(self, key, status, j.job, rest, [self, key] {
+      announce_phase(self, key);
+      end_step(self, key);
     });
     return;
   }
+  if (!t.create_missing_pods || status.phase != scheduler::job_phase::pending)
+    return persist_status(self, key, std::move(status));
   make_missing_job_pods(self, key, j.job, status, true, [self, key](const phalanx::status& s) {
     if (!s.ok())
       spdlog::error("job {}: its pods were not made again: {}", key, s.to_string());

@@ -26,28 +26,34 @@ std::vector<scheduler::node> nodes() {
   return {make_node("n-0").cpu("8").memory("32Gi"), make_node("n-1").cpu("8").memory("32Gi")};
 }
 
+scheduler::job_task make_task(std::string name, int32_t replicas, const std::string& cpu) {
+  scheduler::job_task t;
+  t.name = std::move(name);
+  t.replicas = replicas;
+  t.pod_template = make_pod("template").cpu(cpu);
+  return t;
+}
+
+api::job_object make_job(const std::string& name, std::vector<scheduler::job_task> tasks) {
+  api::job_object o;
+  o.job.meta.name = name;
+  o.job.meta.namespace_name = "default";
+  o.job.tasks = std::move(tasks);
+  return o;
+}
+
 // A TensorFlow-shaped job as the examples' (one ps, two workers, minAvailable 3) with one
 // job-level policy `event -> action`, and maxRetry `max_retry`. `worker_annotation` is set on
 // the workers' template (the simulated kubelet's instructions).
 api::job_object tf_job(const std::string& name, const std::string& event,
                        const std::string& action, int32_t max_retry,
                        std::pair<std::string, std::string> worker_annotation = {}) {
-  api::job_object o;
-  o.job.meta.name = name;
-  o.job.meta.namespace_name = "default";
-  o.job.max_retry = max_retry;
-  o.job.policies.push_back({action, event, {}, {}, {}});
-  scheduler::job_task ps;
-  ps.name = "ps";
-  ps.replicas = 1;
-  ps.pod_template = make_pod("template").cpu("1");
-  scheduler::job_task worker;
-  worker.name = "worker";
-  worker.replicas = 2;
-  worker.pod_template = make_pod("template").cpu("1");
+  auto worker = make_task("worker", 2, "1");
   if (!worker_annotation.first.empty())
     worker.pod_template.meta.annotations.set(worker_annotation.first, worker_annotation.second);
-  o.job.tasks = {ps, worker};
+  auto o = make_job(name, {make_task("ps", 1, "1"), worker});
+  o.job.max_retry = max_retry;
+  o.job.policies.push_back({action, event, {}, {}, {}});
   return o;
 }
 
@@ -403,20 +409,10 @@ TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
 // succeeded the workers (which would run for ever) are killed and the job is Completed.
 TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {
   runtime_harness h{deterministic_config(1), nodes()};
-  api::job_object o;
-  o.job.meta.name = "mpi";
-  o.job.meta.namespace_name = "default";
-  scheduler::job_task master;
-  master.name = "mpimaster";
-  master.replicas = 1;
-  master.pod_template = make_pod("template").cpu("1");
+  auto master = make_task("mpimaster", 1, "1");
   master.pod_template.meta.annotations.set(std::string(sim_duration_key), "2s");
   master.policies.push_back({"CompleteJob", "TaskCompleted", {}, {}, {}});
-  scheduler::job_task worker;
-  worker.name = "mpiworker";
-  worker.replicas = 2;
-  worker.pod_template = make_pod("template").cpu("1");
-  o.job.tasks = {master, worker};
+  auto o = make_job("mpi", {master, make_task("mpiworker", 2, "1")});
   runtime_harness::must_ok(h.create(o), "mpi");
   ASSERT_TRUE(h.run_until(
       [&] { return status_of(h, "mpi").phase == scheduler::job_phase::completed; }, 10000ms,
@@ -506,24 +502,11 @@ TEST(JobController, APodDeletedJustBeforeAStopIsMadeAgainAtTheStart) {
 // first task starts although the gang's minimum counts every task.
 TEST(JobController, ATaskStartsOnceTheTasksItDependsOnRun) {
   runtime_harness h{deterministic_config(1), nodes()};
-  api::job_object o;
-  o.job.meta.name = "pipe";
-  o.job.meta.namespace_name = "default";
-  scheduler::job_task prepare;
-  prepare.name = "prepare";
-  prepare.replicas = 1;
-  prepare.pod_template = make_pod("template").cpu("1");
-  scheduler::job_task train;
-  train.name = "train";
-  train.replicas = 2;
-  train.pod_template = make_pod("template").cpu("2");
+  auto train = make_task("train", 2, "2");
   train.depends_on = {"prepare"};
-  scheduler::job_task report;
-  report.name = "report";
-  report.replicas = 1;
-  report.pod_template = make_pod("template").cpu("1");
+  auto report = make_task("report", 1, "1");
   report.depends_on = {"train"};
-  o.job.tasks = {prepare, train, report};
+  auto o = make_job("pipe", {make_task("prepare", 1, "1"), train, report});
   // The simulated kubelet starts a pod a while after its binding: the dependents' creation
   // waits for that.
   runtime_harness::must_ok(h.create(o), "pipe");
