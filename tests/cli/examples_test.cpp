@@ -174,6 +174,42 @@ TEST_F(CliExamples, MpiJobRunsMasterAndWorkersAsOneGang) {
   EXPECT_EQ(desc.out.find("Pending Reason"), std::string::npos) << "a running job waits for nothing";
 }
 
+// The report, with the seeds as written: the TensorFlow job says `PodEvicted:
+// RestartJob`, so a worker deleted restarts the whole job (retry count 1, every pod made again);
+// the MPI job has no such policy, so its deleted worker is only made again under its name.
+TEST_F(CliExamples, TheSeedsJobsRecoverFromADeletedPodAsTheirManifestsSay) {
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("tensorflow-job.yaml")})));
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("mpi-job.yaml")})));
+  expect_job_running(*d_, "tensorflow-dist-mnist", 3);
+  expect_job_running(*d_, "lm-mpi-job", 4);
+  auto uid_of = [&](const std::string& pod) {
+    return field(d_->get_json("/api/v1/namespaces/default/pods/" + pod), {"metadata", "uid"});
+  };
+  const auto ps_uid = uid_of("tensorflow-dist-mnist-ps-0");
+  const auto master_uid = uid_of("lm-mpi-job-mpimaster-0");
+  const auto worker_uid = uid_of("lm-mpi-job-mpiworker-1");
+  ASSERT_TRUE(succeeded(ctl({"delete", "pod", "tensorflow-dist-mnist-worker-1"})));
+  ASSERT_TRUE(succeeded(ctl({"delete", "pod", "lm-mpi-job-mpiworker-1"})));
+
+  ASSERT_TRUE(eventually([&] {
+    auto j = d_->get_json(job_path("tensorflow-dist-mnist"));
+    return field(j, {"status", "retryCount"}) == "1" &&
+           field(j, {"status", "state", "phase"}) == "Running" &&
+           field(j, {"status", "running"}) == "3";
+  })) << ctl({"describe", "vcjob", "tensorflow-dist-mnist"}).out;
+  EXPECT_NE(uid_of("tensorflow-dist-mnist-ps-0"), ps_uid) << "a restart makes every pod again";
+  auto desc = ctl({"describe", "vcjob", "tensorflow-dist-mnist"});
+  EXPECT_EQ(described(desc.out, "Retry Count"), "1");
+  EXPECT_NE(desc.out.find("pod tensorflow-dist-mnist-worker-1 evicted: RestartJob (1 of 2 retries)"),
+            std::string::npos)
+      << desc.out;
+
+  expect_job_running(*d_, "lm-mpi-job", 4);
+  EXPECT_NE(uid_of("lm-mpi-job-mpiworker-1"), worker_uid) << "made again";
+  EXPECT_EQ(uid_of("lm-mpi-job-mpimaster-0"), master_uid) << "nothing else touched";
+  EXPECT_EQ(field(d_->get_json(job_path("lm-mpi-job")), {"status", "retryCount"}), "");
+}
+
 TEST_F(CliExamples, QueuesKeepWeightsCapabilityAndGuarantee) {
   auto r = ctl({"apply", "-f", example("queues.yaml")});
   ASSERT_TRUE(succeeded(r));
