@@ -12,7 +12,9 @@
 // killed and made again, counted as a retry), AbortJob (the job suspended, as `phalanxctl job
 // suspend`), TerminateJob and CompleteJob (the unfinished pods killed, the job Terminated or
 // Completed), each also after a policy's timeout (a PodPending policy acts on a pod still
-// pending then).
+// pending then). A task with dependsOn gets its pods once the tasks it names run. A job's own
+// end (read from its pods) is persisted when seen, and a finished job with
+// ttlSecondsAfterFinished is deleted when it is due.
 //
 // A job takes one step at a time: events that come while a step is under way wait, and are
 // acted on in order once it ends. A step that kills is two durable writes. The first writes the
