@@ -275,8 +275,8 @@ inline constexpr std::string_view pod_lost_with_its_node = "node deleted";
 struct job_pod_event {
   std::string job_key;
   scheduler::job_event_info info;
-  /// The pod had finished (Succeeded or Failed) before this event: its going triggers no policy
-  /// (the job only syncs).
+  /// The pod had finished (Succeeded or Failed) before this event: when its job has ended too,
+  /// its going is a clean-up that triggers no policy.
   bool was_finished = false;
 };
 /// The event `event` about pod `pod`, if it belongs to a job. For a pod about to be deleted,

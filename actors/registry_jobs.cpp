@@ -643,17 +643,15 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     j.waiting.push_back([self, e] { on_job_pod_event(self, e); });
     return;
   }
-  if (e.was_finished) {
-    // A pod that had ended and is deleted (a clean-up) triggers no policy, but leaves its job
-    // without it: a job that goes on syncs and makes it again, as Volcano's syncJob does, and
-    // as the sync at a start would.
-    if (e.info.event == scheduler::job_event::pod_evicted &&
-        !scheduler::is_finished(j.status.phase) &&
-        !scheduler::is_finished(job_status_of(st, j).phase))
-      sync_job(self, e.job_key);
+  auto current = job_status_of(st, j);
+  if (e.was_finished && scheduler::is_finished(current.phase)) {
+    // The clean-up of a job that ended by its pods: no policy acts, and its end is persisted if
+    // it was not yet. (A finished pod deleted from a job that goes on is PodEvicted like any,
+    // as in Volcano.)
+    if (!scheduler::is_finished(j.status.phase))
+      persist_own_end(self, e.job_key, current);
     return;
   }
-  auto current = job_status_of(st, j);
   const auto read_from_pods = current;
   if (scheduler::is_finished(current.phase)) {
     if (scheduler::is_finished(j.status.phase))

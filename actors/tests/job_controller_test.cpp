@@ -267,6 +267,44 @@ TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
   EXPECT_INVARIANTS(h);
 }
 
+// A pod that succeeded, deleted while its job goes on, is PodEvicted as in Volcano: the TF
+// job's `PodEvicted: RestartJob` restarts it. Deleted once the job ended by its pods, it is a
+// clean-up: nothing restarts.
+TEST(JobController, AFinishedPodDeletedActsOnlyWhileItsJobGoesOn) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  auto job = tf_job("tf", "PodEvicted", "RestartJob", 3, {std::string(sim_duration_key), "1s"});
+  // The ps runs on (a pod without a declared end would follow the workers' end).
+  job.job.tasks[0].pod_template.meta.annotations.set(std::string(sim_duration_key), "1h");
+  runtime_harness::must_ok(h.create(job), "tf");
+  ASSERT_TRUE(h.run_until(
+      [&] {
+        auto pods = pods_of(h, "tf");
+        return pods.size() == 3 &&
+               pods["tf-worker-0"].second == scheduler::pod_phase::succeeded &&
+               pods["tf-ps-0"].second == scheduler::pod_phase::running;
+      },
+      5000ms, 10ms));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-0"), "del");
+  ASSERT_TRUE(h.run_until([&] { return status_of(h, "tf").retry_count == 1; }, 5000ms, 10ms))
+      << job_events(h, "tf");
+  EXPECT_TRUE(has_job_event(h, "tf", "RestartJob"));
+
+  // Every pod of this one ends: the job ended by its pods, and its pods' clean-up acts on nothing.
+  auto done = tf_job("done", "PodEvicted", "RestartJob", 3);
+  for (auto& t : done.job.tasks)
+    t.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  runtime_harness::must_ok(h.create(done), "done");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "done").phase == scheduler::job_phase::completed; }, 5000ms,
+      10ms));
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "done-worker-0"), "del");
+  h.pass(1000ms);
+  EXPECT_EQ(status_of(h, "done").retry_count, 0);
+  EXPECT_EQ(status_of(h, "done").phase, scheduler::job_phase::completed);
+  EXPECT_EQ(pods_of(h, "done").size(), 2u);
+  EXPECT_INVARIANTS(h);
+}
+
 // Several pods of a job deleted at once (a node lost under it, with no policy): every one is
 // made again, once, although their events come while the first sync is under way.
 TEST(JobController, PodsLostTogetherAreAllMadeAgainOnce) {
