@@ -144,6 +144,9 @@ struct registry_state {
     pod_group_ptr group;
     gang_actor actor;
     bool implicit = false;    // Made for a pod without a PodGroup; not persisted.
+    /// Its job has tasks that wait for others (dependsOn): a pod of it that runs or succeeds
+    /// makes the job sync. Kept here so that a pod's status change asks no job.
+    bool job_waits_on_tasks = false;
     scheduler::shared_string job_key; // The job that owns it, if any.
     std::vector<uint64_t> pods;
     gang_report last_report;

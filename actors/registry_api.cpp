@@ -330,6 +330,7 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
     g.gang = gang;
     g.key = group_key;
     g.job_key = key;
+    g.job_waits_on_tasks = waits;
     g.group = group_ptr;
     index_group(st, g);
     g.pods.reserve(pods->size());

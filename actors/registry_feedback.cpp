@@ -669,10 +669,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
            e.phase() == scheduler::pod_phase::succeeded) &&
           e.gang != 0)
         if (auto g = st.groups.find(e.gang);
-            g != st.groups.end() && !g->second.job_key.empty())
-          if (auto j = st.jobs.find(g->second.job_key.view());
-              j != st.jobs.end() && scheduler::has_task_dependencies(*j->second.job))
-            dependency_syncs.insert(j->first);
+            g != st.groups.end() && g->second.job_waits_on_tasks)
+          dependency_syncs.insert(g->second.job_key.str());
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {
           n->second.allocated -= e.pod->requests;

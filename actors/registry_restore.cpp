@@ -197,8 +197,10 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     const std::string key = object_key(r.group.meta.namespace_name, r.group.meta.name);
     g.key = key;
     g.group = std::make_shared<const scheduler::pod_group>(std::move(r.group));
-    if (auto j = job_of_group.find(key); j != job_of_group.end())
+    if (auto j = job_of_group.find(key); j != job_of_group.end()) {
       g.job_key = j->second;
+      g.job_waits_on_tasks = scheduler::has_task_dependencies(*st.jobs.at(j->second).job);
+    }
     // A restored gang was admitted if it had bound pods; the gang actor reports again anyway.
     index_group(st, g);
   }
