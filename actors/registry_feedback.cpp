@@ -481,6 +481,70 @@ void group_changed(self_ptr self, group_entry& g) {
       announce(self, api::watch_event::type::modified, job_view(st, j->second));
 }
 
+namespace {
+
+struct bound_pod {
+  uint64_t id;
+  scheduler::pod_runtime state;
+  uint32_t node; // View index.
+};
+
+// True while the gang that asked for a binding is the one its pods belong to: not deleted, not
+// replaced by another PodGroup under its name (a lone pod's gang meeting its PodGroup object in
+// Kubernetes mode), not renewed as a new incarnation.
+bool gang_still_asks(const registry_state& st, uint64_t gang) {
+  auto g = st.groups.find(gang);
+  return g != st.groups.end() && !g->second.removed;
+}
+
+// The gang that asked ended while its bindings were being made durable. Its nodes dropped its
+// holds when its actor ended, so no node will commit them, nor hand the pods to the binder:
+// applied, the pods would show bound to nodes that never counted them, and (Kubernetes mode)
+// their Bindings would never be posted. The bindings are undone instead, durably (the pods'
+// states without a node, their intents erased), and the pods' gangs, if they have one now,
+// retry at once (a gang that asked for them meanwhile was refused: they were in a binding).
+void undo_orphaned_bindings(self_ptr self, const std::vector<bound_pod>& bound) {
+  auto& st = self->state;
+  storage::write_batch undo;
+  std::vector<uint64_t> ids;
+  const auto version = next_version(self);
+  for (const auto& b : bound) {
+    auto p = st.pods.find(b.id);
+    if (p == st.pods.end())
+      continue;
+    auto& e = p->second;
+    e.binding = false;
+    auto state = e.state();
+    state.resource_version = version;
+    undo.put_pod_state(e.pod, state);
+    ids.push_back(b.id);
+  }
+  if (st.world_is_kubernetes)
+    erase_binding_intents(st, undo, ids);
+  persist(self, std::move(undo), [self, ids = std::move(ids)](const status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      spdlog::error("msg=\"undoing the bindings of an ended gang failed; a restart resolves "
+                    "them\" pods={} error=\"{}\"",
+                    ids.size(), s.to_string());
+    std::unordered_set<uint64_t> woken;
+    for (auto id : ids) {
+      auto p = st.pods.find(id);
+      if (p == st.pods.end() || p->second.gang == 0 || !woken.insert(p->second.gang).second)
+        continue;
+      auto g = st.groups.find(p->second.gang);
+      if (g == st.groups.end() || g->second.removed)
+        continue;
+      if (g->second.parked)
+        wake_gang(self, g->second);
+      else if (g->second.actor)
+        self->send(g->second.actor, wake_atom::value);
+    }
+  });
+}
+
+} // namespace
+
 void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   auto& st = self->state;
   auto refuse = [&](std::string why) {
@@ -488,11 +552,6 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
                bound_result{req.txn, status{errc::conflict, std::move(why)}});
   };
   storage::write_batch batch;
-  struct bound_pod {
-    uint64_t id;
-    scheduler::pod_runtime state;
-    uint32_t node; // View index.
-  };
   std::vector<bound_pod> bound;
   bound.reserve(req.bindings.size());
   for (const auto& b : req.bindings) {
@@ -525,6 +584,8 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
                                    gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
+    if (s.ok() && !gang_still_asks(st, req.gang))
+      return undo_orphaned_bindings(self, bound);
     for (auto& [id, state, node] : bound) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())

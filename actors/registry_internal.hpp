@@ -325,6 +325,9 @@ void do_binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes);
 /// Adds the intents of bindings about to be made durable (pod id, node name) to their batch.
 void add_binding_intents(registry_state& st, storage::write_batch& batch,
                          const std::vector<std::pair<uint64_t, std::string>>& bound);
+/// Ends the intents of pods whose bindings were undone before any was posted.
+void erase_binding_intents(const registry_state& st, storage::write_batch& batch,
+                           const std::vector<uint64_t>& pods);
 /// The intents a restart found in the checkpoint, for the pods still there with the same uid.
 void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta);
 

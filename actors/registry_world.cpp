@@ -536,6 +536,13 @@ void add_binding_intents(registry_state& st, storage::write_batch& batch,
   }
 }
 
+void erase_binding_intents(const registry_state& st, storage::write_batch& batch,
+                           const std::vector<uint64_t>& pods) {
+  for (auto id : pods)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      batch.erase_world_meta(intent_key(*p->second.pod));
+}
+
 void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta) {
   auto& st = self->state;
   for (const auto& [key, value] : world_meta) {

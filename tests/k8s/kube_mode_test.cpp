@@ -12,6 +12,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <thread>
@@ -687,6 +688,46 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
   EXPECT_EQ(log.find("level=critical"), std::string::npos) << log;
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Many lone pods created at once: each one's gang of the same name is planned at once, and its
+// PodGroup object, made by phalanxd, comes back through the watch while that gang may be binding
+// the pod, and replaces it. A binding made durable for the gang so replaced was applied before:
+// the pod showed bound in the cache, but its nodes had dropped the ended gang's holds, so no
+// Binding was ever posted and the pod stayed pending for ever (found by `phalanx-loadtest k8s`:
+// 8 of 1,000 pods). The binding is now undone and the new gang binds the pod.
+TEST(KubeMode, LonePodsCreatedAtOnceAreAllBound) {
+  kube_harness h;
+  for (int i = 0; i < 100; ++i)
+    h.node("n" + std::to_string(i), "8");
+  // A client fast enough that the PodGroup objects come back while their gangs bind, and a
+  // group-commit window long enough that a binding is often on its way to the store then.
+  auto config = h.scratch() + "/slow-store.yaml";
+  std::ofstream(config) << "store:\n  commitWindow: 20ms\n";
+  auto d = h.start_phalanxd("data", {"--kube-api-qps", "5000", "--kube-api-burst", "5000",
+                                     "--config", config});
+  constexpr int pods = 1000;
+  std::atomic<int> next{0};
+  std::vector<std::thread> creators;
+  for (int t = 0; t < 16; ++t)
+    creators.emplace_back([&] {
+      for (int i = next++; i < pods; i = next++)
+        h.pod("lone-" + std::to_string(i), "", "100m");
+    });
+  for (auto& t : creators)
+    t.join();
+  auto unbound = [&] {
+    std::vector<std::string> out;
+    for (const auto& [name, p] : h.pods())
+      if (p.node.empty())
+        out.push_back(name + " (" + pod_scheduled_message(h, name) + ")");
+    return out;
+  };
+  ASSERT_TRUE(h.wait_for([&] { return unbound().empty(); }, 60s))
+      << ::testing::PrintToString(unbound()) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
 }
 
 // examples/'s Volcano manifests, unchanged, on a real cluster through the shipped ServiceAccount:
