@@ -55,24 +55,27 @@ while read -r p; do
   grep -qx "$p" <<<"$ci_packages" || fail "the build stage installs $p, which .ci/install-deps does not"
 done < <(packages_of 0)
 
-# Runtime stage: exactly the owners of phalanxd's shared libraries.
-owner_of() {
-  local lib=$1 real
-  real=$(readlink -f "$lib")
-  for path in "$lib" "$real" "${lib/#\/usr\/lib/\/lib}" "${real/#\/usr\/lib/\/lib}" \
-    "${lib/#\/lib/\/usr\/lib}" "${real/#\/lib/\/usr\/lib}"; do
-    if out=$(dpkg -S "$path" 2>/dev/null); then
-      cut -d: -f1 <<<"$out" | head -n1
-      return 0
-    fi
-  done
-  return 1
-}
+# Runtime stage: exactly the owners of phalanxd's shared libraries. dpkg knows each library by
+# one of its paths: as linked, resolved, or the other side of Debian 12's merged /usr.
 linked=$(ldd "$phalanxd" | awk '/=> \//{print $3}')
 [[ -n $linked ]] || fail "ldd found no shared libraries in $phalanxd"
+candidates=$(while read -r lib; do
+  for path in "$lib" "$(readlink -f "$lib")"; do
+    echo "$path"; echo "${path#/usr}"; [[ $path == /usr/* ]] || echo "/usr$path"
+  done
+done <<<"$linked" | sort -u)
+# "package:arch: path" for each path dpkg knows, in one call (each call takes a while).
+mapfile -t candidate_list <<<"$candidates"
+owners=$(dpkg -S "${candidate_list[@]}" 2>/dev/null)
 needed=$(while read -r lib; do
-  [[ -z $lib ]] && continue
-  owner_of "$lib" || echo "UNOWNED:$lib"
+  owner=""
+  for path in "$lib" "$(readlink -f "$lib")"; do
+    for p in "$path" "${path#/usr}" "/usr${path#/usr}"; do
+      owner=$(awk -v p="$p" -F': ' '$2 == p {split($1, a, ":"); print a[1]; exit}' <<<"$owners")
+      [[ -n $owner ]] && break 2
+    done
+  done
+  echo "${owner:-UNOWNED:$lib}"
 done <<<"$linked" | sort -u)
 if grep -q '^UNOWNED:' <<<"$needed"; then
   fail "libraries no Debian package owns: $(grep '^UNOWNED:' <<<"$needed" | cut -d: -f2- | tr '\n' ' ')"
