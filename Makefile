@@ -10,12 +10,13 @@ CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: help deps configure build test long demo asan fuzz bench crash soak format clean \
-        k8s-control-plane
+.PHONY: help deps configure build test long demo demo-k8s asan fuzz bench crash soak format \
+        clean k8s-control-plane
 
 help:
 	@echo "make demo    install what is missing, build, run the main demo"
 	@echo "make test    install what is missing, build, run every test (ctest, label 'slow' left out)"
+	@echo "make demo-k8s  k8s/deploy/ on a real kube-apiserver: the Spark gangs, two replicas, a failover"
 	@echo "make long    the long runs: storage crash points and bit flips, crash and soak tests"
 	@echo "make asan    build and run the tests under AddressSanitizer + UBSan"
 	@echo "make fuzz    build the libFuzzer harnesses with clang and fuzz each for FUZZ_SECONDS"
@@ -53,6 +54,13 @@ crash: build
 
 demo: build
 	./$(BUILD_DIR)/examples/phalanx-demo
+
+# Kubernetes mode as installed from k8s/deploy/, on the test control plane (kube-apiserver 1.37,
+# etcd 3.6; no kubelets): two phalanxd replicas as processes with the shipped ServiceAccount's
+# token, the Spark gangs of `make demo`, the leader killed. Needs kubectl. Builds phalanxd only.
+demo-k8s: configure k8s-control-plane
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target phalanxd
+	./examples/demo/demo-k8s.sh $(BUILD_DIR)/actors/phalanxd
 
 asan: deps
 	cmake -S . -B $(ASAN_DIR) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DPHALANX_SANITIZE=ON $(CMAKE_FLAGS)

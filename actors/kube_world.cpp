@@ -72,10 +72,42 @@ struct binding_job {
   clock_type::time_point not_before{};
 };
 
+// A call the apiserver's RBAC refused does not succeed by being tried again: an operator must
+// grant its rule. Each refused rule is said as an error naming it (verb, resource, apiGroup),
+// whatever level the caller logs its own failure at: at its first refusal, then at most every
+// 30 s while the refusals go on (the watches and the election retry every few seconds).
+class denial_reporter {
+ public:
+  /// `call` names what was tried; `failure` is its error text (k8s::denied_call_of reads it).
+  /// Thread-safe.
+  void operator()(std::string_view call, std::string_view failure) {
+    auto d = k8s::denied_call_of(failure);
+    if (!d)
+      return;
+    auto rule = d->verb + " " + d->resource + " " + d->api_group;
+    auto now = clock_type::now();
+    {
+      std::lock_guard lock(mutex_);
+      auto [at, fresh] = said_.try_emplace(rule, now);
+      if (!fresh && now - at->second < std::chrono::seconds(30))
+        return;
+      at->second = now;
+    }
+    spdlog::error("msg=\"forbidden by RBAC: the ClusterRole lacks this rule\" verb={} "
+                  "resource={} api_group=\"{}\" namespace=\"{}\" call=\"{}\"",
+                  d->verb, d->resource, d->api_group, d->namespace_name, call);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, clock_type::time_point> said_;
+};
+
 } // namespace
 
 struct kube_world::impl {
   kubernetes_config config;
+  denial_reporter report_denied;
   std::unique_ptr<k8s::client> client;
   std::unique_ptr<k8s::lease_elector> elector;
   registry_actor registry;
@@ -400,6 +432,7 @@ struct kube_world::impl {
         count(&kube_world_counters::bindings_refused);
         spdlog::error("msg=\"binding refused by the apiserver\" pod={}/{} node={} error=\"{}\"",
                       job.namespace_name, job.name, job.node, outcome.message);
+        report_denied("bind a pod", outcome.message);
         job.not_before = clock_type::now() + std::chrono::seconds(30);
         break;
       case k8s::bind_result::retry: {
@@ -510,6 +543,7 @@ struct kube_world::impl {
       } else if (code != errc::not_found) {  // 404: the namespace is going.
         spdlog::warn("msg=\"PodGroup of a lone pod not created\" pod={}/{} error=\"{}\"",
                      l.namespace_name, l.name, made.error().to_string());
+        report_denied("create the PodGroup of a lone pod", made.error().message());
         l.not_before = clock_type::now() + std::chrono::seconds(5);
         lone_pods.emplace(l.uid, std::move(l));
       }
@@ -585,9 +619,12 @@ struct kube_world::impl {
       if (done.deleted.ok())
         count(&kube_world_counters::pods_evicted);
       if (!done.condition_written.ok() && done.condition_written.code() != errc::not_found &&
-          done.condition_written.code() != errc::conflict)
+          done.condition_written.code() != errc::conflict) {
         spdlog::warn("msg=\"DisruptionTarget condition not written\" pod={}/{} error=\"{}\"",
                      v.namespace_name, v.name, done.condition_written.to_string());
+        report_denied("write a victim's DisruptionTarget condition",
+                      done.condition_written.message());
+      }
       if (done.deleted.ok() || code == errc::not_found || code == errc::conflict)
         continue;
       // The apiserver busy or away: again at the next turn. Refused (RBAC without pods delete,
@@ -599,6 +636,7 @@ struct kube_world::impl {
       } else {
         spdlog::error("msg=\"eviction refused\" pod={}/{} error=\"{}\"", v.namespace_name,
                       v.name, done.deleted.to_string());
+        report_denied("evict a pod", done.deleted.message());
       }
     }
     for (const auto& n : nominated) {
@@ -609,9 +647,11 @@ struct kube_world::impl {
                                   patch, k8s::patch_type::merge);
       if (done)
         count(&kube_world_counters::nominations_written);
-      else if (done.error().code() != errc::not_found)
+      else if (done.error().code() != errc::not_found) {
         spdlog::warn("msg=\"nominatedNodeName not written\" pod={}/{} error=\"{}\"",
                      n.namespace_name, n.name, done.error().to_string());
+        report_denied("write a preemptor's nominatedNodeName", done.error().message());
+      }
     }
     if (!again.empty()) {
       std::lock_guard lock(notes_mutex);
@@ -666,9 +706,11 @@ struct kube_world::impl {
     auto done = k8s::patch_json(*client, path, patch, k8s::patch_type::strategic_merge);
     if (done)
       count(&kube_world_counters::pod_conditions_written);
-    else if (done.error().code() != errc::not_found)
+    else if (done.error().code() != errc::not_found) {
       spdlog::warn("msg=\"pod condition not written\" pod={}/{} error=\"{}\"", n.namespace_name,
                    n.name, done.error().to_string());
+      report_denied("write a pending pod's PodScheduled condition", done.error().message());
+    }
   }
 
   // -- status
@@ -739,6 +781,7 @@ struct kube_world::impl {
       } else {
         spdlog::warn("msg=\"Queue status not written\" queue={} error=\"{}\"", name,
                      done.error().to_string());
+        report_denied("write a Queue's status", done.error().message());
       }
     }
   }
@@ -773,6 +816,7 @@ struct kube_world::impl {
       if (put.error().code() != errc::conflict) {
         spdlog::warn("msg=\"PodGroup status not written\" podgroup={} error=\"{}\"", key,
                      put.error().to_string());
+        report_denied("write a PodGroup's status", put.error().message());
         return;
       }
       auto fresh = k8s::get_json(*client, path);  // Someone else wrote it: on the newest.
@@ -841,9 +885,11 @@ struct kube_world::impl {
     auto posted = k8s::post_json(*client, "/api/v1/namespaces/" + ns + "/events", event);
     if (posted)
       count(&kube_world_counters::events_written);
-    else
+    else {
       spdlog::debug("msg=\"event not written\" object={}/{} error=\"{}\"", ns, name,
                     posted.error().to_string());
+      report_denied("write an event", posted.error().message());
+    }
   }
 };
 
@@ -917,6 +963,7 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
   void on_error(const status& error) override {
     spdlog::warn("msg=\"watch error\" kind={} error=\"{}\"", api::to_string(kind_),
                  error.to_string());
+    w_.report_denied("list and watch the cluster's objects", error.message());
   }
 
  private:
@@ -952,6 +999,7 @@ class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
 
   void on_error(const status& error) override {
     spdlog::warn("msg=\"watch error\" kind=priorityclasses error=\"{}\"", error.to_string());
+    w_.report_denied("list and watch PriorityClasses", error.message());
   }
 
  private:
@@ -1097,6 +1145,9 @@ result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& 
       if (raw->on_failure)
         raw->on_failure("this process lost the leader lease " + raw->config.lock_namespace +
                         "/" + raw->config.lock_name);
+    };
+    lo.on_failure = [raw](const status& error) {
+      raw->report_denied("take or renew the leader Lease", error.message());
     };
     lo.on_new_leader = [](const std::string& identity) {
       spdlog::info("msg=\"leader\" identity={}", identity.empty() ? "(none)" : identity);

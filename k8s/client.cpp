@@ -382,4 +382,40 @@ status status_of(const api::client_response& response, std::string_view what) {
   return {e, std::move(text)};
 }
 
+std::optional<denied_call> denied_call_of(std::string_view failure) {
+  if (failure.find("HTTP 403") == std::string_view::npos)
+    return std::nullopt;
+  // The quoted value after `prefix` at `from`, moving `from` past it.
+  auto quoted_after = [&](std::string_view prefix,
+                          std::size_t& from) -> std::optional<std::string> {
+    if (failure.substr(from, prefix.size()) != prefix)
+      return std::nullopt;
+    auto start = from + prefix.size();
+    auto end = failure.find('"', start);
+    if (end == std::string_view::npos)
+      return std::nullopt;
+    from = end + 1;
+    return std::string(failure.substr(start, end - start));
+  };
+  auto at = failure.find("\" cannot ");  // After the user's quoted name.
+  if (at == std::string_view::npos)
+    return std::nullopt;
+  at += std::string_view("\" cannot ").size();
+  auto space = failure.find(' ', at);
+  if (space == std::string_view::npos)
+    return std::nullopt;
+  denied_call d;
+  d.verb = std::string(failure.substr(at, space - at));
+  at = space;
+  auto resource = quoted_after(" resource \"", at);
+  auto group = resource ? quoted_after(" in API group \"", at) : std::nullopt;
+  if (!group)
+    return std::nullopt;
+  d.resource = std::move(*resource);
+  d.api_group = std::move(*group);
+  if (auto ns = quoted_after(" in the namespace \"", at))
+    d.namespace_name = std::move(*ns);
+  return d;
+}
+
 } // namespace phalanx::k8s

@@ -249,4 +249,18 @@ std::optional<std::chrono::seconds> retry_after(const result<api::client_respons
 /// 413 too_large, 429 and 5xx unavailable (retry later). A 2xx answer gives ok.
 status status_of(const api::client_response& response, std::string_view what);
 
+/// A call the apiserver's authorizer (RBAC) refused: the rule a (Cluster)Role would need.
+struct denied_call {
+  std::string verb;       // "create", "update", "list", ...
+  std::string resource;   // With its subresource: "pods/binding", "queues/status".
+  std::string api_group;  // "" for the core group.
+  std::string namespace_name;  // "" when refused at the cluster scope.
+};
+
+/// Reads what RBAC refused from a failure's text (a status_of() message, or a bind outcome's):
+/// a 403 whose apiserver message says `... cannot VERB resource "RESOURCE" in API group "GROUP"`
+/// with `in the namespace "NS"` or `at the cluster scope`. nullopt for anything else (another
+/// code, a 403 without that sentence: a webhook's own words).
+std::optional<denied_call> denied_call_of(std::string_view failure);
+
 } // namespace phalanx::k8s

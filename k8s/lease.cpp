@@ -189,6 +189,8 @@ status lease_elector::last_error() const {
 
 void lease_elector::fail(status error) {
   failures_.fetch_add(1);
+  if (options_.on_failure)
+    options_.on_failure(error);
   std::lock_guard lock(leader_mutex_);
   last_error_ = std::move(error);
 }

@@ -137,6 +137,10 @@ struct lease_options {
   std::function<void()> on_started_leading;
   std::function<void()> on_stopped_leading;
   std::function<void(const std::string& identity)> on_new_leader;
+  /// Called on the elector's thread when a try fails for another reason than the lease being
+  /// held by someone else (what lease_counters::failures counts), with the error last_error()
+  /// then returns: a 403 from RBAC says which rule is missing. Default: none.
+  std::function<void(const status& error)> on_failure;
 
   /// Seeds the jitter of the candidate's retries. 0: a random seed. Default: 0.
   uint64_t seed = 0;

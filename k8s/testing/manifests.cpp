@@ -32,6 +32,7 @@ result<std::string> collection_of(const json::value& o) {
       {"RoleBinding", {"rolebindings", true}},
       {"Queue", {"queues", false}},
       {"PodGroup", {"podgroups", true}},
+      {"Job", {"jobs", true}},  // batch.volcano.sh/v1alpha1 (or batch/v1: by apiVersion).
       {"Pod", {"pods", true}},
       {"Node", {"nodes", false}},
       {"PriorityClass", {"priorityclasses", false}},

@@ -1,7 +1,7 @@
 #pragma once
 
 // Applying manifests to a test cluster as `kubectl apply` would for the kinds the tests and the
-// load tester use (CRDs, RBAC, namespaces, ServiceAccounts, Queues, PodGroups, Pods, Nodes,
+// load tester use (CRDs, RBAC, namespaces, ServiceAccounts, Queues, PodGroups, Jobs, Pods, Nodes,
 // PriorityClasses): create, or replace when the object exists. Not a general apply: no merge,
 // no server-side apply, a fixed table of kinds.
 

@@ -172,6 +172,51 @@ TEST(Classify, RetryAfter) {
   EXPECT_EQ(retry_after(result<api::client_response>(errc::unavailable, "x")), std::nullopt);
 }
 
+// What RBAC refused, read back from the apiserver's own sentences (kube-apiserver 1.37's
+// authorizer, as the live tests see them): namespaced, cluster-scoped, a subresource.
+TEST(Classify, DeniedCallNamesTheMissingRule) {
+  auto forbid = [](std::string_view message) {
+    return status_of(answer(403, R"({"kind":"Status","reason":"Forbidden","code":403,"message":")" +
+                                     std::string(message) + R"("})"),
+                     "bind t/g-0")
+        .message();
+  };
+  auto binding = denied_call_of(forbid(
+      R"(pods \"g-0\" is forbidden: User \"system:serviceaccount:phalanx-system:x\" cannot create resource \"pods/binding\" in API group \"\" in the namespace \"t\")"));
+  ASSERT_TRUE(binding);
+  EXPECT_EQ(binding->verb, "create");
+  EXPECT_EQ(binding->resource, "pods/binding");
+  EXPECT_EQ(binding->api_group, "");
+  EXPECT_EQ(binding->namespace_name, "t");
+
+  auto nodes = denied_call_of(forbid(
+      R"(nodes is forbidden: User \"system:serviceaccount:phalanx-system:x\" cannot list resource \"nodes\" in API group \"\" at the cluster scope)"));
+  ASSERT_TRUE(nodes);
+  EXPECT_EQ(nodes->verb, "list");
+  EXPECT_EQ(nodes->resource, "nodes");
+  EXPECT_EQ(nodes->namespace_name, "");
+
+  auto update = denied_call_of(forbid(
+      R"(podgroups.scheduling.volcano.sh \"g\" is forbidden: User \"system:serviceaccount:phalanx-system:x\" cannot update resource \"podgroups\" in API group \"scheduling.volcano.sh\" in the namespace \"t\")"));
+  ASSERT_TRUE(update);
+  EXPECT_EQ(update->verb, "update");
+  EXPECT_EQ(update->resource, "podgroups");
+  EXPECT_EQ(update->api_group, "scheduling.volcano.sh");
+
+  // Not RBAC's sentence, or not a 403: nothing to name.
+  EXPECT_EQ(denied_call_of(forbid("admission webhook \\\"x\\\" denied the request")),
+            std::nullopt);
+  auto unauthorized = status_of(
+      answer(401, R"({"kind":"Status","reason":"Unauthorized","message":"Unauthorized"})"),
+      "list pods");
+  EXPECT_EQ(denied_call_of(unauthorized.message()), std::nullopt);
+  EXPECT_EQ(denied_call_of(
+                R"(x: HTTP 422 Invalid: User "u" cannot create resource "pods" in API group "")"),
+            std::nullopt);
+  EXPECT_EQ(denied_call_of(R"(x: HTTP 403 Forbidden: User "u" cannot create resource "pods)"),
+            std::nullopt);
+}
+
 TEST(Classify, StatusOfAnswerCarriesTheApiserverMessage) {
   const std::string forbidden =
       R"({"kind":"Status","apiVersion":"v1","status":"Failure","message":"pods is forbidden: User \"system:serviceaccount:ns:sa\" cannot list resource \"pods\"","reason":"Forbidden","code":403})";

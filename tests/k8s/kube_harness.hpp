@@ -46,8 +46,9 @@ struct seen_group {
 /// The whole test cluster, seen through the admin's client.
 class kube_harness {
  public:
-  /// Starts (or finds) the control plane; applies k8s/deploy's CRDs and RBAC and the default
-  /// Queue; makes the test namespace `ns`.
+  /// Starts (or finds) the control plane; applies k8s/deploy's CRDs, RBAC and default Queue
+  /// (all of k8s/deploy but the Deployment, which nothing here would run); makes the test
+  /// namespace `ns`.
   explicit kube_harness(std::string ns = "t");
   ~kube_harness();
 

@@ -332,42 +332,6 @@ TEST(KubeMode, ALeaderCutOffStopsAndTheOtherTakesOver) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
-// RBAC decides: with one rule of the shipped ClusterRole taken away (pods/binding create),
-// phalanxd says loudly which call the apiserver refused, and binds nothing.
-TEST(KubeMode, ADeniedCallFailsLoudlyNamingTheRule) {
-  kube_harness h;
-  h.node("n0", "8");
-  // A ServiceAccount bound to a copy of the ClusterRole without pods/binding.
-  auto role = boost::json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
-    "kind":"ClusterRole","metadata":{"name":"phalanx-no-binding"},"rules":[
-    {"apiGroups":[""],"resources":["nodes"],"verbs":["list","watch"]},
-    {"apiGroups":[""],"resources":["pods"],"verbs":["get","list","watch"]},
-    {"apiGroups":["scheduling.volcano.sh"],"resources":["podgroups"],
-     "verbs":["get","list","watch","update"]},
-    {"apiGroups":["scheduling.volcano.sh"],"resources":["queues"],"verbs":["list","watch"]},
-    {"apiGroups":["scheduling.k8s.io"],"resources":["priorityclasses"],"verbs":["list","watch"]},
-    {"apiGroups":[""],"resources":["events"],"verbs":["create"]},
-    {"apiGroups":["coordination.k8s.io"],"resources":["leases"],
-     "verbs":["get","create","update"]}]})");
-  h.apply(role);
-  h.apply(boost::json::parse(R"({"apiVersion":"v1","kind":"ServiceAccount",
-    "metadata":{"name":"no-binding","namespace":"phalanx-system"}})"));
-  h.apply(boost::json::parse(R"({"apiVersion":"rbac.authorization.k8s.io/v1",
-    "kind":"ClusterRoleBinding","metadata":{"name":"phalanx-no-binding"},
-    "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole",
-    "name":"phalanx-no-binding"},"subjects":[{"kind":"ServiceAccount","name":"no-binding",
-    "namespace":"phalanx-system"}]})"));
-  auto d = h.start_phalanxd("data", {}, h.kubeconfig_for("no-binding"));
-  h.podgroup("g", 1);
-  h.pod("g-0", "g", "1");
-  ASSERT_TRUE(h.wait_for([&] {
-    return read_log(*d).find("binding refused by the apiserver") != std::string::npos;
-  })) << read_log(*d);
-  auto log = read_log(*d);
-  EXPECT_NE(log.find("pods/binding"), std::string::npos) << log;
-  EXPECT_EQ(bound_of(h.pods(), "g"), 0);
-}
-
 // A Queue's status as Volcano keeps it, written by the leader: its PodGroups by phase and what
 // its bound pods hold, on the status subresource; and the same again when a gang ends.
 TEST(KubeMode, AQueuesStatusCountsItsGangs) {
