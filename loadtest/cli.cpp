@@ -3,6 +3,7 @@
 
 #include "loadtest/flags.hpp"
 #include "loadtest/inproc.hpp"
+#include "loadtest/kube_bench.hpp"
 #include "loadtest/kube_restart.hpp"
 #include "loadtest/push.hpp"
 #include "loadtest/replay.hpp"
@@ -44,6 +45,8 @@ modes:
             client reads: how long each took and how long the other client's reads waited
   k8s-restart Kubernetes mode on a real kube-apiserver (the test control plane): restart to the
             first new bind after a short outage (watches resumed) and a long one (410, relist)
+  k8s       Phalanx, kube-scheduler and a do-nothing binder side by side on one real apiserver,
+            the same nodes and pods: pods/s, latency, gangs bound whole or in part
 
 `phalanx-loadtest MODE --help` lists the flags of a mode.
 )";
@@ -390,6 +393,45 @@ int run_kube_restart_mode(std::span<const std::string> args, const std::string& 
   return run_plain_mode("k8s-restart", flags, o, args, command, &run_kube_restart);
 }
 
+int run_kube_bench_mode(std::span<const std::string> args, const std::string& command) {
+  kube_bench_options o;
+  flag_set flags("phalanx-loadtest k8s",
+                 "Runs a do-nothing binder, kube-scheduler and phalanxd (Kubernetes mode) one "
+                 "after the other against one real kube-apiserver (the test control plane, or "
+                 "--kubeconfig's cluster) on the same fake nodes and the same pods, and reports "
+                 "each one's pods/s and creation-to-bound latency and how many gangs each bound "
+                 "whole or in part.");
+  flags.add_choice("workload", &o.workload, {"basic", "gang"},
+                   "basic: plain pods (scheduler_perf's SchedulingBasic); gang: PodGroups of 1 to "
+                   "--max-gang-size pods");
+  flags.add_int("nodes", &o.nodes, 1, 100'000, "fake nodes (32 cpu, 128Gi, 110 pods each)");
+  flags.add_int("pods", &o.pods, 1, 1'000'000, "basic: the pods");
+  flags.add_int("podgroups", &o.podgroups, 1, 100'000, "gang: the PodGroups");
+  flags.add_int("max-gang-size", &o.max_gang_size, 1, 1'000,
+                "gang: sizes are uniform on 1..this");
+  flags.add_double("demand", &o.demand, 0.001, 10,
+                   "gang: the pods' cpu requests over the cluster's cpu (above 1 not all fit)");
+  flags.add_string("schedulers", &o.schedulers,
+                   "comma-separated, run in this order: binder, kube-scheduler, phalanx");
+  flags.add_double("qps", &o.qps, 1, 1'000'000, "every scheduler's client QPS");
+  flags.add_int("burst", &o.burst, 1, 1'000'000, "every scheduler's client burst");
+  flags.add_int("creators", &o.creators, 1, 256, "threads creating pods");
+  flags.add_int("binder-threads", &o.binder_threads, 1, 256, "the binder's threads");
+  flags.add_bool("backlog", &o.backlog,
+                 "create every pod before the scheduler starts; time from its start");
+  flags.add_int("stall-seconds", &o.stall_seconds, 1, 3600,
+                "a run ends when no pod was bound for this long");
+  flags.add_int("seed", &o.seed, 0, std::numeric_limits<int64_t>::max(), "seeds the gang sizes");
+  flags.add_string("kubeconfig", &o.kubeconfig,
+                   "an existing cluster (its own: fake nodes are created there); default: start "
+                   "the test control plane");
+  flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("kube-scheduler", &o.kube_scheduler_binary,
+                   "the kube-scheduler binary (default: the test control plane's)");
+  flags.add_string("logs", &o.log_dir, "keep the schedulers' logs in this directory");
+  return run_plain_mode("k8s", flags, o, args, command, &run_kube_bench);
+}
+
 } // namespace
 
 int run_cli(const std::vector<std::string>& argv) {
@@ -411,8 +453,10 @@ int run_cli(const std::vector<std::string>& argv) {
     return run_big_delete_mode(args, command);
   if (mode == "k8s-restart")
     return run_kube_restart_mode(args, command);
+  if (mode == "k8s")
+    return run_kube_bench_mode(args, command);
   std::cerr << "phalanx-loadtest: unknown mode \"" << mode
-            << "\": expected push, inproc, replay, restart, big-delete or k8s-restart\n\n"
+            << "\": expected push, inproc, replay, restart, big-delete, k8s-restart or k8s\n\n"
             << top_usage;
   return 2;
 }

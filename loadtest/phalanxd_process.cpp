@@ -52,6 +52,40 @@ std::optional<int> reap(pid_t pid, bool block) {
 
 } // namespace
 
+result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file) {
+  if (args.empty())
+    return status{errc::invalid_argument, "spawn_with_log: no program"};
+  std::vector<std::string> copies = args;
+  std::vector<char*> argv;
+  for (auto& a : copies)
+    argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
+                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  pid_t pid = -1;
+  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0)
+    return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(rc)};
+  return pid;
+}
+
+int stop_process(pid_t pid, std::chrono::milliseconds grace) {
+  ::kill(pid, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (auto code = reap(pid, false))
+      return *code;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ::kill(pid, SIGKILL);
+  return reap(pid, true).value_or(-1);
+}
+
 result<std::unique_ptr<phalanxd_process>> phalanxd_process::start(phalanxd_options options) {
   if (options.data_dir.empty())
     return status{errc::invalid_argument, "phalanxd_options.data_dir: required"};
@@ -73,28 +107,13 @@ result<std::unique_ptr<phalanxd_process>> phalanxd_process::start(phalanxd_optio
     args.push_back(options.config_file);
   }
   args.insert(args.end(), options.extra_args.begin(), options.extra_args.end());
-  std::vector<char*> argv;
-  for (auto& a : args)
-    argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, options.log_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-
   std::unique_ptr<phalanxd_process> p(new phalanxd_process());
   p->options_ = std::move(options);
   auto forked = std::chrono::steady_clock::now();
-  int rc = ::posix_spawn(&p->pid_, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    p->pid_ = -1;
-    return status{errc::io_error, "cannot start " + std::string(argv[0]) + ": " +
-                                      std::strerror(rc)};
-  }
+  auto pid = spawn_with_log(args, p->options_.log_file);
+  if (!pid)
+    return pid.error();
+  p->pid_ = *pid;
 
   auto deadline = forked + p->options_.ready_timeout;
   while (std::chrono::steady_clock::now() < deadline) {

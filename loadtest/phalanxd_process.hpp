@@ -20,6 +20,14 @@ namespace phalanx::loadtest {
 /// The phalanxd binary this build made (an absolute path).
 std::string built_phalanxd_path();
 
+/// Starts `args` (args[0] a path to the program) with stdin from /dev/null and stdout and stderr
+/// appended to `log_file`; the child's pid. The error names the program.
+result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file);
+
+/// SIGTERM to `pid`, then waits up to `grace` for it to exit, SIGKILL after that; reaps it and
+/// returns its exit code (128 + the signal when a signal ended it).
+int stop_process(pid_t pid, std::chrono::milliseconds grace);
+
 struct phalanxd_options {
   /// The binary. Default: the one this build made.
   std::string binary = built_phalanxd_path();
