@@ -225,9 +225,10 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
   flags.add_int("node-gpus", &o.shape.gpus, 0, 1024, "GPUs of a VC or uniform node");
   flags.add_string("node-cpu", &node_cpu, "cpu of a VC or uniform node");
   flags.add_string("node-memory", &node_memory, "memory of a VC or uniform node");
-  flags.add_choice("partition", &o.partition, {"auto", "separate", "shared"},
+  flags.add_choice("partition", &o.partition, {"auto", "separate", "shared", "pooled"},
                    "separate: each VC its own scheduler on its own nodes; shared: one cluster, "
-                   "jobs pinned to their VC's nodes; auto: separate when the cluster has VCs");
+                   "jobs pinned to their VC's nodes; pooled: one cluster, any job on any node, "
+                   "VCs as queues sharing it by weight; auto: separate when the cluster has VCs");
   flags.add_string("policies", &policies,
                    "policies to compare, comma-separated, of pod-by-pod, gang-fifo, volcano-like "
                    "(queues and backfill, no reservation) and phalanx");
@@ -256,6 +257,38 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
   flags.add_bool("preemption", &o.preemption,
                  "volcano-like and phalanx: a blocked gang evicts running pods of lower-priority "
                  "gangs of its own queue (scheduling.preemption)");
+  flags.add_bool("reclaim", &o.reclaim,
+                 "volcano-like and phalanx: a blocked gang whose queue stays within its deserved "
+                 "share evicts running pods of queues above theirs (scheduling.reclaim); needs "
+                 "one cluster (--partition shared or pooled)");
+  flags.add_custom("queue-parents", "VC=PARENT,...",
+                   [&](const std::string& text) -> std::optional<std::string> {
+                     auto pairs = parse_name_values(text);
+                     if (!pairs)
+                       return pairs.error().message();
+                     o.queue_parents = std::move(*pairs);
+                     return std::nullopt;
+                   },
+                   "puts queues (VCs, or parents named here) under parent queues, made with "
+                   "weight 1 when they are not queues already (\"root\": the top)");
+  flags.add_custom("queue-weights", "NAME=W,...",
+                   [&](const std::string& text) -> std::optional<std::string> {
+                     auto pairs = parse_name_values(text);
+                     if (!pairs)
+                       return pairs.error().message();
+                     o.queue_weights.clear();
+                     for (std::size_t i = 0; i < pairs->size(); ++i) {
+                       const auto& [name, value] = (*pairs)[i];
+                       auto w = parse_int(value);
+                       if (!w)
+                         return "item " + std::to_string(i + 1) + " \"" + name + "=" + value +
+                                "\": the weight is not an integer";
+                       o.queue_weights.emplace_back(name, *w);
+                     }
+                     return std::nullopt;
+                   },
+                   "sets queue weights (default: a VC's node count, 1 for other queues and "
+                   "parents)");
   flags.add_duration("end-time", &o.end_time_ns, 0, int64_t{10} * 365 * 24 * 3600 * 1'000'000'000,
                      "stop the simulated clock here (0: when nothing is left)");
   flags.add_int("parallel", &o.parallel, 1, 64, "simulations run at once");

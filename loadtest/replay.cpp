@@ -5,6 +5,7 @@
 #include "loadtest/scheduling_run.hpp"
 #include "loadtest/stats.hpp"
 
+#include "scheduler/fair_share.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <mutex>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <thread>
 
 namespace phalanx::loadtest {
@@ -52,6 +54,81 @@ result<std::vector<sch::sim_policy>> parse_policies(const std::string& text) {
     start = comma + 1;
   }
   return out;
+}
+
+result<std::vector<std::pair<std::string, std::string>>> parse_name_values(
+    const std::string& text) {
+  std::vector<std::pair<std::string, std::string>> out;
+  std::size_t start = 0;
+  int index = 0;
+  while (true) {
+    auto comma = text.find(',', start);
+    std::string item =
+        text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    ++index;
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == item.size())
+      return status{errc::invalid_argument,
+                    "item " + std::to_string(index) + " \"" + item + "\": expected NAME=VALUE"};
+    out.emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+result<std::vector<sch::sim_queue>> replay_queues(
+    const std::map<std::string, int64_t>& vc_sizes, std::span<const sch::sim_job> jobs,
+    std::span<const std::pair<std::string, std::string>> parents,
+    std::span<const std::pair<std::string, int64_t>> weights) {
+  std::vector<sch::sim_queue> queues;
+  std::map<std::string, std::size_t> index;
+  auto add = [&](std::string name, int64_t weight) {
+    if (index.count(name))
+      return;
+    index[name] = queues.size();
+    sch::sim_queue q;
+    q.name = std::move(name);
+    q.weight = static_cast<int32_t>(std::clamp<int64_t>(weight, 1, 65535));
+    queues.push_back(std::move(q));
+  };
+  for (const auto& [vc, size] : vc_sizes)
+    add(dns_safe_name(vc), size);  // As to_sim_jobs names the jobs' queues.
+  for (const auto& j : jobs)
+    add(j.group.queue, 1);
+  // A parent that is no queue yet is made; it hangs under the root unless it is given a parent.
+  for (const auto& [queue, parent] : parents)
+    if (!sch::is_child_of_root(parent))
+      add(dns_safe_name(parent), 1);
+  std::set<std::string> given;
+  for (std::size_t i = 0; i < parents.size(); ++i) {
+    const auto name = dns_safe_name(parents[i].first);
+    const std::string item = "item " + std::to_string(i + 1) + " \"" + parents[i].first + "=" +
+                             parents[i].second + "\"";
+    if (!given.insert(name).second)
+      return status{errc::invalid_argument, item + ": queue " + name + " is given a parent twice"};
+    if (!index.count(name))
+      return status{errc::invalid_argument,
+                    item + ": no queue " + name + " (neither a VC, a queue of the trace, nor a "
+                           "parent)"};
+    queues[index.at(name)].parent =
+        sch::is_child_of_root(parents[i].second) ? "" : dns_safe_name(parents[i].second);
+  }
+  for (std::size_t i = 0; i < weights.size(); ++i) {
+    const auto name = dns_safe_name(weights[i].first);
+    const std::string item = "item " + std::to_string(i + 1) + " \"" + weights[i].first + "=" +
+                             std::to_string(weights[i].second) + "\"";
+    auto it = index.find(name);
+    if (it == index.end())
+      return status{errc::invalid_argument,
+                    item + ": no queue " + name + " (neither a VC, a queue of the trace, nor a "
+                           "parent)"};
+    if (weights[i].second < 1 || weights[i].second > 65535)
+      return status{errc::invalid_argument, item + ": the weight must be between 1 and 65535"};
+    queues[it->second].weight = static_cast<int32_t>(weights[i].second);
+  }
+  return queues;
 }
 
 void apply_priority_gpus(std::vector<sch::sim_job>& jobs, int64_t gpus) {
@@ -92,6 +169,8 @@ std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_res
       ++q.completed;
     q.evicted_pods += j.evicted_pods;
     q.wasted_gpu_hours += double(j.wasted_gpu_ms) / 3'600'000.0;
+    q.reclaim_evicted_pods += j.reclaim_evicted_pods;
+    q.reclaim_wasted_gpu_hours += double(j.reclaim_wasted_gpu_ms) / 3'600'000.0;
     if (j.requests.get(sch::gpu_resource) >= big_job_gpus) {
       ++q.big_jobs;
       if (j.time_to_start) {
@@ -154,9 +233,13 @@ policy_outcome merge_results(sch::sim_policy policy,
   // Use changes of every partition as deltas, then one sweep.
   std::vector<std::tuple<sch::duration, int64_t, int64_t>> deltas;
   int64_t wasted_gpu_ms = 0;
+  int64_t reclaim_wasted_gpu_ms = 0;
   for (const auto* r : parts) {
     out.events += r->events_processed;
     out.preemptions += r->summary.preemptions;
+    out.reclaims += r->summary.reclaims;
+    out.reclaim_evicted_pods += r->summary.reclaim_evicted_pods;
+    reclaim_wasted_gpu_ms += r->summary.reclaim_wasted_gpu_ms;
     out.evicted_pods += r->summary.evicted_pods;
     out.evicted_jobs += r->summary.evicted_jobs;
     out.restarts += r->summary.restarts;
@@ -204,6 +287,7 @@ policy_outcome merge_results(sch::sim_policy policy,
   out.mean_queueing_s = started > 0 ? queueing_sum / double(started) : 0;
   out.makespan_s = seconds(makespan);
   out.wasted_gpu_hours = double(wasted_gpu_ms) / 3'600'000.0;
+  out.reclaim_wasted_gpu_hours = double(reclaim_wasted_gpu_ms) / 3'600'000.0;
   out.queues = by_queue(out.jobs);
   out.big_jobs = big_job_waits(out.jobs);
 
@@ -318,6 +402,9 @@ json::object policy_json(const policy_outcome& out) {
   p["evicted_jobs"] = out.evicted_jobs;
   p["restarted_jobs"] = out.restarts;
   p["wasted_gpu_hours"] = out.wasted_gpu_hours;
+  p["reclaims"] = out.reclaims;
+  p["reclaim_evicted_pods"] = out.reclaim_evicted_pods;
+  p["reclaim_wasted_gpu_hours"] = out.reclaim_wasted_gpu_hours;
   json::object queues;
   for (const auto& [name, q] : out.queues)
     queues[name] = json::object{{"jobs", q.jobs},
@@ -327,6 +414,8 @@ json::object policy_json(const policy_outcome& out) {
                                 {"mean_queueing_delay_s", q.mean_queueing_s},
                                 {"evicted_pods", q.evicted_pods},
                                 {"wasted_gpu_hours", q.wasted_gpu_hours},
+                                {"reclaim_evicted_pods", q.reclaim_evicted_pods},
+                                {"reclaim_wasted_gpu_hours", q.reclaim_wasted_gpu_hours},
                                 {"big_jobs", q.big_jobs},
                                 {"big_jobs_waited", q.big_jobs_waited},
                                 {"big_mean_wait_s", q.big_mean_wait_s},
@@ -356,13 +445,18 @@ json::object policy_json(const policy_outcome& out) {
   return p;
 }
 
-// The per-queue table: a row per queue, a mean and a p95 JCT column per policy.
-json::object queue_table(const std::vector<policy_outcome>& outcomes) {
+// The per-queue table: a row per queue, a mean and a p95 JCT column per policy and, when pods
+// may be evicted, the pods its queue lost and those of them reclaim took.
+json::object queue_table(const std::vector<policy_outcome>& outcomes, bool evictions) {
   json::array columns{"queue", "jobs"};
   for (const auto& out : outcomes) {
     const std::string name(sch::to_string(out.policy));
     columns.push_back(json::value(name + " mean JCT (s)"));
     columns.push_back(json::value(name + " p95 JCT (s)"));
+    if (evictions) {
+      columns.push_back(json::value(name + " evicted pods"));
+      columns.push_back(json::value(name + " of them by reclaim"));
+    }
   }
   json::array rows;
   if (!outcomes.empty())
@@ -370,8 +464,14 @@ json::object queue_table(const std::vector<policy_outcome>& outcomes) {
       json::array row{json::value(queue), first.jobs};
       for (const auto& out : outcomes) {
         auto it = out.queues.find(queue);
-        row.push_back(it == out.queues.end() ? 0.0 : it->second.mean_jct_s);
-        row.push_back(it == out.queues.end() ? 0.0 : it->second.p95_jct_s);
+        const queue_outcome none;
+        const auto& q = it == out.queues.end() ? none : it->second;
+        row.push_back(q.mean_jct_s);
+        row.push_back(q.p95_jct_s);
+        if (evictions) {
+          row.push_back(q.evicted_pods);
+          row.push_back(q.reclaim_evicted_pods);
+        }
       }
       rows.push_back(std::move(row));
     }
@@ -380,20 +480,23 @@ json::object queue_table(const std::vector<policy_outcome>& outcomes) {
                       {"rows", std::move(rows)}};
 }
 
-void print_tables(const std::vector<policy_outcome>& outcomes) {
-  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s %8s %12s %12s\n", "policy",
-              "completed", "deadlocked", "starved", "mean JCT s", "p95 JCT s", "mean queue s",
-              "GPU %", "reserved", "big max wait s", "evicted", "evicted jobs", "wasted GPU-h");
+void print_tables(const std::vector<policy_outcome>& outcomes, bool evictions) {
+  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s %8s %12s %12s %10s %13s\n",
+              "policy", "completed", "deadlocked", "starved", "mean JCT s", "p95 JCT s",
+              "mean queue s", "GPU %", "reserved", "big max wait s", "evicted", "evicted jobs",
+              "wasted GPU-h", "reclaimed", "reclaim GPU-h");
   for (const auto& out : outcomes)
-    std::printf("%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s %8lld %12lld %12.1f\n",
-                std::string(sch::to_string(out.policy)).c_str(),
-                static_cast<long long>(out.completed), static_cast<long long>(out.deadlocked),
-                static_cast<long long>(out.starved), fmt_s(out.mean_jct_s).c_str(),
-                fmt_s(out.p95_jct_s).c_str(), fmt_s(out.mean_queueing_s).c_str(),
-                out.gpu_utilization * 100, static_cast<long long>(out.reserved),
-                fmt_s(out.big_jobs.longest_wait_s).c_str(),
-                static_cast<long long>(out.evicted_pods), static_cast<long long>(out.evicted_jobs),
-                out.wasted_gpu_hours);
+    std::printf(
+        "%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s %8lld %12lld %12.1f %10lld "
+        "%13.1f\n",
+        std::string(sch::to_string(out.policy)).c_str(), static_cast<long long>(out.completed),
+        static_cast<long long>(out.deadlocked), static_cast<long long>(out.starved),
+        fmt_s(out.mean_jct_s).c_str(), fmt_s(out.p95_jct_s).c_str(),
+        fmt_s(out.mean_queueing_s).c_str(), out.gpu_utilization * 100,
+        static_cast<long long>(out.reserved), fmt_s(out.big_jobs.longest_wait_s).c_str(),
+        static_cast<long long>(out.evicted_pods), static_cast<long long>(out.evicted_jobs),
+        out.wasted_gpu_hours, static_cast<long long>(out.reclaim_evicted_pods),
+        out.reclaim_wasted_gpu_hours);
   if (outcomes.empty() || outcomes.front().big_jobs.jobs == 0)
     return;
   std::printf("big jobs (>= %lld GPUs): %lld; wait to start, mean / p95 / longest (s):\n",
@@ -408,18 +511,25 @@ void print_tables(const std::vector<policy_outcome>& outcomes) {
                 fmt_s(big.mean_wait_s).c_str(), fmt_s(big.p95_wait_s).c_str(),
                 fmt_s(big.longest_wait_s).c_str(), big.longest_wait_job.c_str(), never.c_str());
   }
-  std::printf("per queue, mean / p95 JCT (s):\n%-10s %6s", "queue", "jobs");
+  std::printf("per queue, mean / p95 JCT (s)%s:\n%-10s %6s",
+              evictions ? ", evicted pods (of them by reclaim)" : "", "queue", "jobs");
+  const int width = evictions ? 31 : 21;
   for (const auto& out : outcomes)
-    std::printf(" %21s", std::string(sch::to_string(out.policy)).c_str());
+    std::printf(" %*s", width, std::string(sch::to_string(out.policy)).c_str());
   std::printf("\n");
   for (const auto& [queue, first] : outcomes.front().queues) {
     std::printf("%-10s %6lld", queue.c_str(), static_cast<long long>(first.jobs));
     for (const auto& out : outcomes) {
       auto it = out.queues.find(queue);
-      std::string cell = it == out.queues.end() ? "-"
-                                                : fmt_s(it->second.mean_jct_s) + " / " +
-                                                      fmt_s(it->second.p95_jct_s);
-      std::printf(" %21s", cell.c_str());
+      std::string cell = "-";
+      if (it != out.queues.end()) {
+        const auto& q = it->second;
+        cell = fmt_s(q.mean_jct_s) + " / " + fmt_s(q.p95_jct_s);
+        if (evictions)
+          cell += ", " + std::to_string(q.evicted_pods) + " (" +
+                  std::to_string(q.reclaim_evicted_pods) + ")";
+      }
+      std::printf(" %*s", width, cell.c_str());
     }
     std::printf("\n");
   }
@@ -473,10 +583,15 @@ result<json::object> run_replay(const replay_options& o) {
     return status{errc::invalid_argument,
                   "--partition separate: the cluster has no VC partitions (use "
                   "--cluster-from-vc)"};
+  if (separate && o.reclaim)
+    return status{errc::invalid_argument,
+                  "--reclaim: each VC is simulated on its own, with no other queue to reclaim "
+                  "from (use --partition pooled)"};
 
   replay_model model = o.model;
-  if (separate)
-    model.pin_to_vc = false; // Each partition's nodes are the VC's nodes already.
+  if (separate || o.partition == "pooled")
+    model.pin_to_vc = false; // Each partition's nodes are the VC's nodes already, or all nodes
+                             // are every VC's.
   auto jobs = to_sim_jobs(*tr, model, cluster);
   apply_priority_gpus(jobs, o.priority_gpus);
 
@@ -526,14 +641,11 @@ result<json::object> run_replay(const replay_options& o) {
     for (auto i : p.jobs)
       p.job_values.push_back(jobs[i]);
 
-  // Queues for the phalanx policy: the VCs weighted by their size, else weight 1.
-  std::vector<sch::sim_queue> queues;
-  for (const auto& [vc, size] : cluster.vc_sizes) {
-    sch::sim_queue q;
-    q.name = dns_safe_name(vc); // As to_sim_jobs names the jobs' queues.
-    q.weight = static_cast<int32_t>(std::clamp<int64_t>(size, 1, 65535));
-    queues.push_back(q);
-  }
+  // Queues for the phalanx policy: the VCs weighted by their size, else weight 1, under their
+  // parents.
+  auto queues = replay_queues(cluster.vc_sizes, jobs, o.queue_parents, o.queue_weights);
+  if (!queues)
+    return status{errc::invalid_argument, queues.error().message()};
 
   sch::resources total;
   for (const auto& n : cluster.nodes)
@@ -542,7 +654,8 @@ result<json::object> run_replay(const replay_options& o) {
       "replay: %s: %zu jobs (%s); cluster %s; %s; policies:", o.trace_path.c_str(), tr->jobs.size(),
       std::string(to_string(tr->format)).c_str(), cluster.description.c_str(),
       separate ? ("each of " + std::to_string(parts.size()) + " VCs simulated on its own").c_str()
-               : "one shared cluster");
+      : o.partition == "pooled" ? "one pooled cluster, VCs as queues"
+                                : "one shared cluster");
   for (auto p : o.policies)
     std::printf(" %s", std::string(sch::to_string(p)).c_str());
   std::printf("\n");
@@ -579,9 +692,10 @@ result<json::object> run_replay(const replay_options& o) {
       sch::sim_config cfg;
       cfg.policy = o.policies[t.policy];
       cfg.pod_start_delay = sch::duration(o.pod_start_delay_ns);
-      cfg.queues = queues;
+      cfg.queues = *queues;
       cfg.starvation_bound = sch::duration(o.starvation_bound_ns);
       cfg.preemption = o.preemption;
+      cfg.reclaim = o.reclaim;
       cfg.seed = o.seed;
       if (o.end_time_ns > 0)
         cfg.end_time = sch::duration(o.end_time_ns);
@@ -636,13 +750,19 @@ result<json::object> run_replay(const replay_options& o) {
   params["cluster_from_vc"] = o.vc_path;
   params["vc_scale"] = o.vc_scale;
   params["uniform_nodes"] = o.uniform_nodes;
-  params["partition"] = separate ? "separate" : "shared";
+  params["partition"] = separate ? "separate" : o.partition == "pooled" ? "pooled" : "shared";
   params["pod_interval"] = sch::format_duration_ns(o.model.pod_interval_ns);
   params["wait_for_gang"] = o.model.wait_for_gang;
   params["pin_to_vc"] = model.pin_to_vc;
   params["starvation_bound"] = sch::format_duration_ns(o.starvation_bound_ns);
   params["priority_gpus"] = o.priority_gpus;
   params["preemption"] = o.preemption;
+  params["reclaim"] = o.reclaim;
+  json::object tree;
+  for (const auto& q : *queues)
+    tree[q.name] = json::object{{"weight", q.weight},
+                                {"parent", q.parent.empty() ? "root" : q.parent}};
+  params["queues"] = std::move(tree);
   params["pod_start_delay"] = sch::format_duration_ns(o.pod_start_delay_ns);
   params["end_time"] = o.end_time_ns > 0 ? json::value(sch::format_duration_ns(o.end_time_ns))
                                          : json::value(nullptr);
@@ -683,7 +803,8 @@ result<json::object> run_replay(const replay_options& o) {
         json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
         out.starved, out.mean_jct_s, out.p95_jct_s, out.mean_queueing_s, out.gpu_utilization * 100,
         out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size()),
-        out.big_jobs.longest_wait_s, out.evicted_pods, out.evicted_jobs, out.wasted_gpu_hours});
+        out.big_jobs.longest_wait_s, out.evicted_pods, out.evicted_jobs, out.wasted_gpu_hours,
+        out.reclaims, out.reclaim_evicted_pods, out.reclaim_wasted_gpu_hours});
     cdf_lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
                                      {"points", cdf_points(out.jobs, 400)}});
     util_lines.push_back(json::object{
@@ -741,9 +862,11 @@ result<json::object> run_replay(const replay_options& o) {
                                              " jobs, " + std::to_string(gangs) +
                                              " of them gangs)"});
   summary.push_back(json::array{"cluster", cluster.description});
-  summary.push_back(json::array{"partitions", separate ? std::to_string(parts.size()) +
-                                                             " VCs, each its own scheduler"
-                                                       : std::string("one shared cluster")});
+  summary.push_back(json::array{
+      "partitions", separate                     ? std::to_string(parts.size()) +
+                                                       " VCs, each its own scheduler"
+                    : o.partition == "pooled" ? std::string("one pooled cluster, VCs as queues")
+                                              : std::string("one shared cluster")});
   rep["summary"] = std::move(summary);
   rep["tables"] = json::array{
       json::object{{"title", "Per policy"},
@@ -751,9 +874,11 @@ result<json::object> run_replay(const replay_options& o) {
                                            "mean JCT (s)", "p95 JCT (s)", "mean queueing (s)",
                                            "GPU util (%)", "makespan (h)", "violations",
                                            "longest big-job wait (s)", "evicted pods",
-                                           "evicted jobs", "wasted GPU-hours"}},
+                                           "evicted jobs", "wasted GPU-hours", "reclaims",
+                                           "pods evicted by reclaim",
+                                           "GPU-hours wasted by reclaim"}},
                    {"rows", std::move(table_rows)}},
-      queue_table(outcomes)};
+      queue_table(outcomes, o.preemption || o.reclaim)};
   json::array plots;
   plots.push_back(json::object{{"id", "jct_cdf"},
                                {"kind", "line"},
@@ -777,7 +902,7 @@ result<json::object> run_replay(const replay_options& o) {
                      {"lines", std::move(util_lines)}});
   rep["plots"] = std::move(plots);
 
-  print_tables(outcomes);
+  print_tables(outcomes, o.preemption || o.reclaim);
   std::fflush(stdout);
   return rep;
 }

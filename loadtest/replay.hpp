@@ -6,8 +6,8 @@
 // gang FIFO, Volcano-like (queues and backfill, no starving-gang reservation) and Phalanx's full
 // policy (scheduler/simulation.hpp). Reports per policy the mean and p95 job completion time,
 // overall and per queue, the mean queueing delay, the longest wait of a big gang, GPU (and cpu)
-// utilization, the deadlocked and starved jobs, and with --preemption the evictions and the GPU
-// time they wasted, with the cluster used.
+// utilization, the deadlocked and starved jobs, and with --preemption or --reclaim the evictions
+// and the GPU time they wasted (those of reclaim also on their own), with the cluster used.
 //
 // Priorities: the traces have none. --priority-gpus N gives priority_high to every job asking
 // for at least N GPUs in all (an admin's "big training jobs first"), 0 to the others; the gang
@@ -19,8 +19,17 @@
 // with its own scheduler queue over its own nodes, as Philly's virtual clusters ran (and as the
 // Helios simulator replays them); --partition shared simulates one cluster in which jobs select
 // their VC's nodes and share one queue order (a blocked head in one VC then holds up the others
-// under the head-of-line policies). Results are merged over partitions: JCT statistics over all
-// jobs, utilization over the summed use of every partition on the whole cluster.
+// under the head-of-line policies); --partition pooled simulates one cluster in which every job
+// may run on every node and the VCs are queues sharing it by weight, as Volcano's queues share a
+// cluster (the setting reclaim is for: with pinned jobs, no queue can use another's nodes).
+// Results are merged over partitions: JCT statistics over all jobs, utilization over the summed
+// use of every partition on the whole cluster.
+//
+// Queues: one per VC (or per queue the trace names), weighted by the VC's node count (1 without
+// VC sizes). --queue-parents VC=PARENT,... puts queues under parents (made as queues of weight 1,
+// under the root unless named too), --queue-weights NAME=W,... sets any queue's weight, and
+// --reclaim runs the live runtime's scheduling.reclaim (sim_config::reclaim) in volcano-like and
+// phalanx.
 
 #include "loadtest/trace.hpp"
 
@@ -29,7 +38,9 @@
 #include <boost/json/object.hpp>
 
 #include <map>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace phalanx::loadtest {
@@ -45,7 +56,7 @@ struct replay_options {
   /// A uniform cluster of this many nodes of `shape`.
   int64_t uniform_nodes = 0;
   node_shape shape;
-  /// "auto" (separate when the cluster has VC partitions), "separate" or "shared".
+  /// "auto" (separate when the cluster has VC partitions), "separate", "shared" or "pooled".
   std::string partition = "auto";
   std::vector<scheduler::sim_policy> policies = {
       scheduler::sim_policy::pod_by_pod, scheduler::sim_policy::gang_fifo,
@@ -64,6 +75,14 @@ struct replay_options {
   int64_t priority_gpus = 0;
   /// volcano-like and phalanx: preemption within a queue (sim_config::preemption). Default: false.
   bool preemption = false;
+  /// volcano-like and phalanx: reclaim across queues (sim_config::reclaim); refused with separate
+  /// partitions, where a partition has one queue. Default: false.
+  bool reclaim = false;
+  /// (queue, parent) pairs: the queue (a VC, a queue the trace names, or a parent) goes under the
+  /// parent, which is made as a queue of weight 1 if it is none of those. Default: none.
+  std::vector<std::pair<std::string, std::string>> queue_parents;
+  /// (queue, weight) pairs, overriding the VC-size weights and parents' weight 1. Default: none.
+  std::vector<std::pair<std::string, int64_t>> queue_weights;
   /// Simulations run at once. Default: 1.
   int64_t parallel = 1;
   uint64_t seed = 1;
@@ -94,9 +113,12 @@ struct queue_outcome {
   double p95_jct_s = 0;
   /// Over its started jobs (0 when none).
   double mean_queueing_s = 0;
-  /// Preemption: its pods evicted, and the GPU-hours they had run.
+  /// Preemption and reclaim: its pods evicted, and the GPU-hours they had run; and of those, the
+  /// ones reclaim evicted.
   int64_t evicted_pods = 0;
   double wasted_gpu_hours = 0;
+  int64_t reclaim_evicted_pods = 0;
+  double reclaim_wasted_gpu_hours = 0;
   /// Its big jobs (big_job_gpus), those of them that waited to start (time_to_start > 0), and
   /// their mean and longest wait over the started ones (0 when none).
   int64_t big_jobs = 0;
@@ -138,13 +160,17 @@ struct policy_outcome {
   big_job_outcome big_jobs;
   /// Jobs that reserved nodes as starving gangs (phalanx).
   int64_t reserved = 0;
-  /// Preemption, summed over partitions (sim_summary): plans applied, pods evicted, jobs that
-  /// lost a pod, whole-gang evictions, and the GPU-hours the evicted pods had run.
+  /// Preemption and reclaim, summed over partitions (sim_summary): preemption plans and reclaim
+  /// plans applied; over both, pods evicted, jobs that lost a pod, whole-gang evictions, and the
+  /// GPU-hours the evicted pods had run; and the pods and GPU-hours of reclaim alone.
   int64_t preemptions = 0;
+  int64_t reclaims = 0;
   int64_t evicted_pods = 0;
   int64_t evicted_jobs = 0;
   int64_t restarts = 0;
   double wasted_gpu_hours = 0;
+  int64_t reclaim_evicted_pods = 0;
+  double reclaim_wasted_gpu_hours = 0;
   /// (seconds, GPUs in use, cpu cores in use), merged over partitions.
   std::vector<std::array<double, 3>> utilization;
 };
@@ -157,6 +183,21 @@ policy_outcome merge_results(scheduler::sim_policy policy,
 
 /// Runs the replay and returns its report (written to the JSON/HTML paths when set).
 result<boost::json::object> run_replay(const replay_options& options);
+
+/// The queues of a replay: one per VC of `vc_sizes` (named as to_sim_jobs names the jobs'
+/// queues, weighted by node count), then one of weight 1 per other queue the jobs name, then the
+/// parents of `parents` that are none of those (weight 1, under the root unless named in
+/// `parents` too); `weights` then set weights. errc::invalid_argument naming the item: a queue
+/// given a parent twice, or a weight outside [1, 65535] or for a queue that does not exist.
+result<std::vector<scheduler::sim_queue>> replay_queues(
+    const std::map<std::string, int64_t>& vc_sizes, std::span<const scheduler::sim_job> jobs,
+    std::span<const std::pair<std::string, std::string>> parents,
+    std::span<const std::pair<std::string, int64_t>> weights);
+
+/// Parses "NAME=VALUE,NAME=VALUE" (--queue-parents, --queue-weights) into pairs in order; errors
+/// name the item.
+result<std::vector<std::pair<std::string, std::string>>> parse_name_values(
+    const std::string& text);
 
 /// Parses "pod-by-pod,gang-fifo,volcano-like,phalanx" (any of them, each once); errors name the
 /// item.

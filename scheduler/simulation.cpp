@@ -4,6 +4,7 @@
 #include "scheduler/preemption.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/room_reservation.hpp"
+#include "scheduler/validation.hpp"
 
 #include <algorithm>
 #include <array>
@@ -173,10 +174,19 @@ struct job_runtime {
   uint64_t preempt_epoch = never;
   uint64_t preempt_placements = never;
   std::string preemption_note;  // Why its last ask found no plan.
+  // Reclaim: its last failed ask, valid while no release, no placement in any queue and no
+  // arrival happened since (see reclaim_for).
+  uint64_t reclaim_epoch = never;
+  uint64_t reclaim_placements = never;
+  uint64_t reclaim_arrivals = never;
+  std::string reclaim_note;  // Why its last reclaim found no plan.
   int32_t evicted_pods = 0;
   int32_t restarts = 0;
   int64_t wasted_gpu_ms = 0;
+  int32_t reclaim_evicted_pods = 0;
+  int64_t reclaim_wasted_gpu_ms = 0;
   int32_t preempted_pods = 0;
+  int32_t reclaimed_pods = 0;
   // Every pod has the same requests, constraints and role: the cheap checks can count pods.
   bool one_shape = false;
   std::string reason;
@@ -212,7 +222,25 @@ struct queue_runtime {
   std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
   std::vector<std::size_t> started;     // Started gangs not completed: the victims' gangs.
   uint64_t placements = 0;              // Pods placed so far: new victims for a preemptor.
+  // Why it admits nothing though its own state is Open: it has child queues, or an ancestor is
+  // not Open (the live registry's refresh_queue_states). Empty when it admits by its own state.
+  std::string closed_because;
 };
+
+// The victims one plan chooses among: bound and running pods of some gangs, with their gangs.
+struct candidate_set {
+  std::vector<preemption_candidate> candidates;
+  std::vector<victim_gang> gangs;
+};
+
+// Why pods are evicted: the counters differ, the bookkeeping does not.
+enum class eviction_cause : uint8_t { preemption, reclaim };
+
+// A queue's deserved share as allocations compare with it: no limit on the pod count, which
+// every request carries and no share names (the live registry's as_share).
+resources as_share(resources deserved) {
+  return std::move(deserved.with_pods(std::numeric_limits<int64_t>::max() / 2));
+}
 
 // bound_reached: a blocked gang has waited starvation_bound (phalanx); a pass sees it starve.
 enum class event_kind : uint8_t { arrival, pod_created, pod_started, pod_timer, bound_reached };
@@ -348,7 +376,20 @@ class simulation {
   // Preemption (see the file comment): whether job j, blocked in this pass, may ask; and the ask,
   // which evicts what plan_preemption chooses and places j's minimum. False when no plan.
   bool may_preempt(const job_runtime& job) const;
+  // Preemption in j's own queue, then reclaim across queues, each when configured; true when one
+  // of them placed j's minimum.
+  bool evict_for(std::size_t j);
   bool preempt_for(std::size_t j);
+  bool reclaim_for(std::size_t j);
+  // Adds the bound and running pods of queue q's started gangs of priority below `below` to
+  // `set`, as candidates of victim queue `queue_index` (the registry's add_candidates).
+  void add_candidates(std::size_t q, int32_t below, uint32_t queue_index,
+                      candidate_set& set) const;
+  // Applies a plan found for job j (its pods request_for's `index`): evicts the victims, with
+  // the bookkeeping both causes share, and places j's minimum. False if the plan broke its
+  // promise (a violation).
+  bool apply_eviction_plan(std::size_t j, const preemption_plan& plan,
+                           const std::vector<std::size_t>& index, eviction_cause cause);
   // Stops pod p of job j (bound, running or a placeholder) and gives its node the room back; the
   // pod is unplaced again: pending, or not created for a placeholder.
   void unplace(std::size_t j, std::size_t p);
@@ -390,6 +431,9 @@ class simulation {
   // Bumped when a gate claim shrinks without a release (a gang starts or turns out
   // unresolvable): a refusal of the gate is valid while neither counter moved.
   uint64_t claim_changes_ = 0;
+  // Pods placed in any queue, and jobs arrived: with epoch_, what a failed reclaim depends on.
+  uint64_t placements_ = 0;
+  uint64_t arrivals_ = 0;
   uint64_t pass_ = 0;
   bool dirty_ = false;                        // Something a pass could act on happened.
   // Nodes that got room since the last pass: released, or a reservation on them ended.
@@ -462,6 +506,24 @@ simulation::simulation(const cluster_snapshot& cluster, std::span<const sim_job>
   jobs_.reserve(jobs.size());
   for (const auto& j : jobs)
     add_job(j);
+  // The tree was validated: parents exist and there is no cycle. A queue with children, or under
+  // an ancestor that is not Open, admits nothing new, as the live registry gives such a queue an
+  // effective state Closed (refresh_queue_states); queue states do not change during a run.
+  for (auto& q : queues_) {
+    for (const auto& c : queues_)
+      if (c.spec.parent == q.spec.name) {
+        q.closed_because = "it has child queues (\"" + c.spec.name +
+                           "\"); only leaf queues take jobs";
+        break;
+      }
+    for (auto parent = q.spec.parent; q.closed_because.empty() && !is_child_of_root(parent);) {
+      const auto& p = queues_[queue_index_.at(parent)];
+      if (p.spec.state != queue_state::open)
+        q.closed_because = "it is under queue \"" + p.spec.name + "\", which is " +
+                           std::string(to_string(p.spec.state));
+      parent = p.spec.parent;
+    }
+  }
 }
 
 void simulation::add_job(const sim_job& j) {
@@ -587,6 +649,7 @@ void simulation::insert_in_gang_order(std::vector<std::size_t>& list, std::size_
 void simulation::on_arrival(std::size_t j) {
   auto& job = jobs_[j];
   dirty_ = true;
+  ++arrivals_;
   if (queued()) {
     job.stage = job_stage::pending;
     auto& q = queues_[job.queue];
@@ -773,6 +836,7 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
     q.allocated += request;
     q.pending_demand -= request;
     ++q.placements;
+    ++placements_;
     update_claim(job);
   }
   if (pr.state == pod_state::pending) {
@@ -1104,7 +1168,7 @@ void simulation::compute_queue_deserved() {
   demands.reserve(queues_.size());
   for (const auto& q : queues_)
     demands.push_back({q.spec.name, q.spec.weight, q.spec.capability, q.spec.guarantee,
-                       (q.allocated + q.pending_demand).clamped_at_zero()});
+                       (q.allocated + q.pending_demand).clamped_at_zero(), q.spec.parent});
   auto deserved = compute_deserved(total_, demands);
   for (std::size_t i = 0; i < queues_.size(); ++i)
     queues_[i].deserved = std::move(deserved[i].deserved);
@@ -1121,7 +1185,8 @@ bool simulation::phalanx_enqueue() {
   std::vector<std::size_t> next(queues_.size(), 0);
   for (std::size_t i = 0; i < queues_.size(); ++i) {
     const auto& q = queues_[i];
-    usage.push_back({q.spec.name, q.spec.state, q.spec.capability, q.allocated, q.claims});
+    usage.push_back({q.spec.name, q.closed_because.empty() ? q.spec.state : queue_state::closed,
+                     q.spec.capability, q.allocated, q.claims});
     share[i] = queue_share(q.allocated + q.claims, q.deserved);
   }
 
@@ -1157,7 +1222,9 @@ bool simulation::phalanx_enqueue() {
       auto decision = gate.admit(job.spec.group, usage[best]);
       code = decision.code;
       if (!decision.admitted()) {
-        job.reason = std::move(decision.reason);
+        job.reason = code == admission_code::queue_not_open && !q.closed_because.empty()
+                         ? "queue \"" + q.spec.name + "\" admits no gangs: " + q.closed_because
+                         : std::move(decision.reason);
         job.refused_epoch = epoch_;
         job.refused_claims = claim_changes_;
         job.refusal = code;
@@ -1225,9 +1292,11 @@ bool simulation::phalanx_allocate() {
         continue;
       }
     }
-    if (may_preempt(job) && preempt_for(j)) {
+    if (may_preempt(job) && evict_for(j)) {
       start_gang(j);
-      share[best] = queue_share(q.allocated, q.deserved);
+      // Reclaim took from other queues too: every share may have moved.
+      for (std::size_t k = 0; k < queues_.size(); ++k)
+        share[k] = queue_share(queues_[k].allocated, queues_[k].deserved);
       changed = true;
       continue;
     }
@@ -1304,29 +1373,29 @@ void simulation::end_reservation(std::size_t j) {
 bool simulation::may_preempt(const job_runtime& job) const {
   // As the live gang asks: admitted, not started, its minimum placed nowhere but not for ever,
   // and every pod it would place exists (a preemptor is a pod, never a placeholder).
-  if (!config_.preemption || !queued() || job.stage != job_stage::inqueue || job.unresolvable)
+  if (!(config_.preemption || config_.reclaim) || !queued() || job.stage != job_stage::inqueue ||
+      job.unresolvable)
     return false;
   return std::none_of(job.pods.begin(), job.pods.end(),
                       [](const pod_runtime& p) { return p.state == pod_state::not_created; });
 }
 
-bool simulation::preempt_for(std::size_t j) {
-  auto& job = jobs_[j];
-  auto& q = queues_[job.queue];
-  if (job.preempt_epoch == epoch_ && job.preempt_placements == q.placements)
-    return false;  // Neither more room nor a new candidate since its last ask found nothing.
-  // The candidates, as the registry's add_candidates gathers them for its own queue: the bound
-  // and running pods of lower-priority gangs, each gang with its ready pods and minMember. A
-  // pod's id is its job and index; a gang's is its job + 1 (0 means "no gang").
-  const int32_t priority = job.spec.group.priority;
-  std::vector<preemption_candidate> candidates;
-  std::vector<victim_gang> gangs;
-  for (auto v : q.started) {
+bool simulation::evict_for(std::size_t j) {
+  // As the registry's do_preempt: preemption in its own queue first, then reclaim.
+  if (config_.preemption && preempt_for(j))
+    return true;
+  return config_.reclaim && reclaim_for(j);
+}
+
+void simulation::add_candidates(std::size_t q, int32_t below, uint32_t queue_index,
+                                candidate_set& set) const {
+  // A pod's id is its job and index; a gang's is its job + 1 (0 means "no gang").
+  for (auto v : queues_[q].started) {
     const auto& victim = jobs_[v];
-    if (victim.spec.group.priority >= priority)
+    if (victim.spec.group.priority >= below)
       continue;
     victim_gang gang{v + 1, 0, std::max(1, victim.spec.group.min_member)};
-    const auto before = candidates.size();
+    const auto before = set.candidates.size();
     for (std::size_t p = 0; p < victim.pods.size(); ++p) {
       const auto& pr = victim.pods[p];
       if (pr.state == pod_state::succeeded)
@@ -1342,35 +1411,117 @@ bool simulation::preempt_for(std::size_t j) {
       c.start_time =
           timestamp{} + (pr.state == pod_state::running ? pr.running_since : pr.placed_at);
       c.request = victim.spec.pods[p].spec.requests;
-      candidates.push_back(std::move(c));
+      c.queue = queue_index;
+      set.candidates.push_back(std::move(c));
     }
     // plan_preemption's gang rule counts pods, not roles: a gang with role minimums could lose
     // a role's last pods as "spare". It shows none spare, so it goes whole or not at all.
     if (!victim.spec.group.min_task_member.empty())
       gang.ready = std::min(gang.ready, gang.min_member);
-    if (candidates.size() != before)
-      gangs.push_back(gang);
+    if (set.candidates.size() != before)
+      set.gangs.push_back(gang);
   }
+}
+
+bool simulation::preempt_for(std::size_t j) {
+  auto& job = jobs_[j];
+  auto& q = queues_[job.queue];
+  if (job.preempt_epoch == epoch_ && job.preempt_placements == q.placements)
+    return false;  // Neither more room nor a new candidate since its last ask found nothing.
+  // The candidates, as the registry gathers them for its own queue: the bound and running pods
+  // of lower-priority gangs, each gang with its ready pods and minMember.
+  const int32_t priority = job.spec.group.priority;
+  candidate_set set;
+  add_candidates(job.queue, priority, 0, set);
   auto failed = [&](std::string why) {
     job.preempt_epoch = epoch_;
     job.preempt_placements = q.placements;
     job.preemption_note = "No preemption: " + std::move(why) + ".";
     return false;
   };
-  if (candidates.empty())
+  if (set.candidates.empty())
     return failed("no pod of a lower-priority gang of queue " + q.spec.name + " is running");
   std::vector<std::size_t> index;
   std::vector<const pod*> pods;
   preemption_request request;
   request.gang = request_for(job, false, index, pods);
   request.priority = priority;
-  request.candidates = candidates;
-  request.gangs = gangs;
+  request.candidates = set.candidates;
+  request.gangs = set.gangs;
   auto plan = plan_preemption(planner_, reserved_view(cluster_, reservations_, j, true), request,
                               random_);
   if (!plan.found)
     return failed(plan.detail);
+  return apply_eviction_plan(j, plan, index, eviction_cause::preemption);
+}
 
+bool simulation::reclaim_for(std::size_t j) {
+  auto& job = jobs_[j];
+  const auto& own = queues_[job.queue];
+  // What a reclaim ask sees: the free room and the running pods (a release or an eviction moves
+  // epoch_; a placement in any queue adds candidates and raises its queue's allocation, which
+  // may put that queue above its share), and the deserved shares, computed from every queue's
+  // allocation plus pending demand: placements and evictions move demand between the two, so
+  // only arrivals and releases change them. A failed ask repeats while none of the three moved;
+  // a placement in the reclaimer's own queue alone (preemption's key) is not enough here.
+  if (job.reclaim_epoch == epoch_ && job.reclaim_placements == placements_ &&
+      job.reclaim_arrivals == arrivals_)
+    return false;
+  auto failed = [&](std::string why) {
+    job.reclaim_epoch = epoch_;
+    job.reclaim_placements = placements_;
+    job.reclaim_arrivals = arrivals_;
+    job.reclaim_note = "No reclaim: " + std::move(why) + ".";
+    return false;
+  };
+  std::vector<std::size_t> index;
+  std::vector<const pod*> pods;
+  preemption_request request;
+  request.gang = request_for(job, false, index, pods);
+  // Its queue must stay within its deserved share with the gang's minimum: the first min_pods
+  // pods, the planner's preference, as the registry's minimum_request counts them.
+  resources minimum;
+  for (std::size_t i = 0; i < pods.size() && i < static_cast<std::size_t>(request.gang.min_pods);
+       ++i)
+    minimum += pods[i]->requests;
+  if (!fits(own.allocated + minimum, as_share(own.deserved)))
+    return failed("queue " + own.spec.name + " would exceed its deserved share " +
+                  without_pods(own.deserved).to_string() + " with this gang's minimum (it holds " +
+                  without_pods(own.allocated).to_string() + ")");
+  // The candidates: the running pods, of any priority, of every other reclaimable queue that
+  // holds more than its deserved share; plan_preemption keeps each above its share but for the
+  // last pod, and never below its guarantee.
+  candidate_set set;
+  std::vector<victim_queue> victims;
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    const auto& other = queues_[q];
+    if (q == job.queue || !other.spec.reclaimable)
+      continue;
+    const auto share = as_share(other.deserved);
+    if (fits(other.allocated, share))
+      continue;  // Within its share: it gives nothing up.
+    const auto queue_index = static_cast<uint32_t>(victims.size());
+    victims.push_back({queue_index, other.allocated, share, other.spec.guarantee});
+    add_candidates(q, std::numeric_limits<int32_t>::max(), queue_index, set);
+  }
+  if (set.candidates.empty())
+    return failed("no reclaimable queue holds more than its deserved share");
+  request.priority = std::numeric_limits<int32_t>::max();
+  request.candidates = set.candidates;
+  request.gangs = set.gangs;
+  request.queues = victims;
+  auto plan = plan_preemption(planner_, reserved_view(cluster_, reservations_, j, true), request,
+                              random_);
+  if (!plan.found)
+    return failed(plan.detail);
+  return apply_eviction_plan(j, plan, index, eviction_cause::reclaim);
+}
+
+bool simulation::apply_eviction_plan(std::size_t j, const preemption_plan& plan,
+                                     const std::vector<std::size_t>& index,
+                                     eviction_cause cause) {
+  auto& job = jobs_[j];
+  const bool reclaim = cause == eviction_cause::reclaim;
   // The victims stop now; each one's GPUs x the time it ran are wasted.
   std::vector<std::size_t> victims;
   for (const auto& [node, ids] : plan.victims_by_node) {
@@ -1385,9 +1536,17 @@ bool simulation::preempt_for(std::size_t j) {
           std::chrono::duration_cast<std::chrono::milliseconds>(ran).count();
       victim.wasted_gpu_ms += wasted;
       ++victim.evicted_pods;
-      ++job.preempted_pods;
       result_.summary.wasted_gpu_ms += wasted;
       ++result_.summary.evicted_pods;
+      if (reclaim) {
+        victim.reclaim_wasted_gpu_ms += wasted;
+        ++victim.reclaim_evicted_pods;
+        result_.summary.reclaim_wasted_gpu_ms += wasted;
+        ++result_.summary.reclaim_evicted_pods;
+        ++job.reclaimed_pods;
+      } else {
+        ++job.preempted_pods;
+      }
       unplace(v, p);
       victims.push_back(v);
     }
@@ -1414,14 +1573,15 @@ bool simulation::preempt_for(std::size_t j) {
       insert_in_gang_order(elastic_, v);
   }
   if (!victims.empty())
-    ++result_.summary.preemptions;
+    ++(reclaim ? result_.summary.reclaims : result_.summary.preemptions);
 
   for (const auto& pl : plan.placements)
     place(j, index[pl.pod], pl.node);
   job.preemption_note.clear();
+  job.reclaim_note.clear();
   if (!gang_ready(job)) {
-    violation("gang " + job.spec.group.meta.name +
-              " preempted but its minimum is not placed: the plan broke its promise");
+    violation("gang " + job.spec.group.meta.name + (reclaim ? " reclaimed" : " preempted") +
+              " but its minimum is not placed: the plan broke its promise");
     return false;
   }
   return true;
@@ -1611,7 +1771,10 @@ sim_result simulation::finish() {
     r.evicted_pods = job.evicted_pods;
     r.restarts = job.restarts;
     r.wasted_gpu_ms = job.wasted_gpu_ms;
+    r.reclaim_evicted_pods = job.reclaim_evicted_pods;
+    r.reclaim_wasted_gpu_ms = job.reclaim_wasted_gpu_ms;
     r.preempted_pods = job.preempted_pods;
+    r.reclaimed_pods = job.reclaimed_pods;
     if (job.evicted_pods > 0)
       ++summary.evicted_jobs;
     summary.restarts += job.restarts;
@@ -1629,8 +1792,10 @@ sim_result simulation::finish() {
     std::string why = job.reason;
     if (!job.reservation_note.empty())
       why += (why.empty() ? "" : ". ") + job.reservation_note;
-    if (!job.preemption_note.empty() && job.stage != job_stage::completed)
-      why += (why.empty() ? "" : ". ") + job.preemption_note;
+    if (job.stage != job_stage::completed)
+      for (const auto* note : {&job.preemption_note, &job.reclaim_note})
+        if (!note->empty())
+          why += (why.empty() ? "" : ". ") + *note;
     if (config_.policy == sim_policy::pod_by_pod) {
       // The reason of the oldest of its pods that is still waiting.
       for (std::size_t p = 0; p < job.pods.size() && why.empty(); ++p)
@@ -1663,6 +1828,9 @@ sim_result simulation::finish() {
     }
     result_.jobs.push_back(std::move(r));
   }
+  if (queued())
+    for (const auto& q : queues_)
+      result_.queues.push_back({q.spec.name, q.spec.parent, q.deserved});
   if (!jcts.empty()) {
     __int128 sum = 0;
     for (auto v : jcts)
@@ -1685,12 +1853,53 @@ sim_result simulation::finish() {
   return std::move(result_);
 }
 
+// The queues as a tree: unique names, none named "root", and what check_queue_tree (the live
+// API's rules) accepts for each queue among the others.
+status validate_queue_tree(std::span<const sim_queue> queues) {
+  std::vector<queue> tree;
+  tree.reserve(queues.size());
+  std::set<std::string_view> names;
+  for (std::size_t i = 0; i < queues.size(); ++i) {
+    const auto& q = queues[i];
+    const std::string where = "queues[" + std::to_string(i) + "] (" + q.name + ")";
+    if (!names.insert(q.name).second)
+      return {errc::invalid_argument, where + ": duplicate queue name"};
+    if (q.name == root_queue_name)
+      return {errc::invalid_argument,
+              where + ": \"root\" names the top of the queue tree, not a queue"};
+    queue& spec = tree.emplace_back();
+    spec.meta.name = q.name;
+    spec.weight = q.weight;
+    spec.capability = q.capability;
+    spec.guarantee = q.guarantee;
+    spec.reclaimable = q.reclaimable;
+    spec.state = q.state;
+    spec.parent = q.parent;
+    spec.priority = q.priority;
+  }
+  for (std::size_t i = 0; i < tree.size(); ++i) {
+    auto errors = check_queue_tree(tree[i], tree);
+    if (!errors.empty()) {
+      auto s = to_status("Queue", queues[i].name, errors);
+      return {errc::invalid_argument, "queues[" + std::to_string(i) + "]: " + s.message()};
+    }
+  }
+  return {};
+}
+
 status validate(std::span<const sim_job> jobs, const sim_config& config) {
   auto bad = [](std::string text) { return status{errc::invalid_argument, std::move(text)}; };
   if (config.pod_start_delay < duration{0})
     return bad("pod_start_delay: must be >= 0");
   if (config.starvation_bound < duration{0})
     return bad("starvation_bound: must be >= 0");
+  if (auto s = validate_queue_tree(config.queues); !s.ok())
+    return s;
+  // Only leaf queues take jobs (Volcano's webhook refuses a job in a queue with children).
+  std::map<std::string_view, std::string_view> first_child;
+  for (const auto& q : config.queues)
+    if (!is_child_of_root(q.parent))
+      first_child.emplace(q.parent, q.name);
   std::set<std::string, std::less<>> names;
   for (std::size_t j = 0; j < jobs.size(); ++j) {
     const auto& job = jobs[j];
@@ -1703,6 +1912,12 @@ status validate(std::span<const sim_job> jobs, const sim_config& config) {
       return bad(where + ": min_member must be >= 1");
     if (job.arrival < duration{0})
       return bad(where + ": arrival must be >= 0");
+    if (job.group.queue == root_queue_name)
+      return bad(where + ": queue \"root\" is the top of the queue tree, not a leaf queue; only "
+                         "leaf queues take jobs");
+    if (auto child = first_child.find(job.group.queue); child != first_child.end())
+      return bad(where + ": queue \"" + job.group.queue + "\" has child queues (\"" +
+                 std::string(child->second) + "\"); only leaf queues take jobs");
     for (std::size_t p = 0; p < job.pods.size(); ++p) {
       const auto& sp = job.pods[p];
       const std::string pod_where = where + ".pods[" + std::to_string(p) + "]";

@@ -82,12 +82,45 @@
 // - a failed ask is not repeated until room was released or a pod of the queue was placed;
 // - evictions are counted per job and per run, with the GPU time they wasted: per evicted pod,
 //   its GPUs times how long it had been Running.
-// Only strictly lower priority is ever evicted, so an evicted gang never evicts back. No reclaim
-// across queues.
+// Only strictly lower priority is ever evicted, so an evicted gang never evicts back.
 //
-// phalanx and volcano_like admission: queues take turns by share, counting their admitted gangs'
-// claims as if allocated, so the overcommit room is shared by weight rather than filled by the
-// first queue.
+// Reclaim (sim_config::reclaim; phalanx and volcano_like): the live runtime's rule across queues
+// (Volcano's `reclaim`, the registry's do_preempt), through the same plan_preemption:
+// - who asks: a gang that may ask for preemption (above), when preemption in its own queue found
+//   nothing or is off;
+// - its queue must stay within its deserved share with the gang's minimum (the first minMember
+//   pods it would place, as the registry counts them): allocated + minimum fits deserved, with no
+//   limit on the pod count (the registry's as_share);
+// - the candidates: the bound and running pods, of any priority (plan_preemption gets priority
+//   INT32_MAX, so the lowest still go first), of every other reclaimable queue that holds more
+//   than its deserved share; each such queue is a victim_queue with its allocation, deserved
+//   share and guarantee, so it loses pods only while it still holds more than its share, and
+//   never goes below its guarantee. Gangs with role minimums show no spare pods, as above;
+// - a plan found is applied as a preemption's is (the same bookkeeping: restarts, I7, wasted GPU
+//   time), and counted apart: sim_summary::reclaims, reclaim_evicted_pods and
+//   reclaim_wasted_gpu_ms, sim_job_result::reclaimed_pods and reclaim_evicted_pods; a job whose
+//   ask failed ends its reason with "No reclaim: " and why;
+// - a failed ask is not repeated until room was released, a pod of any queue was placed (a new
+//   candidate, and a queue whose allocation may now exceed its share) or a job arrived (deserved
+//   shares follow allocated + pending demand, which only arrivals and releases change).
+// No loop: a reclaimer ends within its share, and its victims' queues at or above theirs but for
+// the last pod, so neither can reclaim from the other afterwards. Deserved shares and
+// allocations are those of the leaf queues, as the registry compares them; an ancestor above its
+// own share is not looked at (Volcano's capacity plugin would also check the ancestors).
+//
+// Queue tree (sim_queue::parent; "" or "root" is the top): deserved shares are computed down the
+// tree by compute_deserved, a parent standing for its subtree. Only leaf queues take jobs; a
+// queue under an ancestor that is not Open admits nothing new (its gangs' reason says which
+// ancestor), as the live registry's effective state Closed does. Queue order in admission and
+// allocation compares leaf queues only, each by its own share of its own deserved (Volcano's
+// hierarchical proportion orders siblings level by level; here a leaf's deserved already carries
+// its ancestors' shares, so a leaf far below its share still comes first). A parent's capability
+// caps its subtree's deserved, but the gate checks only the leaf's own capability, as the live
+// queue actor knows only its own spec.
+//
+// phalanx and volcano_like admission: leaf queues take turns by share, counting their admitted
+// gangs' claims as if allocated, so the overcommit room is shared by weight rather than filled by
+// the first queue.
 //
 // Deadlock detection: when no event is pending and a job is unfinished, nothing can change any
 // more. A stuck job that holds resources (some pod placed, gang not complete) is Deadlocked; one
@@ -97,9 +130,9 @@
 // and the simulation's own per-node recount equals the snapshot's free amounts (DESIGN.md I2,
 // I4); a pod is placed at most once (I1); and, for the gang policies, at rest (after each
 // scheduling pass) every gang has 0 or >= minMember pods placed, each role its minimum (I3); a
-// gang that lost pods to a preemption still has minMember pods placed unless it lost all of them
-// (I7, checked at each eviction); and under phalanx every reserved node's gang is one that has
-// not started and holds it.
+// gang that lost pods to a preemption or a reclaim still has minMember pods placed unless it lost
+// all of them (I7, checked at each eviction); and under phalanx every reserved node's gang is one
+// that has not started and holds it.
 // Violations are reported in the result, never thrown.
 //
 // Cost: a scheduling pass runs only at instants where something changed (an arrival, a pod
@@ -110,7 +143,8 @@
 // less room what it could not place with more, which holds for its fit checks and is an
 // approximation only where its bounded search gives up). With preemption, a blocked gang's ask
 // (plan_preemption: a few planner runs) is repeated only after a release or a placement in its
-// queue. A week of trace with 20,000 jobs and 680,000 events on 300 nodes runs in 10-20 s per
+// queue; with reclaim, a failed reclaim only after a release, a placement in any queue or an
+// arrival. A week of trace with 20,000 jobs and 680,000 events on 300 nodes runs in 10-20 s per
 // policy on one core.
 //
 // Pure and deterministic: the same inputs and seed give the same result. Not thread-safe within
@@ -176,7 +210,7 @@ struct sim_job {
 };
 
 /// A queue, for the phalanx and volcano_like policies. Jobs naming a queue not listed get an Open
-/// queue of weight 1 without capability or guarantee.
+/// queue of weight 1 without capability or guarantee, under the root.
 struct sim_queue {
   std::string name;
   int32_t weight = 1;
@@ -184,6 +218,12 @@ struct sim_queue {
   resources guarantee;
   queue_state state = queue_state::open;
   int32_t priority = 0;
+  /// Reclaim may take this queue's running pods when it holds more than its deserved share (the
+  /// queue's spec.reclaimable). Default: true.
+  bool reclaimable = true;
+  /// The parent queue's name: "" or "root" for a child of the root, else a queue of
+  /// sim_config::queues. A queue with children takes no jobs. Default: "".
+  std::string parent = {};
 };
 
 struct sim_config {
@@ -209,6 +249,11 @@ struct sim_config {
   /// gangs of its own queue to start (see the file comment), as the live runtime's
   /// scheduling.preemption. Ignored by the other policies. Default: false.
   bool preemption = false;
+  /// phalanx and volcano_like: a gang blocked in a pass, for which preemption found nothing (or
+  /// is off), evicts running pods of other queues above their deserved share while its own
+  /// queue stays within its own (see the file comment), as the live runtime's scheduling.reclaim.
+  /// Ignored by the other policies. Default: false.
+  bool reclaim = false;
   /// Planner settings for every policy. Default: planner defaults.
   planner_config planner;
   /// Seeds the planner's RNG. Default: 1.
@@ -252,15 +297,21 @@ struct sim_job_result {
   /// phalanx: the names of the nodes it reserved, in node order (kept after the reservation
   /// ended).
   std::vector<std::string> reserved_nodes;
-  /// Preemption: its pods evicted, over the run (a pod evicted twice counts twice).
+  /// Preemption and reclaim: its pods evicted, over the run (a pod evicted twice counts twice).
   int32_t evicted_pods = 0;
-  /// Preemption: how many times it lost every running pod and started again from scratch.
+  /// Preemption and reclaim: how many times it lost every running pod and started again from
+  /// scratch.
   int32_t restarts = 0;
-  /// Preemption: GPU time its evicted pods had run, GPU-milliseconds (GPUs requested x time
-  /// Running, per evicted pod).
+  /// Preemption and reclaim: GPU time its evicted pods had run, GPU-milliseconds (GPUs requested
+  /// x time Running, per evicted pod).
   int64_t wasted_gpu_ms = 0;
-  /// Preemption: pods of other jobs evicted for it.
+  /// Of evicted_pods and wasted_gpu_ms: those evicted by reclaim (for a job of another queue).
+  int32_t reclaim_evicted_pods = 0;
+  int64_t reclaim_wasted_gpu_ms = 0;
+  /// Preemption: pods of other jobs of its queue evicted for it.
   int32_t preempted_pods = 0;
+  /// Reclaim: pods of other queues evicted for it.
+  int32_t reclaimed_pods = 0;
 };
 
 /// Resources in use from `at` until the next sample (a step function).
@@ -281,14 +332,18 @@ struct sim_summary {
   int64_t deadlocked = 0;
   /// phalanx: gangs that reserved nodes as starving gangs.
   int64_t reserved = 0;
-  /// Preemption: plans applied (each evicted at least one pod), pods evicted, jobs that lost at
-  /// least one pod, whole-gang evictions (restarts), and the GPU time the evicted pods had run
-  /// (GPU-milliseconds).
+  /// Preemption and reclaim: preemption plans applied and reclaim plans applied (each evicted at
+  /// least one pod); then, over both, pods evicted, jobs that lost at least one pod, whole-gang
+  /// evictions (restarts), and the GPU time the evicted pods had run (GPU-milliseconds).
   int64_t preemptions = 0;
+  int64_t reclaims = 0;
   int64_t evicted_pods = 0;
   int64_t evicted_jobs = 0;
   int64_t restarts = 0;
   int64_t wasted_gpu_ms = 0;
+  /// Of evicted_pods and wasted_gpu_ms: those evicted by reclaim.
+  int64_t reclaim_evicted_pods = 0;
+  int64_t reclaim_wasted_gpu_ms = 0;
   /// Over completed jobs; nullopt when none completed.
   std::optional<duration> mean_jct;
   /// Nearest-rank 95th percentile over completed jobs.
@@ -303,10 +358,22 @@ struct sim_summary {
   int64_t gpu_utilization_ppm = 0;
 };
 
+/// A queue at the end of a run.
+struct sim_queue_result {
+  std::string name;
+  std::string parent;
+  /// Its deserved share as the last scheduling pass computed it (compute_deserved down the
+  /// tree); a parent's is what its whole subtree deserves.
+  resources deserved;
+};
+
 struct sim_result {
   sim_policy policy = sim_policy::phalanx;
   /// One per input job, in input order.
   std::vector<sim_job_result> jobs;
+  /// phalanx and volcano_like: one per queue, those of sim_config::queues first in their order,
+  /// then those made for jobs naming a queue not listed. Empty under the other policies.
+  std::vector<sim_queue_result> queues;
   sim_summary summary;
   /// Use over time: a sample at 0 and at every instant the use changed.
   std::vector<utilization_sample> utilization;
@@ -318,9 +385,13 @@ struct sim_result {
 };
 
 /// Runs `jobs` on a copy of `cluster` under `config`. Nodes may start with usage (free below
-/// allocatable): it counts as used for the whole run and is never released. errc::invalid_argument for malformed input:
+/// allocatable): it counts as used for the whole run and is never released.
+/// errc::invalid_argument for malformed input, the message naming the job or queue and the rule:
 /// a job without pods or with min_member < 1, a spawned_by that is not an earlier pod of the same
-/// job, duplicate job names, negative times. The run itself never fails; what went wrong inside
+/// job, duplicate job names, negative times; two queues of one name, a queue named "root", a
+/// queue tree check_queue_tree refuses (unknown parent, a cycle, a child's guarantee above its
+/// parent's); a job in a queue with child queues, or in "root" (Volcano's webhook refuses such a
+/// job, so it is not input a run can take). The run itself never fails; what went wrong inside
 /// is in the result (deadlocks, violations).
 result<sim_result> simulate(const cluster_snapshot& cluster, std::span<const sim_job> jobs,
                             const sim_config& config);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <tuple>
 
 namespace phalanx::loadtest {
 namespace {
@@ -212,6 +214,132 @@ TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
     EXPECT_EQ(p["evicted_pods"].as_int64(), 0) << name;
     EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
   }
+}
+
+// Two VCs pooled on 5 nodes of 8 GPUs (weights 3 and 2): vc1's five 8-GPU jobs of 1000 s fill
+// every GPU; vc2's 8-GPU job comes at 10 s (the gate admits it: 40 + 8 <= 1.2 x 40). Deserved
+// GPUs: vc2 8 (its demand), vc1 32. With --reclaim, vc2 evicts one pod of vc1 (40 -> 32, never
+// below vc1's share), wasting 8 x 10 GPU-seconds, whether the VCs hang under the root or under a
+// parent of their own; separate partitions refuse --reclaim.
+TEST(LoadtestReplay, ReclaimAcrossPooledVcsIsReportedPerPolicyAndQueue) {
+  scratch_dir dir;
+  const auto trace = dir.path + "/trace.csv";
+  const auto vcs = dir.path + "/vcs.csv";
+  {
+    std::ofstream out(trace);
+    out << "job_id,submit_s,num_pods,gpu_per_pod,cpu_per_pod,mem_per_pod,duration_s,total_gpus,"
+           "vc,timestamp\n";
+    for (int i = 0; i < 5; ++i)
+      out << "whole-" << i << ",0,1,8,,,1000,8,vc1,2017-10-01 00:00:00\n";
+    out << "big,10,1,8,,,100,8,vc2,2017-10-01 00:00:10\n";
+    std::ofstream(vcs) << "vc,node num\nvc1,3\nvc2,2\n";
+  }
+  int runs = 0;
+  auto replay = [&](std::vector<std::string> extra) {
+    const auto json = dir.path + "/replay-" + std::to_string(++runs) + ".json";
+    std::vector<std::string> args = {"replay",     "--trace",    trace,
+                                     "--cluster-from-vc", vcs,   "--partition",
+                                     "pooled",     "--policies", "gang-fifo,volcano-like,phalanx",
+                                     "--json",     json};
+    args.insert(args.end(), extra.begin(), extra.end());
+    EXPECT_EQ(run(args), 0);
+    return read_report(json);
+  };
+  for (const auto& tree : std::vector<std::vector<std::string>>{
+           {}, {"--queue-parents", "vc1=org,vc2=org", "--queue-weights", "org=4"}}) {
+    SCOPED_TRACE(tree.empty() ? "flat" : "under org");
+    auto args = tree;
+    args.push_back("--reclaim");
+    auto rep = replay(args);
+    auto& params = rep["parameters"].as_object();
+    EXPECT_TRUE(params["reclaim"].as_bool());
+    EXPECT_EQ(params["partition"].as_string(), "pooled");
+    auto& queues = params["queues"].as_object();
+    EXPECT_EQ(queues["vc1"].as_object()["weight"].as_int64(), 3);
+    EXPECT_EQ(queues["vc1"].as_object()["parent"].as_string(), tree.empty() ? "root" : "org");
+    if (!tree.empty()) {
+      EXPECT_EQ(queues["org"].as_object()["weight"].as_int64(), 4);
+      EXPECT_EQ(queues["org"].as_object()["parent"].as_string(), "root");
+    }
+    auto& policies = rep["policies"].as_object();
+    EXPECT_EQ(policies["gang-fifo"].as_object()["reclaim_evicted_pods"].as_int64(), 0);
+    for (const char* name : {"volcano-like", "phalanx"}) {
+      auto& p = policies[name].as_object();
+      EXPECT_EQ(p["completed"].as_int64(), 6) << name;
+      EXPECT_EQ(p["invariant_violations"].as_int64(), 0) << name;
+      EXPECT_EQ(p["preemptions"].as_int64(), 0) << name;
+      EXPECT_EQ(p["reclaims"].as_int64(), 1) << name;
+      EXPECT_EQ(p["evicted_pods"].as_int64(), 1) << name;
+      EXPECT_EQ(p["reclaim_evicted_pods"].as_int64(), 1) << name;
+      EXPECT_DOUBLE_EQ(p["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+      auto& vc1 = p["queues"].as_object()["vc1"].as_object();
+      EXPECT_EQ(vc1["reclaim_evicted_pods"].as_int64(), 1) << name;
+      EXPECT_DOUBLE_EQ(vc1["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+    }
+    // The per-queue table shows the evictions beside the JCTs.
+    auto& table = rep["tables"].as_array()[1].as_object();
+    EXPECT_EQ(table["columns"].as_array().size(), 2u + 3 * 4);
+  }
+  // Without --reclaim the big job waits for the first ends (1000 s).
+  auto off = replay({});
+  for (const char* name : {"volcano-like", "phalanx"}) {
+    auto& p = off["policies"].as_object()[name].as_object();
+    EXPECT_EQ(p["reclaims"].as_int64(), 0) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+  }
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"replay", "--trace", trace, "--cluster-from-vc", vcs, "--reclaim"}), 1);
+  EXPECT_EQ(run({"replay", "--trace", trace, "--cluster-from-vc", vcs, "--partition", "pooled",
+                 "--queue-parents", "vc9=org"}),
+            1);
+  EXPECT_EQ(run({"replay", "--trace", trace, "--cluster-from-vc", vcs, "--partition", "pooled",
+                 "--queue-weights", "vc1=x"}),
+            2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("--reclaim: each VC is simulated on its own, with no other queue to reclaim "
+                     "from (use --partition pooled)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("item 1 \"vc9=org\": no queue vc9 (neither a VC, a queue of the trace, nor "
+                     "a parent)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("--queue-weights: item 1 \"vc1=x\": the weight is not an integer"),
+            std::string::npos)
+      << err;
+}
+
+// The queues of a replay: VCs by node count, the trace's other queues and new parents at 1.
+TEST(LoadtestReplay, ReplayQueuesPutVcsUnderParents) {
+  std::vector<scheduler::sim_job> jobs(2);
+  jobs[0].group.queue = "vc1";
+  jobs[1].group.queue = "other";
+  const std::map<std::string, int64_t> sizes = {{"vc1", 10}, {"vc2", 4}};
+  const std::vector<std::pair<std::string, std::string>> parents = {
+      {"vc1", "dept"}, {"vc2", "dept"}, {"dept", "org"}, {"other", "root"}};
+  const std::vector<std::pair<std::string, int64_t>> weights = {{"org", 7}};
+  auto queues = replay_queues(sizes, jobs, parents, weights);
+  ASSERT_TRUE(queues.ok()) << queues.error().to_string();
+  std::vector<std::tuple<std::string, int32_t, std::string>> got;
+  for (const auto& q : *queues)
+    got.emplace_back(q.name, q.weight, q.parent);
+  EXPECT_EQ(got, (std::vector<std::tuple<std::string, int32_t, std::string>>{
+                     {"vc1", 10, "dept"},
+                     {"vc2", 4, "dept"},
+                     {"other", 1, ""},
+                     {"dept", 1, "org"},
+                     {"org", 7, ""}}));
+  const std::vector<std::pair<std::string, std::string>> twice = {{"vc1", "a"}, {"vc1", "b"}};
+  auto bad = replay_queues(sizes, jobs, twice, {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message(), "item 2 \"vc1=b\": queue vc1 is given a parent twice");
+  const std::vector<std::pair<std::string, int64_t>> zero = {{"vc2", 0}};
+  auto bad_weight = replay_queues(sizes, jobs, {}, zero);
+  ASSERT_FALSE(bad_weight.ok());
+  EXPECT_EQ(bad_weight.error().message(),
+            "item 1 \"vc2=0\": the weight must be between 1 and 65535");
 }
 
 TEST(LoadtestReplay, PriorityGpusRaisesOnlyBigJobs) {

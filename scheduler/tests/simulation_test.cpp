@@ -4,8 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "scheduler/fair_share.hpp"
+
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -755,6 +759,412 @@ TEST(Simulation, PreemptionKeepsTheInvariantsAndIsDeterministic) {
     EXPECT_EQ(a.summary.evicted_pods, b.summary.evicted_pods);
     EXPECT_EQ(a.summary.wasted_gpu_ms, b.summary.wasted_gpu_ms);
     EXPECT_EQ(a.events_processed, b.events_processed);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reclaim across queues and the queue tree.
+
+// An Open queue `name` of `weight` under `parent` ("" is the root).
+sim_queue make_queue(std::string name, int32_t weight = 1, std::string parent = "") {
+  sim_queue q;
+  q.name = std::move(name);
+  q.weight = weight;
+  q.parent = std::move(parent);
+  return q;
+}
+
+resources gpus(int64_t n) {
+  resources r;
+  r.set(gpu_resource, n);
+  return r;
+}
+
+sim_config reclaiming(sim_policy policy) {
+  auto config = with(policy);
+  config.gate.overcommit_factor = {10, 1};  // The gate admits everything; test the allocator.
+  config.reclaim = true;
+  return config;
+}
+
+// Two nodes of 4 GPUs, queues q1, q2, q3 of weight 1. q1 runs a1, a2, a3 (2 GPUs each) and q2 runs
+// b (2 GPUs) from 0 s for 1000 s; c (q3, 1 GPU) comes at 10 s. Deserved GPUs then (demands 6, 2,
+// 1): q3 1, q2 2, q1 the other 5. q1 holds 6, above its share: it may lose one 2-GPU pod (ending
+// one pod below its share, Volcano's rule); q2 holds exactly its share.
+std::vector<sim_job> reclaim_jobs() {
+  return {gpu_job("a1", 1, 2, 1000s, 0s, 0, "q1"), gpu_job("a2", 1, 2, 1000s, 0s, 0, "q1"),
+          gpu_job("a3", 1, 2, 1000s, 0s, 0, "q1"), gpu_job("b", 1, 2, 1000s, 0s, 0, "q2"),
+          gpu_job("c", 1, 1, 100s, 10s, 0, "q3")};
+}
+
+struct reclaim_case {
+  std::string what;
+  std::function<void(std::vector<sim_job>&, sim_config&)> change;
+  std::optional<duration> c_started_at;
+  std::vector<std::string> evicted;  // Jobs that lost one pod each.
+  std::string c_reason;              // Ends c's reason when it did not start.
+};
+
+TEST(SimulationReclaim, EvictsOnlyFromQueuesAboveTheirShareAndNeverBelowGuarantee) {
+  const std::vector<reclaim_case> cases = {
+      // The most recently started of q1's pods (all at 0 s: the largest id), not b.
+      {"q1 above its share gives up one pod", [](auto&, auto&) {}, 10s, {"a3"}, ""},
+      {"a queue within its share is never a victim, whatever its priority",
+       [](auto& jobs, auto&) {
+         for (auto& j : jobs)
+           if (j.group.queue == "q1") {
+             j.group.priority = 5;
+             for (auto& p : j.pods)
+               p.spec.priority = 5;
+           }
+       },
+       10s, {"a3"}, ""},
+      {"a queue that is not reclaimable gives nothing",
+       [](auto&, auto& config) { config.queues[0].reclaimable = false; }, std::nullopt, {},
+       "No reclaim: no reclaimable queue holds more than its deserved share."},
+      // Deserved 5 either way; 6 - 2 = 4 would be below the guarantee.
+      {"never below the guarantee",
+       [](auto&, auto& config) { config.queues[0].guarantee = gpus(5); },
+       std::nullopt, {}, "No reclaim: no pods of queues over their deserved share can make room"},
+      // c asks 4 GPUs: demands 6, 2, 4 give q3 3 (q2 2, q1 3); 4 would exceed it, though q1
+      // (6 > 3) could lose a1 and a2.
+      {"not beyond the reclaimer's own share",
+       [](auto& jobs, auto&) { jobs[4] = gpu_job("c", 1, 4, 100s, 10s, 0, "q3"); }, std::nullopt,
+       {},
+       "No reclaim: queue q3 would exceed its deserved share nvidia.com/gpu: 3 with this gang's "
+       "minimum (it holds none)."},
+      {"off", [](auto&, auto& config) { config.reclaim = false; }, std::nullopt, {}, ""},
+  };
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(to_string(policy)) + ": " + c.what);
+      auto jobs = reclaim_jobs();
+      auto config = reclaiming(policy);
+      config.queues = {make_queue("q1"), make_queue("q2"), make_queue("q3")};
+      config.end_time = 500s;
+      c.change(jobs, config);
+      auto r = run(gpu_nodes(2, 4), jobs, config);
+      const auto& cj = find(r, "c");
+      EXPECT_EQ(cj.started_at, c.c_started_at);
+      for (auto name : {"a1", "a2", "a3", "b"}) {
+        const bool evicted = std::find(c.evicted.begin(), c.evicted.end(), name) != c.evicted.end();
+        EXPECT_EQ(find(r, name).evicted_pods, evicted ? 1 : 0) << name;
+        EXPECT_EQ(find(r, name).reclaim_evicted_pods, evicted ? 1 : 0) << name;
+      }
+      EXPECT_EQ(cj.reclaimed_pods, static_cast<int32_t>(c.evicted.size()));
+      EXPECT_EQ(r.summary.reclaims, c.evicted.empty() ? 0 : 1);
+      EXPECT_EQ(r.summary.reclaim_evicted_pods, static_cast<int64_t>(c.evicted.size()));
+      EXPECT_EQ(r.summary.preemptions, 0);
+      if (!c.c_started_at) {
+        EXPECT_EQ(cj.phase, sim_job_phase::pending);
+        if (c.c_reason.empty()) {
+          EXPECT_EQ(cj.reason.find("No reclaim"), std::string::npos) << cj.reason;
+        } else {
+          EXPECT_NE(cj.reason.find(c.c_reason), std::string::npos) << cj.reason;
+        }
+      }
+    }
+  }
+  // The victim restarts from scratch: 2 GPUs x 10 s wasted; it waits for room (its queue, now
+  // one pod below its share, may not reclaim with 2 GPUs more) until c ends and runs 110-1110 s.
+  auto config = reclaiming(sim_policy::phalanx);
+  config.queues = {make_queue("q1"), make_queue("q2"), make_queue("q3")};
+  auto r = run(gpu_nodes(2, 4), reclaim_jobs(), config);
+  EXPECT_EQ(find(r, "a3").restarts, 1);
+  EXPECT_EQ(find(r, "a3").reclaim_wasted_gpu_ms, 20'000);
+  EXPECT_EQ(find(r, "a3").wasted_gpu_ms, 20'000);
+  EXPECT_EQ(find(r, "a3").completed_at, 1110s);
+  EXPECT_EQ(find(r, "c").completed_at, 110s);
+  EXPECT_EQ(r.summary.reclaim_wasted_gpu_ms, 20'000);
+  EXPECT_EQ(r.summary.wasted_gpu_ms, 20'000);
+  EXPECT_EQ(r.summary.completed, 5);
+}
+
+// A gang of 1 ps and 3 workers of 1 GPU (minTaskMember ps 1, worker 1; minMember 2).
+sim_job roles_gang(std::string name, duration run_time, std::string queue) {
+  auto g = make_gang(name, 2).queue(queue).task("ps", 1, gpus(1), 1).task("worker", 3, gpus(1), 1);
+  sim_job j;
+  j.group = g.obj().group;
+  auto per_pod = gpus(1);
+  per_pod.pods = 1;
+  j.group.min_resources = per_pod.times(2);
+  for (const auto& p : g.obj().pods)
+    j.pods.push_back({p, run_time, {}, {}});
+  return j;
+}
+
+struct victim_case {
+  std::string what;
+  sim_job gang;        // Named "a", in q1, priority 0.
+  int32_t evicted = 0;
+  int32_t restarts = 0;
+};
+
+// 8 GPUs; q1 (weight 1) runs gang a and 1-GPU fillers of priority 5 up to 8 GPUs; c (q3, weight 3:
+// 6 pods of 1 GPU, minMember 2) comes at 10 s. Deserved: q1 2, q3 6, so q1 may lose all of a; a
+// (priority 0) goes before the fillers. Each gang keeps its minimum or goes whole (I7, checked by
+// run()), and a gang with role minimums has no spare pods.
+TEST(SimulationReclaim, AVictimGangKeepsItsMinimumOrGoesWhole) {
+  const std::vector<victim_case> cases = {
+      {"a gang at its minimum goes whole", gpu_job("a", 2, 1, 1000s, 0s, 0, "q1", 2), 2, 1},
+      {"an elastic gang loses its spare pods only", gpu_job("a", 4, 1, 1000s, 0s, 0, "q1", 2), 2,
+       0},
+      {"a gang of 4 with minMember 4 goes whole", gpu_job("a", 4, 1, 1000s, 0s, 0, "q1", 4), 4, 1},
+      {"a gang with role minimums shows no spare: it goes whole", roles_gang("a", 1000s, "q1"), 4,
+       1},
+  };
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(to_string(policy)) + ": " + c.what);
+      std::vector<sim_job> jobs = {c.gang};
+      for (std::size_t i = c.gang.pods.size(); i < 8; ++i)
+        jobs.push_back(gpu_job("f" + std::to_string(i), 1, 1, 1000s, 0s, 5, "q1"));
+      jobs.push_back(gpu_job("c", 6, 1, 100s, 10s, 0, "q3", 2));
+      auto config = reclaiming(policy);
+      config.queues = {make_queue("q1", 1), make_queue("q3", 3)};
+      auto r = run(gpu_nodes(2, 4), jobs, config);
+      EXPECT_EQ(find(r, "c").started_at, 10s);
+      EXPECT_EQ(find(r, "a").evicted_pods, c.evicted);
+      EXPECT_EQ(find(r, "a").restarts, c.restarts);
+      EXPECT_EQ(find(r, "a").started_at, 0s);
+      for (const auto& j : r.jobs) {
+        if (j.name.starts_with("f")) {
+          EXPECT_EQ(j.evicted_pods, 0) << j.name;
+        }
+      }
+      EXPECT_EQ(r.summary.reclaims, 1);
+      EXPECT_EQ(r.summary.completed, static_cast<int64_t>(jobs.size()));
+    }
+  }
+}
+
+// q1 runs eight 1-GPU jobs on all 8 GPUs; c (q2, 4 pods, minMember 4) comes at 10 s: deserved 4
+// and 4. c reclaims four of them; those restart in q1, which then holds its share: they cannot
+// reclaim back (q1 would exceed its share, and q2 is not above its own), so the run ends with one
+// reclaim. A rule that let them would evict c and loop within the instant.
+TEST(SimulationReclaim, NoLoopBetweenTwoQueues) {
+  std::vector<sim_job> jobs;
+  for (int i = 1; i <= 8; ++i)
+    jobs.push_back(gpu_job("a" + std::to_string(i), 1, 1, 1000s, 0s, 0, "q1"));
+  jobs.push_back(gpu_job("c", 4, 1, 1000s, 10s, 0, "q2"));
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    SCOPED_TRACE(std::string(to_string(policy)));
+    auto config = reclaiming(policy);
+    config.preemption = true;  // Both actions on: neither may start a loop.
+    config.queues = {make_queue("q1"), make_queue("q2")};
+    auto stopped = config;
+    stopped.end_time = 500s;
+    auto r = run(gpu_nodes(2, 4), jobs, stopped);
+    EXPECT_EQ(find(r, "c").started_at, 10s);
+    EXPECT_EQ(find(r, "c").reclaimed_pods, 4);
+    EXPECT_EQ(r.summary.reclaims, 1);
+    EXPECT_EQ(r.summary.evicted_pods, 4);
+    for (int i = 5; i <= 8; ++i) {
+      const auto& a = find(r, "a" + std::to_string(i));
+      EXPECT_EQ(a.restarts, 1) << a.name;
+      EXPECT_EQ(a.phase, sim_job_phase::pending) << a.name;
+      EXPECT_NE(a.reason.find("No reclaim: queue q1 would exceed its deserved share "
+                              "nvidia.com/gpu: 4 with this gang's minimum (it holds "
+                              "nvidia.com/gpu: 4)."),
+                std::string::npos)
+          << a.reason;
+    }
+    auto full = run(gpu_nodes(2, 4), jobs, config);
+    EXPECT_EQ(full.summary.completed, 9);
+    EXPECT_EQ(full.summary.reclaims, 1);
+    EXPECT_EQ(find(full, "a8").completed_at, 2000s);  // Placed when a1-a4 end at 1000 s.
+  }
+}
+
+// Many jobs in three queues of weights 1, 2 and 4, two priorities, reclaim and preemption on:
+// every gang keeps its minimum at every step (I3, I7), everything completes, and the same seed
+// gives the same run.
+TEST(SimulationReclaim, KeepsTheInvariantsAndIsDeterministic) {
+  std::mt19937_64 random(11);
+  std::vector<sim_job> jobs;
+  for (int i = 0; i < 600; ++i) {
+    const int pods = 1 + int(random() % 4);
+    const int min = 1 + int(random() % pods);
+    const int64_t gpu_count = 1 + int64_t(random() % 4);
+    const int32_t priority = random() % 4 == 0 ? 100 : 0;
+    auto j = gpu_job("job-" + std::to_string(i), pods, gpu_count,
+                     duration(1s) * int64_t(60 + random() % 3600),
+                     duration(1s) * int64_t(random() % 20000), priority,
+                     "q" + std::to_string(random() % 3), min);
+    j.wait_for_gang = random() % 2 == 0;
+    jobs.push_back(std::move(j));
+  }
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    for (bool preemption : {false, true}) {
+      SCOPED_TRACE(std::string(to_string(policy)) + (preemption ? " with preemption" : ""));
+      auto config = reclaiming(policy);
+      config.preemption = preemption;
+      config.gate = {};
+      config.starvation_bound = 10min;
+      config.pod_start_delay = 1s;
+      config.queues = {make_queue("q0", 1), make_queue("q1", 2), make_queue("q2", 4)};
+      auto a = run(gpu_nodes(12, 8), jobs, config);
+      EXPECT_EQ(a.summary.completed, 600);
+      EXPECT_GT(a.summary.reclaims, 0);
+      EXPECT_GT(a.summary.reclaim_evicted_pods, 0);
+      EXPECT_EQ(a.summary.preemptions > 0, preemption);
+      int64_t reclaimed = 0, reclaim_evicted = 0, wasted = 0;
+      for (const auto& j : a.jobs) {
+        reclaimed += j.reclaimed_pods;
+        reclaim_evicted += j.reclaim_evicted_pods;
+        wasted += j.reclaim_wasted_gpu_ms;
+        EXPECT_LE(j.reclaim_evicted_pods, j.evicted_pods) << j.name;
+      }
+      EXPECT_EQ(reclaimed, a.summary.reclaim_evicted_pods);
+      EXPECT_EQ(reclaim_evicted, a.summary.reclaim_evicted_pods);
+      EXPECT_EQ(wasted, a.summary.reclaim_wasted_gpu_ms);
+      auto b = run(gpu_nodes(12, 8), jobs, config);
+      EXPECT_EQ(render_job_table(a), render_job_table(b));
+      EXPECT_EQ(a.summary.mean_jct, b.summary.mean_jct);
+      EXPECT_EQ(a.summary.reclaim_evicted_pods, b.summary.reclaim_evicted_pods);
+      EXPECT_EQ(a.events_processed, b.events_processed);
+    }
+  }
+}
+
+// Two departments of two teams, as FairShareTree.DeservedFlowsDownTheTree: dev (weight 1) with
+// d1, d2 (1, 1); prod (3) with p1, p2 (1, 2); 40 cpus. Each team has a job of 50 1-cpu pods
+// (more than the cluster) unless a case changes it.
+std::vector<sim_queue> departments() {
+  return {make_queue("dev", 1),         make_queue("d1", 1, "dev"),  make_queue("d2", 1, "dev"),
+          make_queue("prod", 3, "root"), make_queue("p1", 1, "prod"), make_queue("p2", 2, "prod")};
+}
+
+struct tree_case {
+  std::string what;
+  std::function<void(std::vector<sim_queue>&, std::vector<sim_job>&)> change;
+  // cpu in millicores, in the order of departments(): dev, d1, d2, prod, p1, p2.
+  std::vector<int64_t> expected;
+};
+
+TEST(SimulationTree, DeservedIsComputedDownTheTree) {
+  const std::vector<tree_case> cases = {
+      {"each department splits its weighted share by its teams' weights", [](auto&, auto&) {},
+       {10000, 5000, 5000, 30000, 10000, 20000}},
+      {"a satisfied team's share goes to its sibling first",
+       [](auto&, auto& jobs) { jobs[0] = job("team-d1", 2, "1", 100s, 0s, 1, "d1"); },
+       {10000, 2000, 8000, 30000, 10000, 20000}},
+      {"a department's capability caps its teams together",
+       [](auto& qs, auto&) { ASSERT_TRUE(qs[3].capability.set("cpu", 20000)); },
+       {20000, 10000, 10000, 20000, 6667, 13333}},
+      {"guarantees at both levels",
+       [](auto& qs, auto&) {
+         qs[3].guarantee = res("cpu", "30");
+         qs[5].guarantee = res("cpu", "25");
+       },
+       {10000, 5000, 5000, 30000, 5000, 25000}},
+  };
+  const auto cluster = cpus(5, "8");
+  for (auto policy : {sim_policy::volcano_like, sim_policy::phalanx}) {
+    for (const auto& c : cases) {
+      SCOPED_TRACE(std::string(to_string(policy)) + ": " + c.what);
+      auto queues = departments();
+      std::vector<sim_job> jobs;
+      for (auto team : {"d1", "d2", "p1", "p2"})
+        jobs.push_back(job(std::string("team-") + team, 50, "1", 100s, 0s, 1, team));
+      c.change(queues, jobs);
+      auto config = with(policy);
+      config.queues = queues;
+      config.end_time = 1s;  // Every pod still asks: placed or pending, none finished.
+      auto r = run(cluster, jobs, config);
+      ASSERT_EQ(r.queues.size(), queues.size());
+      std::vector<int64_t> cpu;
+      for (const auto& q : r.queues)
+        cpu.push_back(q.deserved.cpu_milli);
+      EXPECT_EQ(cpu, c.expected);
+      // The same tree and requests given to compute_deserved directly: every dimension agrees.
+      std::vector<queue_demand> demands;
+      for (const auto& q : queues) {
+        resources request;
+        for (const auto& j : jobs)
+          if (j.group.queue == q.name)
+            for (const auto& p : j.pods)
+              request += p.spec.requests;
+        demands.push_back({q.name, q.weight, q.capability, q.guarantee, request, q.parent});
+      }
+      const auto expected = compute_deserved(cluster.total_allocatable(), demands);
+      for (std::size_t i = 0; i < queues.size(); ++i) {
+        EXPECT_EQ(r.queues[i].name, queues[i].name);
+        EXPECT_EQ(r.queues[i].parent, queues[i].parent);
+        EXPECT_EQ(r.queues[i].deserved, expected[i].deserved) << queues[i].name;
+      }
+    }
+  }
+}
+
+// A Closed queue closes its subtree to new work, however deep; the queues' own states stay Open.
+TEST(SimulationTree, AClosedParentClosesItsChildren) {
+  auto config = with(sim_policy::phalanx);
+  config.queues = departments();
+  config.queues[0].state = queue_state::closed;  // dev.
+  config.queues.push_back(make_queue("d3", 1, "dev"));
+  config.queues[2].name = "team";  // d2 becomes a parent: dev -> team -> t1.
+  config.queues.push_back(make_queue("t1", 1, "team"));
+  const std::vector<sim_job> jobs = {job("in-d1", 1, "1", 10s, 0s, 1, "d1"),
+                                     job("in-t1", 1, "1", 10s, 0s, 1, "t1"),
+                                     job("in-p1", 1, "1", 10s, 0s, 1, "p1")};
+  auto r = run(cpus(1, "8"), jobs, config);
+  EXPECT_EQ(find(r, "in-d1").phase, sim_job_phase::pending);
+  EXPECT_EQ(find(r, "in-d1").reason,
+            "queue \"d1\" admits no gangs: it is under queue \"dev\", which is Closed");
+  EXPECT_EQ(find(r, "in-t1").phase, sim_job_phase::pending);
+  EXPECT_EQ(find(r, "in-t1").reason,
+            "queue \"t1\" admits no gangs: it is under queue \"dev\", which is Closed");
+  EXPECT_EQ(find(r, "in-p1").phase, sim_job_phase::completed);
+  // Open again, the subtree takes work.
+  config.queues[0].state = queue_state::open;
+  auto open = run(cpus(1, "8"), jobs, config);
+  EXPECT_EQ(open.summary.completed, 3);
+}
+
+struct refusal_case {
+  std::string what;
+  std::vector<sim_queue> queues;
+  std::string job_queue;
+  std::string message;
+};
+
+// Input the simulation refuses, with the message that names the queue and the rule.
+TEST(SimulationTree, RefusesInvalidTreesAndJobsInQueuesThatAreNotLeaves) {
+  auto guaranteed = [](sim_queue q, std::string_view cpu) {
+    q.guarantee = res("cpu", cpu);
+    return q;
+  };
+  const std::vector<refusal_case> cases = {
+      {"an unknown parent", {make_queue("a", 1, "gone")}, "a",
+       "queues[0]: Queue \"a\" is invalid: spec.parent: Invalid value: \"gone\": parent queue "
+       "\"gone\" does not exist (a parent must be an existing queue or \"root\")"},
+      {"a cycle", {make_queue("a", 1, "b"), make_queue("b", 1, "a"), make_queue("leaf")}, "leaf",
+       "queues[0]: Queue \"a\" is invalid: spec.parent: Invalid value: \"b\": queue \"a\" would be "
+       "its own ancestor (a -> b -> a)"},
+      {"a child's guarantee above its parent's",
+       {guaranteed(make_queue("c", 1, "p"), "4"), guaranteed(make_queue("p"), "2")}, "c",
+       "queues[0]: Queue \"c\" is invalid: spec.guarantee.resource[cpu]: Invalid value: \"4\": "
+       "must be less than or equal to the guarantee of parent queue \"p\" (2)"},
+      {"two queues of one name", {make_queue("a"), make_queue("a")}, "a",
+       "queues[1] (a): duplicate queue name"},
+      {"a queue named root", {make_queue("root")}, "x",
+       "queues[0] (root): \"root\" names the top of the queue tree, not a queue"},
+      {"a job in a queue with children", {make_queue("p"), make_queue("c", 1, "p")}, "p",
+       "jobs[0] (j): queue \"p\" has child queues (\"c\"); only leaf queues take jobs"},
+      {"a job in the root", {}, "root",
+       "jobs[0] (j): queue \"root\" is the top of the queue tree, not a leaf queue; only leaf "
+       "queues take jobs"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    auto config = with(sim_policy::phalanx);
+    config.queues = c.queues;
+    const std::vector<sim_job> jobs = {job("j", 1, "1", 1s, 0s, 1, c.job_queue)};
+    auto r = simulate(cpus(1, "4"), jobs, config);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), errc::invalid_argument);
+    EXPECT_EQ(r.error().message(), c.message);
   }
 }
 
