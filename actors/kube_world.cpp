@@ -1120,7 +1120,12 @@ result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& 
     p->config.identity = default_identity();
   if (p->config.binding_workers < 1)
     return status{errc::invalid_argument, "kubernetes: binding workers must be at least 1"};
-  auto c = k8s::client::create(config.connection);
+  // A connection per binding worker, and a few for the status writer, the lone pods'
+  // PodGroups and the evictions: a request waits for a free connection, so a pool smaller than
+  // the workers caps the Bindings in flight at its size. (The Lease has a client of its own.)
+  auto connection = config.connection;
+  connection.connections = std::max(connection.connections, config.binding_workers + 4);
+  auto c = k8s::client::create(std::move(connection));
   if (!c)
     return c.error();
   p->client = std::move(*c);

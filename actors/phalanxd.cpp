@@ -72,6 +72,7 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
                            the Lease's timing (defaults 15s, 10s, 2s, as kube-scheduler's)
   --kube-api-qps Q         requests per second to the apiserver (default 50)
   --kube-api-burst B       requests at once after a quiet spell (default 100)
+  --kube-binding-workers N Bindings posted at once, each on a connection of its own (default 16)
   --cluster FILE           simulated nodes (YAML); created on start unless they exist
   --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
   --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
@@ -114,6 +115,7 @@ struct options {
   std::chrono::milliseconds retry_period{2'000};
   double kube_api_qps = 50;
   int kube_api_burst = 100;
+  int kube_binding_workers = 16;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -221,6 +223,15 @@ options parse_args(int argc, char** argv) {
         o.renew_deadline = ms;
       else
         o.retry_period = ms;
+    } else if (name == "--kube-binding-workers") {
+      auto v = value();
+      try {
+        o.kube_binding_workers = std::stoi(v);
+      } catch (...) {
+        fail_usage(name + ": \"" + v + "\" is not a number");
+      }
+      if (o.kube_binding_workers < 1 || o.kube_binding_workers > 256)
+        fail_usage(name + ": must be between 1 and 256");
     } else if (name == "--kube-api-qps" || name == "--kube-api-burst") {
       auto v = value();
       try {
@@ -333,6 +344,7 @@ int main(int argc, char** argv) {
     k.connection = std::move(*connection);
     k.connection.qps = opt.kube_api_qps;
     k.connection.burst = opt.kube_api_burst;
+    k.binding_workers = opt.kube_binding_workers;
     k.leader_elect = opt.leader_elect;
     k.lock_namespace = opt.lock_namespace;
     k.lock_name = opt.lock_name;

@@ -184,12 +184,44 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       entry.group = updated;
       if (entry.actor)
         self->send(entry.actor, spec_atom::value, entry.group);
-      group_changed(self, entry);
+      // The object's status is empty on the apiserver while the gang's did not change: told as
+      // a change whatever the digest says, so that the world writes it.
+      mark_emitted(st, entry);
+      if (is_watched(self, resource_kind::pod_group))
+        announce(self, api::watch_event::type::modified, group_view(st, entry));
       return;
     }
-    // Another PodGroup under the name: the old one was deleted (the watch may fold the two), or
-    // a lone pod's gang meets its PodGroup object. The index reads a gang's key in `groups`: the
-    // entry leaves the index before it leaves the map.
+    // A lone pod's gang meets its PodGroup object ("podgroup-<pod uid>", made by us or by
+    // Volcano's controller): the same group, now on the apiserver. The gang goes on under the
+    // object, its actor and whatever it is doing (a round, a binding on its way to the store)
+    // untouched: ending it for a new one under the object cost a round per lone pod, undid
+    // bindings in flight, and dipped its queue's usage, which woke every sleeping gang of the
+    // queue, at the rate PodGroups were created (found by `phalanx-loadtest k8s`: 10,000 lone
+    // pods stalled after 437). Only a queue or priority other than the pod's gives the gang a
+    // new incarnation, as any PodGroup's change of those does.
+    if (entry.implicit) {
+      const bool same_place =
+          entry.group->queue == g.queue && entry.group->priority == g.priority;
+      auto adopted = std::make_shared<const scheduler::pod_group>(std::move(g));
+      unindex_group(st, entry);
+      entry.group = adopted;
+      entry.implicit = false;
+      index_group(st, entry);
+      if (!same_place) {
+        renew_gang(self, entry.gang);
+        return;
+      }
+      if (entry.actor)
+        self->send(entry.actor, spec_atom::value, entry.group);
+      // The object's status is empty on the apiserver while the gang's did not change: told as
+      // a change whatever the digest says, so that the world writes it.
+      mark_emitted(st, entry);
+      if (is_watched(self, resource_kind::pod_group))
+        announce(self, api::watch_event::type::modified, group_view(st, entry));
+      return;
+    }
+    // Another PodGroup under the name: the old one was deleted (the watch may fold the two). The
+    // index reads a gang's key in `groups`: the entry leaves the index before it leaves the map.
     unindex_group(st, entry);
     auto old = st.groups.extract(gang);
     end_gang(self, old.mapped());

@@ -122,8 +122,12 @@ struct kubernetes_config {
   std::chrono::milliseconds lease_duration{15'000};
   std::chrono::milliseconds renew_deadline{10'000};
   std::chrono::milliseconds retry_period{2'000};
-  /// Bindings posted at once (each a request within the client's QPS). Default: 8.
-  int32_t binding_workers = 8;
+  /// Bindings posted at once (each a request within the client's QPS). The client gets a
+  /// connection for each, and four more for status, events and lone pods' PodGroups, so that
+  /// the workers do not queue for connections (with client-go's pool of four, eight workers
+  /// posted about 480 Bindings/s where the apiserver took 1,400; docs/PERFORMANCE.md).
+  /// Default: 16.
+  int32_t binding_workers = 16;
 };
 
 struct runtime_config {

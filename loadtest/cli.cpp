@@ -459,6 +459,8 @@ int run_kube_bench_mode(std::span<const std::string> args, const std::string& co
                    "an existing cluster (its own: fake nodes are created there); default: start "
                    "the test control plane");
   flags.add_string("phalanxd", &o.phalanxd_binary, "the phalanxd binary to start");
+  flags.add_string("phalanxd-flags", &o.phalanxd_flags,
+                   "further phalanxd flags, space-separated (\"--log-level debug\")");
   flags.add_string("kube-scheduler", &o.kube_scheduler_binary,
                    "the kube-scheduler binary (default: the test control plane's)");
   flags.add_string("logs", &o.log_dir, "keep the schedulers' logs in this directory");

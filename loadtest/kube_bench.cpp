@@ -565,6 +565,9 @@ result<std::unique_ptr<running_scheduler>> start_scheduler(const bench_context& 
                    std::to_string(static_cast<int64_t>(b.options.qps)),
                    "--kube-api-burst",
                    std::to_string(b.options.burst)};
+  std::istringstream more(b.options.phalanxd_flags);
+  for (std::string flag; more >> flag;)
+    po.extra_args.push_back(flag);
   auto p = phalanxd_process::start(po);
   if (!p)
     return p.error();
@@ -944,6 +947,7 @@ result<json::object> run_kube_bench(const kube_bench_options& o) {
                                    {"creators", o.creators},
                                    {"binder_threads", o.binder_threads},
                                    {"backlog", o.backlog},
+                                   {"phalanxd_flags", o.phalanxd_flags},
                                    {"stall_seconds", o.stall_seconds},
                                    {"seed", o.seed},
                                    {"node_shape", "32 cpu, 128Gi, 110 pods"},

@@ -82,6 +82,8 @@ struct kube_bench_options {
   /// Default: the phalanxd this build made, and the control plane's kube-scheduler.
   std::string phalanxd_binary;
   std::string kube_scheduler_binary;
+  /// Further phalanxd flags, space-separated ("--log-level debug"). Default: none.
+  std::string phalanxd_flags;
   /// Where the schedulers' logs are kept. Default: a temporary directory, removed when every
   /// run passed its checks.
   std::string log_dir;

@@ -656,10 +656,14 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
 
 // Many lone pods created at once: each one's gang of the same name is planned at once, and its
 // PodGroup object, made by phalanxd, comes back through the watch while that gang may be binding
-// the pod, and replaces it. A binding made durable for the gang so replaced was applied before:
-// the pod showed bound in the cache, but its nodes had dropped the ended gang's holds, so no
-// Binding was ever posted and the pod stayed pending for ever (found by `phalanx-loadtest k8s`:
-// 8 of 1,000 pods). The binding is now undone and the new gang binds the pod.
+// the pod. Two bugs found by `phalanx-loadtest k8s` lived here. The object replaced the gang by
+// a new one, and a binding made durable for the gang so replaced was applied all the same: the
+// pod showed bound in the cache, but its nodes had dropped the ended gang's holds, so no Binding
+// was ever posted (8 of 1,000 pods pending for ever; this test failed 3 of 3 then). And each
+// replacement dipped the queue's usage, which woke every sleeping gang of the queue, at the rate
+// PodGroups were created: 10,000 lone pods stalled after 437. The gang now goes on under its
+// object (and a binding of a gang that did end meanwhile is undone). Every object must show the
+// gang's status too: it was written only for a new gang.
 TEST(KubeMode, LonePodsCreatedAtOnceAreAllBound) {
   kube_harness h;
   for (int i = 0; i < 100; ++i)
@@ -689,6 +693,14 @@ TEST(KubeMode, LonePodsCreatedAtOnceAreAllBound) {
   };
   ASSERT_TRUE(h.wait_for([&] { return unbound().empty(); }, 60s))
       << ::testing::PrintToString(unbound()) << read_log(*d);
+  auto not_running = [&] {
+    int n = pods - static_cast<int>(h.groups().size());
+    for (const auto& [name, g] : h.groups())
+      n += g.phase == "Running" ? 0 : 1;
+    return n;
+  };
+  EXPECT_TRUE(h.wait_for([&] { return not_running() == 0; }, 60s))
+      << not_running() << " lone pods' PodGroups missing or not Running";
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
   auto log = read_log(*d);
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
