@@ -90,7 +90,7 @@ LOADTEST_DATA ?= /work/shared/data
 LOADTEST_RUN   = ./$(BUILD_DIR)/loadtest/phalanx-loadtest
 LOADTEST_OUT   = $(BUILD_DIR)/reports
 .PHONY: loadtest-build loadtest-inproc loadtest-push loadtest-replay loadtest-restart \
-        loadtest-k8s-restart
+        loadtest-k8s-restart loadtest-k8s
 
 loadtest-build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS) --target phalanx-loadtest
@@ -122,6 +122,19 @@ loadtest-restart: loadtest-build
 loadtest-k8s-restart: loadtest-build k8s-control-plane
 	$(LOADTEST_RUN) k8s-restart --nodes 5000 --pods 140000 \
 	  --json $(LOADTEST_OUT)/k8s-restart.json --html $(LOADTEST_OUT)/k8s-restart.html
+
+# Phalanx, kube-scheduler and a do-nothing binder side by side on the test control plane, the
+# same 5,000 nodes and pods: plain pods created while each runs and created before it starts
+# (--backlog), then gangs of 1-64 pods. The basic runs take about 5 min each on two cores; the
+# gang run creates about 325,000 pods per scheduler (docs/PERFORMANCE.md has runs of 1,000
+# PodGroups, a tenth of it).
+loadtest-k8s: loadtest-build k8s-control-plane
+	$(LOADTEST_RUN) k8s --workload basic --nodes 5000 --pods 10000 \
+	  --json $(LOADTEST_OUT)/k8s-basic.json --html $(LOADTEST_OUT)/k8s-basic.html
+	$(LOADTEST_RUN) k8s --workload basic --nodes 5000 --pods 10000 --backlog \
+	  --json $(LOADTEST_OUT)/k8s-basic-backlog.json --html $(LOADTEST_OUT)/k8s-basic-backlog.html
+	$(LOADTEST_RUN) k8s --workload gang --nodes 5000 --podgroups 10000 \
+	  --json $(LOADTEST_OUT)/k8s-gang.json --html $(LOADTEST_OUT)/k8s-gang.html
 
 # kube-apiserver, kube-scheduler and etcd for the Kubernetes-mode tests (k8s/testing/README.md),
 # built from Go modules at pinned versions and cached outside the clone.

@@ -167,13 +167,22 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
   batch.put(storage::pod_group_record{g});
   if (auto gang = st.group_ids.find(key); gang != 0) {
     auto& entry = st.groups.at(gang);
-    if (entry.group->meta.uid == g.meta.uid) {
-      if (*entry.group == g)
+    // A lone pod's gang meets its PodGroup object ("podgroup-<pod uid>", made by us or by
+    // Volcano's controller): the same group, now on the apiserver. The gang goes on under the
+    // object, its actor and whatever it is doing (a round, a binding on its way to the store)
+    // untouched: ending it for a new one under the object cost a round per lone pod, undid
+    // bindings in flight, and dipped its queue's usage, which woke every sleeping gang of the
+    // queue, at the rate PodGroups were created (found by `phalanx-loadtest k8s`: 10,000 lone
+    // pods stalled after 437). It is then a spec change like any other.
+    const bool adopting = entry.implicit;
+    if (adopting || entry.group->meta.uid == g.meta.uid) {
+      if (!adopting && *entry.group == g)
         return;
       // Its spec changed (minMember, minResources, queue): the actor plans with the new one.
       // A new queue or priority places it anew in its queue's order: a new incarnation.
       bool queue_changed = entry.group->queue != g.queue || entry.group->priority != g.priority;
       auto updated = std::make_shared<const scheduler::pod_group>(std::move(g));
+      entry.implicit = false;
       if (queue_changed) {
         unindex_group(st, entry);
         entry.group = updated;
@@ -184,35 +193,10 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       entry.group = updated;
       if (entry.actor)
         self->send(entry.actor, spec_atom::value, entry.group);
-      // The object's status is empty on the apiserver while the gang's did not change: told as
-      // a change whatever the digest says, so that the world writes it.
-      mark_emitted(st, entry);
-      if (is_watched(self, resource_kind::pod_group))
-        announce(self, api::watch_event::type::modified, group_view(st, entry));
-      return;
-    }
-    // A lone pod's gang meets its PodGroup object ("podgroup-<pod uid>", made by us or by
-    // Volcano's controller): the same group, now on the apiserver. The gang goes on under the
-    // object, its actor and whatever it is doing (a round, a binding on its way to the store)
-    // untouched: ending it for a new one under the object cost a round per lone pod, undid
-    // bindings in flight, and dipped its queue's usage, which woke every sleeping gang of the
-    // queue, at the rate PodGroups were created (found by `phalanx-loadtest k8s`: 10,000 lone
-    // pods stalled after 437). Only a queue or priority other than the pod's gives the gang a
-    // new incarnation, as any PodGroup's change of those does.
-    if (entry.implicit) {
-      const bool same_place =
-          entry.group->queue == g.queue && entry.group->priority == g.priority;
-      auto adopted = std::make_shared<const scheduler::pod_group>(std::move(g));
-      unindex_group(st, entry);
-      entry.group = adopted;
-      entry.implicit = false;
-      index_group(st, entry);
-      if (!same_place) {
-        renew_gang(self, entry.gang);
+      if (!adopting) {
+        group_changed(self, entry);
         return;
       }
-      if (entry.actor)
-        self->send(entry.actor, spec_atom::value, entry.group);
       // The object's status is empty on the apiserver while the gang's did not change: told as
       // a change whatever the digest says, so that the world writes it.
       mark_emitted(st, entry);

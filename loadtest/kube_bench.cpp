@@ -1,5 +1,6 @@
 #include "loadtest/kube_bench.hpp"
 
+#include "loadtest/parallel.hpp"
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/report.hpp"
 
@@ -60,29 +61,6 @@ std::vector<std::string> split_list(const std::string& text) {
 
 double seconds_between(clock_type::time_point a, clock_type::time_point b) {
   return std::chrono::duration<double>(b - a).count();
-}
-
-// Runs `work(i)` for i in [0, n) on `threads` threads; the first error wins and stops the rest.
-status in_parallel(int64_t n, int64_t threads, const std::function<status(int64_t)>& work) {
-  std::atomic<int64_t> next{0};
-  std::mutex mutex;
-  status first;
-  std::vector<std::thread> pool;
-  for (int64_t t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (auto i = next++; i < n; i = next++) {
-        auto s = work(i);
-        if (!s.ok()) {
-          std::lock_guard lock(mutex);
-          if (first.ok())
-            first = s;
-          next = n;
-        }
-      }
-    });
-  for (auto& t : pool)
-    t.join();
-  return first;
 }
 
 // -- the workload

@@ -1,5 +1,6 @@
 #include "loadtest/kube_restart.hpp"
 
+#include "loadtest/parallel.hpp"
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/report.hpp"
 
@@ -30,29 +31,6 @@ constexpr const char* load_namespace = "load";
 
 double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
-// Runs `work(i)` for i in [0, n) on `threads` threads; the first error wins.
-status in_parallel(int64_t n, int threads, const std::function<status(int64_t)>& work) {
-  std::atomic<int64_t> next{0};
-  std::mutex mutex;
-  status first;
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t)
-    pool.emplace_back([&] {
-      for (auto i = next++; i < n; i = next++) {
-        auto s = work(i);
-        if (!s.ok()) {
-          std::lock_guard lock(mutex);
-          if (first.ok())
-            first = s;
-          next = n;
-        }
-      }
-    });
-  for (auto& t : pool)
-    t.join();
-  return first;
 }
 
 json::value pod_json(const std::string& name, const std::string& group, const std::string& node) {
