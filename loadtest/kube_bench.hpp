@@ -29,7 +29,8 @@
 //     it is reported per scheduler (partial_gangs), never hidden.
 // Checked from the apiserver's objects at the end of each scheduler's run: no pod was seen bound
 // to one node and then another (I1), no node holds more than its allocatable cpu or pod count
-// (I2), and, for Phalanx, every gang is bound whole or not at all (I3).
+// (I2), and, for Phalanx, every gang is bound whole or not at all (I3). The binder looks at
+// nothing and overcommits nodes when the pods do not fit: its checks are reported, not targets.
 //
 // Without --kubeconfig the tool starts the test control plane itself (k8s/testing, built by
 // `make k8s-control-plane`; nothing is built here) and stops it at exit. With --kubeconfig it
