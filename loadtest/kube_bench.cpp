@@ -732,7 +732,21 @@ scheduler_run run_one(const bench_context& b, const std::string& scheduler) {
     std::printf("k8s: %s: not bound: %s\n", scheduler.c_str(), name.c_str());
   std::fflush(stdout);
 
-  // Its pods and groups go before the next scheduler starts, so each sees the nodes empty.
+  // Its pods and groups go before the next scheduler starts, so each sees the nodes empty. One
+  // DELETE per pod on the creators' threads: the apiserver deletes a collection a pod at a time
+  // (--delete-collection-workers 1), about 50 pods/s here, so a run of 30,000 pods outlasted any
+  // reasonable wait and the next scheduler found the nodes full. A collection delete then takes
+  // what is left (the warm-up pod, anything the scheduler made).
+  if (auto d = in_parallel(run.pods, b.options.creators,
+                           [&](int64_t i) {
+                             auto r = k8s::delete_object(
+                                 b.admin, "/api/v1/namespaces/" + ns + "/pods/" +
+                                              b.work.pods[static_cast<std::size_t>(i)].name,
+                                 "", 0);
+                             return r.ok() || r.code() == errc::not_found ? status{} : r;
+                           });
+      !d.ok())
+    run.error = d.to_string();
   if (auto d = delete_collection(b.admin, "/api/v1/namespaces/" + ns + "/pods"); !d.ok())
     run.error = d.to_string();
   // PodGroups too, those Phalanx made for lone pods included (no garbage collector runs here).
@@ -740,12 +754,15 @@ scheduler_run run_one(const bench_context& b, const std::string& scheduler) {
           b.admin, "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + ns + "/podgroups");
       !d.ok())
     run.error = d.to_string();
-  (void)wait_for(
-      [&] {
-        auto left = k8s::get_json(b.admin, "/api/v1/namespaces/" + ns + "/pods?limit=1");
-        return left && left->as_object().at("items").as_array().empty();
-      },
-      std::chrono::seconds(300), "the deletion of " + ns + "'s pods");
+  // The next scheduler must find the nodes empty: a deletion that does not end fails the run.
+  if (auto gone = wait_for(
+          [&] {
+            auto left = k8s::get_json(b.admin, "/api/v1/namespaces/" + ns + "/pods?limit=1");
+            return left && left->as_object().at("items").as_array().empty();
+          },
+          std::chrono::seconds(1800), "the deletion of " + ns + "'s pods");
+      !gone.ok() && run.error.empty())
+    run.error = gone.to_string();
   return run;
 }
 
@@ -858,21 +875,28 @@ result<json::object> run_kube_bench(const kube_bench_options& o) {
     return status{errc::not_found, "--kube-scheduler: " + kube_scheduler_binary +
                                        " does not exist (make k8s-control-plane builds it)"};
 
-  const std::string source = PHALANX_SOURCE_DIR;
-  if (auto s = k8s::testing::apply_file(*admin, source + "/k8s/deploy/crd-scheduling.volcano.sh.yaml");
-      !s.ok())
-    return s;
-  if (auto s = wait_for([&] { return bool(k8s::get_json(*admin, "/apis/scheduling.volcano.sh/v1beta1/queues")); },
-                        std::chrono::seconds(30), "the Volcano CRDs served");
-      !s.ok())
-    return s;
-  if (auto s = k8s::testing::apply(
-          *admin, json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
-                               {"kind", "Queue"},
-                               {"metadata", json::object{{"name", "default"}}},
-                               {"spec", json::object{{"weight", 1}}}});
-      !s.ok())
-    return s;
+  // Volcano's CRDs and the default Queue, unless the cluster has them (a cluster running Volcano
+  // keeps its own).
+  const std::string queues_path = "/apis/scheduling.volcano.sh/v1beta1/queues";
+  if (!k8s::get_json(*admin, queues_path)) {
+    const std::string source = PHALANX_SOURCE_DIR;
+    if (auto s = k8s::testing::apply_file(*admin,
+                                          source + "/k8s/deploy/crd-scheduling.volcano.sh.yaml");
+        !s.ok())
+      return s;
+    if (auto s = wait_for([&] { return bool(k8s::get_json(*admin, queues_path)); },
+                          std::chrono::seconds(30), "the Volcano CRDs served");
+        !s.ok())
+      return s;
+  }
+  if (!k8s::get_json(*admin, queues_path + "/default"))
+    if (auto s = k8s::testing::apply(
+            *admin, json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                                 {"kind", "Queue"},
+                                 {"metadata", json::object{{"name", "default"}}},
+                                 {"spec", json::object{{"weight", 1}}}});
+        !s.ok())
+      return s;
 
   std::printf("k8s: %s workload, %lld nodes, %zu pods in %zu PodGroups; schedulers %s\n",
               o.workload.c_str(), static_cast<long long>(o.nodes), work.pods.size(),
@@ -901,8 +925,11 @@ result<json::object> run_kube_bench(const kube_bench_options& o) {
   bench_context b{o,          work,         *admin, scheduler_connection, kubeconfig,
                   kube_scheduler_binary, node_names, dir,    logs};
   std::vector<scheduler_run> runs;
-  for (const auto& s : schedulers)
+  for (const auto& s : schedulers) {
     runs.push_back(run_one(b, s));
+    if (!runs.back().error.empty())
+      break;  // Set-up failed, or its pods are still there: the next would not run on empty nodes.
+  }
 
   if (!o.kubeconfig.empty())
     (void)in_parallel(o.nodes, o.creators, [&](int64_t i) {
