@@ -514,6 +514,10 @@ void undo_orphaned_bindings(self_ptr self, const std::vector<bound_pod>& bound) 
       continue;
     auto& e = p->second;
     e.binding = false;
+    // A pod whose deletion is under way is left to it: a state written after its erase would
+    // bring it back at the next start ("Deleting a pod while its binding is written").
+    if (e.delete_requested)
+      continue;
     auto state = e.state();
     state.resource_version = version;
     undo.put_pod_state(e.pod, state);
