@@ -557,7 +557,8 @@ struct kube_world::impl {
     for (const auto& c : p.conditions)
       if (c.type == "PodScheduled" && c.status == "False")
         message = c.message;
-    if (message.empty() || p.pod.is_bound())
+    // A gated pod's condition (SchedulingGated) is the apiserver's own, written at its creation.
+    if (message.empty() || p.pod.is_bound() || p.pod.is_gated())
       return;
     auto key = p.pod.meta.namespace_name + "/" + p.pod.meta.name;
     {

@@ -458,6 +458,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, events_atom, "events")
   CAF_ADD_ATOM(phalanx, phalanx::actors, watch_atom, "watch")
   CAF_ADD_ATOM(phalanx, phalanx::actors, unwatch_atom, "unwatch")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, update_atom, "update")
   // Introspection for tests and invariant checks.
   CAF_ADD_ATOM(phalanx, phalanx::actors, inspect_atom, "inspect")
   // The world (Kubernetes mode) and the registry.

@@ -412,6 +412,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
            const list_reply& reply) { do_list(self, kind, options, reply); },
     [self](delete_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            object_reply& reply) { do_delete(self, kind, ns, name, std::move(reply)); },
+    [self](update_atom, api::object& obj, object_reply& reply) {
+      do_update(self, std::move(obj), std::move(reply));
+    },
     [self](act_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            api::object_action action, object_reply& reply) {
       do_act(self, kind, ns, name, action, std::move(reply));

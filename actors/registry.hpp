@@ -41,6 +41,8 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   caf::reacts_to<list_atom, api::resource_kind, api::list_options, list_reply>,
   // Delete an object; answer with the object as it was, once durable.
   caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, object_reply>,
+  // Take a patched object's changes (api::service::update); answer once durable.
+  caf::reacts_to<update_atom, api::object, object_reply>,
   // Apply an action (cordon, suspend, open, fail...) to an object.
   caf::reacts_to<act_atom, api::resource_kind, std::string, std::string, api::object_action,
                  object_reply>,
@@ -264,6 +266,8 @@ struct registry_state {
   /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
   std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
+  /// Pods held back by scheduling gates (spec.schedulingGates): in no gang until ungate_pod.
+  std::unordered_set<uint64_t> gated;
   std::map<std::string, node_entry, std::less<>> nodes;            // Found by any string type.
   /// By view index: the live node in that slot of the cluster view, or null. Bindings name
   /// nodes by index; the entries are the map's own (they stay put as it changes).

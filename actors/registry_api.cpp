@@ -762,6 +762,99 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
   }
 }
 
+void do_update(self_ptr self, api::object obj, object_reply reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return;
+  auto& st = self->state;
+  if (!st.ready->load())
+    return respond(reply, result<api::object>{status{errc::unavailable,
+                                                     "restart recovery is not finished"}});
+  auto* patched = std::get_if<api::pod_object>(&obj);
+  if (patched == nullptr)
+    return respond(reply, result<api::object>{status{
+                              errc::invalid_argument,
+                              "Phalanx changes " + kind_plural(api::kind_of(obj)) +
+                                  " through their actions only (cordon, suspend, open, close)"}});
+  const auto& want = patched->pod;
+  const std::string name = want.meta.name.str();
+  auto id = pod_id_of(st, object_key(want.meta.namespace_name, want.meta.name));
+  if (id == 0)
+    return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
+  const auto& e = st.pods.at(id);
+  auto current = current_pod(e);
+  auto refuse = [&](errc code, std::string why) {
+    respond(reply, result<api::object>{status{code, std::move(why)}});
+  };
+  if (want.meta.resource_version != 0 && want.meta.resource_version != current->meta.resource_version)
+    return refuse(errc::conflict, "Operation cannot be fulfilled on pods \"" + name +
+                                      "\": the object has been modified; please apply your "
+                                      "changes to the latest version and try again");
+  if (e.delete_requested)
+    return refuse(errc::failed_precondition, "pods \"" + name + "\" is being deleted");
+  // A bound pod's runtime state is written as it runs (phase changes on their way to the store
+  // are applied only once durable): a record of it written now could carry a state older than
+  // one already on its way, and win over it at the next start.
+  if (e.is_bound() || e.binding || scheduler::is_terminal(e.phase()))
+    return refuse(errc::failed_precondition,
+                  "pods \"" + name + "\" is " +
+                      (e.is_bound() || e.binding ? "bound" : std::string(scheduler::to_string(
+                                                                 e.phase()))) +
+                      ": Phalanx changes the labels, annotations and scheduling gates of pending "
+                      "pods only");
+  // What would move the pod to another gang or queue, or add a gate (the API checked the rest).
+  scheduler::field_errors errs;
+  const auto& gates = current->placement().scheduling_gates;
+  for (const auto& gate : want.placement().scheduling_gates)
+    if (std::find(gates.begin(), gates.end(), gate) == gates.end())
+      errs.push_back(scheduler::forbidden_error(
+          "spec.schedulingGates", "only deletion is allowed, but found new scheduling gate " +
+                                      scheduler::go_quote(gate)));
+  const std::string set_at_creation = "a pod's PodGroup, task and queue are set when it is created";
+  if (want.group != current->group)
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[" + std::string(scheduler::pod_group_annotation) + "]",
+        set_at_creation));
+  if (want.role != current->role)
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[" + std::string(scheduler::task_spec_key) + "]", set_at_creation));
+  if (implicit_queue_of(want) != implicit_queue_of(*current))
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[scheduling.volcano.sh/queue-name]", set_at_creation));
+  if (!errs.empty())
+    return respond(reply, result<api::object>{scheduler::to_status("Pod", name, errs)});
+  auto next = std::make_shared<scheduler::pod>(*current);
+  next->meta.labels = want.meta.labels;
+  next->meta.annotations = want.meta.annotations;
+  if (want.placement().scheduling_gates != gates) {
+    auto constraints = std::make_shared<scheduler::placement_constraints>(current->placement());
+    constraints->scheduling_gates = want.placement().scheduling_gates;
+    next->constraints = std::move(constraints);
+  }
+  next->spec_json = want.spec_json;
+  next->meta.resource_version = next_version(self);
+  pod_ptr stored = std::move(next);
+  storage::write_batch batch;
+  batch.put(stored);
+  persist(self, std::move(batch), [self, id, stored, name, reply](const status& s) {
+    auto& st = self->state;
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto p = st.pods.find(id);
+    if (p == st.pods.end())
+      return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
+    auto& e = p->second;
+    // A pod stored as its job (storage/README.md) has a record now, which wins over the job's
+    // expansion at a start; its deletion's tombstone, newer, wins over the record.
+    if (e.changed)
+      e.changed->state.resource_version = stored->meta.resource_version;
+    ungate_pod(self, id, stored);
+    auto view = pod_view(st, id, p->second);
+    if (is_watched(self, resource_kind::pod))
+      announce(self, api::watch_event::type::modified, view);
+    respond(reply, result<api::object>{api::object{std::move(view)}});
+  });
+}
+
 void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
             api::object_action action, object_reply reply) {
   if (refused_in_kubernetes_mode(self, reply))

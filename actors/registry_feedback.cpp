@@ -364,8 +364,28 @@ bool not_ours(registry_state& st, const registry_state::pod_slot& slot) {
   return true;
 }
 
+bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot) {
+  const auto& [id, e] = slot;
+  if (!e.pod->is_gated() || e.is_bound())
+    return false;
+  st.gated.insert(id);
+  set_pending_reason(st, id, {});  // pod_view shows why: SchedulingGated.
+  return true;
+}
+
+void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod) {
+  auto& st = self->state;
+  auto p = st.pods.find(id);
+  if (p == st.pods.end())
+    return;
+  p->second.pod = std::move(pod);
+  if (p->second.pod->is_gated() || st.gated.erase(id) == 0)
+    return;
+  attach_pod(self, *p);
+}
+
 bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g) {
-  if (not_ours(st, slot))
+  if (not_ours(st, slot) || held_by_gates(st, slot))
     return false;
   slot.second.gang = g.gang;
   g.pods.push_back(slot.first);
@@ -405,6 +425,8 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   if (not_ours(st, slot))
     return;
   if (scheduler::is_terminal(e.phase()))
+    return;
+  if (held_by_gates(st, slot))
     return;
   // A lone pod's PodGroup may exist as an object already (Kubernetes mode: Volcano's controller,
   // or our world, created "podgroup-<pod uid>" on the apiserver): the pod joins it, as it would
@@ -924,6 +946,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
       if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
           o != st.orphans.end())
         std::erase(o->second, id);
+    st.gated.erase(id);
     if (announce_pods) {
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

@@ -148,12 +148,21 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 void index_group(registry_state& st, const group_entry& g);
 void unindex_group(registry_state& st, const group_entry& g);
 void attach_pod(self_ptr self, registry_state::pod_slot& slot);
+/// The pod's new version `pod` (same uid) has fewer scheduling gates than the one the catalog
+/// holds: it takes its place, and once no gate is left it joins its gang (attach_pod). The
+/// caller writes the pod and announces it.
+void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod);
 /// True when a pod of the group waits to be placed (not bound, not ended, not being deleted).
 bool has_pending_pod(const registry_state& st, const group_entry& g);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
 bool not_ours(registry_state& st, const registry_state::pod_slot& slot);
+/// True, with the pod filed in `gated`, when it has scheduling gates (and is not bound): it joins
+/// no gang until they are gone (ungate_pod). It is neither placed nor counted in its gang's
+/// minimum or its queue's inqueue quota; its gang waits for it as for a member not created yet.
+bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot);
 /// Makes a pod of a job a member of the job's gang `g`, unless its schedulerName is not served
-/// here (not_ours: it is stored and left alone, as at a restart). True when it joined.
+/// here (not_ours: it is stored and left alone, as at a restart) or it is gated
+/// (held_by_gates). True when it joined.
 bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g);
 /// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
 void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
@@ -237,6 +246,9 @@ void do_list(self_ptr self, api::resource_kind kind, const api::list_options& op
              const list_reply& reply);
 void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, object_reply reply);
+/// A PATCH's result (api::service::update). Pods: a pending pod's labels, annotations and the
+/// removal of scheduling gates; other kinds are refused (their PATCH is the handler's cordon).
+void do_update(self_ptr self, api::object obj, object_reply reply);
 void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, api::object_action action, object_reply reply);
 /// The key of an object's events: "<Kind>/<namespace>/<name>" ("Node/<name>" when cluster-scoped).

@@ -227,7 +227,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     }
     if (scheduler::is_terminal(pod.phase))
       finished.push_back({id, e.pod});
-    if (not_ours(st, slot))
+    if (not_ours(st, slot) || held_by_gates(st, slot))
       continue;
     if (pod.group.empty()) {
       if (scheduler::is_terminal(pod.phase))

@@ -62,6 +62,11 @@ api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry&
   if (e.is_bound()) {
     c.status = "True";
     c.last_transition_time = out.pod.start_time;
+  } else if (e.pod->is_gated()) {
+    c.status = "False";
+    c.reason = scheduler::scheduling_gated_reason;
+    c.message = scheduler::scheduling_gated_message;
+    c.last_transition_time = e.pod->meta.creation_time;
   } else if (auto why = pending_reason(st, id); !why.empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
@@ -79,10 +84,17 @@ namespace {
 scheduler::pod_group_phase phase_of(const pod_counts& c, const group_entry& g) {
   if (c.total > 0 && c.pending == 0 && c.bound == 0)
     return scheduler::pod_group_phase::completed;
-  if ((c.bound + c.succeeded >= g.group->min_member && c.bound + c.succeeded > 0) ||
-      (g.last_report.phase == scheduler::gang_phase::running && c.bound > 0))
-    // The second case: the gang runs with placeholders holding room for members to come.
+  const int32_t placed = c.bound + c.succeeded;
+  if (placed >= g.group->min_member && placed > 0)
     return scheduler::pod_group_phase::running;
+  if (g.last_report.phase == scheduler::gang_phase::running && c.bound > 0)
+    // The gang ran. With placeholders holding room for members to come it still runs; below
+    // its minimum otherwise (a member deleted or failed, its replacement not placed) it is
+    // Volcano's Unknown: pods run, and the gang as a whole is not there. It runs again once
+    // the replacements are bound.
+    return placed + g.last_report.placeholders >= g.group->min_member
+               ? scheduler::pod_group_phase::running
+               : scheduler::pod_group_phase::unknown;
   if (g.last_report.admitted)
     return scheduler::pod_group_phase::inqueue;
   return scheduler::pod_group_phase::pending;

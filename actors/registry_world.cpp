@@ -255,6 +255,22 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
   auto& e = st.pods.at(id);
   auto now = e.state();
   auto next = scheduler::runtime_of(seen);
+  if (st.gated.count(id) != 0 && !seen.is_gated() && !next.is_bound()) {
+    // Its gates were removed (Kueue, or a user's patch): it joins its gang now.
+    auto fresh = seen;
+    fresh.priority = e.pod->priority;  // As resolved when it came (upsert_pod).
+    fresh.requests.pods = 1;
+    share_pod_names(st, fresh);
+    auto pod = std::make_shared<const scheduler::pod>(std::move(fresh));
+    batch.put(pod);
+    ungate_pod(self, id, pod);
+    if (is_watched(self, resource_kind::pod))
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        announce(self, api::watch_event::type::modified, pod_view(st, id, p->second));
+    return;
+  }
+  if (next.is_bound())
+    st.gated.erase(id);  // Bound by someone else while gated here: nothing of ours waits.
   bool intent = st.intents.count(id) != 0;
   if (intent && !next.is_bound() && !scheduler::is_terminal(next.phase)) {
     // Our binding is on its way: the apiserver has not seen it yet. Keep it.

@@ -63,6 +63,10 @@ class runtime_service final : public api::service {
     caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name),
                    std::make_shared<object_callback>(std::move(done)));
   }
+  void update(api::object obj, object_callback done) override {
+    caf::anon_send(registry_, update_atom::value, std::move(obj),
+                   std::make_shared<object_callback>(std::move(done)));
+  }
   void act(api::resource_kind kind, std::string ns, std::string name, api::object_action action,
            object_callback done) override {
     caf::anon_send(registry_, act_atom::value, kind, std::move(ns), std::move(name), action,

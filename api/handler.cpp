@@ -2,6 +2,7 @@
 
 #include "api/codec.hpp"
 #include "api/discovery.hpp"
+#include "api/json_patch.hpp"
 #include "api/kinds.hpp"
 #include "api/label_selector.hpp"
 
@@ -210,6 +211,96 @@ api_error unsupported_media(std::string message) {
   e.reason = status_reason::unsupported_media_type;
   e.message = std::move(message);
   return e;
+}
+
+// A patched pod: the patch of `type` applied to `current` (the pod as served), decoded and
+// validated as a create is, with the resourceVersion the update must find. Kubernetes lets a
+// pod's metadata change (not its name, namespace, uid or creation time) and, of its spec, only
+// what a running pod may change; Phalanx lets a pending pod's labels and annotations change and
+// its scheduling gates be removed (the registry checks what needs its state). Status is ignored,
+// as the apiserver ignores it on the main resource.
+outcome<object> patch_pod(json::value current, const json::value& patch, const std::string& type) {
+  auto version_of = [](const json::value& pod) -> std::string {
+    const auto* md = pod.is_object() ? pod.get_object().if_contains("metadata") : nullptr;
+    const auto* v = md && md->is_object() ? md->get_object().if_contains("resourceVersion") : nullptr;
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+  };
+  const std::string read_version = version_of(current);
+  json::value before = current;
+  result<json::value> patched =
+      type == "application/json-patch+json" ? apply_json_patch(std::move(current), patch)
+      : type == "application/merge-patch+json"
+          ? apply_merge_patch(std::move(current), patch)
+          : apply_strategic_merge_patch(std::move(current), patch, strategic_merge_keys("Pod"));
+  if (!patched)
+    return api_error::from(patched.error());
+  if (!patched->is_object())
+    return api_error::bad_request("the patched pod is not a JSON object");
+  auto& after = patched->get_object();
+  scheduler::field_errors errs;
+  const auto& was = before.get_object();
+  for (std::string_view top : {"apiVersion", "kind"})
+    if (after.if_contains(top) == nullptr || *after.if_contains(top) != *was.if_contains(top))
+      errs.push_back({scheduler::field_error_type::invalid, std::string(top), "", "field is immutable"});
+  const json::object empty;
+  auto object_at = [&](const json::object& o, std::string_view key) -> const json::object& {
+    const auto* v = o.if_contains(key);
+    return v && v->is_object() ? v->get_object() : empty;
+  };
+  const auto& meta_before = object_at(was, "metadata");
+  const auto& meta_after = object_at(after, "metadata");
+  auto meta_may_change = [](std::string_view key) {
+    return key == "labels" || key == "annotations" || key == "resourceVersion" ||
+           key == "managedFields";
+  };
+  for (const auto* side : {&meta_before, &meta_after})
+    for (const auto& [key, value] : *side) {
+      if (meta_may_change(key))
+        continue;
+      const auto* a = meta_before.if_contains(key);
+      const auto* b = meta_after.if_contains(key);
+      if ((a == nullptr) != (b == nullptr) || (a && *a != *b)) {
+        errs.push_back({scheduler::field_error_type::invalid, "metadata." + std::string(key),
+                        b && b->is_string() ? scheduler::go_quote(b->get_string()) : "",
+                        "field is immutable"});
+        break;
+      }
+    }
+  auto spec_without_gates = [&](const json::object& pod) {
+    json::object spec = object_at(pod, "spec");
+    spec.erase("schedulingGates");
+    return spec;
+  };
+  if (spec_without_gates(was) != spec_without_gates(after))
+    errs.push_back(scheduler::forbidden_error(
+        "spec", "pod updates may not change fields other than `spec.schedulingGates` (only "
+                "deletions): Phalanx changes a pending pod's labels, annotations and scheduling "
+                "gates"));
+  if (!errs.empty()) {
+    const auto* n = meta_before.if_contains("name");
+    return api_error::invalid("Pod", n && n->is_string() ? std::string_view(n->get_string()) : "",
+                              errs);
+  }
+  // The resourceVersion the update must find: one the patch names (a precondition), else the
+  // one it was applied to.
+  std::string expected = version_of(*patched);
+  if (expected.empty())
+    expected = read_version;
+  decode_options options;
+  options.expected_kind = resource_kind::pod;
+  options.read_status = false;
+  auto decoded = decode_object(*patched, options);
+  if (!decoded)
+    return std::move(decoded).error();
+  uint64_t version = 0;
+  auto [end, ec] = std::from_chars(expected.data(), expected.data() + expected.size(), version);
+  if (ec != std::errc{} || end != expected.data() + expected.size())
+    return api_error::invalid(
+        "Pod", "", {{scheduler::field_error_type::invalid, "metadata.resourceVersion",
+                     scheduler::go_quote(expected), "must be a resource version this server gave"}});
+  auto& pod = std::get<pod_object>(*decoded);
+  pod.pod.meta.resource_version = version;
+  return std::move(*decoded);
 }
 
 api_error with_details(api_error e, const kind_info& k, std::string_view name) {
@@ -764,10 +855,56 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
+  if (method == "PATCH" && route.kind == resource_kind::pod && route.name && !route.subresource) {
+    std::string type = media_type(req.content_type);
+    if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json" &&
+        type != "application/json-patch+json")
+      return fail(unsupported_media("the patch type " + scheduler::go_quote(req.content_type) +
+                                    " is not supported: use application/json-patch+json, "
+                                    "application/merge-patch+json or "
+                                    "application/strategic-merge-patch+json"),
+                  "PATCH");
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    auto body = parse_json(req.body, limits);
+    if (!body)
+      return fail(body.error(), "PATCH");
+    // Patched against the pod as served now; the update then asks that it did not change in
+    // between (its resourceVersion), so two patches never lose one another's change.
+    svc_.get(route.kind, ns, name,
+             hop([this, respond, k, name, out, object_answer, hop, type,
+                  patch = std::move(*body)](result<object> r) {
+               auto answer_error = [&](api_error e) {
+                 auto resp = error_response(with_details(std::move(e), k, name));
+                 resp.verb = "PATCH";
+                 respond(std::move(resp));
+               };
+               if (!r)
+                 return answer_error(api_error::from(r.error()));
+               auto patched = patch_pod(encode_object(*r), patch, type);
+               if (!patched)
+                 return answer_error(std::move(patched).error());
+               svc_.update(std::move(*patched),
+                           hop([respond, k, name, out, object_answer](result<object> done) {
+                             if (!done) {
+                               auto resp = error_response(
+                                   with_details(api_error::from(done.error()), k, name));
+                               resp.verb = "PATCH";
+                               respond(std::move(resp));
+                               return;
+                             }
+                             respond(object_answer(*done, out, 200, "PATCH"));
+                           }));
+             }));
+    return std::nullopt;
+  }
+
   if (method == "PATCH") {
     if (route.kind != resource_kind::node || !route.name || route.subresource)
-      return fail(method_not_allowed("PATCH is allowed only on a node, for spec.unschedulable "
-                                     "(kubectl cordon and uncordon); use the action "
+      return fail(method_not_allowed("PATCH is allowed only on a pod (its labels, annotations "
+                                     "and scheduling gates) and on a node, for "
+                                     "spec.unschedulable (kubectl cordon and uncordon); use the "
+                                     "action "
                                      "subresources (POST .../{name}/suspend, /resume, /open, "
                                      "/close, /fail) for the rest"),
                   "PATCH");

@@ -163,6 +163,15 @@ class service {
   virtual void remove(resource_kind kind, std::string namespace_name, std::string name,
                       object_callback done) = 0;
 
+  /// Takes the changes of `obj` to the stored object of the same kind, namespace and name: a
+  /// PATCH, already applied and validated by the API. `obj.meta.resource_version`, when not 0,
+  /// must be the stored one (else conflict: HTTP 409). What may change is the kind's to say:
+  /// a pending pod's labels, annotations (not its PodGroup's, task's or queue's) and the removal
+  /// of its scheduling gates; anything else fails with invalid_argument naming the field, or
+  /// failed_precondition when the object's state forbids it now. Calls back with the object
+  /// as stored.
+  virtual void update(object obj, object_callback done) = 0;
+
   /// Applies an action; calls back with the changed object.
   virtual void act(resource_kind kind, std::string namespace_name, std::string name,
                    object_action action, object_callback done) = 0;

@@ -224,6 +224,7 @@ std::vector<scheduler::node_selector_requirement> read_requirements(
 
 bool has_constraints(const v1::PodSpec& spec) {
   return !spec.node_selector().empty() || spec.tolerations_size() > 0 ||
+         spec.scheduling_gates_size() > 0 ||
          (spec.has_affinity() && spec.affinity().has_node_affinity() &&
           spec.affinity()
             .node_affinity()
@@ -271,6 +272,25 @@ std::shared_ptr<const scheduler::placement_constraints> read_constraints(
     if (t.has_toleration_seconds())
       tol.toleration_seconds = t.toleration_seconds();
     c->tolerations.push_back(std::move(tol));
+  }
+  // Kubernetes' validation: each gate a qualified name, no name twice.
+  for (int i = 0; i < spec.scheduling_gates_size(); ++i) {
+    const auto& name = spec.scheduling_gates(i).name();
+    std::string p = index(child(spec_path, "schedulingGates"), std::size_t(i));
+    bool valid = true;
+    for (auto& problem : scheduler::is_qualified_name(name)) {
+      r.errors.push_back({scheduler::field_error_type::invalid, p, scheduler::go_quote(name),
+                          std::move(problem)});
+      valid = false;
+    }
+    if (!valid)
+      continue;
+    if (std::find(c->scheduling_gates.begin(), c->scheduling_gates.end(), name) !=
+        c->scheduling_gates.end()) {
+      r.errors.push_back({scheduler::field_error_type::duplicate, p, scheduler::go_quote(name), ""});
+      continue;
+    }
+    c->scheduling_gates.push_back(name);
   }
   return c;
 }
@@ -322,6 +342,9 @@ void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::st
   out.scheduler_name = spec.scheduler_name();
   out.node_name = spec.node_name();
   out.constraints = read_constraints(spec, path, r);
+  if (out.is_gated() && !out.node_name.empty())
+    r.errors.push_back(scheduler::forbidden_error(
+        child(path, "nodeName"), "cannot be set until all schedulingGates have been removed"));
   out.spec_json = keep_json(raw_spec);
 }
 
@@ -512,6 +535,8 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
       if (t.toleration_seconds)
         tol->set_toleration_seconds(*t.toleration_seconds);
     }
+    for (const auto& gate : pc.scheduling_gates)
+      spec.add_scheduling_gates()->set_name(gate);
   }
   return spec;
 }

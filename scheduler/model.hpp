@@ -280,8 +280,12 @@ struct placement_constraints {
   /// requiredDuringSchedulingIgnoredDuringExecution: terms are ORed; empty means any node.
   std::vector<node_selector_term> required_node_affinity;
   std::vector<toleration> tolerations;
+  /// spec.schedulingGates, by name: while any is left the pod is neither placed nor counted
+  /// (Kubernetes' PodSchedulingReadiness). Gates may only be removed after creation.
+  std::vector<std::string> scheduling_gates;
   bool empty() const noexcept {
-    return node_selector.empty() && required_node_affinity.empty() && tolerations.empty();
+    return node_selector.empty() && required_node_affinity.empty() && tolerations.empty() &&
+           scheduling_gates.empty();
   }
   friend bool operator==(const placement_constraints&, const placement_constraints&) = default;
 };
@@ -354,7 +358,15 @@ struct pod {
   bool is_bound() const noexcept { return !node_name.empty(); }
   /// The pod's constraints; a shared empty instance when `constraints` is null.
   const placement_constraints& placement() const noexcept;
+  /// True while the pod has scheduling gates: it waits, unplaced and uncounted, until they go.
+  bool is_gated() const noexcept { return constraints && !constraints->scheduling_gates.empty(); }
 };
+
+/// Kubernetes' PodScheduled reason and message for a pod held back by scheduling gates, as the
+/// apiserver writes them when such a pod is created.
+inline constexpr std::string_view scheduling_gated_reason = "SchedulingGated";
+inline constexpr std::string_view scheduling_gated_message =
+    "Scheduling is blocked due to non-empty scheduling gates";
 
 /// What changes in a pod once it exists: the fields a binding or a phase change writes (the
 /// store's state update, storage::encode_pod_state). The runtime's catalog keeps them beside the

@@ -120,6 +120,8 @@ void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstr
     if (tol.toleration_seconds)
       t->set_toleration_seconds(*tol.toleration_seconds);
   }
+  for (const auto& gate : c.scheduling_gates)
+    assign(out->add_scheduling_gates(), gate);
 }
 
 void encode_pod_body(const sch::pod& p, v1::Pod* out) {
@@ -358,6 +360,9 @@ bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints
       tol.toleration_seconds = t.toleration_seconds();
     ++i;
   }
+  out.scheduling_gates.reserve(static_cast<std::size_t>(in.scheduling_gates_size()));
+  for (auto& gate : *in.mutable_scheduling_gates())
+    out.scheduling_gates.push_back(take(&gate));
   return true;
 }
 

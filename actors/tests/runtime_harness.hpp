@@ -124,6 +124,10 @@ class runtime_harness {
                              const std::string& name) {
     return call<result<api::object>>([&](auto done) { svc().remove(kind, ns, name, done); });
   }
+  /// A PATCH's result, as api::service::update takes it.
+  result<api::object> update(api::object obj) {
+    return call<result<api::object>>([&](auto done) { svc().update(std::move(obj), done); });
+  }
   result<api::object> act(api::resource_kind kind, const std::string& ns, const std::string& name,
                           api::object_action::type action) {
     return call<result<api::object>>(

@@ -364,6 +364,41 @@ void fake_service::act(resource_kind kind, std::string namespace_name, std::stri
   });
 }
 
+void fake_service::update(object obj, object_callback done) {
+  enqueue([this, obj = std::move(obj), done = std::move(done)]() mutable {
+    status failure;
+    if (take_failure("update", failure))
+      return done(failure);
+    std::vector<delivery> deliveries;
+    auto kind = kind_of(obj);
+    const auto& meta = meta_of(obj);
+    result<object> answer = not_found(kind, meta.name.str());
+    {
+      std::lock_guard lock{mu_};
+      auto it = objects_.find({int(kind), meta.namespace_name.str(), meta.name.str()});
+      if (it != objects_.end()) {
+        auto& stored = mutable_meta(it->second);
+        if (meta.resource_version != 0 && meta.resource_version != stored.resource_version) {
+          answer = status{errc::conflict, "the object has been modified; please apply your "
+                                          "changes to the latest version and try again"};
+        } else {
+          object changed = it->second;
+          if (auto* p = std::get_if<pod_object>(&changed))
+            p->pod.constraints = std::get<pod_object>(obj).pod.constraints;
+          mutable_meta(changed).labels = meta.labels;
+          mutable_meta(changed).annotations = meta.annotations;
+          mutable_meta(changed).resource_version = ++rv_;
+          it->second = changed;
+          record_change(watch_event::type::modified, changed, deliveries);
+          answer = std::move(changed);
+        }
+      }
+    }
+    deliver(std::move(deliveries));
+    done(std::move(answer));
+  });
+}
+
 void fake_service::events(resource_kind kind, std::string namespace_name, std::string name,
                           events_callback done) {
   enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),

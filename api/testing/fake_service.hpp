@@ -62,6 +62,9 @@ class fake_service final : public service {
   void list(resource_kind kind, list_options options, list_callback done) override;
   void remove(resource_kind kind, std::string namespace_name, std::string name,
               object_callback done) override;
+  /// Replaces the stored object's labels and annotations (and a pod's spec) with obj's, with
+  /// the resourceVersion check of the interface; no other rule.
+  void update(object obj, object_callback done) override;
   void act(resource_kind kind, std::string namespace_name, std::string name,
            object_action action, object_callback done) override;
   void events(resource_kind kind, std::string namespace_name, std::string name,

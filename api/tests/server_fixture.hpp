@@ -55,6 +55,10 @@ class counting_service final : public service {
     ++calls_;
     inner_.remove(kind, std::move(namespace_name), std::move(name), std::move(done));
   }
+  void update(object obj, object_callback done) override {
+    ++calls_;
+    inner_.update(std::move(obj), std::move(done));
+  }
   void act(resource_kind kind, std::string namespace_name, std::string name,
            object_action action, object_callback done) override {
     ++calls_;

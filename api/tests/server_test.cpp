@@ -637,6 +637,7 @@ const std::string jobs = "/apis/batch.volcano.sh/v1alpha1/namespaces/team/jobs";
 const std::string pgs = "/apis/scheduling.volcano.sh/v1beta1/namespaces/team/podgroups";
 const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
 const std::string nodes = "/api/v1/nodes";
+const std::string default_pods = "/api/v1/namespaces/default/pods";
 
 std::vector<bad_input> bad_inputs() {
   std::vector<bad_input> t;
@@ -675,8 +676,24 @@ std::vector<bad_input> bad_inputs() {
   add({"patch_unschedulable_string", 422, R"(spec.unschedulable: Invalid value: \"yes\")",
        how::request, "PATCH", nodes + "/cpu-node-1", R"({"spec":{"unschedulable":"yes"}})",
        "application/merge-patch+json"});
-  add({"patch_pod", 405, "PATCH is allowed only on a node", how::request, "PATCH",
-       pods + "/resnet-ps-0", "{}", "application/merge-patch+json"});
+  add({"patch_queue", 405, "PATCH is allowed only on a pod", how::request, "PATCH",
+       queues + "/default", "{}", "application/merge-patch+json"});
+  add({"patch_pod_spec", 422, "spec: Forbidden: pod updates may not change fields other than",
+       how::request, "PATCH", default_pods + "/resnet-ps-0", R"({"spec":{"priority":7}})",
+       "application/merge-patch+json"});
+  add({"patch_pod_name", 422, "metadata.name: Invalid value: \\\"other\\\": field is immutable",
+       how::request, "PATCH", default_pods + "/resnet-ps-0", R"({"metadata":{"name":"other"}})",
+       "application/merge-patch+json"});
+  add({"patch_pod_bad_json_patch", 422, "JSON patch operation 0 (remove): the path /spec/nope",
+       how::request, "PATCH", default_pods + "/resnet-ps-0", R"([{"op":"remove","path":"/spec/nope"}])",
+       "application/json-patch+json"});
+  add({"patch_pod_apply", 415, "the patch type", how::request, "PATCH", default_pods + "/resnet-ps-0",
+       "{}", "application/apply-patch+yaml"});
+  add({"patch_pod_bad_label", 422, "metadata.labels: Invalid value", how::request, "PATCH",
+       default_pods + "/resnet-ps-0", R"({"metadata":{"labels":{"bad key!":"x"}}})",
+       "application/merge-patch+json"});
+  add({"patch_pod_missing", 404, "not found", how::request, "PATCH", default_pods + "/nope", "{}",
+       "application/merge-patch+json"});
   add({"unknown_path", 404, "the server could not find the requested resource", how::request, "GET",
        "/apis/apps/v1/namespaces/team/deployments"});
   add({"cluster_kind_in_namespace", 404, "could not find the requested resource", how::request,

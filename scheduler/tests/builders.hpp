@@ -122,6 +122,11 @@ class pod_builder {
         {std::move(key), toleration_operator::equal, std::move(value), effect, std::nullopt});
     return *this;
   }
+  /// A scheduling gate (spec.schedulingGates).
+  pod_builder& gate(std::string name) {
+    mutable_constraints().scheduling_gates.push_back(std::move(name));
+    return *this;
+  }
   pod_builder& tolerate_exists(std::string key, std::optional<taint_effect> effect = {}) {
     mutable_constraints().tolerations.push_back(
         {std::move(key), toleration_operator::exists, "", effect, std::nullopt});

@@ -21,6 +21,7 @@ namespace phalanx::kube_tests {
 namespace {
 
 using namespace std::chrono_literals;
+namespace json = boost::json;
 
 int bound_of(const std::map<std::string, seen_pod>& pods, const std::string& group) {
   int n = 0;
@@ -651,6 +652,60 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
   auto log = read_log(*d);
   EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
   EXPECT_EQ(log.find("level=critical"), std::string::npos) << log;
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Scheduling gates on a real apiserver (as Kueue holds pods back): a gang with a gated member
+// waits whole, its gated pod keeps the condition the apiserver wrote (SchedulingGated, not ours),
+// and once a patch removes the last gate the gang is bound. A restart in between keeps it gated.
+TEST(KubeMode, AGatedMemberHoldsItsGangUntilAPatchRemovesItsGates) {
+  kube_harness h;
+  h.node("n0", "4");
+  auto d = h.start_phalanxd("data");
+  h.podgroup("gated", 2);
+  h.pod("gated-0", "gated", "1");
+  json::object pod{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", "gated-1"},
+                                {"namespace", h.ns()},
+                                {"annotations",
+                                 json::object{{"scheduling.k8s.io/group-name", "gated"}}}}},
+      {"spec",
+       json::object{{"schedulerName", "volcano"},
+                    {"schedulingGates", json::array{json::object{{"name", "example.com/a"}},
+                                                    json::object{{"name", "example.com/b"}}}},
+                    {"containers", json::array{json::object{
+                                       {"name", "main"},
+                                       {"image", "registry.k8s.io/pause:3.10"},
+                                       {"resources", json::object{{"requests", json::object{
+                                                                       {"cpu", "1"}}}}}}}}}}};
+  h.apply(pod);
+  ASSERT_TRUE(h.wait_for([&] { return !h.groups()["gated"].message.empty(); }))
+      << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(bound_of(h.pods(), "gated"), 0) << describe(h);
+  EXPECT_EQ(pod_scheduled_message(h, "gated-1"),
+            "Scheduling is blocked due to non-empty scheduling gates");
+  EXPECT_FALSE(has_event(h, "gated-1", "FailedScheduling"));
+
+  const std::string path = "/api/v1/namespaces/" + h.ns() + "/pods/gated-1";
+  auto one = k8s::patch_json(
+      h.admin(), path,
+      json::parse(R"({"spec":{"schedulingGates":[{"$patch":"delete","name":"example.com/a"}]}})"),
+      k8s::patch_type::strategic_merge);
+  ASSERT_TRUE(one.ok()) << one.error().to_string();
+  ASSERT_TRUE(d->stop().ok());
+  d = h.start_phalanxd("data");
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(bound_of(h.pods(), "gated"), 0) << describe(h) << read_log(*d);
+
+  auto last = k8s::patch_json(h.admin(), path,
+                              json::parse(R"([{"op":"remove","path":"/spec/schedulingGates"}])"),
+                              k8s::patch_type::json_patch);
+  ASSERT_TRUE(last.ok()) << last.error().to_string();
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "gated") == 2; }))
+      << describe(h) << read_log(*d);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
