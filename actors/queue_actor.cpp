@@ -7,8 +7,30 @@
 #include <caf/all.hpp>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 namespace phalanx::actors {
+
+void queue_actor_state::pending_pod_tally::move(kube_pending_queue from, int64_t from_pods,
+                                                kube_pending_queue to, int64_t to_pods) {
+  auto add = [this](kube_pending_queue q, int64_t n) {
+    auto i = static_cast<std::size_t>(q);
+    if (q == kube_pending_queue::none || n == 0 || gauges[i] == nullptr)
+      return;
+    pods[i] += n;
+    gauges[i]->add(double(n));
+  };
+  add(from, -from_pods);
+  add(to, to_pods);
+}
+
+queue_actor_state::pending_pod_tally::~pending_pod_tally() {
+  // The series are shared by every queue: an ended queue takes back what it added.
+  for (std::size_t i = 0; i < pods.size(); ++i)
+    if (gauges[i] != nullptr && pods[i] != 0)
+      gauges[i]->add(-double(pods[i]));
+}
 
 bool queue_actor_state::order_less::operator()(const order_key& a,
                                                const order_key& b) const noexcept {
@@ -35,43 +57,149 @@ bool overused(const queue_actor_state& st) {
   return scheduler::fits(st.deserved, st.allocated);
 }
 
-constexpr std::array<std::string_view, 4> standard_resources = {
-    scheduler::cpu_resource, scheduler::memory_resource, scheduler::ephemeral_storage_resource,
-    scheduler::pods_resource};
+using amount_series = queue_actor_state::amount_series;
+
+amount_series bind_amount(const queue_amount_families& f, const std::string& queue) {
+  amount_series s;
+  if (f.cpu_cores != nullptr) {
+    s.cpu_cores = f.cpu_cores->share({queue});
+    s.memory_bytes = f.memory_bytes->share({queue});
+    s.ephemeral_storage_bytes = f.ephemeral_storage_bytes->share({queue});
+    s.pods = f.pods->share({queue});
+  }
+  s.milli_cpu = f.volcano_milli_cpu->share({queue});
+  s.volcano_memory_bytes = f.volcano_memory_bytes->share({queue});
+  s.volcano_pods = f.volcano_scalar->share({queue, std::string(scheduler::pods_resource)});
+  s.volcano_ephemeral =
+      f.volcano_scalar->share({queue, std::string(scheduler::ephemeral_storage_resource)});
+  return s;
+}
+
+// Volcano keeps ephemeral-storage and extended resources in thousandths of their unit.
+constexpr double volcano_scalar_scale = 1000;
+
+// Sets the series of `s` to `r` (plus `more`, when given: request is allocated plus demand,
+// summed here rather than into a new resources, which would allocate on every message).
+void put_amount(amount_series& s, const queue_amount_families& f, std::string_view queue,
+                const scheduler::resources& r, const scheduler::resources* more = nullptr) {
+  auto amount = [&](auto field) { return double(r.*field + (more ? (*more).*field : 0)); };
+  if (s.cpu_cores) {
+    s.cpu_cores->set(amount(&scheduler::resources::cpu_milli) / 1000.0);
+    s.memory_bytes->set(amount(&scheduler::resources::memory_bytes));
+    s.ephemeral_storage_bytes->set(amount(&scheduler::resources::ephemeral_bytes));
+    s.pods->set(amount(&scheduler::resources::pods));
+  }
+  s.milli_cpu->set(amount(&scheduler::resources::cpu_milli));
+  s.volcano_memory_bytes->set(amount(&scheduler::resources::memory_bytes));
+  s.volcano_pods->set(amount(&scheduler::resources::pods));
+  s.volcano_ephemeral->set(amount(&scheduler::resources::ephemeral_bytes) * volcano_scalar_scale);
+  // A label lookup takes the metrics registry's mutex: once per queue and resource. A resource
+  // seen once keeps its series, which reads 0 when the amount is gone (resources drop zeros).
+  auto discover = [&](const scheduler::resources& from) {
+    for (const auto& e : from.extended())
+      if (std::none_of(s.extended.begin(), s.extended.end(),
+                       [&](const auto& x) { return x.name == e.name; })) {
+        const std::string name(queue), resource(e.name.str());
+        s.extended.push_back(
+            {e.name, f.extended != nullptr ? f.extended->share({name, resource}) : nullptr,
+             f.volcano_scalar->share({name, resource})});
+      }
+  };
+  discover(r);
+  if (more)
+    discover(*more);
+  for (const auto& x : s.extended) {
+    const double v = double(r.get(x.name) + (more ? more->get(x.name) : 0));
+    if (x.base)
+      x.base->set(v);
+    x.milli->set(v * volcano_scalar_scale);
+  }
+}
 
 void publish_gauges(self_ptr self) {
   auto& st = self->state;
   auto& m = *st.ctx->metrics;
-  const auto& name = st.spec->meta.name;
-  auto& g = st.gauge;
-  if (g.pending_gangs == nullptr) {
-    g.pending_gangs = &m.pending_gangs.with({name});
-    for (std::size_t i = 0; i < standard_resources.size(); ++i) {
-      g.allocated[i] = &m.queue_allocated.with({name, standard_resources[i]});
-      g.deserved[i] = &m.queue_deserved.with({name, standard_resources[i]});
-    }
+  auto& s = st.series;
+  const auto name = st.spec->meta.name.view();
+  if (!s.bound) {
+    const std::string queue(name);
+    s.allocated = bind_amount(m.allocated, queue);
+    s.deserved = bind_amount(m.deserved, queue);
+    s.request = bind_amount(m.request, queue);
+    s.inqueue = bind_amount(m.inqueue, queue);
+    s.share = m.volcano_queue_share.share({queue});
+    s.weight = m.volcano_queue_weight.share({queue});
+    s.overused = m.volcano_queue_overused.share({queue});
+    s.bound = true;
   }
-  g.pending_gangs->set(double(st.to_admit.size() + st.ready.size()));
-  auto put = [&](api::metric_family<api::gauge>& family, const std::array<api::gauge*, 4>& standard,
-                 std::vector<std::pair<scheduler::resource_name, api::gauge*>>& extended,
-                 const scheduler::resources& r) {
-    for (std::size_t i = 0; i < standard_resources.size(); ++i) {
-      double v = double(r.get(standard_resources[i]));
-      if (standard_resources[i] == scheduler::cpu_resource)
-        v /= 1000.0;  // Cores, as Prometheus users read cpu.
-      standard[i]->set(v);
-    }
-    // A label lookup takes the metrics registry's mutex: once per queue and resource. A resource
-    // seen once keeps its gauge, which reads 0 when the amount is gone (resources drop zeros).
-    for (const auto& e : r.extended())
-      if (std::none_of(extended.begin(), extended.end(),
-                       [&](const auto& x) { return x.first == e.name; }))
-        extended.emplace_back(e.name, &family.with({name, std::string(e.name.str())}));
-    for (const auto& [resource, gauge] : extended)
-      gauge->set(double(r.get(resource)));
-  };
-  put(m.queue_allocated, g.allocated, g.extended_allocated, st.allocated);
-  put(m.queue_deserved, g.deserved, g.extended_deserved, st.deserved);
+  put_amount(s.allocated, m.allocated, name, st.allocated);
+  put_amount(s.deserved, m.deserved, name, st.deserved);
+  put_amount(s.request, m.request, name, st.allocated, &st.demand);
+  put_amount(s.inqueue, m.inqueue, name, st.inqueue);
+  if (std::exchange(s.share_stale, false))  // Copies the allocation: only once it changed.
+    s.share->set(scheduler::queue_share(st.allocated, st.deserved).to_double());
+  s.weight->set(double(st.spec->weight));
+  s.overused->set(overused(st) ? 1 : 0);
+}
+
+// Files the gang's pending pods (its demand's pod count) under `where` in
+// scheduler_pending_pods, moving them from where they were counted.
+void file_pending_pods(queue_actor_state& st, book& b, kube_pending_queue where) {
+  const int64_t pods = where == kube_pending_queue::none ? 0 : b.demand.pods;
+  if (where == b.pending_in && pods == b.pending_pods)
+    return;
+  st.pending_pods.move(b.pending_in, b.pending_pods, where, pods);
+  b.pending_in = where;
+  b.pending_pods = pods;
+}
+
+// The attempt a planning slot was (docs/METRICS.md): nullopt for a slot that had nothing to do.
+std::optional<attempt_result> attempt_of(plan_outcome outcome) {
+  switch (outcome) {
+    case plan_outcome::bound:
+      return attempt_result::scheduled;
+    case plan_outcome::unschedulable:
+    case plan_outcome::unresolvable:
+    case plan_outcome::refused:
+      return attempt_result::unschedulable;
+    case plan_outcome::failed:
+      return attempt_result::error;
+    case plan_outcome::nothing_to_do:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// Where a gang's pending pods wait after a slot that ended so.
+kube_pending_queue waiting_after(plan_outcome outcome) {
+  switch (outcome) {
+    case plan_outcome::bound:
+      return kube_pending_queue::none;  // Placed; pods left over ask again (waiting_atom).
+    case plan_outcome::refused:
+    case plan_outcome::failed:
+      return kube_pending_queue::backoff;
+    case plan_outcome::unschedulable:
+    case plan_outcome::unresolvable:
+    case plan_outcome::nothing_to_do:
+      return kube_pending_queue::unschedulable;
+  }
+  return kube_pending_queue::unschedulable;
+}
+
+void bind_attempt_series(queue_actor_state& st) {
+  auto& m = *st.ctx->metrics;
+  const auto& names = st.ctx->config.scheduling.scheduler_names;
+  const std::string profile = names.empty() ? "phalanx" : names.front();
+  for (int i = 0; i <= static_cast<int>(attempt_result_last); ++i) {
+    const std::string result(to_string(static_cast<attempt_result>(i)));
+    st.attempts.count[i] = &m.schedule_attempts.with({result, profile});
+    st.attempts.seconds[i] = &m.attempt_duration.with({result, profile});
+    st.attempts.volcano_count[i] = &m.volcano_schedule_attempts.with({result});
+  }
+  st.attempts.volcano_milliseconds = &m.volcano_e2e_scheduling_latency;
+  for (int i = 1; i <= static_cast<int>(kube_pending_queue_last); ++i)
+    st.pending_pods.gauges[i] =
+        &m.pending_pods.with({to_string(static_cast<kube_pending_queue>(i))});
 }
 
 void report_usage(self_ptr self) {
@@ -171,7 +299,7 @@ void dispatch(self_ptr self) {
     auto i = st.gangs.find(key.gang);
     if (i == st.gangs.end())
       continue;
-    st.planning.insert(key.gang);
+    st.planning.emplace(key.gang, self->clock().now());
     // A slot went to a gang behind the ones woken for it (not to one of them): the next gang
     // that asks may wake them again.
     if (!st.woken_for_order.empty() && !st.woken_for_order.count(key.gang)) {
@@ -191,6 +319,7 @@ void admit_locally(self_ptr self, uint64_t gang, book& b) {
   b.admitted = true;
   st.to_admit.erase({b.group.get(), gang});
   st.ready.insert({b.group.get(), gang});
+  file_pending_pods(st, b, kube_pending_queue::active);
   self->send(b.handle, admission_atom::value, admission{gang, true, {}});
 }
 
@@ -249,8 +378,10 @@ void forget(self_ptr self, uint64_t gang) {
   st.woken_for_order.erase(gang);
   st.told_not_open.erase(gang);
   st.planning.erase(gang);
+  file_pending_pods(st, b, kube_pending_queue::none);
   st.refused_since_wake.erase(gang);
   st.allocated -= b.allocated;
+  st.series.share_stale = true;
   set_demand(st, b, {});
   auto claim = claim_of(b);
   b.admitted = false;
@@ -266,6 +397,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
   st.ctx = std::move(ctx);
   st.spec = std::move(spec);
   st.cluster = std::move(cluster);
+  bind_attempt_series(st);
   publish_gauges(self);
   return {
     [self](admission_atom, admission& a) {
@@ -291,6 +423,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto& st = self->state;
       st.deserved = std::move(deserved);
       st.deserved_known = true;
+      st.series.share_stale = true;
       dispatch(self);
     },
     [self](waiting_atom, gang_entry& e, gang_actor& handle) {
@@ -317,15 +450,28 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         st.ready.insert({b.group.get(), e.gang});
       else
         st.to_admit.insert({b.group.get(), e.gang});
+      file_pending_pods(st, b, b.admitted ? kube_pending_queue::active : kube_pending_queue::gated);
       report_usage(self);
       try_admit(self);
       dispatch(self);
     },
     [self](planned_atom, uint64_t gang, plan_outcome outcome) {
       auto& st = self->state;
-      st.planning.erase(gang);
+      if (auto slot = st.planning.find(gang); slot != st.planning.end()) {
+        if (auto result = attempt_of(outcome)) {
+          const double seconds =
+              std::chrono::duration<double>(self->clock().now() - slot->second).count();
+          const auto r = static_cast<std::size_t>(*result);
+          st.attempts.count[r]->inc();
+          st.attempts.seconds[r]->observe(seconds);
+          st.attempts.volcano_count[r]->inc();
+          st.attempts.volcano_milliseconds->observe(seconds * 1000);
+        }
+        st.planning.erase(slot);
+      }
       if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
         auto& b = i->second;
+        file_pending_pods(st, b, waiting_after(outcome));
         if (outcome == plan_outcome::unschedulable || outcome == plan_outcome::refused ||
             outcome == plan_outcome::unresolvable)
           fall_asleep(st, gang, b);
@@ -365,7 +511,9 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       st.allocated -= d.removed;
       b.allocated += d.added;
       b.allocated -= d.removed;
+      st.series.share_stale = true;
       set_demand(st, b, (b.demand - d.added).clamped_at_zero());
+      file_pending_pods(st, b, b.pending_in);
       sync_claim(self, d.gang, b, claim);
       report_usage(self);
       dispatch(self);
@@ -378,6 +526,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         i->second.handle = nullptr;
         if (i->second.group)
           stop_sleeping(st, gang, i->second);
+        file_pending_pods(st, i->second, kube_pending_queue::none);
       }
       if (self->state.waking.erase(gang) != 0) {
         try_admit(self);

@@ -17,6 +17,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include <array>
+#include <memory>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -44,6 +45,10 @@ struct queue_actor_state {
     // admitted) is not kept: claim_of() derives it, and each change of what it derives from
     // moves the sum from the value before to the value after (a 56-byte copy per gang less).
     scheduler::resources demand;
+    /// Where its pending pods (demand.pods) are counted in scheduler_pending_pods, and how many:
+    /// the gauge moves by the difference when either changes (file_pending_pods).
+    kube_pending_queue pending_in = kube_pending_queue::none;
+    int64_t pending_pods = 0;
   };
 
   /// Gang order key: the gang's PodGroup (kept alive by its book) and its id.
@@ -61,7 +66,8 @@ struct queue_actor_state {
   std::unordered_map<uint64_t, gang_book> gangs;
   std::set<order_key, order_less> to_admit;  // Waiting for the gate.
   std::set<order_key, order_less> ready;     // Admitted, waiting for a planning slot.
-  std::unordered_set<uint64_t> planning;
+  /// Gangs holding a planning slot, and when it was granted (the attempt's duration).
+  std::unordered_map<uint64_t, caf::actor_clock::time_point> planning;
   std::unordered_set<uint64_t> refused_since_wake;
   /// Gangs woken by wake_atom that have not answered yet (waiting_atom or woken_atom): admission
   /// and slots wait for them, so that they compete in the queue's order (priority first) rather
@@ -87,16 +93,51 @@ struct queue_actor_state {
   /// must not walk every gang of the queue.
   scheduler::resources demand;
 
-  /// This queue's gauges, looked up once (label lookups cost on every message otherwise).
-  struct gauges {
-    api::gauge* pending_gangs = nullptr;
-    std::array<api::gauge*, 4> allocated{};  // cpu, memory, ephemeral-storage, pods
-    std::array<api::gauge*, 4> deserved{};
-    /// Extended resources (nvidia.com/gpu, ...), found once each as they first appear.
-    std::vector<std::pair<scheduler::resource_name, api::gauge*>> extended_allocated;
-    std::vector<std::pair<scheduler::resource_name, api::gauge*>> extended_deserved;
+  /// One amount of the queue (allocated, deserved, request, inqueue) as series of each unit
+  /// set (runtime_metrics.hpp), looked up once: a label lookup takes the registry's mutex. Shared:
+  /// the registry removes the queue's series when the queue is deleted, maybe while this actor
+  /// still records.
+  struct amount_series {
+    // Phalanx's own families; null for the amounts only Volcano's names show.
+    std::shared_ptr<api::gauge> cpu_cores, memory_bytes, ephemeral_storage_bytes, pods;
+    std::shared_ptr<api::gauge> milli_cpu, volcano_memory_bytes, volcano_pods, volcano_ephemeral;
+    /// Extended resources (nvidia.com/gpu, ...), found once each as they first appear: in their
+    /// base unit (Phalanx's, null where Phalanx has none) and in thousandths (Volcano's).
+    struct extended_series {
+      scheduler::resource_name name;
+      std::shared_ptr<api::gauge> base, milli;
+    };
+    std::vector<extended_series> extended;
   };
-  gauges gauge;
+  struct queue_series {
+    amount_series allocated, deserved, request, inqueue;
+    std::shared_ptr<api::gauge> share, weight, overused;
+    bool bound = false;
+    bool share_stale = true;  // Allocated or deserved changed since the share was published.
+  };
+  queue_series series;
+
+  /// What this queue adds to scheduler_pending_pods (not labelled by queue: every queue actor
+  /// adds to the same series); taken back when the actor ends.
+  struct pending_pod_tally {
+    std::array<api::gauge*, 5> gauges{};  // By kube_pending_queue; none has none.
+    std::array<int64_t, 5> pods{};
+    void move(kube_pending_queue from, int64_t from_pods, kube_pending_queue to, int64_t to_pods);
+    pending_pod_tally() = default;
+    pending_pod_tally(const pending_pod_tally&) = delete;
+    pending_pod_tally& operator=(const pending_pod_tally&) = delete;
+    ~pending_pod_tally();
+  };
+  pending_pod_tally pending_pods;
+
+  /// Scheduling attempts' series (scheduler_*, volcano_*), by attempt_result.
+  struct attempt_series {
+    std::array<api::counter*, 3> count{};
+    std::array<api::histogram*, 3> seconds{};
+    std::array<api::counter*, 3> volcano_count{};
+    api::histogram* volcano_milliseconds = nullptr;
+  };
+  attempt_series attempts;
 };
 
 /// Spawn with: sys.spawn(queue_actor_impl, ctx, spec, cluster).

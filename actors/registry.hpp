@@ -18,6 +18,7 @@
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -192,6 +193,11 @@ struct registry_state {
   struct queue_entry {
     queue_ptr queue;
     queue_actor actor;
+    /// Its PodGroup counts' series (volcano_queue_pod_group_<phase>_count by phase, and
+    /// phalanx_queue_pending_gangs), bound by bind_queue_series; the registry is their only
+    /// writer, and removes them with the queue.
+    std::array<api::gauge*, 5> pod_groups_by_phase{};
+    api::gauge* pending_gangs = nullptr;
     scheduler::resources deserved;
     /// The spec its actor was last given: `queue`, or a copy marked Closed while the queue tree
     /// keeps it from taking work (refresh_queue_states).
@@ -265,6 +271,10 @@ struct registry_state {
   /// Queue name -> the gangs of its PodGroups, so a queue's status walks its own groups only
   /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
   std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
+  /// Queue name -> its indexed PodGroups by the phase watchers last saw (emitted_phase), in the
+  /// order of scheduler::pod_group_phase: the queue's status counts, kept as phases change
+  /// (count_phase) so that its metrics move with each change instead of a recount.
+  std::unordered_map<std::string, std::array<int64_t, 5>> phases_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
   /// Pods held back by scheduling gates (spec.schedulingGates): in no gang until ungate_pod.
   std::unordered_set<uint64_t> gated;

@@ -86,7 +86,9 @@ void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
   auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
-  st.queues[spec->meta.name.str()] = {spec, handle, {}};
+  auto& entry = st.queues[spec->meta.name.str()];
+  entry = {spec, handle, {}, nullptr, {}};
+  bind_queue_series(st, entry);
   self->send(st.cluster, spec_atom::value, spec, queue_actor_fwd{handle});
   refresh_queue_states(self);  // It may close its parent to new work, or be closed by it.
 }
@@ -498,6 +500,7 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
     self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
     self->send(st.cluster, removed_atom::value, name);
     st.queues.erase(i);
+    st.ctx->metrics->remove_queue_series(name);
     refresh_queue_states(self);  // Its parent may be a leaf again.
     announce(self, api::watch_event::type::deleted, view);
     respond(reply, result<api::object>{api::object{view}});

@@ -318,13 +318,15 @@ void wake_gang(self_ptr self, group_entry& g) {
 
 void index_group(registry_state& st, const group_entry& g) {
   st.group_ids.insert(g.key, g.gang);
-  st.gangs_by_queue[g.group->queue].insert(g.gang);
+  if (st.gangs_by_queue[g.group->queue].insert(g.gang).second)
+    count_phase(st, g.group->queue, g.emitted_phase, +1);
 }
 
 void unindex_group(registry_state& st, const group_entry& g) {
   st.group_ids.erase(g.gang);
   if (auto q = st.gangs_by_queue.find(g.group->queue); q != st.gangs_by_queue.end()) {
-    q->second.erase(g.gang);
+    if (q->second.erase(g.gang) != 0)
+      count_phase(st, g.group->queue, g.emitted_phase, -1);
     if (q->second.empty())
       st.gangs_by_queue.erase(q);
   }
@@ -487,8 +489,12 @@ void group_changed(self_ptr self, group_entry& g) {
     return;
   bool became_running = summary.phase == scheduler::pod_group_phase::running &&
                         g.emitted_phase != scheduler::pod_group_phase::running;
-  g.emitted_phase = summary.phase;
+  set_emitted_phase(st, g, summary.phase);
   g.emitted_digest = summary.digest;
+  if (became_running && g.group->meta.creation_time != scheduler::timestamp{})
+    st.ctx->metrics->volcano_e2e_job_scheduling_latency.observe(
+        std::chrono::duration<double, std::milli>(st.ctx->now() - g.group->meta.creation_time)
+            .count());
   if (became_running)
     record_event(self, resource_kind::pod_group, g.group->meta.namespace_name,
                  g.group->meta.name, "Normal", "Scheduled",

@@ -93,7 +93,15 @@ struct group_summary {
 group_summary summarize_group(const registry_state& st, const group_entry& g);
 /// Records the group's current status as the one watchers have seen (at its creation; changes
 /// go through group_changed).
-void mark_emitted(const registry_state& st, group_entry& g);
+void mark_emitted(registry_state& st, group_entry& g);
+/// Adds `delta` PodGroups in `phase` to the queue's counts and publishes them.
+void count_phase(registry_state& st, const std::string& queue, scheduler::pod_group_phase phase,
+                 int64_t delta);
+/// Sets the phase watchers saw of the group, moving it between its queue's phase counts (and
+/// their metrics) while it is indexed.
+void set_emitted_phase(registry_state& st, group_entry& g, scheduler::pod_group_phase phase);
+/// Binds a new queue's PodGroup count series and sets them from the counts kept.
+void bind_queue_series(registry_state& st, registry_state::queue_entry& q);
 scheduler::job_status job_status_of(const registry_state& st, const registry_state::job_entry& j);
 
 /// Announces the group's (and its job's) status when it changed since last announced.

@@ -6,6 +6,7 @@
 
 #include "scheduler/random.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <string_view>
 
@@ -133,10 +134,59 @@ group_summary summarize_group(const registry_state& st, const group_entry& g) {
   return out;
 }
 
-void mark_emitted(const registry_state& st, group_entry& g) {
+void mark_emitted(registry_state& st, group_entry& g) {
   auto summary = summarize_group(st, g);
-  g.emitted_phase = summary.phase;
+  set_emitted_phase(st, g, summary.phase);
   g.emitted_digest = summary.digest;
+}
+
+namespace {
+
+void publish_phase_counts(const std::array<int64_t, 5>& counts,
+                          const registry_state::queue_entry& q) {
+  if (q.pending_gangs == nullptr)
+    return;
+  for (std::size_t i = 0; i < counts.size(); ++i)
+    q.pod_groups_by_phase[i]->set(double(counts[i]));
+  using scheduler::pod_group_phase;
+  q.pending_gangs->set(double(counts[static_cast<std::size_t>(pod_group_phase::pending)] +
+                              counts[static_cast<std::size_t>(pod_group_phase::inqueue)]));
+}
+
+} // namespace
+
+void count_phase(registry_state& st, const std::string& queue, scheduler::pod_group_phase phase,
+                 int64_t delta) {
+  auto [at, fresh] = st.phases_by_queue.try_emplace(queue);
+  auto& counts = at->second;
+  counts[static_cast<std::size_t>(phase)] += delta;
+  if (auto q = st.queues.find(queue); q != st.queues.end())
+    publish_phase_counts(counts, q->second);
+  if (std::all_of(counts.begin(), counts.end(), [](int64_t n) { return n == 0; }))
+    st.phases_by_queue.erase(at);
+}
+
+void set_emitted_phase(registry_state& st, group_entry& g, scheduler::pod_group_phase phase) {
+  if (phase == g.emitted_phase)
+    return;
+  if (auto q = st.gangs_by_queue.find(g.group->queue);
+      q != st.gangs_by_queue.end() && q->second.count(g.gang) != 0) {
+    count_phase(st, g.group->queue, g.emitted_phase, -1);
+    count_phase(st, g.group->queue, phase, +1);
+  }
+  g.emitted_phase = phase;
+}
+
+void bind_queue_series(registry_state& st, registry_state::queue_entry& q) {
+  auto& m = *st.ctx->metrics;
+  const std::string name = q.queue->meta.name.str();
+  for (std::size_t i = 0; i < q.pod_groups_by_phase.size(); ++i)
+    q.pod_groups_by_phase[i] = &m.pod_group_counts[i]->with({name});
+  q.pending_gangs = &m.pending_gangs.with({name});
+  auto counts = st.phases_by_queue.find(name);
+  publish_phase_counts(counts != st.phases_by_queue.end() ? counts->second
+                                                          : std::array<int64_t, 5>{},
+                       q);
 }
 
 scheduler::pod_group_status group_status(const registry_state& st, const group_entry& g) {

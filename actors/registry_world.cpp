@@ -140,6 +140,7 @@ void remove_queue(self_ptr self, const std::string& name, storage::write_batch& 
   self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
   self->send(st.cluster, removed_atom::value, name);
   st.queues.erase(i);
+  st.ctx->metrics->remove_queue_series(name);
   refresh_queue_states(self);  // Its parent may be a leaf again.
 }
 

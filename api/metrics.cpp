@@ -81,7 +81,7 @@ std::string label_text(const std::vector<std::string>& names, const label_values
 template <class Metric>
 void render_family(std::string& out, const std::string& name, const std::string& help,
                    metric_type type, const std::vector<std::string>& label_names,
-                   const std::map<label_values, std::unique_ptr<Metric>>& series) {
+                   const std::map<label_values, std::shared_ptr<Metric>>& series) {
   out += "# HELP ";
   out += name;
   out += ' ';
@@ -150,20 +150,38 @@ std::vector<double> default_latency_buckets_seconds() {
 }
 
 template <class Metric>
-Metric& metric_family<Metric>::with(const label_values& values) {
+std::shared_ptr<Metric> metric_family<Metric>::share(const label_values& values) {
   if (values.size() != label_names_.size())
     throw std::invalid_argument("metric " + name_ + ": wrong number of label values");
   std::lock_guard lock{*mutex_};
   auto it = series_.find(values);
   if (it == series_.end()) {
-    std::unique_ptr<Metric> m;
+    std::shared_ptr<Metric> m;
     if constexpr (std::is_same_v<Metric, histogram>)
-      m = std::make_unique<histogram>(bounds_);
+      m = std::make_shared<histogram>(bounds_);
     else
-      m = std::make_unique<Metric>();
+      m = std::make_shared<Metric>();
     it = series_.emplace(values, std::move(m)).first;
   }
-  return *it->second;
+  return it->second;
+}
+
+template <class Metric>
+Metric& metric_family<Metric>::with(const label_values& values) {
+  // The family keeps a reference until the series is removed: the caller's reference is as
+  // valid as that.
+  return *share(values);
+}
+
+template <class Metric>
+std::size_t metric_family<Metric>::remove_series_with(std::string_view label_name,
+                                                      std::string_view value) {
+  auto label = std::find(label_names_.begin(), label_names_.end(), label_name);
+  if (label == label_names_.end())
+    return 0;
+  const auto index = static_cast<std::size_t>(label - label_names_.begin());
+  std::lock_guard lock{*mutex_};
+  return std::erase_if(series_, [&](const auto& s) { return s.first[index] == value; });
 }
 
 template <class Metric>
@@ -192,7 +210,7 @@ metric_family<Metric>& metrics_registry::family(metric_type type, std::string_vi
   }
   std::lock_guard lock{mutex_};
   if (auto it = entries_.find(name); it != entries_.end()) {
-    if (it->second.type != type)
+    if (it->second.type != type || it->second.is_sampled)
       throw std::invalid_argument("metric " + std::string(name) + " registered with another type");
     auto* f = static_cast<metric_family<Metric>*>(it->second.family);
     if (f->label_names_ != label_names)
@@ -234,10 +252,32 @@ metric_family<histogram>& metrics_registry::histogram_family(
                            std::move(upper_bounds));
 }
 
+void metrics_registry::add_sampled(std::string_view name, std::string_view help,
+                                   metric_type type, std::function<double()> read) {
+  if (!valid_metric_name(name))
+    throw std::invalid_argument("invalid metric name: " + std::string(name));
+  if (type == metric_type::histogram)
+    throw std::invalid_argument("metric " + std::string(name) + ": a sampled metric is a counter "
+                                "or a gauge");
+  std::lock_guard lock{mutex_};
+  if (entries_.count(name) != 0)
+    throw std::invalid_argument("metric " + std::string(name) + " registered twice");
+  sampled_.push_back(
+      std::make_unique<sampled>(sampled{std::string(name), std::string(help), std::move(read)}));
+  entries_.emplace(std::string(name), entry{type, sampled_.back().get(), true});
+}
+
 std::string metrics_registry::render() const {
   std::string out;
   std::lock_guard lock{mutex_};
   for (const auto& [name, e] : entries_) {
+    if (e.is_sampled) {
+      const auto* s = static_cast<const sampled*>(e.family);
+      out += "# HELP " + s->name + ' ' + escape_help(s->help) + "\n# TYPE " + s->name + ' ' +
+             std::string(to_string(e.type)) + '\n' + s->name + ' ' +
+             format_sample_value(s->read()) + '\n';
+      continue;
+    }
     switch (e.type) {
       case metric_type::counter: {
         auto* f = static_cast<metric_family<counter>*>(e.family);
@@ -282,8 +322,13 @@ std::string format_sample_value(double v) {
     return v > 0 ? "+Inf" : "-Inf";
   if (v == std::floor(v) && std::fabs(v) < 1e15)
     return std::to_string(static_cast<int64_t>(v));
+  // std::to_chars without a format picks the shorter of plain and scientific: "1e-04" for
+  // 0.0001. Plain notation with the shortest round-trip digits reads "0.0001".
+  const double magnitude = std::fabs(v);
+  const auto format = magnitude >= 1e-9 && magnitude < 1e21 ? std::chars_format::fixed
+                                                            : std::chars_format::general;
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  auto r = std::to_chars(buf, buf + sizeof buf, v, format);
   return std::string(buf, r.ptr);
 }
 

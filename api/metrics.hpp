@@ -4,12 +4,16 @@
 // histograms, each optionally with labels. The HTTP server records its own metrics here and the
 // actor runtime uses the same registry for the scheduler's.
 //
-// Thread-safety: registering (the *_family and with() calls) takes a mutex; recording (inc, set,
-// observe) is lock-free on atomics and safe from any thread. A metric, once registered, lives as
-// long as the registry: keep the reference and record through it on hot paths.
+// Thread-safety: registering (the *_family, with(), share() and remove calls) takes a mutex;
+// recording (inc, set, observe) is lock-free on atomics and safe from any thread. A series lives
+// as long as the registry unless it is removed (remove_series_with, for a deleted object's series):
+// keep the reference from with() and record through it on hot paths, or, for a series another
+// thread may remove, keep the shared pointer from share(), which outlives the removal (recording
+// into a removed series is harmless and shows nowhere).
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -87,6 +91,13 @@ class metric_family {
   /// Precondition: values.size() equals the number of label names.
   Metric& with(const label_values& values);
   Metric& with(std::initializer_list<std::string_view> values);
+  /// The same series, shared: it stays valid for its holder after remove_series_with().
+  std::shared_ptr<Metric> share(const label_values& values);
+
+  /// Removes every series whose label `label_name` has the value `value` (a deleted queue's);
+  /// they no longer render. Returns how many went. A label the family does not have removes
+  /// nothing. A series removed and asked for again by with() or share() starts anew from zero.
+  std::size_t remove_series_with(std::string_view label_name, std::string_view value);
 
  private:
   friend class metrics_registry;
@@ -100,7 +111,7 @@ class metric_family {
   std::vector<std::string> label_names_;
   std::vector<double> bounds_;  // Histograms only.
   std::mutex* mutex_;           // The registry's.
-  std::map<label_values, std::unique_ptr<Metric>> series_;
+  std::map<label_values, std::shared_ptr<Metric>> series_;
 };
 
 class metrics_registry {
@@ -133,13 +144,29 @@ class metrics_registry {
     return histogram_family(name, help, std::move(upper_bounds)).with(label_values{});
   }
 
+  /// Registers a metric without labels whose value is read when the registry renders, for
+  /// values kept elsewhere (the process's CPU time in /proc). `type` is counter or gauge; the
+  /// value may have a fraction either way (process_cpu_seconds_total). `read` runs on the
+  /// rendering thread with the registry's mutex held: it must not call into this registry.
+  /// A name registered before throws std::invalid_argument.
+  void add_sampled(std::string_view name, std::string_view help, metric_type type,
+                   std::function<double()> read);
+
   /// Every family in the Prometheus text format, families sorted by name, series by labels.
   std::string render() const;
 
  private:
+  struct sampled {
+    std::string name;
+    std::string help;
+    std::function<double()> read;
+  };
   struct entry {
     metric_type type;
-    void* family;  // metric_family<counter|gauge|histogram>*, owned by the holders below.
+    /// metric_family<counter|gauge|histogram>*, or sampled* when `is_sampled`; owned by the
+    /// holders below.
+    void* family;
+    bool is_sampled = false;
   };
   template <class Metric>
   metric_family<Metric>& family(metric_type type, std::string_view name, std::string_view help,
@@ -150,11 +177,16 @@ class metrics_registry {
   std::vector<std::unique_ptr<metric_family<counter>>> counters_;
   std::vector<std::unique_ptr<metric_family<gauge>>> gauges_;
   std::vector<std::unique_ptr<metric_family<histogram>>> histograms_;
+  std::vector<std::unique_ptr<sampled>> sampled_;
 };
 
 /// "a\"b" -> a\"b: a label value escaped for the text format.
 std::string escape_label_value(std::string_view value);
-/// A sample value as the text format writes it: integers without a fraction, "+Inf", "NaN".
+/// A sample value (or a bucket's `le`) as the text format writes it: integers without a
+/// fraction, other finite values in plain decimal notation ("0.0001", never "1e-04": people read
+/// these, and a bucket's le label must not change spelling between versions), the shortest that
+/// reads back as the same double; "+Inf", "-Inf", "NaN". Values below 1e-9 or from 1e21 on in
+/// magnitude, which no metric of ours takes, keep the exponent rather than print dozens of zeros.
 std::string format_sample_value(double v);
 
 } // namespace phalanx::api

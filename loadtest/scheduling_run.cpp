@@ -152,16 +152,20 @@ run_sample sample_from_metrics(const std::vector<prom_sample>& metrics,
       static_cast<int64_t>(find_sample(metrics, "phalanx_pods_scheduled_total").value_or(0));
   for (const auto& q : queues) {
     queue_point p;
-    auto get = [&](const char* family, const char* resource) {
-      return find_sample(metrics, family, {{"queue", q.name}, {"resource", resource}}).value_or(0);
+    auto get = [&](const char* family) {
+      return find_sample(metrics, family, {{"queue", q.name}}).value_or(0);
     };
-    p.allocated_cpu = get("phalanx_queue_allocated", "cpu");
-    p.allocated_memory = get("phalanx_queue_allocated", "memory");
-    p.allocated_gpu = get("phalanx_queue_allocated", "nvidia.com/gpu");
-    p.allocated_pods = get("phalanx_queue_allocated", "pods");
-    p.deserved_cpu = get("phalanx_queue_deserved", "cpu");
-    p.deserved_memory = get("phalanx_queue_deserved", "memory");
-    p.deserved_gpu = get("phalanx_queue_deserved", "nvidia.com/gpu");
+    auto gpus = [&](const char* family) {
+      return find_sample(metrics, family, {{"queue", q.name}, {"resource", "nvidia.com/gpu"}})
+          .value_or(0);
+    };
+    p.allocated_cpu = get("phalanx_queue_allocated_cpu_cores");
+    p.allocated_memory = get("phalanx_queue_allocated_memory_bytes");
+    p.allocated_gpu = gpus("phalanx_queue_allocated_extended_resources");
+    p.allocated_pods = get("phalanx_queue_allocated_pods");
+    p.deserved_cpu = get("phalanx_queue_deserved_cpu_cores");
+    p.deserved_memory = get("phalanx_queue_deserved_memory_bytes");
+    p.deserved_gpu = gpus("phalanx_queue_deserved_extended_resources");
     s.queues[q.name] = p;
   }
   return s;

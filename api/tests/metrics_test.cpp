@@ -56,6 +56,64 @@ TEST(Metrics, RegisteringAgainReturnsTheSameFamily) {
   EXPECT_THROW(a.with({"v", "w"}), std::invalid_argument);
 }
 
+// People read bucket bounds, and a bound's le label must not change spelling between versions
+// (std::to_chars's shortest form wrote 0.0001 as "1e-04").
+TEST(Metrics, WritesBucketBoundsAndValuesInPlainDecimals) {
+  metrics_registry r;
+  auto& h = r.add_histogram("h_seconds", "H.", {0.0001, 0.00025, 0.001, 0.5, 2.5, 10});
+  h.observe(0.00005);
+  auto text = r.render();
+  for (const char* le : {"0.0001", "0.00025", "0.001", "0.5", "2.5", "10", "+Inf"})
+    EXPECT_NE(text.find("h_seconds_bucket{le=\"" + std::string(le) + "\"}"), std::string::npos)
+        << le << " in\n" << text;
+  EXPECT_EQ(text.find("e-"), std::string::npos) << text;
+  EXPECT_NE(text.find("h_seconds_sum 0.00005\n"), std::string::npos) << text;
+  EXPECT_EQ(format_sample_value(0.0001), "0.0001");
+  EXPECT_EQ(format_sample_value(1e-7), "0.0000001");
+  EXPECT_EQ(format_sample_value(0.1 + 0.2), "0.30000000000000004");  // Reads back the same.
+  EXPECT_EQ(format_sample_value(-2.5), "-2.5");
+  EXPECT_EQ(format_sample_value(3), "3");
+  EXPECT_EQ(format_sample_value(1e300), "1e+300");
+}
+
+TEST(Metrics, RemovesTheSeriesOfOneLabelValue) {
+  metrics_registry r;
+  auto& allocated = r.gauge_family("allocated", "A.", {"queue", "resource"});
+  auto& other = r.gauge_family("other", "O.", {"kind"});
+  allocated.with({"q1", "cpu"}).set(1);
+  allocated.with({"q1", "memory"}).set(2);
+  allocated.with({"q2", "cpu"}).set(3);
+  other.with({"q1"}).set(4);
+  auto held = allocated.share({"q1", "cpu"});
+
+  EXPECT_EQ(allocated.remove_series_with("queue", "q1"), 2u);
+  EXPECT_EQ(other.remove_series_with("queue", "q1"), 0u) << "no such label: nothing goes";
+  auto text = r.render();
+  EXPECT_EQ(text.find("queue=\"q1\""), std::string::npos) << text;
+  EXPECT_NE(text.find("allocated{queue=\"q2\",resource=\"cpu\"} 3"), std::string::npos) << text;
+  EXPECT_NE(text.find("other{kind=\"q1\"} 4"), std::string::npos) << text;
+
+  // A holder records into its removed series harmlessly; asked for again, the series is new.
+  held->set(9);
+  EXPECT_EQ(r.render(), text);
+  EXPECT_EQ(allocated.with({"q1", "cpu"}).value(), 0);
+}
+
+TEST(Metrics, SampledMetricsAreReadAtEachRender) {
+  metrics_registry r;
+  double seconds = 1.5;
+  r.add_sampled("cpu_seconds_total", "CPU.", metric_type::counter, [&] { return seconds; });
+  EXPECT_EQ(r.render(), "# HELP cpu_seconds_total CPU.\n# TYPE cpu_seconds_total counter\n"
+                        "cpu_seconds_total 1.5\n");
+  seconds = 2.25;
+  EXPECT_NE(r.render().find("cpu_seconds_total 2.25\n"), std::string::npos);
+  EXPECT_THROW(r.add_sampled("cpu_seconds_total", "again", metric_type::gauge, [] { return 0.0; }),
+               std::invalid_argument);
+  EXPECT_THROW(r.add_gauge("cpu_seconds_total", "again"), std::invalid_argument);
+  EXPECT_THROW(r.add_sampled("h", "H.", metric_type::histogram, [] { return 0.0; }),
+               std::invalid_argument);
+}
+
 TEST(Metrics, CountsFromManyThreads) {
   metrics_registry r;
   auto& c = r.add_counter("n_total", "N.");

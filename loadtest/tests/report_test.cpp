@@ -32,8 +32,8 @@ TEST(LoadtestStats, ReadsThePrometheusTextFormat) {
   const std::string text = "# HELP phalanx_pods_scheduled_total Pods.\n"
                            "# TYPE phalanx_pods_scheduled_total counter\n"
                            "phalanx_pods_scheduled_total 1234\n"
-                           "phalanx_queue_allocated{queue=\"a\",resource=\"cpu\"} 2.5\n"
-                           "phalanx_queue_allocated{queue=\"we\\\"ird\",resource=\"cpu\"} 1\n"
+                           "phalanx_queue_allocated_cpu_cores{queue=\"a\"} 2.5\n"
+                           "phalanx_queue_allocated_cpu_cores{queue=\"we\\\"ird\"} 1\n"
                            "h_bucket{le=\"0.001\"} 2\n"
                            "h_bucket{le=\"0.01\"} 6\n"
                            "h_bucket{le=\"+Inf\"} 10\n"
@@ -42,9 +42,10 @@ TEST(LoadtestStats, ReadsThePrometheusTextFormat) {
   auto samples = parse_prometheus_text(text);
   ASSERT_TRUE(samples.ok()) << samples.error().message();
   EXPECT_EQ(find_sample(*samples, "phalanx_pods_scheduled_total"), 1234);
-  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "a"}}), 2.5);
-  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "we\"ird"}}), 1);
-  EXPECT_FALSE(find_sample(*samples, "phalanx_queue_allocated", {{"queue", "b"}}));
+  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated_cpu_cores", {{"queue", "a"}}), 2.5);
+  EXPECT_EQ(find_sample(*samples, "phalanx_queue_allocated_cpu_cores", {{"queue", "we\"ird"}}),
+            1);
+  EXPECT_FALSE(find_sample(*samples, "phalanx_queue_allocated_cpu_cores", {{"queue", "b"}}));
   auto h = find_histogram(*samples, "h");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->count, 10u);
@@ -62,6 +63,34 @@ TEST(LoadtestStats, ReadsThePrometheusTextFormat) {
   EXPECT_FALSE(parse_prometheus_text("x abc\n").ok());
 }
 
+
+// The figures a run plots come from phalanxd's per-unit queue families (docs/METRICS.md): cores,
+// bytes, pods, and GPUs among the extended resources.
+TEST(LoadtestStats, ReadsQueueFiguresFromTheFamiliesWithUnits) {
+  const std::string text =
+      "phalanx_pods_scheduled_total 7\n"
+      "phalanx_queue_allocated_cpu_cores{queue=\"q\"} 3.5\n"
+      "phalanx_queue_allocated_memory_bytes{queue=\"q\"} 1073741824\n"
+      "phalanx_queue_allocated_pods{queue=\"q\"} 7\n"
+      "phalanx_queue_allocated_extended_resources{queue=\"q\",resource=\"nvidia.com/gpu\"} 2\n"
+      "phalanx_queue_deserved_cpu_cores{queue=\"q\"} 8\n"
+      "phalanx_queue_deserved_memory_bytes{queue=\"q\"} 2147483648\n"
+      "phalanx_queue_deserved_extended_resources{queue=\"q\",resource=\"nvidia.com/gpu\"} 4\n"
+      "volcano_queue_allocated_milli_cpu{queue_name=\"q\"} 3500\n";
+  auto samples = parse_prometheus_text(text);
+  ASSERT_TRUE(samples.ok()) << samples.error().message();
+  auto s = sample_from_metrics(*samples, {queue_spec{"q", 1}});
+  EXPECT_EQ(s.pods_scheduled, 7);
+  ASSERT_EQ(s.queues.count("q"), 1u);
+  const auto& q = s.queues.at("q");
+  EXPECT_EQ(q.allocated_cpu, 3.5);
+  EXPECT_EQ(q.allocated_memory, 1073741824);
+  EXPECT_EQ(q.allocated_pods, 7);
+  EXPECT_EQ(q.allocated_gpu, 2);
+  EXPECT_EQ(q.deserved_cpu, 8);
+  EXPECT_EQ(q.deserved_memory, 2147483648);
+  EXPECT_EQ(q.deserved_gpu, 4);
+}
 TEST(LoadtestProgress, FormatsCountsRatesAndEta) {
   EXPECT_EQ(format_count(0), "0");
   EXPECT_EQ(format_count(999), "999");
