@@ -222,6 +222,17 @@ void release_placeholders(self_ptr self, int32_t keep) {
 }
 
 // Asks the queue for a planning slot (and admission when not admitted yet).
+// The gang's ready pods meet minMember and every role's minimum now (a gang that ran and lost
+// members below it does not: its replacements come before other gangs' extras).
+bool runs_its_minimum(const gang_actor_state& st) {
+  if (!gang_mode(st))
+    return st.machine.was_ready();
+  if (count_members(st).ready() < st.group->min_member)
+    return false;
+  return std::all_of(st.group->min_task_member.begin(), st.group->min_task_member.end(),
+                     [&](const auto& rm) { return ready_of_role(st, rm.role) >= rm.min; });
+}
+
 void register_waiting(self_ptr self) {
   auto& st = self->state;
   // Registered already: again only to tell the queue that pods joined a gang it has not admitted
@@ -230,7 +241,8 @@ void register_waiting(self_ptr self) {
     return;
   st.registered = true;
   self->send(st.queue, waiting_atom::value,
-             gang_entry{st.id, st.group, st.admitted, pending_demand(st), st.members_joined},
+             gang_entry{st.id, st.group, st.admitted, pending_demand(st), st.members_joined,
+                        runs_its_minimum(st)},
              gang_actor{self});
   st.members_joined = false;
 }
@@ -298,13 +310,15 @@ void settle(self_ptr self);
 
 // What the planner must place of `candidates` (the pending members, in preference order): the
 // gang's minimum less its `ready` pods, every role's minimum likewise, and extras when room
-// exists.
+// exists once the gang runs its minimum. Volcano's allocate: every gang reaches its minimum
+// before any gets more; a gang places its minimum, then asks for an elastic round, which its
+// queue grants after the gangs still short of theirs.
 scheduler::gang_request request_for(const gang_actor_state& st,
                                     std::span<const scheduler::pod* const> candidates,
                                     int32_t ready) {
   scheduler::gang_request request;
   request.pods = candidates;
-  request.place_extra = true;
+  request.place_extra = !gang_mode(st) || runs_its_minimum(st);
   if (gang_mode(st)) {
     request.min_pods = std::max(0, st.group->min_member - ready);
     for (const auto& rm : st.group->min_task_member) {

@@ -162,6 +162,9 @@ struct gang_entry {
   /// Pods joined since it last waited: a gang no node could hold (planned with placeholders in
   /// place of members not created yet) may fit with them, so its queue admits it again.
   bool members_joined = false;
+  /// It runs its minimum already: it waits for an elastic round (pods beyond the minimum), which
+  /// its queue grants only after every gang still short of its minimum (Volcano's allocate).
+  bool ready = false;
 };
 
 /// How a planning slot ended.

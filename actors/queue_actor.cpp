@@ -34,6 +34,8 @@ queue_actor_state::pending_pod_tally::~pending_pod_tally() {
 
 bool queue_actor_state::order_less::operator()(const order_key& a,
                                                const order_key& b) const noexcept {
+  if (a.elastic != b.elastic)
+    return !a.elastic;
   auto c = scheduler::compare_gangs(*a.group, *b.group);
   if (c != 0)
     return c < 0;
@@ -247,14 +249,14 @@ void fall_asleep(queue_actor_state& st, uint64_t gang, book& b) {
     return;
   b.sleeping = true;
   if (!st.woken_for_order.count(gang))
-    st.asleep.insert({b.group.get(), gang});
+    st.asleep.insert(queue_actor_state::key_of(b, gang));
 }
 
 void stop_sleeping(queue_actor_state& st, uint64_t gang, book& b) {
   if (!b.sleeping)
     return;
   b.sleeping = false;
-  st.asleep.erase({b.group.get(), gang});
+  st.asleep.erase(queue_actor_state::key_of(b, gang));
 }
 
 // Wakes a sleeping gang; the queue holds its gate and slots until it answers (`waking`).
@@ -284,6 +286,14 @@ bool wake_ahead_of(self_ptr self, const queue_actor_state::order_key& next) {
   return woke;
 }
 
+// A gang short of its minimum holds a planning slot.
+bool minimum_planning(const queue_actor_state& st) {
+  return std::any_of(st.planning.begin(), st.planning.end(), [&](const auto& slot) {
+    auto b = st.gangs.find(slot.first);
+    return b != st.gangs.end() && !b->second.ready;
+  });
+}
+
 void dispatch(self_ptr self) {
   auto& st = self->state;
   if (!is_open(st) || !st.waking.empty())
@@ -294,6 +304,10 @@ void dispatch(self_ptr self) {
       break;
     if (wake_ahead_of(self, *st.ready.begin()))
       break;  // They answer first, and come before it if they wait again.
+    // Elastic rounds come after every gang short of its minimum (the order puts those first),
+    // and wait while one plans: its room is not given to another gang's extras meanwhile.
+    if (st.ready.begin()->elastic && minimum_planning(st))
+      break;
     auto key = *st.ready.begin();
     st.ready.erase(st.ready.begin());
     auto i = st.gangs.find(key.gang);
@@ -305,7 +319,7 @@ void dispatch(self_ptr self) {
     if (!st.woken_for_order.empty() && !st.woken_for_order.count(key.gang)) {
       for (auto gang : st.woken_for_order)
         if (auto w = st.gangs.find(gang); w != st.gangs.end() && w->second.sleeping)
-          st.asleep.insert({w->second.group.get(), gang});
+          st.asleep.insert(queue_actor_state::key_of(w->second, gang));
       st.woken_for_order.clear();
     }
     auto share = scheduler::queue_share(st.allocated, st.deserved);
@@ -317,8 +331,8 @@ void dispatch(self_ptr self) {
 void admit_locally(self_ptr self, uint64_t gang, book& b) {
   auto& st = self->state;
   b.admitted = true;
-  st.to_admit.erase({b.group.get(), gang});
-  st.ready.insert({b.group.get(), gang});
+  st.to_admit.erase(queue_actor_state::key_of(b, gang));
+  st.ready.insert(queue_actor_state::key_of(b, gang));
   file_pending_pods(st, b, kube_pending_queue::active);
   self->send(b.handle, admission_atom::value, admission{gang, true, {}});
 }
@@ -371,8 +385,8 @@ void forget(self_ptr self, uint64_t gang) {
     return;
   auto& b = i->second;
   if (b.group) {  // A gang known only from its usage never waited in the order sets.
-    st.to_admit.erase({b.group.get(), gang});
-    st.ready.erase({b.group.get(), gang});
+    st.to_admit.erase(queue_actor_state::key_of(b, gang));
+    st.ready.erase(queue_actor_state::key_of(b, gang));
     stop_sleeping(st, gang, b);
   }
   st.woken_for_order.erase(gang);
@@ -432,8 +446,8 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto [i, fresh] = st.gangs.try_emplace(e.gang);
       auto& b = i->second;
       if (!fresh && b.group) {
-        st.to_admit.erase({b.group.get(), e.gang});
-        st.ready.erase({b.group.get(), e.gang});
+        st.to_admit.erase(queue_actor_state::key_of(b, e.gang));
+        st.ready.erase(queue_actor_state::key_of(b, e.gang));
         stop_sleeping(st, e.gang, b);
       }
       // Its claim follows the PodGroup as it is now (its minResources may have changed).
@@ -445,11 +459,12 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         b.unresolvable = false;  // Planned again with its new pods before it is set aside.
       if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
+      b.ready = e.ready;
       sync_claim(self, e.gang, b, claim);
       if (b.admitted)
-        st.ready.insert({b.group.get(), e.gang});
+        st.ready.insert(queue_actor_state::key_of(b, e.gang));
       else
-        st.to_admit.insert({b.group.get(), e.gang});
+        st.to_admit.insert(queue_actor_state::key_of(b, e.gang));
       file_pending_pods(st, b, b.admitted ? kube_pending_queue::active : kube_pending_queue::gated);
       report_usage(self);
       try_admit(self);

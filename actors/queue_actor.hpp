@@ -49,13 +49,20 @@ struct queue_actor_state {
     /// the gauge moves by the difference when either changes (file_pending_pods).
     kube_pending_queue pending_in = kube_pending_queue::none;
     int64_t pending_pods = 0;
+    /// It runs its minimum: it waits for an elastic round (gang_entry::ready).
+    bool ready = false;
   };
 
-  /// Gang order key: the gang's PodGroup (kept alive by its book) and its id.
+  /// Gang order key: gangs short of their minimum before elastic rounds (Volcano's gang order),
+  /// then the PodGroup's order (kept alive by its book), then its id.
   struct order_key {
     const scheduler::pod_group* group;
     uint64_t gang;
+    bool elastic = false;
   };
+  static order_key key_of(const gang_book& b, uint64_t gang) {
+    return {b.group.get(), gang, b.ready};
+  }
   struct order_less {
     bool operator()(const order_key& a, const order_key& b) const noexcept;
   };

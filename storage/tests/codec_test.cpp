@@ -97,6 +97,7 @@ sch::placement_constraints gpu_constraints() {
   c.tolerations.push_back(
       {"dedicated", sch::toleration_operator::equal, "ml", std::nullopt, int64_t{300}});
   c.tolerations.push_back({"", sch::toleration_operator::exists, "", std::nullopt, std::nullopt});
+  c.scheduling_gates = {"kueue.x-k8s.io/admission", "example.com/b"};
   return c;
 }
 
@@ -852,7 +853,7 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 56u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 80u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
 }
