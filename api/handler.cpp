@@ -304,8 +304,10 @@ outcome<object> patch_pod(json::value current, const json::value& patch, const s
 }
 
 api_error with_details(api_error e, const kind_info& k, std::string_view name) {
+  // Kubernetes' StatusDetails name the Kind for an Invalid error ("The Pod \"x\" is invalid",
+  // as kubectl prints it) and the resource for the others ("pods \"x\" not found").
   if (e.kind.empty())
-    e.kind = std::string(k.plural);
+    e.kind = std::string(e.reason == status_reason::invalid ? k.kind_name : k.plural);
   if (e.group.empty())
     e.group = std::string(k.group);
   if (e.name.empty())

@@ -150,6 +150,33 @@ TEST_F(Kubectl, CordonAndUncordon) {
   EXPECT_FALSE(std::get<node_object>(*n).node.unschedulable);
 }
 
+// kubectl label and annotate send a merge patch, kubectl patch any of the three kinds.
+TEST_F(Kubectl, LabelAnnotateAndPatchAPod) {
+  auto l = kubectl({"label", "pod", "resnet-ps-0", "-n", "default", "team=vision"});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NE(l.out.find("pod/resnet-ps-0 labeled"), std::string::npos) << l.out;
+  auto a = kubectl({"annotate", "pod", "resnet-ps-0", "-n", "default", "owner=ml-infra"});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  auto j = kubectl({"patch", "pod", "resnet-ps-0", "-n", "default", "--type=json", "-p",
+                    R"([{"op":"add","path":"/metadata/labels/tier","value":"gold"}])"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto p = s_.svc->find(resource_kind::pod, "default", "resnet-ps-0");
+  ASSERT_TRUE(p);
+  const auto& meta = std::get<pod_object>(*p).pod.meta;
+  ASSERT_TRUE(meta.labels.find("team"));
+  EXPECT_EQ(*meta.labels.find("team"), "vision");
+  ASSERT_TRUE(meta.labels.find("tier"));
+  EXPECT_EQ(*meta.labels.find("tier"), "gold");
+  ASSERT_TRUE(meta.annotations.find("owner"));
+  EXPECT_EQ(*meta.annotations.find("owner"), "ml-infra");
+
+  // A field a pod update may not change: kubectl says why and fails.
+  auto bad = kubectl({"patch", "pod", "resnet-ps-0", "-n", "default", "-p",
+                      R"({"spec":{"schedulerName":"other"}})"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("pod updates may not change fields"), std::string::npos) << bad.err;
+}
+
 TEST_F(Kubectl, ReportsServerErrors) {
   auto r = kubectl({"get", "pod", "nope", "-n", "default"});
   EXPECT_NE(r.exit_code, 0);
