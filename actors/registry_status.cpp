@@ -72,7 +72,9 @@ api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry&
     c.status = "False";
     c.reason = "Unschedulable";
     c.message = std::string(why);
-    c.last_transition_time = st.ctx->now();
+    // Unscheduled since it came: the time changes only with the status (False to True at its
+    // binding), not at every read, as Kubernetes keeps a condition's transition time.
+    c.last_transition_time = e.pod->meta.creation_time;
   } else {
     return out;
   }
@@ -214,6 +216,7 @@ scheduler::pod_group_status group_status(const registry_state& st, const group_e
       u.reason = g.last_report.reason_code.empty() ? "NotEnoughResources"
                                                    : g.last_report.reason_code;
       u.message = g.last_report.pending_reason;
+      u.last_transition_time = g.group->meta.creation_time;  // Not running since it came.
       s.conditions.push_back(std::move(u));
     }
   } else if (s.phase == scheduler::pod_group_phase::running) {

@@ -857,6 +857,13 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
+  // A PATCH's body: JSON within the body limit.
+  auto patch_body = [&]() {
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    return parse_json(req.body, limits);
+  };
+
   if (method == "PATCH" && route.kind == resource_kind::pod && route.name && !route.subresource) {
     std::string type = media_type(req.content_type);
     if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json" &&
@@ -866,9 +873,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                                     "application/merge-patch+json or "
                                     "application/strategic-merge-patch+json"),
                   "PATCH");
-    parse_limits limits;
-    limits.max_bytes = options_.max_body_bytes;
-    auto body = parse_json(req.body, limits);
+    auto body = patch_body();
     if (!body)
       return fail(body.error(), "PATCH");
     // Patched against the pod as served now; the update then asks that it did not change in
@@ -916,9 +921,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                                     " is not supported: use application/merge-patch+json or "
                                     "application/strategic-merge-patch+json"),
                   "PATCH");
-    parse_limits limits;
-    limits.max_bytes = options_.max_body_bytes;
-    auto body = parse_json(req.body, limits);
+    auto body = patch_body();
     if (!body)
       return fail(body.error(), "PATCH");
     if (!body->is_object())

@@ -67,6 +67,31 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
     EXPECT_EQ(pending_message(h, name), "") << name;
 }
 
+// A condition's lastTransitionTime moves with its status only: read again later, a pending pod's
+// PodScheduled=False and its group's Unschedulable keep theirs (they showed the time of the read).
+TEST(PendingReason, AConditionsTransitionTimeStaysWhileItsStatusDoes) {
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("1").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(group_of("big", 1)), "the PodGroup");
+  runtime_harness::must_ok(
+      h.create(api::pod_object{make_pod("b-0").cpu("4").group("big"), {}}), "b-0");
+  auto transition = [&] {
+    std::pair<scheduler::timestamp, scheduler::timestamp> out{};
+    for (const auto& c : h.pod("b-0").conditions)
+      if (c.type == "PodScheduled" && c.status == "False")
+        out.first = c.last_transition_time;
+    for (const auto& c : h.group("big").status.conditions)
+      if (c.type == "Unschedulable")
+        out.second = c.last_transition_time;
+    return out;
+  };
+  ASSERT_TRUE(h.run_until([&] { return transition().second != scheduler::timestamp{}; },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  auto first = transition();
+  EXPECT_NE(first.first, scheduler::timestamp{});
+  h.pass(std::chrono::milliseconds(5000));
+  EXPECT_EQ(transition(), first);
+}
+
 // What a watcher of PodGroups sees: a MODIFIED event for each change of a group's status, its
 // pending reason included, and none when nothing changed. The registry finds a change by a digest
 // of what the status is made of, without building it (registry_detail::summarize_group).
