@@ -833,8 +833,10 @@ struct gang_planner::scratch {
   }
 
   // The precise sentence for a class that fits no node now: the resource most nodes lack, the
-  // most free of it anywhere, and how many nodes lack it. Reads the overlay, which the caller
-  // rolled back to the view's free amounts.
+  // most free of it anywhere, and how many nodes lack it. When more than one resource is short
+  // somewhere, each is named with the nodes short of it and the most free of it among those
+  // (the most free anywhere could be on a node that another resource rules out). Reads the
+  // overlay, which the caller rolled back to the view's free amounts.
   std::string detail_unschedulable(std::size_t c, int64_t pods_needed) const {
     const pod_class& pc = classes[c];
     const int64_t* r = &class_req[c * dims];
@@ -842,11 +844,14 @@ struct gang_planner::scratch {
     std::size_t best_dim = dims;
     int64_t best_lack = 0;
     int64_t room = 0;
+    std::vector<std::pair<uint16_t, int64_t>> short_dims;  // (dimension, nodes short of it)
     for (uint16_t d : pc.fit_dims) {
       int64_t lack = 0;
       for (std::size_t s = 0; s < slot_count; ++s)
         if (slot_static[s * class_count + c] == verdict_ok && slot_free[s * dims + d] < r[d])
           ++lack;
+      if (lack > 0)
+        short_dims.emplace_back(d, lack);
       // On a tie a resource says more than the pod count, which comes first in `fit_dims`.
       if (lack > best_lack || (lack == best_lack && lack > 0 && best_dim == dim_pods)) {
         best_lack = lack;
@@ -862,11 +867,29 @@ struct gang_planner::scratch {
         fit = std::min(fit, std::max<int64_t>(0, slot_free[s * dims + d]) / r[d]);
       room += fit == std::numeric_limits<int64_t>::max() ? 0 : fit;
     }
+    const bool several_short = short_dims.size() > 1;
     std::string out = who(c) + " needs " +
-                      (best_dim < dims ? amount_text(best_dim, r[best_dim]) : request_text(c)) +
+                      (best_dim < dims && !several_short ? amount_text(best_dim, r[best_dim])
+                                                         : request_text(c)) +
                       " per pod for " + std::to_string(pods_needed) +
                       (pods_needed == 1 ? " pod" : " pods");
-    if (best_dim < dims) {
+    if (several_short) {
+      for (const auto& [d, lack] : short_dims) {
+        std::size_t best = slot_count;  // The most free of d among the nodes short of it.
+        for (std::size_t s = 0; s < slot_count; ++s)
+          if (slot_static[s * class_count + c] == verdict_ok && slot_free[s * dims + d] < r[d] &&
+              (best == slot_count || slot_free[s * dims + d] > slot_free[best * dims + d] ||
+               (slot_free[s * dims + d] == slot_free[best * dims + d] &&
+                slot_node[s] < slot_node[best])))
+            best = s;
+        out += "; " + lack_text(d) + ": " + std::to_string(lack) +
+               (lack == 1 ? " node short, the most free " : " nodes short, the most free ") +
+               amount_text(d, std::max<int64_t>(0, slot_free[best * dims + d])) + " (" +
+               view->at(slot_node[best]).meta.name + ")";
+      }
+      out += room > 0 ? "; the nodes have room for " + std::to_string(room) + " of them"
+                      : short_dims.size() == 2 ? "; no node has both" : "; no node has all of them";
+    } else if (best_dim < dims) {
       std::size_t best_slot = best_slot_by(c, verdict_ok, slot_free, best_dim);
       int64_t most = std::max<int64_t>(0, slot_free[best_slot * dims + best_dim]);
       out += "; the most free on any node is " + amount_text(best_dim, most) + " (" +
@@ -880,11 +903,35 @@ struct gang_planner::scratch {
         out += " but not together with the gang's other pods";
     }
     if (eligible < slot_count)
-      out += "; " + std::to_string(slot_count - eligible) +
-             (slot_count - eligible == 1 ? " node is" : " nodes are") +
-             " ruled out by predicates or size";
+      out += "; " + ruled_out_text(c, slot_count - eligible);
     if (exhausted)
       out += " (search gave up after " + std::to_string(steps) + " steps)";
+    return out;
+  }
+
+  // "3 nodes are ruled out: 2 untolerated taint, 1 too small": the nodes the static predicates
+  // rule out for class c, by the first predicate each fails, most first.
+  std::string ruled_out_text(std::size_t c, std::size_t count) const {
+    std::array<std::size_t, std::size_t(predicate_failure_last) + 1> by{};
+    for (std::size_t s = 0; s < slot_count; ++s)
+      ++by[slot_static[s * class_count + c]];
+    static constexpr std::array<std::pair<predicate_failure, std::string_view>, 4> names{{
+        {predicate_failure::node_unschedulable, "unschedulable"},
+        {predicate_failure::untolerated_taint, "untolerated taint"},
+        {predicate_failure::node_affinity, "node affinity/selector"},
+        {predicate_failure::exceeds_allocatable, "too small"},
+    }};
+    std::vector<std::pair<std::size_t, std::string_view>> reasons;
+    for (const auto& [failure, name] : names)
+      if (by[std::size_t(failure)] > 0)
+        reasons.emplace_back(by[std::size_t(failure)], name);
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string out = std::to_string(count) + (count == 1 ? " node is" : " nodes are") +
+                      " ruled out:";
+    for (std::size_t i = 0; i < reasons.size(); ++i)
+      out += (i == 0 ? " " : ", ") + std::to_string(reasons[i].first) + " " +
+             std::string(reasons[i].second);
     return out;
   }
 

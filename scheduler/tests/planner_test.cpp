@@ -148,6 +148,42 @@ TEST(planner, unschedulable_names_resource_amount_and_nodes) {
             "free on any node is 1500m cpu (node-4); 6 nodes lack cpu.");
 }
 
+// Two nodes, one short of cpu and one short of memory: each resource is named with the node
+// short of it, and the most free of it anywhere (15 cpu, on the node memory rules out) is not
+// offered as if it could help.
+TEST(planner, detail_names_each_short_resource_where_it_is_short) {
+  fixture f;
+  f.view.add_node(make_node("n-0").cpu("16").memory("32Gi"));
+  f.view.add_node(make_node("n-1").cpu("16").memory("32Gi"));
+  f.view.allocate(0, res("cpu", "15"));
+  f.view.allocate(1, res("cpu", "1") + res("memory", "31Gi"));
+  f.add_pods({make_pod("w-0").cpu("2").memory("2Gi").role("worker")});
+  gang_planner planner;
+  rng random(5);
+  auto r = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.detail,
+            "worker needs 2 cpu, 2Gi memory per pod for 1 pod; cpu: 1 node short, the most "
+            "free 1 cpu (n-0); memory: 1 node short, the most free 1Gi memory (n-1); no node "
+            "has both");
+
+  // A third node with room for one of two: the count replaces "no node has both".
+  fixture g;
+  g.view.add_node(make_node("n-0").cpu("16").memory("32Gi"));
+  g.view.add_node(make_node("n-1").cpu("16").memory("32Gi"));
+  g.view.add_node(make_node("n-2").cpu("2").memory("2Gi"));
+  g.view.allocate(0, res("cpu", "15"));
+  g.view.allocate(1, res("cpu", "1") + res("memory", "31Gi"));
+  g.add_pods({make_pod("w-0").cpu("2").memory("2Gi").role("worker"),
+              make_pod("w-1").cpu("2").memory("2Gi").role("worker")});
+  auto two = planner.plan(g.view, g.request(2), random);
+  EXPECT_EQ(two.code, plan_code::unschedulable);
+  EXPECT_EQ(two.detail,
+            "worker needs 2 cpu, 2Gi memory per pod for 2 pods; cpu: 1 node short, the most "
+            "free 1 cpu (n-0); memory: 1 node short, the most free 1Gi memory (n-1); the nodes "
+            "have room for 1 of them");
+}
+
 TEST(planner, diagnosis_counts_taints_and_resources_kube_style) {
   fixture f;
   for (int i = 0; i < 4; ++i) {
@@ -166,7 +202,7 @@ TEST(planner, diagnosis_counts_taints_and_resources_kube_style) {
             "{gpu: true}.");
   EXPECT_EQ(r.detail,
             "worker needs 2 cpu per pod for 1 pod; the most free on any node is 1 cpu (busy-0); 4 "
-            "nodes lack cpu; 2 nodes are ruled out by predicates or size");
+            "nodes lack cpu; 2 nodes are ruled out: 2 untolerated taint");
 }
 
 TEST(planner, unresolvable_cases) {
@@ -253,10 +289,12 @@ TEST(planner, pod_count_and_extended_resources_in_the_diagnosis) {
   EXPECT_EQ(r.code, plan_code::unschedulable);
   EXPECT_EQ(r.origin.to_string(),
             "0/3 nodes are available: 2 Insufficient nvidia.com/gpu, 1 Too many pods.");
+  // "full" has 8 GPUs free and no pod slot: it is named for what it lacks, not offered as the
+  // node with the most GPUs.
   EXPECT_EQ(r.detail,
-            "trainer needs 4 nvidia.com/gpu per pod for 1 pod; the most free on any node is 8 "
-            "nvidia.com/gpu (full); 1 node lacks nvidia.com/gpu; 1 node is ruled out by "
-            "predicates or size");
+            "trainer needs 1 cpu, 4 nvidia.com/gpu per pod for 1 pod; pod slots: 1 node short, "
+            "the most free 0 pod slots (full); nvidia.com/gpu: 1 node short, the most free 2 "
+            "nvidia.com/gpu (gpus-busy); no node has both; 1 node is ruled out: 1 too small");
   // Only the pod count is short.
   fixture g;
   g.view.add_node(make_node("a").cpu("8").pods(1));
