@@ -514,6 +514,13 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     },
     [self](usage_atom, usage_delta& d) {
       auto& st = self->state;
+      // A removal from a gang this queue does not know was sent by a gang forgotten since: the
+      // registry's removed_atom (the PodGroup deleted) overtook the last usage its actor sent
+      // as its pods went. Forgetting took the gang's whole allocation off already; taking it
+      // off again drove the queue's below zero (PowerLossChurn, seed 5212). A gang's first
+      // delta adds (its first binding) or is whole (an actor started from bound pods).
+      if (!d.whole && d.added.is_zero() && st.gangs.count(d.gang) == 0)
+        return;
       // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
       // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
       auto& b = st.gangs[d.gang];
