@@ -222,12 +222,13 @@ void release_placeholders(self_ptr self, int32_t keep) {
 }
 
 // Asks the queue for a planning slot (and admission when not admitted yet).
-// The gang's ready pods meet minMember and every role's minimum now (a gang that ran and lost
-// members below it does not: its replacements come before other gangs' extras).
-bool runs_its_minimum(const gang_actor_state& st) {
+// The gang's `ready` pods (count_members) meet minMember and every role's minimum now (a gang
+// that ran and lost members below it does not: its replacements come before other gangs'
+// extras).
+bool runs_its_minimum(const gang_actor_state& st, int32_t ready) {
   if (!gang_mode(st))
     return st.machine.was_ready();
-  if (count_members(st).ready() < st.group->min_member)
+  if (ready < st.group->min_member)
     return false;
   return std::all_of(st.group->min_task_member.begin(), st.group->min_task_member.end(),
                      [&](const auto& rm) { return ready_of_role(st, rm.role) >= rm.min; });
@@ -242,7 +243,7 @@ void register_waiting(self_ptr self) {
   st.registered = true;
   self->send(st.queue, waiting_atom::value,
              gang_entry{st.id, st.group, st.admitted, pending_demand(st), st.members_joined,
-                        runs_its_minimum(st)},
+                        runs_its_minimum(st, count_members(st).ready())},
              gang_actor{self});
   st.members_joined = false;
 }
@@ -318,7 +319,7 @@ scheduler::gang_request request_for(const gang_actor_state& st,
                                     int32_t ready) {
   scheduler::gang_request request;
   request.pods = candidates;
-  request.place_extra = !gang_mode(st) || runs_its_minimum(st);
+  request.place_extra = !gang_mode(st) || runs_its_minimum(st, ready);
   if (gang_mode(st)) {
     request.min_pods = std::max(0, st.group->min_member - ready);
     for (const auto& rm : st.group->min_task_member) {

@@ -276,8 +276,6 @@ struct registry_state {
   /// (count_phase) so that its metrics move with each change instead of a recount.
   std::unordered_map<std::string, std::array<int64_t, 5>> phases_by_queue;
   std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
-  /// Pods held back by scheduling gates (spec.schedulingGates): in no gang until ungate_pod.
-  std::unordered_set<uint64_t> gated;
   std::map<std::string, node_entry, std::less<>> nodes;            // Found by any string type.
   /// By view index: the live node in that slot of the cluster view, or null. Bindings name
   /// nodes by index; the entries are the map's own (they stay put as it changes).

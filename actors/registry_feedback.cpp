@@ -370,7 +370,6 @@ bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot) {
   const auto& [id, e] = slot;
   if (!e.pod->is_gated() || e.is_bound())
     return false;
-  st.gated.insert(id);
   set_pending_reason(st, id, {});  // pod_view shows why: SchedulingGated.
   return true;
 }
@@ -380,8 +379,10 @@ void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod) {
   auto p = st.pods.find(id);
   if (p == st.pods.end())
     return;
+  // Held back until now: gated, in no gang, not bound (held_by_gates).
+  const bool was_held = p->second.pod->is_gated() && p->second.gang == 0 && !p->second.is_bound();
   p->second.pod = std::move(pod);
-  if (p->second.pod->is_gated() || st.gated.erase(id) == 0)
+  if (!was_held || p->second.pod->is_gated())
     return;
   attach_pod(self, *p);
 }
@@ -952,7 +953,6 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
       if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
           o != st.orphans.end())
         std::erase(o->second, id);
-    st.gated.erase(id);
     if (announce_pods) {
       api::pod_object view{*pod, {}};
       scheduler::set_runtime(view.pod, state);

@@ -164,7 +164,7 @@ void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod);
 bool has_pending_pod(const registry_state& st, const group_entry& g);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
 bool not_ours(registry_state& st, const registry_state::pod_slot& slot);
-/// True, with the pod filed in `gated`, when it has scheduling gates (and is not bound): it joins
+/// True when the pod has scheduling gates (and is not bound): it joins
 /// no gang until they are gone (ungate_pod). It is neither placed nor counted in its gang's
 /// minimum or its queue's inqueue quota; its gang waits for it as for a member not created yet.
 bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot);

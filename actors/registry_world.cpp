@@ -256,7 +256,7 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
   auto& e = st.pods.at(id);
   auto now = e.state();
   auto next = scheduler::runtime_of(seen);
-  if (st.gated.count(id) != 0 && !seen.is_gated() && !next.is_bound()) {
+  if (e.pod->is_gated() && !seen.is_gated() && !next.is_bound()) {
     // Its gates were removed (Kueue, or a user's patch): it joins its gang now.
     auto fresh = seen;
     fresh.priority = e.pod->priority;  // As resolved when it came (upsert_pod).
@@ -270,8 +270,6 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
         announce(self, api::watch_event::type::modified, pod_view(st, id, p->second));
     return;
   }
-  if (next.is_bound())
-    st.gated.erase(id);  // Bound by someone else while gated here: nothing of ours waits.
   bool intent = st.intents.count(id) != 0;
   if (intent && !next.is_bound() && !scheduler::is_terminal(next.phase)) {
     // Our binding is on its way: the apiserver has not seen it yet. Keep it.

@@ -352,16 +352,21 @@ void fake_service::act(resource_kind kind, std::string namespace_name, std::stri
                                                     std::string(to_string(action.kind)) +
                                                     " does not apply to " + plural(kind)};
         } else {
-          mutable_meta(changed).resource_version = ++rv_;
-          it->second = changed;
-          record_change(watch_event::type::modified, changed, deliveries);
-          answer = std::move(changed);
+          answer = store_change(it->second, std::move(changed), deliveries);
         }
       }
     }
     deliver(std::move(deliveries));
     done(std::move(answer));
   });
+}
+
+object fake_service::store_change(object& stored, object changed,
+                                 std::vector<delivery>& deliveries) {
+  mutable_meta(changed).resource_version = ++rv_;
+  stored = changed;
+  record_change(watch_event::type::modified, changed, deliveries);
+  return changed;
 }
 
 void fake_service::update(object obj, object_callback done) {
@@ -387,10 +392,7 @@ void fake_service::update(object obj, object_callback done) {
             p->pod.constraints = std::get<pod_object>(obj).pod.constraints;
           mutable_meta(changed).labels = meta.labels;
           mutable_meta(changed).annotations = meta.annotations;
-          mutable_meta(changed).resource_version = ++rv_;
-          it->second = changed;
-          record_change(watch_event::type::modified, changed, deliveries);
-          answer = std::move(changed);
+          answer = store_change(it->second, std::move(changed), deliveries);
         }
       }
     }

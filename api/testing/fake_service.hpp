@@ -125,6 +125,9 @@ class fake_service final : public service {
   scheduler::timestamp now() const;
   // The following run on the worker with mu_ held; they append to `out` what watchers get.
   void record_change(watch_event::type type, const object& o, std::vector<delivery>& out);
+  /// Stores `changed` over `stored` under a new resourceVersion and records the MODIFIED event;
+  /// returns the object as stored. Under mu_.
+  object store_change(object& stored, object changed, std::vector<delivery>& deliveries);
   void deliver(std::vector<delivery> deliveries);
   object stamp(object o, bool keep_time);
   static bool matches(const watcher& w, const object& o);

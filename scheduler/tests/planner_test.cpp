@@ -151,12 +151,17 @@ TEST(planner, unschedulable_names_resource_amount_and_nodes) {
 // Two nodes, one short of cpu and one short of memory: each resource is named with the node
 // short of it, and the most free of it anywhere (15 cpu, on the node memory rules out) is not
 // offered as if it could help.
-TEST(planner, detail_names_each_short_resource_where_it_is_short) {
-  fixture f;
+// n-0 with 1 cpu free, n-1 with 15 cpu and 1Gi memory free.
+void add_cpu_full_and_memory_full_nodes(fixture& f) {
   f.view.add_node(make_node("n-0").cpu("16").memory("32Gi"));
   f.view.add_node(make_node("n-1").cpu("16").memory("32Gi"));
   f.view.allocate(0, res("cpu", "15"));
   f.view.allocate(1, res("cpu", "1") + res("memory", "31Gi"));
+}
+
+TEST(planner, detail_names_each_short_resource_where_it_is_short) {
+  fixture f;
+  add_cpu_full_and_memory_full_nodes(f);
   f.add_pods({make_pod("w-0").cpu("2").memory("2Gi").role("worker")});
   gang_planner planner;
   rng random(5);
@@ -169,11 +174,8 @@ TEST(planner, detail_names_each_short_resource_where_it_is_short) {
 
   // A third node with room for one of two: the count replaces "no node has both".
   fixture g;
-  g.view.add_node(make_node("n-0").cpu("16").memory("32Gi"));
-  g.view.add_node(make_node("n-1").cpu("16").memory("32Gi"));
+  add_cpu_full_and_memory_full_nodes(g);
   g.view.add_node(make_node("n-2").cpu("2").memory("2Gi"));
-  g.view.allocate(0, res("cpu", "15"));
-  g.view.allocate(1, res("cpu", "1") + res("memory", "31Gi"));
   g.add_pods({make_pod("w-0").cpu("2").memory("2Gi").role("worker"),
               make_pod("w-1").cpu("2").memory("2Gi").role("worker")});
   auto two = planner.plan(g.view, g.request(2), random);
