@@ -273,6 +273,47 @@ struct node_selector_term {
   friend bool operator==(const node_selector_term&, const node_selector_term&) = default;
 };
 
+/// Kubernetes' LabelSelector: every matchLabels pair and every matchExpressions requirement hold.
+/// The operators are In, NotIn, Exists and DoesNotExist (validation refuses Gt and Lt). An empty
+/// selector matches every label set; "no selector" is spelled as an absent optional where it
+/// differs (a pod affinity term without one matches no pod).
+struct label_selector {
+  label_set match_labels;
+  std::vector<node_selector_requirement> match_expressions;
+  friend bool operator==(const label_selector&, const label_selector&) = default;
+};
+
+/// One term of podAffinity or podAntiAffinity: the pods it names (by labels, in some namespaces)
+/// and the topology domain they share with the pod (nodes with equal values of `topology_key`).
+struct pod_affinity_term {
+  /// Absent: the term matches no pod (Kubernetes' nil labelSelector).
+  std::optional<label_selector> selector;
+  /// Namespaces the pods may be in. With no namespaces and no namespace selector: the pod's own.
+  std::vector<std::string> namespaces;
+  /// Namespaces by their labels. Only the empty selector (every namespace) can be evaluated:
+  /// namespaces' labels are not known to the scheduler (docs/NOTES.md, "Pods beside pods").
+  std::optional<label_selector> namespace_selector;
+  std::string topology_key;
+  friend bool operator==(const pod_affinity_term&, const pod_affinity_term&) = default;
+};
+
+/// A preferredDuringSchedulingIgnoredDuringExecution entry: `weight` (1-100) added to the score
+/// of nodes where the term holds.
+struct weighted_pod_affinity_term {
+  int32_t weight = 1;
+  pod_affinity_term term;
+  friend bool operator==(const weighted_pod_affinity_term&,
+                         const weighted_pod_affinity_term&) = default;
+};
+
+/// A container port the pod asks the node for (a non-zero hostPort).
+struct host_port {
+  std::string protocol = "TCP";  // TCP, UDP or SCTP.
+  std::string host_ip;           // Empty means 0.0.0.0: every address of the node.
+  int32_t port = 0;              // 1-65535.
+  friend bool operator==(const host_port&, const host_port&) = default;
+};
+
 /// Where a pod may run. Pods built from one template share one instance (see pod::constraints),
 /// which also lets the planner treat them as one class.
 struct placement_constraints {
@@ -283,9 +324,22 @@ struct placement_constraints {
   /// spec.schedulingGates, by name: while any is left the pod is neither placed nor counted
   /// (Kubernetes' PodSchedulingReadiness). Gates may only be removed after creation.
   std::vector<std::string> scheduling_gates;
+  /// spec.affinity.podAffinity and podAntiAffinity, required (every term holds) and preferred.
+  std::vector<pod_affinity_term> required_pod_affinity;
+  std::vector<pod_affinity_term> required_pod_anti_affinity;
+  std::vector<weighted_pod_affinity_term> preferred_pod_affinity;
+  std::vector<weighted_pod_affinity_term> preferred_pod_anti_affinity;
+  /// The hostPorts of the pod's containers, in order, without duplicates.
+  std::vector<host_port> host_ports;
   bool empty() const noexcept {
     return node_selector.empty() && required_node_affinity.empty() && tolerations.empty() &&
-           scheduling_gates.empty();
+           scheduling_gates.empty() && !places_beside_pods();
+  }
+  /// True when where other pods run matters to this pod: pod (anti-)affinity or host ports.
+  bool places_beside_pods() const noexcept {
+    return !required_pod_affinity.empty() || !required_pod_anti_affinity.empty() ||
+           !preferred_pod_affinity.empty() || !preferred_pod_anti_affinity.empty() ||
+           !host_ports.empty();
   }
   friend bool operator==(const placement_constraints&, const placement_constraints&) = default;
 };
