@@ -1,5 +1,7 @@
 #include "actors/cluster_view.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
+
 #include <iterator>
 
 namespace phalanx::actors {
@@ -69,6 +71,14 @@ struct cluster_view::slot {
   // a 512-byte block per node for the one or two versions a node ever has.
   std::vector<std::shared_ptr<const scheduler::node>> versions;
   std::mutex versions_mutex;
+  // The node's pods for the rules between pods, by id; under pods_mutex. The counts are read
+  // without it (hints), with sequential consistency, which the node's vote relies on
+  // (node_actor.cpp, "publish, then check").
+  std::vector<std::pair<uint64_t, std::shared_ptr<const scheduler::pod>>> pods;
+  mutable std::mutex pods_mutex;
+  std::atomic<int32_t> pod_count{0};
+  std::atomic<int32_t> anti_affinity{0};
+  std::atomic<int32_t> host_ports{0};
 };
 
 cluster_view::cluster_view() = default;
@@ -123,7 +133,24 @@ void cluster_view::publish_node(std::size_t index, std::shared_ptr<const schedul
 }
 
 void cluster_view::set_live(std::size_t index, bool live) noexcept {
-  slot_at(index).live.store(live, std::memory_order_release);
+  auto& s = slot_at(index);
+  s.live.store(live, std::memory_order_release);
+  // A removed node's pods are nowhere now, and a node coming back starts with none: its new
+  // actor adds what it holds.
+  std::vector<std::pair<uint64_t, std::shared_ptr<const scheduler::pod>>> gone;
+  {
+    std::lock_guard<std::mutex> guard{s.pods_mutex};
+    gone.swap(s.pods);
+  }
+  for (const auto& [_, p] : gone) {
+    s.pod_count.fetch_sub(1);
+    if (scheduler::has_required_anti_affinity(*p)) {
+      s.anti_affinity.fetch_sub(1);
+      anti_affinity_pods_.fetch_sub(1);
+    }
+    if (!p->placement().host_ports.empty())
+      s.host_ports.fetch_sub(1);
+  }
 }
 
 void cluster_view::add_in_flight(std::size_t index, const resources& amount) noexcept {
@@ -178,6 +205,65 @@ void cluster_view::read_free(std::size_t index, resources& out) const {
 
 bool cluster_view::is_live(std::size_t index) const noexcept {
   return slot_at(index).live.load(std::memory_order_acquire);
+}
+
+bool cluster_view::add_pod(std::size_t index, uint64_t id,
+                           std::shared_ptr<const scheduler::pod> p) {
+  auto& s = slot_at(index);
+  const bool anti = scheduler::has_required_anti_affinity(*p);
+  const bool ports = !p->placement().host_ports.empty();
+  {
+    std::lock_guard<std::mutex> guard{s.pods_mutex};
+    for (const auto& [known, _] : s.pods)
+      if (known == id)
+        return false;
+    s.pods.emplace_back(id, std::move(p));
+  }
+  s.pod_count.fetch_add(1);
+  if (anti) {
+    s.anti_affinity.fetch_add(1);
+    anti_affinity_pods_.fetch_add(1);
+  }
+  if (ports)
+    s.host_ports.fetch_add(1);
+  return true;
+}
+
+void cluster_view::remove_pod(std::size_t index, uint64_t id) {
+  auto& s = slot_at(index);
+  std::shared_ptr<const scheduler::pod> gone;
+  {
+    std::lock_guard<std::mutex> guard{s.pods_mutex};
+    // Newest last: a hold aborted or a pod released soon after it came is near the end.
+    for (auto i = s.pods.rbegin(); i != s.pods.rend(); ++i)
+      if (i->first == id) {
+        gone = std::move(i->second);
+        *i = std::move(s.pods.back());
+        s.pods.pop_back();
+        break;
+      }
+  }
+  if (!gone)
+    return;
+  s.pod_count.fetch_sub(1);
+  if (scheduler::has_required_anti_affinity(*gone)) {
+    s.anti_affinity.fetch_sub(1);
+    anti_affinity_pods_.fetch_sub(1);
+  }
+  if (!gone->placement().host_ports.empty())
+    s.host_ports.fetch_sub(1);
+}
+
+void cluster_view::visit_pods(std::size_t index, const scheduler::pod_visitor& visit) const {
+  const auto& s = slot_at(index);
+  std::lock_guard<std::mutex> guard{s.pods_mutex};
+  for (const auto& [_, p] : s.pods)
+    visit(*p);
+}
+
+scheduler::pod_rule_counts cluster_view::rule_counts(std::size_t index) const noexcept {
+  const auto& s = slot_at(index);
+  return {s.anti_affinity.load(), s.host_ports.load(), s.pod_count.load()};
 }
 
 } // namespace phalanx::actors

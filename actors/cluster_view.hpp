@@ -50,7 +50,7 @@ class cluster_view final : public scheduler::node_view {
   void publish_free(std::size_t index, const scheduler::resources& free) noexcept;
   /// Replaces the static facts (cordon, uncordon). Old versions stay valid for readers.
   void publish_node(std::size_t index, std::shared_ptr<const scheduler::node> n);
-  /// Marks the slot removed (its node was deleted) or live again.
+  /// Marks the slot removed (its node was deleted) or live again; either way it holds no pods.
   void set_live(std::size_t index, bool live) noexcept;
 
   // -- Reserves in flight: the sender of a reserve adds, the node actor owning `index` removes.
@@ -74,6 +74,16 @@ class cluster_view final : public scheduler::node_view {
   /// What the node's reservation keeps from the other gangs (zero without one).
   void read_withheld(std::size_t index, scheduler::resources& out) const;
 
+  // -- Pods on the node, for the rules between pods (scheduler/pod_neighbourhood.hpp): what is
+  // committed there and what reserves hold or wait for. Only the owner writes; planners and
+  // other nodes' actors read under the slot's lock. Counting the pods with rules is what lets
+  // a plan without rules skip them all.
+
+  /// Adds `p` (pod id `id`) to the node's pods; false when the id was there already.
+  bool add_pod(std::size_t index, uint64_t id, std::shared_ptr<const scheduler::pod> p);
+  /// Removes the pod `id`; unknown ids are ignored.
+  void remove_pod(std::size_t index, uint64_t id);
+
   // -- node_view: any thread.
 
   std::size_t size() const noexcept override { return size_.load(std::memory_order_acquire); }
@@ -82,6 +92,11 @@ class cluster_view final : public scheduler::node_view {
   /// published free room is already less what its reservation withholds.
   void read_free(std::size_t index, scheduler::resources& out) const override;
   bool is_live(std::size_t index) const noexcept override;
+  void visit_pods(std::size_t index, const scheduler::pod_visitor& visit) const override;
+  scheduler::pod_rule_counts rule_counts(std::size_t index) const noexcept override;
+  int64_t anti_affinity_pods() const noexcept override {
+    return anti_affinity_pods_.load(std::memory_order_seq_cst);
+  }
 
  private:
   struct slot;
@@ -92,6 +107,7 @@ class cluster_view final : public scheduler::node_view {
 
   std::array<std::atomic<chunk*>, max_slots / chunk_size> chunks_{};
   std::atomic<std::size_t> size_{0};
+  std::atomic<int64_t> anti_affinity_pods_{0};
   std::mutex add_mutex_;  // Serializes add_slot and chunk allocation; readers never take it.
 };
 
@@ -105,6 +121,13 @@ class reserving_gang_view final : public scheduler::node_view {
   const scheduler::node& at(std::size_t index) const noexcept override { return base_.at(index); }
   void read_free(std::size_t index, scheduler::resources& out) const override;
   bool is_live(std::size_t index) const noexcept override { return base_.is_live(index); }
+  void visit_pods(std::size_t index, const scheduler::pod_visitor& visit) const override {
+    base_.visit_pods(index, visit);
+  }
+  scheduler::pod_rule_counts rule_counts(std::size_t index) const noexcept override {
+    return base_.rule_counts(index);
+  }
+  int64_t anti_affinity_pods() const noexcept override { return base_.anti_affinity_pods(); }
 
  private:
   const cluster_view& base_;

@@ -1,7 +1,11 @@
 #include "actors/node_actor.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
+
 #include <caf/all.hpp>
 #include <spdlog/spdlog.h>
+
+#include <atomic>
 
 namespace phalanx::actors {
 
@@ -29,10 +33,93 @@ void publish(self_ptr self) {
   st.withholding = reserved_for != 0;
 }
 
+// The view's pods of a reserve leave with it: it was aborted or refused.
+void forget_reserved_pods(node_actor_state& st, const scheduler::txn_id& txn) {
+  auto i = st.reserved_pods.find(txn);
+  if (i == st.reserved_pods.end())
+    return;
+  for (auto id : i->second)
+    st.ctx->view->remove_pod(st.index, id);
+  st.reserved_pods.erase(i);
+}
+
+// The rules between pods (scheduler/pod_neighbourhood.hpp), decided for the pods of a reserve
+// on this node: its own pods exactly (this actor alone changes them), other nodes' as the view
+// shows them, for the domains (zones, racks) this node shares with them. Returns the first rule
+// an item breaks, or none; items are checked in order, each beside the ones before it.
+//
+// Publish, then check: the caller has put the items among this node's pods in the view before
+// calling (and takes them out again if this refuses), with a sequentially consistent fence in
+// between. Two reserves on different nodes of one zone that would break a rule together then
+// cannot both pass: each publishes before it reads, so at least one sees the other (the
+// store-buffer case the fences forbid). Both may see each other and both be refused; their
+// gangs plan again.
+scheduler::predicate_failure rules_refuse(const node_actor_state& st,
+                                          const std::vector<node_ledger_type::item>& items) {
+  const auto& view = *st.ctx->view;
+  const scheduler::node& here = *st.spec;
+  scheduler::pod_neighbourhood hood;
+  std::vector<uint32_t> kinds;
+  kinds.reserve(items.size());
+  bool terms = false;  // Some item's inter-pod terms may select any pod.
+  std::vector<std::string_view> keys;  // Their topology keys.
+  for (const auto& it : items) {
+    kinds.push_back(hood.prepare(*it.payload));
+    const auto& c = it.payload->placement();
+    for (const auto* list : {&c.required_pod_affinity, &c.required_pod_anti_affinity})
+      for (const auto& t : *list) {
+        terms = true;
+        if (std::find(keys.begin(), keys.end(), std::string_view(t.topology_key)) == keys.end())
+          keys.push_back(t.topology_key);
+      }
+  }
+  auto is_item = [&](const scheduler::pod& p) {
+    return std::any_of(items.begin(), items.end(),
+                       [&](const auto& it) { return it.payload.get() == &p; });
+  };
+  view.visit_pods(st.index, [&](const scheduler::pod& p) {
+    if (!is_item(p))
+      hood.add(st.index, here, p);
+  });
+  auto shares_a_domain = [&](const scheduler::node& other) {
+    for (auto key : keys) {
+      auto mine = here.meta.labels.find(key);
+      auto theirs = other.meta.labels.find(key);
+      if (mine && theirs && *mine == *theirs)
+        return true;
+    }
+    return false;
+  };
+  for (std::size_t j = 0; j < view.size(); ++j) {
+    if (j == st.index || !view.is_live(j))
+      continue;
+    auto counts = view.rule_counts(j);
+    if (counts.pods == 0)
+      continue;
+    const scheduler::node& other = view.at(j);
+    const bool all_pods = terms && shares_a_domain(other);
+    if (!all_pods && counts.anti_affinity == 0)
+      continue;
+    view.visit_pods(j, [&](const scheduler::pod& p) {
+      if (all_pods || scheduler::has_required_anti_affinity(p))
+        hood.add(uint32_t(j), other, p);
+    });
+  }
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto failure = hood.check(kinds[i], st.index, here);
+    if (failure != scheduler::predicate_failure::none)
+      return failure;
+    hood.add(st.index, here, *items[i].payload);
+  }
+  return scheduler::predicate_failure::none;
+}
+
 // Sends the votes of waiters the ledger decided after a change.
 void answer_waiters(self_ptr self) {
   auto& st = self->state;
   for (auto& d : st.ledger->recheck_waiters()) {
+    if (d.outcome.vote != scheduler::vote_kind::reserved)
+      forget_reserved_pods(st, d.txn);
     auto i = st.coordinators.find(d.owner);
     if (i == st.coordinators.end())
       continue;
@@ -97,8 +184,10 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
   st.binder = std::move(binder);
   st.ledger = std::make_unique<node_ledger_type>(spec->allocatable);
   st.ledger->reserve_committed(committed.size());
-  for (const auto& ref : committed)
+  for (const auto& ref : committed) {
     st.ledger->adopt(ref.id, ref.pod->requests, ref.pod);
+    st.ctx->view->add_pod(index, ref.id, ref.pod);
+  }
   publish(self);
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -110,9 +199,17 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     st.coordinators.erase(gang);
     bool changed = st.ledger->abort_owner(gang) > 0;
     st.ledger->forget_finished(gang); // Nothing more comes from it.
+    std::vector<scheduler::txn_id> ended;
+    for (const auto& [txn, _] : st.reserved_pods)
+      if (txn.gang == gang)
+        ended.push_back(txn);
+    for (const auto& txn : ended)
+      forget_reserved_pods(st, txn);
     if (auto p = st.placeholders_of.find(gang); p != st.placeholders_of.end()) {
-      for (auto id : p->second)
+      for (auto id : p->second) {
         changed |= st.ledger->release(id);
+        st.ctx->view->remove_pod(st.index, id);
+      }
       st.placeholders_of.erase(p);
     }
     if (changed) {
@@ -128,12 +225,42 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       items.reserve(req.items.size());
       for (auto& ref : req.items)
         items.push_back({ref.id, ref.pod->requests, std::move(ref.pod)});
-      auto outcome =
-          req.victims.empty()
-              ? st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items),
-                                   req.may_wait)
-              : st.ledger->reserve_evicting(req.txn, req.ticket, req.txn.gang, std::move(items),
-                                            std::move(req.victims));
+      // The items join the view's pods here before anything is decided (rules_refuse says why),
+      // and leave again unless the reserve is held or waits.
+      std::vector<uint64_t> ids;
+      std::vector<uint64_t> added;
+      ids.reserve(items.size());
+      for (const auto& it : items) {
+        ids.push_back(it.pod_id);
+        if (st.ctx->view->add_pod(st.index, it.pod_id, it.payload))
+          added.push_back(it.pod_id);
+      }
+      std::atomic_thread_fence(std::memory_order_seq_cst);
+      const bool rules = st.ctx->view->anti_affinity_pods() > 0 ||
+                         std::any_of(items.begin(), items.end(), [](const auto& it) {
+                           return scheduler::has_neighbour_rules(*it.payload);
+                         });
+      scheduler::vote_outcome outcome;
+      auto broken = rules ? rules_refuse(st, items) : scheduler::predicate_failure::none;
+      if (broken != scheduler::predicate_failure::none) {
+        // A conflict, not a shortage: the pods in the way may go, and the gang's next plan
+        // sees them.
+        outcome.vote = scheduler::vote_kind::refused_conflict;
+        st.ctx->metrics->reserve_rules_refused.inc();
+      } else {
+        outcome = req.victims.empty()
+                      ? st.ledger->reserve(req.txn, req.ticket, req.txn.gang, std::move(items),
+                                           req.may_wait)
+                      : st.ledger->reserve_evicting(req.txn, req.ticket, req.txn.gang,
+                                                    std::move(items), std::move(req.victims));
+      }
+      if (outcome.vote == scheduler::vote_kind::reserved ||
+          outcome.vote == scheduler::vote_kind::waiting) {
+        st.reserved_pods.insert_or_assign(req.txn, std::move(ids));
+      } else {
+        for (auto id : added)
+          st.ctx->view->remove_pod(st.index, id);
+      }
       if (outcome.vote == scheduler::vote_kind::reserved)
         publish(self);
       // After the hold is published: a planner reading in between counts the room twice, which
@@ -152,6 +279,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       auto items = st.ledger->commit(txn);
       if (items.empty())
         return;  // Unknown, aborted or already committed: commits are idempotent.
+      st.reserved_pods.erase(txn);  // Its pods stay in the view, committed.
       publish(self);
       pod_refs pods;
       pods.reserve(items.size());
@@ -173,11 +301,14 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
           case node_ledger_type::replace_outcome::replaced:
             if (first_time) {  // A repeated swap hands nothing over twice.
               forget_placeholder(st, s.placeholder);
+              st.ctx->view->remove_pod(st.index, s.placeholder);
+              st.ctx->view->add_pod(st.index, s.pod.id, s.pod.pod);
               pods.push_back(std::move(s.pod));
             }
             break;
           case node_ledger_type::replace_outcome::pod_gone:
             forget_placeholder(st, s.placeholder);
+            st.ctx->view->remove_pod(st.index, s.placeholder);
             changed = true;
             break;
           case node_ledger_type::replace_outcome::refused:
@@ -196,6 +327,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     },
     [self](abort_atom, scheduler::txn_id txn) {
       auto& st = self->state;
+      forget_reserved_pods(st, txn);
       if (st.ledger->abort(txn)) {
         publish(self);
         answer_waiters(self);
@@ -206,6 +338,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       bool changed = false;
       for (auto id : pods) {
         changed |= st.ledger->release(id);
+        st.ctx->view->remove_pod(st.index, id);
         if (is_placeholder(id))
           forget_placeholder(st, id);
       }
@@ -217,8 +350,10 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     },
     [self](adopt_atom, const pod_refs& pods) {
       auto& st = self->state;
-      for (const auto& p : pods)
+      for (const auto& p : pods) {
         st.ledger->adopt(p.id, p.pod->requests, p.pod);
+        st.ctx->view->add_pod(st.index, p.id, p.pod);
+      }
       publish(self);
     },
     [self](room_atom, uint64_t gang, scheduler::resources& amount, gang_actor& coordinator) {
@@ -260,6 +395,7 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       snap.claimed_victims = st.ledger->claimed_victim_count();
       snap.claimed = st.ledger->claimed_room();
       snap.room_reserved_for = st.ledger->room_reserved_for();
+      snap.labels = st.spec->meta.labels;
       return snap;
     },
   };

@@ -37,6 +37,10 @@ struct node_actor_state {
   bool withholding = false;
   /// Committed placeholders by their gang: a gang that dies leaves none behind.
   std::unordered_map<uint64_t, std::vector<uint64_t>> placeholders_of;
+  /// The pods of reserves held or waiting here, shown in the view's pods of this node until the
+  /// reserve commits (they stay, committed) or ends (they go).
+  std::unordered_map<scheduler::txn_id, std::vector<uint64_t>, scheduler::txn_id_hash>
+      reserved_pods;
 };
 
 /// A gang's round is decided: its bindings are durable. Tells every node holding a pod of the

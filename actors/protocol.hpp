@@ -322,6 +322,8 @@ struct node_snapshot {
   scheduler::resources claimed;
   /// The gang holding the node's reservation of room (0: none).
   uint64_t room_reserved_for = 0;
+  /// The node's labels: its topology domains.
+  scheduler::label_set labels;
 };
 
 struct gang_snapshot {
@@ -370,6 +372,8 @@ struct registry_snapshot {
     scheduler::pod_phase phase = scheduler::pod_phase::pending;
     scheduler::resources requests;
     std::string role;
+    /// The pod itself: labels and rules between pods, for the invariant checks.
+    std::shared_ptr<const scheduler::pod> object;
   };
   struct group_fact {
     std::string key;

@@ -394,6 +394,7 @@ registry_snapshot snapshot(const registry_state& st) {
     f.phase = e.phase();
     f.requests = e.pod->requests;
     f.role = e.pod->role;
+    f.object = e.pod;
     out.pods.push_back(std::move(f));
   }
   for (const auto& [gang, g] : st.groups) {

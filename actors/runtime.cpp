@@ -10,6 +10,8 @@
 #include "actors/sim_cluster.hpp"
 #include "actors/store_writer.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
+
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
 #include <spdlog/spdlog.h>
@@ -162,6 +164,7 @@ void resolve_nodes(collector_state& st) {
     fact.claimed = n.claimed;
     fact.in_flight = n.in_flight;
     fact.remembered_gangs = n.remembered_gangs;
+    fact.labels = n.labels;
     if (n.room_reserved_for != 0) {
       auto g = st.gangs.find(n.room_reserved_for);
       fact.room_reserved_for =
@@ -192,7 +195,8 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
           st.node_names[index] = name;
         for (auto& p : snap.pods) {
           st.key_of_id[p.id] = p.key;
-          st.facts.pods.push_back({p.key, p.group_key, p.node, p.phase, p.requests, p.role});
+          st.facts.pods.push_back(
+              {p.key, p.group_key, p.node, p.phase, p.requests, p.role, std::move(p.object)});
         }
         for (auto& g : snap.groups) {
           st.gangs[g.gang] = {g.key, st.facts.groups.size()};
@@ -255,6 +259,45 @@ void check_parked_gangs(const system_facts& facts, invariant_report& r) {
     if (p.node.empty() && !scheduler::is_terminal(p.phase) && parked_running.count(p.group_key))
       add_violation(r, "parking: gang " + p.group_key + " is parked while its pod " + p.key +
                            " waits to be placed");
+}
+
+// The rules between pods hold among the pods bound and not ended: no two on a node share a host
+// port, and no pod is in a domain of its own required anti-affinity terms with a pod they select
+// (either way round, as every pod is checked). A bound pod's labels and rules cannot change, so
+// what held at binding holds now. Required affinity is not checked: it asks only for the pods
+// that were there at binding, which may have ended since.
+void check_rules_between_pods(const system_facts& facts, invariant_report& r) {
+  std::map<std::string, const scheduler::label_set*> labels_of;
+  for (const auto& n : facts.nodes)
+    labels_of[n.name] = &n.labels;
+  std::vector<const system_facts::pod*> live;
+  for (const auto& p : facts.pods)
+    if (!p.node.empty() && !scheduler::is_terminal(p.phase) && p.object && labels_of.count(p.node))
+      live.push_back(&p);
+  for (const auto* a : live) {
+    const auto& rules = a->object->placement();
+    if (rules.host_ports.empty() && rules.required_pod_anti_affinity.empty())
+      continue;
+    const auto& here = *labels_of[a->node];
+    for (const auto* b : live) {
+      if (a == b)
+        continue;
+      if (a->node == b->node &&
+          scheduler::any_port_conflict(rules.host_ports, b->object->placement().host_ports))
+        add_violation(r, "rules: pods " + a->key + " and " + b->key + " share a host port on " +
+                             a->node);
+      const auto& there = *labels_of[b->node];
+      for (const auto& t : rules.required_pod_anti_affinity) {
+        auto mine = here.find(t.topology_key);
+        auto theirs = there.find(t.topology_key);
+        if (mine && theirs && *mine == *theirs &&
+            scheduler::term_selects(t, a->object->meta.namespace_name, *b->object))
+          add_violation(r, "rules: pod " + a->key + " on " + a->node + " and pod " + b->key +
+                               " on " + b->node + " share the " + t.topology_key + " domain " +
+                               std::string(*mine) + " against its anti-affinity");
+      }
+    }
+  }
 }
 
 } // namespace
@@ -405,6 +448,7 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
                            " allocated, a recount from pods gives " +
                            queue_recount[q.name].to_string());
   check_parked_gangs(facts, r);
+  check_rules_between_pods(facts, r);
   return r;
 }
 
@@ -433,6 +477,7 @@ invariant_report check_live_invariants(const system_facts& facts) {
     }
   }
   check_parked_gangs(facts, r);
+  check_rules_between_pods(facts, r);
   return r;
 }
 

@@ -27,6 +27,7 @@ struct system_facts {
     scheduler::pod_phase phase = scheduler::pod_phase::pending;
     scheduler::resources requests;
     std::string role;
+    std::shared_ptr<const scheduler::pod> object;  // Labels and rules between pods.
   };
   struct group {
     std::string key;
@@ -52,6 +53,7 @@ struct system_facts {
     std::size_t remembered_gangs = 0;
     /// The group key of the gang its room is reserved for (a starving gang), or empty.
     std::string room_reserved_for;
+    scheduler::label_set labels;  // Its topology domains.
   };
   struct queue {
     std::string name;
@@ -77,7 +79,9 @@ struct invariant_report {
 /// reserve round under way, that the cluster view counts no reserve in flight (one left there
 /// would hide the node's room from every planner), and, at rest, that no node remembers the
 /// finished rounds of more gangs than have a live actor (a parked or deleted gang's rounds are
-/// forgotten when its actor ends; remembered, they would grow without bound).
+/// forgotten when its actor ends; remembered, they would grow without bound), and that the
+/// rules between pods hold among the bound pods (no host port twice on a node, no pod in a
+/// domain of its required anti-affinity with a pod it selects).
 /// Precondition: the facts are one consistent cut (nothing changed while they were collected):
 /// deterministic mode, or a system at rest. On a busy system runtime::facts() asks actor after
 /// actor, and a pod bound in between looks unbound in one source and bound in another: use
@@ -87,8 +91,9 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest);
 /// The checks no race between the sources of `facts` can fake, for a system that runs while they
 /// are collected: I1 (a pod committed on two nodes, or on a node other than the one its record
 /// names: records only ever go from no node to one node) and I2 (a node's committed plus held
-/// requests over its allocatable: each node answers for itself at one instant), and the parked
-/// gangs' check (the registry's pods and groups are one snapshot).
+/// requests over its allocatable: each node answers for itself at one instant), the parked
+/// gangs' check (the registry's pods and groups are one snapshot) and the rules between bound
+/// pods (a binding is never undone, and a bound pod's labels never change).
 invariant_report check_live_invariants(const system_facts& facts);
 
 class runtime {

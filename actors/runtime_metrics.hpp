@@ -76,6 +76,10 @@ struct runtime_metrics {
   api::counter& reserve_waits = registry.add_counter(
       "phalanx_reserve_waits_total",
       "Reserves a node queued until younger gangs' holds end (wait-die: the older waits).");
+  api::counter& reserve_rules_refused = registry.add_counter(
+      "phalanx_reserve_rules_refused_total",
+      "Reserves a node refused because a pod would break inter-pod affinity, anti-affinity or "
+      "host ports beside the pods there (its view was stale or another gang came first).");
   api::counter& preemption_rounds = registry.add_counter(
       "phalanx_preemption_rounds_total",
       "Reserve rounds of a gang that evicts lower-priority pods of its queue to fit.");

@@ -1,5 +1,9 @@
 #include "scheduler/node_view.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
+
+#include <algorithm>
+
 namespace phalanx::scheduler {
 
 std::size_t cluster_snapshot::add_node(node n) {
@@ -38,6 +42,47 @@ std::size_t cluster_snapshot::find(std::string_view name) const noexcept {
     if (nodes_[i].meta.name == name)
       return i;
   return nodes_.size();
+}
+
+} // namespace phalanx::scheduler
+
+namespace phalanx::scheduler {
+
+void cluster_snapshot::add_pod(std::size_t index, std::shared_ptr<const pod> p) {
+  if (pods_.size() <= index)
+    pods_.resize(index + 1);
+  anti_affinity_pods_ += has_required_anti_affinity(*p) ? 1 : 0;
+  pods_[index].push_back(std::move(p));
+}
+
+void cluster_snapshot::remove_pod(std::size_t index, const pod* p) {
+  if (index >= pods_.size())
+    return;
+  auto& on_node = pods_[index];
+  auto i = std::find_if(on_node.begin(), on_node.end(), [&](const auto& q) { return q.get() == p; });
+  if (i == on_node.end())
+    return;
+  anti_affinity_pods_ -= has_required_anti_affinity(**i) ? 1 : 0;
+  on_node.erase(i);
+}
+
+void cluster_snapshot::visit_pods(std::size_t index, const pod_visitor& visit) const {
+  if (index >= pods_.size())
+    return;
+  for (const auto& p : pods_[index])
+    visit(*p);
+}
+
+pod_rule_counts cluster_snapshot::rule_counts(std::size_t index) const noexcept {
+  pod_rule_counts out;
+  if (index >= pods_.size())
+    return out;
+  for (const auto& p : pods_[index]) {
+    out.anti_affinity += has_required_anti_affinity(*p) ? 1 : 0;
+    out.host_ports += p->placement().host_ports.empty() ? 0 : 1;
+    ++out.pods;
+  }
+  return out;
 }
 
 } // namespace phalanx::scheduler

@@ -9,9 +9,22 @@
 #include "scheduler/model.hpp"
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <vector>
 
 namespace phalanx::scheduler {
+
+/// How many pods on a node carry rules other pods' placement depends on: cheap hints that let a
+/// plan without rules between pods look at no pod (pod_neighbourhood.hpp).
+struct pod_rule_counts {
+  int32_t anti_affinity = 0;  // Pods with required pod anti-affinity.
+  int32_t host_ports = 0;     // Pods asking for host ports.
+  int32_t pods = 0;           // Every pod the node holds for the rules (bound or held).
+};
+
+using pod_visitor = std::function<void(const pod&)>;
 
 class node_view {
  public:
@@ -30,6 +43,18 @@ class node_view {
 
   /// False for a slot whose node was removed; the planner skips it. Default: every slot is live.
   virtual bool is_live(std::size_t /*index*/) const noexcept { return true; }
+
+  // Pods on nodes, for the rules between pods (inter-pod affinity, host ports). A view without
+  // them (the default) has no pod anywhere.
+
+  /// Calls `visit` for every pod on node `index`: bound, and held by gangs committing there.
+  /// May be stale, like the free amounts; the node's vote is the truth.
+  virtual void visit_pods(std::size_t /*index*/, const pod_visitor& /*visit*/) const {}
+  /// The hints of node `index`.
+  virtual pod_rule_counts rule_counts(std::size_t /*index*/) const noexcept { return {}; }
+  /// Pods with required pod anti-affinity on every node together; 0 means no pod anywhere keeps
+  /// others away, so a plan of pods without rules need not look.
+  virtual int64_t anti_affinity_pods() const noexcept { return 0; }
 };
 
 /// A node_view over vectors, with the bookkeeping a simulation needs. Not thread-safe.
@@ -51,6 +76,14 @@ class cluster_snapshot final : public node_view {
   /// Marks a slot removed (its index stays reserved).
   void remove(std::size_t index) { live_[index] = false; }
   void set_unschedulable(std::size_t index, bool value) { nodes_[index].unschedulable = value; }
+  /// Puts `p` on node `index` for the rules between pods (free amounts are not charged: use
+  /// allocate). Removed again by remove_pod (by identity).
+  void add_pod(std::size_t index, std::shared_ptr<const pod> p);
+  void remove_pod(std::size_t index, const pod* p);
+
+  void visit_pods(std::size_t index, const pod_visitor& visit) const override;
+  pod_rule_counts rule_counts(std::size_t index) const noexcept override;
+  int64_t anti_affinity_pods() const noexcept override { return anti_affinity_pods_; }
 
   /// Sums over live nodes.
   resources total_allocatable() const;
@@ -63,6 +96,8 @@ class cluster_snapshot final : public node_view {
   std::vector<node> nodes_;
   std::vector<resources> free_;
   std::vector<bool> live_;
+  std::vector<std::vector<std::shared_ptr<const pod>>> pods_;  // Only nodes given a pod.
+  int64_t anti_affinity_pods_ = 0;
 };
 
 } // namespace phalanx::scheduler

@@ -18,6 +18,7 @@
 
 #include "scheduler/planner.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -116,6 +117,8 @@ struct gang_planner::scratch {
     std::size_t touched_seen = 0;     // Prefix of `touched` already re-offered to `heap`.
     std::vector<uint32_t> candidates; // Search: slots passing the static predicates.
     int64_t room = 0;                 // Search: pods of this class the free nodes hold, alone.
+    uint32_t kind = 0;                // Its handle in `neighbourhood`, when rules are active.
+    bool has_rules = false;           // Its pods have inter-pod terms or host ports.
   };
 
   struct undo_entry {
@@ -171,6 +174,12 @@ struct gang_planner::scratch {
   int64_t steps = 0;
   bool exhausted = false;
 
+  // Rules between pods (pod_neighbourhood.hpp): active when a pod of the gang has some, or some
+  // pod in the cluster keeps others away. Inactive, a plan looks at no pod and pays nothing.
+  bool neighbours_active = false;
+  pod_neighbourhood neighbourhood;
+  std::vector<heap_entry> parked; // place_best: candidates the rules refuse for this pick.
+
   // ---------------------------------------------------------------------------------------
   // Setup
 
@@ -189,8 +198,10 @@ struct gang_planner::scratch {
       std::size_t k = 0;
       for (; k < class_count; ++k) {
         const pod_class& pc = classes[k];
-        if (pc.constraints == c && pc.first->role == p.role && pc.first->requests == p.requests)
-          break;
+        if (pc.constraints == c && pc.first->role == p.role && pc.first->requests == p.requests &&
+            (!neighbours_active || (pc.first->meta.labels == p.meta.labels &&
+                                    pc.first->meta.namespace_name == p.meta.namespace_name)))
+          break;  // With rules between pods active, labels and namespace decide too.
       }
       if (k == class_count) {
         if (classes.size() <= k)
@@ -198,6 +209,7 @@ struct gang_planner::scratch {
         pod_class& pc = classes[k];
         pc.constraints = c;
         pc.unconstrained = c == nullptr || c->empty();
+        pc.has_rules = has_neighbour_rules(p);
         pc.first = &p;
         pc.role = -1;
         for (std::size_t r = 0; r < request->min_per_role.size(); ++r) {
@@ -343,6 +355,8 @@ struct gang_planner::scratch {
     if (pc.role >= 0)
       ++role_placed[std::size_t(pc.role)];
     ++total_placed;
+    if (neighbours_active)
+      neighbourhood.add(slot_node[s], view->at(slot_node[s]), *request->pods[p]);
   }
 
   void undo_to(std::size_t mark) {
@@ -360,6 +374,8 @@ struct gang_planner::scratch {
       if (pc.role >= 0)
         --role_placed[std::size_t(pc.role)];
       --total_placed;
+      if (neighbours_active)
+        neighbourhood.remove(slot_node[e.slot], view->at(slot_node[e.slot]), *request->pods[e.pod]);
     }
   }
 
@@ -555,10 +571,64 @@ struct gang_planner::scratch {
         h.pop_back();
         continue;
       }
+      if (neighbours_active && neighbour_failure(c, slot) != predicate_failure::none) {
+        // Refused for this pick only: a placement elsewhere (an undo, a pod it must be beside)
+        // may admit the node again, and its resources did not change.
+        std::pop_heap(h.begin(), h.end(), heap_less);
+        parked.push_back(h.back());
+        h.pop_back();
+        continue;
+      }
       place(slot, c, p);
+      unpark(pc);
       return true;
     }
+    unpark(pc);
     return false;
+  }
+
+  void unpark(pod_class& pc) {
+    for (const auto& e : parked) {
+      pc.heap.push_back(e);
+      std::push_heap(pc.heap.begin(), pc.heap.end(), heap_less);
+    }
+    parked.clear();
+  }
+
+  // The first rule between pods class `c` breaks on slot `s`, with the placements so far.
+  predicate_failure neighbour_failure(std::size_t c, std::size_t s) const {
+    uint32_t node_index = slot_node[s];
+    return neighbourhood.check(classes[c].kind, node_index, view->at(node_index));
+  }
+
+  // Prepares the neighbourhood of this plan: a kind per class, then the pods already on nodes
+  // that can matter. A class with inter-pod terms needs every pod (any may match a term);
+  // otherwise only pods keeping others away, and pods holding host ports if a class asks.
+  void prepare_neighbourhood() {
+    neighbourhood.clear();
+    bool all_pods = false;
+    bool ports = false;
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      pc.kind = neighbourhood.prepare(*pc.first);
+      const auto& pl = pc.first->placement();
+      all_pods |= !pl.required_pod_affinity.empty() || !pl.required_pod_anti_affinity.empty();
+      ports |= !pl.host_ports.empty();
+    }
+    for (std::size_t i = 0; i < node_slots; ++i) {
+      if (!view->is_live(i))
+        continue;
+      auto counts = view->rule_counts(i);
+      if (counts.pods == 0 ||
+          (!all_pods && counts.anti_affinity == 0 && !(ports && counts.host_ports > 0)))
+        continue;
+      const node& n = view->at(i);
+      view->visit_pods(i, [&](const pod& p) {
+        if (all_pods || has_required_anti_affinity(p) ||
+            (ports && !p.placement().host_ports.empty()))
+          neighbourhood.add(uint32_t(i), n, p);
+      });
+    }
   }
 
   // The required phases: every role minimum, then up to the total. Returns true when met;
@@ -695,8 +765,13 @@ struct gang_planner::scratch {
         uint32_t s = pc.candidates[pos];
         if (!fits(c, s))
           continue;
+        if (neighbours_active && neighbour_failure(c, s) != predicate_failure::none)
+          continue;
+        // Nodes equal in free room are not interchangeable when rules between pods look at
+        // their domains.
         bool symmetric = false;
-        for (std::size_t t = 0; t < std::min(tried_count, remembered) && !symmetric; ++t)
+        for (std::size_t t = 0;
+             !neighbours_active && t < std::min(tried_count, remembered) && !symmetric; ++t)
           symmetric = same_state(s, tried[t]);
         if (symmetric)
           continue;
@@ -749,16 +824,27 @@ struct gang_planner::scratch {
     const pod_class& pc = classes[c];
     const int64_t* r = &class_req[c * dims];
     // Counted first and rendered once: a cluster has thousands of nodes but few reasons.
-    std::array<int64_t, 8> static_counts{};
+    std::array<int64_t, std::size_t(predicate_failure_last) + 1> static_counts{};
     std::vector<int64_t> short_now(dims, 0);
     std::vector<int64_t> short_ever(dims, 0);
     for (std::size_t s = 0; s < slot_count; ++s) {
       uint8_t v = slot_static[s * class_count + c];
       if (v == verdict_ok) {
+        // kube-scheduler's filter order: NodePorts, NodeResourcesFit, InterPodAffinity.
+        auto rule = neighbours_active ? neighbour_failure(c, s) : predicate_failure::none;
+        if (rule == predicate_failure::host_ports) {
+          ++static_counts[uint8_t(rule)];
+          continue;
+        }
         const int64_t* f = &slot_free[s * dims];
+        bool short_of_any = false;
         for (uint16_t d : pc.fit_dims)
-          if (f[d] < r[d])
+          if (f[d] < r[d]) {
             ++short_now[d];
+            short_of_any = true;
+          }
+        if (!short_of_any && rule != predicate_failure::none)
+          ++static_counts[uint8_t(rule)];
       } else if (v == uint8_t(predicate_failure::exceeds_allocatable)) {
         const int64_t* a = &slot_alloc[s * dims];
         for (uint16_t d : pc.fit_dims)
@@ -777,6 +863,10 @@ struct gang_planner::scratch {
       out.add(reason_node_unschedulable, true, k);
     if (auto k = static_counts[uint8_t(predicate_failure::node_affinity)])
       out.add(reason_node_affinity, true, k);
+    for (auto rule : {predicate_failure::host_ports, predicate_failure::existing_pod_anti_affinity,
+                      predicate_failure::pod_affinity, predicate_failure::pod_anti_affinity})
+      if (auto k = static_counts[uint8_t(rule)])
+        out.add(neighbour_reason(rule), false, k);
     for (std::size_t d = 0; d < dims; ++d) {
       if (short_ever[d])
         out.add(insufficient_reason(dim_name(d)), true, short_ever[d]);
@@ -840,6 +930,19 @@ struct gang_planner::scratch {
   std::string detail_unschedulable(std::size_t c, int64_t pods_needed) const {
     const pod_class& pc = classes[c];
     const int64_t* r = &class_req[c * dims];
+    // Nodes the rules between pods refuse, by rule: named, and left out of the room below.
+    std::array<std::size_t, std::size_t(predicate_failure_last) + 1> refused_by{};
+    std::vector<uint8_t> refused(slot_count, 0);
+    if (neighbours_active)
+      for (std::size_t s = 0; s < slot_count; ++s)
+        if (slot_static[s * class_count + c] == verdict_ok) {
+          auto rule = neighbour_failure(c, s);
+          refused[s] = rule != predicate_failure::none;
+          ++refused_by[std::size_t(rule)];
+        }
+    auto usable = [&](std::size_t s) {
+      return slot_static[s * class_count + c] == verdict_ok && !refused[s];
+    };
     std::size_t eligible = 0;
     std::size_t best_dim = dims;
     int64_t best_lack = 0;
@@ -848,7 +951,7 @@ struct gang_planner::scratch {
     for (uint16_t d : pc.fit_dims) {
       int64_t lack = 0;
       for (std::size_t s = 0; s < slot_count; ++s)
-        if (slot_static[s * class_count + c] == verdict_ok && slot_free[s * dims + d] < r[d])
+        if (usable(s) && slot_free[s * dims + d] < r[d])
           ++lack;
       if (lack > 0)
         short_dims.emplace_back(d, lack);
@@ -859,7 +962,7 @@ struct gang_planner::scratch {
       }
     }
     for (std::size_t s = 0; s < slot_count; ++s) {
-      if (slot_static[s * class_count + c] != verdict_ok)
+      if (!usable(s))
         continue;
       ++eligible;
       int64_t fit = std::numeric_limits<int64_t>::max();
@@ -877,7 +980,7 @@ struct gang_planner::scratch {
       for (const auto& [d, lack] : short_dims) {
         std::size_t best = slot_count;  // The most free of d among the nodes short of it.
         for (std::size_t s = 0; s < slot_count; ++s)
-          if (slot_static[s * class_count + c] == verdict_ok && slot_free[s * dims + d] < r[d] &&
+          if (usable(s) && slot_free[s * dims + d] < r[d] &&
               (best == slot_count || slot_free[s * dims + d] > slot_free[best * dims + d] ||
                (slot_free[s * dims + d] == slot_free[best * dims + d] &&
                 slot_node[s] < slot_node[best])))
@@ -890,7 +993,13 @@ struct gang_planner::scratch {
       out += room > 0 ? "; the nodes have room for " + std::to_string(room) + " of them"
                       : short_dims.size() == 2 ? "; no node has both" : "; no node has all of them";
     } else if (best_dim < dims) {
-      std::size_t best_slot = best_slot_by(c, verdict_ok, slot_free, best_dim);
+      std::size_t best_slot = slot_count;  // The most free of best_dim among usable nodes.
+      for (std::size_t s = 0; s < slot_count; ++s)
+        if (usable(s) && (best_slot == slot_count ||
+                          slot_free[s * dims + best_dim] > slot_free[best_slot * dims + best_dim] ||
+                          (slot_free[s * dims + best_dim] == slot_free[best_slot * dims + best_dim] &&
+                           slot_node[s] < slot_node[best_slot])))
+          best_slot = s;
       int64_t most = std::max<int64_t>(0, slot_free[best_slot * dims + best_dim]);
       out += "; the most free on any node is " + amount_text(best_dim, most) + " (" +
              view->at(slot_node[best_slot]).meta.name + "); " + std::to_string(best_lack) +
@@ -900,13 +1009,47 @@ struct gang_planner::scratch {
     } else {
       out += "; the nodes have room for " + std::to_string(room) + " of them";
       if (room >= pods_needed)
-        out += " but not together with the gang's other pods";
+        out += pc.has_rules ? " but not together: the pod affinity, anti-affinity or host ports "
+                              "of the gang's own pods rule out the rest"
+                            : " but not together with the gang's other pods";
     }
-    if (eligible < slot_count)
-      out += "; " + ruled_out_text(c, slot_count - eligible);
+    std::size_t refused_total = 0;
+    for (auto k : refused_by)
+      refused_total += k;
+    refused_total -= refused_by[std::size_t(predicate_failure::none)];
+    if (refused_total > 0) {
+      out += "; " + std::to_string(refused_total) +
+             (refused_total == 1 ? " node is" : " nodes are") + " ruled out by pods there:";
+      bool first = true;
+      for (auto rule : {predicate_failure::host_ports, predicate_failure::existing_pod_anti_affinity,
+                        predicate_failure::pod_affinity, predicate_failure::pod_anti_affinity}) {
+        if (auto k = refused_by[std::size_t(rule)]) {
+          out += (first ? " " : ", ") + std::to_string(k) + " " + std::string(rule_name(rule));
+          first = false;
+        }
+      }
+    }
+    std::size_t static_ok = eligible + refused_total;
+    if (static_ok < slot_count)
+      out += "; " + ruled_out_text(c, slot_count - static_ok);
     if (exhausted)
       out += " (search gave up after " + std::to_string(steps) + " steps)";
     return out;
+  }
+
+  static std::string_view rule_name(predicate_failure rule) {
+    switch (rule) {
+      case predicate_failure::host_ports:
+        return "host ports taken";
+      case predicate_failure::existing_pod_anti_affinity:
+        return "their pods' anti-affinity";
+      case predicate_failure::pod_affinity:
+        return "no pod it must be beside";
+      case predicate_failure::pod_anti_affinity:
+        return "a pod it must keep away from";
+      default:
+        return "";
+    }
   }
 
   // "3 nodes are ruled out: 2 untolerated taint, 1 too small": the nodes the static predicates
@@ -1013,9 +1156,14 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
   s.request = &request;
   s.config = &config_;
   s.reset_slots();
+  s.neighbours_active = view.anti_affinity_pods() > 0 ||
+                        std::any_of(request.pods.begin(), request.pods.end(),
+                                    [](const pod* p) { return has_neighbour_rules(*p); });
   s.build_classes();
   s.node_slots = view.size();
   s.reserve_slots(s.node_slots);
+  if (s.neighbours_active)
+    s.prepare_neighbourhood();
 
   auto count_live = [&] {
     int64_t live = 0;

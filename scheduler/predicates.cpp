@@ -20,6 +20,14 @@ std::string_view to_string(predicate_failure f) noexcept {
       return "ExceedsAllocatable";
     case predicate_failure::insufficient_resources:
       return "InsufficientResources";
+    case predicate_failure::host_ports:
+      return "NodePorts";
+    case predicate_failure::existing_pod_anti_affinity:
+      return "ExistingPodAntiAffinity";
+    case predicate_failure::pod_affinity:
+      return "PodAffinity";
+    case predicate_failure::pod_anti_affinity:
+      return "PodAntiAffinity";
   }
   return "unknown";
 }
@@ -190,7 +198,11 @@ void fit_diagnosis::add_static(const node& n, const static_verdict& v, const res
   switch (v.failure) {
     case predicate_failure::none:
     case predicate_failure::insufficient_resources:
-      return;
+    case predicate_failure::host_ports:
+    case predicate_failure::existing_pod_anti_affinity:
+    case predicate_failure::pod_affinity:
+    case predicate_failure::pod_anti_affinity:
+      return;  // Not static.
     case predicate_failure::node_unschedulable:
       add(reason_node_unschedulable, true);
       return;

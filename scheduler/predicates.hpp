@@ -45,14 +45,18 @@ enum class predicate_failure : uint8_t {
   node_affinity,          // nodeSelector or required node affinity does not match (static).
   exceeds_allocatable,    // The request exceeds the node's allocatable: never fits (static).
   insufficient_resources, // The request exceeds the node's free resources now (dynamic).
+  // Rules between pods (pod_neighbourhood.hpp), dynamic: the pods in the way may go.
+  host_ports,                 // A hostPort is taken on the node.
+  existing_pod_anti_affinity, // A pod there (or in its domain) keeps this pod away.
+  pod_affinity,               // No pod it must be beside is in the node's domain.
+  pod_anti_affinity,          // A pod it must keep away from is in the node's domain.
 };
 std::string_view to_string(predicate_failure f) noexcept; // "None", "NodeUnschedulable", ...
-inline constexpr predicate_failure predicate_failure_last =
-    predicate_failure::insufficient_resources;
+inline constexpr predicate_failure predicate_failure_last = predicate_failure::pod_anti_affinity;
 
-/// True for the failures waiting cannot fix.
+/// True for the failures waiting cannot fix: the static predicates.
 constexpr bool is_unresolvable(predicate_failure f) noexcept {
-  return f != predicate_failure::none && f != predicate_failure::insufficient_resources;
+  return f != predicate_failure::none && f < predicate_failure::insufficient_resources;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -127,6 +127,24 @@ class pod_builder {
     mutable_constraints().scheduling_gates.push_back(std::move(name));
     return *this;
   }
+  pod_builder& label(std::string key, std::string value) {
+    pod_.meta.labels.set(std::move(key), std::move(value));
+    return *this;
+  }
+  /// Required podAffinity / podAntiAffinity terms, and preferred ones.
+  pod_builder& pod_affinity(pod_affinity_term term) {
+    mutable_constraints().required_pod_affinity.push_back(std::move(term));
+    return *this;
+  }
+  pod_builder& anti_affinity(pod_affinity_term term) {
+    mutable_constraints().required_pod_anti_affinity.push_back(std::move(term));
+    return *this;
+  }
+  /// A container port with this hostPort.
+  pod_builder& host_port(int32_t port, std::string protocol = "TCP", std::string ip = "") {
+    mutable_constraints().host_ports.push_back({std::move(protocol), std::move(ip), port});
+    return *this;
+  }
   pod_builder& tolerate_exists(std::string key, std::optional<taint_effect> effect = {}) {
     mutable_constraints().tolerations.push_back(
         {std::move(key), toleration_operator::exists, "", effect, std::nullopt});
@@ -160,6 +178,17 @@ class pod_builder {
 };
 
 inline pod_builder make_pod(std::string name) { return pod_builder(std::move(name)); }
+
+/// A pod affinity term selecting pods labelled key=value in the owner's namespace, over the
+/// domains of `topology_key`.
+inline pod_affinity_term pods_labelled(std::string key, std::string value,
+                                       std::string topology_key = "kubernetes.io/hostname") {
+  pod_affinity_term t;
+  t.selector.emplace();
+  t.selector->match_labels.set(std::move(key), std::move(value));
+  t.topology_key = std::move(topology_key);
+  return t;
+}
 
 /// A PodGroup and its pods. Pods of one task share one constraints instance, like a job's pods.
 struct gang {

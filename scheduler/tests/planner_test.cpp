@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <set>
 
@@ -667,6 +668,166 @@ TEST(gang_unschedulable_message, volcano_form) {
   EXPECT_EQ(gang_unschedulable_message(many, "", d, "ends with a period."),
             "12/20 tasks in gang unschedulable: pod group is not ready, 12 Pending, 20 "
             "minAvailable, 8 Running; Pending: 12 Unschedulable. ends with a period.");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rules between pods (pod_neighbourhood.hpp) in plans
+
+std::vector<pod> gang_of(int n, const std::function<pod(int)>& make) {
+  std::vector<pod> out;
+  for (int i = 0; i < n; ++i)
+    out.push_back(make(i));
+  return out;
+}
+
+// Pods of one template share one constraints instance, as a job's pods do.
+std::vector<pod> shared_template(std::vector<pod> pods) {
+  for (auto& p : pods)
+    p.constraints = pods.front().constraints;
+  return pods;
+}
+
+void add_hosts(cluster_snapshot& view, int n, std::string_view cpu = "8",
+               std::function<std::string(int)> zone_of = {}) {
+  for (int i = 0; i < n; ++i) {
+    std::string name = "n" + std::to_string(i);
+    auto b = make_node(name).cpu(cpu).memory("32Gi").label("kubernetes.io/hostname", name);
+    if (zone_of)
+      b.label("topology.kubernetes.io/zone", zone_of(i));
+    view.add_node(b);
+  }
+}
+
+TEST(planner_neighbours, members_with_mutual_anti_affinity_land_apart) {
+  for (auto strategy : {score_strategy::binpack, score_strategy::spread}) {
+    fixture f;
+    add_hosts(f.view, 3);
+    f.add_pods(shared_template(gang_of(3, [](int i) {
+      return make_pod("w-" + std::to_string(i)).cpu("1").label("app", "ring").anti_affinity(
+          testing::pods_labelled("app", "ring"));
+    })));
+    planner_config cfg;
+    cfg.strategy = strategy;
+    gang_planner planner(cfg);
+    rng random(3);
+    auto req = f.request(3);
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r));
+    std::set<std::size_t> nodes;
+    for (const auto& p : r.placements)
+      nodes.insert(p.node);
+    EXPECT_EQ(nodes.size(), 3u) << "binpack alone would stack them on one node";
+  }
+}
+
+TEST(planner_neighbours, too_few_nodes_for_anti_affine_members_is_unschedulable_and_says_why) {
+  fixture f;
+  add_hosts(f.view, 2);
+  f.add_pods(shared_template(gang_of(3, [](int i) {
+    return make_pod("w-" + std::to_string(i)).cpu("1").label("app", "ring").anti_affinity(
+        testing::pods_labelled("app", "ring"));
+  })));
+  gang_planner planner;
+  rng random(3);
+  auto r = planner.plan(f.view, f.request(3), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  // As kube-scheduler orders them: the placed members' anti-affinity is checked first.
+  EXPECT_EQ(r.origin.to_string(), "0/2 nodes are available: 2 node(s) didn't satisfy existing "
+                                  "pods anti-affinity rules.");
+  EXPECT_NE(r.detail.find("rule out the rest"), std::string::npos) << r.detail;
+  // With min 2 the third member is an extra that does not fit: two placements.
+  auto elastic = planner.plan(f.view, f.request(2), random);
+  ASSERT_EQ(elastic.code, plan_code::success) << elastic.detail;
+  EXPECT_EQ(elastic.placements.size(), 2u);
+}
+
+TEST(planner_neighbours, a_pod_does_not_join_the_pod_its_anti_affinity_names) {
+  fixture f;
+  add_hosts(f.view, 1);
+  f.view.add_pod(0, std::make_shared<const pod>(make_pod("db").label("app", "db").bound_to("n0")));
+  f.add_pods({make_pod("a").cpu("1").anti_affinity(testing::pods_labelled("app", "db"))});
+  gang_planner planner;
+  rng random(1);
+  auto r = planner.plan(f.view, f.request(1), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin.to_string(),
+            "0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.");
+  EXPECT_NE(r.detail.find("1 node is ruled out by pods there: 1 a pod it must keep away from"),
+            std::string::npos)
+      << r.detail;
+  // The pod goes; the node is free for it.
+  f.view.remove_pod(0, nullptr);  // Unknown: nothing changes.
+  f.view = cluster_snapshot{};
+  add_hosts(f.view, 1);
+  EXPECT_EQ(planner.plan(f.view, f.request(1), random).code, plan_code::success);
+}
+
+TEST(planner_neighbours, a_pod_keeps_away_the_pods_its_anti_affinity_names) {
+  fixture f;
+  add_hosts(f.view, 2);
+  auto guard = std::make_shared<const pod>(
+      make_pod("guard").anti_affinity(testing::pods_labelled("app", "web")).bound_to("n1"));
+  f.view.add_pod(1, guard);
+  ASSERT_EQ(f.view.anti_affinity_pods(), 1);
+  f.add_pods({make_pod("web").cpu("1").label("app", "web"),
+              make_pod("web-b").cpu("1").label("app", "web")});
+  gang_planner planner;
+  rng random(5);
+  auto r = planner.plan(f.view, f.request(2), random);
+  ASSERT_EQ(r.code, plan_code::success) << r.detail;
+  for (const auto& p : r.placements)
+    EXPECT_EQ(p.node, 0u) << "a pod without rules still obeys the guard's";
+  f.view.remove_pod(1, guard.get());
+  EXPECT_EQ(f.view.anti_affinity_pods(), 0);
+}
+
+TEST(planner_neighbours, two_pods_asking_one_host_port_never_share_a_node) {
+  fixture f;
+  add_hosts(f.view, 1);
+  f.add_pods(shared_template(gang_of(2, [](int i) {
+    return make_pod("p-" + std::to_string(i)).cpu("1").host_port(8080);
+  })));
+  gang_planner planner;
+  rng random(2);
+  auto r = planner.plan(f.view, f.request(2), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable);
+  EXPECT_EQ(r.origin.to_string(),
+            "0/1 nodes are available: 1 node(s) didn't have free ports for the requested pod "
+            "ports.");
+  add_hosts(f.view, 2);  // n0 again and n1: two nodes now.
+  auto two = planner.plan(f.view, f.request(2), random);
+  ASSERT_TRUE(valid_plan(f.view, f.request(2), two));
+  EXPECT_NE(two.placements[0].node, two.placements[1].node);
+}
+
+TEST(planner_neighbours, a_group_with_affinity_to_itself_gathers_in_one_zone) {
+  fixture f;
+  add_hosts(f.view, 6, "2", [](int i) { return i % 2 == 0 ? "a" : "b"; });
+  f.add_pods(shared_template(gang_of(5, [](int i) {
+    return make_pod("r-" + std::to_string(i)).cpu("1").label("app", "ring").pod_affinity(
+        testing::pods_labelled("app", "ring", "topology.kubernetes.io/zone"));
+  })));
+  planner_config cfg;
+  cfg.strategy = score_strategy::spread;
+  gang_planner planner(cfg);
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    rng random(seed);
+    auto req = f.request(5);
+    auto r = planner.plan(f.view, req, random);
+    ASSERT_TRUE(valid_plan(f.view, req, r));
+    std::set<std::string> zones;
+    for (const auto& p : r.placements)
+      zones.insert(std::string(*f.view.at(p.node).meta.labels.find("topology.kubernetes.io/zone")));
+    EXPECT_EQ(zones.size(), 1u) << "seed " << seed;
+  }
+  // Seven pods do not fit one zone (three nodes of two cpus): unschedulable, never split.
+  f.add_pods(shared_template(gang_of(7, [](int i) {
+    return make_pod("r-" + std::to_string(i)).cpu("1").label("app", "ring").pod_affinity(
+        testing::pods_labelled("app", "ring", "topology.kubernetes.io/zone"));
+  })));
+  rng random(9);
+  auto r = planner.plan(f.view, f.request(7), random);
+  EXPECT_EQ(r.code, plan_code::unschedulable) << r.detail;
 }
 
 } // namespace

@@ -23,13 +23,18 @@ TEST(predicate_failure, every_value_has_a_distinct_name) {
   EXPECT_EQ(names.size(), std::size_t(predicate_failure_last) + 1);
 }
 
-TEST(predicate_failure, only_resource_shortage_is_resolvable) {
+TEST(predicate_failure, only_static_predicates_are_unresolvable) {
   EXPECT_FALSE(is_unresolvable(predicate_failure::none));
   EXPECT_TRUE(is_unresolvable(predicate_failure::node_unschedulable));
   EXPECT_TRUE(is_unresolvable(predicate_failure::untolerated_taint));
   EXPECT_TRUE(is_unresolvable(predicate_failure::node_affinity));
   EXPECT_TRUE(is_unresolvable(predicate_failure::exceeds_allocatable));
   EXPECT_FALSE(is_unresolvable(predicate_failure::insufficient_resources));
+  // The pods in the way of a rule between pods may go.
+  EXPECT_FALSE(is_unresolvable(predicate_failure::host_ports));
+  EXPECT_FALSE(is_unresolvable(predicate_failure::existing_pod_anti_affinity));
+  EXPECT_FALSE(is_unresolvable(predicate_failure::pod_affinity));
+  EXPECT_FALSE(is_unresolvable(predicate_failure::pod_anti_affinity));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,201 @@
+#include "scheduler/pod_neighbourhood.hpp"
+
+#include <algorithm>
+#include <functional>
+
+namespace phalanx::scheduler {
+
+std::string_view neighbour_reason(predicate_failure f) noexcept {
+  switch (f) {
+    case predicate_failure::host_ports:
+      return reason_host_ports;
+    case predicate_failure::existing_pod_anti_affinity:
+      return reason_existing_pod_anti_affinity;
+    case predicate_failure::pod_affinity:
+      return reason_pod_affinity;
+    case predicate_failure::pod_anti_affinity:
+      return reason_pod_anti_affinity;
+    default:
+      return {};
+  }
+}
+
+bool matches(const label_selector& selector, const label_set& labels) noexcept {
+  for (const auto& [key, value] : selector.match_labels.entries()) {
+    auto have = labels.find(key);
+    if (!have || *have != value)
+      return false;
+  }
+  // In, NotIn, Exists and DoesNotExist read a label set as node selectors do.
+  return std::all_of(selector.match_expressions.begin(), selector.match_expressions.end(),
+                     [&](const node_selector_requirement& r) {
+                       return matches_requirement(labels, r);
+                     });
+}
+
+namespace {
+
+bool selects_namespace(const pod_affinity_term& term, std::string_view owner_namespace,
+                       std::string_view other_namespace) noexcept {
+  if (std::find(term.namespaces.begin(), term.namespaces.end(), other_namespace) !=
+      term.namespaces.end())
+    return true;
+  if (term.namespace_selector) {
+    // Only the empty selector can be evaluated without namespaces' labels: every namespace.
+    const auto& s = *term.namespace_selector;
+    return s.match_labels.empty() && s.match_expressions.empty();
+  }
+  return term.namespaces.empty() && owner_namespace == other_namespace;
+}
+
+bool selects_all(std::span<const pod_affinity_term> terms, std::string_view owner_namespace,
+                 const pod& other) noexcept {
+  return std::all_of(terms.begin(), terms.end(), [&](const pod_affinity_term& t) {
+    return term_selects(t, owner_namespace, other);
+  });
+}
+
+std::string_view address_of(const host_port& p) noexcept {
+  return p.host_ip.empty() ? std::string_view("0.0.0.0") : std::string_view(p.host_ip);
+}
+
+} // namespace
+
+bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
+                  const pod& other) noexcept {
+  return term.selector && selects_namespace(term, owner_namespace, other.meta.namespace_name) &&
+         matches(*term.selector, other.meta.labels);
+}
+
+bool ports_conflict(const host_port& a, const host_port& b) noexcept {
+  if (a.port != b.port || a.protocol != b.protocol)
+    return false;
+  auto ia = address_of(a);
+  auto ib = address_of(b);
+  return ia == "0.0.0.0" || ib == "0.0.0.0" || ia == ib;
+}
+
+bool any_port_conflict(std::span<const host_port> wanted, std::span<const host_port> used) noexcept {
+  for (const auto& w : wanted)
+    for (const auto& u : used)
+      if (ports_conflict(w, u))
+        return true;
+  return false;
+}
+
+bool has_neighbour_rules(const pod& p) noexcept {
+  const auto* c = p.constraints.get();
+  return c && (!c->required_pod_affinity.empty() || !c->required_pod_anti_affinity.empty() ||
+               !c->host_ports.empty());
+}
+
+bool has_required_anti_affinity(const pod& p) noexcept {
+  return p.constraints && !p.constraints->required_pod_anti_affinity.empty();
+}
+
+std::size_t pod_neighbourhood::domain_hash::operator()(const domain& d) const noexcept {
+  auto h = std::hash<std::string_view>{}(d.key);
+  return h ^ (std::hash<std::string_view>{}(d.value) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+void pod_neighbourhood::clear() {
+  kinds_.clear();
+  ports_.clear();
+}
+
+uint32_t pod_neighbourhood::prepare(const pod& incoming) {
+  auto& k = kinds_.emplace_back();
+  k.first = &incoming;
+  const auto& c = incoming.placement();
+  k.matches_own_affinity =
+      selects_all(c.required_pod_affinity, incoming.meta.namespace_name, incoming);
+  return uint32_t(kinds_.size() - 1);
+}
+
+void pod_neighbourhood::bump(domain_counts& counts, domain d, int32_t delta) {
+  auto [i, fresh] = counts.try_emplace(d, 0);
+  i->second += delta;
+  if (i->second <= 0)
+    counts.erase(i);
+}
+
+void pod_neighbourhood::add(uint32_t node_index, const node& n, const pod& p) {
+  update(node_index, n, p, +1);
+}
+
+void pod_neighbourhood::remove(uint32_t node_index, const node& n, const pod& p) {
+  update(node_index, n, p, -1);
+}
+
+void pod_neighbourhood::update(uint32_t node_index, const node& n, const pod& p, int32_t delta) {
+  const auto& labels = n.meta.labels;
+  const auto& pc = p.placement();
+  for (auto& k : kinds_) {
+    const pod& in = *k.first;
+    const auto& ic = in.placement();
+    // The incoming pod's affinity: pods matching every term mark each term's domain.
+    if (!ic.required_pod_affinity.empty() &&
+        selects_all(ic.required_pod_affinity, in.meta.namespace_name, p))
+      for (const auto& t : ic.required_pod_affinity)
+        if (auto v = labels.find(t.topology_key))
+          bump(k.affinity, {t.topology_key, *v}, delta);
+    // Its anti-affinity: a pod matching a term marks that term's domain.
+    for (const auto& t : ic.required_pod_anti_affinity)
+      if (term_selects(t, in.meta.namespace_name, p))
+        if (auto v = labels.find(t.topology_key))
+          bump(k.anti_affinity, {t.topology_key, *v}, delta);
+    // The other pod's anti-affinity against the incoming pod.
+    for (const auto& t : pc.required_pod_anti_affinity)
+      if (term_selects(t, p.meta.namespace_name, in))
+        if (auto v = labels.find(t.topology_key)) {
+          bump(k.existing_anti, {t.topology_key, *v}, delta);
+          if (std::find(k.existing_anti_keys.begin(), k.existing_anti_keys.end(),
+                        std::string_view(t.topology_key)) == k.existing_anti_keys.end())
+            k.existing_anti_keys.push_back(t.topology_key);
+        }
+  }
+  if (pc.host_ports.empty())
+    return;
+  auto& used = ports_[node_index];
+  if (delta > 0) {
+    used.insert(used.end(), pc.host_ports.begin(), pc.host_ports.end());
+    return;
+  }
+  for (const auto& port : pc.host_ports)
+    if (auto i = std::find(used.begin(), used.end(), port); i != used.end())
+      used.erase(i);
+  if (used.empty())
+    ports_.erase(node_index);
+}
+
+predicate_failure pod_neighbourhood::check(uint32_t kind_index, uint32_t node_index,
+                                           const node& n) const {
+  const kind& k = kinds_[kind_index];
+  const auto& ic = k.first->placement();
+  const auto& labels = n.meta.labels;
+  if (!ic.host_ports.empty())
+    if (auto used = ports_.find(node_index); used != ports_.end() &&
+                                             any_port_conflict(ic.host_ports, used->second))
+      return predicate_failure::host_ports;
+  for (auto key : k.existing_anti_keys)
+    if (auto v = labels.find(key); v && k.existing_anti.count({key, *v}) != 0)
+      return predicate_failure::existing_pod_anti_affinity;
+  if (!ic.required_pod_affinity.empty()) {
+    bool pods_exist = true;
+    for (const auto& t : ic.required_pod_affinity) {
+      auto v = labels.find(t.topology_key);
+      if (!v)
+        return predicate_failure::pod_affinity;  // Every topology key must be on the node.
+      if (k.affinity.count({t.topology_key, *v}) == 0)
+        pods_exist = false;
+    }
+    if (!pods_exist && !(k.affinity.empty() && k.matches_own_affinity))
+      return predicate_failure::pod_affinity;
+  }
+  for (const auto& t : ic.required_pod_anti_affinity)
+    if (auto v = labels.find(t.topology_key); v && k.anti_affinity.count({t.topology_key, *v}))
+      return predicate_failure::pod_anti_affinity;
+  return predicate_failure::none;
+}
+
+} // namespace phalanx::scheduler

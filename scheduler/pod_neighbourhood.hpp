@@ -1,0 +1,121 @@
+#pragma once
+
+// Placement rules between pods (DESIGN.md section 7): inter-pod affinity and anti-affinity and
+// host ports, as kube-scheduler's InterPodAffinity and NodePorts filters decide them.
+//
+// A pod_neighbourhood is built for one decision (a plan, or a node's vote): it is told where the
+// pods that matter already are (`add`, per node) and which pods are being placed (`prepare`),
+// then answers "may this pod go to that node" (`check`). Pods placed tentatively are added and
+// removed again as a plan tries and undoes them, so two members of one gang with mutual
+// anti-affinity land apart.
+//
+// The rules, exactly as kube-scheduler's (pkg/scheduler/framework/plugins/interpodaffinity):
+// - A topology domain is a (topologyKey, value) pair; a node is in the domains of its labels.
+// - Required anti-affinity of the incoming pod: a node fails when, for some term whose key the
+//   node has, a pod matching that term is in the node's domain of that key.
+// - Existing pods' required anti-affinity: a node fails when some pod there or in its domain has
+//   a term matching the incoming pod (the symmetry users rely on: "keep away from me").
+// - Required affinity: a node passes when it has every term's key and, for every term, a pod
+//   matching all the terms is in its domain of that term's key. When no pod anywhere matches
+//   all the terms and the incoming pod matches them itself, every node with all the keys passes
+//   (the first pod of a group with affinity to itself).
+// - A term selects a pod by labels (no selector: no pod) in its namespaces (none listed and no
+//   namespace selector: the incoming pod's own; an empty namespace selector: every namespace).
+//   A non-empty namespace selector selects no namespace beyond those listed: namespaces' labels
+//   are not known to the scheduler (docs/NOTES.md, "Pods beside pods").
+// - Host ports: two ports conflict when protocol and port are equal and either address is
+//   0.0.0.0 (or empty) or both are equal.
+//
+// Failures are resolvable: the pods in the way may go. Not thread-safe; reuse one per thread.
+
+#include "scheduler/model.hpp"
+#include "scheduler/predicates.hpp"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+/// kube-scheduler's texts.
+inline constexpr std::string_view reason_host_ports =
+    "node(s) didn't have free ports for the requested pod ports";
+inline constexpr std::string_view reason_existing_pod_anti_affinity =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+inline constexpr std::string_view reason_pod_affinity = "node(s) didn't match pod affinity rules";
+inline constexpr std::string_view reason_pod_anti_affinity =
+    "node(s) didn't match pod anti-affinity rules";
+
+/// The text of a neighbour failure (one of the four above); empty for anything else.
+std::string_view neighbour_reason(predicate_failure f) noexcept;
+
+/// Every matchLabels pair and every matchExpressions requirement hold.
+bool matches(const label_selector& selector, const label_set& labels) noexcept;
+
+/// The term of a pod in namespace `owner_namespace` selects `other`.
+bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
+                  const pod& other) noexcept;
+
+/// Kubernetes' HostPortInfo conflict rule.
+bool ports_conflict(const host_port& a, const host_port& b) noexcept;
+
+/// True when some port of `wanted` conflicts with some port of `used`.
+bool any_port_conflict(std::span<const host_port> wanted, std::span<const host_port> used) noexcept;
+
+/// True when the pod has required inter-pod terms or host ports: rules its placement obeys.
+bool has_neighbour_rules(const pod& p) noexcept;
+/// True when the pod has required anti-affinity terms: a rule other pods' placement obeys.
+bool has_required_anti_affinity(const pod& p) noexcept;
+
+class pod_neighbourhood {
+ public:
+  /// Forgets everything; keeps storage.
+  void clear();
+
+  /// Declares an incoming pod kind; returns its handle for check(). Pods that share namespace,
+  /// labels and constraints may share one handle. Call before any add().
+  uint32_t prepare(const pod& incoming);
+  std::size_t prepared() const noexcept { return kinds_.size(); }
+
+  /// `p` is on node `node_index` (whose facts are `n`, alive until clear()). Pods placed
+  /// tentatively are added the same way and removed with remove() in reverse order.
+  void add(uint32_t node_index, const node& n, const pod& p);
+  /// Undoes the matching add().
+  void remove(uint32_t node_index, const node& n, const pod& p);
+
+  /// The first rule kind `kind` breaks on node `n` (index `node_index`), in kube-scheduler's
+  /// order: host ports, existing pods' anti-affinity, affinity, anti-affinity. `none` if none.
+  predicate_failure check(uint32_t kind, uint32_t node_index, const node& n) const;
+
+ private:
+  struct domain {
+    std::string_view key;
+    std::string_view value;
+    friend bool operator==(const domain&, const domain&) = default;
+  };
+  struct domain_hash {
+    std::size_t operator()(const domain& d) const noexcept;
+  };
+  using domain_counts = std::unordered_map<domain, int32_t, domain_hash>;
+
+  struct kind {
+    const pod* first = nullptr;
+    domain_counts affinity;       // Domains of pods matching all its required affinity terms.
+    domain_counts anti_affinity;  // Domains of pods matching one of its anti-affinity terms.
+    domain_counts existing_anti;  // Domains where some pod's anti-affinity term selects it.
+    std::vector<std::string_view> existing_anti_keys; // The distinct keys of existing_anti.
+    bool matches_own_affinity = false;
+  };
+
+  void update(uint32_t node_index, const node& n, const pod& p, int32_t delta);
+  static void bump(domain_counts& counts, domain d, int32_t delta);
+
+  std::vector<kind> kinds_;
+  // Host ports in use, by node: only nodes with a pod asking for some.
+  std::unordered_map<uint32_t, std::vector<host_port>> ports_;
+};
+
+} // namespace phalanx::scheduler

@@ -1,0 +1,200 @@
+#include "scheduler/pod_neighbourhood.hpp"
+
+#include "scheduler/tests/builders.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::scheduler {
+namespace {
+
+using testing::make_node;
+using testing::make_pod;
+using testing::pods_labelled;
+
+constexpr std::string_view hostname = "kubernetes.io/hostname";
+constexpr std::string_view zone = "topology.kubernetes.io/zone";
+
+node zoned(std::string name, std::string zone_name) {
+  auto b = make_node(name).cpu("8").label(std::string(hostname), name);
+  if (!zone_name.empty())
+    b.label(std::string(zone), zone_name);
+  return b;
+}
+
+node_selector_requirement requirement(std::string key, selector_operator op,
+                                      std::vector<std::string> values = {}) {
+  return {std::move(key), op, std::move(values)};
+}
+
+TEST(pod_neighbourhood, label_selectors_read_labels_as_kubernetes_does) {
+  label_set labels{{"app", "web"}, {"tier", "front"}};
+  label_selector everything;
+  EXPECT_TRUE(matches(everything, labels));
+  EXPECT_TRUE(matches(everything, {}));
+  label_selector s;
+  s.match_labels.set("app", "web");
+  EXPECT_TRUE(matches(s, labels));
+  s.match_expressions.push_back(requirement("tier", selector_operator::in, {"back", "front"}));
+  EXPECT_TRUE(matches(s, labels));
+  s.match_expressions.push_back(requirement("canary", selector_operator::does_not_exist));
+  EXPECT_TRUE(matches(s, labels));
+  s.match_expressions.push_back(requirement("tier", selector_operator::not_in, {"front"}));
+  EXPECT_FALSE(matches(s, labels));
+  label_selector other;
+  other.match_labels.set("app", "db");
+  EXPECT_FALSE(matches(other, labels));
+  label_selector exists;
+  exists.match_expressions.push_back(requirement("app", selector_operator::exists));
+  EXPECT_TRUE(matches(exists, labels));
+  EXPECT_FALSE(matches(exists, {}));
+}
+
+TEST(pod_neighbourhood, a_term_selects_by_labels_in_its_namespaces) {
+  pod web = make_pod("web").ns("shop").label("app", "web");
+  auto term = pods_labelled("app", "web");
+  EXPECT_TRUE(term_selects(term, "shop", web));
+  EXPECT_FALSE(term_selects(term, "default", web)) << "no namespaces: the owner's own only";
+  term.namespaces = {"default", "shop"};
+  EXPECT_TRUE(term_selects(term, "default", web));
+  term.namespaces = {"default"};
+  EXPECT_FALSE(term_selects(term, "shop", web)) << "listed namespaces replace the owner's";
+  term.namespace_selector.emplace();
+  EXPECT_TRUE(term_selects(term, "default", web)) << "an empty namespace selector: every one";
+  term.namespace_selector->match_labels.set("team", "a");
+  EXPECT_FALSE(term_selects(term, "default", web))
+      << "namespaces' labels are unknown: a non-empty selector adds no namespace";
+  pod_affinity_term no_selector;
+  no_selector.topology_key = hostname;
+  EXPECT_FALSE(term_selects(no_selector, "shop", web)) << "a nil labelSelector selects nothing";
+  pod_affinity_term empty_selector = no_selector;
+  empty_selector.selector.emplace();
+  EXPECT_TRUE(term_selects(empty_selector, "shop", web)) << "an empty one selects every pod";
+}
+
+TEST(pod_neighbourhood, host_ports_conflict_as_kubernetes_host_port_info_says) {
+  struct row {
+    host_port a, b;
+    bool conflict;
+  };
+  const row rows[] = {
+      {{"TCP", "", 80}, {"TCP", "", 80}, true},
+      {{"TCP", "", 80}, {"UDP", "", 80}, false},
+      {{"TCP", "", 80}, {"TCP", "", 81}, false},
+      {{"TCP", "10.0.0.1", 80}, {"TCP", "", 80}, true},
+      {{"TCP", "10.0.0.1", 80}, {"TCP", "0.0.0.0", 80}, true},
+      {{"TCP", "10.0.0.1", 80}, {"TCP", "10.0.0.2", 80}, false},
+      {{"TCP", "10.0.0.1", 80}, {"TCP", "10.0.0.1", 80}, true},
+      {{"SCTP", "", 9000}, {"SCTP", "127.0.0.1", 9000}, true},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(ports_conflict(r.a, r.b), r.conflict) << r.a.host_ip << " vs " << r.b.host_ip;
+    EXPECT_EQ(ports_conflict(r.b, r.a), r.conflict);
+  }
+  std::vector<host_port> used{{"TCP", "", 80}, {"UDP", "", 53}};
+  std::vector<host_port> wanted{{"TCP", "", 53}, {"UDP", "10.0.0.1", 53}};
+  EXPECT_TRUE(any_port_conflict(wanted, used));
+  wanted.pop_back();
+  EXPECT_FALSE(any_port_conflict(wanted, used));
+}
+
+// Three nodes: n0 and n1 in zone a, n2 in zone b; n3 has no zone label.
+struct cluster {
+  std::vector<node> nodes{zoned("n0", "a"), zoned("n1", "a"), zoned("n2", "b"), zoned("n3", "")};
+  pod_neighbourhood hood;
+  std::vector<predicate_failure> verdicts(uint32_t kind) const {
+    std::vector<predicate_failure> out;
+    for (uint32_t i = 0; i < nodes.size(); ++i)
+      out.push_back(hood.check(kind, i, nodes[i]));
+    return out;
+  }
+};
+
+constexpr auto ok = predicate_failure::none;
+constexpr auto anti = predicate_failure::pod_anti_affinity;
+constexpr auto existing = predicate_failure::existing_pod_anti_affinity;
+constexpr auto affinity = predicate_failure::pod_affinity;
+constexpr auto ports = predicate_failure::host_ports;
+
+TEST(pod_neighbourhood, anti_affinity_keeps_a_pod_out_of_the_domains_of_the_pods_it_names) {
+  pod db = make_pod("db").label("app", "db");
+  pod by_host = make_pod("a").anti_affinity(pods_labelled("app", "db"));
+  pod by_zone = make_pod("b").anti_affinity(pods_labelled("app", "db", std::string(zone)));
+  cluster c;
+  auto host_kind = c.hood.prepare(by_host);
+  auto zone_kind = c.hood.prepare(by_zone);
+  c.hood.add(0, c.nodes[0], db);
+  EXPECT_EQ(c.verdicts(host_kind), (std::vector{anti, ok, ok, ok}));
+  // A node without the term's key is in no domain of it: the term does not apply there.
+  EXPECT_EQ(c.verdicts(zone_kind), (std::vector{anti, anti, ok, ok}));
+  c.hood.remove(0, c.nodes[0], db);
+  EXPECT_EQ(c.verdicts(zone_kind), (std::vector{ok, ok, ok, ok}));
+}
+
+TEST(pod_neighbourhood, a_pod_keeps_away_what_its_anti_affinity_names_both_ways) {
+  pod guard = make_pod("guard").anti_affinity(pods_labelled("app", "web", std::string(zone)));
+  pod web = make_pod("web").label("app", "web");
+  pod other_namespace = make_pod("web2").ns("elsewhere").label("app", "web");
+  pod plain = make_pod("plain").label("app", "db");
+  cluster c;
+  auto web_kind = c.hood.prepare(web);
+  auto other_kind = c.hood.prepare(other_namespace);
+  auto plain_kind = c.hood.prepare(plain);
+  c.hood.add(2, c.nodes[2], guard);
+  EXPECT_EQ(c.verdicts(web_kind), (std::vector{ok, ok, existing, ok}));
+  EXPECT_EQ(c.verdicts(other_kind), (std::vector{ok, ok, ok, ok}));
+  EXPECT_EQ(c.verdicts(plain_kind), (std::vector{ok, ok, ok, ok}));
+}
+
+TEST(pod_neighbourhood, affinity_needs_a_matching_pod_in_the_domain_of_every_term) {
+  pod cache = make_pod("cache").label("app", "cache").label("tier", "mem");
+  pod half = make_pod("half").label("app", "cache");  // Matches one term of two.
+  pod follower = make_pod("f")
+                     .pod_affinity(pods_labelled("app", "cache", std::string(zone)))
+                     .pod_affinity(pods_labelled("tier", "mem", std::string(hostname)));
+  cluster c;
+  auto kind = c.hood.prepare(follower);
+  c.hood.add(0, c.nodes[0], half);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{affinity, affinity, affinity, affinity}))
+      << "a pod counts only when it matches every term";
+  c.hood.add(1, c.nodes[1], cache);
+  // Zone a has it, but only n1 is its host; n3 lacks the zone key.
+  EXPECT_EQ(c.verdicts(kind), (std::vector{affinity, ok, affinity, affinity}));
+}
+
+TEST(pod_neighbourhood, the_first_pod_of_a_group_with_affinity_to_itself_may_go_anywhere) {
+  pod member = make_pod("m").label("app", "ring").pod_affinity(
+      pods_labelled("app", "ring", std::string(zone)));
+  pod stranger = make_pod("s").label("app", "other").pod_affinity(
+      pods_labelled("app", "ring", std::string(zone)));
+  cluster c;
+  auto member_kind = c.hood.prepare(member);
+  auto stranger_kind = c.hood.prepare(stranger);
+  // No ring pod anywhere: a member may start one on any node with the key; a stranger may not.
+  EXPECT_EQ(c.verdicts(member_kind), (std::vector{ok, ok, ok, affinity}));
+  EXPECT_EQ(c.verdicts(stranger_kind), (std::vector{affinity, affinity, affinity, affinity}));
+  // Once one is placed (tentatively), the rest follow it into its zone.
+  c.hood.add(2, c.nodes[2], member);
+  EXPECT_EQ(c.verdicts(member_kind), (std::vector{affinity, affinity, ok, affinity}));
+  EXPECT_EQ(c.verdicts(stranger_kind), (std::vector{affinity, affinity, ok, affinity}));
+  c.hood.remove(2, c.nodes[2], member);
+  EXPECT_EQ(c.verdicts(member_kind), (std::vector{ok, ok, ok, affinity}));
+}
+
+TEST(pod_neighbourhood, host_ports_come_first_and_free_again_on_remove) {
+  pod server = make_pod("srv").label("app", "srv").host_port(8080);
+  pod twin = make_pod("twin").label("app", "srv").host_port(8080).anti_affinity(
+      pods_labelled("app", "srv"));
+  pod udp = make_pod("udp").host_port(8080, "UDP");
+  cluster c;
+  auto twin_kind = c.hood.prepare(twin);
+  auto udp_kind = c.hood.prepare(udp);
+  c.hood.add(1, c.nodes[1], server);
+  EXPECT_EQ(c.verdicts(twin_kind), (std::vector{ok, ports, ok, ok}))
+      << "NodePorts is checked before InterPodAffinity";
+  EXPECT_EQ(c.verdicts(udp_kind), (std::vector{ok, ok, ok, ok}));
+  c.hood.remove(1, c.nodes[1], server);
+  EXPECT_EQ(c.verdicts(twin_kind), (std::vector{ok, ok, ok, ok}));
+}
+
+} // namespace
+} // namespace phalanx::scheduler
