@@ -114,7 +114,12 @@ struct decode_options {
 ///
 /// Pods: the requests are scheduler::effective_requests of containers, init containers and
 /// overhead; the gang is the annotation scheduling.k8s.io/group-name; the role is the annotation
-/// volcano.sh/task-spec, else the label; the spec is kept in spec_json (canonical_json).
+/// volcano.sh/task-spec, else the label; the spec is kept in spec_json (canonical_json). The
+/// host ports are those of the containers (not init containers) with a hostPort, defaulted as
+/// the apiserver does (protocol TCP; with hostNetwork, hostPort = containerPort). Pod affinity
+/// terms with matchLabelKeys or mismatchLabelKeys are refused when read_status is false (what
+/// users submit) and the keys ignored otherwise (the apiserver has merged them into
+/// labelSelector).
 /// Nodes: allocatable is status.allocatable, else status.capacity; a node that declares no "pods"
 /// allocatable gets 110, the kubelet's default.
 /// Jobs: the spec is kept in job::spec_json, each task's pod spec in its template's spec_json.

@@ -222,20 +222,183 @@ std::vector<scheduler::node_selector_requirement> read_requirements(
   return out;
 }
 
+// One selector of a pod affinity term: its labelSelector or its namespaceSelector. The operator's
+// spelling is checked here; which operators a label selector allows, and the rules on keys and
+// values, are scheduler::validate_placement's.
+scheduler::label_selector read_label_selector(const v1::LabelSelector& in, std::string_view path,
+                                              reader& r) {
+  scheduler::label_selector out;
+  out.match_labels = to_label_set(in.match_labels());
+  for (int i = 0; i < in.match_expressions_size(); ++i) {
+    const auto& req = in.match_expressions(i);
+    std::string p = index(child(path, "matchExpressions"), std::size_t(i));
+    auto op = scheduler::selector_operator_from_string(req.operator_());
+    if (!op) {
+      // The apiserver's words for any operator it does not know, an empty one included.
+      r.errors.push_back(scheduler::invalid_error(child(p, "operator"), req.operator_(),
+                                                  "not a valid selector operator"));
+      continue;
+    }
+    out.match_expressions.push_back(
+      {req.key(), *op, std::vector<std::string>(req.values().begin(), req.values().end())});
+  }
+  return out;
+}
+
+scheduler::pod_affinity_term read_pod_affinity_term(const v1::PodAffinityTerm& in,
+                                                    std::string_view path, reader& r) {
+  scheduler::pod_affinity_term out;
+  if (in.has_label_selector())
+    out.selector = read_label_selector(in.label_selector(), child(path, "labelSelector"), r);
+  out.namespaces.assign(in.namespaces().begin(), in.namespaces().end());
+  if (in.has_namespace_selector())
+    out.namespace_selector =
+      read_label_selector(in.namespace_selector(), child(path, "namespaceSelector"), r);
+  out.topology_key = in.topology_key();
+  // matchLabelKeys and mismatchLabelKeys stand for requirements on the pod's own labels, which
+  // the apiserver (Kubernetes 1.31 and later) writes into labelSelector when it creates the pod.
+  // What a server sent has them there already, so the keys are ignored; what a user submits
+  // here would need that merge, which Phalanx does not do, so they are refused rather than
+  // silently widening the selector.
+  if (!r.read_status) {
+    constexpr std::string_view unsupported =
+      "not supported by Phalanx: write the requirement into labelSelector instead";
+    if (in.match_label_keys_size() > 0)
+      r.errors.push_back(
+        scheduler::forbidden_error(child(path, "matchLabelKeys"), std::string(unsupported)));
+    if (in.mismatch_label_keys_size() > 0)
+      r.errors.push_back(
+        scheduler::forbidden_error(child(path, "mismatchLabelKeys"), std::string(unsupported)));
+  }
+  return out;
+}
+
+// podAffinity or podAntiAffinity, under `path` ("spec.affinity.podAffinity").
+void read_pod_affinity(const v1::PodAffinity& in, std::string_view path, reader& r,
+                       std::vector<scheduler::pod_affinity_term>& required,
+                       std::vector<scheduler::weighted_pod_affinity_term>& preferred) {
+  std::string required_path = child(path, "requiredDuringSchedulingIgnoredDuringExecution");
+  for (int i = 0; i < in.required_during_scheduling_ignored_during_execution_size(); ++i)
+    required.push_back(
+      read_pod_affinity_term(in.required_during_scheduling_ignored_during_execution(i),
+                             index(required_path, std::size_t(i)), r));
+  std::string preferred_path = child(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  for (int i = 0; i < in.preferred_during_scheduling_ignored_during_execution_size(); ++i) {
+    const auto& w = in.preferred_during_scheduling_ignored_during_execution(i);
+    // An absent weight is 0, as in Kubernetes, and validation refuses it.
+    preferred.push_back(
+      {w.weight(), read_pod_affinity_term(
+                     w.pod_affinity_term(),
+                     child(index(preferred_path, std::size_t(i)), "podAffinityTerm"), r)});
+  }
+}
+
+bool has_pod_affinity_terms(const v1::PodAffinity& a) {
+  return a.required_during_scheduling_ignored_during_execution_size() > 0 ||
+         a.preferred_during_scheduling_ignored_during_execution_size() > 0;
+}
+
+// Kubernetes lists them sorted in its Unsupported value errors.
+constexpr std::array<std::string_view, 3> port_protocols = {"SCTP", "TCP", "UDP"};
+constexpr int32_t max_port = 65535;
+
+std::string port_range_rule() {
+  return "must be between 1 and " + std::to_string(max_port) + ", inclusive";
+}
+
+// Where a (protocol, hostIP, hostPort) may not repeat: in the whole list for containers, which
+// run together; within each container for init containers, which run one after another.
+enum class port_scope { whole_list, each_container };
+
+// The ports of one list of containers, defaulted and validated as the apiserver does for a pod:
+// an empty protocol is TCP; with hostNetwork a hostPort left 0 is the containerPort, and one set
+// must equal it. Returns the ports with a hostPort, once each, in order.
+std::vector<scheduler::host_port> read_container_ports(
+  const google::protobuf::RepeatedPtrField<v1::Container>& containers, bool host_network,
+  std::string_view path, port_scope unique_within, reader& r) {
+  std::vector<scheduler::host_port> out;
+  std::vector<scheduler::host_port> taken;
+  for (int c = 0; c < containers.size(); ++c) {
+    if (unique_within == port_scope::each_container)
+      taken.clear();
+    const auto& ports = containers[c].ports();
+    for (int i = 0; i < ports.size(); ++i) {
+      const auto& port = ports[i];
+      std::string p = index(child(index(path, std::size_t(c)), "ports"), std::size_t(i));
+      bool valid = true;
+      const int32_t container_port = port.container_port();
+      if (container_port == 0) {
+        r.errors.push_back(scheduler::required_error(child(p, "containerPort"), ""));
+        valid = false;
+      } else if (container_port < 0 || container_port > max_port) {
+        r.errors.push_back(
+          scheduler::invalid_error(child(p, "containerPort"), container_port, port_range_rule()));
+        valid = false;
+      }
+      int32_t host = port.host_port();
+      if (host_network && host == 0)
+        host = container_port;
+      if (host != 0 && (host < 0 || host > max_port)) {
+        r.errors.push_back(scheduler::invalid_error(child(p, "hostPort"), host, port_range_rule()));
+        valid = false;
+      } else if (host_network && host != container_port) {
+        r.errors.push_back(scheduler::invalid_error(
+          child(p, "hostPort"), host, "must match `containerPort` when `hostNetwork` is true"));
+        valid = false;
+      }
+      std::string protocol = port.protocol().empty() ? "TCP" : port.protocol();
+      if (std::find(port_protocols.begin(), port_protocols.end(), protocol) ==
+          port_protocols.end()) {
+        r.errors.push_back(
+          scheduler::not_supported_error(child(p, "protocol"), protocol, port_protocols));
+        valid = false;
+      }
+      if (!valid || host == 0)
+        continue;
+      scheduler::host_port hp{std::move(protocol), port.host_ip(), host};
+      if (std::find(taken.begin(), taken.end(), hp) != taken.end()) {
+        // The apiserver names the port as "<protocol>/<hostIP>/<hostPort>".
+        r.errors.push_back(scheduler::duplicate_error(
+          child(p, "hostPort"), hp.protocol + "/" + hp.host_ip + "/" + std::to_string(hp.port)));
+        continue;
+      }
+      taken.push_back(hp);
+      out.push_back(std::move(hp));
+    }
+  }
+  return out;
+}
+
+// The host ports a pod takes on its node. Only its containers' count, as in kube-scheduler's
+// NodePorts plugin: an init container has ended before the containers start, and its ports are
+// only validated.
+std::vector<scheduler::host_port> read_host_ports(const v1::PodSpec& spec,
+                                                  std::string_view spec_path, reader& r) {
+  (void)read_container_ports(spec.init_containers(), spec.host_network(),
+                             child(spec_path, "initContainers"), port_scope::each_container, r);
+  return read_container_ports(spec.containers(), spec.host_network(),
+                              child(spec_path, "containers"), port_scope::whole_list, r);
+}
+
 bool has_constraints(const v1::PodSpec& spec) {
-  return !spec.node_selector().empty() || spec.tolerations_size() > 0 ||
-         spec.scheduling_gates_size() > 0 ||
-         (spec.has_affinity() && spec.affinity().has_node_affinity() &&
-          spec.affinity()
-            .node_affinity()
-            .has_required_during_scheduling_ignored_during_execution());
+  if (!spec.node_selector().empty() || spec.tolerations_size() > 0 ||
+      spec.scheduling_gates_size() > 0)
+    return true;
+  if (!spec.has_affinity())
+    return false;
+  const auto& a = spec.affinity();
+  return (a.has_node_affinity() &&
+          a.node_affinity().has_required_during_scheduling_ignored_during_execution()) ||
+         has_pod_affinity_terms(a.pod_affinity()) || has_pod_affinity_terms(a.pod_anti_affinity());
 }
 
 std::shared_ptr<const scheduler::placement_constraints> read_constraints(
   const v1::PodSpec& spec, std::string_view spec_path, reader& r) {
-  if (!has_constraints(spec))
+  auto host_ports = read_host_ports(spec, spec_path, r);
+  if (!has_constraints(spec) && host_ports.empty())
     return nullptr;
   auto c = std::make_shared<scheduler::placement_constraints>();
+  c->host_ports = std::move(host_ports);
   c->node_selector = to_label_set(spec.node_selector());
   if (spec.has_affinity() && spec.affinity().has_node_affinity()) {
     const auto& na = spec.affinity().node_affinity();
@@ -254,6 +417,13 @@ std::shared_ptr<const scheduler::placement_constraints> read_constraints(
       }
     }
   }
+  if (spec.affinity().has_pod_affinity())
+    read_pod_affinity(spec.affinity().pod_affinity(), child(spec_path, "affinity.podAffinity"), r,
+                      c->required_pod_affinity, c->preferred_pod_affinity);
+  if (spec.affinity().has_pod_anti_affinity())
+    read_pod_affinity(spec.affinity().pod_anti_affinity(),
+                      child(spec_path, "affinity.podAntiAffinity"), r,
+                      c->required_pod_anti_affinity, c->preferred_pod_anti_affinity);
   for (int i = 0; i < spec.tolerations_size(); ++i) {
     const auto& t = spec.tolerations(i);
     std::string p = index(child(spec_path, "tolerations"), std::size_t(i));
@@ -408,6 +578,41 @@ void write_requirements(const std::vector<scheduler::node_selector_requirement>&
   }
 }
 
+void write_label_selector(const scheduler::label_selector& in, v1::LabelSelector& out) {
+  for (const auto& [k, v] : in.match_labels.entries())
+    (*out.mutable_match_labels())[k] = v;
+  for (const auto& q : in.match_expressions) {
+    auto* req = out.add_match_expressions();
+    req->set_key(q.key);
+    req->set_operator_(std::string(scheduler::to_string(q.op)));
+    for (const auto& v : q.values)
+      req->add_values(v);
+  }
+}
+
+void write_pod_affinity_term(const scheduler::pod_affinity_term& in, v1::PodAffinityTerm& out) {
+  // mutable_* makes the selector present even when empty: {} stays {}, and nil stays absent.
+  if (in.selector)
+    write_label_selector(*in.selector, *out.mutable_label_selector());
+  for (const auto& ns : in.namespaces)
+    out.add_namespaces(ns);
+  if (in.namespace_selector)
+    write_label_selector(*in.namespace_selector, *out.mutable_namespace_selector());
+  out.set_topology_key(in.topology_key);
+}
+
+void write_pod_affinity(const std::vector<scheduler::pod_affinity_term>& required,
+                        const std::vector<scheduler::weighted_pod_affinity_term>& preferred,
+                        v1::PodAffinity& out) {
+  for (const auto& t : required)
+    write_pod_affinity_term(t, *out.add_required_during_scheduling_ignored_during_execution());
+  for (const auto& w : preferred) {
+    auto* term = out.add_preferred_during_scheduling_ignored_during_execution();
+    term->set_weight(w.weight);
+    write_pod_affinity_term(w.term, *term->mutable_pod_affinity_term());
+  }
+}
+
 scheduler::condition read_condition(const std::string& type, const std::string& status,
                                     const std::string& reason, const std::string& message,
                                     const std::string& time, const std::string& path, reader& r) {
@@ -535,8 +740,23 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
       if (t.toleration_seconds)
         tol->set_toleration_seconds(*t.toleration_seconds);
     }
+    if (!pc.required_pod_affinity.empty() || !pc.preferred_pod_affinity.empty())
+      write_pod_affinity(pc.required_pod_affinity, pc.preferred_pod_affinity,
+                         *spec.mutable_affinity()->mutable_pod_affinity());
+    if (!pc.required_pod_anti_affinity.empty() || !pc.preferred_pod_anti_affinity.empty())
+      write_pod_affinity(pc.required_pod_anti_affinity, pc.preferred_pod_anti_affinity,
+                         *spec.mutable_affinity()->mutable_pod_anti_affinity());
     for (const auto& gate : pc.scheduling_gates)
       spec.add_scheduling_gates()->set_name(gate);
+    // The model keeps the node's side of a port only; the container's side is shown as the same
+    // number, which reads back to the same host port.
+    for (const auto& hp : pc.host_ports) {
+      auto* port = c->add_ports();
+      port->set_container_port(hp.port);
+      port->set_host_port(hp.port);
+      port->set_protocol(hp.protocol);
+      port->set_host_ip(hp.host_ip);
+    }
   }
   return spec;
 }

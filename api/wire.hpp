@@ -53,7 +53,8 @@ v1::Queue write_queue(const queue_object& in);
 v1::Job write_job(const job_object& in);
 
 /// A pod spec built from the model: one container "main" requesting the pod's requests (less
-/// the "pods" unit), node name, scheduler name, priority, constraints.
+/// the "pods" unit) and holding the pod's host ports (containerPort = hostPort), node name,
+/// scheduler name, priority, constraints.
 v1::PodSpec write_pod_spec(const scheduler::pod& p);
 
 /// "Pending" ... as Volcano spells job phases; nullopt for another text.

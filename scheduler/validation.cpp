@@ -503,6 +503,74 @@ void validate_requirement(const node_selector_requirement& r, const std::string&
   }
 }
 
+// Kubernetes' label selector rules (apimachinery's ValidateLabelSelector), with its messages: a
+// node selector's Gt and Lt are not label selector operators.
+void validate_label_selector(const label_selector& s, const std::string& path, field_errors& out) {
+  validate_labels(s.match_labels, child(path, "matchLabels"), out);
+  for (std::size_t i = 0; i < s.match_expressions.size(); ++i) {
+    const auto& r = s.match_expressions[i];
+    auto base = indexed(child(path, "matchExpressions"), i);
+    auto values_path = child(base, "values");
+    switch (r.op) {
+      case selector_operator::in:
+      case selector_operator::not_in:
+        if (r.values.empty())
+          out.push_back(
+              required_error(values_path, "must be specified when `operator` is 'In' or 'NotIn'"));
+        break;
+      case selector_operator::exists:
+      case selector_operator::does_not_exist:
+        if (!r.values.empty())
+          out.push_back(forbidden_error(
+              values_path, "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"));
+        break;
+      default:  // Gt, Lt.
+        out.push_back(invalid_error(child(base, "operator"), to_string(r.op),
+                                    "not a valid selector operator"));
+    }
+    check(is_qualified_name(r.key), child(base, "key"), r.key, out);
+    for (std::size_t k = 0; k < r.values.size(); ++k)
+      check(is_label_value(r.values[k]), indexed(values_path, k), r.values[k], out);
+  }
+}
+
+// Kubernetes' validatePodAffinityTerm, with two differences so that each error names its JSON
+// field once: a bad namespace is reported at "namespaces[i]" (Kubernetes says "namespace"), and
+// an empty topologyKey only as required (Kubernetes adds the qualified-name rules the empty text
+// breaks).
+void validate_pod_affinity_term(const pod_affinity_term& term, const std::string& path,
+                                field_errors& out) {
+  if (term.selector)
+    validate_label_selector(*term.selector, child(path, "labelSelector"), out);
+  if (term.namespace_selector)
+    validate_label_selector(*term.namespace_selector, child(path, "namespaceSelector"), out);
+  for (std::size_t i = 0; i < term.namespaces.size(); ++i)
+    check(is_dns1123_label(term.namespaces[i]), indexed(child(path, "namespaces"), i),
+          term.namespaces[i], out);
+  if (term.topology_key.empty())
+    out.push_back(required_error(child(path, "topologyKey"), "can not be empty"));
+  else
+    check(is_qualified_name(term.topology_key), child(path, "topologyKey"), term.topology_key,
+          out);
+}
+
+// podAffinity or podAntiAffinity at `path` ("spec.affinity.podAffinity").
+void validate_pod_affinity(const std::vector<pod_affinity_term>& required,
+                           const std::vector<weighted_pod_affinity_term>& preferred,
+                           const std::string& path, field_errors& out) {
+  auto required_path = child(path, "requiredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; i < required.size(); ++i)
+    validate_pod_affinity_term(required[i], indexed(required_path, i), out);
+  auto preferred_path = child(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  for (std::size_t i = 0; i < preferred.size(); ++i) {
+    auto base = indexed(preferred_path, i);
+    if (preferred[i].weight < 1 || preferred[i].weight > 100)
+      out.push_back(
+          invalid_error(child(base, "weight"), preferred[i].weight, "must be in the range 1-100"));
+    validate_pod_affinity_term(preferred[i].term, child(base, "podAffinityTerm"), out);
+  }
+}
+
 void validate_template(const pod& tmpl, const std::string& base, field_errors& out) {
   auto meta = child(base, "metadata");
   validate_labels(tmpl.meta.labels, child(meta, "labels"), out);
@@ -660,6 +728,11 @@ void validate_placement(const placement_constraints& c, std::string_view spec_pa
       validate_requirement(term.match_fields[i], indexed(child(term_path, "matchFields"), i), true,
                            out);
   }
+
+  validate_pod_affinity(c.required_pod_affinity, c.preferred_pod_affinity,
+                        child(spec_path, "affinity.podAffinity"), out);
+  validate_pod_affinity(c.required_pod_anti_affinity, c.preferred_pod_anti_affinity,
+                        child(spec_path, "affinity.podAntiAffinity"), out);
 
   auto tolerations_path = child(spec_path, "tolerations");
   for (std::size_t i = 0; i < c.tolerations.size(); ++i) {

@@ -103,6 +103,31 @@ void encode_requirements(const std::vector<sch::node_selector_requirement>& reqs
   }
 }
 
+void encode_label_selector(const sch::label_selector& s, v1::LabelSelector* out) {
+  encode_labels(s.match_labels, out->mutable_match_labels());
+  encode_requirements(s.match_expressions, out->mutable_match_expressions());
+}
+
+void encode_pod_affinity_term(const sch::pod_affinity_term& t, v1::PodAffinityTerm* out) {
+  // mutable_* marks the selector present even when it is empty.
+  if (t.selector)
+    encode_label_selector(*t.selector, out->mutable_selector());
+  for (const auto& ns : t.namespaces)
+    assign(out->add_namespaces(), ns);
+  if (t.namespace_selector)
+    encode_label_selector(*t.namespace_selector, out->mutable_namespace_selector());
+  assign(out->mutable_topology_key(), t.topology_key);
+}
+
+void encode_weighted_terms(const std::vector<sch::weighted_pod_affinity_term>& terms,
+                           google::protobuf::RepeatedPtrField<v1::WeightedPodAffinityTerm>* out) {
+  for (const auto& w : terms) {
+    auto* m = out->Add();
+    m->set_weight(w.weight);
+    encode_pod_affinity_term(w.term, m->mutable_term());
+  }
+}
+
 void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstraints* out) {
   encode_labels(c.node_selector, out->mutable_node_selector());
   for (const auto& term : c.required_node_affinity) {
@@ -122,6 +147,18 @@ void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstr
   }
   for (const auto& gate : c.scheduling_gates)
     assign(out->add_scheduling_gates(), gate);
+  for (const auto& t : c.required_pod_affinity)
+    encode_pod_affinity_term(t, out->add_required_pod_affinity());
+  for (const auto& t : c.required_pod_anti_affinity)
+    encode_pod_affinity_term(t, out->add_required_pod_anti_affinity());
+  encode_weighted_terms(c.preferred_pod_affinity, out->mutable_preferred_pod_affinity());
+  encode_weighted_terms(c.preferred_pod_anti_affinity, out->mutable_preferred_pod_anti_affinity());
+  for (const auto& hp : c.host_ports) {
+    auto* m = out->add_host_ports();
+    assign(m->mutable_protocol(), hp.protocol);
+    assign(m->mutable_host_ip(), hp.host_ip);
+    m->set_port(hp.port);
+  }
 }
 
 void encode_pod_body(const sch::pod& p, v1::Pod* out) {
@@ -328,6 +365,61 @@ bool decode_requirements(google::protobuf::RepeatedPtrField<v1::NodeSelectorRequ
   return true;
 }
 
+bool decode_label_selector(v1::LabelSelector& in, sch::label_selector& out, std::string& error) {
+  if (!decode_labels(in.match_labels(), out.match_labels, "match_labels", error))
+    return false;
+  if (!decode_requirements(*in.mutable_match_expressions(), out.match_expressions, error))
+    return nest(error, "match_expressions");
+  return true;
+}
+
+bool decode_pod_affinity_term(v1::PodAffinityTerm& in, sch::pod_affinity_term& out,
+                              std::string& error) {
+  if (in.has_selector()) {
+    out.selector.emplace();
+    if (!decode_label_selector(*in.mutable_selector(), *out.selector, error))
+      return nest(error, "selector.");
+  }
+  out.namespaces.reserve(static_cast<std::size_t>(in.namespaces_size()));
+  for (auto& ns : *in.mutable_namespaces())
+    out.namespaces.push_back(take(&ns));
+  if (in.has_namespace_selector()) {
+    out.namespace_selector.emplace();
+    if (!decode_label_selector(*in.mutable_namespace_selector(), *out.namespace_selector, error))
+      return nest(error, "namespace_selector.");
+  }
+  out.topology_key = take(in.mutable_topology_key());
+  return true;
+}
+
+bool decode_terms(google::protobuf::RepeatedPtrField<v1::PodAffinityTerm>& in,
+                  std::vector<sch::pod_affinity_term>& out, std::string_view field,
+                  std::string& error) {
+  out.reserve(static_cast<std::size_t>(in.size()));
+  int i = 0;
+  for (auto& t : in) {
+    if (!decode_pod_affinity_term(t, out.emplace_back(), error))
+      return nest(error, indexed(field, i));
+    ++i;
+  }
+  return true;
+}
+
+bool decode_weighted_terms(google::protobuf::RepeatedPtrField<v1::WeightedPodAffinityTerm>& in,
+                           std::vector<sch::weighted_pod_affinity_term>& out,
+                           std::string_view field, std::string& error) {
+  out.reserve(static_cast<std::size_t>(in.size()));
+  int i = 0;
+  for (auto& w : in) {
+    auto& term = out.emplace_back();
+    term.weight = w.weight();
+    if (!decode_pod_affinity_term(*w.mutable_term(), term.term, error))
+      return nest(error, indexed(field, i) + "term.");
+    ++i;
+  }
+  return true;
+}
+
 bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints& out,
                         std::string& error) {
   if (!decode_labels(in.node_selector(), out.node_selector, "node_selector", error))
@@ -363,6 +455,18 @@ bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints
   out.scheduling_gates.reserve(static_cast<std::size_t>(in.scheduling_gates_size()));
   for (auto& gate : *in.mutable_scheduling_gates())
     out.scheduling_gates.push_back(take(&gate));
+  if (!decode_terms(*in.mutable_required_pod_affinity(), out.required_pod_affinity,
+                    "required_pod_affinity", error) ||
+      !decode_terms(*in.mutable_required_pod_anti_affinity(), out.required_pod_anti_affinity,
+                    "required_pod_anti_affinity", error) ||
+      !decode_weighted_terms(*in.mutable_preferred_pod_affinity(), out.preferred_pod_affinity,
+                             "preferred_pod_affinity", error) ||
+      !decode_weighted_terms(*in.mutable_preferred_pod_anti_affinity(),
+                             out.preferred_pod_anti_affinity, "preferred_pod_anti_affinity", error))
+    return false;
+  out.host_ports.reserve(static_cast<std::size_t>(in.host_ports_size()));
+  for (auto& m : *in.mutable_host_ports())
+    out.host_ports.push_back({take(m.mutable_protocol()), take(m.mutable_host_ip()), m.port()});
   return true;
 }
 

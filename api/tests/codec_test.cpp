@@ -470,6 +470,11 @@ TEST(RoundTrip, EveryKind) {
     {{{"gpu", scheduler::selector_operator::gt, {"2"}}}, {{"metadata.name", scheduler::selector_operator::in, {"n1"}}}});
   pc->tolerations.push_back({"k", scheduler::toleration_operator::equal, "v",
                              scheduler::taint_effect::no_execute, 30});
+  scheduler::pod_affinity_term apart;
+  apart.selector = scheduler::label_selector{};
+  apart.topology_key = "kubernetes.io/hostname";
+  pc->required_pod_anti_affinity.push_back(apart);
+  pc->host_ports.push_back({"UDP", "10.0.0.1", 53});
   po.pod.constraints = pc;
   po.pod.phase = scheduler::pod_phase::running;
   po.pod.node_name = "n1";

@@ -812,6 +812,30 @@ std::vector<bad_input> bad_inputs() {
   add({"node_selector_operator", 422, R"(operator: Unsupported value: \"Like\")", how::request,
        "POST", pods,
        pod_with("p", R"(,"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"k","operator":"Like"}]}]}}})")});
+  // ---- Pod affinity and host ports.
+  add({"pod_anti_affinity_without_topology_key", 422,
+       "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+       "topologyKey: Required value: can not be empty",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{}}]}})")});
+  add({"pod_affinity_weight", 422,
+       "spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+       "Invalid value: 101: must be in the range 1-100",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"affinity":{"podAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":101,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname"}}]}})")});
+  add({"pod_affinity_match_label_keys", 422,
+       "requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys: Forbidden: not "
+       "supported by Phalanx",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"affinity":{"podAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{},"matchLabelKeys":["app"],"topologyKey":"kubernetes.io/hostname"}]}})")});
+  add({"duplicate_host_port", 422,
+       R"(spec.containers[1].ports[0].hostPort: Duplicate value: \"TCP//8080\")", how::request,
+       "POST", pods,
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":8080}]},{"name":"b","ports":[{"containerPort":80,"hostPort":8080}]}]}})"});
+  add({"host_port_protocol", 422,
+       R"(spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\")",
+       how::request, "POST", pods,
+       R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":80,"protocol":"HTTP"}]}]}})"});
   // ---- Volcano's rules.
   add({"min_available_above_replicas", 422, "spec.minAvailable: Invalid value: 5", how::request,
        "POST", jobs, job(R"({"minAvailable":5,"tasks":[)" + task("t", "2") + "]}")});

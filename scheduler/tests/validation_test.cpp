@@ -581,6 +581,120 @@ TEST(validate_pod, table) {
       });
 }
 
+// Pod affinity and anti-affinity: Kubernetes' rules (validatePodAffinityTerm and apimachinery's
+// ValidateLabelSelector) and its messages.
+TEST(validate_pod, pod_affinity_table) {
+  using req = node_selector_requirement;
+  pod_affinity_term near_db;
+  near_db.selector = label_selector{{}, {req{"app", selector_operator::in, {"db", "cache"}},
+                                         req{"tier", selector_operator::not_in, {"batch"}},
+                                         req{"team", selector_operator::exists, {}},
+                                         req{"spot", selector_operator::does_not_exist, {}}}};
+  near_db.selector->match_labels.set("example.com/role", "primary");
+  near_db.namespaces = {"ns", "shared-1"};
+  near_db.topology_key = "topology.kubernetes.io/zone";
+  pod_affinity_term anywhere;  // No selector: matches no pod, which is valid.
+  anywhere.namespace_selector = label_selector{};
+  anywhere.topology_key = "kubernetes.io/hostname";
+
+  pod valid = make_pod("db-client-0").cpu("1");
+  auto c = std::make_shared<placement_constraints>();
+  c->required_pod_affinity = {near_db};
+  c->preferred_pod_affinity = {{1, anywhere}};
+  c->required_pod_anti_affinity = {anywhere};
+  c->preferred_pod_anti_affinity = {{100, near_db}};
+  valid.constraints = c;
+
+  // Applies `f` to a copy of the valid constraints.
+  auto change = [](std::function<void(placement_constraints&)> f) {
+    return [f](pod& p) {
+      auto copy = std::make_shared<placement_constraints>(p.placement());
+      f(*copy);
+      p.constraints = std::move(copy);
+    };
+  };
+  const std::string aff =
+      "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+  const std::string anti_pref =
+      "spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]";
+  run_cases<pod>(
+      valid, [](const pod& p) { return validate(p); },
+      {
+          {"topologyKey empty",
+           change([](auto& c) { c.required_pod_anti_affinity[0].topology_key.clear(); }),
+           {"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+            "topologyKey: Required value: can not be empty"}},
+          {"topologyKey not a qualified name",
+           change([](auto& c) { c.preferred_pod_anti_affinity[0].term.topology_key = "zone/"; }),
+           {anti_pref + ".podAffinityTerm.topologyKey: Invalid value: \"zone/\": name part must "
+                        "not be empty"}},
+          {"weight 0 and 101",
+           change([](auto& c) {
+             c.preferred_pod_affinity[0].weight = 0;
+             c.preferred_pod_anti_affinity[0].weight = 101;
+           }),
+           {"spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+            "Invalid value: 0: must be in the range 1-100",
+            anti_pref + ".weight: Invalid value: 101: must be in the range 1-100"}},
+          {"Gt and Lt are not label selector operators",
+           change([](auto& c) {
+             c.required_pod_affinity[0].selector->match_expressions = {
+                 req{"cores", selector_operator::gt, {"1"}},
+                 req{"cores", selector_operator::lt, {"9"}}};
+           }),
+           {aff + ".labelSelector.matchExpressions[0].operator: Invalid value: \"Gt\": not a "
+                  "valid selector operator",
+            aff + ".labelSelector.matchExpressions[1].operator: Invalid value: \"Lt\": not a "
+                  "valid selector operator"}},
+          {"In without values",
+           change([](auto& c) {
+             c.required_pod_affinity[0].selector->match_expressions[0].values.clear();
+           }),
+           {aff + ".labelSelector.matchExpressions[0].values: Required value: must be specified "
+                  "when `operator` is 'In' or 'NotIn'"}},
+          {"DoesNotExist with values",
+           change([](auto& c) {
+             c.required_pod_affinity[0].selector->match_expressions[3].values = {"true"};
+           }),
+           {aff + ".labelSelector.matchExpressions[3].values: Forbidden: may not be specified "
+                  "when `operator` is 'Exists' or 'DoesNotExist'"}},
+          {"bad expression key and value",
+           change([](auto& c) {
+             auto& e = c.required_pod_affinity[0].selector->match_expressions[0];
+             e.key = "-app";
+             e.values = {"db", "no spaces"};
+           }),
+           {aff + ".labelSelector.matchExpressions[0].key: Invalid value: \"-app\": " +
+                name_part_rule,
+            aff + ".labelSelector.matchExpressions[0].values[1]: Invalid value: \"no spaces\": "
+                  "a label value must be empty or must be letters, digits, '-', '_' or '.', "
+                  "starting and ending with a letter or digit (e.g. 'MyName', 'my.name' or "
+                  "'app_1')"}},
+          {"bad matchLabels key",
+           change([](auto& c) {
+             c.required_pod_affinity[0].selector->match_labels.set("bad key", "x");
+           }),
+           {aff + ".labelSelector.matchLabels: Invalid value: \"bad key\": " + name_part_rule}},
+          {"namespace selector rules",
+           change([](auto& c) {
+             c.required_pod_anti_affinity[0].namespace_selector->match_expressions = {
+                 req{"team", selector_operator::in, {}}};
+           }),
+           {"spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
+            "namespaceSelector.matchExpressions[0].values: Required value: must be specified when "
+            "`operator` is 'In' or 'NotIn'"}},
+          {"namespace not a DNS label",
+           change([](auto& c) { c.required_pod_affinity[0].namespaces[1] = "shared.1"; }),
+           {aff + ".namespaces[1]: Invalid value: \"shared.1\": " + label_rule}},
+          {"a preferred term's own rules",
+           change([](auto& c) {
+             c.preferred_pod_anti_affinity[0].term.namespaces = {"Upper"};
+           }),
+           {anti_pref + ".podAffinityTerm.namespaces[0]: Invalid value: \"Upper\": " +
+            label_rule}},
+      });
+}
+
 TEST(validate_pod_group, table) {
   testing::gang g = make_gang("tf", 3)
                         .task("ps", 1, res("cpu", "1"), 1)

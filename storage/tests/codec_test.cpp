@@ -98,6 +98,34 @@ sch::placement_constraints gpu_constraints() {
       {"dedicated", sch::toleration_operator::equal, "ml", std::nullopt, int64_t{300}});
   c.tolerations.push_back({"", sch::toleration_operator::exists, "", std::nullopt, std::nullopt});
   c.scheduling_gates = {"kueue.x-k8s.io/admission", "example.com/b"};
+  sch::label_selector ps;
+  ps.match_labels.set("app", "tf");
+  ps.match_labels.set("role", "ps");
+  ps.match_expressions.push_back({"tier", sch::selector_operator::not_in, {"cache", "batch"}});
+  sch::pod_affinity_term near_ps;
+  near_ps.selector = ps;
+  near_ps.namespaces = {"ml", "shared"};
+  near_ps.topology_key = "topology.kubernetes.io/zone";
+  c.required_pod_affinity.push_back(near_ps);
+  sch::pod_affinity_term apart;  // Every pod of every namespace, one per node.
+  apart.selector = sch::label_selector{};
+  apart.namespace_selector = sch::label_selector{};
+  apart.topology_key = "kubernetes.io/hostname";
+  c.required_pod_anti_affinity.push_back(apart);
+  sch::pod_affinity_term nothing;  // A nil labelSelector: matches no pod.
+  nothing.topology_key = "kubernetes.io/hostname";
+  c.preferred_pod_affinity.push_back({100, nothing});
+  sch::label_selector team;
+  team.match_expressions.push_back({"team", sch::selector_operator::exists, {}});
+  sch::pod_affinity_term spread;
+  spread.selector = ps;
+  spread.namespace_selector = team;
+  spread.topology_key = "kubernetes.io/hostname";
+  c.preferred_pod_anti_affinity.push_back({1, spread});
+  c.preferred_pod_anti_affinity.push_back({50, near_ps});
+  c.host_ports.push_back({"TCP", "", 8080});
+  c.host_ports.push_back({"UDP", "", 8080});
+  c.host_ports.push_back({"SCTP", "10.0.0.1", 9000});
   return c;
 }
 
@@ -185,6 +213,29 @@ TEST(CodecTable, Pods) {
   sch::pod affinity = st::make_pod("a").obj();
   affinity.constraints = std::make_shared<const sch::placement_constraints>(gpu_constraints());
   expect_round_trip(affinity);
+}
+
+TEST(CodecTable, AnAbsentSelectorStaysApartFromAnEmptyOne) {
+  sch::placement_constraints c;
+  sch::pod_affinity_term absent;
+  absent.topology_key = "kubernetes.io/hostname";
+  sch::pod_affinity_term empty = absent;
+  empty.selector = sch::label_selector{};
+  empty.namespace_selector = sch::label_selector{};
+  c.required_pod_anti_affinity = {absent, empty};
+  sch::pod p = st::make_pod("p").obj();
+  p.constraints = std::make_shared<const sch::placement_constraints>(c);
+  record_decoder d;
+  auto back = round_trip(p, d);
+  ASSERT_NE(back.constraints, nullptr);
+  const auto& terms = back.constraints->required_pod_anti_affinity;
+  ASSERT_EQ(terms.size(), 2u);
+  EXPECT_FALSE(terms[0].selector);
+  EXPECT_FALSE(terms[0].namespace_selector);
+  ASSERT_TRUE(terms[1].selector);
+  EXPECT_EQ(*terms[1].selector, sch::label_selector{});
+  ASSERT_TRUE(terms[1].namespace_selector);
+  EXPECT_EQ(*terms[1].namespace_selector, sch::label_selector{});
 }
 
 TEST(CodecTable, EveryEnumValueSurvives) {
@@ -537,6 +588,25 @@ TEST(CodecErrors, BadConstraintsNameTheirPath) {
                  "constraints.required_node_affinity[0].match_fields[0].op: unknown value 0");
   r.mutable_pod()->set_constraints("\xff\xff");
   expect_corrupt(d.decode_pod(bytes_of(r)), "constraints.not a valid PlacementConstraints");
+
+  v1::PlacementConstraints affinity;
+  affinity.add_required_pod_affinity();
+  auto* selector = affinity.add_required_pod_anti_affinity()->mutable_selector();
+  selector->add_match_labels()->set_key("b");
+  selector->add_match_labels()->set_key("a");
+  r.mutable_pod()->set_constraints(bytes_of(affinity));
+  expect_corrupt(d.decode_pod(bytes_of(r)),
+                 "constraints.required_pod_anti_affinity[0].selector.match_labels: keys not "
+                 "sorted or repeated at \"a\"");
+
+  v1::PlacementConstraints preferred;
+  preferred.add_preferred_pod_affinity();
+  auto* term = preferred.add_preferred_pod_affinity()->mutable_term();
+  term->mutable_namespace_selector()->add_match_expressions()->set_key("team");
+  r.mutable_pod()->set_constraints(bytes_of(preferred));
+  expect_corrupt(d.decode_pod(bytes_of(r)),
+                 "constraints.preferred_pod_affinity[1].term.namespace_selector."
+                 "match_expressions[0].op: unknown value 0");
 }
 
 TEST(CodecErrors, JobTemplateErrorsNameTheTask) {
@@ -853,7 +923,11 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 80u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 200u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::label_selector), 32u) << "label_selector changed";
+  EXPECT_EQ(sizeof(sch::pod_affinity_term), 136u) << "pod_affinity_term changed";
+  EXPECT_EQ(sizeof(sch::weighted_pod_affinity_term), 144u) << "weighted_pod_affinity_term changed";
+  EXPECT_EQ(sizeof(sch::host_port), 72u) << "host_port changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
 }

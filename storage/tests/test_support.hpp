@@ -10,6 +10,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -274,6 +275,45 @@ class random_objects {
     return out;
   }
 
+  // Absent, empty and filled selectors: an absent one and an empty one must stay apart.
+  std::optional<sch::label_selector> label_selector(int present_percent) {
+    if (!chance(present_percent))
+      return std::nullopt;
+    sch::label_selector s;
+    if (chance(80)) {
+      s.match_labels = labels(3);
+      s.match_expressions = requirements();
+    }
+    return s;
+  }
+
+  sch::pod_affinity_term pod_affinity_term() {
+    sch::pod_affinity_term t;
+    t.selector = label_selector(80);
+    for (int64_t i = between(0, 2); i > 0; --i)
+      t.namespaces.push_back(name());
+    t.namespace_selector = label_selector(30);
+    t.topology_key = chance(90) ? (chance(50) ? "kubernetes.io/" : "") + name() : text(8);
+    return t;
+  }
+
+  std::vector<sch::weighted_pod_affinity_term> weighted_pod_affinity_terms() {
+    std::vector<sch::weighted_pod_affinity_term> out;
+    for (int64_t i = between(0, 2); i > 0; --i)
+      out.push_back({any_i32(), pod_affinity_term()});
+    return out;
+  }
+
+  sch::host_port host_port() {
+    static constexpr std::string_view protocols[] = {"TCP", "UDP", "SCTP"};
+    sch::host_port hp;
+    hp.protocol = chance(90) ? std::string(protocols[between(0, 2)]) : text(4);
+    if (chance(30))
+      hp.host_ip = chance(80) ? "10.0.0." + std::to_string(between(1, 254)) : text(8);
+    hp.port = chance(90) ? static_cast<int32_t>(between(1, 65535)) : any_i32();
+    return hp;
+  }
+
   sch::placement_constraints constraints() {
     sch::placement_constraints c;
     c.node_selector = labels(3);
@@ -290,6 +330,16 @@ class random_objects {
         t.toleration_seconds = any_i64();
       c.tolerations.push_back(std::move(t));
     }
+    for (int64_t i = between(0, 2); i > 0; --i)
+      c.scheduling_gates.push_back(chance(50) ? "example.com/" + name() : text(8));
+    for (int64_t i = between(0, 2); i > 0; --i)
+      c.required_pod_affinity.push_back(pod_affinity_term());
+    for (int64_t i = between(0, 2); i > 0; --i)
+      c.required_pod_anti_affinity.push_back(pod_affinity_term());
+    c.preferred_pod_affinity = weighted_pod_affinity_terms();
+    c.preferred_pod_anti_affinity = weighted_pod_affinity_terms();
+    for (int64_t i = between(0, 3); i > 0; --i)
+      c.host_ports.push_back(host_port());
     return c;
   }
 
