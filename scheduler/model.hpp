@@ -314,6 +314,28 @@ struct host_port {
   friend bool operator==(const host_port&, const host_port&) = default;
 };
 
+/// One of spec.topologySpreadConstraints: how unevenly the pods it selects may spread over the
+/// domains of `topology_key` (kube-scheduler's PodTopologySpread).
+struct topology_spread_constraint {
+  int32_t max_skew = 1;  // At least 1.
+  std::string topology_key;
+  /// whenUnsatisfiable: DoNotSchedule (true, a filter) or ScheduleAnyway (false, a score).
+  bool do_not_schedule = true;
+  /// The pods counted, in the pod's namespace; absent selects none (the pod itself may count).
+  std::optional<label_selector> selector;
+  /// With fewer eligible domains than this, the global minimum is taken as 0. DoNotSchedule only.
+  std::optional<int32_t> min_domains;
+  /// nodeAffinityPolicy Honor (default): only nodes passing the pod's node affinity and selector
+  /// count as domains; Ignore: every node.
+  bool honor_node_affinity = true;
+  /// nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates count; Ignore (default).
+  bool honor_node_taints = false;
+  /// matchLabelKeys: the pod's values of these labels are added to the selector (as In).
+  std::vector<std::string> match_label_keys;
+  friend bool operator==(const topology_spread_constraint&,
+                         const topology_spread_constraint&) = default;
+};
+
 /// Where a pod may run. Pods built from one template share one instance (see pod::constraints),
 /// which also lets the planner treat them as one class.
 struct placement_constraints {
@@ -331,15 +353,17 @@ struct placement_constraints {
   std::vector<weighted_pod_affinity_term> preferred_pod_anti_affinity;
   /// The hostPorts of the pod's containers, in order, without duplicates.
   std::vector<host_port> host_ports;
+  std::vector<topology_spread_constraint> topology_spread;
   bool empty() const noexcept {
     return node_selector.empty() && required_node_affinity.empty() && tolerations.empty() &&
            scheduling_gates.empty() && !places_beside_pods();
   }
-  /// True when where other pods run matters to this pod: pod (anti-)affinity or host ports.
+  /// True when where other pods run matters to this pod: pod (anti-)affinity, host ports or
+  /// topology spread.
   bool places_beside_pods() const noexcept {
     return !required_pod_affinity.empty() || !required_pod_anti_affinity.empty() ||
            !preferred_pod_affinity.empty() || !preferred_pod_anti_affinity.empty() ||
-           !host_ports.empty();
+           !host_ports.empty() || !topology_spread.empty();
   }
   friend bool operator==(const placement_constraints&, const placement_constraints&) = default;
 };
