@@ -73,6 +73,10 @@ scheduler::predicate_failure rules_refuse(const node_actor_state& st,
           keys.push_back(t.topology_key);
       }
   }
+  // Topology spread counts pods in every domain, empty ones included: every node matters.
+  const bool spreads = hood.spreads();
+  if (spreads)
+    hood.add_node(st.index, here);
   auto is_item = [&](const scheduler::pod& p) {
     return std::any_of(items.begin(), items.end(),
                        [&](const auto& it) { return it.payload.get() == &p; });
@@ -93,11 +97,13 @@ scheduler::predicate_failure rules_refuse(const node_actor_state& st,
   for (std::size_t j = 0; j < view.size(); ++j) {
     if (j == st.index || !view.is_live(j))
       continue;
+    const scheduler::node& other = view.at(j);
+    if (spreads)
+      hood.add_node(uint32_t(j), other);
     auto counts = view.rule_counts(j);
     if (counts.pods == 0)
       continue;
-    const scheduler::node& other = view.at(j);
-    const bool all_pods = terms && shares_a_domain(other);
+    const bool all_pods = spreads || (terms && shares_a_domain(other));
     if (!all_pods && counts.anti_affinity == 0)
       continue;
     view.visit_pods(j, [&](const scheduler::pod& p) {

@@ -56,6 +56,12 @@ constexpr std::string_view std_dim_names[std_dims] = {cpu_resource, memory_resou
 // Static verdicts cached per (slot, class); values of predicate_failure.
 constexpr uint8_t verdict_ok = uint8_t(predicate_failure::none);
 
+// The rules between pods, in the order their reasons are listed.
+constexpr predicate_failure neighbour_failures[] = {
+    predicate_failure::host_ports,          predicate_failure::topology_spread_label,
+    predicate_failure::topology_spread,     predicate_failure::existing_pod_anti_affinity,
+    predicate_failure::pod_affinity,        predicate_failure::pod_anti_affinity};
+
 // kube-scheduler's numFeasibleNodesToFind.
 int64_t feasible_nodes_to_find(int64_t nodes, int32_t percentage, int32_t min_feasible) {
   if (nodes < min_feasible || percentage >= 100)
@@ -615,9 +621,14 @@ struct gang_planner::scratch {
       all_pods |= !pl.required_pod_affinity.empty() || !pl.required_pod_anti_affinity.empty();
       ports |= !pl.host_ports.empty();
     }
+    // Topology spread counts pods in every domain, empty ones included.
+    const bool spreads = neighbourhood.spreads();
+    all_pods |= spreads;
     for (std::size_t i = 0; i < node_slots; ++i) {
       if (!view->is_live(i))
         continue;
+      if (spreads)
+        neighbourhood.add_node(uint32_t(i), view->at(i));
       auto counts = view->rule_counts(i);
       if (counts.pods == 0 ||
           (!all_pods && counts.anti_affinity == 0 && !(ports && counts.host_ports > 0)))
@@ -863,8 +874,7 @@ struct gang_planner::scratch {
       out.add(reason_node_unschedulable, true, k);
     if (auto k = static_counts[uint8_t(predicate_failure::node_affinity)])
       out.add(reason_node_affinity, true, k);
-    for (auto rule : {predicate_failure::host_ports, predicate_failure::existing_pod_anti_affinity,
-                      predicate_failure::pod_affinity, predicate_failure::pod_anti_affinity})
+    for (auto rule : neighbour_failures)
       if (auto k = static_counts[uint8_t(rule)])
         out.add(neighbour_reason(rule), false, k);
     for (std::size_t d = 0; d < dims; ++d) {
@@ -1021,8 +1031,7 @@ struct gang_planner::scratch {
       out += "; " + std::to_string(refused_total) +
              (refused_total == 1 ? " node is" : " nodes are") + " ruled out by pods there:";
       bool first = true;
-      for (auto rule : {predicate_failure::host_ports, predicate_failure::existing_pod_anti_affinity,
-                        predicate_failure::pod_affinity, predicate_failure::pod_anti_affinity}) {
+      for (auto rule : neighbour_failures) {
         if (auto k = refused_by[std::size_t(rule)]) {
           out += (first ? " " : ", ") + std::to_string(k) + " " + std::string(rule_name(rule));
           first = false;
@@ -1047,6 +1056,10 @@ struct gang_planner::scratch {
         return "no pod it must be beside";
       case predicate_failure::pod_anti_affinity:
         return "a pod it must keep away from";
+      case predicate_failure::topology_spread:
+        return "topology spread skew";
+      case predicate_failure::topology_spread_label:
+        return "no topology spread label";
       default:
         return "";
     }

@@ -15,6 +15,10 @@ std::string_view neighbour_reason(predicate_failure f) noexcept {
       return reason_pod_affinity;
     case predicate_failure::pod_anti_affinity:
       return reason_pod_anti_affinity;
+    case predicate_failure::topology_spread:
+      return reason_topology_spread;
+    case predicate_failure::topology_spread_label:
+      return reason_topology_spread_label;
     default:
       return {};
   }
@@ -86,7 +90,9 @@ bool any_port_conflict(std::span<const host_port> wanted, std::span<const host_p
 bool has_neighbour_rules(const pod& p) noexcept {
   const auto* c = p.constraints.get();
   return c && (!c->required_pod_affinity.empty() || !c->required_pod_anti_affinity.empty() ||
-               !c->host_ports.empty());
+               !c->host_ports.empty() ||
+               std::any_of(c->topology_spread.begin(), c->topology_spread.end(),
+                           [](const auto& t) { return t.do_not_schedule; }));
 }
 
 bool has_required_anti_affinity(const pod& p) noexcept {
@@ -101,6 +107,7 @@ std::size_t pod_neighbourhood::domain_hash::operator()(const domain& d) const no
 void pod_neighbourhood::clear() {
   kinds_.clear();
   ports_.clear();
+  spreads_ = false;
 }
 
 uint32_t pod_neighbourhood::prepare(const pod& incoming) {
@@ -109,7 +116,46 @@ uint32_t pod_neighbourhood::prepare(const pod& incoming) {
   const auto& c = incoming.placement();
   k.matches_own_affinity =
       selects_all(c.required_pod_affinity, incoming.meta.namespace_name, incoming);
+  for (const auto& t : c.topology_spread) {
+    if (!t.do_not_schedule)
+      continue;
+    auto& sp = k.spreads.emplace_back();
+    sp.constraint = &t;
+    sp.selects_none = !t.selector;
+    if (t.selector)
+      sp.selector = *t.selector;
+    // matchLabelKeys: the pod's own values of those labels narrow the selector (keys it lacks
+    // are ignored), as kube-scheduler merges them.
+    for (const auto& key : t.match_label_keys)
+      if (auto v = incoming.meta.labels.find(key))
+        sp.selector.match_labels.set(key, std::string(*v));
+    sp.self_match = !sp.selects_none && matches(sp.selector, incoming.meta.labels);
+    spreads_ = true;
+  }
   return uint32_t(kinds_.size() - 1);
+}
+
+bool pod_neighbourhood::spread_eligible(const kind& k, const spread& sp, const node& n) {
+  const auto& c = k.first->placement();
+  // A node counts only when it has every key of the pod's DoNotSchedule constraints.
+  for (const auto& other : k.spreads)
+    if (!n.meta.labels.contains(other.constraint->topology_key))
+      return false;
+  if (sp.constraint->honor_node_affinity && !matches_node_affinity(n, c))
+    return false;
+  if (sp.constraint->honor_node_taints && first_untolerated_taint(n, c.tolerations) >= 0)
+    return false;
+  return true;
+}
+
+void pod_neighbourhood::add_node(uint32_t /*node_index*/, const node& n) {
+  for (auto& k : kinds_)
+    for (auto& sp : k.spreads)
+      if (spread_eligible(k, sp, n)) {
+        auto v = n.meta.labels.find(sp.constraint->topology_key);
+        sp.counts.try_emplace({sp.constraint->topology_key, *v}, 0);
+        sp.fewest_stale = true;
+      }
 }
 
 void pod_neighbourhood::bump(domain_counts& counts, domain d, int32_t delta) {
@@ -133,6 +179,14 @@ void pod_neighbourhood::update(uint32_t node_index, const node& n, const pod& p,
   for (auto& k : kinds_) {
     const pod& in = *k.first;
     const auto& ic = in.placement();
+    // Topology spread: the pods a constraint selects, in the pod's namespace, on eligible nodes.
+    for (auto& sp : k.spreads)
+      if (!sp.selects_none && p.meta.namespace_name == in.meta.namespace_name &&
+          matches(sp.selector, p.meta.labels) && spread_eligible(k, sp, n)) {
+        auto v = labels.find(sp.constraint->topology_key);
+        sp.counts[{sp.constraint->topology_key, *v}] += delta;
+        sp.fewest_stale = true;
+      }
     // The incoming pod's affinity: pods matching every term mark each term's domain.
     if (!ic.required_pod_affinity.empty() &&
         selects_all(ic.required_pod_affinity, in.meta.namespace_name, p))
@@ -177,6 +231,9 @@ predicate_failure pod_neighbourhood::check(uint32_t kind_index, uint32_t node_in
     if (auto used = ports_.find(node_index); used != ports_.end() &&
                                              any_port_conflict(ic.host_ports, used->second))
       return predicate_failure::host_ports;
+  if (!k.spreads.empty())
+    if (auto f = check_spread(k, n); f != predicate_failure::none)
+      return f;
   for (auto key : k.existing_anti_keys)
     if (auto v = labels.find(key); v && k.existing_anti.count({key, *v}) != 0)
       return predicate_failure::existing_pod_anti_affinity;
@@ -195,6 +252,32 @@ predicate_failure pod_neighbourhood::check(uint32_t kind_index, uint32_t node_in
   for (const auto& t : ic.required_pod_anti_affinity)
     if (auto v = labels.find(t.topology_key); v && k.anti_affinity.count({t.topology_key, *v}))
       return predicate_failure::pod_anti_affinity;
+  return predicate_failure::none;
+}
+
+predicate_failure pod_neighbourhood::check_spread(const kind& k, const node& n) {
+  for (const auto& sp : k.spreads) {
+    const auto& t = *sp.constraint;
+    auto v = n.meta.labels.find(t.topology_key);
+    if (!v)
+      return predicate_failure::topology_spread_label;
+    if (sp.fewest_stale) {
+      sp.fewest = 0;
+      bool first = true;
+      for (const auto& [_, count] : sp.counts) {
+        sp.fewest = first ? count : std::min(sp.fewest, count);
+        first = false;
+      }
+      sp.fewest_stale = false;
+    }
+    int32_t fewest = sp.fewest;
+    if (t.min_domains && int64_t(sp.counts.size()) < *t.min_domains)
+      fewest = 0;
+    auto here = sp.counts.find({t.topology_key, *v});
+    int32_t in_domain = here == sp.counts.end() ? 0 : here->second;
+    if (in_domain + (sp.self_match ? 1 : 0) - fewest > t.max_skew)
+      return predicate_failure::topology_spread;
+  }
   return predicate_failure::none;
 }
 

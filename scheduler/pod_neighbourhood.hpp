@@ -25,6 +25,14 @@
 //   are not known to the scheduler (docs/NOTES.md, "Pods beside pods").
 // - Host ports: two ports conflict when protocol and port are equal and either address is
 //   0.0.0.0 (or empty) or both are equal.
+// - Topology spread (PodTopologySpread, whenUnsatisfiable DoNotSchedule): the domains are those
+//   of the eligible nodes (every node given to add_node that has all the pod's constraints' keys,
+//   passes its node affinity unless nodeAffinityPolicy is Ignore, and its taints if
+//   nodeTaintsPolicy is Honor); a node fails when it lacks the key, or when the pods the
+//   constraint selects (in the pod's namespace, selector plus matchLabelKeys with the pod's own
+//   values) in its domain, plus the pod itself if it matches, exceed the fewest in any domain by
+//   more than maxSkew. With fewer domains than minDomains the fewest is taken as 0.
+//   ScheduleAnyway constraints only score, and are not applied here.
 //
 // Failures are resolvable: the pods in the way may go. Not thread-safe; reuse one per thread.
 
@@ -48,8 +56,12 @@ inline constexpr std::string_view reason_existing_pod_anti_affinity =
 inline constexpr std::string_view reason_pod_affinity = "node(s) didn't match pod affinity rules";
 inline constexpr std::string_view reason_pod_anti_affinity =
     "node(s) didn't match pod anti-affinity rules";
+inline constexpr std::string_view reason_topology_spread =
+    "node(s) didn't match pod topology spread constraints";
+inline constexpr std::string_view reason_topology_spread_label =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
 
-/// The text of a neighbour failure (one of the four above); empty for anything else.
+/// The text of a neighbour failure (one of the six above); empty for anything else.
 std::string_view neighbour_reason(predicate_failure f) noexcept;
 
 /// Every matchLabels pair and every matchExpressions requirement hold.
@@ -65,7 +77,8 @@ bool ports_conflict(const host_port& a, const host_port& b) noexcept;
 /// True when some port of `wanted` conflicts with some port of `used`.
 bool any_port_conflict(std::span<const host_port> wanted, std::span<const host_port> used) noexcept;
 
-/// True when the pod has required inter-pod terms or host ports: rules its placement obeys.
+/// True when the pod has required inter-pod terms, host ports or DoNotSchedule topology spread
+/// constraints: rules its placement obeys.
 bool has_neighbour_rules(const pod& p) noexcept;
 /// True when the pod has required anti-affinity terms: a rule other pods' placement obeys.
 bool has_required_anti_affinity(const pod& p) noexcept;
@@ -80,6 +93,13 @@ class pod_neighbourhood {
   uint32_t prepare(const pod& incoming);
   std::size_t prepared() const noexcept { return kinds_.size(); }
 
+  /// Node `node_index` exists: a domain for topology spread if eligible. Call for every live
+  /// node, before the pods on it, when some prepared pod has spread constraints.
+  void add_node(uint32_t node_index, const node& n);
+  /// True when some prepared pod has DoNotSchedule topology spread constraints: every node and
+  /// every pod matter then.
+  bool spreads() const noexcept { return spreads_; }
+
   /// `p` is on node `node_index` (whose facts are `n`, alive until clear()). Pods placed
   /// tentatively are added the same way and removed with remove() in reverse order.
   void add(uint32_t node_index, const node& n, const pod& p);
@@ -87,7 +107,8 @@ class pod_neighbourhood {
   void remove(uint32_t node_index, const node& n, const pod& p);
 
   /// The first rule kind `kind` breaks on node `n` (index `node_index`), in kube-scheduler's
-  /// order: host ports, existing pods' anti-affinity, affinity, anti-affinity. `none` if none.
+  /// order: host ports, topology spread, existing pods' anti-affinity, affinity, anti-affinity.
+  /// `none` if none.
   predicate_failure check(uint32_t kind, uint32_t node_index, const node& n) const;
 
  private:
@@ -101,6 +122,17 @@ class pod_neighbourhood {
   };
   using domain_counts = std::unordered_map<domain, int32_t, domain_hash>;
 
+  // One DoNotSchedule topology spread constraint of a kind, with its counts per domain.
+  struct spread {
+    const topology_spread_constraint* constraint = nullptr;
+    label_selector selector;  // With matchLabelKeys folded in; absent when selects_none.
+    bool selects_none = false;
+    bool self_match = false;  // The incoming pod matches its own selector.
+    std::unordered_map<domain, int32_t, domain_hash> counts;  // Eligible domains; zeros kept.
+    mutable int32_t fewest = 0;      // The smallest count, cached.
+    mutable bool fewest_stale = true;
+  };
+
   struct kind {
     const pod* first = nullptr;
     domain_counts affinity;       // Domains of pods matching all its required affinity terms.
@@ -108,14 +140,18 @@ class pod_neighbourhood {
     domain_counts existing_anti;  // Domains where some pod's anti-affinity term selects it.
     std::vector<std::string_view> existing_anti_keys; // The distinct keys of existing_anti.
     bool matches_own_affinity = false;
+    std::vector<spread> spreads;
   };
 
   void update(uint32_t node_index, const node& n, const pod& p, int32_t delta);
+  static bool spread_eligible(const kind& k, const spread& sp, const node& n);
+  static predicate_failure check_spread(const kind& k, const node& n);
   static void bump(domain_counts& counts, domain d, int32_t delta);
 
   std::vector<kind> kinds_;
   // Host ports in use, by node: only nodes with a pod asking for some.
   std::unordered_map<uint32_t, std::vector<host_port>> ports_;
+  bool spreads_ = false;
 };
 
 } // namespace phalanx::scheduler

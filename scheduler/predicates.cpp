@@ -28,6 +28,10 @@ std::string_view to_string(predicate_failure f) noexcept {
       return "PodAffinity";
     case predicate_failure::pod_anti_affinity:
       return "PodAntiAffinity";
+    case predicate_failure::topology_spread:
+      return "PodTopologySpread";
+    case predicate_failure::topology_spread_label:
+      return "PodTopologySpreadLabel";
   }
   return "unknown";
 }
@@ -202,6 +206,8 @@ void fit_diagnosis::add_static(const node& n, const static_verdict& v, const res
     case predicate_failure::existing_pod_anti_affinity:
     case predicate_failure::pod_affinity:
     case predicate_failure::pod_anti_affinity:
+    case predicate_failure::topology_spread:
+    case predicate_failure::topology_spread_label:
       return;  // Not static.
     case predicate_failure::node_unschedulable:
       add(reason_node_unschedulable, true);

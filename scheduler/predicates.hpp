@@ -50,9 +50,12 @@ enum class predicate_failure : uint8_t {
   existing_pod_anti_affinity, // A pod there (or in its domain) keeps this pod away.
   pod_affinity,               // No pod it must be beside is in the node's domain.
   pod_anti_affinity,          // A pod it must keep away from is in the node's domain.
+  topology_spread,            // Its domain would hold too many of the pods it spreads with.
+  topology_spread_label,      // The node lacks a key its topology spread constraints name.
 };
 std::string_view to_string(predicate_failure f) noexcept; // "None", "NodeUnschedulable", ...
-inline constexpr predicate_failure predicate_failure_last = predicate_failure::pod_anti_affinity;
+inline constexpr predicate_failure predicate_failure_last =
+    predicate_failure::topology_spread_label;
 
 /// True for the failures waiting cannot fix: the static predicates.
 constexpr bool is_unresolvable(predicate_failure f) noexcept {

@@ -62,13 +62,18 @@ node sized_node(int64_t i, rng& g) {
   return n;
 }
 
-cluster_snapshot make_cluster(int64_t nodes, uint64_t seed) {
+// With `with_pods`, every node also has a hostname label and carries five pods for the rules
+// between pods: labelled app=svc-0..19 at random, one in fifty with required anti-affinity
+// against its own app on its host.
+cluster_snapshot make_cluster(int64_t nodes, uint64_t seed, bool with_pods = false) {
   rng g(seed);
   cluster_snapshot view;
   const char* zones[] = {"a", "b", "c"};
   for (int64_t i = 0; i < nodes; ++i) {
     node n = sized_node(i, g);
     n.meta.labels.set("topology.kubernetes.io/zone", zones[g() % 3]);
+    if (with_pods)
+      n.meta.labels.set("kubernetes.io/hostname", n.meta.name);
     if (i % 10 == 3) {
       n.allocatable.set("nvidia.com/gpu", 8);
       n.taints.push_back({"nvidia.com/gpu", "true", taint_effect::no_schedule});
@@ -92,6 +97,23 @@ cluster_snapshot make_cluster(int64_t nodes, uint64_t seed) {
       used += p;
     }
     view.allocate(idx, used);
+    for (int k = 0; with_pods && k < 5; ++k) {
+      auto p = std::make_shared<pod>();
+      p->meta.name = n.meta.name + "-pod-" + std::to_string(k);
+      p->meta.namespace_name = "default";
+      std::string app = "svc-" + std::to_string(g() % 20);
+      p->meta.labels.set("app", app);
+      if (g() % 50 == 0) {
+        auto c = std::make_shared<placement_constraints>();
+        pod_affinity_term t;
+        t.selector.emplace();
+        t.selector->match_labels.set("app", app);
+        t.topology_key = "kubernetes.io/hostname";
+        c->required_pod_anti_affinity.push_back(std::move(t));
+        p->constraints = std::move(c);
+      }
+      view.add_pod(idx, std::move(p));
+    }
   }
   return view;
 }
@@ -173,7 +195,69 @@ void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = f
   state.counters["pods/s"] = benchmark::Counter(double(plans * gang), benchmark::Counter::kIsRate);
 }
 
+// One K-pod gang whose pods carry rules between pods, on N nodes of make_cluster(with_pods):
+// `spread_hosts`, each member repels the others on its host (a member per node, as databases
+// and parameter servers ask); otherwise they gather in one zone with affinity to each other,
+// and keep away from app=svc-0 on their hosts.
+void place_gang_with_rules(benchmark::State& state, bool spread_hosts) {
+  const int64_t nodes = state.range(0);
+  const int64_t gang = state.range(1);
+  static std::unique_ptr<cluster_snapshot> cached;
+  static int64_t cached_nodes = 0;
+  if (!cached || cached_nodes != nodes) {
+    cached = std::make_unique<cluster_snapshot>(make_cluster(nodes, 42, true));
+    cached_nodes = nodes;
+  }
+  auto term = [](std::string app, std::string key) {
+    pod_affinity_term t;
+    t.selector.emplace();
+    t.selector->match_labels.set("app", std::move(app));
+    t.topology_key = std::move(key);
+    return t;
+  };
+  placement_constraints pc;
+  if (spread_hosts) {
+    pc.required_pod_anti_affinity.push_back(term("ring", "kubernetes.io/hostname"));
+  } else {
+    pc.required_pod_affinity.push_back(term("ring", "topology.kubernetes.io/zone"));
+    pc.required_pod_anti_affinity.push_back(term("svc-0", "kubernetes.io/hostname"));
+  }
+  auto constraints = std::make_shared<const placement_constraints>(std::move(pc));
+  std::vector<pod> pods(static_cast<std::size_t>(gang));
+  std::vector<const pod*> pointers;
+  for (int64_t i = 0; i < gang; ++i) {
+    pod& p = pods[std::size_t(i)];
+    p.meta.name = "ring-" + std::to_string(i);
+    p.meta.namespace_name = "default";
+    p.meta.labels.set("app", "ring");
+    p.requests.cpu_milli = 2000;
+    p.requests.memory_bytes = 4 * gib;
+    p.requests.pods = 1;
+    p.constraints = constraints;
+    pointers.push_back(&p);
+  }
+  gang_request request;
+  request.pods = pointers;
+  request.min_pods = int32_t(gang);
+  gang_planner planner;
+  rng random(7);
+  plan_result out;
+  int64_t plans = 0;
+  for (auto _ : state) {
+    planner.plan(*cached, request, random, out);
+    benchmark::DoNotOptimize(out.placements.data());
+    if (out.code != plan_code::success) {
+      state.SkipWithError(("plan failed: " + out.detail).c_str());
+      break;
+    }
+    ++plans;
+  }
+  state.counters["pods/s"] = benchmark::Counter(double(plans * gang), benchmark::Counter::kIsRate);
+}
+
 void BM_PlaceGang(benchmark::State& state) { place_gang(state, false); }
+void BM_PlaceGangAntiAffinity(benchmark::State& state) { place_gang_with_rules(state, true); }
+void BM_PlaceGangZoneAffinity(benchmark::State& state) { place_gang_with_rules(state, false); }
 void BM_PlaceGangZoneSelector(benchmark::State& state) { place_gang(state, true); }
 void BM_PlaceGangActorView(benchmark::State& state) { place_gang(state, false, true); }
 
@@ -251,6 +335,14 @@ BENCHMARK(BM_PlaceGang)
 BENCHMARK(BM_PlaceGangZoneSelector)
     ->ArgNames({"nodes", "gang"})
     ->Args({5000, 8})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlaceGangAntiAffinity)
+    ->ArgNames({"nodes", "gang"})
+    ->ArgsProduct({{1000, 5000}, {8, 64}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlaceGangZoneAffinity)
+    ->ArgNames({"nodes", "gang"})
+    ->ArgsProduct({{1000, 5000}, {8, 64}})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlaceGangActorView)
     ->ArgNames({"nodes", "gang"})

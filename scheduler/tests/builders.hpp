@@ -140,6 +140,19 @@ class pod_builder {
     mutable_constraints().required_pod_anti_affinity.push_back(std::move(term));
     return *this;
   }
+  /// A DoNotSchedule topology spread constraint over pods labelled key=value.
+  pod_builder& spread(std::string topology_key, int32_t max_skew, std::string key,
+                      std::string value) {
+    topology_spread_constraint t;
+    t.topology_key = std::move(topology_key);
+    t.max_skew = max_skew;
+    t.selector.emplace();
+    t.selector->match_labels.set(std::move(key), std::move(value));
+    mutable_constraints().topology_spread.push_back(std::move(t));
+    return *this;
+  }
+  /// The last spread constraint, to adjust.
+  topology_spread_constraint& last_spread() { return mutable_constraints().topology_spread.back(); }
   /// A container port with this hostPort.
   pod_builder& host_port(int32_t port, std::string protocol = "TCP", std::string ip = "") {
     mutable_constraints().host_ports.push_back({std::move(protocol), std::move(ip), port});

@@ -830,5 +830,32 @@ TEST(planner_neighbours, a_group_with_affinity_to_itself_gathers_in_one_zone) {
   EXPECT_EQ(r.code, plan_code::unschedulable) << r.detail;
 }
 
+TEST(planner_neighbours, topology_spread_evens_a_gang_over_zones_where_binpack_would_pile_it) {
+  fixture f;
+  add_hosts(f.view, 6, "8", [](int i) { return std::string(1, char('a' + i % 3)); });
+  f.add_pods(shared_template(gang_of(6, [](int i) {
+    return make_pod("s-" + std::to_string(i)).cpu("1").label("app", "web").spread(
+        "topology.kubernetes.io/zone", 1, "app", "web");
+  })));
+  gang_planner planner;  // Binpack: without the constraint all six go to one node.
+  rng random(4);
+  auto req = f.request(6);
+  auto r = planner.plan(f.view, req, random);
+  ASSERT_TRUE(valid_plan(f.view, req, r));
+  std::map<std::string, int> per_zone;
+  for (const auto& p : r.placements)
+    ++per_zone[std::string(*f.view.at(p.node).meta.labels.find("topology.kubernetes.io/zone"))];
+  EXPECT_EQ(per_zone, (std::map<std::string, int>{{"a", 2}, {"b", 2}, {"c", 2}}));
+  // Zone c full: four pods fit a and b evenly, a fifth would be two ahead of c.
+  for (std::size_t i = 0; i < f.view.size(); ++i)
+    if (*f.view.at(i).meta.labels.find("topology.kubernetes.io/zone") == "c")
+      f.view.allocate(i, res("cpu", "8"));
+  auto full = planner.plan(f.view, f.request(5), random);
+  EXPECT_EQ(full.code, plan_code::unschedulable);
+  EXPECT_NE(full.origin.to_string().find("didn't match pod topology spread constraints"),
+            std::string::npos)
+      << full.origin.to_string();
+}
+
 } // namespace
 } // namespace phalanx::scheduler

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+
 namespace phalanx::scheduler {
 namespace {
 
@@ -194,6 +196,103 @@ TEST(pod_neighbourhood, host_ports_come_first_and_free_again_on_remove) {
   EXPECT_EQ(c.verdicts(udp_kind), (std::vector{ok, ok, ok, ok}));
   c.hood.remove(1, c.nodes[1], server);
   EXPECT_EQ(c.verdicts(twin_kind), (std::vector{ok, ok, ok, ok}));
+}
+
+constexpr auto skew = predicate_failure::topology_spread;
+constexpr auto no_label = predicate_failure::topology_spread_label;
+
+// Every node is a domain candidate before the pods come, as the planner and the vote do it.
+void add_nodes(cluster& c) {
+  for (uint32_t i = 0; i < c.nodes.size(); ++i)
+    c.hood.add_node(i, c.nodes[i]);
+}
+
+TEST(pod_neighbourhood, topology_spread_keeps_the_skew_within_max_skew) {
+  pod web = make_pod("w").label("app", "web").spread(std::string(zone), 1, "app", "web");
+  cluster c;
+  auto kind = c.hood.prepare(web);
+  ASSERT_TRUE(c.hood.spreads());
+  add_nodes(c);
+  // Zones a (n0, n1) and b (n2); n3 has no zone, so it is no domain and cannot take the pod.
+  EXPECT_EQ(c.verdicts(kind), (std::vector{ok, ok, ok, no_label}));
+  pod placed = make_pod("w0").label("app", "web");
+  c.hood.add(0, c.nodes[0], placed);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{skew, skew, ok, no_label}))
+      << "a: 1 + itself - fewest 0 = 2 > 1";
+  c.hood.add(2, c.nodes[2], placed);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{ok, ok, ok, no_label}));
+  // Pods of another namespace or another app are not counted.
+  pod stranger = make_pod("s").ns("other").label("app", "web");
+  pod other_app = make_pod("o").label("app", "db");
+  c.hood.add(0, c.nodes[0], stranger);
+  c.hood.add(0, c.nodes[0], other_app);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{ok, ok, ok, no_label}));
+  c.hood.remove(2, c.nodes[2], placed);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{skew, skew, ok, no_label}));
+}
+
+TEST(pod_neighbourhood, min_domains_counts_missing_domains_as_empty) {
+  auto b = make_pod("w").label("app", "web").spread(std::string(zone), 1, "app", "web");
+  pod placed = make_pod("w0").label("app", "web");
+  for (std::optional<int32_t> min_domains : {std::optional<int32_t>{}, std::optional<int32_t>{3}}) {
+    auto builder = b;
+    builder.last_spread().min_domains = min_domains;
+    pod web = builder;
+    cluster c;
+    auto kind = c.hood.prepare(web);
+    add_nodes(c);
+    c.hood.add(0, c.nodes[0], placed);
+    c.hood.add(2, c.nodes[2], placed);
+    // Two domains with one pod each: the fewest is 1, or 0 when three domains are asked for.
+    auto expected = min_domains ? std::vector{skew, skew, skew, no_label}
+                                : std::vector{ok, ok, ok, no_label};
+    EXPECT_EQ(c.verdicts(kind), expected) << (min_domains ? "minDomains 3" : "no minDomains");
+  }
+}
+
+TEST(pod_neighbourhood, spread_domains_honour_node_affinity_unless_told_to_ignore_it) {
+  auto b = make_pod("w").label("app", "web").selector(std::string(zone), "a").spread(
+      std::string(zone), 1, "app", "web");
+  pod placed = make_pod("w0").label("app", "web");
+  for (bool honor : {true, false}) {
+    auto builder = b;
+    builder.last_spread().honor_node_affinity = honor;
+    pod web = builder;
+    cluster c;
+    auto kind = c.hood.prepare(web);
+    add_nodes(c);
+    c.hood.add(0, c.nodes[0], placed);
+    // Honoured, zone b is no domain (the pod may not go there): a is the fewest. Ignored, b
+    // counts with 0 pods and a is one too many.
+    EXPECT_EQ(c.verdicts(kind)[1], honor ? ok : skew) << (honor ? "Honor" : "Ignore");
+  }
+}
+
+TEST(pod_neighbourhood, match_label_keys_narrow_the_selector_to_the_pods_own_values) {
+  auto builder = make_pod("w").label("app", "web").label("version", "v2").spread(
+      std::string(zone), 1, "app", "web");
+  builder.last_spread().match_label_keys = {"version", "absent"};
+  pod web = builder;
+  cluster c;
+  auto kind = c.hood.prepare(web);
+  add_nodes(c);
+  pod old_version = make_pod("v1").label("app", "web").label("version", "v1");
+  c.hood.add(0, c.nodes[0], old_version);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{ok, ok, ok, no_label}));
+  pod same_version = make_pod("v2").label("app", "web").label("version", "v2");
+  c.hood.add(0, c.nodes[0], same_version);
+  EXPECT_EQ(c.verdicts(kind), (std::vector{skew, skew, ok, no_label}));
+}
+
+TEST(pod_neighbourhood, schedule_anyway_constraints_do_not_filter) {
+  auto builder = make_pod("w").label("app", "web").spread(std::string(zone), 1, "app", "web");
+  builder.last_spread().do_not_schedule = false;
+  pod web = builder;
+  EXPECT_FALSE(has_neighbour_rules(web));
+  cluster c;
+  auto kind = c.hood.prepare(web);
+  EXPECT_FALSE(c.hood.spreads());
+  EXPECT_EQ(c.verdicts(kind), (std::vector{ok, ok, ok, ok}));
 }
 
 } // namespace

@@ -65,8 +65,11 @@ void kube_harness::apply_file(const std::string& repo_path) {
 }
 
 void kube_harness::node(const std::string& name, const std::string& cpu,
-                        const std::string& memory) {
-  if (auto s = cp_.create_node(name, cpu, memory); !s.ok())
+                        const std::string& memory,
+                        const std::map<std::string, std::string>& labels) {
+  auto all = labels;
+  all.emplace("kubernetes.io/hostname", name);
+  if (auto s = cp_.create_node(name, cpu, memory, 110, all); !s.ok())
     throw std::runtime_error("node " + name + ": " + s.to_string());
 }
 

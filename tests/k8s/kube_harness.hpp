@@ -62,7 +62,9 @@ class kube_harness {
   /// The same for one object (JSON).
   void apply(const boost::json::value& object);
 
-  void node(const std::string& name, const std::string& cpu, const std::string& memory = "16Gi");
+  /// A node with a kubernetes.io/hostname label (as a kubelet sets it) and `labels`.
+  void node(const std::string& name, const std::string& cpu, const std::string& memory = "16Gi",
+            const std::map<std::string, std::string>& labels = {});
   void queue(const std::string& name, int weight = 1);
   /// A PodGroup; `min_task_member` by role, `min_cpu` its minResources cpu ("" none).
   void podgroup(const std::string& name, int min_member,

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <csignal>
 #include <fstream>
+#include <set>
 #include <thread>
 
 namespace phalanx::kube_tests {
@@ -710,6 +711,79 @@ TEST(KubeMode, AGatedMemberHoldsItsGangUntilAPatchRemovesItsGates) {
   ASSERT_TRUE(last.ok()) << last.error().to_string();
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "gated") == 2; }))
       << describe(h) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Inter-pod anti-affinity and host ports on a real cluster: a running pod of another scheduler
+// (bound as kube-scheduler would) keeps the gang's members off its node, the members' shared
+// hostPort keeps them apart, and a third member that has no node left waits with
+// kube-scheduler's reasons instead of being bound beside one of them.
+TEST(KubeMode, AntiAffinityAndHostPortsKeepAGangsMembersApartAndAwayFromOtherSchedulersPods) {
+  kube_harness h;
+  for (const char* n : {"n0", "n1", "n2"})
+    h.node(n, "4");
+  auto d = h.start_phalanxd("data");
+  json::object db{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       json::object{{"name", "db"}, {"namespace", h.ns()}, {"labels", json::object{{"app", "db"}}}}},
+      {"spec", json::object{{"schedulerName", "default-scheduler"},
+                            {"containers", json::array{json::object{
+                                               {"name", "main"},
+                                               {"image", "registry.k8s.io/pause:3.10"},
+                                               {"resources", json::object{{"requests", json::object{
+                                                                               {"cpu", "1"}}}}}}}}}}};
+  h.apply(db);
+  h.bind("db", "n0");
+  auto member = [&](const std::string& name, const std::string& group) {
+    json::object term{{"labelSelector", json::object{{"matchLabels", json::object{{"app", "db"}}}}},
+                      {"topologyKey", "kubernetes.io/hostname"}};
+    return json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata", json::object{{"name", name},
+                                  {"namespace", h.ns()},
+                                  {"labels", json::object{{"app", "web"}}},
+                                  {"annotations",
+                                   json::object{{"scheduling.k8s.io/group-name", group}}}}},
+        {"spec",
+         json::object{
+             {"schedulerName", "volcano"},
+             {"affinity",
+              json::object{{"podAntiAffinity",
+                            json::object{{"requiredDuringSchedulingIgnoredDuringExecution",
+                                          json::array{term}}}}}},
+             {"containers",
+              json::array{json::object{
+                  {"name", "main"},
+                  {"image", "registry.k8s.io/pause:3.10"},
+                  {"ports", json::array{json::object{{"containerPort", 8080}, {"hostPort", 8080}}}},
+                  {"resources", json::object{{"requests", json::object{{"cpu", "1"}}}}}}}}}}};
+  };
+  h.podgroup("web", 2);
+  h.apply(member("web-0", "web"));
+  h.apply(member("web-1", "web"));
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "web") == 2; }))
+      << describe(h) << read_log(*d);
+  auto pods = h.pods();
+  std::set<std::string> nodes{pods["web-0"].node, pods["web-1"].node};
+  EXPECT_EQ(nodes, (std::set<std::string>{"n1", "n2"})) << describe(h);
+  // A third pod like them, in a gang of its own, has nowhere to go: n0 has db, n1 and n2 have
+  // the port taken. (As an elastic third member of "web" it would wait too, but without a
+  // PodScheduled reason: extras that do not fit get none yet, docs/NOTES.md.)
+  h.podgroup("web-extra", 1);
+  h.apply(member("web-2", "web-extra"));
+  ASSERT_TRUE(h.wait_for([&] {
+    return pod_scheduled_message(h, "web-2").find("didn't") != std::string::npos;
+  })) << describe(h) << read_log(*d);
+  auto message = pod_scheduled_message(h, "web-2");
+  EXPECT_NE(message.find("2 node(s) didn't have free ports for the requested pod ports"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("1 node(s) didn't match pod anti-affinity rules"), std::string::npos)
+      << message;
+  EXPECT_TRUE(h.pods()["web-2"].node.empty());
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
