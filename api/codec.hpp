@@ -119,7 +119,10 @@ struct decode_options {
 /// the apiserver does (protocol TCP; with hostNetwork, hostPort = containerPort). Pod affinity
 /// terms with matchLabelKeys or mismatchLabelKeys are refused when read_status is false (what
 /// users submit) and the keys ignored otherwise (the apiserver has merged them into
-/// labelSelector).
+/// labelSelector). Topology spread constraints keep their matchLabelKeys apart from
+/// labelSelector, as written (the scheduler merges them when it evaluates a constraint); from a
+/// server, the `key In (value)` requirements an apiserver of Kubernetes 1.34 or later merged into
+/// a pod's labelSelector for those keys are taken out again, so both modes hold the same model.
 /// Nodes: allocatable is status.allocatable, else status.capacity; a node that declares no "pods"
 /// allocatable gets 110, the kubelet's default.
 /// Jobs: the spec is kept in job::spec_json, each task's pod spec in its template's spec_json.

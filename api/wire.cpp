@@ -222,9 +222,9 @@ std::vector<scheduler::node_selector_requirement> read_requirements(
   return out;
 }
 
-// One selector of a pod affinity term: its labelSelector or its namespaceSelector. The operator's
-// spelling is checked here; which operators a label selector allows, and the rules on keys and
-// values, are scheduler::validate_placement's.
+// One selector of a pod affinity term (its labelSelector or its namespaceSelector) or of a
+// topology spread constraint. The operator's spelling is checked here; which operators a label
+// selector allows, and the rules on keys and values, are scheduler::validate_placement's.
 scheduler::label_selector read_label_selector(const v1::LabelSelector& in, std::string_view path,
                                               reader& r) {
   scheduler::label_selector out;
@@ -380,9 +380,84 @@ std::vector<scheduler::host_port> read_host_ports(const v1::PodSpec& spec,
                               child(spec_path, "containers"), port_scope::whole_list, r);
 }
 
+// Kubernetes lists them sorted in its Unsupported value errors.
+constexpr std::array<std::string_view, 2> unsatisfiable_actions = {"DoNotSchedule",
+                                                                   "ScheduleAnyway"};
+constexpr std::array<std::string_view, 2> node_inclusion_policies = {"Honor", "Ignore"};
+
+// nodeAffinityPolicy or nodeTaintsPolicy as "honor?". Absent is `absent_means_honor`, as
+// Kubernetes reads nil; the apiserver refuses any other text, an empty one included.
+bool read_node_inclusion_policy(bool present, const std::string& text, bool absent_means_honor,
+                                const std::string& path, reader& r) {
+  if (!present)
+    return absent_means_honor;
+  if (text == "Honor")
+    return true;
+  if (text == "Ignore")
+    return false;
+  r.errors.push_back(scheduler::not_supported_error(path, text, node_inclusion_policies));
+  return absent_means_honor;
+}
+
+// Where a pod spec comes from, for its topology spread selectors: the apiserver (Kubernetes 1.34
+// and later, gate MatchLabelKeysInPodTopologySpreadSelectorMerge) writes `key In (value)` into
+// labelSelector.matchExpressions for each matchLabelKeys key the pod has a label for, when it
+// creates a pod; never in a pod template, and never in what a user submits.
+enum class spread_selectors { as_written, maybe_merged_by_apiserver };
+
+// Takes out of the constraint's selector the requirements the apiserver merged in for its
+// matchLabelKeys, so that the model holds the selector as the user wrote it whichever apiserver
+// sent the pod, and the scheduler does the merge (with the pod's labels) for every pod alike.
+// A user cannot have written such a requirement: the apiserver refuses a key found both in
+// matchLabelKeys and in labelSelector. The value is not compared with the pod's label: labels
+// may change after creation, and the merged requirement still names the key once.
+void unmerge_match_label_keys(scheduler::topology_spread_constraint& c) {
+  if (!c.selector || c.match_label_keys.empty())
+    return;
+  std::erase_if(c.selector->match_expressions, [&](const scheduler::node_selector_requirement& e) {
+    return e.op == scheduler::selector_operator::in && e.values.size() == 1 &&
+           std::find(c.match_label_keys.begin(), c.match_label_keys.end(), e.key) !=
+             c.match_label_keys.end();
+  });
+}
+
+// One of spec.topologySpreadConstraints. The spellings of whenUnsatisfiable and the node
+// inclusion policies are checked here (the model holds them as flags); every other rule is
+// scheduler::validate_placement's. matchLabelKeys stay apart from the selector, as written.
+scheduler::topology_spread_constraint read_topology_spread_constraint(
+  const v1::TopologySpreadConstraint& in, std::string_view path, spread_selectors origin,
+  reader& r) {
+  scheduler::topology_spread_constraint out;
+  // An absent maxSkew is 0, as in Kubernetes (no default), and validation refuses it.
+  out.max_skew = in.max_skew();
+  out.topology_key = in.topology_key();
+  const auto& action = in.when_unsatisfiable();
+  if (action == "DoNotSchedule")
+    out.do_not_schedule = true;
+  else if (action == "ScheduleAnyway")
+    out.do_not_schedule = false;
+  else
+    r.errors.push_back(scheduler::not_supported_error(child(path, "whenUnsatisfiable"), action,
+                                                      unsatisfiable_actions));
+  if (in.has_label_selector())
+    out.selector = read_label_selector(in.label_selector(), child(path, "labelSelector"), r);
+  if (in.has_min_domains())
+    out.min_domains = in.min_domains();
+  out.honor_node_affinity =
+    read_node_inclusion_policy(in.has_node_affinity_policy(), in.node_affinity_policy(), true,
+                               child(path, "nodeAffinityPolicy"), r);
+  out.honor_node_taints =
+    read_node_inclusion_policy(in.has_node_taints_policy(), in.node_taints_policy(), false,
+                               child(path, "nodeTaintsPolicy"), r);
+  out.match_label_keys.assign(in.match_label_keys().begin(), in.match_label_keys().end());
+  if (origin == spread_selectors::maybe_merged_by_apiserver)
+    unmerge_match_label_keys(out);
+  return out;
+}
+
 bool has_constraints(const v1::PodSpec& spec) {
   if (!spec.node_selector().empty() || spec.tolerations_size() > 0 ||
-      spec.scheduling_gates_size() > 0)
+      spec.scheduling_gates_size() > 0 || spec.topology_spread_constraints_size() > 0)
     return true;
   if (!spec.has_affinity())
     return false;
@@ -393,7 +468,7 @@ bool has_constraints(const v1::PodSpec& spec) {
 }
 
 std::shared_ptr<const scheduler::placement_constraints> read_constraints(
-  const v1::PodSpec& spec, std::string_view spec_path, reader& r) {
+  const v1::PodSpec& spec, std::string_view spec_path, spread_selectors origin, reader& r) {
   auto host_ports = read_host_ports(spec, spec_path, r);
   if (!has_constraints(spec) && host_ports.empty())
     return nullptr;
@@ -424,6 +499,10 @@ std::shared_ptr<const scheduler::placement_constraints> read_constraints(
     read_pod_affinity(spec.affinity().pod_anti_affinity(),
                       child(spec_path, "affinity.podAntiAffinity"), r,
                       c->required_pod_anti_affinity, c->preferred_pod_anti_affinity);
+  for (int i = 0; i < spec.topology_spread_constraints_size(); ++i)
+    c->topology_spread.push_back(read_topology_spread_constraint(
+      spec.topology_spread_constraints(i),
+      index(child(spec_path, "topologySpreadConstraints"), std::size_t(i)), origin, r));
   for (int i = 0; i < spec.tolerations_size(); ++i) {
     const auto& t = spec.tolerations(i);
     std::string p = index(child(spec_path, "tolerations"), std::size_t(i));
@@ -502,7 +581,7 @@ scheduler::shared_string keep_json(const json::value* v) {
 
 // The pod-spec part of a pod or a job's pod template.
 void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::string_view path,
-                   reader& r, scheduler::pod& out) {
+                   spread_selectors origin, reader& r, scheduler::pod& out) {
   auto containers = read_containers(spec.containers(), child(path, "containers"), r);
   auto init_containers = read_containers(spec.init_containers(), child(path, "initContainers"), r);
   auto overhead = read_resources(spec.overhead(), child(path, "overhead"), r);
@@ -511,7 +590,7 @@ void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::st
   out.priority_class_name = spec.priority_class_name();
   out.scheduler_name = spec.scheduler_name();
   out.node_name = spec.node_name();
-  out.constraints = read_constraints(spec, path, r);
+  out.constraints = read_constraints(spec, path, origin, r);
   if (out.is_gated() && !out.node_name.empty())
     r.errors.push_back(scheduler::forbidden_error(
         child(path, "nodeName"), "cannot be set until all schedulingGates have been removed"));
@@ -613,6 +692,26 @@ void write_pod_affinity(const std::vector<scheduler::pod_affinity_term>& require
   }
 }
 
+// The policies are written only where they differ from the default, as Kubernetes leaves them
+// unset; they read back the same.
+void write_topology_spread_constraint(const scheduler::topology_spread_constraint& in,
+                                      v1::TopologySpreadConstraint& out) {
+  out.set_max_skew(in.max_skew);
+  out.set_topology_key(in.topology_key);
+  out.set_when_unsatisfiable(in.do_not_schedule ? "DoNotSchedule" : "ScheduleAnyway");
+  // mutable_* makes the selector present even when empty: {} stays {}, and nil stays absent.
+  if (in.selector)
+    write_label_selector(*in.selector, *out.mutable_label_selector());
+  if (in.min_domains)
+    out.set_min_domains(*in.min_domains);
+  if (!in.honor_node_affinity)
+    out.set_node_affinity_policy("Ignore");
+  if (in.honor_node_taints)
+    out.set_node_taints_policy("Honor");
+  for (const auto& key : in.match_label_keys)
+    out.add_match_label_keys(key);
+}
+
 scheduler::condition read_condition(const std::string& type, const std::string& status,
                                     const std::string& reason, const std::string& message,
                                     const std::string& time, const std::string& path, reader& r) {
@@ -687,7 +786,10 @@ pod_object read_pod(const v1::Pod& in, const json::value& raw, reader& r) {
   auto& p = out.pod;
   read_meta(in.metadata(), r, p.meta);
   read_role_and_group(p);
-  read_pod_spec(in.spec(), member(&raw, "spec"), "spec", r, p);
+  read_pod_spec(in.spec(), member(&raw, "spec"), "spec",
+                r.read_status ? spread_selectors::maybe_merged_by_apiserver
+                              : spread_selectors::as_written,
+                r, p);
   if (r.read_status) {
     const auto& st = in.status();
     if (!st.phase().empty()) {
@@ -748,6 +850,8 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
                          *spec.mutable_affinity()->mutable_pod_anti_affinity());
     for (const auto& gate : pc.scheduling_gates)
       spec.add_scheduling_gates()->set_name(gate);
+    for (const auto& t : pc.topology_spread)
+      write_topology_spread_constraint(t, *spec.add_topology_spread_constraints());
     // The model keeps the node's side of a port only; the container's side is shown as the same
     // number, which reads back to the same host port.
     for (const auto& hp : pc.host_ports) {
@@ -1013,7 +1117,7 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     tpl.meta.annotations = to_label_set(t.template_().metadata().annotations());
     tpl.role = t.name();
     read_pod_spec(t.template_().spec(), member(member(raw_task, "template"), "spec"),
-                  child(p, "template.spec"), r, tpl);
+                  child(p, "template.spec"), spread_selectors::as_written, r, tpl);
     j.tasks.push_back(std::move(task));
   }
   j.policies = read_policies(spec.policies(), "spec.policies", r);

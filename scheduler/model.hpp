@@ -330,7 +330,9 @@ struct topology_spread_constraint {
   bool honor_node_affinity = true;
   /// nodeTaintsPolicy Honor: only nodes whose taints the pod tolerates count; Ignore (default).
   bool honor_node_taints = false;
-  /// matchLabelKeys: the pod's values of these labels are added to the selector (as In).
+  /// matchLabelKeys: the pod's values of these labels are added to the selector (as In). Kept
+  /// apart from `selector`, as written: the scheduler adds them when it evaluates the constraint
+  /// (what an apiserver merged into a pod's selector is taken out on reading, api/wire.cpp).
   std::vector<std::string> match_label_keys;
   friend bool operator==(const topology_spread_constraint&,
                          const topology_spread_constraint&) = default;

@@ -571,6 +571,81 @@ void validate_pod_affinity(const std::vector<pod_affinity_term>& required,
   }
 }
 
+// matchLabelKeys of a topology spread constraint, by Kubernetes' rules and messages: only with a
+// labelSelector, each key a qualified name and not in the selector (its matchLabels or its
+// matchExpressions). The keys are not merged into the selector here, nor anywhere in the model:
+// the scheduler adds the pod's values when it evaluates the constraint, so the selector is
+// checked as the user wrote it. Beyond Kubernetes, a key given twice is a Duplicate value: the
+// apiserver of 1.34 and later refuses it too once it has merged the key in twice ("exists in
+// both"), and earlier ones keep a repeat that means nothing.
+void validate_match_label_keys(const topology_spread_constraint& c, const std::string& path,
+                               field_errors& out) {
+  if (c.match_label_keys.empty())
+    return;
+  if (!c.selector)
+    out.push_back(forbidden_error(path, "must not be specified when labelSelector is not set"));
+  for (std::size_t i = 0; i < c.match_label_keys.size(); ++i) {
+    const auto& key = c.match_label_keys[i];
+    auto key_path = indexed(path, i);
+    check(is_qualified_name(key), key_path, key, out);
+    const bool in_selector =
+        c.selector &&
+        (c.selector->match_labels.contains(key) ||
+         std::any_of(c.selector->match_expressions.begin(), c.selector->match_expressions.end(),
+                     [&](const node_selector_requirement& r) { return r.key == key; }));
+    if (in_selector)
+      out.push_back(
+          invalid_error(key_path, key, "exists in both matchLabelKeys and labelSelector"));
+    else if (std::find(c.match_label_keys.begin(), c.match_label_keys.begin() + std::ptrdiff_t(i),
+                       key) != c.match_label_keys.begin() + std::ptrdiff_t(i))
+      out.push_back(duplicate_error(key_path, key));
+  }
+}
+
+// Kubernetes' validateTopologySpreadConstraints, in its order and with its messages and paths,
+// "{topologyKey, whenUnsatisfiable}" for a repeated kind of constraint included. As in
+// Kubernetes, topologyKey must only be non-empty, not a qualified name: a key no node label can
+// have only makes no domain, and refusing it would leave out of the cache pods an apiserver
+// accepted (Kubernetes mode validates what it watches).
+// whenUnsatisfiable and the node inclusion policies are flags in the model; their spellings
+// are checked where they are read (api/wire.cpp).
+void validate_topology_spread(const std::vector<topology_spread_constraint>& constraints,
+                              const std::string& path, field_errors& out) {
+  auto action = [](const topology_spread_constraint& c) -> std::string_view {
+    return c.do_not_schedule ? "DoNotSchedule" : "ScheduleAnyway";
+  };
+  for (std::size_t i = 0; i < constraints.size(); ++i) {
+    const auto& c = constraints[i];
+    auto base = indexed(path, i);
+    if (c.max_skew <= 0)
+      out.push_back(invalid_error(child(base, "maxSkew"), c.max_skew, "must be greater than zero"));
+    if (c.topology_key.empty())
+      out.push_back(required_error(child(base, "topologyKey"), "can not be empty"));
+    // Kubernetes reports a repeated kind once, at the first constraint that a later one repeats.
+    for (std::size_t j = i + 1; j < constraints.size(); ++j) {
+      if (constraints[j].topology_key == c.topology_key &&
+          constraints[j].do_not_schedule == c.do_not_schedule) {
+        out.push_back(duplicate_error(child(base, "{topologyKey, whenUnsatisfiable}"),
+                                      "{" + c.topology_key + ", " + std::string(action(c)) + "}"));
+        break;
+      }
+    }
+    if (c.min_domains) {
+      auto min_domains_path = child(base, "minDomains");
+      if (*c.min_domains <= 0)
+        out.push_back(invalid_error(min_domains_path, *c.min_domains, "must be greater than zero"));
+      if (!c.do_not_schedule)
+        out.push_back(invalid_error(
+            min_domains_path, *c.min_domains,
+            "can only use minDomains if whenUnsatisfiable=DoNotSchedule, not " +
+                std::string(action(c))));
+    }
+    validate_match_label_keys(c, child(base, "matchLabelKeys"), out);
+    if (c.selector)
+      validate_label_selector(*c.selector, child(base, "labelSelector"), out);
+  }
+}
+
 void validate_template(const pod& tmpl, const std::string& base, field_errors& out) {
   auto meta = child(base, "metadata");
   validate_labels(tmpl.meta.labels, child(meta, "labels"), out);
@@ -766,6 +841,8 @@ void validate_placement(const placement_constraints& c, std::string_view spec_pa
                                   tol.effect ? to_string(*tol.effect) : std::string_view(),
                                   "must be NoExecute when tolerationSeconds is set"));
   }
+
+  validate_topology_spread(c.topology_spread, child(spec_path, "topologySpreadConstraints"), out);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,9 +149,13 @@ void validate_resources(const resources& amounts, std::string_view path, field_e
 void validate_resource_limit(const resource_limit& limit, std::string_view path, field_errors& out);
 /// nodeSelector, required node affinity, pod affinity and anti-affinity (Kubernetes' rules and
 /// messages: label selectors with In, NotIn, Exists and DoesNotExist only, namespaces DNS-1123
-/// labels, topologyKey a required qualified name, weights 1-100) and tolerations of a pod spec;
-/// `spec_path` is the pod spec ("spec" or "spec.tasks[0].template.spec"). Host ports are checked
-/// where containers are read (api/wire.cpp): their errors name the container and port.
+/// labels, topologyKey a required qualified name, weights 1-100), tolerations and topology
+/// spread constraints (Kubernetes' rules and messages: maxSkew and minDomains above zero,
+/// minDomains only with DoNotSchedule, topologyKey required, no two constraints of one
+/// topologyKey and whenUnsatisfiable, matchLabelKeys qualified names, only with a labelSelector
+/// and none in it, and here none twice) of a pod spec; `spec_path` is the pod spec ("spec" or
+/// "spec.tasks[0].template.spec"). Host ports are checked where containers are read
+/// (api/wire.cpp): their errors name the container and port.
 void validate_placement(const placement_constraints& constraints, std::string_view spec_path,
                         field_errors& out);
 

@@ -128,6 +128,22 @@ void encode_weighted_terms(const std::vector<sch::weighted_pod_affinity_term>& t
   }
 }
 
+void encode_topology_spread_constraint(const sch::topology_spread_constraint& c,
+                                       v1::TopologySpreadConstraint* out) {
+  out->set_max_skew(c.max_skew);
+  assign(out->mutable_topology_key(), c.topology_key);
+  out->set_do_not_schedule(c.do_not_schedule);
+  // mutable_* marks the selector present even when it is empty.
+  if (c.selector)
+    encode_label_selector(*c.selector, out->mutable_selector());
+  if (c.min_domains)
+    out->set_min_domains(*c.min_domains);
+  out->set_honor_node_affinity(c.honor_node_affinity);
+  out->set_honor_node_taints(c.honor_node_taints);
+  for (const auto& key : c.match_label_keys)
+    assign(out->add_match_label_keys(), key);
+}
+
 void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstraints* out) {
   encode_labels(c.node_selector, out->mutable_node_selector());
   for (const auto& term : c.required_node_affinity) {
@@ -159,6 +175,8 @@ void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstr
     assign(m->mutable_host_ip(), hp.host_ip);
     m->set_port(hp.port);
   }
+  for (const auto& t : c.topology_spread)
+    encode_topology_spread_constraint(t, out->add_topology_spread());
 }
 
 void encode_pod_body(const sch::pod& p, v1::Pod* out) {
@@ -420,6 +438,26 @@ bool decode_weighted_terms(google::protobuf::RepeatedPtrField<v1::WeightedPodAff
   return true;
 }
 
+bool decode_topology_spread_constraint(v1::TopologySpreadConstraint& in,
+                                       sch::topology_spread_constraint& out, std::string& error) {
+  out.max_skew = in.max_skew();
+  out.topology_key = take(in.mutable_topology_key());
+  out.do_not_schedule = in.do_not_schedule();
+  if (in.has_selector()) {
+    out.selector.emplace();
+    if (!decode_label_selector(*in.mutable_selector(), *out.selector, error))
+      return nest(error, "selector.");
+  }
+  if (in.has_min_domains())
+    out.min_domains = in.min_domains();
+  out.honor_node_affinity = in.honor_node_affinity();
+  out.honor_node_taints = in.honor_node_taints();
+  out.match_label_keys.reserve(static_cast<std::size_t>(in.match_label_keys_size()));
+  for (auto& key : *in.mutable_match_label_keys())
+    out.match_label_keys.push_back(take(&key));
+  return true;
+}
+
 bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints& out,
                         std::string& error) {
   if (!decode_labels(in.node_selector(), out.node_selector, "node_selector", error))
@@ -467,6 +505,13 @@ bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints
   out.host_ports.reserve(static_cast<std::size_t>(in.host_ports_size()));
   for (auto& m : *in.mutable_host_ports())
     out.host_ports.push_back({take(m.mutable_protocol()), take(m.mutable_host_ip()), m.port()});
+  out.topology_spread.reserve(static_cast<std::size_t>(in.topology_spread_size()));
+  i = 0;
+  for (auto& m : *in.mutable_topology_spread()) {
+    if (!decode_topology_spread_constraint(m, out.topology_spread.emplace_back(), error))
+      return nest(error, indexed("topology_spread", i));
+    ++i;
+  }
   return true;
 }
 

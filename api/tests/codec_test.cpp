@@ -475,6 +475,15 @@ TEST(RoundTrip, EveryKind) {
   apart.topology_key = "kubernetes.io/hostname";
   pc->required_pod_anti_affinity.push_back(apart);
   pc->host_ports.push_back({"UDP", "10.0.0.1", 53});
+  scheduler::topology_spread_constraint spread;
+  spread.max_skew = 2;
+  spread.topology_key = "topology.kubernetes.io/zone";
+  spread.selector = scheduler::label_selector{};
+  spread.selector->match_labels.set("app", "db");
+  spread.min_domains = 3;
+  spread.honor_node_taints = true;
+  spread.match_label_keys = {"pod-template-hash"};
+  pc->topology_spread.push_back(spread);
   po.pod.constraints = pc;
   po.pod.phase = scheduler::pod_phase::running;
   po.pod.node_name = "n1";

@@ -1,4 +1,5 @@
-// Pod affinity, pod anti-affinity and host ports on the wire: Kubernetes' JSON shapes read into a
+// Pod affinity, pod anti-affinity, host ports and topology spread constraints on the wire:
+// Kubernetes' JSON shapes read into a
 // pod's placement constraints (pods and job templates, as users submit them and as a server
 // sends them), the apiserver's defaults and rules with the paths and messages users read, and
 // the spec written back from the model.
@@ -258,6 +259,154 @@ TEST(HostPortsWire, PortsWithoutAHostPortAreNoConstraint) {
   EXPECT_FALSE(p.pod.constraints);
 }
 
+TEST(TopologySpreadWire, ReadsEveryShape) {
+  auto p = decode_pod(R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[
+    {"maxSkew":2,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule",
+     "labelSelector":{"matchLabels":{"app":"db"},
+                      "matchExpressions":[{"key":"tier","operator":"NotIn","values":["batch"]}]},
+     "minDomains":3,"nodeAffinityPolicy":"Ignore","nodeTaintsPolicy":"Honor",
+     "matchLabelKeys":["pod-template-hash","example.com/revision"]},
+    {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway",
+     "labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},
+     "nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"}]})");
+  ASSERT_TRUE(p.pod.constraints);
+  const auto& c = *p.pod.constraints;
+
+  sch::topology_spread_constraint by_zone;
+  by_zone.max_skew = 2;
+  by_zone.topology_key = "topology.kubernetes.io/zone";
+  by_zone.do_not_schedule = true;
+  by_zone.selector =
+    selector(labels({{"app", "db"}}), {{"tier", selector_operator::not_in, {"batch"}}});
+  by_zone.min_domains = 3;
+  by_zone.honor_node_affinity = false;
+  by_zone.honor_node_taints = true;
+  // As written: not merged into the selector.
+  by_zone.match_label_keys = {"pod-template-hash", "example.com/revision"};
+
+  sch::topology_spread_constraint by_node;
+  by_node.max_skew = 1;
+  by_node.topology_key = "kubernetes.io/hostname";
+  by_node.do_not_schedule = false;
+  by_node.selector = selector({}, {{"app", selector_operator::exists, {}}});
+  by_node.honor_node_affinity = true;
+  by_node.honor_node_taints = false;
+
+  EXPECT_EQ(c.topology_spread, (std::vector<sch::topology_spread_constraint>{by_zone, by_node}));
+  EXPECT_TRUE(c.places_beside_pods());
+}
+
+// Kubernetes' defaults for what is left out: nodeAffinityPolicy Honor, nodeTaintsPolicy Ignore,
+// no minDomains, no selector, no keys.
+TEST(TopologySpreadWire, DefaultsOfAbsentFields) {
+  for (const auto& options : {user(), from_server()}) {
+    auto p = decode_pod(R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[
+      {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway",
+       "minDomains":null,"nodeAffinityPolicy":null,"matchLabelKeys":null}]})",
+                        options);
+    ASSERT_TRUE(p.pod.constraints);
+    ASSERT_EQ(p.pod.constraints->topology_spread.size(), 1u);
+    const auto& t = p.pod.constraints->topology_spread[0];
+    EXPECT_FALSE(t.do_not_schedule);
+    EXPECT_FALSE(t.selector);
+    EXPECT_FALSE(t.min_domains);
+    EXPECT_TRUE(t.honor_node_affinity);
+    EXPECT_FALSE(t.honor_node_taints);
+    EXPECT_TRUE(t.match_label_keys.empty());
+  }
+}
+
+TEST(TopologySpreadWire, AnAbsentSelectorIsNotAnEmptyOne) {
+  auto p = decode_pod(R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[
+    {"maxSkew":1,"topologyKey":"a","whenUnsatisfiable":"DoNotSchedule"},
+    {"maxSkew":1,"topologyKey":"b","whenUnsatisfiable":"DoNotSchedule","labelSelector":{}},
+    {"maxSkew":1,"topologyKey":"c","whenUnsatisfiable":"DoNotSchedule","labelSelector":null}]})");
+  ASSERT_TRUE(p.pod.constraints);
+  const auto& spread = p.pod.constraints->topology_spread;
+  ASSERT_EQ(spread.size(), 3u);
+  EXPECT_FALSE(spread[0].selector);  // Absent: counts no pod.
+  ASSERT_TRUE(spread[1].selector);   // {}: counts every pod of the namespace.
+  EXPECT_EQ(*spread[1].selector, sch::label_selector{});
+  EXPECT_FALSE(spread[2].selector);  // null is absent, as Go decodes it.
+}
+
+TEST(TopologySpreadWire, NoConstraintsIsNoConstraint) {
+  EXPECT_FALSE(decode_pod(R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[]})")
+                 .pod.constraints);
+  EXPECT_FALSE(decode_pod(R"({"containers":[{"name":"c"}],"topologySpreadConstraints":null})")
+                 .pod.constraints);
+}
+
+// An apiserver of Kubernetes 1.34 or later writes `key In (value)` into a pod's labelSelector
+// for each matchLabelKeys key the pod has a label for. What a server sends is read back to the
+// selector as written, so the model is the same in both modes.
+TEST(TopologySpreadWire, WhatAnApiserverMergedIsTakenOutAgain) {
+  const std::string merged = R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[
+    {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule",
+     "labelSelector":{"matchLabels":{"app":"db"},"matchExpressions":[
+       {"key":"tier","operator":"In","values":["a"]},
+       {"key":"pod-template-hash","operator":"In","values":["7d9f"]}]},
+     "matchLabelKeys":["pod-template-hash","absent-label"]}]})";
+  auto p = decode_pod(merged, from_server());
+  ASSERT_TRUE(p.pod.constraints);
+  ASSERT_EQ(p.pod.constraints->topology_spread.size(), 1u);
+  const auto& t = p.pod.constraints->topology_spread[0];
+  EXPECT_EQ(t.selector,
+            selector(labels({{"app", "db"}}), {{"tier", selector_operator::in, {"a"}}}));
+  EXPECT_EQ(t.match_label_keys, (std::vector<std::string>{"pod-template-hash", "absent-label"}));
+
+  // A user cannot write both: the apiserver's rule.
+  EXPECT_EQ(causes_of(merged),
+            (std::vector<std::string>{
+              "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: "
+              "\"pod-template-hash\": exists in both matchLabelKeys and labelSelector"}));
+
+  // Only the merge's shape is taken out (In, one value): anything else on the key stays, and
+  // is refused as the apiserver would have refused it.
+  const std::string not_merged = R"({"containers":[{"name":"c"}],"topologySpreadConstraints":[
+    {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule",
+     "labelSelector":{"matchExpressions":[
+       {"key":"pod-template-hash","operator":"In","values":["7d9f","8e0a"]}]},
+     "matchLabelKeys":["pod-template-hash"]}]})";
+  EXPECT_EQ(causes_of(not_merged, from_server()),
+            (std::vector<std::string>{
+              "spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: "
+              "\"pod-template-hash\": exists in both matchLabelKeys and labelSelector"}));
+}
+
+TEST(TopologySpreadWire, JobTemplatesCarryTheirConstraints) {
+  // A template is never merged into by an apiserver: its selector is read as written.
+  const std::string job = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"j","namespace":"ns"},"spec":{"tasks":[{"name":"w","replicas":2,
+    "template":{"spec":{"containers":[{"name":"c"}],"topologySpreadConstraints":[
+      {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule",
+       "labelSelector":{"matchExpressions":[{"key":"rev","operator":"In","values":["1"]}]},
+       "matchLabelKeys":["volcano.sh/job-name"]}]}}}]}})";
+  for (const auto& options : {user(), from_server()}) {
+    auto o = decode_object(parse_ok(job), options);
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    const auto& tpl = std::get<job_object>(*o).job.tasks.at(0).pod_template;
+    ASSERT_TRUE(tpl.constraints);
+    ASSERT_EQ(tpl.constraints->topology_spread.size(), 1u);
+    EXPECT_EQ(tpl.constraints->topology_spread[0].selector,
+              selector({}, {{"rev", selector_operator::in, {"1"}}}));
+    EXPECT_EQ(tpl.constraints->topology_spread[0].match_label_keys,
+              std::vector<std::string>{"volcano.sh/job-name"});
+  }
+
+  auto bad = decode_object(parse_ok(R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"j","namespace":"ns"},"spec":{"tasks":[{"name":"w","replicas":1,
+    "template":{"spec":{"containers":[{"name":"c"}],"topologySpreadConstraints":[
+      {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"Later"}]}}}]}})"),
+                           user());
+  ASSERT_FALSE(bad.ok());
+  ASSERT_EQ(bad.error().causes.size(), 1u) << bad.error().message;
+  EXPECT_EQ(bad.error().causes[0].to_string(),
+            "spec.tasks[0].template.spec.topologySpreadConstraints[0].whenUnsatisfiable: "
+            "Unsupported value: \"Later\": supported values: \"DoNotSchedule\", "
+            "\"ScheduleAnyway\"");
+}
+
 // ---------------------------------------------------------------------------------------------
 // The apiserver's rules, as decoding reports them (the label selector and term rules are tested
 // on their own in scheduler/tests/validation_test.cpp).
@@ -374,14 +523,103 @@ INSTANTIATE_TEST_SUITE_P(
                        "letter or digit (e.g. 'my-name' or '123-abc')"}}),
   [](const ::testing::TestParamInfo<rule_case>& info) { return std::string(info.param.name); });
 
+#define SPREAD(constraints)                                                                        \
+  R"({"containers":[{"name":"c"}],"topologySpreadConstraints":)" constraints "}"
+
+const std::string spread0 = "spec.topologySpreadConstraints[0]";
+
+INSTANTIATE_TEST_SUITE_P(
+  Spread, PlacementRules,
+  ::testing::Values(
+    rule_case{"valid",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "labelSelector":{"matchLabels":{"app":"db"}},"minDomains":2,
+                          "nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore",
+                          "matchLabelKeys":["pod-template-hash"]},
+                         {"maxSkew":5,"topologyKey":"zone",
+                          "whenUnsatisfiable":"ScheduleAnyway"}])"),
+              {}},
+    rule_case{"max_skew_missing",
+              SPREAD(R"([{"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
+              {spread0 + ".maxSkew: Invalid value: 0: must be greater than zero"}},
+    rule_case{"max_skew_negative",
+              SPREAD(R"([{"maxSkew":-2,"topologyKey":"zone",
+                          "whenUnsatisfiable":"DoNotSchedule"}])"),
+              {spread0 + ".maxSkew: Invalid value: -2: must be greater than zero"}},
+    rule_case{"topology_key_missing",
+              SPREAD(R"([{"maxSkew":1,"whenUnsatisfiable":"DoNotSchedule"}])"),
+              {spread0 + ".topologyKey: Required value: can not be empty"}},
+    // The apiserver has no default for it: an absent action is an unsupported empty one.
+    rule_case{"when_unsatisfiable_missing", SPREAD(R"([{"maxSkew":1,"topologyKey":"zone"}])"),
+              {spread0 + ".whenUnsatisfiable: Unsupported value: \"\": supported values: "
+                         "\"DoNotSchedule\", \"ScheduleAnyway\""}},
+    rule_case{"when_unsatisfiable_lowercase",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"doNotSchedule"}])"),
+              {spread0 + ".whenUnsatisfiable: Unsupported value: \"doNotSchedule\": supported "
+                         "values: \"DoNotSchedule\", \"ScheduleAnyway\""}},
+    rule_case{"node_policies",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "nodeAffinityPolicy":"","nodeTaintsPolicy":"honor"}])"),
+              {spread0 + ".nodeAffinityPolicy: Unsupported value: \"\": supported values: "
+                         "\"Honor\", \"Ignore\"",
+               spread0 + ".nodeTaintsPolicy: Unsupported value: \"honor\": supported values: "
+                         "\"Honor\", \"Ignore\""}},
+    rule_case{"min_domains_zero",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "minDomains":0}])"),
+              {spread0 + ".minDomains: Invalid value: 0: must be greater than zero"}},
+    rule_case{"min_domains_schedule_anyway",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway",
+                          "minDomains":2}])"),
+              {spread0 + ".minDomains: Invalid value: 2: can only use minDomains if "
+                         "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"}},
+    rule_case{"one_kind_twice",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"},
+                         {"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}])"),
+              {spread0 + ".{topologyKey, whenUnsatisfiable}: Duplicate value: "
+                         "\"{zone, DoNotSchedule}\""}},
+    rule_case{"match_label_keys_without_selector",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "matchLabelKeys":["app"]}])"),
+              {spread0 + ".matchLabelKeys: Forbidden: must not be specified when labelSelector "
+                         "is not set"}},
+    rule_case{"match_label_keys_rules",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},
+                          "matchLabelKeys":["app","-rev","hash","hash"]}])"),
+              {spread0 + ".matchLabelKeys[0]: Invalid value: \"app\": exists in both "
+                         "matchLabelKeys and labelSelector",
+               spread0 + ".matchLabelKeys[1]: Invalid value: \"-rev\": name part must be "
+                         "letters, digits, '-', '_' or '.', starting and ending with a letter or "
+                         "digit (e.g. 'MyName', 'my.name' or 'app_1')",
+               spread0 + ".matchLabelKeys[3]: Duplicate value: \"hash\""}},
+    rule_case{"selector_operator",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "labelSelector":{"matchExpressions":[
+                            {"key":"app","operator":"Like","values":["x"]}]}}])"),
+              {spread0 + ".labelSelector.matchExpressions[0].operator: Invalid value: \"Like\": "
+                         "not a valid selector operator"}},
+    rule_case{"selector_values",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "labelSelector":{"matchExpressions":[{"key":"app","operator":"In"}]}}])"),
+              {spread0 + ".labelSelector.matchExpressions[0].values: Required value: must be "
+                         "specified when `operator` is 'In' or 'NotIn'"}},
+    rule_case{"min_domains_not_an_integer",
+              SPREAD(R"([{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+                          "minDomains":"2"}])"),
+              {spread0 + ".minDomains: Invalid value: \"2\": must be an integer"}}),
+  [](const ::testing::TestParamInfo<rule_case>& info) { return std::string(info.param.name); });
+
 #undef PORTS
 #undef ANTI
+#undef SPREAD
 
 // ---------------------------------------------------------------------------------------------
 // Writing back
 
 // A spec with every shape: required and preferred terms of both kinds, absent and empty
-// selectors, namespaces, and host ports of every protocol, one with a host IP.
+// selectors, namespaces, host ports of every protocol, one with a host IP, and topology spread
+// constraints with every field set and with none of the optional ones.
 constexpr std::string_view everything = R"({
   "containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":8080},{"containerPort":81}]},
                 {"name":"b","ports":[{"containerPort":53,"hostPort":53,"protocol":"UDP",
@@ -403,12 +641,21 @@ constexpr std::string_view everything = R"({
       "preferredDuringSchedulingIgnoredDuringExecution":[
         {"weight":100,"podAffinityTerm":{
           "labelSelector":{"matchExpressions":[{"key":"app","operator":"Exists"}]},
-          "topologyKey":"kubernetes.io/hostname"}}]}}})";
+          "topologyKey":"kubernetes.io/hostname"}}]}},
+  "topologySpreadConstraints":[
+    {"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule",
+     "labelSelector":{"matchLabels":{"app":"db"}},"minDomains":3,
+     "matchLabelKeys":["pod-template-hash"]},
+    {"maxSkew":2,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"ScheduleAnyway",
+     "labelSelector":{},"nodeAffinityPolicy":"Ignore","nodeTaintsPolicy":"Honor"},
+    {"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule",
+     "nodeAffinityPolicy":"Honor","nodeTaintsPolicy":"Ignore"}]})";
 
 TEST(PlacementWriteBack, APodWrittenFromTheModelReadsBackTheSame) {
   auto original = decode_pod(everything);
   ASSERT_TRUE(original.pod.constraints);
   ASSERT_EQ(original.pod.constraints->host_ports.size(), 3u);
+  ASSERT_EQ(original.pod.constraints->topology_spread.size(), 3u);
   // Without the user's spec, the spec shown is built from the model alone.
   pod_object from_model = original;
   from_model.pod.spec_json = {};
@@ -426,6 +673,29 @@ TEST(PlacementWriteBack, APodWrittenFromTheModelReadsBackTheSame) {
                                                 {"containerPort", 53},
                                                 {"protocol", "UDP"},
                                                 {"hostIP", "10.0.0.1"}}));
+
+  // The policies only where they are not the default, as Kubernetes leaves them unset; {}
+  // stays {} and an absent selector absent.
+  const auto& spread = encoded.at("spec").at("topologySpreadConstraints");
+  ASSERT_EQ(spread.as_array().size(), 3u);
+  EXPECT_EQ(spread.at(0),
+            json::value(json::object{{"maxSkew", 1},
+                                     {"topologyKey", "topology.kubernetes.io/zone"},
+                                     {"whenUnsatisfiable", "DoNotSchedule"},
+                                     {"labelSelector",
+                                      json::object{{"matchLabels", json::object{{"app", "db"}}}}},
+                                     {"minDomains", 3},
+                                     {"matchLabelKeys", json::array{"pod-template-hash"}}}));
+  EXPECT_EQ(spread.at(1),
+            json::value(json::object{{"maxSkew", 2},
+                                     {"topologyKey", "kubernetes.io/hostname"},
+                                     {"whenUnsatisfiable", "ScheduleAnyway"},
+                                     {"labelSelector", json::object{}},
+                                     {"nodeAffinityPolicy", "Ignore"},
+                                     {"nodeTaintsPolicy", "Honor"}}));
+  EXPECT_EQ(spread.at(2), json::value(json::object{{"maxSkew", 1},
+                                                   {"topologyKey", "kubernetes.io/hostname"},
+                                                   {"whenUnsatisfiable", "DoNotSchedule"}}));
 
   auto back = decode_object(encoded, from_server());
   ASSERT_TRUE(back.ok()) << back.error().message;

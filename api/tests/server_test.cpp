@@ -836,6 +836,19 @@ std::vector<bad_input> bad_inputs() {
        R"(spec.containers[0].ports[0].protocol: Unsupported value: \"HTTP\": supported values: \"SCTP\", \"TCP\", \"UDP\")",
        how::request, "POST", pods,
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"a","ports":[{"containerPort":80,"hostPort":80,"protocol":"HTTP"}]}]}})"});
+  // ---- Topology spread constraints.
+  add({"spread_when_unsatisfiable", 422,
+       R"(spec.topologySpreadConstraints[0].whenUnsatisfiable: Unsupported value: \"Never\": supported values: \"DoNotSchedule\", \"ScheduleAnyway\")",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"Never"}])")});
+  add({"spread_max_skew_missing", 422,
+       "spec.topologySpreadConstraints[0].maxSkew: Invalid value: 0: must be greater than zero",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"topologySpreadConstraints":[{"topologyKey":"kubernetes.io/hostname","whenUnsatisfiable":"DoNotSchedule"}])")});
+  add({"spread_match_label_key_in_selector", 422,
+       R"(spec.topologySpreadConstraints[0].matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys and labelSelector)",
+       how::request, "POST", pods,
+       pod_with("p", R"(,"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"ScheduleAnyway","labelSelector":{"matchLabels":{"app":"db"}},"matchLabelKeys":["app"]}])")});
   // ---- Volcano's rules.
   add({"min_available_above_replicas", 422, "spec.minAvailable: Invalid value: 5", how::request,
        "POST", jobs, job(R"({"minAvailable":5,"tasks":[)" + task("t", "2") + "]}")});

@@ -695,6 +695,140 @@ TEST(validate_pod, pod_affinity_table) {
       });
 }
 
+// Topology spread constraints: Kubernetes' validateTopologySpreadConstraints and its messages,
+// plus no matchLabelKeys key twice.
+TEST(validate_pod, topology_spread_table) {
+  using req = node_selector_requirement;
+  topology_spread_constraint by_zone;
+  by_zone.topology_key = "topology.kubernetes.io/zone";
+  by_zone.selector = label_selector{{}, {req{"tier", selector_operator::not_in, {"batch"}}}};
+  by_zone.selector->match_labels.set("app", "db");
+  by_zone.min_domains = 3;
+  by_zone.match_label_keys = {"pod-template-hash", "example.com/revision"};
+  topology_spread_constraint by_node;  // No selector: counts no pod, which is valid.
+  by_node.max_skew = 2;
+  by_node.topology_key = "kubernetes.io/hostname";
+  by_node.do_not_schedule = false;
+  by_node.honor_node_affinity = false;
+  by_node.honor_node_taints = true;
+  // The same key as by_zone with the other action is another kind of constraint.
+  topology_spread_constraint by_zone_anyway;
+  by_zone_anyway.topology_key = "topology.kubernetes.io/zone";
+  by_zone_anyway.do_not_schedule = false;
+  by_zone_anyway.selector = label_selector{};
+
+  pod valid = make_pod("db-0").cpu("1");
+  auto c = std::make_shared<placement_constraints>();
+  c->topology_spread = {by_zone, by_node, by_zone_anyway};
+  valid.constraints = c;
+
+  // Applies `f` to a copy of the valid constraints.
+  auto change = [](std::function<void(placement_constraints&)> f) {
+    return [f](pod& p) {
+      auto copy = std::make_shared<placement_constraints>(p.placement());
+      f(*copy);
+      p.constraints = std::move(copy);
+    };
+  };
+  const std::string zone = "spec.topologySpreadConstraints[0]";
+  const std::string node = "spec.topologySpreadConstraints[1]";
+  const std::string anyway = "spec.topologySpreadConstraints[2]";
+  run_cases<pod>(
+      valid, [](const pod& p) { return validate(p); },
+      {
+          {"maxSkew 0 and -1",
+           change([](auto& c) {
+             c.topology_spread[0].max_skew = 0;
+             c.topology_spread[1].max_skew = -1;
+           }),
+           {zone + ".maxSkew: Invalid value: 0: must be greater than zero",
+            node + ".maxSkew: Invalid value: -1: must be greater than zero"}},
+          {"topologyKey empty",
+           change([](auto& c) { c.topology_spread[1].topology_key.clear(); }),
+           {node + ".topologyKey: Required value: can not be empty"}},
+          // Kubernetes asks no more of the key; no node label has such a key, so the
+          // constraint finds no domain.
+          {"topologyKey not a qualified name is accepted",
+           change([](auto& c) { c.topology_spread[1].topology_key = "zone/"; }),
+           {}},
+          {"one kind twice",
+           change([](auto& c) { c.topology_spread[2].do_not_schedule = true; }),
+           {zone + ".{topologyKey, whenUnsatisfiable}: Duplicate value: "
+                   "\"{topology.kubernetes.io/zone, DoNotSchedule}\""}},
+          {"one kind three times: each but the last reported",
+           change([](auto& c) {
+             c.topology_spread[0].topology_key = "kubernetes.io/hostname";
+             c.topology_spread[0].do_not_schedule = false;
+             c.topology_spread[0].min_domains.reset();
+             c.topology_spread[2].topology_key = "kubernetes.io/hostname";
+           }),
+           {zone + ".{topologyKey, whenUnsatisfiable}: Duplicate value: "
+                   "\"{kubernetes.io/hostname, ScheduleAnyway}\"",
+            node + ".{topologyKey, whenUnsatisfiable}: Duplicate value: "
+                   "\"{kubernetes.io/hostname, ScheduleAnyway}\""}},
+          {"minDomains 0", change([](auto& c) { c.topology_spread[0].min_domains = 0; }),
+           {zone + ".minDomains: Invalid value: 0: must be greater than zero"}},
+          {"minDomains with ScheduleAnyway",
+           change([](auto& c) { c.topology_spread[1].min_domains = 2; }),
+           {node + ".minDomains: Invalid value: 2: can only use minDomains if "
+                   "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"}},
+          {"minDomains -1 with ScheduleAnyway",
+           change([](auto& c) { c.topology_spread[2].min_domains = -1; }),
+           {anyway + ".minDomains: Invalid value: -1: must be greater than zero",
+            anyway + ".minDomains: Invalid value: -1: can only use minDomains if "
+                     "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway"}},
+          {"matchLabelKeys without a labelSelector",
+           change([](auto& c) { c.topology_spread[1].match_label_keys = {"app"}; }),
+           {node + ".matchLabelKeys: Forbidden: must not be specified when labelSelector is "
+                   "not set"}},
+          {"matchLabelKeys not a qualified name",
+           change([](auto& c) { c.topology_spread[0].match_label_keys[1] = "bad key"; }),
+           {zone + ".matchLabelKeys[1]: Invalid value: \"bad key\": " + name_part_rule}},
+          {"matchLabelKeys in matchLabels and in matchExpressions",
+           change([](auto& c) { c.topology_spread[0].match_label_keys = {"tier", "app"}; }),
+           {zone + ".matchLabelKeys[0]: Invalid value: \"tier\": exists in both matchLabelKeys "
+                   "and labelSelector",
+            zone + ".matchLabelKeys[1]: Invalid value: \"app\": exists in both matchLabelKeys "
+                   "and labelSelector"}},
+          {"matchLabelKeys key twice",
+           change([](auto& c) {
+             c.topology_spread[2].match_label_keys = {"pod-template-hash", "rev",
+                                                      "pod-template-hash"};
+           }),
+           {anyway + ".matchLabelKeys[2]: Duplicate value: \"pod-template-hash\""}},
+          {"labelSelector rules",
+           change([](auto& c) {
+             c.topology_spread[0].selector->match_expressions = {
+                 req{"cores", selector_operator::gt, {"1"}},
+                 req{"tier", selector_operator::in, {}}};
+           }),
+           {zone + ".labelSelector.matchExpressions[0].operator: Invalid value: \"Gt\": not a "
+                   "valid selector operator",
+            zone + ".labelSelector.matchExpressions[1].values: Required value: must be specified "
+                   "when `operator` is 'In' or 'NotIn'"}},
+          {"every rule of one constraint, in Kubernetes' order",
+           change([](auto& c) {
+             auto& t = c.topology_spread[1];
+             t.max_skew = 0;
+             t.topology_key.clear();
+             t.min_domains = 0;
+             t.selector = label_selector{};
+             t.selector->match_labels.set("app", "-db");
+             t.match_label_keys = {"app"};
+           }),
+           {node + ".maxSkew: Invalid value: 0: must be greater than zero",
+            node + ".topologyKey: Required value: can not be empty",
+            node + ".minDomains: Invalid value: 0: must be greater than zero",
+            node + ".minDomains: Invalid value: 0: can only use minDomains if "
+                   "whenUnsatisfiable=DoNotSchedule, not ScheduleAnyway",
+            node + ".matchLabelKeys[0]: Invalid value: \"app\": exists in both matchLabelKeys "
+                   "and labelSelector",
+            node + ".labelSelector.matchLabels: Invalid value: \"-db\": a label value must be "
+                   "empty or must be letters, digits, '-', '_' or '.', starting and ending with a "
+                   "letter or digit (e.g. 'MyName', 'my.name' or 'app_1')"}},
+      });
+}
+
 TEST(validate_pod_group, table) {
   testing::gang g = make_gang("tf", 3)
                         .task("ps", 1, res("cpu", "1"), 1)

@@ -126,6 +126,20 @@ sch::placement_constraints gpu_constraints() {
   c.host_ports.push_back({"TCP", "", 8080});
   c.host_ports.push_back({"UDP", "", 8080});
   c.host_ports.push_back({"SCTP", "10.0.0.1", 9000});
+  sch::topology_spread_constraint by_zone;  // Every default.
+  by_zone.topology_key = "topology.kubernetes.io/zone";
+  by_zone.selector = ps;
+  c.topology_spread.push_back(by_zone);
+  sch::topology_spread_constraint by_node;  // Every field away from its default.
+  by_node.max_skew = 3;
+  by_node.topology_key = "kubernetes.io/hostname";
+  by_node.do_not_schedule = false;
+  by_node.selector = team;
+  by_node.min_domains = 4;
+  by_node.honor_node_affinity = false;
+  by_node.honor_node_taints = true;
+  by_node.match_label_keys = {"pod-template-hash", "example.com/revision"};
+  c.topology_spread.push_back(by_node);
   return c;
 }
 
@@ -236,6 +250,33 @@ TEST(CodecTable, AnAbsentSelectorStaysApartFromAnEmptyOne) {
   EXPECT_EQ(*terms[1].selector, sch::label_selector{});
   ASSERT_TRUE(terms[1].namespace_selector);
   EXPECT_EQ(*terms[1].namespace_selector, sch::label_selector{});
+}
+
+TEST(CodecTable, ASpreadConstraintKeepsItsAbsentsApartFromItsEmpties) {
+  sch::topology_spread_constraint absent;  // No selector, no minDomains, no keys.
+  absent.topology_key = "kubernetes.io/hostname";
+  sch::topology_spread_constraint empty = absent;
+  empty.selector = sch::label_selector{};
+  empty.min_domains = 0;  // Invalid, but a value: storage keeps what it is given.
+  sch::placement_constraints c;
+  c.topology_spread = {absent, empty};
+  sch::pod p = st::make_pod("p").obj();
+  p.constraints = std::make_shared<const sch::placement_constraints>(c);
+  record_decoder d;
+  auto back = round_trip(p, d);
+  ASSERT_NE(back.constraints, nullptr);
+  const auto& spread = back.constraints->topology_spread;
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_FALSE(spread[0].selector);
+  EXPECT_FALSE(spread[0].min_domains);
+  ASSERT_TRUE(spread[1].selector);
+  EXPECT_EQ(*spread[1].selector, sch::label_selector{});
+  EXPECT_EQ(spread[1].min_domains, std::optional<int32_t>(0));
+  // The model's defaults (DoNotSchedule, nodeAffinityPolicy Honor) are not proto3's.
+  EXPECT_TRUE(spread[0].do_not_schedule);
+  EXPECT_TRUE(spread[0].honor_node_affinity);
+  EXPECT_FALSE(spread[0].honor_node_taints);
+  EXPECT_EQ(back.constraints->topology_spread, c.topology_spread);
 }
 
 TEST(CodecTable, EveryEnumValueSurvives) {
@@ -607,6 +648,16 @@ TEST(CodecErrors, BadConstraintsNameTheirPath) {
   expect_corrupt(d.decode_pod(bytes_of(r)),
                  "constraints.preferred_pod_affinity[1].term.namespace_selector."
                  "match_expressions[0].op: unknown value 0");
+
+  v1::PlacementConstraints spread;
+  spread.add_topology_spread();
+  auto* spread_selector = spread.add_topology_spread()->mutable_selector();
+  spread_selector->add_match_labels()->set_key("app");
+  spread_selector->add_match_expressions()->set_key("tier");
+  r.mutable_pod()->set_constraints(bytes_of(spread));
+  expect_corrupt(d.decode_pod(bytes_of(r)),
+                 "constraints.topology_spread[1].selector.match_expressions[0].op: unknown "
+                 "value 0");
 }
 
 TEST(CodecErrors, JobTemplateErrorsNameTheTask) {
@@ -923,11 +974,12 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 200u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 224u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::label_selector), 32u) << "label_selector changed";
   EXPECT_EQ(sizeof(sch::pod_affinity_term), 136u) << "pod_affinity_term changed";
   EXPECT_EQ(sizeof(sch::weighted_pod_affinity_term), 144u) << "weighted_pod_affinity_term changed";
   EXPECT_EQ(sizeof(sch::host_port), 72u) << "host_port changed";
+  EXPECT_EQ(sizeof(sch::topology_spread_constraint), 128u) << "topology_spread_constraint changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";
   EXPECT_EQ(sizeof(sch::lifecycle_policy), 112u) << "lifecycle_policy changed";
 }

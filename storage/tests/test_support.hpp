@@ -314,6 +314,23 @@ class random_objects {
     return hp;
   }
 
+  // Every field drawn apart: the flags against their defaults, min_domains absent or not (0 and
+  // negative values included), selectors absent, empty or filled.
+  sch::topology_spread_constraint topology_spread_constraint() {
+    sch::topology_spread_constraint t;
+    t.max_skew = chance(90) ? static_cast<int32_t>(between(1, 5)) : any_i32();
+    t.topology_key = chance(90) ? (chance(50) ? "topology.kubernetes.io/" : "") + name() : text(8);
+    t.do_not_schedule = chance(50);
+    t.selector = label_selector(80);
+    if (chance(40))
+      t.min_domains = chance(80) ? static_cast<int32_t>(between(1, 5)) : any_i32();
+    t.honor_node_affinity = chance(50);
+    t.honor_node_taints = chance(50);
+    for (int64_t i = between(0, 2); i > 0; --i)
+      t.match_label_keys.push_back(chance(80) ? name() : text(8));
+    return t;
+  }
+
   sch::placement_constraints constraints() {
     sch::placement_constraints c;
     c.node_selector = labels(3);
@@ -340,6 +357,8 @@ class random_objects {
     c.preferred_pod_anti_affinity = weighted_pod_affinity_terms();
     for (int64_t i = between(0, 3); i > 0; --i)
       c.host_ports.push_back(host_port());
+    for (int64_t i = between(0, 2); i > 0; --i)
+      c.topology_spread.push_back(topology_spread_constraint());
     return c;
   }
 
