@@ -142,15 +142,18 @@ void cluster_view::set_live(std::size_t index, bool live) noexcept {
     std::lock_guard<std::mutex> guard{s.pods_mutex};
     gone.swap(s.pods);
   }
-  for (const auto& [_, p] : gone) {
-    s.pod_count.fetch_sub(1);
-    if (scheduler::has_required_anti_affinity(*p)) {
-      s.anti_affinity.fetch_sub(1);
-      anti_affinity_pods_.fetch_sub(1);
-    }
-    if (!p->placement().host_ports.empty())
-      s.host_ports.fetch_sub(1);
+  for (const auto& [_, p] : gone)
+    count_pod(s, *p, -1);
+}
+
+void cluster_view::count_pod(slot& s, const scheduler::pod& p, int32_t sign) noexcept {
+  s.pod_count.fetch_add(sign);
+  if (scheduler::has_required_anti_affinity(p)) {
+    s.anti_affinity.fetch_add(sign);
+    anti_affinity_pods_.fetch_add(sign);
   }
+  if (!p.placement().host_ports.empty())
+    s.host_ports.fetch_add(sign);
 }
 
 void cluster_view::add_in_flight(std::size_t index, const resources& amount) noexcept {
@@ -210,8 +213,7 @@ bool cluster_view::is_live(std::size_t index) const noexcept {
 bool cluster_view::add_pod(std::size_t index, uint64_t id,
                            std::shared_ptr<const scheduler::pod> p) {
   auto& s = slot_at(index);
-  const bool anti = scheduler::has_required_anti_affinity(*p);
-  const bool ports = !p->placement().host_ports.empty();
+  const scheduler::pod& counted = *p;
   {
     std::lock_guard<std::mutex> guard{s.pods_mutex};
     for (const auto& [known, _] : s.pods)
@@ -219,13 +221,9 @@ bool cluster_view::add_pod(std::size_t index, uint64_t id,
         return false;
     s.pods.emplace_back(id, std::move(p));
   }
-  s.pod_count.fetch_add(1);
-  if (anti) {
-    s.anti_affinity.fetch_add(1);
-    anti_affinity_pods_.fetch_add(1);
-  }
-  if (ports)
-    s.host_ports.fetch_add(1);
+  // After the pod is listed: a reader that sees the count finds the pod (node_actor.cpp,
+  // "publish, then check").
+  count_pod(s, counted, +1);
   return true;
 }
 
@@ -243,15 +241,8 @@ void cluster_view::remove_pod(std::size_t index, uint64_t id) {
         break;
       }
   }
-  if (!gone)
-    return;
-  s.pod_count.fetch_sub(1);
-  if (scheduler::has_required_anti_affinity(*gone)) {
-    s.anti_affinity.fetch_sub(1);
-    anti_affinity_pods_.fetch_sub(1);
-  }
-  if (!gone->placement().host_ports.empty())
-    s.host_ports.fetch_sub(1);
+  if (gone)
+    count_pod(s, *gone, -1);
 }
 
 void cluster_view::visit_pods(std::size_t index, const scheduler::pod_visitor& visit) const {

@@ -104,6 +104,8 @@ class cluster_view final : public scheduler::node_view {
   using chunk = std::array<slot, chunk_size>;
 
   slot& slot_at(std::size_t index) const noexcept;
+  // Adds `sign` (1 or -1) for `p` to the slot's counts and the view's anti-affinity count.
+  void count_pod(slot& s, const scheduler::pod& p, int32_t sign) noexcept;
 
   std::array<std::atomic<chunk*>, max_slots / chunk_size> chunks_{};
   std::atomic<std::size_t> size_{0};

@@ -130,6 +130,32 @@ std::unique_ptr<phalanx::actors::cluster_view> as_actor_view(const cluster_snaps
   return view;
 }
 
+// `count` pods of one template (one constraints instance, so one class), 2 cpu and 4 GiB each,
+// named "<prefix>-<i>" in namespace default, with `labels`.
+std::vector<pod> template_pods(int64_t count, const std::string& prefix,
+                               std::shared_ptr<const placement_constraints> constraints,
+                               const label_set& labels = {}) {
+  std::vector<pod> pods(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    pod& p = pods[std::size_t(i)];
+    p.meta.name = prefix + "-" + std::to_string(i);
+    p.meta.namespace_name = "default";
+    p.meta.labels = labels;
+    p.requests.cpu_milli = 2000;
+    p.requests.memory_bytes = 4 * gib;
+    p.requests.pods = 1;
+    p.constraints = constraints;
+  }
+  return pods;
+}
+
+std::vector<const pod*> pointers_to(const std::vector<pod>& pods) {
+  std::vector<const pod*> out;
+  for (const auto& p : pods)
+    out.push_back(&p);
+  return out;
+}
+
 // One K-pod gang planned on N nodes; with `zone_selector`, its pods carry a node selector
 // (topology.kubernetes.io/zone: a, a third of the nodes), so every node visited is checked
 // against its labels. With `actor_view`, through the runtime's cluster view instead of a
@@ -154,19 +180,11 @@ void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = f
   placement_constraints pc;
   if (zone_selector)
     pc.node_selector.set("topology.kubernetes.io/zone", "a");
-  auto constraints = std::make_shared<const placement_constraints>(std::move(pc));
-  std::vector<pod> pods(static_cast<std::size_t>(gang));
-  std::vector<const pod*> pointers;
-  for (int64_t i = 0; i < gang; ++i) {
-    pod& p = pods[std::size_t(i)];
-    p.meta.name = "tf-worker-" + std::to_string(i);
+  auto pods = template_pods(gang, "tf-worker",
+                            std::make_shared<const placement_constraints>(std::move(pc)));
+  for (auto& p : pods)
     p.role = "worker";
-    p.requests.cpu_milli = 2000;
-    p.requests.memory_bytes = 4 * gib;
-    p.requests.pods = 1;
-    p.constraints = constraints;
-    pointers.push_back(&p);
-  }
+  auto pointers = pointers_to(pods);
   gang_request request;
   request.pods = pointers;
   request.min_pods = int32_t(gang);
@@ -222,20 +240,10 @@ void place_gang_with_rules(benchmark::State& state, bool spread_hosts) {
     pc.required_pod_affinity.push_back(term("ring", "topology.kubernetes.io/zone"));
     pc.required_pod_anti_affinity.push_back(term("svc-0", "kubernetes.io/hostname"));
   }
-  auto constraints = std::make_shared<const placement_constraints>(std::move(pc));
-  std::vector<pod> pods(static_cast<std::size_t>(gang));
-  std::vector<const pod*> pointers;
-  for (int64_t i = 0; i < gang; ++i) {
-    pod& p = pods[std::size_t(i)];
-    p.meta.name = "ring-" + std::to_string(i);
-    p.meta.namespace_name = "default";
-    p.meta.labels.set("app", "ring");
-    p.requests.cpu_milli = 2000;
-    p.requests.memory_bytes = 4 * gib;
-    p.requests.pods = 1;
-    p.constraints = constraints;
-    pointers.push_back(&p);
-  }
+  auto pods = template_pods(gang, "ring",
+                            std::make_shared<const placement_constraints>(std::move(pc)),
+                            label_set{{"app", "ring"}});
+  auto pointers = pointers_to(pods);
   gang_request request;
   request.pods = pointers;
   request.min_pods = int32_t(gang);
