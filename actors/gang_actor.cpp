@@ -1,5 +1,7 @@
 #include "actors/gang_actor.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
+
 #include "scheduler/order.hpp"
 #include "scheduler/placeholders.hpp"
 #include "scheduler/room_reservation.hpp"
@@ -847,9 +849,16 @@ void start_swaps(self_ptr self) {
   binding_request req;
   req.gang = st.id;
   st.swap_members.clear();
+  // A swap is decided here and made durable before its node sees it, so no vote checks the
+  // rules between pods (scheduler/pod_neighbourhood.hpp) for it. A pod with such rules, or any
+  // pod while some pod in the cluster keeps others away, is placed like any pod instead: the
+  // placeholder it would have taken is released (release_unusable_placeholders below).
+  const bool others_keep_away = st.ctx->view->anti_affinity_pods() > 0;
   for (std::size_t i = 0; i < st.members.size() && !slots.empty(); ++i) {
     auto& m = st.members[i];
     if (m.placeholder || m.status != member_status::pending)
+      continue;
+    if (others_keep_away || scheduler::has_neighbour_rules(*m.ref.pod))
       continue;
     auto pick = scheduler::pick_placeholder(*m.ref.pod, slots);
     if (!pick)

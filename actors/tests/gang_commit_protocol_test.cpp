@@ -250,6 +250,39 @@ TEST(GangCommitProtocol, LaterMembersTakeOverPlaceholdersAndTheRestIsReleasedAtT
     EXPECT_FALSE(is_placeholder(id)) << id;
 }
 
+// A member with rules between pods does not take over a placeholder (no vote would check its
+// rules there): the placeholder is released and the member is planned and voted on like any pod.
+TEST(GangCommitProtocol, AMemberWithAntiAffinityIsPlacedNotSwappedIntoAPlaceholder) {
+  actor_world w;
+  w.add_node(make_node("n0").cpu("4").memory("8Gi").label("kubernetes.io/hostname", "n0"));
+  w.add_node(make_node("n1").cpu("4").memory("8Gi").label("kubernetes.io/hostname", "n1"));
+  auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
+  g.pods[0].meta.labels.set("app", "driver");
+  g.group.min_resources = res("cpu", "3");
+  w.add_gang(g, 1);
+  w.sched().run();
+  ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
+  auto driver_node = w.node_state(0).ledger->is_bound(100) ? 0 : 1;
+  auto& with_driver = *w.node_state(std::size_t(driver_node)).ledger;
+  ASSERT_EQ(with_driver.committed(), res("cpu", "3", "pods", "3")) << "binpack: all on one node";
+
+  pod_refs executors{
+      {101, std::make_shared<const scheduler::pod>(
+                make_pod("spark-exec-0")
+                    .cpu("1")
+                    .group("spark")
+                    .anti_affinity(scheduler::testing::pods_labelled("app", "driver"))
+                    .obj())}};
+  caf::anon_send(w.gangs[0], pods_atom::value, executors);
+  w.sched().run();
+  auto& other = *w.node_state(std::size_t(1 - driver_node)).ledger;
+  EXPECT_TRUE(other.is_bound(101)) << "kept off the driver's node";
+  EXPECT_FALSE(with_driver.is_bound(101));
+  EXPECT_EQ(with_driver.committed(), res("cpu", "2", "pods", "2"))
+      << "the driver and one placeholder; the other placeholder was released";
+  EXPECT_EQ(w.check_step(), "");
+}
+
 // A gang finds its members by pod id (a sorted index): pods that arrive later with lower ids
 // than the members before them, and a known pod sent again, are placed and finished by id.
 TEST(GangCommitProtocol, MembersArrivingOutOfIdOrderAreFoundByTheirIds) {
