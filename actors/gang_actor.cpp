@@ -596,12 +596,15 @@ void plan_round(self_ptr self) {
   if (plan.placements.empty()) {
     // A ready gang with no room for its extra pods now. They say so: a pending pod without a
     // reason reads as not tried yet (the registry's deadlock report waits for one).
+    // The pods get the planner's count of reasons, as the pods of a gang that cannot start do.
     finish_slot(self, plan_outcome::unschedulable);
     leave_failed_round(self);
-    report(self,
-           "no node has room for the " + std::to_string(candidates.size()) +
-               " pod(s) beyond the gang's minimum now; they are placed when room appears",
-           "NotEnoughResources");
+    std::string why = "no node has room for the " + std::to_string(candidates.size()) +
+                      " pod(s) beyond the gang's minimum now";
+    if (!plan.detail.empty())
+      why += " (" + plan.detail + ")";
+    report(self, why + "; they are placed when room appears", "NotEnoughResources",
+           plan.origin.empty() ? std::string() : plan.origin.to_string());
     return;
   }
 

@@ -1300,6 +1300,23 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
   }
   if (request.place_extra)
     s.greedy_extras();
+  if (s.log.empty() && s.required_total == 0 && request.place_extra) {
+    // A ready gang's extra pods, and none fits the sample: look at every node before saying so,
+    // and say why, as for a failed plan (the code stays success: nothing was required).
+    if (s.scan_pos < s.node_slots) {
+      s.scan(true);
+      s.rebuild_heaps();
+      s.prepare_heaps();
+      out.widened = true;
+      s.greedy_extras();
+    }
+    if (s.log.empty()) {
+      const auto c = std::size_t(s.pod_class_of[0]);
+      out.origin_pod = 0;
+      s.diagnose(c, out.origin);
+      out.detail = s.detail_unschedulable(c, 1);
+    }
+  }
   out.code = plan_code::success;
   out.nodes_evaluated = int64_t(s.slot_count);
   s.emit_placements(out);

@@ -78,11 +78,12 @@ struct plan_result {
   /// On success: at least min_pods placements meeting every role minimum, then any extras.
   /// Otherwise empty.
   std::vector<placement> placements;
-  /// When not success: the pod that could not be placed (index into request.pods) and why, as
-  /// counted predicate reasons over the nodes.
+  /// When not success, or when a request with nothing required placed no pod at all (a ready
+  /// gang's extras): the pod that could not be placed (index into request.pods) and why, as
+  /// counted predicate reasons over every node.
   std::size_t origin_pod = 0;
   fit_diagnosis origin;
-  /// When not success, the precise sentence: "worker needs 2 cpu per pod for 3 pods; the most
+  /// When not success (or as for `origin` above), the precise sentence: "worker needs 2 cpu per pod for 3 pods; the most
   /// free on any node is 1500m cpu (node-4); 6 nodes lack cpu" - names the resource, the amount
   /// missing and the node counts. No final period, so callers can append or embed it.
   std::string detail;

@@ -185,9 +185,13 @@ TEST(PendingReason, AnExtraPodWithoutRoomSaysWhyAndItsStallIsReported) {
       waiting = p.pod.meta.name;
   EXPECT_EQ(bound, 2);
   ASSERT_FALSE(waiting.empty());
-  EXPECT_EQ(pending_message(h, waiting),
-            "no node has room for the 1 pod(s) beyond the gang's minimum now; they are placed "
-            "when room appears");
+  // The pod says why as kube-scheduler would; its PodGroup's condition says it is an extra.
+  EXPECT_EQ(pending_message(h, waiting), "0/1 nodes are available: 1 Insufficient cpu.");
+  bool told = false;
+  for (const auto& e : h.events(api::resource_kind::pod_group, "svc"))
+    told |= e.message.find("no node has room for the 1 pod(s) beyond the gang's minimum now (") !=
+            std::string::npos;
+  EXPECT_TRUE(told) << "the gang's event names the extra pod and the planner's detail";
 }
 
 // A gang that no node could ever hold (3 pods of 12 CPUs on nodes of 8) must not keep the

@@ -857,5 +857,32 @@ TEST(planner_neighbours, topology_spread_evens_a_gang_over_zones_where_binpack_w
       << full.origin.to_string();
 }
 
+// A ready gang's extra pods that fit nowhere: nothing was required, so the plan succeeds with no
+// placement, but it looked at every node and says why, as a failed plan does.
+TEST(planner, extras_that_fit_nowhere_are_diagnosed_over_every_node) {
+  fixture f;
+  planner_config cfg;
+  cfg.min_feasible_nodes = 1;  // Sample few nodes: the answer must still cover all of them.
+  cfg.percentage_of_nodes_to_score = 5;
+  for (int i = 0; i < 200; ++i)
+    f.view.add_node(make_node("n" + std::to_string(i)).cpu("1").memory("4Gi"));
+  for (std::size_t i = 0; i < f.view.size(); ++i)
+    f.view.allocate(i, res("cpu", "1"));
+  f.add_pods(make_gang("g", 1).task("worker", 2, res("cpu", "1")).obj().pods);
+  gang_planner planner(cfg);
+  rng random(3);
+  auto r = planner.plan(f.view, f.request(0), random);
+  ASSERT_EQ(r.code, plan_code::success);
+  EXPECT_TRUE(r.placements.empty());
+  EXPECT_EQ(r.origin.to_string(), "0/200 nodes are available: 200 Insufficient cpu.");
+  EXPECT_NE(r.detail.find("worker needs 1 cpu per pod"), std::string::npos) << r.detail;
+  // One node frees up: the extra goes there and nothing is diagnosed.
+  f.view.release(117, res("cpu", "1"));
+  auto placed = planner.plan(f.view, f.request(0), random);
+  ASSERT_EQ(placed.placements.size(), 1u);
+  EXPECT_EQ(placed.placements[0].node, 117u);
+  EXPECT_TRUE(placed.origin.empty());
+}
+
 } // namespace
 } // namespace phalanx::scheduler
