@@ -124,7 +124,7 @@ struct gang_planner::scratch {
     std::vector<uint32_t> candidates; // Search: slots passing the static predicates.
     int64_t room = 0;                 // Search: pods of this class the free nodes hold, alone.
     uint32_t kind = 0;                // Its handle in `neighbourhood`, when rules are active.
-    bool has_rules = false;           // Its pods have inter-pod terms or host ports.
+    bool has_rules = false;           // Its pods have inter-pod terms, host ports or spread.
   };
 
   struct undo_entry {
@@ -841,7 +841,8 @@ struct gang_planner::scratch {
     for (std::size_t s = 0; s < slot_count; ++s) {
       uint8_t v = slot_static[s * class_count + c];
       if (v == verdict_ok) {
-        // kube-scheduler's filter order: NodePorts, NodeResourcesFit, InterPodAffinity.
+        // kube-scheduler's filter order: NodePorts, NodeResourcesFit, PodTopologySpread,
+        // InterPodAffinity.
         auto rule = neighbours_active ? neighbour_failure(c, s) : predicate_failure::none;
         if (rule == predicate_failure::host_ports) {
           ++static_counts[uint8_t(rule)];
@@ -1019,8 +1020,8 @@ struct gang_planner::scratch {
     } else {
       out += "; the nodes have room for " + std::to_string(room) + " of them";
       if (room >= pods_needed)
-        out += pc.has_rules ? " but not together: the pod affinity, anti-affinity or host ports "
-                              "of the gang's own pods rule out the rest"
+        out += pc.has_rules ? " but not together: the affinity, anti-affinity, host ports or "
+                              "topology spread of the gang's own pods rule out the rest"
                             : " but not together with the gang's other pods";
     }
     std::size_t refused_total = 0;
