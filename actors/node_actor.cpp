@@ -56,61 +56,17 @@ void forget_reserved_pods(node_actor_state& st, const scheduler::txn_id& txn) {
 // gangs plan again.
 scheduler::predicate_failure rules_refuse(const node_actor_state& st,
                                           const std::vector<node_ledger_type::item>& items) {
-  const auto& view = *st.ctx->view;
   const scheduler::node& here = *st.spec;
   scheduler::pod_neighbourhood hood;
   std::vector<uint32_t> kinds;
+  std::vector<const scheduler::pod*> deciding;
   kinds.reserve(items.size());
-  bool terms = false;  // Some item's inter-pod terms may select any pod.
-  std::vector<std::string_view> keys;  // Their topology keys.
+  deciding.reserve(items.size());
   for (const auto& it : items) {
     kinds.push_back(hood.prepare(*it.payload));
-    const auto& c = it.payload->placement();
-    for (const auto* list : {&c.required_pod_affinity, &c.required_pod_anti_affinity})
-      for (const auto& t : *list) {
-        terms = true;
-        if (std::find(keys.begin(), keys.end(), std::string_view(t.topology_key)) == keys.end())
-          keys.push_back(t.topology_key);
-      }
+    deciding.push_back(it.payload.get());
   }
-  // Topology spread counts pods in every domain, empty ones included: every node matters.
-  const bool spreads = hood.spreads();
-  if (spreads)
-    hood.add_node(st.index, here);
-  auto is_item = [&](const scheduler::pod& p) {
-    return std::any_of(items.begin(), items.end(),
-                       [&](const auto& it) { return it.payload.get() == &p; });
-  };
-  view.visit_pods(st.index, [&](const scheduler::pod& p) {
-    if (!is_item(p))
-      hood.add(st.index, here, p);
-  });
-  auto shares_a_domain = [&](const scheduler::node& other) {
-    for (auto key : keys) {
-      auto mine = here.meta.labels.find(key);
-      auto theirs = other.meta.labels.find(key);
-      if (mine && theirs && *mine == *theirs)
-        return true;
-    }
-    return false;
-  };
-  for (std::size_t j = 0; j < view.size(); ++j) {
-    if (j == st.index || !view.is_live(j))
-      continue;
-    const scheduler::node& other = view.at(j);
-    if (spreads)
-      hood.add_node(uint32_t(j), other);
-    auto counts = view.rule_counts(j);
-    if (counts.pods == 0)
-      continue;
-    const bool all_pods = spreads || (terms && shares_a_domain(other));
-    if (!all_pods && counts.anti_affinity == 0)
-      continue;
-    view.visit_pods(j, [&](const scheduler::pod& p) {
-      if (all_pods || scheduler::has_required_anti_affinity(p))
-        hood.add(uint32_t(j), other, p);
-    });
-  }
+  hood.gather(*st.ctx->view, st.index, deciding);
   for (std::size_t i = 0; i < items.size(); ++i) {
     auto failure = hood.check(kinds[i], st.index, here);
     if (failure != scheduler::predicate_failure::none)

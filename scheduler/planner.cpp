@@ -607,39 +607,13 @@ struct gang_planner::scratch {
     return neighbourhood.check(classes[c].kind, node_index, view->at(node_index));
   }
 
-  // Prepares the neighbourhood of this plan: a kind per class, then the pods already on nodes
-  // that can matter. A class with inter-pod terms needs every pod (any may match a term);
-  // otherwise only pods keeping others away, and pods holding host ports if a class asks.
+  // Prepares the neighbourhood of this plan: a kind per class, then the nodes and pods that
+  // can matter to them (pod_neighbourhood::gather).
   void prepare_neighbourhood() {
     neighbourhood.clear();
-    bool all_pods = false;
-    bool ports = false;
-    for (std::size_t c = 0; c < class_count; ++c) {
-      pod_class& pc = classes[c];
-      pc.kind = neighbourhood.prepare(*pc.first);
-      const auto& pl = pc.first->placement();
-      all_pods |= !pl.required_pod_affinity.empty() || !pl.required_pod_anti_affinity.empty();
-      ports |= !pl.host_ports.empty();
-    }
-    // Topology spread counts pods in every domain, empty ones included.
-    const bool spreads = neighbourhood.spreads();
-    all_pods |= spreads;
-    for (std::size_t i = 0; i < node_slots; ++i) {
-      if (!view->is_live(i))
-        continue;
-      if (spreads)
-        neighbourhood.add_node(uint32_t(i), view->at(i));
-      auto counts = view->rule_counts(i);
-      if (counts.pods == 0 ||
-          (!all_pods && counts.anti_affinity == 0 && !(ports && counts.host_ports > 0)))
-        continue;
-      const node& n = view->at(i);
-      view->visit_pods(i, [&](const pod& p) {
-        if (all_pods || has_required_anti_affinity(p) ||
-            (ports && !p.placement().host_ports.empty()))
-          neighbourhood.add(uint32_t(i), n, p);
-      });
-    }
+    for (std::size_t c = 0; c < class_count; ++c)
+      classes[c].kind = neighbourhood.prepare(*classes[c].first);
+    neighbourhood.gather(*view);
   }
 
   // The required phases: every role minimum, then up to the total. Returns true when met;
@@ -917,14 +891,15 @@ struct gang_planner::scratch {
     return out.empty() ? "1 pod slot" : out;
   }
 
-  // The slot with verdict `verdict` for class `c` holding the most of dimension `d` in
+  // Among the slots `eligible(s)` admits, the one holding the most of dimension `d` in
   // `amounts`; ties go to the lowest node index, so the message does not depend on the scan's
   // random start. Precondition: such a slot exists.
-  std::size_t best_slot_by(std::size_t c, uint8_t verdict, const std::vector<int64_t>& amounts,
+  template <class Eligible>
+  std::size_t best_slot_by(const Eligible& eligible, const std::vector<int64_t>& amounts,
                            std::size_t d) const {
     std::size_t best = slot_count;
     for (std::size_t s = 0; s < slot_count; ++s) {
-      if (slot_static[s * class_count + c] != verdict)
+      if (!eligible(s))
         continue;
       if (best == slot_count || amounts[s * dims + d] > amounts[best * dims + d] ||
           (amounts[s * dims + d] == amounts[best * dims + d] && slot_node[s] < slot_node[best]))
@@ -989,13 +964,10 @@ struct gang_planner::scratch {
                       (pods_needed == 1 ? " pod" : " pods");
     if (several_short) {
       for (const auto& [d, lack] : short_dims) {
-        std::size_t best = slot_count;  // The most free of d among the nodes short of it.
-        for (std::size_t s = 0; s < slot_count; ++s)
-          if (usable(s) && slot_free[s * dims + d] < r[d] &&
-              (best == slot_count || slot_free[s * dims + d] > slot_free[best * dims + d] ||
-               (slot_free[s * dims + d] == slot_free[best * dims + d] &&
-                slot_node[s] < slot_node[best])))
-            best = s;
+        // The most free of d among the nodes short of it.
+        std::size_t best = best_slot_by(
+            [&, d = d](std::size_t s) { return usable(s) && slot_free[s * dims + d] < r[d]; },
+            slot_free, d);
         out += "; " + lack_text(d) + ": " + std::to_string(lack) +
                (lack == 1 ? " node short, the most free " : " nodes short, the most free ") +
                amount_text(d, std::max<int64_t>(0, slot_free[best * dims + d])) + " (" +
@@ -1004,13 +976,7 @@ struct gang_planner::scratch {
       out += room > 0 ? "; the nodes have room for " + std::to_string(room) + " of them"
                       : short_dims.size() == 2 ? "; no node has both" : "; no node has all of them";
     } else if (best_dim < dims) {
-      std::size_t best_slot = slot_count;  // The most free of best_dim among usable nodes.
-      for (std::size_t s = 0; s < slot_count; ++s)
-        if (usable(s) && (best_slot == slot_count ||
-                          slot_free[s * dims + best_dim] > slot_free[best_slot * dims + best_dim] ||
-                          (slot_free[s * dims + best_dim] == slot_free[best_slot * dims + best_dim] &&
-                           slot_node[s] < slot_node[best_slot])))
-          best_slot = s;
+      std::size_t best_slot = best_slot_by(usable, slot_free, best_dim);
       int64_t most = std::max<int64_t>(0, slot_free[best_slot * dims + best_dim]);
       out += "; the most free on any node is " + amount_text(best_dim, most) + " (" +
              view->at(slot_node[best_slot]).meta.name + "); " + std::to_string(best_lack) +
@@ -1113,7 +1079,9 @@ struct gang_planner::scratch {
     if (best_dim == dims)
       return "no node passes the node selector, affinity, taints and cordons of " + who(c);
     std::size_t best_slot =
-        best_slot_by(c, uint8_t(predicate_failure::exceeds_allocatable), slot_alloc, best_dim);
+        best_slot_by([&](std::size_t s) {
+          return slot_static[s * class_count + c] == uint8_t(predicate_failure::exceeds_allocatable);
+        }, slot_alloc, best_dim);
     return who(c) + " needs " + amount_text(best_dim, r[best_dim]) +
            " per pod; the most allocatable on any matching node is " +
            amount_text(best_dim, slot_alloc[best_slot * dims + best_dim]) + " (" +

@@ -255,6 +255,56 @@ predicate_failure pod_neighbourhood::check(uint32_t kind_index, uint32_t node_in
   return predicate_failure::none;
 }
 
+void pod_neighbourhood::gather(const node_view& view, std::size_t vote_node,
+                               std::span<const pod* const> exclude) {
+  bool terms = false;  // Some kind's inter-pod terms may select any pod.
+  bool ports = false;
+  std::vector<std::string_view> keys;  // Their topology keys.
+  for (const auto& k : kinds_) {
+    const auto& c = k.first->placement();
+    for (const auto* list : {&c.required_pod_affinity, &c.required_pod_anti_affinity})
+      for (const auto& t : *list) {
+        terms = true;
+        if (std::find(keys.begin(), keys.end(), std::string_view(t.topology_key)) == keys.end())
+          keys.push_back(t.topology_key);
+      }
+    ports |= !c.host_ports.empty();
+  }
+  const bool voting = vote_node != no_node;
+  const node* here = voting ? &view.at(vote_node) : nullptr;
+  auto shares_a_domain = [&](const node& other) {
+    for (auto key : keys) {
+      auto mine = here->meta.labels.find(key);
+      auto theirs = other.meta.labels.find(key);
+      if (mine && theirs && *mine == *theirs)
+        return true;
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < view.size(); ++i) {
+    if (i != vote_node && !view.is_live(i))
+      continue;
+    const node& n = view.at(i);
+    if (spreads_)
+      add_node(uint32_t(i), n);
+    auto counts = view.rule_counts(i);
+    if (counts.pods == 0)
+      continue;
+    const bool every_pod =
+        i == vote_node || spreads_ || (terms && (!voting || shares_a_domain(n)));
+    const bool port_holders = ports && !voting;  // A vote's own node reads every pod anyway.
+    if (!every_pod && counts.anti_affinity == 0 && !(port_holders && counts.host_ports > 0))
+      continue;
+    view.visit_pods(i, [&](const pod& p) {
+      if (std::find(exclude.begin(), exclude.end(), &p) != exclude.end())
+        return;
+      if (every_pod || has_required_anti_affinity(p) ||
+          (port_holders && !p.placement().host_ports.empty()))
+        add(uint32_t(i), n, p);
+    });
+  }
+}
+
 predicate_failure pod_neighbourhood::check_spread(const kind& k, const node& n) {
   for (const auto& sp : k.spreads) {
     const auto& t = *sp.constraint;

@@ -37,6 +37,7 @@
 // Failures are resolvable: the pods in the way may go. Not thread-safe; reuse one per thread.
 
 #include "scheduler/model.hpp"
+#include "scheduler/node_view.hpp"
 #include "scheduler/predicates.hpp"
 
 #include <cstdint>
@@ -105,6 +106,18 @@ class pod_neighbourhood {
   void add(uint32_t node_index, const node& n, const pod& p);
   /// Undoes the matching add().
   void remove(uint32_t node_index, const node& n, const pod& p);
+
+  /// Index meaning "no node" for gather().
+  static constexpr std::size_t no_node = SIZE_MAX;
+  /// After prepare(): adds the nodes and pods of `view` that can matter to the prepared kinds,
+  /// reading only those. Every node is a domain when some kind spreads. Pods: every pod where
+  /// some kind has inter-pod terms or spreads (any pod may match), else only pods that keep
+  /// others away and, if some kind asks for host ports, pods holding some. With `vote_node`, the
+  /// decision is that node's: all of its pods count, host ports only there, and other nodes'
+  /// pods only where they share a domain of a term's key with it (or keep others away).
+  /// `exclude` (the pods being decided, already published) are left out.
+  void gather(const node_view& view, std::size_t vote_node = no_node,
+              std::span<const pod* const> exclude = {});
 
   /// The first rule kind `kind` breaks on node `n` (index `node_index`), in kube-scheduler's
   /// order: host ports, topology spread, existing pods' anti-affinity, affinity, anti-affinity.
