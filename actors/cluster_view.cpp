@@ -3,6 +3,7 @@
 #include "scheduler/pod_neighbourhood.hpp"
 
 #include <iterator>
+#include <utility>
 
 namespace phalanx::actors {
 
@@ -243,6 +244,27 @@ void cluster_view::remove_pod(std::size_t index, uint64_t id) {
   }
   if (gone)
     count_pod(s, *gone, -1);
+}
+
+void cluster_view::replace_pod(std::size_t index, uint64_t id,
+                               std::shared_ptr<const scheduler::pod> p) {
+  auto& s = slot_at(index);
+  const scheduler::pod& counted = *p;
+  std::shared_ptr<const scheduler::pod> was;
+  {
+    std::lock_guard<std::mutex> guard{s.pods_mutex};
+    for (auto& [known, pod] : s.pods)
+      if (known == id) {
+        was = std::exchange(pod, std::move(p));
+        break;
+      }
+  }
+  if (!was)
+    return;
+  // The new pod's rules counted before the old one's leave, as add_pod counts after listing: a
+  // reader never sees fewer rules than the listed pods carry.
+  count_pod(s, counted, +1);
+  count_pod(s, *was, -1);
 }
 
 void cluster_view::visit_pods(std::size_t index, const scheduler::pod_visitor& visit) const {

@@ -83,6 +83,8 @@ class cluster_view final : public scheduler::node_view {
   bool add_pod(std::size_t index, uint64_t id, std::shared_ptr<const scheduler::pod> p);
   /// Removes the pod `id`; unknown ids are ignored.
   void remove_pod(std::size_t index, uint64_t id);
+  /// Shows the pod `id` as `p` from now on (its labels changed); unknown ids are ignored.
+  void replace_pod(std::size_t index, uint64_t id, std::shared_ptr<const scheduler::pod> p);
 
   // -- node_view: any thread.
 

@@ -72,6 +72,9 @@ using node_actor = caf::typed_actor<
   // Pods bound here by someone else (Kubernetes mode: another scheduler, or a binding seen only
   // in the apiserver): count them as committed. Idempotent per pod.
   caf::reacts_to<adopt_atom, pod_refs>,
+  // Pods here changed their labels: the cluster's view shows them with the new ones, which is
+  // what other pods' affinity, anti-affinity and spread match. Unknown ids are ignored.
+  caf::reacts_to<labels_atom, pod_refs>,
   // A starving gang reserves room here (scheduler/room_reservation.hpp): the node keeps that
   // much from every other gang until the gang commits here, gives it back or ends. Answered
   // with room(node, granted); refused while another gang holds the node's reservation.

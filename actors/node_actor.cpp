@@ -318,6 +318,11 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       }
       publish(self);
     },
+    [self](labels_atom, const pod_refs& pods) {
+      auto& st = self->state;
+      for (const auto& p : pods)
+        st.ctx->view->replace_pod(st.index, p.id, p.pod);
+    },
     [self](room_atom, uint64_t gang, scheduler::resources& amount, gang_actor& coordinator) {
       auto& st = self->state;
       remember_coordinator(self, gang, coordinator);

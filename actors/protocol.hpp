@@ -410,6 +410,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, abort_atom, "abort")
   CAF_ADD_ATOM(phalanx, phalanx::actors, release_atom, "release")
   CAF_ADD_ATOM(phalanx, phalanx::actors, adopt_atom, "adopt")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, labels_atom, "labels")
   CAF_ADD_ATOM(phalanx, phalanx::actors, swap_atom, "swap")
   CAF_ADD_ATOM(phalanx, phalanx::actors, cleared_atom, "cleared")
   // A starving gang's reservation of room (gang <-> node actor).

@@ -403,8 +403,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
         i->second.deserved = std::move(deserved);
     },
     // -- API
-    [self](create_atom, api::object& obj, object_reply& reply) {
-      do_create(self, std::move(obj), std::move(reply));
+    [self](create_atom, api::object& obj, bool dry_run, object_reply& reply) {
+      do_create(self, std::move(obj), dry_run, std::move(reply));
     },
     [self](read_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            const object_reply& reply) { do_get(self, kind, ns, name, reply); },
@@ -412,8 +412,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
            const list_reply& reply) { do_list(self, kind, options, reply); },
     [self](delete_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            object_reply& reply) { do_delete(self, kind, ns, name, std::move(reply)); },
-    [self](update_atom, api::object& obj, object_reply& reply) {
-      do_update(self, std::move(obj), std::move(reply));
+    [self](update_atom, api::object& obj, bool dry_run, object_reply& reply) {
+      do_update(self, std::move(obj), dry_run, std::move(reply));
     },
     [self](act_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            api::object_action action, object_reply& reply) {

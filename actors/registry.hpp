@@ -34,16 +34,18 @@ namespace phalanx::actors {
 /// The REGISTRY actor interface.
 using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_listener_actor,
                                                     deserved_listener_actor>::extend<
-  // Create a decoded, validated object; answer with the stored object once durable.
-  caf::reacts_to<create_atom, api::object, object_reply>,
+  // Create a decoded, validated object; answer with the stored object once durable (dry run:
+  // with the object as it would be, storing nothing).
+  caf::reacts_to<create_atom, api::object, bool, object_reply>,
   // Get one object (kind, namespace, name).
   caf::reacts_to<read_atom, api::resource_kind, std::string, std::string, object_reply>,
   // List objects of a kind.
   caf::reacts_to<list_atom, api::resource_kind, api::list_options, list_reply>,
   // Delete an object; answer with the object as it was, once durable.
   caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, object_reply>,
-  // Take a patched object's changes (api::service::update); answer once durable.
-  caf::reacts_to<update_atom, api::object, object_reply>,
+  // Take a PUT's or PATCH's changes (api::service::update); answer once durable (dry run: with
+  // the object as it would be, storing nothing).
+  caf::reacts_to<update_atom, api::object, bool, object_reply>,
   // Apply an action (cordon, suspend, open, fail...) to an object.
   caf::reacts_to<act_atom, api::resource_kind, std::string, std::string, api::object_action,
                  object_reply>,
@@ -288,6 +290,9 @@ struct registry_state {
   /// the other pods of their group: share_pod_names. A job's pods share them already.
   scheduler::shared_string_pool pod_names;
 
+  /// Changes through the API on their way to the store, by "<kind>/<key>"
+  /// (registry_detail::begin_change).
+  std::unordered_set<std::string> changing;
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
   /// Deletions waiting for a pod whose deletion was already under way (delete_pods), by pod id:
   /// called once that pod is removed (or its deletion failed).

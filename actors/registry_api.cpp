@@ -93,9 +93,6 @@ void add_queue(self_ptr self, scheduler::queue q) {
   refresh_queue_states(self);  // It may close its parent to new work, or be closed by it.
 }
 
-namespace {
-
-
 std::string kind_plural(resource_kind k) { return std::string(api::to_string(k)); }
 
 status already_exists(resource_kind k, std::string_view name) {
@@ -106,18 +103,33 @@ status not_found(resource_kind k, std::string_view name) {
   return {errc::not_found, kind_plural(k) + " \"" + std::string(name) + "\" not found"};
 }
 
+// Kubernetes mode: the apiserver is the truth; phalanxd's own API only reads.
+bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply) {
+  if (!self->state.world_is_kubernetes)
+    return false;
+  respond(reply, result<api::object>{status{
+                     errc::failed_precondition,
+                     "phalanxd runs in Kubernetes mode: objects are created, changed and deleted "
+                     "through the cluster's apiserver (kubectl against the cluster), not here"}});
+  return true;
+}
+
+namespace {
+
 void stamp_new(self_ptr self, scheduler::object_meta& meta) {
   if (meta.uid.empty())
     meta.uid = new_uid(self);
   meta.creation_time = self->state.ctx->now();
 }
 
-void create_node(self_ptr self, scheduler::node n, object_reply reply) {
+void create_node(self_ptr self, scheduler::node n, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto key = n.meta.name.str();
   if (name_taken(st, resource_kind::node, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::node, key)});
   stamp_new(self, n.meta);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::node_object{std::move(n), {}, 0}});
   st.reserved_names[kind_index(resource_kind::node)].insert(key);
   n.meta.resource_version = next_version(self);
   storage::write_batch batch;
@@ -136,7 +148,7 @@ void create_node(self_ptr self, scheduler::node n, object_reply reply) {
   });
 }
 
-void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
+void create_queue(self_ptr self, scheduler::queue q, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto key = q.meta.name.str();
   if (name_taken(st, resource_kind::queue, key))
@@ -145,6 +157,8 @@ void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
   if (auto errors = scheduler::check_queue_tree(q, queue_specs(st)); !errors.empty())
     return respond(reply, result<api::object>{scheduler::to_status("Queue", key, errors)});
   stamp_new(self, q.meta);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::queue_object{std::move(q), {}}});
   q.meta.resource_version = next_version(self);
   st.reserved_names[kind_index(resource_kind::queue)].insert(key);
   storage::write_batch batch;
@@ -161,7 +175,7 @@ void create_queue(self_ptr self, scheduler::queue q, object_reply reply) {
   });
 }
 
-void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
+void create_group(self_ptr self, scheduler::pod_group g, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto key = object_key(g.meta.namespace_name, g.meta.name);
   if (name_taken(st, resource_kind::pod_group, key))
@@ -173,6 +187,8 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
     return respond(reply, result<api::object>{prio.error()});
   g.priority = *prio;
   stamp_new(self, g.meta);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::pod_group_object{std::move(g), {}}});
   g.meta.resource_version = next_version(self);
   st.reserved_names[kind_index(resource_kind::pod_group)].insert(key);
   storage::write_batch batch;
@@ -189,7 +205,7 @@ void create_group(self_ptr self, scheduler::pod_group g, object_reply reply) {
   });
 }
 
-void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
+void create_pod(self_ptr self, scheduler::pod p, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto key = object_key(p.meta.namespace_name, p.meta.name);
   if (name_taken(st, resource_kind::pod, key))
@@ -227,6 +243,8 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   p.phase = scheduler::pod_phase::pending;
   p.requests.pods = 1;
   stamp_new(self, p.meta);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::pod_object{std::move(p), {}}});
   p.meta.resource_version = next_version(self);
   if (!reserve_pod_name(st, key)) // name_taken said no, and nothing ran in between.
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, p.meta.name)});
@@ -248,7 +266,7 @@ void create_pod(self_ptr self, scheduler::pod p, object_reply reply) {
   });
 }
 
-void create_job(self_ptr self, api::job_object obj, object_reply reply) {
+void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto& j = obj.job;
   auto key = object_key(j.meta.namespace_name, j.meta.name);
@@ -285,6 +303,13 @@ void create_job(self_ptr self, api::job_object obj, object_reply reply) {
   // found from them through the job once durable.
   if (auto taken = claim_job_pods(st, key, j, expanded->pods); !taken.empty())
     return respond(reply, result<api::object>{already_exists(resource_kind::pod, taken)});
+  if (dry_run) {
+    release_job_pods(st, key, j);
+    scheduler::job_status would_be;
+    would_be.phase = scheduler::job_phase::pending;
+    would_be.min_available = group.min_member;
+    return respond(reply, result<api::object>{api::job_object{std::move(j), would_be}});
+  }
   if (group.priority == 0)
     group.priority = j.priority;
 
@@ -398,10 +423,16 @@ bool matches(const api::list_options& options, const api::object& obj) {
 void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
   auto& st = self->state;
   auto& g = st.groups.at(gang);
+  auto key = g.key.str();
+  if (change_on_its_way(st, resource_kind::pod_group, key))
+    return respond(reply, result<api::object>{
+                              change_refused(resource_kind::pod_group, g.group->meta.name)});
+  begin_change(st, resource_kind::pod_group, key);
   storage::write_batch batch;
-  batch.erase(storage::record_kind::pod_group, g.key.str());
-  persist(self, std::move(batch), [self, gang, reply](const status& s) {
+  batch.erase(storage::record_kind::pod_group, key);
+  persist(self, std::move(batch), [self, gang, key, reply](const status& s) {
     auto& st = self->state;
+    end_change(st, resource_kind::pod_group, key);
     auto i = st.groups.find(gang);
     if (i == st.groups.end())
       return respond(reply, result<api::object>{status{errc::not_found, "gone"}});
@@ -486,10 +517,14 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
                    "queues \"" + name + "\" still has PodGroups (" +
                        st.groups.at(*gangs->second.begin()).key +
                        "): delete them first, or close the queue to stop new work"}});
+  if (change_on_its_way(st, resource_kind::queue, name))
+    return respond(reply, result<api::object>{change_refused(resource_kind::queue, name)});
+  begin_change(st, resource_kind::queue, name);
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);
   persist(self, std::move(batch), [self, name, reply](const status& s) {
     auto& st = self->state;
+    end_change(st, resource_kind::queue, name);
     auto i = st.queues.find(name);
     if (i == st.queues.end())
       return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
@@ -509,7 +544,9 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
 
 void delete_node(self_ptr self, const std::string& name, object_reply reply) {
   auto& st = self->state;
-  auto& n = st.nodes.at(name);
+  if (change_on_its_way(st, resource_kind::node, name))
+    return respond(reply, result<api::object>{change_refused(resource_kind::node, name)});
+  begin_change(st, resource_kind::node, name);
   storage::write_batch batch;
   batch.erase(storage::record_kind::node, name);
   // Pods on a deleted node cannot go on: they fail, as after a node loss. A version of its own:
@@ -526,9 +563,9 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
       batch.put_pod_state(e.pod, failed);
       lost.push_back(id);
     }
-  (void)n;
   persist(self, std::move(batch), [self, name, lost, reply](const status& s) {
     auto& st = self->state;
+    end_change(st, resource_kind::node, name);
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     auto i = st.nodes.find(name);
@@ -619,22 +656,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
 
 } // namespace
 
-namespace {
-
-// Kubernetes mode: the apiserver is the truth; phalanxd's own API only reads.
-bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply) {
-  if (!self->state.world_is_kubernetes)
-    return false;
-  respond(reply, result<api::object>{status{
-                     errc::failed_precondition,
-                     "phalanxd runs in Kubernetes mode: objects are created, changed and deleted "
-                     "through the cluster's apiserver (kubectl against the cluster), not here"}});
-  return true;
-}
-
-} // namespace
-
-void do_create(self_ptr self, api::object obj, object_reply reply) {
+void do_create(self_ptr self, api::object obj, bool dry_run, object_reply reply) {
   if (refused_in_kubernetes_mode(self, reply))
     return;
   if (!self->state.ready->load())
@@ -645,15 +667,15 @@ void do_create(self_ptr self, api::object obj, object_reply reply) {
       [&](auto& o) {
         using T = std::decay_t<decltype(o)>;
         if constexpr (std::is_same_v<T, api::node_object>)
-          create_node(self, std::move(o.node), std::move(reply));
+          create_node(self, std::move(o.node), dry_run, std::move(reply));
         else if constexpr (std::is_same_v<T, api::queue_object>)
-          create_queue(self, std::move(o.queue), std::move(reply));
+          create_queue(self, std::move(o.queue), dry_run, std::move(reply));
         else if constexpr (std::is_same_v<T, api::pod_group_object>)
-          create_group(self, std::move(o.group), std::move(reply));
+          create_group(self, std::move(o.group), dry_run, std::move(reply));
         else if constexpr (std::is_same_v<T, api::pod_object>)
-          create_pod(self, std::move(o.pod), std::move(reply));
+          create_pod(self, std::move(o.pod), dry_run, std::move(reply));
         else
-          create_job(self, std::move(o), std::move(reply));
+          create_job(self, std::move(o), dry_run, std::move(reply));
       },
       obj);
 }
@@ -765,99 +787,6 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
   }
 }
 
-void do_update(self_ptr self, api::object obj, object_reply reply) {
-  if (refused_in_kubernetes_mode(self, reply))
-    return;
-  auto& st = self->state;
-  if (!st.ready->load())
-    return respond(reply, result<api::object>{status{errc::unavailable,
-                                                     "restart recovery is not finished"}});
-  auto* patched = std::get_if<api::pod_object>(&obj);
-  if (patched == nullptr)
-    return respond(reply, result<api::object>{status{
-                              errc::invalid_argument,
-                              "Phalanx changes " + kind_plural(api::kind_of(obj)) +
-                                  " through their actions only (cordon, suspend, open, close)"}});
-  const auto& want = patched->pod;
-  const std::string name = want.meta.name.str();
-  auto id = pod_id_of(st, object_key(want.meta.namespace_name, want.meta.name));
-  if (id == 0)
-    return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
-  const auto& e = st.pods.at(id);
-  auto current = current_pod(e);
-  auto refuse = [&](errc code, std::string why) {
-    respond(reply, result<api::object>{status{code, std::move(why)}});
-  };
-  if (want.meta.resource_version != 0 && want.meta.resource_version != current->meta.resource_version)
-    return refuse(errc::conflict, "Operation cannot be fulfilled on pods \"" + name +
-                                      "\": the object has been modified; please apply your "
-                                      "changes to the latest version and try again");
-  if (e.delete_requested)
-    return refuse(errc::failed_precondition, "pods \"" + name + "\" is being deleted");
-  // A bound pod's runtime state is written as it runs (phase changes on their way to the store
-  // are applied only once durable): a record of it written now could carry a state older than
-  // one already on its way, and win over it at the next start.
-  if (e.is_bound() || e.binding || scheduler::is_terminal(e.phase()))
-    return refuse(errc::failed_precondition,
-                  "pods \"" + name + "\" is " +
-                      (e.is_bound() || e.binding ? "bound" : std::string(scheduler::to_string(
-                                                                 e.phase()))) +
-                      ": Phalanx changes the labels, annotations and scheduling gates of pending "
-                      "pods only");
-  // What would move the pod to another gang or queue, or add a gate (the API checked the rest).
-  scheduler::field_errors errs;
-  const auto& gates = current->placement().scheduling_gates;
-  for (const auto& gate : want.placement().scheduling_gates)
-    if (std::find(gates.begin(), gates.end(), gate) == gates.end())
-      errs.push_back(scheduler::forbidden_error(
-          "spec.schedulingGates", "only deletion is allowed, but found new scheduling gate " +
-                                      scheduler::go_quote(gate)));
-  const std::string set_at_creation = "a pod's PodGroup, task and queue are set when it is created";
-  if (want.group != current->group)
-    errs.push_back(scheduler::forbidden_error(
-        "metadata.annotations[" + std::string(scheduler::pod_group_annotation) + "]",
-        set_at_creation));
-  if (want.role != current->role)
-    errs.push_back(scheduler::forbidden_error(
-        "metadata.annotations[" + std::string(scheduler::task_spec_key) + "]", set_at_creation));
-  if (implicit_queue_of(want) != implicit_queue_of(*current))
-    errs.push_back(scheduler::forbidden_error(
-        "metadata.annotations[scheduling.volcano.sh/queue-name]", set_at_creation));
-  if (!errs.empty())
-    return respond(reply, result<api::object>{scheduler::to_status("Pod", name, errs)});
-  auto next = std::make_shared<scheduler::pod>(*current);
-  next->meta.labels = want.meta.labels;
-  next->meta.annotations = want.meta.annotations;
-  if (want.placement().scheduling_gates != gates) {
-    auto constraints = std::make_shared<scheduler::placement_constraints>(current->placement());
-    constraints->scheduling_gates = want.placement().scheduling_gates;
-    next->constraints = std::move(constraints);
-  }
-  next->spec_json = want.spec_json;
-  next->meta.resource_version = next_version(self);
-  pod_ptr stored = std::move(next);
-  storage::write_batch batch;
-  batch.put(stored);
-  persist(self, std::move(batch), [self, id, stored, name, reply](const status& s) {
-    auto& st = self->state;
-    if (!s.ok())
-      return respond(reply, result<api::object>{s});
-    auto p = st.pods.find(id);
-    if (p == st.pods.end())
-      return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
-    auto& e = p->second;
-    // A pod stored as its job (storage/README.md) has a record now, which wins over the job's
-    // expansion at a start; its deletion's tombstone, newer, wins over the record.
-    if (e.changed)
-      e.changed->state.resource_version = stored->meta.resource_version;
-    ungate_pod(self, id, stored);
-    auto view = pod_view(st, id, p->second);
-    if (is_watched(self, resource_kind::pod))
-      announce(self, api::watch_event::type::modified, view);
-    respond(reply, result<api::object>{api::object{std::move(view)}});
-  });
-}
-
 void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
             api::object_action action, object_reply reply) {
   if (refused_in_kubernetes_mode(self, reply))
@@ -878,28 +807,28 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       auto i = st.nodes.find(name);
       if (i == st.nodes.end() || !i->second.live)
         return respond(reply, result<api::object>{not_found(kind, name)});
+      if (change_on_its_way(st, kind, name))
+        return respond(reply, result<api::object>{change_refused(kind, name)});
       auto copy = *i->second.node;
       copy.unschedulable = action.kind == action_type::cordon;
       copy.meta.resource_version = next_version(self);
+      begin_change(st, kind, name);
       storage::write_batch batch;
       batch.put(copy);
       persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
         auto& st = self->state;
+        end_change(st, resource_kind::node, name);
         if (!s.ok())
           return respond(reply, result<api::object>{s});
         auto i = st.nodes.find(name);
-        if (i == st.nodes.end())
+        if (i == st.nodes.end() || !i->second.live)
           return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
-        i->second.node = std::make_shared<const scheduler::node>(copy);
-        self->send(i->second.actor, spec_atom::value, i->second.node);
+        change_node(self, i->second, copy);
         record_event(self, resource_kind::node, "", name, "Normal",
                      copy.unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
                      copy.unschedulable ? "node cordoned" : "node uncordoned");
         auto view = node_view(i->second);
         announce(self, api::watch_event::type::modified, view);
-        if (!copy.unschedulable)
-          self->send(st.cluster, capacity_atom::value, scheduler::resources{},
-                     scheduler::resources{});
         respond(reply, result<api::object>{api::object{view}});
       });
       return;
@@ -911,21 +840,24 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       auto i = st.queues.find(name);
       if (i == st.queues.end())
         return respond(reply, result<api::object>{not_found(kind, name)});
+      if (change_on_its_way(st, kind, name))
+        return respond(reply, result<api::object>{change_refused(kind, name)});
       auto copy = *i->second.queue;
       copy.state = action.kind == action_type::open ? scheduler::queue_state::open
                                                     : scheduler::queue_state::closed;
       copy.meta.resource_version = next_version(self);
+      begin_change(st, kind, name);
       storage::write_batch batch;
       batch.put(storage::queue_record{copy});
       persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
         auto& st = self->state;
+        end_change(st, resource_kind::queue, name);
         if (!s.ok())
           return respond(reply, result<api::object>{s});
         auto i = st.queues.find(name);
         if (i == st.queues.end())
           return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
-        i->second.queue = std::make_shared<const scheduler::queue>(copy);
-        refresh_queue_states(self);  // This queue, and the subtree it opens or closes.
+        change_queue(self, i->second, copy);  // This queue, and the subtree it opens or closes.
         record_event(self, resource_kind::queue, "", name, "Normal",
                      copy.state == scheduler::queue_state::open ? "Opened" : "Closed",
                      "queue state set to " + std::string(scheduler::to_string(copy.state)));

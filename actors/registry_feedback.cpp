@@ -387,6 +387,23 @@ void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod) {
   attach_pod(self, *p);
 }
 
+void pod_relabelled(self_ptr self, uint64_t id) {
+  auto& st = self->state;
+  auto p = st.pods.find(id);
+  if (p == st.pods.end() || scheduler::is_terminal(p->second.phase()))
+    return;
+  auto& e = p->second;
+  if (e.is_bound()) {
+    if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end() && n->second.live)
+      self->send(n->second.actor, labels_atom::value, pod_refs{{id, current_pod(e)}});
+    return;
+  }
+  if (e.gang == 0)
+    return;
+  if (auto g = st.groups.find(e.gang); g != st.groups.end() && (g->second.actor || g->second.parked))
+    renew_gang(self, e.gang);
+}
+
 bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g) {
   if (not_ours(st, slot) || held_by_gates(st, slot))
     return false;

@@ -160,6 +160,11 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot);
 /// holds: it takes its place, and once no gate is left it joins its gang (attach_pod). The
 /// caller writes the pod and announces it.
 void ungate_pod(self_ptr self, uint64_t id, pod_ptr pod);
+/// The catalog's pod `id` has new labels (an update through the API, or the apiserver's watch):
+/// what other pods' rules and its own match. A bound pod's node shows the new pod in the
+/// cluster's view; a pending member's gang starts over (renew_gang), since its actor plans with
+/// the pods it was given. Nothing for an ended pod.
+void pod_relabelled(self_ptr self, uint64_t id);
 /// True when a pod of the group waits to be placed (not bound, not ended, not being deleted).
 bool has_pending_pod(const registry_state& st, const group_entry& g);
 /// True, with the pod's pending reason set, when its schedulerName is not served here.
@@ -247,16 +252,51 @@ result<int32_t> resolve_priority(const registry_state& st, std::string_view clas
                                  int32_t given, std::string_view field);
 
 // API operations (registry_api.cpp).
-void do_create(self_ptr self, api::object obj, object_reply reply);
+/// Dry run (api::write_options): every check, and the answer the object as it would be.
+void do_create(self_ptr self, api::object obj, bool dry_run, object_reply reply);
 void do_get(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, const object_reply& reply);
 void do_list(self_ptr self, api::resource_kind kind, const api::list_options& options,
              const list_reply& reply);
 void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, object_reply reply);
-/// A PATCH's result (api::service::update). Pods: a pending pod's labels, annotations and the
-/// removal of scheduling gates; other kinds are refused (their PATCH is the handler's cordon).
-void do_update(self_ptr self, api::object obj, object_reply reply);
+/// Answers for the API's operations.
+std::string kind_plural(api::resource_kind k);
+status already_exists(api::resource_kind k, std::string_view name);
+status not_found(api::resource_kind k, std::string_view name);
+/// True, with `reply` answered, in Kubernetes mode: objects change through the apiserver there.
+bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply);
+
+// Updates (registry_update.cpp).
+/// A PUT's or PATCH's result (api::service::update), decoded and checked by the API
+/// (api/update.hpp); what may change given the object's state is decided here:
+/// - pods: a pending pod's labels and annotations, and the removal of scheduling gates;
+/// - nodes: labels, annotations, taints and unschedulable (their status, allocatable
+///   included, is the kubelet's, here the simulation's);
+/// - queues: labels, annotations and the spec, checked with the tree's rules as a create is;
+///   its state (status.state) changes by the open and close actions;
+/// - PodGroups: labels, annotations and the spec, its queue only while no pod of it is bound.
+///   A PodGroup of a job or of a lone pod is its owner's to change.
+/// Dry run: every check, and the answer the object as it would be; nothing written or changed.
+void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply);
+/// Writes of a node, queue, PodGroup or pod through the API on their way to the store (an update,
+/// a delete, an action), by kind and key: while one is, another change of the object is refused
+/// (change_refused, 409), so that neither an acknowledged update is lost under another nor a
+/// deleted object's record written again after its deletion's.
+bool change_on_its_way(const registry_state& st, api::resource_kind kind, std::string_view key);
+void begin_change(registry_state& st, api::resource_kind kind, std::string_view key);
+void end_change(registry_state& st, api::resource_kind kind, std::string_view key);
+status change_refused(api::resource_kind kind, std::string_view name);
+/// The scheduling side takes an object's new spec, from an update through the API or from the
+/// apiserver's watch: a node's actor and the cluster's view take it and waiting gangs try
+/// again; a queue's actor takes it (and the tree's effective states are renewed); a PodGroup
+/// whose scheduling spec changed (minMember, minTaskMember, minResources, queue, priority)
+/// starts over as a new incarnation of its gang, which plans from its pods as they are, so
+/// nothing planned under the old spec is committed under the new one. `change_group` returns
+/// the group's entry, under its new gang id when it started over.
+void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node next);
+void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queue next);
+group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group next);
 void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, api::object_action action, object_reply reply);
 /// The key of an object's events: "<Kind>/<namespace>/<name>" ("Node/<name>" when cluster-scoped).

@@ -82,13 +82,8 @@ void upsert_node(self_ptr self, scheduler::node n, storage::write_batch& batch) 
     add_node(self, std::move(n), std::move(committed));
     return;
   }
-  auto& e = i->second;
-  if (*e.node == n)
-    return;
-  auto before = e.node->allocatable;
-  e.node = std::make_shared<const scheduler::node>(std::move(n));
-  self->send(e.actor, spec_atom::value, e.node);
-  self->send(st.cluster, capacity_atom::value, e.node->allocatable, before);
+  if (*i->second.node != n)
+    change_node(self, i->second, std::move(n));
 }
 
 void remove_node(self_ptr self, const std::string& name, storage::write_batch& batch) {
@@ -124,10 +119,8 @@ void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch
         spawn_gang(self, g);
     return;
   }
-  if (*i->second.queue == q)
-    return;
-  i->second.queue = std::make_shared<const scheduler::queue>(std::move(q));
-  refresh_queue_states(self);
+  if (*i->second.queue != q)
+    change_queue(self, i->second, std::move(q));
 }
 
 void remove_queue(self_ptr self, const std::string& name, storage::write_batch& batch) {
@@ -174,13 +167,17 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
     // untouched: ending it for a new one under the object cost a round per lone pod, undid
     // bindings in flight, and dipped its queue's usage, which woke every sleeping gang of the
     // queue, at the rate PodGroups were created (found by `phalanx-loadtest k8s`: 10,000 lone
-    // pods stalled after 437). It is then a spec change like any other.
+    // pods stalled after 437). Later changes of the object are spec changes like any other.
     const bool adopting = entry.implicit;
-    if (adopting || entry.group->meta.uid == g.meta.uid) {
-      if (!adopting && *entry.group == g)
-        return;
-      // Its spec changed (minMember, minResources, queue): the actor plans with the new one.
-      // A new queue or priority places it anew in its queue's order: a new incarnation.
+    if (!adopting && entry.group->meta.uid == g.meta.uid) {
+      if (*entry.group != g)
+        group_changed(self, change_group(self, entry, std::move(g)));
+      return;
+    }
+    if (adopting) {
+      // The object may say more than the gang made for the pod (minResources, as Volcano's
+      // controller writes it): the actor plans with it. A new queue or priority places it anew
+      // in its queue's order: a new incarnation.
       bool queue_changed = entry.group->queue != g.queue || entry.group->priority != g.priority;
       auto updated = std::make_shared<const scheduler::pod_group>(std::move(g));
       entry.implicit = false;
@@ -194,10 +191,6 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       entry.group = updated;
       if (entry.actor)
         self->send(entry.actor, spec_atom::value, entry.group);
-      if (!adopting) {
-        group_changed(self, entry);
-        return;
-      }
       // The object's status is empty on the apiserver while the gang's did not change: told as
       // a change whatever the digest says, so that the world writes it.
       mark_emitted(st, entry);
@@ -269,6 +262,18 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
       if (auto p = st.pods.find(id); p != st.pods.end())
         announce(self, api::watch_event::type::modified, pod_view(st, id, p->second));
     return;
+  }
+  if (seen.meta.labels != e.pod->meta.labels) {
+    // Relabelled (kubectl label): what rules between pods match, its own and its neighbours'.
+    auto fresh = std::make_shared<scheduler::pod>(*e.pod);
+    fresh->meta.labels = seen.meta.labels;
+    e.pod = std::move(fresh);
+    pod_relabelled(self, id);
+    if (next.node_name == now.node_name && next.phase == now.phase) {
+      auto kept = *e.pod;
+      scheduler::set_runtime(kept, now);
+      batch.put(kept);
+    }
   }
   bool intent = st.intents.count(id) != 0;
   if (intent && !next.is_bound() && !scheduler::is_terminal(next.phase)) {

@@ -47,8 +47,10 @@ class runtime_service final : public api::service {
     : registry_(std::move(registry)), ready_(std::move(ready)), ctx_(std::move(ctx)),
       failure_(std::move(failure)) {}
 
-  void create(api::object obj, object_callback done) override {
-    caf::anon_send(registry_, create_atom::value, std::move(obj),
+  using api::service::create;
+  using api::service::update;
+  void create(api::object obj, const api::write_options& options, object_callback done) override {
+    caf::anon_send(registry_, create_atom::value, std::move(obj), options.dry_run,
                    std::make_shared<object_callback>(std::move(done)));
   }
   void get(api::resource_kind kind, std::string ns, std::string name,
@@ -65,8 +67,8 @@ class runtime_service final : public api::service {
     caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name),
                    std::make_shared<object_callback>(std::move(done)));
   }
-  void update(api::object obj, object_callback done) override {
-    caf::anon_send(registry_, update_atom::value, std::move(obj),
+  void update(api::object obj, const api::write_options& options, object_callback done) override {
+    caf::anon_send(registry_, update_atom::value, std::move(obj), options.dry_run,
                    std::make_shared<object_callback>(std::move(done)));
   }
   void act(api::resource_kind kind, std::string ns, std::string name, api::object_action action,

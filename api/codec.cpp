@@ -363,7 +363,7 @@ outcome<object> decode_as(const json::value& v, const decode_options& options,
                           const kind_info& k, Read read) {
   Message msg;
   scheduler::field_errors errors;
-  json_to_message(v, msg, "", errors);
+  json_to_message(v, msg, "", errors, options.unknown_fields);
   wire::reader r{options.read_status, errors};
   auto obj = read(msg, v, r);
   if (options.validate && errors.empty()) {

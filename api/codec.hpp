@@ -106,6 +106,10 @@ struct decode_options {
   /// The namespace of a namespaced object whose metadata names none (kubectl's default
   /// namespace). Empty: none is filled in, and validation then requires one.
   std::string default_namespace;
+  /// Where the paths of fields the kind's API type does not have go ("spec.minmember"), for
+  /// fieldValidation; null: not looked for. Only where Phalanx maps a whole type
+  /// (api/proto/meta.proto strict_fields): a pod's spec is not looked into.
+  std::vector<std::string>* unknown_fields = nullptr;
 };
 
 /// Decodes one object. Errors: 400 BadRequest when `v` is not an object, lacks apiVersion or kind,

@@ -83,8 +83,10 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
     r->set_kind(std::string(k.kind_name));
     for (auto verb : {"create", "delete", "get", "list", "watch"})
       r->add_verbs(verb);
-    if (k.kind == resource_kind::node)
+    if (k.kind != resource_kind::job) {  // Jobs do not change after creation (api/update.hpp).
       r->add_verbs("patch");
+      r->add_verbs("update");
+    }
     for (auto s : k.short_names)
       r->add_short_names(std::string(s));
     if (k.kind == resource_kind::pod)
@@ -93,6 +95,71 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
   if (!any)
     return std::nullopt;
   return json::value(message_to_json(out));
+}
+
+namespace {
+
+// A group-version's path in the OpenAPI v3 index: "api/v1", "apis/<group>/<version>".
+std::string openapi_path(std::string_view group, std::string_view version) {
+  return group.empty() ? "api/" + std::string(version)
+                       : "apis/" + std::string(group) + "/" + std::string(version);
+}
+
+// Every group-version served, core first.
+std::vector<std::pair<std::string_view, std::string_view>> served_group_versions() {
+  std::vector<std::pair<std::string_view, std::string_view>> out{{"", "v1"}};
+  for (const auto& g : groups)
+    out.emplace_back(g.name, g.version);
+  return out;
+}
+
+} // namespace
+
+json::value openapi_v3_index() {
+  json::object paths;
+  for (const auto& [group, version] : served_group_versions()) {
+    auto path = openapi_path(group, version);
+    // The hash names the document's version for clients' caches; it changes with Phalanx's
+    // version of the served kinds, which the path and this revision say.
+    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-1"}};
+  }
+  return json::object{{"paths", std::move(paths)}};
+}
+
+std::optional<json::value> openapi_v3_document(std::string_view group, std::string_view version) {
+  json::object paths;
+  for (const auto& k : all_kinds()) {
+    if (k.group != group || k.version != version)
+      continue;
+    std::string prefix = "/" + openapi_path(group, version) + "/";
+    std::string collection =
+        prefix + (k.namespaced ? "namespaces/{namespace}/" : "") + std::string(k.plural);
+    json::object gvk{{"group", k.group}, {"version", k.version}, {"kind", k.kind_name}};
+    auto query = [](std::string_view name) {
+      return json::object{{"name", name}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}};
+    };
+    // What a write takes: fieldValidation (kubectl checks that a kind's PATCH takes it before
+    // leaving validation to the server) and dryRun.
+    auto write = [&](std::string_view id) {
+      return json::object{{"operationId", id},
+                          {"parameters", json::array{query("fieldValidation"), query("dryRun"),
+                                                     query("fieldManager")}},
+                          {"responses", json::object{{"200", json::object{{"description", "OK"}}}}},
+                          {"x-kubernetes-group-version-kind", gvk}};
+    };
+    // Every kind lists its PATCH: kubectl looks for the parameter there for creates too. A
+    // job's answers 405 (jobs do not change after creation, api/update.hpp).
+    auto name = std::string(k.kind_name);
+    paths[collection] = json::object{{"post", write("create" + name)}};
+    paths[collection + "/{name}"] =
+        json::object{{"put", write("replace" + name)}, {"patch", write("patch" + name)}};
+  }
+  if (paths.empty())
+    return std::nullopt;
+  return json::object{
+      {"openapi", "3.0.0"},
+      {"info", json::object{{"title", "Phalanx"}, {"version", std::string(version)}}},
+      {"paths", std::move(paths)}};
 }
 
 json::value version_info() {

@@ -2,12 +2,14 @@
 
 // Discovery documents, what kubectl reads before anything else (TOOLCHAIN.md): /api
 // (APIVersions), /apis (APIGroupList), /apis/{group} (APIGroup), /api/v1 and
-// /apis/{group}/{version} (APIResourceList), /version.
+// /apis/{group}/{version} (APIResourceList), /version, and the OpenAPI v3 documents kubectl reads
+// to learn that the server validates fields (/openapi/v3).
 
 #include <boost/json/value.hpp>
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace phalanx::api {
 
@@ -26,5 +28,13 @@ std::optional<boost::json::value> api_resource_list(std::string_view group,
                                                     std::string_view version);
 /// /version.
 boost::json::value version_info();
+/// /openapi/v3: the index of the group-versions' documents.
+boost::json::value openapi_v3_index();
+/// /openapi/v3/api/v1 and /openapi/v3/apis/{group}/{version}: the paths of each kind, with the
+/// query parameters a write takes (fieldValidation) and the kind each path is of. Only what
+/// kubectl reads to decide that the server validates fields itself: no schemas yet (kubectl
+/// explain and client-side validation find none). nullopt when not served.
+std::optional<boost::json::value> openapi_v3_document(std::string_view group,
+                                                      std::string_view version);
 
 } // namespace phalanx::api

@@ -2,9 +2,9 @@
 
 #include "api/codec.hpp"
 #include "api/discovery.hpp"
-#include "api/json_patch.hpp"
 #include "api/kinds.hpp"
 #include "api/label_selector.hpp"
+#include "api/update.hpp"
 
 #include <boost/json.hpp>
 
@@ -213,94 +213,34 @@ api_error unsupported_media(std::string message) {
   return e;
 }
 
-// A patched pod: the patch of `type` applied to `current` (the pod as served), decoded and
-// validated as a create is, with the resourceVersion the update must find. Kubernetes lets a
-// pod's metadata change (not its name, namespace, uid or creation time) and, of its spec, only
-// what a running pod may change; Phalanx lets a pending pod's labels and annotations change and
-// its scheduling gates be removed (the registry checks what needs its state). Status is ignored,
-// as the apiserver ignores it on the main resource.
-outcome<object> patch_pod(json::value current, const json::value& patch, const std::string& type) {
-  auto version_of = [](const json::value& pod) -> std::string {
-    const auto* md = pod.is_object() ? pod.get_object().if_contains("metadata") : nullptr;
-    const auto* v = md && md->is_object() ? md->get_object().if_contains("resourceVersion") : nullptr;
-    return v && v->is_string() ? std::string(v->get_string()) : std::string();
-  };
-  const std::string read_version = version_of(current);
-  json::value before = current;
-  result<json::value> patched =
-      type == "application/json-patch+json" ? apply_json_patch(std::move(current), patch)
-      : type == "application/merge-patch+json"
-          ? apply_merge_patch(std::move(current), patch)
-          : apply_strategic_merge_patch(std::move(current), patch, strategic_merge_keys("Pod"));
-  if (!patched)
-    return api_error::from(patched.error());
-  if (!patched->is_object())
-    return api_error::bad_request("the patched pod is not a JSON object");
-  auto& after = patched->get_object();
-  scheduler::field_errors errs;
-  const auto& was = before.get_object();
-  for (std::string_view top : {"apiVersion", "kind"})
-    if (after.if_contains(top) == nullptr || *after.if_contains(top) != *was.if_contains(top))
-      errs.push_back({scheduler::field_error_type::invalid, std::string(top), "", "field is immutable"});
-  const json::object empty;
-  auto object_at = [&](const json::object& o, std::string_view key) -> const json::object& {
-    const auto* v = o.if_contains(key);
-    return v && v->is_object() ? v->get_object() : empty;
-  };
-  const auto& meta_before = object_at(was, "metadata");
-  const auto& meta_after = object_at(after, "metadata");
-  auto meta_may_change = [](std::string_view key) {
-    return key == "labels" || key == "annotations" || key == "resourceVersion" ||
-           key == "managedFields";
-  };
-  for (const auto* side : {&meta_before, &meta_after})
-    for (const auto& [key, value] : *side) {
-      if (meta_may_change(key))
-        continue;
-      const auto* a = meta_before.if_contains(key);
-      const auto* b = meta_after.if_contains(key);
-      if ((a == nullptr) != (b == nullptr) || (a && *a != *b)) {
-        errs.push_back({scheduler::field_error_type::invalid, "metadata." + std::string(key),
-                        b && b->is_string() ? scheduler::go_quote(b->get_string()) : "",
-                        "field is immutable"});
-        break;
-      }
-    }
-  auto spec_without_gates = [&](const json::object& pod) {
-    json::object spec = object_at(pod, "spec");
-    spec.erase("schedulingGates");
-    return spec;
-  };
-  if (spec_without_gates(was) != spec_without_gates(after))
-    errs.push_back(scheduler::forbidden_error(
-        "spec", "pod updates may not change fields other than `spec.schedulingGates` (only "
-                "deletions): Phalanx changes a pending pod's labels, annotations and scheduling "
-                "gates"));
-  if (!errs.empty()) {
-    const auto* n = meta_before.if_contains("name");
-    return api_error::invalid("Pod", n && n->is_string() ? std::string_view(n->get_string()) : "",
-                              errs);
-  }
-  // The resourceVersion the update must find: one the patch names (a precondition), else the
-  // one it was applied to.
-  std::string expected = version_of(*patched);
-  if (expected.empty())
-    expected = read_version;
-  decode_options options;
-  options.expected_kind = resource_kind::pod;
-  options.read_status = false;
-  auto decoded = decode_object(*patched, options);
-  if (!decoded)
-    return std::move(decoded).error();
-  uint64_t version = 0;
-  auto [end, ec] = std::from_chars(expected.data(), expected.data() + expected.size(), version);
-  if (ec != std::errc{} || end != expected.data() + expected.size())
-    return api_error::invalid(
-        "Pod", "", {{scheduler::field_error_type::invalid, "metadata.resourceVersion",
-                     scheduler::go_quote(expected), "must be a resource version this server gave"}});
-  auto& pod = std::get<pod_object>(*decoded);
-  pod.pod.meta.resource_version = version;
-  return std::move(*decoded);
+// fieldValidation (Kubernetes' server-side field validation): what to do with fields of a
+// write's body that the kind's API type does not have. The apiserver's default is Warn.
+enum class field_validation { ignore, warn, strict };
+
+std::optional<field_validation> field_validation_of(std::string_view text) {
+  if (text.empty() || text == "Warn")
+    return field_validation::warn;
+  if (text == "Strict")
+    return field_validation::strict;
+  if (text == "Ignore")
+    return field_validation::ignore;
+  return std::nullopt;
+}
+
+// Strict: the write is refused naming every unknown field, as the apiserver's strict decoding
+// says it.
+api_error strict_decoding_error(const std::vector<std::string>& unknown) {
+  std::string message = "strict decoding error: ";
+  for (std::size_t i = 0; i < unknown.size(); ++i)
+    message += (i ? ", " : "") + std::string("unknown field ") + scheduler::go_quote(unknown[i]);
+  return api_error::bad_request(std::move(message));
+}
+
+// Warn: one Warning header per unknown field (RFC 7234 code 299), which kubectl prints.
+void add_unknown_field_warnings(http_response& r, const std::vector<std::string>& unknown) {
+  for (const auto& path : unknown)
+    r.headers.emplace_back("Warning",
+                           "299 - " + scheduler::go_quote("unknown field " + scheduler::go_quote(path)));
 }
 
 api_error with_details(api_error e, const kind_info& k, std::string_view name) {
@@ -537,8 +477,10 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     }
     return std::nullopt;
   }
+  const bool openapi = !seg.empty() && seg[0] == "openapi";
   bool discovery = seg.empty() || (seg.size() == 1 && seg[0] == "version") ||
-                   (seg.size() <= 2 && seg[0] == "api") || (seg.size() <= 3 && seg[0] == "apis");
+                   (seg.size() <= 2 && seg[0] == "api") || (seg.size() <= 3 && seg[0] == "apis") ||
+                   openapi;
   if (discovery) {
     if (!only_get())
       return std::nullopt;
@@ -556,9 +498,17 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       for (auto p : {"/api", "/api/v1", "/apis", "/apis/batch.volcano.sh",
                      "/apis/batch.volcano.sh/v1alpha1", "/apis/scheduling.volcano.sh",
                      "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
-                     "/readyz", "/version"})
+                     "/openapi/v3", "/readyz", "/version"})
         paths.emplace_back(p);
       doc = json::object{{"paths", std::move(paths)}};
+    } else if (openapi) {
+      // /openapi/v3, /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}; v2 is not served.
+      if (seg.size() == 2 && seg[1] == "v3")
+        doc = openapi_v3_index();
+      else if (seg.size() == 4 && seg[1] == "v3" && seg[2] == "api")
+        doc = openapi_v3_document("", seg[3]);
+      else if (seg.size() == 5 && seg[1] == "v3" && seg[2] == "apis")
+        doc = openapi_v3_document(seg[3], seg[4]);
     } else if (seg[0] == "version") {
       doc = version_info();
     } else if (seg[0] == "api" && seg.size() == 1) {
@@ -588,6 +538,24 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return fail(not_found_path());
   }
   const kind_info& k = info(route.kind);
+  // dryRun=All: a create or update is checked whole and answered, nothing stored. Kubernetes
+  // takes it on deletes too; Phalanx does not (its deletes' checks are not split from them).
+  write_options write;
+  if (auto dry = q("dryRun"); !dry.empty()) {
+    if (dry != "All")
+      return fail(api_error::bad_request("dryRun: Unsupported value: " + scheduler::go_quote(dry) +
+                                         ": supported values: \"All\""));
+    if (method == "DELETE")
+      return fail(api_error::bad_request("dryRun is not supported for deletes by Phalanx: "
+                                         "creates and updates take it"),
+                  "DELETE");
+    write.dry_run = true;
+  }
+  const auto validation = field_validation_of(q("fieldValidation"));
+  if (!validation && (method == "POST" || method == "PUT" || method == "PATCH"))
+    return fail(api_error::bad_request("fieldValidation: Unsupported value: " +
+                                       scheduler::go_quote(q("fieldValidation")) +
+                                       ": supported values: \"Ignore\", \"Strict\", \"Warn\""));
   std::string ns = route.namespace_name.value_or("");
   std::string name = route.name.value_or("");
 
@@ -727,6 +695,25 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
 
   auto out = negotiate(req.accept, false).value_or(output::json);
 
+  // A POST's or PUT's body: one object, as JSON or YAML, within the body limit.
+  auto object_body = [&]() -> outcome<json::value> {
+    std::string type = media_type(req.content_type);
+    parse_limits limits;
+    limits.max_bytes = options_.max_body_bytes;
+    if (is_json_type(type))
+      return parse_json(req.body, limits);
+    if (!is_yaml_type(type))
+      return unsupported_media("the body's Content-Type " + scheduler::go_quote(req.content_type) +
+                               " is not supported: send application/json or application/yaml");
+    auto docs = parse_yaml(req.body, limits);
+    if (!docs)
+      return std::move(docs).error();
+    if (docs->size() != 1)
+      return api_error::bad_request("the body must hold exactly one YAML document, not " +
+                                    std::to_string(docs->size()));
+    return std::move(docs->front());
+  };
+
   // POST: create, or an action on an item.
   if (method == "POST") {
     if (route.name) {
@@ -757,28 +744,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                                                       : "apis/" + std::string(k.api_version)) +
                                      "/namespaces/{namespace}/" + std::string(k.plural)),
                   "CREATE");
-    std::string type = media_type(req.content_type);
-    outcome<json::value> body = api_error{};
-    parse_limits limits;
-    limits.max_bytes = options_.max_body_bytes;
-    if (is_json_type(type)) {
-      body = parse_json(req.body, limits);
-    } else if (is_yaml_type(type)) {
-      auto docs = parse_yaml(req.body, limits);
-      if (!docs)
-        body = std::move(docs).error();
-      else if (docs->size() != 1)
-        body = api_error::bad_request("the body must hold exactly one YAML document, not " +
-                                      std::to_string(docs->size()));
-      else
-        body = std::move(docs->front());
-    } else {
-      return fail(unsupported_media("the body's Content-Type " +
-                                    scheduler::go_quote(req.content_type) +
-                                    " is not supported: send application/json or "
-                                    "application/yaml"),
-                  "CREATE");
-    }
+    auto body = object_body();
     if (!body)
       return fail(body.error(), "CREATE");
     json::value v = std::move(*body);
@@ -819,14 +785,20 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     decode_options dopts;
     dopts.expected_kind = route.kind;
     dopts.read_status = false;
+    std::vector<std::string> unknown;
+    if (*validation != field_validation::ignore)
+      dopts.unknown_fields = &unknown;
     auto decoded = decode_object(v, dopts);
+    if (*validation == field_validation::strict && !unknown.empty())
+      return fail(with_details(strict_decoding_error(unknown), k, ""), "CREATE");
     if (!decoded) {
       api_error e = std::move(decoded).error();
       return fail(with_details(std::move(e), k, ""), "CREATE");
     }
     std::string created_name = meta_of(*decoded).name.str();
-    svc_.create(std::move(*decoded),
-                hop([respond, k, created_name, out, object_answer](result<object> r) {
+    svc_.create(std::move(*decoded), write,
+                hop([respond, k, created_name, out, object_answer,
+                     unknown = std::move(unknown)](result<object> r) {
                   if (!r) {
                     auto resp =
                       error_response(with_details(api_error::from(r.error()), k, created_name));
@@ -834,7 +806,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                     respond(std::move(resp));
                     return;
                   }
-                  respond(object_answer(*r, out, 201, "CREATE"));
+                  auto answer = object_answer(*r, out, 201, "CREATE");
+                  add_unknown_field_warnings(answer, unknown);
+                  respond(std::move(answer));
                 }));
     return std::nullopt;
   }
@@ -857,131 +831,92 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
-  // A PATCH's body: JSON within the body limit.
-  auto patch_body = [&]() {
-    parse_limits limits;
-    limits.max_bytes = options_.max_body_bytes;
-    return parse_json(req.body, limits);
-  };
-
-  if (method == "PATCH" && route.kind == resource_kind::pod && route.name && !route.subresource) {
-    std::string type = media_type(req.content_type);
-    if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json" &&
-        type != "application/json-patch+json")
-      return fail(unsupported_media("the patch type " + scheduler::go_quote(req.content_type) +
-                                    " is not supported: use application/json-patch+json, "
-                                    "application/merge-patch+json or "
-                                    "application/strategic-merge-patch+json"),
-                  "PATCH");
-    auto body = patch_body();
-    if (!body)
-      return fail(body.error(), "PATCH");
-    // Patched against the pod as served now; the update then asks that it did not change in
-    // between (its resourceVersion), so two patches never lose one another's change.
+  // PUT and PATCH: an update of one object, made whole against the object as served now; the
+  // update then asks that it did not change in between (its resourceVersion), so two updates
+  // never lose one another's change (api/update.hpp).
+  if ((method == "PUT" || method == "PATCH") && route.name && !route.subresource) {
+    const bool put = method == "PUT";
+    const std::string verb = put ? "UPDATE" : "PATCH";
+    if (route.kind == resource_kind::job)
+      return fail(method_not_allowed(
+                      "Phalanx does not change a Volcano Job after its creation: suspend or "
+                      "resume it (POST .../jobs/{name}/suspend, /resume), or delete it and "
+                      "create it again"),
+                  verb);
+    std::optional<std::string> patch_type;
+    json::value body;
+    if (put) {
+      auto parsed = object_body();
+      if (!parsed)
+        return fail(parsed.error(), verb);
+      body = std::move(*parsed);
+    } else {
+      patch_type = media_type(req.content_type);
+      const bool takes = *patch_type == "application/json-patch+json" ||
+                         *patch_type == "application/merge-patch+json" ||
+                         (k.group.empty() && *patch_type == "application/strategic-merge-patch+json");
+      if (!takes)
+        return fail(unsupported_media("the body of the request was in an unknown format - the "
+                                      "patch type " +
+                                      scheduler::go_quote(req.content_type) + " is not " +
+                                      "supported for " + std::string(k.plural) + ": use " +
+                                      std::string(patch_types_of(k))),
+                    verb);
+      parse_limits limits;
+      limits.max_bytes = options_.max_body_bytes;
+      auto parsed = parse_json(req.body, limits);
+      if (!parsed)
+        return fail(parsed.error(), verb);
+      body = std::move(*parsed);
+    }
     svc_.get(route.kind, ns, name,
-             hop([this, respond, k, name, out, object_answer, hop, type,
-                  patch = std::move(*body)](result<object> r) {
+             hop([this, respond, k, name, out, object_answer, hop, verb, patch_type, write,
+                  validation = *validation, body = std::move(body)](result<object> r) mutable {
                auto answer_error = [&](api_error e) {
                  auto resp = error_response(with_details(std::move(e), k, name));
-                 resp.verb = "PATCH";
+                 resp.verb = verb;
                  respond(std::move(resp));
                };
                if (!r)
                  return answer_error(api_error::from(r.error()));
-               auto patched = patch_pod(encode_object(*r), patch, type);
-               if (!patched)
-                 return answer_error(std::move(patched).error());
-               svc_.update(std::move(*patched),
-                           hop([respond, k, name, out, object_answer](result<object> done) {
+               auto current = encode_object(*r);
+               json::value next;
+               if (patch_type) {
+                 auto patched = apply_patch(k, current, body, *patch_type);
+                 if (!patched)
+                   return answer_error(std::move(patched).error());
+                 next = std::move(*patched);
+               } else {
+                 next = std::move(body);
+               }
+               std::vector<std::string> unknown;
+               auto prepared = prepare_update(
+                   k, current, std::move(next), patch_type ? update_verb::patch : update_verb::put,
+                   validation == field_validation::ignore ? nullptr : &unknown);
+               if (validation == field_validation::strict && !unknown.empty())
+                 return answer_error(strict_decoding_error(unknown));
+               if (!prepared)
+                 return answer_error(std::move(prepared).error());
+               svc_.update(std::move(*prepared), write,
+                           hop([respond, k, name, out, object_answer, verb,
+                                unknown = std::move(unknown)](result<object> done) {
                              if (!done) {
                                auto resp = error_response(
                                    with_details(api_error::from(done.error()), k, name));
-                               resp.verb = "PATCH";
+                               resp.verb = verb;
                                respond(std::move(resp));
                                return;
                              }
-                             respond(object_answer(*done, out, 200, "PATCH"));
+                             auto answer = object_answer(*done, out, 200, verb);
+                             add_unknown_field_warnings(answer, unknown);
+                             respond(std::move(answer));
                            }));
              }));
     return std::nullopt;
   }
 
-  if (method == "PATCH") {
-    if (route.kind != resource_kind::node || !route.name || route.subresource)
-      return fail(method_not_allowed("PATCH is allowed only on a pod (its labels, annotations "
-                                     "and scheduling gates) and on a node, for "
-                                     "spec.unschedulable (kubectl cordon and uncordon); use the "
-                                     "action "
-                                     "subresources (POST .../{name}/suspend, /resume, /open, "
-                                     "/close, /fail) for the rest"),
-                  "PATCH");
-    std::string type = media_type(req.content_type);
-    if (type != "application/merge-patch+json" && type != "application/strategic-merge-patch+json")
-      return fail(unsupported_media("the patch type " + scheduler::go_quote(req.content_type) +
-                                    " is not supported: use application/merge-patch+json or "
-                                    "application/strategic-merge-patch+json"),
-                  "PATCH");
-    auto body = patch_body();
-    if (!body)
-      return fail(body.error(), "PATCH");
-    if (!body->is_object())
-      return fail(api_error::bad_request("a merge patch must be a JSON object"), "PATCH");
-    std::optional<bool> unschedulable;
-    bool touches = false;
-    scheduler::field_errors errs;
-    const std::string only =
-      "Phalanx patches only spec.unschedulable of a node (kubectl cordon and uncordon)";
-    for (const auto& kv : body->get_object()) {
-      if (kv.key() == "spec" && kv.value().is_object()) {
-        for (const auto& s : kv.value().get_object()) {
-          if (s.key() == "unschedulable" && (s.value().is_bool() || s.value().is_null())) {
-            touches = true;
-            unschedulable = s.value().is_bool() && s.value().get_bool();
-          } else if (s.key() == "unschedulable") {
-            errs.push_back({scheduler::field_error_type::invalid, "spec.unschedulable",
-                            s.value().is_string() ? scheduler::go_quote(s.value().get_string())
-                                                  : json::serialize(s.value()),
-                            "must be a boolean or null"});
-          } else if (s.key().starts_with("$")) {
-            continue;  // Strategic-merge directives.
-          } else {
-            errs.push_back(scheduler::forbidden_error("spec." + std::string(s.key()), only));
-          }
-        }
-      } else if (kv.key() == "metadata" && kv.value().is_object() &&
-                 kv.value().get_object().empty()) {
-        continue;
-      } else if (kv.key().starts_with("$")) {
-        continue;
-      } else {
-        errs.push_back(scheduler::forbidden_error(std::string(kv.key()), only));
-      }
-    }
-    if (!errs.empty())
-      return fail(with_details(api_error::invalid(k.qualified_kind, name, errs), k, name), "PATCH");
-    auto done = hop([respond, k, name, out, object_answer](result<object> r) {
-      if (!r) {
-        auto resp = error_response(with_details(api_error::from(r.error()), k, name));
-        resp.verb = "PATCH";
-        respond(std::move(resp));
-        return;
-      }
-      respond(object_answer(*r, out, 200, "PATCH"));
-    });
-    if (!touches) {
-      svc_.get(route.kind, ns, name, std::move(done));
-      return std::nullopt;
-    }
-    svc_.act(route.kind, ns, name,
-             object_action{*unschedulable ? object_action::type::cordon
-                                          : object_action::type::uncordon},
-             std::move(done));
-    return std::nullopt;
-  }
-
   return fail(method_not_allowed("the server does not allow " + method + " on " +
-                                 std::string(k.plural) + ": use GET, POST, DELETE, or PATCH "
-                                 "(nodes)"));
+                                 std::string(k.plural) + ": use GET, POST, PUT, PATCH or DELETE"));
 }
 
 bool handler::watch_accepts(const watch_plan& plan, const watch_event& event) const {

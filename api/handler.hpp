@@ -35,8 +35,8 @@ struct http_response {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // Extra headers.
-  /// What the request was, for metrics: GET, LIST, WATCH, CREATE, DELETE, PATCH, ACTION, or
-  /// OTHER (discovery, health, metrics, unknown paths).
+  /// What the request was, for metrics: GET, LIST, WATCH, CREATE, UPDATE (a PUT), DELETE, PATCH,
+  /// ACTION, or OTHER (discovery, health, metrics, unknown paths).
   std::string verb = "OTHER";
 };
 

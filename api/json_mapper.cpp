@@ -57,6 +57,24 @@ bool is_json_array(const pb::Descriptor* d) {
          d->field(0)->is_repeated();
 }
 
+// A key of a JSON object that is no field of message `d`'s API type: only a message that maps
+// its whole type (strict_fields) can tell.
+bool is_unknown_key(const pb::Descriptor* d, std::string_view key) {
+  const auto& options = d->options();
+  if (!options.GetExtension(phalanx::api::v1::strict_fields))
+    return false;
+  std::string_view others = options.GetExtension(phalanx::api::v1::other_fields);
+  while (!others.empty()) {
+    auto comma = others.find(',');
+    if (others.substr(0, comma) == key)
+      return false;
+    if (comma == std::string_view::npos)
+      break;
+    others.remove_prefix(comma + 1);
+  }
+  return true;
+}
+
 bool is_int_or_string(const pb::FieldDescriptor* f) {
   return f->options().GetExtension(phalanx::api::v1::int_or_string);
 }
@@ -231,16 +249,17 @@ void add_scalar(pb::Message& m, const pb::FieldDescriptor* f, const scalar& s) {
 }
 
 void message_from_json(const json::value& in, pb::Message& out, const std::string& path,
-                       scheduler::field_errors& errors);
+                       scheduler::field_errors& errors, std::vector<std::string>* unknown);
 
 // One element of a repeated field (not a map).
 void add_element(const json::value& v, pb::Message& m, const pb::FieldDescriptor* f,
-                 const std::string& path, scheduler::field_errors& errors) {
+                 const std::string& path, scheduler::field_errors& errors,
+                 std::vector<std::string>* unknown) {
   if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
     pb::Message* child = m.GetReflection()->AddMessage(&m, f);
     if (v.is_null() && !is_raw_json(f->message_type()))
       return;
-    message_from_json(v, *child, path, errors);
+    message_from_json(v, *child, path, errors, unknown);
     return;
   }
   if (v.is_null()) {
@@ -252,7 +271,8 @@ void add_element(const json::value& v, pb::Message& m, const pb::FieldDescriptor
 }
 
 void field_from_json(const json::value& v, pb::Message& m, const pb::FieldDescriptor* f,
-                     const std::string& path, scheduler::field_errors& errors) {
+                     const std::string& path, scheduler::field_errors& errors,
+                     std::vector<std::string>* unknown) {
   const auto* r = m.GetReflection();
   if (v.is_null())
     return;  // Absent, as Go decodes null.
@@ -276,7 +296,7 @@ void field_from_json(const json::value& v, pb::Message& m, const pb::FieldDescri
         pb::Message* entry = r->AddMessage(&m, f);
         entry->GetReflection()->SetString(entry, key_field, std::string(kv.key()));
         pb::Message* child = entry->GetReflection()->MutableMessage(entry, value_field);
-        message_from_json(kv.value(), *child, p, errors);
+        message_from_json(kv.value(), *child, p, errors, unknown);
         continue;
       }
       auto s = scalar_of(kv.value(), value_field, is_int_or_string(f), p, errors);
@@ -295,11 +315,11 @@ void field_from_json(const json::value& v, pb::Message& m, const pb::FieldDescri
     }
     const auto& arr = v.get_array();
     for (std::size_t i = 0; i < arr.size(); ++i)
-      add_element(arr[i], m, f, index_path(path, i), errors);
+      add_element(arr[i], m, f, index_path(path, i), errors, unknown);
     return;
   }
   if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
-    message_from_json(v, *r->MutableMessage(&m, f), path, errors);
+    message_from_json(v, *r->MutableMessage(&m, f), path, errors, unknown);
     return;
   }
   if (auto s = scalar_of(v, f, is_int_or_string(f), path, errors))
@@ -307,7 +327,7 @@ void field_from_json(const json::value& v, pb::Message& m, const pb::FieldDescri
 }
 
 void message_from_json(const json::value& in, pb::Message& out, const std::string& path,
-                       scheduler::field_errors& errors) {
+                       scheduler::field_errors& errors, std::vector<std::string>* unknown) {
   const auto* d = out.GetDescriptor();
   if (is_raw_json(d)) {
     const auto* raw = d->FindFieldByName("raw");
@@ -324,7 +344,7 @@ void message_from_json(const json::value& in, pb::Message& out, const std::strin
     }
     const auto& arr = in.get_array();
     for (std::size_t i = 0; i < arr.size(); ++i)
-      add_element(arr[i], out, d->field(0), index_path(path, i), errors);
+      add_element(arr[i], out, d->field(0), index_path(path, i), errors, unknown);
     return;
   }
   if (in.is_null())
@@ -335,9 +355,13 @@ void message_from_json(const json::value& in, pb::Message& out, const std::strin
   }
   for (const auto& kv : in.get_object()) {
     const auto* f = find_by_json_name(d, kv.key());
-    if (f == nullptr)
-      continue;  // Unknown fields are ignored.
-    field_from_json(kv.value(), out, f, child_path(path, kv.key()), errors);
+    if (f == nullptr) {
+      // Ignored, as a non-strict apiserver ignores it; told when asked and known to be unknown.
+      if (unknown != nullptr && is_unknown_key(d, kv.key()))
+        unknown->push_back(child_path(path, kv.key()));
+      continue;
+    }
+    field_from_json(kv.value(), out, f, child_path(path, kv.key()), errors, unknown);
   }
 }
 
@@ -482,8 +506,8 @@ json::value to_json_value(const pb::Message& m) {
 } // namespace
 
 void json_to_message(const json::value& in, pb::Message& out, const std::string& path,
-                     scheduler::field_errors& errors) {
-  message_from_json(in, out, path, errors);
+                     scheduler::field_errors& errors, std::vector<std::string>* unknown) {
+  message_from_json(in, out, path, errors, unknown);
 }
 
 json::object message_to_json(const pb::Message& in) {

@@ -5,7 +5,8 @@
 //
 // JSON -> message:
 // - an object maps to a message; keys are the fields' JSON names (lowerCamelCase or json_name);
-//   unknown keys are ignored, as a non-strict Kubernetes API server ignores them;
+//   unknown keys are ignored, as a non-strict Kubernetes API server ignores them (and reported
+//   when asked, for fieldValidation);
 // - null stands for an absent value, as Go's encoding/json treats it;
 // - int32/int64/uint32/uint64 take JSON integers in range; bool takes true/false; string takes a
 //   string, or also a number where the field has the int_or_string option (the number's text is
@@ -34,9 +35,12 @@ class Message;
 namespace phalanx::api {
 
 /// Fills `out` from `in`, appending problems to `errors` with paths below `path` (empty for the
-/// root). `out` is not cleared first. Never throws on any input.
+/// root). `out` is not cleared first. Never throws on any input. With `unknown`, the paths of
+/// keys the API type does not have are appended to it, where the message maps its whole type
+/// (the strict_fields option of api/proto/meta.proto; "spec.minmember").
 void json_to_message(const boost::json::value& in, google::protobuf::Message& out,
-                     const std::string& path, scheduler::field_errors& errors);
+                     const std::string& path, scheduler::field_errors& errors,
+                     std::vector<std::string>* unknown = nullptr);
 
 /// The JSON object of `in`.
 boost::json::object message_to_json(const google::protobuf::Message& in);

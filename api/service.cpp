@@ -1,5 +1,7 @@
 #include "api/service.hpp"
 
+#include <utility>
+
 namespace phalanx::api {
 
 std::string_view to_string(resource_kind k) noexcept {
@@ -35,6 +37,10 @@ const scheduler::object_meta& meta_of(const object& o) noexcept {
     default:
       return std::get<job_object>(o).job.meta;
   }
+}
+
+scheduler::object_meta& meta_of(object& o) noexcept {
+  return const_cast<scheduler::object_meta&>(meta_of(std::as_const(o)));
 }
 
 std::string_view to_string(watch_event::type t) noexcept {

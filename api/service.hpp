@@ -52,6 +52,7 @@ using object = std::variant<pod_object, node_object, pod_group_object, queue_obj
 
 resource_kind kind_of(const object& o) noexcept;
 const scheduler::object_meta& meta_of(const object& o) noexcept;
+scheduler::object_meta& meta_of(object& o) noexcept;
 
 /// A parsed Kubernetes label selector ("app=x,tier!=db,env in (a,b),!legacy,gpu").
 struct label_requirement {
@@ -139,6 +140,12 @@ struct object_action {
 };
 std::string_view to_string(object_action::type t) noexcept;
 
+/// How a create or update is made. `dry_run` (?dryRun=All): every check runs, and the answer is
+/// the object as it would be stored; nothing is stored, reserved or scheduled.
+struct write_options {
+  bool dry_run = false;
+};
+
 class service {
  public:
   using object_callback = std::function<void(result<object>)>;
@@ -151,7 +158,8 @@ class service {
   /// not_found (unknown queue), failed_precondition (closed queue), invalid_argument (rules that
   /// need runtime state, such as a pod joining a gang in another queue), unavailable (not ready).
   /// Calls back with the stored object (uid, resource_version, creation_time filled in).
-  virtual void create(object obj, object_callback done) = 0;
+  virtual void create(object obj, const write_options& options, object_callback done) = 0;
+  void create(object obj, object_callback done) { create(std::move(obj), {}, std::move(done)); }
 
   virtual void get(resource_kind kind, std::string namespace_name, std::string name,
                    object_callback done) = 0;
@@ -164,13 +172,16 @@ class service {
                       object_callback done) = 0;
 
   /// Takes the changes of `obj` to the stored object of the same kind, namespace and name: a
-  /// PATCH, already applied and validated by the API. `obj.meta.resource_version`, when not 0,
-  /// must be the stored one (else conflict: HTTP 409). What may change is the kind's to say:
-  /// a pending pod's labels, annotations (not its PodGroup's, task's or queue's) and the removal
-  /// of its scheduling gates; anything else fails with invalid_argument naming the field, or
-  /// failed_precondition when the object's state forbids it now. Calls back with the object
-  /// as stored.
-  virtual void update(object obj, object_callback done) = 0;
+  /// PUT or PATCH, already made whole, checked and validated by the API (api/update.hpp).
+  /// `obj.meta.resource_version`, when not 0, must be the stored one (else conflict: HTTP 409);
+  /// another change of the object on its way to the store is a conflict too. What may change
+  /// given the object's state is the service's to say (a pending pod's labels and gates; a
+  /// node's labels, taints and unschedulable; a queue's spec; a PodGroup's spec, its queue only
+  /// before a pod of it is bound); anything else fails with invalid_argument naming the field,
+  /// or failed_precondition when the object's state forbids it now. An update that changes
+  /// nothing keeps the object's version. Calls back with the object as stored.
+  virtual void update(object obj, const write_options& options, object_callback done) = 0;
+  void update(object obj, object_callback done) { update(std::move(obj), {}, std::move(done)); }
 
   /// Applies an action; calls back with the changed object.
   virtual void act(resource_kind kind, std::string namespace_name, std::string name,

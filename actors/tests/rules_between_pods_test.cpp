@@ -60,6 +60,23 @@ TEST(RulesBetweenPods, APodStaysAwayFromThePodItsAntiAffinityNamesUntilThatPodGo
   EXPECT_INVARIANTS(h);
 }
 
+// A PATCH of a pending pod's labels reaches its gang's plan: a pod kept off the only node by
+// the anti-affinity of the pod there binds once it no longer carries the label that rule names.
+TEST(RulesBetweenPods, APendingPodRelabelledOutOfAnAntiAffinityRuleBinds) {
+  runtime_harness h{deterministic_config(41), {host("n-0")}};
+  create_pod(h, make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("guard").pod.is_bound(); }, limit, step));
+  create_pod(h, make_pod("web").cpu("1").label("app", "web"));
+  h.pass(std::chrono::milliseconds(2000));
+  ASSERT_FALSE(h.pod("web").pod.is_bound()) << "the guard's anti-affinity names it";
+  auto web = h.pod("web");
+  web.pod.meta.labels = scheduler::label_set{{"app", "api"}};
+  runtime_harness::must_ok(h.update(api::object{web}), "relabel web");
+  ASSERT_TRUE(h.run_until([&] { return h.pod("web").pod.is_bound(); }, limit, step))
+      << scheduled_message(h, "web");
+  EXPECT_INVARIANTS(h);
+}
+
 TEST(RulesBetweenPods, APodWithoutRulesKeepsAwayFromAPodWhoseAntiAffinityNamesIt) {
   runtime_harness h{deterministic_config(4), {host("n-0"), host("n-1")}};
   create_pod(h, make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));

@@ -124,10 +124,36 @@ class runtime_harness {
                              const std::string& name) {
     return call<result<api::object>>([&](auto done) { svc().remove(kind, ns, name, done); });
   }
-  /// A PATCH's result, as api::service::update takes it.
+  /// A PUT's or PATCH's result, as api::service::update takes it.
   result<api::object> update(api::object obj) {
     return call<result<api::object>>([&](auto done) { svc().update(std::move(obj), done); });
   }
+  /// Issues a call on svc() with a callback and waits for its answer.
+  template <class R, class Call>
+  R call(Call&& issue) {
+    auto promise = std::make_shared<std::promise<R>>();
+    auto future = promise->get_future();
+    issue([promise](R r) { promise->set_value(std::move(r)); });
+    return wait(future);
+  }
+  /// The answer of a call issued directly on svc(), letting virtual time pass for it.
+  template <class R>
+  R wait(std::future<R>& future) {
+    auto ready = [&] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
+    if (deterministic()) {
+      // A write is acknowledged when the store writer's group-commit window closes: let virtual
+      // time pass in small steps until the answer is there.
+      rt_->run_until_idle();
+      for (int i = 0; i < 1000 && !ready(); ++i)
+        rt_->advance(std::chrono::milliseconds(1));
+      if (!ready())
+        throw std::runtime_error("the service did not answer within 1 s of virtual time");
+    } else if (future.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      throw std::runtime_error("the service did not answer within 60 s");
+    }
+    return future.get();
+  }
+
   result<api::object> act(api::resource_kind kind, const std::string& ns, const std::string& name,
                           api::object_action::type action) {
     return call<result<api::object>>(
@@ -246,30 +272,6 @@ class runtime_harness {
 
   static void must(const result<api::object>& r, const std::string& what) { must_ok(r, what); }
 
-  template <class R, class Call>
-  R call(Call&& issue) {
-    auto promise = std::make_shared<std::promise<R>>();
-    auto future = promise->get_future();
-    issue([promise](R r) { promise->set_value(std::move(r)); });
-    return wait(future);
-  }
-
-  template <class R>
-  R wait(std::future<R>& future) {
-    auto ready = [&] { return future.wait_for(std::chrono::seconds(0)) == std::future_status::ready; };
-    if (deterministic()) {
-      // A write is acknowledged when the store writer's group-commit window closes: let virtual
-      // time pass in small steps until the answer is there.
-      rt_->run_until_idle();
-      for (int i = 0; i < 1000 && !ready(); ++i)
-        rt_->advance(std::chrono::milliseconds(1));
-      if (!ready())
-        throw std::runtime_error("the service did not answer within 1 s of virtual time");
-    } else if (future.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
-      throw std::runtime_error("the service did not answer within 60 s");
-    }
-    return future.get();
-  }
 
   runtime_config config_;
   std::string dir_;

@@ -149,8 +149,9 @@ object fake_service::stamp(object o, bool keep_time) {
   return o;
 }
 
-void fake_service::create(object obj, object_callback done) {
-  enqueue([this, obj = std::move(obj), done = std::move(done)]() mutable {
+void fake_service::create(object obj, const write_options& options, object_callback done) {
+  enqueue([this, obj = std::move(obj), dry_run = options.dry_run,
+           done = std::move(done)]() mutable {
     status failure;
     if (take_failure("create", failure))
       return done(failure);
@@ -180,6 +181,8 @@ void fake_service::create(object obj, object_callback done) {
                         "queue \"" + queue_name + "\" is " +
                           std::string(scheduler::to_string(q.queue.state)) +
                           ": it accepts no new PodGroups or jobs"};
+      } else if (dry_run) {
+        answer = obj;  // Checked, not stored.
       } else {
         object stored = stamp(std::move(obj), false);
         std::vector<object> extra;
@@ -369,8 +372,9 @@ object fake_service::store_change(object& stored, object changed,
   return changed;
 }
 
-void fake_service::update(object obj, object_callback done) {
-  enqueue([this, obj = std::move(obj), done = std::move(done)]() mutable {
+void fake_service::update(object obj, const write_options& options, object_callback done) {
+  enqueue([this, obj = std::move(obj), dry_run = options.dry_run,
+           done = std::move(done)]() mutable {
     status failure;
     if (take_failure("update", failure))
       return done(failure);
@@ -387,12 +391,31 @@ void fake_service::update(object obj, object_callback done) {
           answer = status{errc::conflict, "the object has been modified; please apply your "
                                           "changes to the latest version and try again"};
         } else {
+          // What each kind lets an update change (the registry's rules, without their checks
+          // of state): the rest, status included, stays as stored.
           object changed = it->second;
-          if (auto* p = std::get_if<pod_object>(&changed))
+          if (auto* p = std::get_if<pod_object>(&changed)) {
             p->pod.constraints = std::get<pod_object>(obj).pod.constraints;
+          } else if (auto* n = std::get_if<node_object>(&changed)) {
+            const auto& want = std::get<node_object>(obj).node;
+            n->node.taints = want.taints;
+            n->node.unschedulable = want.unschedulable;
+          } else if (auto* q = std::get_if<queue_object>(&changed)) {
+            auto want = std::get<queue_object>(obj).queue;
+            want.meta = q->queue.meta;
+            want.state = q->queue.state;
+            q->queue = std::move(want);
+          } else if (auto* g = std::get_if<pod_group_object>(&changed)) {
+            auto want = std::get<pod_group_object>(obj).group;
+            want.meta = g->group.meta;
+            g->group = std::move(want);
+          }
           mutable_meta(changed).labels = meta.labels;
           mutable_meta(changed).annotations = meta.annotations;
-          answer = store_change(it->second, std::move(changed), deliveries);
+          if (dry_run)
+            answer = std::move(changed);  // Checked, not stored.
+          else
+            answer = store_change(it->second, std::move(changed), deliveries);
         }
       }
     }

@@ -56,7 +56,9 @@ class fake_service final : public service {
   /// Ends every watch (on_close ok) and joins the worker.
   ~fake_service() override;
 
-  void create(object obj, object_callback done) override;
+  using service::create;
+  using service::update;
+  void create(object obj, const write_options& options, object_callback done) override;
   void get(resource_kind kind, std::string namespace_name, std::string name,
            object_callback done) override;
   void list(resource_kind kind, list_options options, list_callback done) override;
@@ -64,7 +66,7 @@ class fake_service final : public service {
               object_callback done) override;
   /// Replaces the stored object's labels and annotations (and a pod's spec) with obj's, with
   /// the resourceVersion check of the interface; no other rule.
-  void update(object obj, object_callback done) override;
+  void update(object obj, const write_options& options, object_callback done) override;
   void act(resource_kind kind, std::string namespace_name, std::string name,
            object_action action, object_callback done) override;
   void events(resource_kind kind, std::string namespace_name, std::string name,

@@ -103,8 +103,7 @@ TEST_F(Kubectl, GetQueues) {
 }
 
 TEST_F(Kubectl, CreateTensorflowJobThenGetVcjobYaml) {
-  auto created =
-    kubectl({"create", "-f", example_path("tensorflow-job.yaml"), "--validate=false"});
+  auto created = kubectl({"create", "-f", example_path("tensorflow-job.yaml")});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   EXPECT_NE(created.out.find("job.batch.volcano.sh/tensorflow-dist-mnist created"),
             std::string::npos)

@@ -37,9 +37,11 @@ class counting_service final : public service {
  public:
   explicit counting_service(service& inner) : inner_(inner) {}
 
-  void create(object obj, object_callback done) override {
+  using service::create;
+  using service::update;
+  void create(object obj, const write_options& options, object_callback done) override {
     ++calls_;
-    inner_.create(std::move(obj), std::move(done));
+    inner_.create(std::move(obj), options, std::move(done));
   }
   void get(resource_kind kind, std::string namespace_name, std::string name,
            object_callback done) override {
@@ -55,9 +57,9 @@ class counting_service final : public service {
     ++calls_;
     inner_.remove(kind, std::move(namespace_name), std::move(name), std::move(done));
   }
-  void update(object obj, object_callback done) override {
+  void update(object obj, const write_options& options, object_callback done) override {
     ++calls_;
-    inner_.update(std::move(obj), std::move(done));
+    inner_.update(std::move(obj), options, std::move(done));
   }
   void act(resource_kind kind, std::string namespace_name, std::string name,
            object_action action, object_callback done) override {

@@ -237,6 +237,173 @@ TEST_F(Server, AnswersTablesAndYaml) {
   EXPECT_EQ(docs->front().at("spec").at("weight"), 2);
 }
 
+// PUT and PATCH of every kind but jobs (api/update.hpp): the answer is the object as stored,
+// status is not the request's to change, and a PUT of a manifest keeps what the server set.
+TEST_F(Server, PutsAndPatchesNodesQueuesAndPodGroups) {
+  const std::string node = "/api/v1/nodes/cpu-node-1";
+  auto before = body_json(call(port(), with_method("GET", node)));
+  auto tainted = call(port(), with_method("PATCH", node,
+                                          R"({"metadata":{"labels":{"disk":"ssd"}},)"
+                                          R"("spec":{"taints":[{"key":"k","value":"v","effect":"NoSchedule"}]},)"
+                                          R"("status":{"allocatable":{"cpu":"999"}}})",
+                                          "application/strategic-merge-patch+json"));
+  ASSERT_EQ(tainted.status, 200) << tainted.body;
+  auto t = body_json(tainted);
+  EXPECT_EQ(t.at("metadata").at("labels").at("disk"), "ssd");
+  EXPECT_EQ(t.at("spec").at("taints").at(0).at("effect"), "NoSchedule");
+  EXPECT_EQ(t.at("status").at("allocatable"), before.at("status").at("allocatable"));
+  EXPECT_EQ(t.at("metadata").at("uid"), before.at("metadata").at("uid"));
+
+  // kubectl replace: the manifest without uid, version or creation time.
+  auto replaced = call(port(), with_method("PUT", node,
+                                           "apiVersion: v1\nkind: Node\nmetadata:\n  name: "
+                                           "cpu-node-1\nspec:\n  unschedulable: true\n",
+                                           "application/yaml"));
+  ASSERT_EQ(replaced.status, 200) << replaced.body;
+  auto r = body_json(replaced);
+  EXPECT_EQ(r.at("spec").at("unschedulable"), true);
+  EXPECT_FALSE(r.at("spec").as_object().contains("taints"));
+  EXPECT_FALSE(r.at("metadata").as_object().contains("labels"));
+  EXPECT_EQ(r.at("metadata").at("creationTimestamp"), before.at("metadata").at("creationTimestamp"));
+
+  // A queue: a JSON patch with a test that holds, then a PUT naming the version it read.
+  const std::string queue = "/apis/scheduling.volcano.sh/v1beta1/queues/research";
+  auto weighted = call(port(), with_method("PATCH", queue,
+                                           R"([{"op":"test","path":"/metadata/name","value":"research"},)"
+                                           R"({"op":"replace","path":"/spec/weight","value":7}])",
+                                           "application/json-patch+json"));
+  ASSERT_EQ(weighted.status, 200) << weighted.body;
+  auto q = body_json(weighted);
+  EXPECT_EQ(q.at("spec").at("weight"), 7);
+  q.as_object()["spec"].as_object()["weight"] = 9;
+  auto put = call(port(), with_method("PUT", queue, json::serialize(q), "application/json"));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(body_json(put).at("spec").at("weight"), 9);
+  auto stale = call(port(), with_method("PUT", queue, json::serialize(q), "application/json"));
+  EXPECT_EQ(stale.status, 409) << stale.body;
+
+  // A PodGroup by merge patch.
+  auto group = call(port(), with_method("PATCH",
+                                        "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/"
+                                        "podgroups/resnet-gang",
+                                        R"({"spec":{"minMember":1}})",
+                                        "application/merge-patch+json"));
+  ASSERT_EQ(group.status, 200) << group.body;
+  EXPECT_EQ(body_json(group).at("spec").at("minMember"), 1);
+
+  // A pod's label by PUT of what GET served.
+  const std::string pod = "/api/v1/namespaces/default/pods/resnet-ps-0";
+  auto served = body_json(call(port(), with_method("GET", pod)));
+  served.as_object()["metadata"].as_object()["labels"] = json::object{{"tier", "ps"}};
+  auto labelled = call(port(), with_method("PUT", pod, json::serialize(served), "application/json"));
+  ASSERT_EQ(labelled.status, 200) << labelled.body;
+  EXPECT_EQ(body_json(labelled).at("metadata").at("labels").at("tier"), "ps");
+}
+
+// fieldValidation as kube-apiserver takes it: Strict refuses fields the kind's type lacks, Warn
+// (the default) tells them in a Warning header, Ignore drops them. A pod's spec, of which
+// Phalanx reads a part, is not looked into.
+TEST_F(Server, FieldValidationRefusesWarnsOfOrIgnoresUnknownFields) {
+  const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
+  auto queue = [](const std::string& name) {
+    return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+           name + R"(","labelz":{"a":"b"}},"spec":{"wieght":3,"extendClusters":[]}})";
+  };
+  auto strict = call(port(), post(queues + "?fieldValidation=Strict", queue("a")));
+  EXPECT_EQ(strict.status, 400) << strict.body;
+  EXPECT_EQ(body_json(strict).at("message"),
+            "strict decoding error: unknown field \"metadata.labelz\", unknown field "
+            "\"spec.wieght\"");
+  EXPECT_FALSE(svc().find(resource_kind::queue, "", "a"));
+
+  auto warned = call(port(), post(queues, queue("b")));
+  EXPECT_EQ(warned.status, 201) << warned.body;
+  EXPECT_NE(warned.header("warning").find("299 - \"unknown field \\\""), std::string::npos)
+      << warned.header("warning");
+
+  auto ignored = call(port(), post(queues + "?fieldValidation=Ignore", queue("c")));
+  EXPECT_EQ(ignored.status, 201) << ignored.body;
+  EXPECT_EQ(ignored.header("warning"), "");
+
+  auto bad = call(port(), post(queues + "?fieldValidation=Loose", queue("d")));
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("fieldValidation: Unsupported value: \\\"Loose\\\""),
+            std::string::npos)
+      << bad.body;
+
+  auto pod = call(port(), post("/api/v1/namespaces/team/pods?fieldValidation=Strict",
+                               R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},)"
+                               R"("spec":{"restartPolicy":"Never","volumes":[{"name":"x","emptyDir":{}}],)"
+                               R"("containers":[{"name":"c","image":"i","volumeMounts":[{"name":"x","mountPath":"/x"}]}]}})"));
+  EXPECT_EQ(pod.status, 201) << pod.body;
+
+  auto patched = call(port(), with_method("PATCH", queues + "/research?fieldValidation=Strict",
+                                          R"({"spec":{"wieght":1}})",
+                                          "application/merge-patch+json"));
+  EXPECT_EQ(patched.status, 400) << patched.body;
+  EXPECT_NE(patched.body.find("unknown field \\\"spec.wieght\\\""), std::string::npos)
+      << patched.body;
+}
+
+// What kubectl reads before it leaves field validation to the server: without it, every
+// `kubectl apply -f` asked for the OpenAPI v2 schema and failed.
+TEST_F(Server, ServesOpenApiV3AsKubectlReadsItToValidateOnTheServer) {
+  auto index = call(port(), with_method("GET", "/openapi/v3"));
+  ASSERT_EQ(index.status, 200) << index.body;
+  auto url = body_json(index).at("paths").at("apis/scheduling.volcano.sh/v1beta1")
+                 .at("serverRelativeURL").as_string();
+  auto doc = call(port(), with_method("GET", std::string(url)));
+  ASSERT_EQ(doc.status, 200) << doc.body;
+  auto paths = body_json(doc).at("paths");
+  const auto& patch =
+      paths.at("/apis/scheduling.volcano.sh/v1beta1/namespaces/{namespace}/podgroups/{name}")
+          .at("patch");
+  EXPECT_EQ(patch.at("x-kubernetes-group-version-kind").at("kind"), "PodGroup");
+  EXPECT_EQ(patch.at("parameters").at(0).at("name"), "fieldValidation");
+  auto core = call(port(), with_method("GET", "/openapi/v3/api/v1"));
+  ASSERT_EQ(core.status, 200);
+  EXPECT_TRUE(body_json(core).at("paths").as_object().contains("/api/v1/nodes/{name}"));
+  // A job's PATCH is listed (kubectl looks for the parameter there before a create), though it
+  // answers 405.
+  auto jobs = call(port(), with_method("GET", "/openapi/v3/apis/batch.volcano.sh/v1alpha1"));
+  EXPECT_EQ(body_json(jobs)
+                .at("paths")
+                .at("/apis/batch.volcano.sh/v1alpha1/namespaces/{namespace}/jobs/{name}")
+                .at("patch")
+                .at("x-kubernetes-group-version-kind")
+                .at("kind"),
+            "Job");
+  EXPECT_EQ(call(port(), with_method("GET", "/openapi/v3/apis/apps/v1")).status, 404);
+  EXPECT_EQ(call(port(), with_method("GET", "/openapi/v2")).status, 404);
+}
+
+// dryRun=All: creates and updates are checked and answered, nothing stored.
+TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
+  const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
+  auto created = call(port(), post(queues + "?dryRun=All",
+                                   R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",)"
+                                   R"("metadata":{"name":"ghost"},"spec":{"weight":2}})"));
+  EXPECT_EQ(created.status, 201) << created.body;
+  EXPECT_EQ(body_json(created).at("metadata").at("name"), "ghost");
+  EXPECT_FALSE(svc().find(resource_kind::queue, "", "ghost"));
+
+  auto patched = call(port(), with_method("PATCH", queues + "/research?dryRun=All",
+                                          R"({"spec":{"weight":9}})",
+                                          "application/merge-patch+json"));
+  EXPECT_EQ(patched.status, 200) << patched.body;
+  EXPECT_EQ(body_json(patched).at("spec").at("weight"), 9);
+  auto stored = svc().find(resource_kind::queue, "", "research");
+  ASSERT_TRUE(stored);
+  EXPECT_NE(std::get<queue_object>(*stored).queue.weight, 9);
+
+  EXPECT_EQ(call(port(), with_method("DELETE", queues + "/research?dryRun=All")).status, 400);
+  EXPECT_EQ(call(port(), with_method("PATCH", queues + "/research?dryRun=Some", "{}",
+                                     "application/merge-patch+json"))
+                .status,
+            400);
+  EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
+}
+
 TEST_F(Server, ActionsAndPatches) {
   auto cordon = call(port(), post("/api/v1/nodes/cpu-node-1/cordon", ""));
   ASSERT_EQ(cordon.status, 200) << cordon.body;
@@ -663,21 +830,46 @@ std::vector<bad_input> bad_inputs() {
        how::request, "POST", pods, pod_with("p", ""), "text/plain"});
   add({"missing_content_type", 415, "is not supported: send application/json or application/yaml",
        how::request, "POST", pods, pod_with("p", ""), ""});
-  add({"put_not_allowed", 405, "the server does not allow PUT on pods", how::request, "PUT",
-       pods + "/resnet-ps-0", pod_with("resnet-ps-0", "")});
+  add({"put_job", 405, "Phalanx does not change a Volcano Job after its creation", how::request,
+       "PUT", jobs + "/j", job("{}")});
+  add({"put_name_not_the_urls", 400,
+       "the name of the provided object (other) does not match the name on the URL (resnet-ps-0)",
+       how::request, "PUT", default_pods + "/resnet-ps-0", pod_with("other", "")});
+  add({"put_kind_not_the_urls", 400,
+       "the kind of the provided object (Node) does not match the kind of the resource on the URL "
+       "(Pod)",
+       how::request, "PUT", default_pods + "/resnet-ps-0",
+       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"resnet-ps-0"}})"});
+  add({"put_queue_without_version", 422,
+       "metadata.resourceVersion: Invalid value: 0x0: must be specified for an update",
+       how::request, "PUT", queues + "/default",
+       R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"default"},"spec":{"weight":2}})"});
+  add({"put_stale_version", 409, "the object has been modified", how::request, "PUT",
+       nodes + "/cpu-node-1",
+       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"cpu-node-1","resourceVersion":"1"}})"});
+  add({"put_uid_changed", 422, "metadata.uid: Invalid value: \\\"x\\\": field is immutable",
+       how::request, "PUT", nodes + "/cpu-node-1",
+       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"cpu-node-1","uid":"x"}})"});
+  add({"put_not_yaml_or_json", 415, "is not supported: send application/json or application/yaml",
+       how::request, "PUT", nodes + "/cpu-node-1", "x", "text/plain"});
   add({"post_to_item", 405, "POST is not allowed on pods", how::request, "POST",
        pods + "/resnet-ps-0", pod_with("x", "")});
-  add({"json_patch", 415, "use application/merge-patch+json or application/strategic-merge-patch+json",
-       how::request, "PATCH", nodes + "/cpu-node-1", R"([{"op":"add","path":"/spec/x","value":1}])",
-       "application/json-patch+json"});
-  add({"patch_labels", 422, "metadata: Forbidden: Phalanx patches only spec.unschedulable of a node",
-       how::request, "PATCH", nodes + "/cpu-node-1", R"({"metadata":{"labels":{"a":"b"}}})",
-       "application/merge-patch+json"});
+  add({"strategic_patch_of_custom_resource", 415,
+       "is not supported for queues: use application/json-patch+json or "
+       "application/merge-patch+json",
+       how::request, "PATCH", queues + "/default", R"({"spec":{"weight":2}})",
+       "application/strategic-merge-patch+json"});
+  add({"patch_node_bad_taint", 422, "spec.taints[0].effect: Unsupported value: \\\"Never\\\"",
+       how::request, "PATCH", nodes + "/cpu-node-1",
+       R"({"spec":{"taints":[{"key":"k","effect":"Never"}]}})", "application/merge-patch+json"});
   add({"patch_unschedulable_string", 422, R"(spec.unschedulable: Invalid value: \"yes\")",
        how::request, "PATCH", nodes + "/cpu-node-1", R"({"spec":{"unschedulable":"yes"}})",
        "application/merge-patch+json"});
-  add({"patch_queue", 405, "PATCH is allowed only on a pod", how::request, "PATCH",
-       queues + "/default", "{}", "application/merge-patch+json"});
+  add({"patch_queue_bad_weight", 422, "spec.weight: Invalid value: 0", how::request, "PATCH",
+       queues + "/default", R"({"spec":{"weight":0}})", "application/merge-patch+json"});
+  add({"patch_podgroup_min_member", 422, "spec.minMember: Invalid value: -1", how::request,
+       "PATCH", "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/resnet-gang",
+       R"([{"op":"replace","path":"/spec/minMember","value":-1}])", "application/json-patch+json"});
   add({"patch_pod_spec", 422, "spec: Forbidden: pod updates may not change fields other than",
        how::request, "PATCH", default_pods + "/resnet-ps-0", R"({"spec":{"priority":7}})",
        "application/merge-patch+json"});

@@ -197,7 +197,8 @@ TEST_F(ApiDaemon, ActionsPatchAndEvents) {
   EXPECT_EQ(field(patched, {"spec", "unschedulable"}), "true");
   send_json("PATCH", "/api/v1/nodes/cpu-a-1", 200, R"({"spec":{"unschedulable":null}})",
             "application/strategic-merge-patch+json");
-  auto refused = send_json("PATCH", "/api/v1/nodes/cpu-a-1", 422, R"({"spec":{"taints":[]}})",
+  auto refused = send_json("PATCH", "/api/v1/nodes/cpu-a-1", 422,
+                           R"({"spec":{"taints":[{"key":"k","effect":"Sometimes"}]}})",
                            "application/merge-patch+json");
   EXPECT_EQ(field(refused, {"reason"}), "Invalid");
   // Jobs: suspend and resume.
@@ -277,10 +278,14 @@ TEST_F(ApiDaemon, WatchStreamsEventsAndTables) {
 
 TEST_F(ApiDaemon, RoutingErrors) {
   EXPECT_EQ(send("GET", "/api/v1/widgets").status, 404);
-  EXPECT_EQ(send("PUT", "/apis/scheduling.volcano.sh/v1beta1/queues/default", "{}",
+  EXPECT_EQ(send("PUT", "/apis/batch.volcano.sh/v1alpha1/namespaces/default/jobs/j", "{}",
                  "application/json")
                 .status,
             405);
+  EXPECT_EQ(send("PUT", "/apis/scheduling.volcano.sh/v1beta1/queues/default", "{}",
+                 "application/json")
+                .status,
+            422);  // A custom resource's PUT names the version it replaces.
   EXPECT_EQ(send("POST", "/apis/scheduling.volcano.sh/v1beta1/queues", "weight=1",
                  "application/x-www-form-urlencoded")
                 .status,

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 namespace phalanx::cli_test {
 namespace {
 
@@ -28,7 +30,7 @@ class KubectlAgainstPhalanxd : public daemon_test {
 };
 
 TEST_F(KubectlAgainstPhalanxd, CreatesAVolcanoJobAndShowsEveryKind) {
-  auto created = kubectl({"create", "--validate=false", "-f", example("tensorflow-job.yaml")});
+  auto created = kubectl({"create", "-f", example("tensorflow-job.yaml")});
   ASSERT_TRUE(succeeded(created));
   EXPECT_EQ(created.out, "job.batch.volcano.sh/tensorflow-dist-mnist created\n");
 
@@ -67,6 +69,115 @@ TEST_F(KubectlAgainstPhalanxd, CreatesAVolcanoJobAndShowsEveryKind) {
   auto missing = kubectl({"get", "pod", "nope"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("\"nope\" not found"), std::string::npos) << missing.err;
+}
+
+// What users change with kubectl, with its default validation (no --validate=false): label and
+// taint a node, apply a changed manifest, edit in $EDITOR, replace, label a pending pod. Each
+// answer is kubectl's usual line, and the change is what GET shows afterwards.
+TEST_F(KubectlAgainstPhalanxd, LabelsTaintsAppliesEditsAndReplaces) {
+  auto labelled = kubectl({"label", "node", "cpu-a-0", "disk=ssd"});
+  ASSERT_TRUE(succeeded(labelled));
+  EXPECT_EQ(labelled.out, "node/cpu-a-0 labeled\n");
+  auto tainted = kubectl({"taint", "node", "cpu-a-0", "dedicated=infra:NoSchedule"});
+  ASSERT_TRUE(succeeded(tainted));
+  EXPECT_EQ(tainted.out, "node/cpu-a-0 tainted\n");
+  auto shown = kubectl({"get", "node", "cpu-a-0", "-o",
+                        "jsonpath={.metadata.labels.disk} {.spec.taints[0].key}="
+                        "{.spec.taints[0].value}:{.spec.taints[0].effect}"});
+  ASSERT_TRUE(succeeded(shown));
+  EXPECT_EQ(shown.out, "ssd dedicated=infra:NoSchedule");
+  auto untainted = kubectl({"taint", "node", "cpu-a-0", "dedicated=infra:NoSchedule-"});
+  ASSERT_TRUE(succeeded(untainted));
+  EXPECT_EQ(untainted.out, "node/cpu-a-0 untainted\n");
+  auto unlabelled = kubectl({"label", "node", "cpu-a-0", "disk-"});
+  ASSERT_TRUE(succeeded(unlabelled));
+  shown = kubectl({"get", "node", "cpu-a-0", "-o", "jsonpath={.metadata.labels.disk}|{.spec.taints}"});
+  EXPECT_EQ(shown.out, "|");
+
+  // apply, then apply of the manifest changed.
+  auto queue = [](int weight) {
+    return "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: team\n"
+           "spec:\n  weight: " + std::to_string(weight) + "\n  reclaimable: true\n";
+  };
+  auto applied = kubectl({"apply", "-f", home_.write("team.yaml", queue(2))});
+  ASSERT_TRUE(succeeded(applied));
+  EXPECT_EQ(applied.out, "queue.scheduling.volcano.sh/team created\n");
+  applied = kubectl({"apply", "-f", home_.write("team.yaml", queue(5))});
+  ASSERT_TRUE(succeeded(applied));
+  EXPECT_EQ(applied.out, "queue.scheduling.volcano.sh/team configured\n");
+  auto weight = [&] {
+    return kubectl({"get", "queue", "team", "-o", "jsonpath={.spec.weight}"}).out;
+  };
+  EXPECT_EQ(weight(), "5");
+
+  // edit, with an editor that changes the weight.
+  ctl_options edit_options;
+  edit_options.program = "/usr/bin/kubectl";
+  edit_options.env = {{"KUBECONFIG", kubeconfig_},
+                      {"HOME", home_.path()},
+                      {"KUBE_EDITOR", home_.write("editor.sh",
+                                                  "#!/bin/sh\nsed -i 's/weight: 5/weight: 6/' \"$1\"\n")}};
+  ASSERT_EQ(::chmod((home_.path() + "/editor.sh").c_str(), 0755), 0);
+  auto edited = run_ctl({"--server", d_->url(), "--cache-dir", home_.path() + "/cache", "edit",
+                         "queue", "team"},
+                        edit_options);
+  ASSERT_TRUE(succeeded(edited)) << edited.err;
+  EXPECT_EQ(edited.out, "queue.scheduling.volcano.sh/team edited\n");
+  EXPECT_EQ(weight(), "6");
+
+  // diff and apply --dry-run=server (dryRun=All): what would change, and nothing changed.
+  auto diff = kubectl({"diff", "-f", home_.write("team.yaml", queue(8))});
+  EXPECT_EQ(diff.exit_code, 1) << diff.err;  // 1: there are differences.
+  EXPECT_NE(diff.out.find("-  weight: 6"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("+  weight: 8"), std::string::npos) << diff.out;
+  auto dry = kubectl({"apply", "--dry-run=server", "-f", home_.path() + "/team.yaml"});
+  ASSERT_TRUE(succeeded(dry));
+  EXPECT_EQ(dry.out, "queue.scheduling.volcano.sh/team configured (server dry run)\n");
+  EXPECT_EQ(weight(), "6");
+
+  // replace of a node's manifest: its spec as written, what the server set kept.
+  auto replaced = kubectl(
+      {"replace", "-f",
+       home_.write("node.yaml", "apiVersion: v1\nkind: Node\nmetadata:\n  name: cpu-b-1\n  "
+                                "labels: {zone: b, rack: r7}\nspec:\n  unschedulable: true\n")});
+  ASSERT_TRUE(succeeded(replaced));
+  EXPECT_EQ(replaced.out, "node/cpu-b-1 replaced\n");
+  shown = kubectl({"get", "node", "cpu-b-1", "-o",
+                   "jsonpath={.metadata.labels.rack} {.spec.unschedulable}"});
+  EXPECT_EQ(shown.out, "r7 true");
+
+  // A pending pod's label (a pod no node can hold stays pending).
+  ASSERT_TRUE(succeeded(kubectl(
+      {"create", "-f",
+       home_.write("big.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: big\nspec:\n  "
+                               "containers:\n  - name: c\n    resources:\n      requests:\n"
+                               "        cpu: \"1000\"\n")})));
+  auto pod_labelled = kubectl({"label", "pod", "big", "tier=batch"});
+  ASSERT_TRUE(succeeded(pod_labelled));
+  EXPECT_EQ(pod_labelled.out, "pod/big labeled\n");
+  EXPECT_EQ(kubectl({"get", "pod", "big", "-o", "jsonpath={.metadata.labels.tier}"}).out, "batch");
+
+  // kubectl's default validation is the server's (fieldValidation=Strict): a misspelt field
+  // is refused, and --validate=warn lets it through with a warning.
+  auto typo = home_.write("typo.yaml", "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                                       "metadata:\n  name: typo\nspec:\n  wieght: 3\n");
+  auto strict = kubectl({"apply", "-f", typo});
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("strict decoding error: unknown field \"spec.wieght\""),
+            std::string::npos)
+      << strict.err;
+  auto warned = kubectl({"apply", "--validate=warn", "-f", typo});
+  ASSERT_TRUE(succeeded(warned));
+  EXPECT_NE(warned.err.find("Warning: unknown field \"spec.wieght\""), std::string::npos)
+      << warned.err;
+
+  // What may not change is refused with the field named.
+  auto moved = kubectl({"patch", "pod", "big", "--type=merge", "-p",
+                        R"({"spec":{"containers":[{"name":"c","image":"other"}]}})"});
+  EXPECT_EQ(moved.exit_code, 1);
+  EXPECT_NE(moved.err.find("spec: Forbidden: pod updates may not change fields other than"),
+            std::string::npos)
+      << moved.err;
 }
 
 } // namespace

@@ -785,6 +785,16 @@ TEST(KubeMode, AntiAffinityAndHostPortsKeepAGangsMembersApartAndAwayFromOtherSch
       << message;
   EXPECT_TRUE(h.pods()["web-2"].node.empty());
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+
+  // kubectl label of the bound pod the rule names: the cache, and the view the nodes vote on,
+  // see it relabelled, and web-2 goes to n0 beside it.
+  auto relabelled = k8s::patch_json(
+      h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/db",
+      json::parse(R"({"metadata":{"labels":{"app":"cache"}}})"), k8s::patch_type::merge);
+  ASSERT_TRUE(relabelled.ok()) << relabelled.error().to_string();
+  ASSERT_TRUE(h.wait_for([&] { return h.pods()["web-2"].node == "n0"; }))
+      << describe(h) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
 // Many lone pods created at once: each one's gang of the same name is planned at once, and its

@@ -1,0 +1,416 @@
+// Updates through the API (PUT and PATCH of every kind but jobs; api/update.hpp decodes and
+// checks them first), and the changes of spec the scheduling side takes from either world: an
+// update made durable here, or a watch event of the apiserver (registry_world.cpp).
+
+#include "actors/registry_internal.hpp"
+
+#include "scheduler/validation.hpp"
+
+namespace phalanx::actors::registry_detail {
+
+using api::resource_kind;
+
+void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node next) {
+  auto& st = self->state;
+  auto before = n.node->allocatable;
+  n.node = std::make_shared<const scheduler::node>(std::move(next));
+  self->send(n.actor, spec_atom::value, n.node);
+  // Gangs that no node could hold may fit now: it was uncordoned, lost a taint or gained a label
+  // they need (the cluster actor wakes every queue).
+  self->send(st.cluster, capacity_atom::value, n.node->allocatable, before);
+}
+
+void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queue next) {
+  q.queue = std::make_shared<const scheduler::queue>(std::move(next));
+  refresh_queue_states(self);  // Its actor takes the spec; a new parent may close it.
+  // Gangs that slept on its capability or weight try again under the new ones.
+  self->send(q.actor, wake_atom::value);
+}
+
+group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group next) {
+  auto& st = self->state;
+  const auto& was = *g.group;
+  const bool replan = was.min_member != next.min_member ||
+                      was.min_task_member != next.min_task_member ||
+                      was.min_resources != next.min_resources || was.queue != next.queue ||
+                      was.priority != next.priority;
+  auto updated = std::make_shared<const scheduler::pod_group>(std::move(next));
+  if (!replan) {
+    g.group = std::move(updated);
+    if (g.actor)
+      self->send(g.actor, spec_atom::value, g.group);
+    return g;
+  }
+  // Indexed by its queue, and known to its queue's actor: out of both under the old spec, or
+  // the old queue would keep a gang that no actor answers for.
+  unindex_group(st, g);
+  if (g.actor || g.parked)
+    end_gang(self, g);
+  g.group = std::move(updated);
+  index_group(st, g);
+  return renew_gang(self, g.gang);
+}
+
+namespace {
+
+std::string change_key(resource_kind kind, std::string_view key) {
+  return std::string(api::to_string(kind)) + "/" + std::string(key);
+}
+
+} // namespace
+
+bool change_on_its_way(const registry_state& st, resource_kind kind, std::string_view key) {
+  return st.changing.count(change_key(kind, key)) != 0;
+}
+
+void begin_change(registry_state& st, resource_kind kind, std::string_view key) {
+  st.changing.insert(change_key(kind, key));
+}
+
+void end_change(registry_state& st, resource_kind kind, std::string_view key) {
+  st.changing.erase(change_key(kind, key));
+}
+
+status change_refused(resource_kind kind, std::string_view name) {
+  return {errc::conflict, "Operation cannot be fulfilled on " + kind_plural(kind) + " \"" +
+                              std::string(name) +
+                              "\": another change of it is on its way to the store; please "
+                              "apply your changes to the latest version and try again"};
+}
+
+namespace {
+
+status stale_version(resource_kind kind, std::string_view name) {
+  return {errc::conflict, "Operation cannot be fulfilled on " + kind_plural(kind) + " \"" +
+                              std::string(name) +
+                              "\": the object has been modified; please apply your changes to "
+                              "the latest version and try again"};
+}
+
+// The common steps of an update: refused when the object changed since the version it names
+// (0: none named) or another change of it is under way; else `write` is made durable and
+// `apply` runs once it is (with `ok` false when it failed), the change marked under way until
+// then.
+template <class Apply>
+void write_update(self_ptr self, resource_kind kind, const std::string& key,
+                  storage::write_batch batch, object_reply reply, Apply apply) {
+  begin_change(self->state, kind, key);
+  persist(self, std::move(batch),
+          [self, kind, key, reply, apply = std::move(apply)](const status& s) mutable {
+            end_change(self->state, kind, key);
+            if (!s.ok())
+              return respond(reply, result<api::object>{s});
+            apply();
+          });
+}
+
+// The checks every update makes before its own: nothing else under way, the version named the
+// current one. Answers `reply` and returns false when refused.
+bool may_update(self_ptr self, resource_kind kind, const std::string& key, std::string_view name,
+                uint64_t asked_version, uint64_t current_version, const object_reply& reply) {
+  if (change_on_its_way(self->state, kind, key)) {
+    respond(reply, result<api::object>{change_refused(kind, name)});
+    return false;
+  }
+  if (asked_version != 0 && asked_version != current_version) {
+    respond(reply, result<api::object>{stale_version(kind, name)});
+    return false;
+  }
+  return true;
+}
+
+void update_pod(self_ptr self, scheduler::pod want, bool dry_run, object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  const auto key = object_key(want.meta.namespace_name, want.meta.name);
+  auto id = pod_id_of(st, key);
+  if (id == 0)
+    return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
+  const auto& e = st.pods.at(id);
+  auto current = current_pod(e);
+  auto refuse = [&](errc code, std::string why) {
+    respond(reply, result<api::object>{status{code, std::move(why)}});
+  };
+  if (!may_update(self, resource_kind::pod, key, name, want.meta.resource_version,
+                  current->meta.resource_version, reply))
+    return;
+  if (e.delete_requested)
+    return refuse(errc::failed_precondition, "pods \"" + name + "\" is being deleted");
+  // A bound pod's runtime state is written as it runs (phase changes on their way to the store
+  // are applied only once durable): a record of it written now could carry a state older than
+  // one already on its way, and win over it at the next start.
+  if (e.is_bound() || e.binding || scheduler::is_terminal(e.phase()))
+    return refuse(errc::failed_precondition,
+                  "pods \"" + name + "\" is " +
+                      (e.is_bound() || e.binding ? "bound" : std::string(scheduler::to_string(
+                                                                 e.phase()))) +
+                      ": Phalanx changes the labels, annotations and scheduling gates of pending "
+                      "pods only");
+  // What would move the pod to another gang or queue, or add a gate (the API checked the rest).
+  scheduler::field_errors errs;
+  const auto& gates = current->placement().scheduling_gates;
+  for (const auto& gate : want.placement().scheduling_gates)
+    if (std::find(gates.begin(), gates.end(), gate) == gates.end())
+      errs.push_back(scheduler::forbidden_error(
+          "spec.schedulingGates", "only deletion is allowed, but found new scheduling gate " +
+                                      scheduler::go_quote(gate)));
+  const std::string set_at_creation = "a pod's PodGroup, task and queue are set when it is created";
+  if (want.group != current->group)
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[" + std::string(scheduler::pod_group_annotation) + "]",
+        set_at_creation));
+  if (want.role != current->role)
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[" + std::string(scheduler::task_spec_key) + "]", set_at_creation));
+  if (implicit_queue_of(want) != implicit_queue_of(*current))
+    errs.push_back(scheduler::forbidden_error(
+        "metadata.annotations[scheduling.volcano.sh/queue-name]", set_at_creation));
+  if (!errs.empty())
+    return respond(reply, result<api::object>{scheduler::to_status("Pod", name, errs)});
+  auto next = std::make_shared<scheduler::pod>(*current);
+  next->meta.labels = want.meta.labels;
+  next->meta.annotations = want.meta.annotations;
+  if (want.placement().scheduling_gates != gates) {
+    auto constraints = std::make_shared<scheduler::placement_constraints>(current->placement());
+    constraints->scheduling_gates = want.placement().scheduling_gates;
+    next->constraints = std::move(constraints);
+  }
+  next->spec_json = want.spec_json;
+  if (dry_run) {
+    auto view = pod_view(st, id, e);
+    view.pod = *next;
+    return respond(reply, result<api::object>{api::object{std::move(view)}});
+  }
+  next->meta.resource_version = next_version(self);
+  pod_ptr stored = std::move(next);
+  storage::write_batch batch;
+  batch.put(stored);
+  write_update(self, resource_kind::pod, key, std::move(batch), reply,
+               [self, id, stored, name, reply] {
+                 auto& st = self->state;
+                 auto p = st.pods.find(id);
+                 if (p == st.pods.end())
+                   return respond(reply,
+                                  result<api::object>{not_found(resource_kind::pod, name)});
+                 auto& e = p->second;
+                 // A pod stored as its job (storage/README.md) has a record now, which wins over
+                 // the job's expansion at a start; its deletion's tombstone, newer, wins over the
+                 // record.
+                 if (e.changed)
+                   e.changed->state.resource_version = stored->meta.resource_version;
+                 const bool relabelled = e.pod->meta.labels != stored->meta.labels;
+                 ungate_pod(self, id, stored);
+                 if (relabelled)
+                   pod_relabelled(self, id);
+                 auto view = pod_view(st, id, p->second);
+                 if (is_watched(self, resource_kind::pod))
+                   announce(self, api::watch_event::type::modified, view);
+                 respond(reply, result<api::object>{api::object{std::move(view)}});
+               });
+}
+
+void update_node(self_ptr self, const scheduler::node& want, bool dry_run,
+                 object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  auto i = st.nodes.find(name);
+  if (i == st.nodes.end() || !i->second.live)
+    return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
+  const auto& current = *i->second.node;
+  if (!may_update(self, resource_kind::node, name, name, want.meta.resource_version,
+                  current.meta.resource_version, reply))
+    return;
+  // Its status (allocatable) is the kubelet's, here the simulation's: kept.
+  auto next = current;
+  next.meta.labels = want.meta.labels;
+  next.meta.annotations = want.meta.annotations;
+  next.taints = want.taints;
+  next.unschedulable = want.unschedulable;
+  if (next == current)  // Nothing changed: nothing written, the version stays (as Kubernetes).
+    return respond(reply, result<api::object>{api::object{node_view(i->second)}});
+  if (dry_run) {
+    auto view = node_view(i->second);
+    view.node = std::move(next);
+    return respond(reply, result<api::object>{api::object{std::move(view)}});
+  }
+  next.meta.resource_version = next_version(self);
+  const bool cordoned = next.unschedulable != current.unschedulable;
+  storage::write_batch batch;
+  batch.put(next);
+  write_update(self, resource_kind::node, name, std::move(batch), reply,
+               [self, name, next, cordoned, reply] {
+                 auto& st = self->state;
+                 auto i = st.nodes.find(name);
+                 if (i == st.nodes.end() || !i->second.live)
+                   return respond(reply,
+                                  result<api::object>{not_found(resource_kind::node, name)});
+                 change_node(self, i->second, next);
+                 if (cordoned)
+                   record_event(self, resource_kind::node, "", name, "Normal",
+                                next.unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
+                                next.unschedulable ? "node cordoned" : "node uncordoned");
+                 auto view = node_view(i->second);
+                 announce(self, api::watch_event::type::modified, view);
+                 respond(reply, result<api::object>{api::object{std::move(view)}});
+               });
+}
+
+void update_queue(self_ptr self, const scheduler::queue& want, bool dry_run,
+                  object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  auto i = st.queues.find(name);
+  if (i == st.queues.end())
+    return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
+  const auto& current = *i->second.queue;
+  if (!may_update(self, resource_kind::queue, name, name, want.meta.resource_version,
+                  current.meta.resource_version, reply))
+    return;
+  auto next = want;
+  next.meta.uid = current.meta.uid;
+  next.meta.creation_time = current.meta.creation_time;
+  next.meta.resource_version = current.meta.resource_version;
+  next.state = current.state;  // status.state: the open and close actions change it.
+  if (next == current)
+    return respond(reply, result<api::object>{api::object{queue_view(st, i->second)}});
+  // The tree's rules, as for a create: the parent exists, no cycle, guarantees within the
+  // parent's and above the children's.
+  if (auto errors = scheduler::check_queue_tree(next, queue_specs(st)); !errors.empty())
+    return respond(reply, result<api::object>{scheduler::to_status("Queue", name, errors)});
+  if (next.parent != current.parent && !next.parent.empty())
+    if (auto gangs = st.gangs_by_queue.find(next.parent);
+        gangs != st.gangs_by_queue.end() && !gangs->second.empty())
+      return respond(reply, result<api::object>{scheduler::to_status(
+                                "Queue", name,
+                                {scheduler::forbidden_error(
+                                    "spec.parent",
+                                    "queue \"" + next.parent +
+                                        "\" has PodGroups; only a queue without PodGroups can "
+                                        "become a parent (only leaf queues take work)")})});
+  if (dry_run) {
+    auto view = queue_view(st, i->second);
+    view.queue = std::move(next);
+    return respond(reply, result<api::object>{api::object{std::move(view)}});
+  }
+  next.meta.resource_version = next_version(self);
+  storage::write_batch batch;
+  batch.put(storage::queue_record{next});
+  write_update(self, resource_kind::queue, name, std::move(batch), reply,
+               [self, name, next, reply] {
+                 auto& st = self->state;
+                 auto i = st.queues.find(name);
+                 if (i == st.queues.end())
+                   return respond(reply,
+                                  result<api::object>{not_found(resource_kind::queue, name)});
+                 change_queue(self, i->second, next);
+                 auto view = queue_view(st, i->second);
+                 announce(self, api::watch_event::type::modified, view);
+                 respond(reply, result<api::object>{api::object{std::move(view)}});
+               });
+}
+
+// True when a pod of the group is bound, on its way to being bound, or ended: the gang has
+// started in its queue.
+bool gang_started(const registry_state& st, const group_entry& g) {
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      if (p->second.is_bound() || p->second.binding || scheduler::is_terminal(p->second.phase()))
+        return true;
+  return false;
+}
+
+void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
+                  object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  const auto key = object_key(want.meta.namespace_name, want.meta.name);
+  auto gang = st.group_ids.find(key);
+  if (gang == 0)
+    return respond(reply, result<api::object>{not_found(resource_kind::pod_group, name)});
+  auto& g = st.groups.at(gang);
+  const auto& current = *g.group;
+  if (!may_update(self, resource_kind::pod_group, key, name, want.meta.resource_version,
+                  current.meta.resource_version, reply))
+    return;
+  if (g.implicit)
+    return respond(reply, result<api::object>{status{
+                              errc::failed_precondition,
+                              "podgroups \"" + name + "\" belongs to its pod; change the pod"}});
+  if (!g.job_key.empty())
+    return respond(reply, result<api::object>{status{
+                              errc::failed_precondition,
+                              "podgroups \"" + name + "\" belongs to job " + g.job_key +
+                                  ": its controller writes it from the job"}});
+  auto next = std::move(want);
+  next.meta.uid = current.meta.uid;
+  next.meta.creation_time = current.meta.creation_time;
+  next.meta.resource_version = current.meta.resource_version;
+  auto prio = resolve_priority(st, next.priority_class_name, 0, "spec.priorityClassName");
+  if (!prio)
+    return respond(reply, result<api::object>{prio.error()});
+  next.priority = *prio;
+  if (next == current)
+    return respond(reply, result<api::object>{api::object{group_view(st, g)}});
+  if (next.queue != current.queue) {
+    if (gang_started(st, g))
+      return respond(reply, result<api::object>{scheduler::to_status(
+                                "PodGroup", name,
+                                {scheduler::forbidden_error(
+                                    "spec.queue", "a PodGroup's queue cannot change once a pod "
+                                                  "of it is bound")})});
+    if (auto s = check_queue_accepts(st, next.queue, "spec.queue"); !s.ok())
+      return respond(reply, result<api::object>{s});
+  }
+  if (dry_run) {
+    auto view = group_view(st, g);
+    view.group = std::move(next);
+    return respond(reply, result<api::object>{api::object{std::move(view)}});
+  }
+  next.meta.resource_version = next_version(self);
+  storage::write_batch batch;
+  batch.put(storage::pod_group_record{next});
+  write_update(self, resource_kind::pod_group, key, std::move(batch), reply,
+               [self, key, name, next, reply] {
+                 auto& st = self->state;
+                 auto gang = st.group_ids.find(key);
+                 if (gang == 0 || st.groups.at(gang).group->meta.uid != next.meta.uid)
+                   return respond(reply,
+                                  result<api::object>{not_found(resource_kind::pod_group, name)});
+                 auto& changed = change_group(self, st.groups.at(gang), next);
+                 auto view = group_view(st, changed);
+                 if (is_watched(self, resource_kind::pod_group))
+                   announce(self, api::watch_event::type::modified, view);
+                 mark_emitted(st, changed);
+                 respond(reply, result<api::object>{api::object{std::move(view)}});
+               });
+}
+
+} // namespace
+
+void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return;
+  if (!self->state.ready->load())
+    return respond(reply, result<api::object>{status{errc::unavailable,
+                                                     "restart recovery is not finished"}});
+  std::visit(
+      [&](auto& o) {
+        using T = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<T, api::pod_object>)
+          update_pod(self, std::move(o.pod), dry_run, std::move(reply));
+        else if constexpr (std::is_same_v<T, api::node_object>)
+          update_node(self, o.node, dry_run, std::move(reply));
+        else if constexpr (std::is_same_v<T, api::queue_object>)
+          update_queue(self, o.queue, dry_run, std::move(reply));
+        else if constexpr (std::is_same_v<T, api::pod_group_object>)
+          update_group(self, std::move(o.group), dry_run, std::move(reply));
+        else
+          respond(reply, result<api::object>{status{
+                             errc::invalid_argument,
+                             "Phalanx does not change a Volcano Job after its creation: suspend "
+                             "or resume it, or delete it and create it again"}});
+      },
+      obj);
+}
+
+} // namespace phalanx::actors::registry_detail
