@@ -824,9 +824,7 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
         if (i == st.nodes.end() || !i->second.live)
           return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
         change_node(self, i->second, copy);
-        record_event(self, resource_kind::node, "", name, "Normal",
-                     copy.unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
-                     copy.unschedulable ? "node cordoned" : "node uncordoned");
+        record_cordon_event(self, name, copy.unschedulable);
         auto view = node_view(i->second);
         announce(self, api::watch_event::type::modified, view);
         respond(reply, result<api::object>{api::object{view}});

@@ -295,6 +295,8 @@ status change_refused(api::resource_kind kind, std::string_view name);
 /// nothing planned under the old spec is committed under the new one. `change_group` returns
 /// the group's entry, under its new gang id when it started over.
 void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node next);
+/// The event a node's cordon or uncordon records (NodeNotSchedulable, NodeSchedulable).
+void record_cordon_event(self_ptr self, const std::string& node, bool unschedulable);
 void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queue next);
 group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group next);
 void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,

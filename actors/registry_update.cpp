@@ -20,6 +20,12 @@ void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node n
   self->send(st.cluster, capacity_atom::value, n.node->allocatable, before);
 }
 
+void record_cordon_event(self_ptr self, const std::string& node, bool unschedulable) {
+  record_event(self, resource_kind::node, "", node, "Normal",
+               unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
+               unschedulable ? "node cordoned" : "node uncordoned");
+}
+
 void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queue next) {
   q.queue = std::make_shared<const scheduler::queue>(std::move(next));
   refresh_queue_states(self);  // Its actor takes the spec; a new parent may close it.
@@ -246,9 +252,7 @@ void update_node(self_ptr self, const scheduler::node& want, bool dry_run,
                                   result<api::object>{not_found(resource_kind::node, name)});
                  change_node(self, i->second, next);
                  if (cordoned)
-                   record_event(self, resource_kind::node, "", name, "Normal",
-                                next.unschedulable ? "NodeNotSchedulable" : "NodeSchedulable",
-                                next.unschedulable ? "node cordoned" : "node uncordoned");
+                   record_cordon_event(self, name, next.unschedulable);
                  auto view = node_view(i->second);
                  announce(self, api::watch_event::type::modified, view);
                  respond(reply, result<api::object>{api::object{std::move(view)}});

@@ -583,10 +583,11 @@ Usage: phalanxctl apply -f FILE|DIRECTORY|- [-f ...] [-n NAMESPACE]
 
 Kinds: Queue and PodGroup (scheduling.volcano.sh/v1beta1), Job (batch.volcano.sh/v1alpha1),
 Pod and Node (v1). Every document is checked before anything is sent. Each prints
-"<kind>/<name> created", or "unchanged" when an object of that name exists and matches the
-manifest. Phalanx has no update endpoint (only a node's spec.unschedulable can change, which
-apply does and reports as "configured"): an existing object that differs is reported as
-"already exists" and apply goes on with the other documents, exiting 1 at the end.
+"<kind>/<name> created", "unchanged" when an object of that name exists and matches the
+manifest, or "configured" when it differed and took the manifest as a merge patch (fields the
+manifest leaves out are kept). A Volcano Job does not change after its creation: one that
+differs is reported as "already exists" and apply goes on with the other documents, exiting 1
+at the end.
 )" + std::string(connection);
   if (t == "get")
     return R"(Print objects as a table, or as JSON, YAML or names.

@@ -654,8 +654,9 @@ class session {
       server_error(*r, context);
       return exit_code::server_error;
     }
-    // There is no update endpoint (handler.cpp answers PUT with 405 and PATCHes only a node's
-    // spec.unschedulable): compare, and say what is true.
+    // Compare, and say what is true: unchanged, or configured by a merge patch of the manifest
+    // (what it leaves out is kept: kubectl's three-way merge of the last applied manifest is
+    // not done). A Volcano Job does not change after its creation (the server answers 405).
     auto g = send("GET", item_path(d.kind, d.namespace_name, d.name));
     if (!g)
       return exit_code::unreachable;
@@ -672,12 +673,14 @@ class session {
       env_.out << qualified << " unchanged\n";
       return exit_code::ok;
     }
-    if (d.kind == resource_kind::node && diffs.size() == 1 &&
-        diffs.front().path == "spec.unschedulable") {
-      const auto* want = find(d.body, {"spec", "unschedulable"});
-      bool cordon = want != nullptr && want->is_bool() && want->get_bool();
-      json::value patch = json::object{{"spec", json::object{{"unschedulable", cordon}}}};
-      auto p = send("PATCH", item_path(d.kind, "", d.name), json::serialize(patch),
+    const bool status_differs = std::any_of(diffs.begin(), diffs.end(), [](const auto& x) {
+      return x.path == "status" || x.path.rfind("status.", 0) == 0;
+    });
+    if (d.kind != resource_kind::job && !status_differs) {
+      json::value patch = d.body;
+      if (patch.is_object())
+        patch.as_object().erase("status");  // The server's to write.
+      auto p = send("PATCH", item_path(d.kind, d.namespace_name, d.name), json::serialize(patch),
                     "application/merge-patch+json");
       if (!p)
         return exit_code::unreachable;
@@ -696,8 +699,13 @@ class session {
                << ", the server has " << diffs[i].server << "\n";
     if (diffs.size() > shown)
       env_.err << "  ... and " << (diffs.size() - shown) << " more\n";
-    env_.err << "  Phalanx cannot update a " << info(d.kind).kind_name
-             << " in place: delete it (phalanxctl delete " << info(d.kind).singular << " "
+    const std::string kind_name(info(d.kind).kind_name);
+    env_.err << "  "
+             << (status_differs ? "a " + kind_name + "'s status is written by the server, not "
+                                                     "by a manifest"
+                                : "Phalanx does not change a " + kind_name +
+                                      " after its creation")
+             << ": delete it (phalanxctl delete " << info(d.kind).singular << " "
              << d.name << (namespaced(d.kind) ? " -n " + d.namespace_name : std::string())
              << ") and apply again\n";
     return exit_code::server_error;

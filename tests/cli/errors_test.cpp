@@ -102,22 +102,35 @@ TEST_F(CliApplyErrors, AnInvalidQuantityGetsTheServersFieldAndRuleAndTheRestIsAp
       << r.err;
 }
 
-TEST_F(CliApplyErrors, AnExistingObjectIsUnchangedOrReportedAsDifferentAndApplyGoesOn) {
+TEST_F(CliApplyErrors, AnExistingObjectIsUnchangedConfiguredOrReportedAsDifferent) {
   ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, with_input(queue_yaml("q1", 1)))));
   auto same = ctl({"apply", "-f", "-"}, with_input(queue_yaml("q1", 1)));
   ASSERT_TRUE(succeeded(same));
   EXPECT_EQ(same.out, "queue.scheduling.volcano.sh/q1 unchanged\n");
 
   auto r = ctl({"apply", "-f", "-"}, with_input(queue_yaml("q1", 5) + "---\n" + queue_yaml("q2", 1)));
-  EXPECT_TRUE(failed_with(r, 1));
-  EXPECT_EQ(r.out, "queue.scheduling.volcano.sh/q2 created\n");
-  EXPECT_NE(r.err.find("error: queue.scheduling.volcano.sh/q1 already exists and differs from "
-                       "\"STDIN\" (document 1):\n  spec.weight: the manifest has 5, the server "
-                       "has 1\n  Phalanx cannot update a Queue in place"),
+  ASSERT_TRUE(succeeded(r));
+  EXPECT_EQ(r.out, "queue.scheduling.volcano.sh/q1 configured\n"
+                   "queue.scheduling.volcano.sh/q2 created\n");
+  EXPECT_EQ(row_of(ctl({"get", "q", "q1"}).out, "q1").at(1), "5");
+
+  // A job does not change after its creation: reported, and apply goes on.
+  auto job = [](int replicas) {
+    return "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: j1}\nspec:\n"
+           "  tasks:\n  - name: w\n    replicas: " + std::to_string(replicas) +
+           "\n    template:\n      spec:\n        containers: [{name: c, image: i}]\n";
+  };
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, with_input(job(1)))));
+  auto differs = ctl({"apply", "-f", "-"}, with_input(job(2) + "---\n" + queue_yaml("q3", 1)));
+  EXPECT_TRUE(failed_with(differs, 1));
+  EXPECT_EQ(differs.out, "queue.scheduling.volcano.sh/q3 created\n");
+  EXPECT_NE(differs.err.find("error: job.batch.volcano.sh/j1 already exists and differs from "
+                             "\"STDIN\" (document 1):"),
             std::string::npos)
-      << r.err;
-  // The server kept weight 1.
-  EXPECT_EQ(row_of(ctl({"get", "q", "q1"}).out, "q1").at(1), "1");
+      << differs.err;
+  EXPECT_NE(differs.err.find("Phalanx does not change a Job after its creation"),
+            std::string::npos)
+      << differs.err;
 }
 
 TEST_F(CliApplyErrors, ANodesUnschedulableIsConfiguredThroughPatch) {
@@ -134,7 +147,7 @@ TEST_F(CliApplyErrors, ANodesUnschedulableIsConfiguredThroughPatch) {
   EXPECT_EQ(r.out, "node/extra configured\n");
   EXPECT_EQ(row_of(ctl({"get", "nodes"}).out, "extra").at(1), "Ready,SchedulingDisabled");
   EXPECT_EQ(ctl({"apply", "-f", "-"}, with_input(with("true"))).out, "node/extra unchanged\n");
-  // Anything else of a node cannot change.
+  // Its status is the server's to write: a manifest that differs there is reported.
   std::string bigger = with("true");
   bigger.replace(bigger.find("cpu: \"4\""), 8, "cpu: \"8\"");
   auto d = ctl({"apply", "-f", "-"}, with_input(bigger));
