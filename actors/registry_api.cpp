@@ -911,6 +911,33 @@ std::optional<scheduler::event> scheduled_event(const registry_state& st, const 
   return e;
 }
 
+// A pending pod's "FailedScheduling" event, as kube-scheduler writes one on each pod it could
+// not place (kubectl describe pod shows events, not the PodScheduled condition's message): the
+// pod's own reason, at the times and count of its gang's last warning (Unschedulable, ...). None
+// for a pod that is bound, ended, without a reason, or whose gang has warned of nothing.
+std::optional<scheduler::event> failed_scheduling_event(const registry_state& st,
+                                                        const std::string& ns,
+                                                        const std::string& name) {
+  auto id = pod_id_of(st, object_key(ns, name));
+  auto p = st.pods.find(id);
+  if (p == st.pods.end() || p->second.is_bound() || scheduler::is_terminal(p->second.phase()))
+    return std::nullopt;
+  auto why = pending_reason(st, id);
+  auto g = st.groups.find(p->second.gang);
+  if (why.empty() || g == st.groups.end())
+    return std::nullopt;
+  auto kept = st.events.find(
+      event_key(resource_kind::pod_group, g->second.group->meta.namespace_name,
+                g->second.group->meta.name));
+  if (kept == st.events.end())
+    return std::nullopt;
+  for (auto e = kept->second.rbegin(); e != kept->second.rend(); ++e)
+    if (e->type == "Warning")
+      return scheduler::event{"Warning", "FailedScheduling", std::string(why), e->count,
+                              e->first_time, e->last_time};
+  return std::nullopt;
+}
+
 } // namespace
 
 void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
@@ -922,11 +949,14 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
       out.push_back({kept.type.str(), kept.reason.str(), kept.message.str(), kept.count,
                      kept.first_time, kept.last_time});
   if (kind == resource_kind::pod)
-    if (auto scheduled = scheduled_event(st, ns, name)) {
-      auto later = [](scheduler::timestamp t, const scheduler::event& e) { return t < e.first_time; };
-      out.insert(std::upper_bound(out.begin(), out.end(), scheduled->first_time, later),
-                 std::move(*scheduled));
-    }
+    for (auto made : {scheduled_event(st, ns, name), failed_scheduling_event(st, ns, name)})
+      if (made) {
+        auto later = [](scheduler::timestamp t, const scheduler::event& e) {
+          return t < e.first_time;
+        };
+        out.insert(std::upper_bound(out.begin(), out.end(), made->first_time, later),
+                   std::move(*made));
+      }
   respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
 }
 

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -65,6 +66,39 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
       std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
   for (const char* name : {"w-0", "w-1", "w-2"})
     EXPECT_EQ(pending_message(h, name), "") << name;
+}
+
+// kubectl describe pod shows events, not the condition's message: a pod its gang could not place
+// has a FailedScheduling warning with its own reason, and once bound only its Scheduled event.
+TEST(PendingReason, APodThatCannotBePlacedHasAFailedSchedulingEventUntilItIsBound) {
+  runtime_harness h{deterministic_config(5), {make_node("n-0").cpu("2").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(group_of("big", 2)), "big");
+  for (const char* name : {"b-0", "b-1"})
+    runtime_harness::must_ok(
+        h.create(api::pod_object{make_pod(name).cpu("2").group("big"), {}}), name);
+  auto failed = [&](const std::string& pod) -> std::optional<scheduler::event> {
+    for (const auto& e : h.events(api::resource_kind::pod, pod))
+      if (e.reason == "FailedScheduling")
+        return e;
+    return std::nullopt;
+  };
+  ASSERT_TRUE(h.run_until([&] { return failed("b-0").has_value(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  auto e = *failed("b-0");
+  EXPECT_EQ(e.type, "Warning");
+  EXPECT_EQ(e.message, pending_message(h, "b-0"));
+  EXPECT_NE(e.message.find("Insufficient cpu"), std::string::npos) << e.message;
+
+  // Room for both: bound, and the warning is gone.
+  runtime_harness::must_ok(
+      h.create(api::node_object{make_node("n-1").cpu("2").memory("8Gi"), {}, 0}), "n-1");
+  ASSERT_TRUE(h.run_until([&] { return h.pod("b-0").pod.is_bound() && h.pod("b-1").pod.is_bound(); },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  EXPECT_FALSE(failed("b-0"));
+  bool scheduled = false;
+  for (const auto& ev : h.events(api::resource_kind::pod, "b-0"))
+    scheduled |= ev.reason == "Scheduled";
+  EXPECT_TRUE(scheduled);
 }
 
 // A condition's lastTransitionTime moves with its status only: read again later, a pending pod's
