@@ -27,10 +27,17 @@ void record_cordon_event(self_ptr self, const std::string& node, bool unschedula
 }
 
 void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queue next) {
+  auto spec_of = [](scheduler::queue x) {
+    x.meta = {};
+    return x;
+  };
+  const bool spec_changed = spec_of(*q.queue) != spec_of(next);
   q.queue = std::make_shared<const scheduler::queue>(std::move(next));
   refresh_queue_states(self);  // Its actor takes the spec; a new parent may close it.
-  // Gangs that slept on its capability or weight try again under the new ones.
-  self->send(q.actor, wake_atom::value);
+  // Gangs that slept on its capability or weight try again under the new ones. Not for a change
+  // of its metadata alone: in Kubernetes mode every write of its status comes back so.
+  if (spec_changed)
+    self->send(q.actor, wake_atom::value);
 }
 
 group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group next) {
