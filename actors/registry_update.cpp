@@ -12,8 +12,16 @@ using api::resource_kind;
 
 void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node next) {
   auto& st = self->state;
-  auto before = n.node->allocatable;
+  const auto& was = *n.node;
+  // What placements read: a change of anything else (its version, annotations: a kubelet's
+  // status write in Kubernetes mode) is kept and told to no one.
+  const bool placement_changed = was.allocatable != next.allocatable || was.taints != next.taints ||
+                                 was.unschedulable != next.unschedulable ||
+                                 was.meta.labels != next.meta.labels;
+  auto before = was.allocatable;
   n.node = std::make_shared<const scheduler::node>(std::move(next));
+  if (!placement_changed)
+    return;
   self->send(n.actor, spec_atom::value, n.node);
   // Gangs that no node could hold may fit now: it was uncordoned, lost a taint or gained a label
   // they need (the cluster actor wakes every queue).
