@@ -353,6 +353,7 @@ struct queue_snapshot {
   std::size_t planning = 0;
   std::size_t admitted = 0;
   std::size_t gangs = 0;
+  std::vector<uint64_t> gang_ids;  // The gangs it knows, sorted.
 };
 
 // The API service, relayed into the registry: callbacks travel as shared pointers.

@@ -394,6 +394,8 @@ void forget(self_ptr self, uint64_t gang) {
   st.planning.erase(gang);
   file_pending_pods(st, b, kube_pending_queue::none);
   st.refused_since_wake.erase(gang);
+  if (b.handle)
+    st.gang_of_actor.erase(b.handle.address());
   st.allocated -= b.allocated;
   st.series.share_stale = true;
   set_demand(st, b, {});
@@ -413,6 +415,19 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
   st.cluster = std::move(cluster);
   bind_attempt_series(st);
   publish_gauges(self);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    auto i = st.gang_of_actor.find(msg.source);
+    if (i == st.gang_of_actor.end())
+      return;  // Parked first, or replaced by a newer actor of its gang.
+    auto gang = i->second;
+    st.gang_of_actor.erase(i);
+    st.waking.erase(gang);
+    forget(self, gang);
+    report_usage(self);
+    try_admit(self);
+    dispatch(self);
+  });
   return {
     [self](admission_atom, admission& a) {
       auto& st = self->state;
@@ -453,6 +468,12 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // Its claim follows the PodGroup as it is now (its minResources may have changed).
       auto claim = claim_of(b);
       b.group = std::move(e.group);
+      if (b.handle != handle) {
+        if (b.handle)
+          st.gang_of_actor.erase(b.handle.address());
+        self->monitor(handle);
+        st.gang_of_actor.insert_or_assign(handle.address(), e.gang);
+      }
       b.handle = std::move(handle);
       set_demand(st, b, std::move(e.demand));
       if (e.members_joined)
@@ -519,7 +540,10 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // as its pods went. Forgetting took the gang's whole allocation off already; taking it
       // off again drove the queue's below zero (PowerLossChurn, seed 5212). A gang's first
       // delta adds (its first binding) or is whole (an actor started from bound pods).
-      if (!d.whole && d.added.is_zero() && st.gangs.count(d.gang) == 0)
+      // So is a whole count of nothing: a parked gang woken as its PodGroup went (its last pod
+      // deleted) starts an actor whose first count can come after the removal, and an entry
+      // made from it was never forgotten (the invariants' queue check found it).
+      if (d.added.is_zero() && st.gangs.count(d.gang) == 0)
         return;
       // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
       // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
@@ -545,6 +569,8 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // allocation, which is still in use.
       auto& st = self->state;
       if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
+        if (i->second.handle)
+          st.gang_of_actor.erase(i->second.handle.address());
         i->second.handle = nullptr;
         if (i->second.group)
           stop_sleeping(st, gang, i->second);
@@ -599,8 +625,11 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       snap.waiting = st.to_admit.size() + st.ready.size();
       snap.planning = st.planning.size();
       snap.gangs = st.gangs.size();
-      for (const auto& [id, b] : st.gangs)
+      for (const auto& [id, b] : st.gangs) {
         snap.admitted += b.admitted ? 1 : 0;
+        snap.gang_ids.push_back(id);
+      }
+      std::sort(snap.gang_ids.begin(), snap.gang_ids.end());
       return snap;
     },
   };

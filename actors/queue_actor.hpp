@@ -71,6 +71,13 @@ struct queue_actor_state {
   queue_ptr spec;
   cluster_actor cluster;
   std::unordered_map<uint64_t, gang_book> gangs;
+  /// The actor of each gang with a handle here, by address: the queue monitors it, and a gang
+  /// whose current actor went down without being parked first is forgotten. An actor ended by
+  /// the registry (its PodGroup deleted, or renewed under a new id) may have sent a last
+  /// `waiting` or usage after the registry's removed_atom overtook it, which filed it again: its
+  /// down message comes after all it sent, and ends that entry (which would otherwise be offered
+  /// planning slots that no one answers).
+  std::unordered_map<caf::actor_addr, uint64_t> gang_of_actor;
   std::set<order_key, order_less> to_admit;  // Waiting for the gate.
   std::set<order_key, order_less> ready;     // Admitted, waiting for a planning slot.
   /// Gangs holding a planning slot, and when it was granted (the attempt's duration).

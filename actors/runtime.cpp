@@ -202,8 +202,8 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
         }
         for (auto& g : snap.groups) {
           st.gangs[g.gang] = {g.key, st.facts.groups.size()};
-          st.facts.groups.push_back(
-              {g.key, g.queue, g.min_member, g.min_task_member, false, g.parked, g.completed});
+          st.facts.groups.push_back({g.key, g.queue, g.min_member, g.min_task_member, false,
+                                     g.parked, g.completed, g.gang});
         }
         st.outstanding = 1;  // Released at the end of this handler.
         for (auto& [name, index] : snap.node_index) {
@@ -221,7 +221,7 @@ caf::behavior collector(caf::stateful_actor<collector_state>* self, registry_act
           ++st.outstanding;
           self->request(caf::actor_cast<queue_actor>(ptr), caf::infinite, inspect_atom::value)
               .then([self, finish_one](queue_snapshot& q) {
-                self->state.facts.queues.push_back({q.name, q.allocated});
+                self->state.facts.queues.push_back({q.name, q.allocated, std::move(q.gang_ids)});
                 finish_one();
               });
         }
@@ -433,6 +433,21 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest) {
         add_violation(r, "memory: node " + n.name + " remembers the finished rounds of " +
                              std::to_string(n.remembered_gangs) + " gangs, but only " +
                              std::to_string(live) + " gangs have an actor");
+  }
+
+  // A queue's actor knows only gangs the registry has in that queue: one that moved to another
+  // queue or started over under a new id must have left the old entry, or the queue would offer
+  // planning slots to an actor that ended.
+  if (at_rest) {
+    std::map<uint64_t, const std::string*> queue_of_gang;
+    for (const auto& g : facts.groups)
+      queue_of_gang[g.gang] = &g.queue;
+    for (const auto& q : facts.queues)
+      for (auto gang : q.gangs)
+        if (auto g = queue_of_gang.find(gang); g == queue_of_gang.end() || *g->second != q.name)
+          add_violation(r, "queue " + q.name + " knows gang " + std::to_string(gang) +
+                               (g == queue_of_gang.end() ? ", which the registry does not have"
+                                                         : ", which is in queue " + *g->second));
   }
 
   // I4: each queue's accounting equals a recount from its pods.

@@ -37,6 +37,7 @@ struct system_facts {
     bool in_flight = false;  // A reserve round is under way (I3 is checked at rest only).
     bool parked = false;     // Its actor was ended while idle (a pod change wakes it).
     bool completed = false;  // Its gang last reported completed.
+    uint64_t gang = 0;       // Its gang's id (a new one when it starts over).
   };
   struct node {
     std::string name;
@@ -58,6 +59,7 @@ struct system_facts {
   struct queue {
     std::string name;
     scheduler::resources allocated;  // The queue actor's accounting.
+    std::vector<uint64_t> gangs;     // The gangs its actor knows, sorted.
   };
   std::vector<pod> pods;
   std::vector<group> groups;
@@ -79,9 +81,11 @@ struct invariant_report {
 /// reserve round under way, that the cluster view counts no reserve in flight (one left there
 /// would hide the node's room from every planner), and, at rest, that no node remembers the
 /// finished rounds of more gangs than have a live actor (a parked or deleted gang's rounds are
-/// forgotten when its actor ends; remembered, they would grow without bound), and that the
-/// rules between pods hold among the bound pods (no host port twice on a node, no pod in a
-/// domain of its required anti-affinity with a pod it selects).
+/// forgotten when its actor ends; remembered, they would grow without bound), at rest, that a
+/// queue's actor knows only gangs the registry has in that queue (a gang that moved or started
+/// over left its old entry), and that the rules between pods hold among the bound pods (no host
+/// port twice on a node, no pod in a domain of its required anti-affinity with a pod it
+/// selects).
 /// Precondition: the facts are one consistent cut (nothing changed while they were collected):
 /// deterministic mode, or a system at rest. On a busy system runtime::facts() asks actor after
 /// actor, and a pod bound in between looks unbound in one source and bound in another: use
@@ -93,7 +97,9 @@ invariant_report check_invariants(const system_facts& facts, bool at_rest);
 /// names: records only ever go from no node to one node) and I2 (a node's committed plus held
 /// requests over its allocatable: each node answers for itself at one instant), the parked
 /// gangs' check (the registry's pods and groups are one snapshot) and the rules between bound
-/// pods (a binding is never undone, and a bound pod's labels never change).
+/// pods (a binding is never undone, and a bound pod's labels change only by a user's relabel in
+/// Kubernetes mode, after which required rules are IgnoredDuringExecution: a check of such a
+/// cluster must not relabel bound pods into a rule's match).
 invariant_report check_live_invariants(const system_facts& facts);
 
 class runtime {

@@ -203,7 +203,7 @@ actors::system_facts facts_from_api(const std::vector<api::object>& pods,
     const auto* q = std::get_if<api::queue_object>(&o);
     if (q == nullptr)
       continue;
-    f.queues.push_back({q->queue.meta.name.str(), q->status.allocated});
+    f.queues.push_back({q->queue.meta.name.str(), q->status.allocated, {}});  // Gangs: not shown by the API.
   }
   return f;
 }

@@ -212,8 +212,9 @@ TEST(PodGroupUpdates, ALoweredMinMemberStartsTheGangAndARaisedOneMakesItUnknownU
   EXPECT_TRUE(bound(h, "w-0") && bound(h, "w-1") && bound(h, "w-2"));
 }
 
-// A pending PodGroup moved to another queue: its new queue schedules it, the old one goes on
-// scheduling its own gangs, and the move outlives a restart.
+// A pending PodGroup moved to another queue: its new queue schedules it, the old one forgets it
+// (the invariants check that a queue's actor knows only gangs the registry has in that queue)
+// and goes on scheduling its own gangs, and the move outlives a restart.
 TEST(PodGroupUpdates, APendingGangMovedToAnotherQueueIsScheduledThere) {
   runtime_harness h{deterministic_config(38), {make_node("n-0").cpu("4").memory("16Gi")}};
   for (const char* name : {"a", "b"}) {
@@ -221,18 +222,21 @@ TEST(PodGroupUpdates, APendingGangMovedToAnotherQueueIsScheduledThere) {
     q.queue.meta.name = name;
     runtime_harness::must_ok(h.create(api::object{q}), name);
   }
+  // Two pods of 3 CPUs on one node of 4: the gang waits in queue a for room.
   auto g = group_of("mover", 2);
   g.group.queue = "a";
   runtime_harness::must_ok(h.create(api::object{g}), "mover");
-  runtime_harness::must_ok(
-      h.create(api::pod_object{make_pod("m-0").cpu("1").group("mover"), {}}), "m-0");
+  for (const char* name : {"m-0", "m-1"})
+    runtime_harness::must_ok(
+        h.create(api::pod_object{make_pod(name).cpu("3").group("mover"), {}}), name);
   h.pass(std::chrono::milliseconds(1000));
+  ASSERT_FALSE(bound(h, "m-0"));
   auto moved = h.group("mover");
   moved.group.queue = "b";
   runtime_harness::must_ok(h.update(api::object{moved}), "move to b");
   EXPECT_EQ(h.group("mover").group.queue, "b");
   runtime_harness::must_ok(
-      h.create(api::pod_object{make_pod("m-1").cpu("1").group("mover"), {}}), "m-1");
+      h.create(api::node_object{make_node("n-1").cpu("4").memory("16Gi"), {}, 0}), "n-1");
   auto stay = group_of("stay", 1);
   stay.group.queue = "a";
   runtime_harness::must_ok(h.create(api::object{stay}), "stay");
@@ -240,6 +244,7 @@ TEST(PodGroupUpdates, APendingGangMovedToAnotherQueueIsScheduledThere) {
       h.create(api::pod_object{make_pod("s-0").cpu("1").group("stay"), {}}), "s-0");
   ASSERT_TRUE(h.run_until(
       [&] { return bound(h, "m-0") && bound(h, "m-1") && bound(h, "s-0"); }, limit, step));
+  h.pass(std::chrono::milliseconds(500));
   EXPECT_INVARIANTS(h);
   h.restart();
   EXPECT_EQ(h.group("mover").group.queue, "b");
