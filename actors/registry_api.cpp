@@ -114,6 +114,15 @@ bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply) {
   return true;
 }
 
+bool refuses_writes(self_ptr self, const object_reply& reply) {
+  if (refused_in_kubernetes_mode(self, reply))
+    return true;
+  if (self->state.ready->load())
+    return false;
+  respond(reply, result<api::object>{status{errc::unavailable, "restart recovery is not finished"}});
+  return true;
+}
+
 namespace {
 
 void stamp_new(self_ptr self, scheduler::object_meta& meta) {
@@ -657,12 +666,8 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
 } // namespace
 
 void do_create(self_ptr self, api::object obj, bool dry_run, object_reply reply) {
-  if (refused_in_kubernetes_mode(self, reply))
+  if (refuses_writes(self, reply))
     return;
-  if (!self->state.ready->load())
-    return respond(reply, result<api::object>{status{errc::unavailable,
-                                                                    "restart recovery is not "
-                                                                    "finished"}});
   std::visit(
       [&](auto& o) {
         using T = std::decay_t<decltype(o)>;

@@ -332,15 +332,18 @@ void unindex_group(registry_state& st, const group_entry& g) {
   }
 }
 
-group_entry& renew_gang(self_ptr self, uint64_t gang) {
+group_entry& renew_gang(self_ptr self, uint64_t gang, pod_group_ptr spec) {
   auto& st = self->state;
-  // Indexed by gang: the new id replaces the old one. The index reads a gang's key in `groups`,
-  // so the entry leaves the index before it leaves the map, and comes back after.
+  // Indexed by gang and queue: the new id (and queue) replaces the old one. The index reads a
+  // gang's key in `groups`, so the entry leaves the index before it leaves the map, and comes
+  // back after.
   unindex_group(st, st.groups.at(gang));
   auto entry = st.groups.extract(gang);
   auto& g = entry.mapped();
   if (g.actor || g.parked)
-    end_gang(self, g);
+    end_gang(self, g);  // Under the spec it had: its queue hears that it left.
+  if (spec)
+    g.group = std::move(spec);
   auto id = st.next_gang++;
   entry.key() = id;
   g.gang = id;

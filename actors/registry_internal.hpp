@@ -149,8 +149,9 @@ void sweep_idle_gangs(self_ptr self);
 void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& actor);
 /// A new incarnation of a gang (a resumed job): its actor ends and a fresh one starts under a new
 /// gang id, so nothing of the old one (a completed state, transactions the nodes remember) is
-/// taken for the new one. Returns the entry under its new id.
-group_entry& renew_gang(self_ptr self, uint64_t gang);
+/// taken for the new one. With `spec`, the new incarnation takes it: the old one is ended under
+/// the queue it was in (its actor there hears that it left). Returns the entry under its new id.
+group_entry& renew_gang(self_ptr self, uint64_t gang, pod_group_ptr spec = nullptr);
 group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 /// Registers a new group under its key and its queue; unindex_group undoes both.
 void index_group(registry_state& st, const group_entry& g);
@@ -266,6 +267,9 @@ status already_exists(api::resource_kind k, std::string_view name);
 status not_found(api::resource_kind k, std::string_view name);
 /// True, with `reply` answered, in Kubernetes mode: objects change through the apiserver there.
 bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply);
+/// True, with `reply` answered, when a create or update cannot be taken: Kubernetes mode, or
+/// restart recovery not finished.
+bool refuses_writes(self_ptr self, const object_reply& reply);
 
 // Updates (registry_update.cpp).
 /// A PUT's or PATCH's result (api::service::update), decoded and checked by the API

@@ -49,7 +49,6 @@ void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queu
 }
 
 group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group next) {
-  auto& st = self->state;
   const auto& was = *g.group;
   const bool replan = was.min_member != next.min_member ||
                       was.min_task_member != next.min_task_member ||
@@ -62,14 +61,7 @@ group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group ne
       self->send(g.actor, spec_atom::value, g.group);
     return g;
   }
-  // Indexed by its queue, and known to its queue's actor: out of both under the old spec, or
-  // the old queue would keep a gang that no actor answers for.
-  unindex_group(st, g);
-  if (g.actor || g.parked)
-    end_gang(self, g);
-  g.group = std::move(updated);
-  index_group(st, g);
-  return renew_gang(self, g.gang);
+  return renew_gang(self, g.gang, std::move(updated));
 }
 
 namespace {
@@ -407,11 +399,8 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
 } // namespace
 
 void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply) {
-  if (refused_in_kubernetes_mode(self, reply))
+  if (refuses_writes(self, reply))
     return;
-  if (!self->state.ready->load())
-    return respond(reply, result<api::object>{status{errc::unavailable,
-                                                     "restart recovery is not finished"}});
   std::visit(
       [&](auto& o) {
         using T = std::decay_t<decltype(o)>;

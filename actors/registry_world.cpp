@@ -182,13 +182,7 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
       auto updated = std::make_shared<const scheduler::pod_group>(std::move(g));
       entry.implicit = false;
       if (queue_changed) {
-        // Ended under the queue it was in (its actor there hears that it left), then renewed.
-        unindex_group(st, entry);
-        if (entry.actor || entry.parked)
-          end_gang(self, entry);
-        entry.group = updated;
-        index_group(st, entry);
-        renew_gang(self, entry.gang);
+        renew_gang(self, entry.gang, std::move(updated));
         return;
       }
       entry.group = updated;

@@ -852,10 +852,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       body = std::move(*parsed);
     } else {
       patch_type = media_type(req.content_type);
-      const bool takes = *patch_type == "application/json-patch+json" ||
-                         *patch_type == "application/merge-patch+json" ||
-                         (k.group.empty() && *patch_type == "application/strategic-merge-patch+json");
-      if (!takes)
+      if (!takes_patch_type(k, *patch_type))
         return fail(unsupported_media("the body of the request was in an unknown format - the "
                                       "patch type " +
                                       scheduler::go_quote(req.content_type) + " is not " +

@@ -88,6 +88,11 @@ std::string name_in(const json::object& meta) { return string_at(meta, "name"); 
 
 } // namespace
 
+bool takes_patch_type(const kind_info& k, std::string_view type) {
+  return type == json_patch_type || type == merge_patch_type ||
+         (is_core(k) && type == strategic_patch_type);
+}
+
 std::string_view patch_types_of(const kind_info& k) {
   return is_core(k) ? "application/json-patch+json, application/merge-patch+json or "
                       "application/strategic-merge-patch+json"

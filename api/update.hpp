@@ -31,6 +31,8 @@ namespace phalanx::api {
 
 enum class update_verb { put, patch };
 
+/// True when `k` takes a PATCH of media type `type`.
+bool takes_patch_type(const kind_info& k, std::string_view type);
 /// The patch media types `k` takes, for a 415's message.
 std::string_view patch_types_of(const kind_info& k);
 
