@@ -20,9 +20,6 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-constexpr auto limit = std::chrono::milliseconds(5000);
-constexpr auto step = std::chrono::milliseconds(10);
-
 api::node_object node_named(runtime_harness& h, const std::string& name) {
   auto r = h.get(api::resource_kind::node, "", name);
   runtime_harness::must_ok(r, "get node " + name);
@@ -42,8 +39,6 @@ std::string pending_reason(runtime_harness& h, const std::string& pod) {
   return {};
 }
 
-bool bound(runtime_harness& h, const std::string& pod) { return h.pod(pod).pod.is_bound(); }
-
 TEST(NodeUpdates, ATaintKeepsPodsOffALabelLetsASelectorMatchAndBothOutliveARestart) {
   runtime_harness h{deterministic_config(31), {make_node("n-0").cpu("8").memory("16Gi")}};
   auto n = node_named(h, "n-0");
@@ -54,44 +49,44 @@ TEST(NodeUpdates, ATaintKeepsPodsOffALabelLetsASelectorMatchAndBothOutliveAResta
   runtime_harness::must_ok(tainted, "taint n-0");
   EXPECT_GT(api::meta_of(*tainted).resource_version, n.node.meta.resource_version);
 
-  runtime_harness::must_ok(h.create(api::pod_object{make_pod("plain").cpu("1"), {}}), "plain");
+  h.create_pod(make_pod("plain").cpu("1"));
   runtime_harness::must_ok(
       h.create(api::pod_object{make_pod("picky").cpu("1").selector("disk", "ssd").tolerate(
                                    "dedicated", "infra"),
                                {}}),
       "picky");
   h.pass(std::chrono::milliseconds(1000));
-  EXPECT_FALSE(bound(h, "plain"));
+  EXPECT_FALSE(h.bound("plain"));
   EXPECT_NE(pending_reason(h, "plain").find("untolerated taint {dedicated: infra}"),
             std::string::npos)
       << pending_reason(h, "plain");
-  EXPECT_FALSE(bound(h, "picky"));
+  EXPECT_FALSE(h.bound("picky"));
 
   h.restart();
   n = node_named(h, "n-0");
   ASSERT_EQ(n.node.taints.size(), 1u) << "the taint must outlive a restart";
   EXPECT_EQ(n.node.allocatable, allocatable) << "a node's status is not an update's to change";
   h.pass(std::chrono::milliseconds(1000));
-  EXPECT_FALSE(bound(h, "plain"));
+  EXPECT_FALSE(h.bound("plain"));
 
   // The label the selector needs: picky (which tolerates the taint) binds, plain does not.
   n.node.meta.labels.set("disk", "ssd");
   runtime_harness::must_ok(h.update(api::object{n}), "label n-0");
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "picky"); }, limit, step));
-  EXPECT_FALSE(bound(h, "plain"));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("picky"); }, settle_limit, settle_step));
+  EXPECT_FALSE(h.bound("plain"));
 
   // The taint removed: plain binds too.
   n = node_named(h, "n-0");
   n.node.taints.clear();
   runtime_harness::must_ok(h.update(api::object{n}), "untaint n-0");
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "plain"); }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("plain"); }, settle_limit, settle_step));
   EXPECT_INVARIANTS(h);
 
   h.restart();
   n = node_named(h, "n-0");
   EXPECT_TRUE(n.node.taints.empty());
   EXPECT_EQ(n.node.meta.labels.find("disk"), "ssd");
-  EXPECT_TRUE(bound(h, "plain") && bound(h, "picky"));
+  EXPECT_TRUE(h.bound("plain") && h.bound("picky"));
 }
 
 TEST(NodeUpdates, AStaleVersionIsRefusedAndAnUnchangedNodeKeepsItsVersion) {
@@ -129,10 +124,9 @@ TEST(QueueUpdates, ARaisedCapabilityAdmitsTheGangItHeldBackAndIsKept) {
   g.group.min_resources.set(scheduler::cpu_resource, 4000);
   runtime_harness::must_ok(h.create(api::object{g}), "group");
   for (const char* name : {"w-0", "w-1"})
-    runtime_harness::must_ok(
-        h.create(api::pod_object{make_pod(name).cpu("2").group("train"), {}}), name);
+    h.create_pod(make_pod(name).cpu("2").group("train"));
   h.pass(std::chrono::milliseconds(2000));
-  EXPECT_FALSE(bound(h, "w-0")) << "4 CPUs do not fit a capability of 2";
+  EXPECT_FALSE(h.bound("w-0")) << "4 CPUs do not fit a capability of 2";
 
   auto research = queue_named(h, "research");
   research.queue.capability.set(scheduler::cpu_resource, 4000);
@@ -140,7 +134,8 @@ TEST(QueueUpdates, ARaisedCapabilityAdmitsTheGangItHeldBackAndIsKept) {
   auto raised = h.update(api::object{research});
   runtime_harness::must_ok(raised, "raise the capability");
   EXPECT_EQ(std::get<api::queue_object>(*raised).queue.weight, 3);
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "w-0") && bound(h, "w-1"); }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("w-0") && h.bound("w-1"); },
+                          settle_limit, settle_step));
   EXPECT_INVARIANTS(h);
 
   // A queue that has PodGroups cannot become another's parent: only leaves take work.
@@ -169,18 +164,19 @@ TEST(PodGroupUpdates, ALoweredMinMemberStartsTheGangAndARaisedOneMakesItUnknownU
   runtime_harness h{deterministic_config(34), {make_node("n-0").cpu("8").memory("16Gi")}};
   runtime_harness::must_ok(h.create(group_of("train", 3)), "group");
   for (const char* name : {"w-0", "w-1"})
-    runtime_harness::must_ok(
-        h.create(api::pod_object{make_pod(name).cpu("1").group("train"), {}}), name);
+    h.create_pod(make_pod(name).cpu("1").group("train"));
   h.pass(std::chrono::milliseconds(2000));
-  EXPECT_FALSE(bound(h, "w-0")) << "two pods of a gang of three";
+  EXPECT_FALSE(h.bound("w-0")) << "two pods of a gang of three";
 
   auto g = h.group("train");
   g.group.min_member = 2;
   runtime_harness::must_ok(h.update(api::object{g}), "minMember 2");
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "w-0") && bound(h, "w-1"); }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("w-0") && h.bound("w-1"); },
+                          settle_limit, settle_step));
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::running; }, limit,
-      step));
+      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::running; },
+          settle_limit,
+      settle_step));
 
   // Its queue is set once a pod of it is bound.
   g = h.group("train");
@@ -197,19 +193,20 @@ TEST(PodGroupUpdates, ALoweredMinMemberStartsTheGangAndARaisedOneMakesItUnknownU
   g.group.min_member = 3;
   runtime_harness::must_ok(h.update(api::object{g}), "minMember 3");
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::unknown; }, limit,
-      step));
-  runtime_harness::must_ok(
-      h.create(api::pod_object{make_pod("w-2").cpu("1").group("train"), {}}), "w-2");
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "w-2"); }, limit, step));
+      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::unknown; },
+          settle_limit,
+      settle_step));
+  h.create_pod(make_pod("w-2").cpu("1").group("train"));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("w-2"); }, settle_limit, settle_step));
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::running; }, limit,
-      step));
+      [&] { return h.group("train").status.phase == scheduler::pod_group_phase::running; },
+          settle_limit,
+      settle_step));
   EXPECT_INVARIANTS(h);
 
   h.restart();
   EXPECT_EQ(h.group("train").group.min_member, 3);
-  EXPECT_TRUE(bound(h, "w-0") && bound(h, "w-1") && bound(h, "w-2"));
+  EXPECT_TRUE(h.bound("w-0") && h.bound("w-1") && h.bound("w-2"));
 }
 
 // A pending PodGroup moved to another queue: its new queue schedules it, the old one forgets it
@@ -227,10 +224,9 @@ TEST(PodGroupUpdates, APendingGangMovedToAnotherQueueIsScheduledThere) {
   g.group.queue = "a";
   runtime_harness::must_ok(h.create(api::object{g}), "mover");
   for (const char* name : {"m-0", "m-1"})
-    runtime_harness::must_ok(
-        h.create(api::pod_object{make_pod(name).cpu("3").group("mover"), {}}), name);
+    h.create_pod(make_pod(name).cpu("3").group("mover"));
   h.pass(std::chrono::milliseconds(1000));
-  ASSERT_FALSE(bound(h, "m-0"));
+  ASSERT_FALSE(h.bound("m-0"));
   auto moved = h.group("mover");
   moved.group.queue = "b";
   runtime_harness::must_ok(h.update(api::object{moved}), "move to b");
@@ -240,10 +236,10 @@ TEST(PodGroupUpdates, APendingGangMovedToAnotherQueueIsScheduledThere) {
   auto stay = group_of("stay", 1);
   stay.group.queue = "a";
   runtime_harness::must_ok(h.create(api::object{stay}), "stay");
-  runtime_harness::must_ok(
-      h.create(api::pod_object{make_pod("s-0").cpu("1").group("stay"), {}}), "s-0");
+  h.create_pod(make_pod("s-0").cpu("1").group("stay"));
   ASSERT_TRUE(h.run_until(
-      [&] { return bound(h, "m-0") && bound(h, "m-1") && bound(h, "s-0"); }, limit, step));
+      [&] { return h.bound("m-0") && h.bound("m-1") && h.bound("s-0"); },
+          settle_limit, settle_step));
   h.pass(std::chrono::milliseconds(500));
   EXPECT_INVARIANTS(h);
   h.restart();
@@ -298,8 +294,8 @@ TEST(DryRun, CreatesAndUpdatesAreCheckedAndAnsweredAndChangeNothing) {
   EXPECT_EQ(std::get<api::node_object>(*tainted).node.taints.size(), 1u);
   EXPECT_TRUE(node_named(h, "n-0").node.taints.empty());
   EXPECT_EQ(node_named(h, "n-0").node.meta.resource_version, version);
-  runtime_harness::must_ok(h.create(api::pod_object{make_pod("real").cpu("1"), {}}), "real");
-  ASSERT_TRUE(h.run_until([&] { return bound(h, "real"); }, limit, step))
+  h.create_pod(make_pod("real").cpu("1"));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("real"); }, settle_limit, settle_step))
       << "the node took no taint";
 
   n.node.meta.resource_version = version + 100;

@@ -44,7 +44,7 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
         auto m = pending_message(h, "w-0");
         return !m.empty() && m.find("not found") == std::string::npos;
       },
-      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+      settle_limit, settle_step));
   EXPECT_EQ(pending_message(h, "w-0"), pending_message(h, "w-1"));
 
   // Deleting the PodGroup leaves the pods waiting for one of that name again.
@@ -63,7 +63,7 @@ TEST(PendingReason, APodWaitsForItsPodGroupThenForItsGang) {
             return false;
         return true;
       },
-      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+      settle_limit, settle_step));
   for (const char* name : {"w-0", "w-1", "w-2"})
     EXPECT_EQ(pending_message(h, name), "") << name;
 }
@@ -83,7 +83,7 @@ TEST(PendingReason, APodThatCannotBePlacedHasAFailedSchedulingEventUntilItIsBoun
     return std::nullopt;
   };
   ASSERT_TRUE(h.run_until([&] { return failed("b-0").has_value(); },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+                          settle_limit, settle_step));
   auto e = *failed("b-0");
   EXPECT_EQ(e.type, "Warning");
   EXPECT_EQ(e.message, pending_message(h, "b-0"));
@@ -92,8 +92,8 @@ TEST(PendingReason, APodThatCannotBePlacedHasAFailedSchedulingEventUntilItIsBoun
   // Room for both: bound, and the warning is gone.
   runtime_harness::must_ok(
       h.create(api::node_object{make_node("n-1").cpu("2").memory("8Gi"), {}, 0}), "n-1");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("b-0").pod.is_bound() && h.pod("b-1").pod.is_bound(); },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("b-0") && h.bound("b-1"); },
+                          settle_limit, settle_step));
   EXPECT_FALSE(failed("b-0"));
   bool scheduled = false;
   for (const auto& ev : h.events(api::resource_kind::pod, "b-0"))
@@ -119,7 +119,7 @@ TEST(PendingReason, AConditionsTransitionTimeStaysWhileItsStatusDoes) {
     return out;
   };
   ASSERT_TRUE(h.run_until([&] { return transition().second != scheduler::timestamp{}; },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+                          settle_limit, settle_step));
   auto first = transition();
   EXPECT_NE(first.first, scheduler::timestamp{});
   h.pass(std::chrono::milliseconds(5000));
@@ -167,7 +167,7 @@ TEST(PendingReason, AWatcherSeesEachChangeOfAGroupsStatusOnce) {
         auto m = sink->modified();
         return !m.empty() && !unschedulable(m.back()).empty();
       },
-      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+      settle_limit, settle_step));
   EXPECT_NE(sink->modified().back().phase, scheduler::pod_group_phase::running);
 
   runtime_harness::must_ok(
@@ -178,7 +178,7 @@ TEST(PendingReason, AWatcherSeesEachChangeOfAGroupsStatusOnce) {
         return !m.empty() && m.back().phase == scheduler::pod_group_phase::running &&
                m.back().running == 3;
       },
-      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+      settle_limit, settle_step));
   h.pass(std::chrono::milliseconds(500));
   auto seen = sink->modified();
   for (std::size_t i = 1; i < seen.size(); ++i)
@@ -257,7 +257,7 @@ TEST(PendingReason, AGangNoNodeCanHoldLeavesTheEnqueueBudget) {
   };
   ASSERT_TRUE(h.run_until(
       [&] { return group_message("big").find("outside the enqueue budget") != std::string::npos; },
-      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+      settle_limit, settle_step))
       << group_message("big");
   EXPECT_EQ(h.group("big").status.phase, scheduler::pod_group_phase::pending);
 
@@ -269,7 +269,7 @@ TEST(PendingReason, AGangNoNodeCanHoldLeavesTheEnqueueBudget) {
   runtime_harness::must_ok(h.create(group_with("small", 2, "4")), "the small PodGroup");
   ASSERT_TRUE(h.run_until([&] { return h.pod("small-0").pod.is_bound() &&
                                        h.pod("small-1").pod.is_bound(); },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+                          settle_limit, settle_step))
       << "the small gang waits: " << pending_message(h, "small-0");
 
   // A node that holds a 12-CPU pod, and two more: the big gang is admitted again and runs.
@@ -306,12 +306,12 @@ TEST(PendingReason, AGangShortOfARolesPodsRunsWhenThePodComes) {
                            "w-0");
   runtime_harness::must_ok(h.create(g), "the PodGroup");
   ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "ps").empty(); },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+                          settle_limit, settle_step));
   runtime_harness::must_ok(h.create(api::pod_object{
                                make_pod("w-1").cpu("100m").group("roles").role("worker"), {}}),
                            "w-1");
   ASSERT_TRUE(h.run_until([&] { return h.pod("w-1").pod.is_bound(); },
-                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+                          settle_limit, settle_step))
       << pending_message(h, "ps");
   EXPECT_TRUE(h.pod("ps").pod.is_bound());
 }

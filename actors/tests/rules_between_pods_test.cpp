@@ -20,8 +20,6 @@ using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 using scheduler::testing::pods_labelled;
 
-constexpr auto limit = std::chrono::milliseconds(5000);
-constexpr auto step = std::chrono::milliseconds(10);
 constexpr std::string_view zone_key = "topology.kubernetes.io/zone";
 
 scheduler::node host(const std::string& name, const std::string& zone = "") {
@@ -38,16 +36,11 @@ std::string scheduled_message(runtime_harness& h, const std::string& name) {
   return "(no PodScheduled condition)";
 }
 
-void create_pod(runtime_harness& h, scheduler::pod p) {
-  auto name = p.meta.name.str();
-  runtime_harness::must_ok(h.create(api::pod_object{std::move(p), {}}), name);
-}
-
 TEST(RulesBetweenPods, APodStaysAwayFromThePodItsAntiAffinityNamesUntilThatPodGoes) {
   runtime_harness h{deterministic_config(3), {host("n-0")}};
-  create_pod(h, make_pod("db").cpu("1").label("app", "db"));
-  ASSERT_TRUE(h.run_until([&] { return h.pod("db").pod.is_bound(); }, limit, step));
-  create_pod(h, make_pod("web").cpu("1").anti_affinity(pods_labelled("app", "db")));
+  h.create_pod(make_pod("db").cpu("1").label("app", "db"));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("db").pod.is_bound(); }, settle_limit, settle_step));
+  h.create_pod(make_pod("web").cpu("1").anti_affinity(pods_labelled("app", "db")));
   h.pass(std::chrono::milliseconds(2000));
   EXPECT_FALSE(h.pod("web").pod.is_bound()) << "the only node has the pod it must avoid";
   EXPECT_NE(scheduled_message(h, "web").find("node(s) didn't match pod anti-affinity rules"),
@@ -55,7 +48,7 @@ TEST(RulesBetweenPods, APodStaysAwayFromThePodItsAntiAffinityNamesUntilThatPodGo
       << scheduled_message(h, "web");
   EXPECT_INVARIANTS(h);
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "db"), "delete db");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("web").pod.is_bound(); }, limit, step))
+  ASSERT_TRUE(h.run_until([&] { return h.pod("web").pod.is_bound(); }, settle_limit, settle_step))
       << scheduled_message(h, "web");
   EXPECT_INVARIANTS(h);
 }
@@ -64,26 +57,28 @@ TEST(RulesBetweenPods, APodStaysAwayFromThePodItsAntiAffinityNamesUntilThatPodGo
 // the anti-affinity of the pod there binds once it no longer carries the label that rule names.
 TEST(RulesBetweenPods, APendingPodRelabelledOutOfAnAntiAffinityRuleBinds) {
   runtime_harness h{deterministic_config(41), {host("n-0")}};
-  create_pod(h, make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));
-  ASSERT_TRUE(h.run_until([&] { return h.pod("guard").pod.is_bound(); }, limit, step));
-  create_pod(h, make_pod("web").cpu("1").label("app", "web"));
+  h.create_pod(make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("guard").pod.is_bound(); },
+                          settle_limit, settle_step));
+  h.create_pod(make_pod("web").cpu("1").label("app", "web"));
   h.pass(std::chrono::milliseconds(2000));
   ASSERT_FALSE(h.pod("web").pod.is_bound()) << "the guard's anti-affinity names it";
   auto web = h.pod("web");
   web.pod.meta.labels = scheduler::label_set{{"app", "api"}};
   runtime_harness::must_ok(h.update(api::object{web}), "relabel web");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("web").pod.is_bound(); }, limit, step))
+  ASSERT_TRUE(h.run_until([&] { return h.pod("web").pod.is_bound(); }, settle_limit, settle_step))
       << scheduled_message(h, "web");
   EXPECT_INVARIANTS(h);
 }
 
 TEST(RulesBetweenPods, APodWithoutRulesKeepsAwayFromAPodWhoseAntiAffinityNamesIt) {
   runtime_harness h{deterministic_config(4), {host("n-0"), host("n-1")}};
-  create_pod(h, make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));
-  ASSERT_TRUE(h.run_until([&] { return h.pod("guard").pod.is_bound(); }, limit, step));
+  h.create_pod(make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("guard").pod.is_bound(); },
+                          settle_limit, settle_step));
   auto guard_node = h.pod("guard").pod.node_name.str();
   for (int i = 0; i < 4; ++i)
-    create_pod(h, make_pod("web-" + std::to_string(i)).cpu("1").label("app", "web"));
+    h.create_pod(make_pod("web-" + std::to_string(i)).cpu("1").label("app", "web"));
   ASSERT_TRUE(h.run_until(
       [&] {
         for (int i = 0; i < 4; ++i)
@@ -91,7 +86,7 @@ TEST(RulesBetweenPods, APodWithoutRulesKeepsAwayFromAPodWhoseAntiAffinityNamesIt
             return false;
         return true;
       },
-      limit, step));
+      settle_limit, settle_step));
   for (int i = 0; i < 4; ++i)
     EXPECT_NE(h.pod("web-" + std::to_string(i)).pod.node_name.str(), guard_node);
   EXPECT_INVARIANTS(h);
@@ -99,9 +94,9 @@ TEST(RulesBetweenPods, APodWithoutRulesKeepsAwayFromAPodWhoseAntiAffinityNamesIt
 
 TEST(RulesBetweenPods, TwoPodsAskingOneHostPortNeverShareANode) {
   runtime_harness h{deterministic_config(5), {host("n-0")}};
-  create_pod(h, make_pod("a").cpu("1").host_port(8080));
-  create_pod(h, make_pod("b").cpu("1").host_port(8080));
-  create_pod(h, make_pod("udp").cpu("1").host_port(8080, "UDP"));
+  h.create_pod(make_pod("a").cpu("1").host_port(8080));
+  h.create_pod(make_pod("b").cpu("1").host_port(8080));
+  h.create_pod(make_pod("udp").cpu("1").host_port(8080, "UDP"));
   h.pass(std::chrono::milliseconds(2000));
   int bound = 0;
   std::string pending;
@@ -119,7 +114,7 @@ TEST(RulesBetweenPods, TwoPodsAskingOneHostPortNeverShareANode) {
       << scheduled_message(h, pending);
   EXPECT_INVARIANTS(h);
   runtime_harness::must_ok(h.create(api::node_object{host("n-1"), {}, 0}), "n-1");
-  ASSERT_TRUE(h.run_until([&] { return h.pod(pending).pod.is_bound(); }, limit, step))
+  ASSERT_TRUE(h.run_until([&] { return h.pod(pending).pod.is_bound(); }, settle_limit, settle_step))
       << scheduled_message(h, pending);
   EXPECT_EQ(h.pod(pending).pod.node_name.str(), "n-1");
   EXPECT_INVARIANTS(h);
@@ -129,7 +124,7 @@ TEST(RulesBetweenPods, AGangWhoseMembersRepelEachOtherLandsApartOrNotAtAll) {
   runtime_harness h{deterministic_config(6), {host("n-0"), host("n-1")}};
   runtime_harness::must_ok(h.create(group_of("ring", 3)), "the PodGroup");
   for (int i = 0; i < 3; ++i)
-    create_pod(h, make_pod("ring-" + std::to_string(i))
+    h.create_pod(make_pod("ring-" + std::to_string(i))
                       .cpu("1")
                       .group("ring")
                       .label("app", "ring")
@@ -147,7 +142,7 @@ TEST(RulesBetweenPods, AGangWhoseMembersRepelEachOtherLandsApartOrNotAtAll) {
             return false;
         return true;
       },
-      limit, step));
+      settle_limit, settle_step));
   std::set<std::string> nodes;
   for (int i = 0; i < 3; ++i)
     nodes.insert(h.pod("ring-" + std::to_string(i)).pod.node_name.str());
@@ -167,7 +162,7 @@ TEST(RulesBetweenPods, ContendingPodsWithZoneAntiAffinityTakeOneZoneEach) {
   runtime_harness h{deterministic_config(7), nodes};
   for (int generation = 0; generation < 2; ++generation) {
     for (int i = 0; i < 8; ++i)
-      create_pod(h, make_pod("solo-" + std::to_string(i))
+      h.create_pod(make_pod("solo-" + std::to_string(i))
                         .cpu("1")
                         .label("app", "solo")
                         .anti_affinity(pods_labelled("app", "solo", std::string(zone_key))));

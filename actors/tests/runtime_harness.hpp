@@ -24,6 +24,11 @@
 
 namespace phalanx::actors::testing {
 
+/// How long a test lets virtual time run for what it waits on (runtime_harness::run_until), and
+/// in what steps.
+inline constexpr auto settle_limit = std::chrono::milliseconds(5000);
+inline constexpr auto settle_step = std::chrono::milliseconds(10);
+
 /// A runtime under CAF's test coordinator (virtual time), seeded.
 inline runtime_config deterministic_config(uint64_t seed) {
   runtime_config c;
@@ -158,6 +163,16 @@ class runtime_harness {
                           api::object_action::type action) {
     return call<result<api::object>>(
         [&](auto done) { svc().act(kind, ns, name, api::object_action{action}, done); });
+  }
+
+  /// Creates a pod (a PodGroup's member, or alone); throws on an error.
+  void create_pod(scheduler::pod p) {
+    auto name = p.meta.name.str();
+    must_ok(create(api::pod_object{std::move(p), {}}), name);
+  }
+  /// True when the pod is bound; throws when it does not exist.
+  bool bound(const std::string& name, const std::string& ns = "default") {
+    return pod(name, ns).pod.is_bound();
   }
 
   /// The events recorded about an object, oldest first; throws on an error.

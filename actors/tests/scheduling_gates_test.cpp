@@ -18,9 +18,6 @@ namespace {
 using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 
-constexpr auto limit = std::chrono::milliseconds(5000);
-constexpr auto step = std::chrono::milliseconds(10);
-
 const scheduler::condition* scheduled_condition(const api::pod_object& p) {
   for (const auto& c : p.conditions)
     if (c.type == "PodScheduled")
@@ -108,7 +105,7 @@ TEST(SchedulingGates, AGatedMemberHoldsItsGangBackUntilItsLastGateIsRemoved) {
   // The last one: the gang runs whole.
   runtime_harness::must_ok(
       h.update(patched(h, "w-2", [](scheduler::pod& p) { set_gates(p, {}); })), "remove gate b");
-  ASSERT_TRUE(h.run_until([&] { return bound_count(h) == 3; }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return bound_count(h) == 3; }, settle_limit, settle_step));
   auto report = h.invariants(false);
   EXPECT_TRUE(report.ok()) << report.to_string();
 
@@ -139,7 +136,7 @@ TEST(SchedulingGates, AGatedPodStaysGatedAcrossARestartAndItsPatchedLabelsAreKep
 
   runtime_harness::must_ok(
       h.update(patched(h, "lone", [](scheduler::pod& p) { set_gates(p, {}); })), "ungate");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("lone").pod.is_bound(); }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("lone").pod.is_bound(); }, settle_limit, settle_step));
 }
 
 TEST(SchedulingGates, AnUpdateIsRefusedWhenStaleOrWhenItWouldMoveThePod) {
@@ -147,7 +144,7 @@ TEST(SchedulingGates, AnUpdateIsRefusedWhenStaleOrWhenItWouldMoveThePod) {
   runtime_harness::must_ok(
       h.create(api::pod_object{make_pod("p").cpu("1").gate("example.com/wait"), {}}), "p");
   runtime_harness::must_ok(h.create(api::pod_object{make_pod("q").cpu("1"), {}}), "q");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("q").pod.is_bound(); }, limit, step));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("q").pod.is_bound(); }, settle_limit, settle_step));
 
   // Stale: a change in between (a label) moved its resourceVersion on.
   auto stale = patched(h, "p", [](scheduler::pod& p) { p.meta.labels.set("a", "1"); });
@@ -190,7 +187,8 @@ TEST(SchedulingGates, AJobsPatchedPodDeletedNeverComesBackFromItsRecord) {
                          p.meta.labels.set("picked", "yes");
                        })),
       "ungate worker 0");
-  ASSERT_TRUE(h.run_until([&] { return h.pod("gated-worker-0").pod.is_bound(); }, limit, step))
+  ASSERT_TRUE(h.run_until([&] { return h.pod("gated-worker-0").pod.is_bound(); },
+                          settle_limit, settle_step))
       << describe(h, "gated-worker-0");
   EXPECT_FALSE(h.pod("gated-worker-1").pod.is_bound());
   h.restart();
@@ -226,13 +224,15 @@ TEST(PodGroupPhase, ARunningGangBelowItsMinimumIsUnknownUntilItsReplacementIsBou
     runtime_harness::must_ok(
         h.create(api::pod_object{make_pod(name).cpu("1").group("ring"), {}}), name);
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::running; }, limit,
-      step));
+      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::running; },
+          settle_limit,
+      settle_step));
 
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "r-1"), "lose r-1");
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::unknown; }, limit,
-      step));
+      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::unknown; },
+          settle_limit,
+      settle_step));
   auto queue = h.get(api::resource_kind::queue, "", "default");
   ASSERT_TRUE(queue);
   EXPECT_EQ(std::get<api::queue_object>(*queue).status.unknown, 1);
@@ -240,8 +240,9 @@ TEST(PodGroupPhase, ARunningGangBelowItsMinimumIsUnknownUntilItsReplacementIsBou
   runtime_harness::must_ok(
       h.create(api::pod_object{make_pod("r-3").cpu("1").group("ring"), {}}), "the replacement");
   ASSERT_TRUE(h.run_until(
-      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::running; }, limit,
-      step));
+      [&] { return h.group("ring").status.phase == scheduler::pod_group_phase::running; },
+          settle_limit,
+      settle_step));
 }
 
 } // namespace
