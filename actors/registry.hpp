@@ -291,7 +291,7 @@ struct registry_state {
   scheduler::shared_string_pool pod_names;
 
   /// Changes through the API on their way to the store, by "<kind>/<key>"
-  /// (registry_detail::begin_change).
+  /// (registry_detail::persist_change).
   std::unordered_set<std::string> changing;
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
   /// Deletions waiting for a pod whose deletion was already under way (delete_pods), by pod id:

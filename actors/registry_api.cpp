@@ -436,12 +436,11 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
   if (change_on_its_way(st, resource_kind::pod_group, key))
     return respond(reply, result<api::object>{
                               change_refused(resource_kind::pod_group, g.group->meta.name)});
-  begin_change(st, resource_kind::pod_group, key);
   storage::write_batch batch;
   batch.erase(storage::record_kind::pod_group, key);
-  persist(self, std::move(batch), [self, gang, key, reply](const status& s) {
+  persist_change(self, resource_kind::pod_group, key, std::move(batch),
+                 [self, gang, reply](const status& s) {
     auto& st = self->state;
-    end_change(st, resource_kind::pod_group, key);
     auto i = st.groups.find(gang);
     if (i == st.groups.end())
       return respond(reply, result<api::object>{status{errc::not_found, "gone"}});
@@ -528,12 +527,11 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
                        "): delete them first, or close the queue to stop new work"}});
   if (change_on_its_way(st, resource_kind::queue, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::queue, name)});
-  begin_change(st, resource_kind::queue, name);
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);
-  persist(self, std::move(batch), [self, name, reply](const status& s) {
+  persist_change(self, resource_kind::queue, name, std::move(batch),
+                 [self, name, reply](const status& s) {
     auto& st = self->state;
-    end_change(st, resource_kind::queue, name);
     auto i = st.queues.find(name);
     if (i == st.queues.end())
       return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
@@ -555,7 +553,6 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
   auto& st = self->state;
   if (change_on_its_way(st, resource_kind::node, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::node, name)});
-  begin_change(st, resource_kind::node, name);
   storage::write_batch batch;
   batch.erase(storage::record_kind::node, name);
   // Pods on a deleted node cannot go on: they fail, as after a node loss. A version of its own:
@@ -572,9 +569,9 @@ void delete_node(self_ptr self, const std::string& name, object_reply reply) {
       batch.put_pod_state(e.pod, failed);
       lost.push_back(id);
     }
-  persist(self, std::move(batch), [self, name, lost, reply](const status& s) {
+  persist_change(self, resource_kind::node, name, std::move(batch),
+                 [self, name, lost, reply](const status& s) {
     auto& st = self->state;
-    end_change(st, resource_kind::node, name);
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     auto i = st.nodes.find(name);
@@ -817,12 +814,10 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       auto copy = *i->second.node;
       copy.unschedulable = action.kind == action_type::cordon;
       copy.meta.resource_version = next_version(self);
-      begin_change(st, kind, name);
       storage::write_batch batch;
       batch.put(copy);
-      persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
+      persist_change(self, kind, name, std::move(batch), [self, name, copy, reply](const status& s) {
         auto& st = self->state;
-        end_change(st, resource_kind::node, name);
         if (!s.ok())
           return respond(reply, result<api::object>{s});
         auto i = st.nodes.find(name);
@@ -849,12 +844,10 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       copy.state = action.kind == action_type::open ? scheduler::queue_state::open
                                                     : scheduler::queue_state::closed;
       copy.meta.resource_version = next_version(self);
-      begin_change(st, kind, name);
       storage::write_batch batch;
       batch.put(storage::queue_record{copy});
-      persist(self, std::move(batch), [self, name, copy, reply](const status& s) {
+      persist_change(self, kind, name, std::move(batch), [self, name, copy, reply](const status& s) {
         auto& st = self->state;
-        end_change(st, resource_kind::queue, name);
         if (!s.ok())
           return respond(reply, result<api::object>{s});
         auto i = st.queues.find(name);

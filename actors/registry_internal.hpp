@@ -286,10 +286,11 @@ void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply)
 /// Writes of a node, queue, PodGroup or pod through the API on their way to the store (an update,
 /// a delete, an action), by kind and key: while one is, another change of the object is refused
 /// (change_refused, 409), so that neither an acknowledged update is lost under another nor a
-/// deleted object's record written again after its deletion's.
+/// deleted object's record written again after its deletion's. persist_change writes `batch`
+/// (persist) with the object's change marked under way until `then` runs.
 bool change_on_its_way(const registry_state& st, api::resource_kind kind, std::string_view key);
-void begin_change(registry_state& st, api::resource_kind kind, std::string_view key);
-void end_change(registry_state& st, api::resource_kind kind, std::string_view key);
+void persist_change(self_ptr self, api::resource_kind kind, const std::string& key,
+                    storage::write_batch batch, std::function<void(const status&)> then);
 status change_refused(api::resource_kind kind, std::string_view name);
 /// The scheduling side takes an object's new spec, from an update through the API or from the
 /// apiserver's watch: a node's actor and the cluster's view take it and waiting gangs try

@@ -76,12 +76,15 @@ bool change_on_its_way(const registry_state& st, resource_kind kind, std::string
   return st.changing.count(change_key(kind, key)) != 0;
 }
 
-void begin_change(registry_state& st, resource_kind kind, std::string_view key) {
-  st.changing.insert(change_key(kind, key));
-}
-
-void end_change(registry_state& st, resource_kind kind, std::string_view key) {
-  st.changing.erase(change_key(kind, key));
+void persist_change(self_ptr self, resource_kind kind, const std::string& key,
+                    storage::write_batch batch, std::function<void(const status&)> then) {
+  auto marker = change_key(kind, key);
+  self->state.changing.insert(marker);
+  persist(self, std::move(batch),
+          [self, marker = std::move(marker), then = std::move(then)](const status& s) {
+            self->state.changing.erase(marker);
+            then(s);
+          });
 }
 
 status change_refused(resource_kind kind, std::string_view name) {
@@ -107,14 +110,12 @@ status stale_version(resource_kind kind, std::string_view name) {
 template <class Apply>
 void write_update(self_ptr self, resource_kind kind, const std::string& key,
                   storage::write_batch batch, object_reply reply, Apply apply) {
-  begin_change(self->state, kind, key);
-  persist(self, std::move(batch),
-          [self, kind, key, reply, apply = std::move(apply)](const status& s) mutable {
-            end_change(self->state, kind, key);
-            if (!s.ok())
-              return respond(reply, result<api::object>{s});
-            apply();
-          });
+  persist_change(self, kind, key, std::move(batch),
+                 [reply, apply = std::move(apply)](const status& s) mutable {
+                   if (!s.ok())
+                     return respond(reply, result<api::object>{s});
+                   apply();
+                 });
 }
 
 // The checks every update makes before its own: nothing else under way, the version named the
