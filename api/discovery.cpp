@@ -119,8 +119,7 @@ json::value openapi_v3_index() {
   json::object paths;
   for (const auto& [group, version] : served_group_versions()) {
     auto path = openapi_path(group, version);
-    // The hash names the document's version for clients' caches; it changes with Phalanx's
-    // version of the served kinds, which the path and this revision say.
+    // Clients cache a document by its hash: raise the revision whenever the documents change.
     paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-1"}};
   }
   return json::object{{"paths", std::move(paths)}};
