@@ -302,6 +302,11 @@ struct kube_world::impl {
         o.job.meta = std::move(meta);
         return o;
       }
+      case api::resource_kind::priority_class: {
+        api::priority_class_object o;
+        o.priority_class.meta = std::move(meta);
+        return o;
+      }
       case api::resource_kind::pod:
         break;
     }

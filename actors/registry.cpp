@@ -30,6 +30,8 @@ std::string_view kind_title(api::resource_kind kind) {
       return "Queue";
     case api::resource_kind::job:
       return "Job";
+    case api::resource_kind::priority_class:
+      return "PriorityClass";
   }
   return "Object";
 }
@@ -100,9 +102,12 @@ uint64_t next_version(self_ptr self) {
   auto version = ++st.resource_version;
   if (version + version_block / 2 > st.version_ceiling)
     reserve_versions(self);
-  if (version == st.durable_version_ceiling + 1 && st.durable_version_ceiling != 0)
-    // Only if the store took longer to confirm a ceiling than the registry took to hand out
-    // 2 million versions: a crash now could hand this version out again after the restart.
+  // Only if the store took longer to confirm a ceiling than the registry took to hand out
+  // 2 million versions: a crash now could hand this version out again after the restart. Not
+  // during a start's restore, whose first write asks the new ceiling: what the restore creates
+  // (the default queue, the default PriorityClasses) is written after it.
+  if (version == st.durable_version_ceiling + 1 && st.durable_version_ceiling != 0 &&
+      st.ready->load())
     spdlog::warn("resource version {} is handed out above the durable ceiling {}", version,
                  st.durable_version_ceiling);
   return version;
@@ -268,16 +273,46 @@ std::vector<scheduler::queue> queue_specs(const registry_state& st) {
   return out;
 }
 
+const scheduler::priority_class* default_priority_class(const registry_state& st) {
+  // At most one is the default (create and update refuse a second); should a store hold two,
+  // the lowest value wins, as kube-apiserver's admission picks.
+  const scheduler::priority_class* found = nullptr;
+  for (const auto& [name, c] : st.priority_classes)
+    if (c->global_default && (!found || c->value < found->value))
+      found = c.get();
+  return found;
+}
+
+status check_sole_default(const registry_state& st, const scheduler::priority_class& c) {
+  if (!c.global_default)
+    return {};
+  std::string other = st.default_class_on_its_way;
+  if (const auto* d = default_priority_class(st); d && d->meta.name != c.meta.name)
+    other = d->meta.name.str();
+  if (other.empty() || other == c.meta.name)
+    return {};
+  return {errc::forbidden, "priorityclasses.scheduling.k8s.io \"" + c.meta.name.str() +
+                               "\" is forbidden: PriorityClass " + other +
+                               " is already marked as default. Only one default can exist"};
+}
+
 result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,
                                  int32_t given, std::string_view field) {
-  if (class_name.empty())
-    return given;
-  auto p = priority_of(st.ctx->config.scheduling, class_name);
-  if (!p)
+  if (class_name.empty()) {
+    // Kubernetes' admission gives the default class's value; a priority written in the spec is
+    // kept (the apiserver would refuse it; our manifests and load tests set it directly).
+    if (given != 0)
+      return given;
+    const auto* fallback = default_priority_class(st);
+    return fallback ? fallback->value : 0;
+  }
+  auto i = st.priority_classes.find(class_name);
+  if (i == st.priority_classes.end())
     return status{errc::invalid_argument,
                   std::string(field) + ": Not found: \"" + std::string(class_name) +
-                      "\": no PriorityClass with this name is configured"};
-  return *p;
+                      "\": no PriorityClass with name " + std::string(class_name) +
+                      " was found"};
+  return i->second->value;
 }
 
 } // namespace registry_detail
@@ -411,7 +446,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](list_atom, api::resource_kind kind, const api::list_options& options,
            const list_reply& reply) { do_list(self, kind, options, reply); },
     [self](delete_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
-           object_reply& reply) { do_delete(self, kind, ns, name, std::move(reply)); },
+           bool dry_run, object_reply& reply) {
+      do_delete(self, kind, ns, name, dry_run, std::move(reply));
+    },
     [self](update_atom, api::object& obj, bool dry_run, object_reply& reply) {
       do_update(self, std::move(obj), dry_run, std::move(reply));
     },

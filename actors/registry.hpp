@@ -41,8 +41,9 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   caf::reacts_to<read_atom, api::resource_kind, std::string, std::string, object_reply>,
   // List objects of a kind.
   caf::reacts_to<list_atom, api::resource_kind, api::list_options, list_reply>,
-  // Delete an object; answer with the object as it was, once durable.
-  caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, object_reply>,
+  // Delete an object; answer with the object as it was, once durable (dry run: at once, with
+  // nothing changed).
+  caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, bool, object_reply>,
   // Take a PUT's or PATCH's changes (api::service::update); answer once durable (dry run: with
   // the object as it would be, storing nothing).
   caf::reacts_to<update_atom, api::object, bool, object_reply>,
@@ -285,7 +286,7 @@ struct registry_state {
   std::map<std::string, queue_entry> queues;
   std::map<std::string, job_entry, std::less<>> jobs; // Found by any string type.
   /// The names of creations not yet durable, by kind (reserve_pod_name for pods).
-  std::unordered_set<std::string> reserved_names[5];
+  std::unordered_set<std::string> reserved_names[api::resource_kind_count];
   /// The names pods created one at a time (through the API, by a simulated spawner) share with
   /// the other pods of their group: share_pod_names. A job's pods share them already.
   scheduler::shared_string_pool pod_names;
@@ -311,6 +312,13 @@ struct registry_state {
   /// of the one marked globalDefault; until then the configuration's priorityClasses.
   std::optional<std::map<std::string, int32_t, std::less<>>> watched_priority_classes;
   std::optional<int32_t> default_priority;
+  /// Standalone mode: the PriorityClasses served (scheduling.k8s.io/v1), by name. Objects take
+  /// their priority from them at creation (resolve_priority).
+  std::map<std::string, std::shared_ptr<const scheduler::priority_class>, std::less<>>
+      priority_classes;
+  /// A class whose write making it the global default (a create or an update) is on its way to
+  /// the store, or empty: no other may become the default meanwhile.
+  std::string default_class_on_its_way;
   /// Preemption (registry_preemption.cpp): the planner that chooses victims, made at the first
   /// ask, and the pods whose eviction the world was asked for (Kubernetes mode: they stay in the
   /// cache until the watch shows them gone, and are not chosen twice meanwhile).
@@ -332,7 +340,7 @@ struct registry_state {
 
   std::vector<watcher> watchers;
   std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)
-  std::array<bool, 5> watched{};                              // Any watcher per kind.
+  std::array<bool, api::resource_kind_count> watched{};       // Any watcher per kind.
 
   /// An event as kept: `scheduler::event` with its texts shared through `event_texts`, 48
   /// bytes where the event's three strings take 120 and a heap block for a long message. Every

@@ -184,6 +184,38 @@ void create_queue(self_ptr self, scheduler::queue q, bool dry_run, object_reply 
   });
 }
 
+void create_priority_class(self_ptr self, scheduler::priority_class c, bool dry_run,
+                           object_reply reply) {
+  auto& st = self->state;
+  auto key = c.meta.name.str();
+  if (name_taken(st, resource_kind::priority_class, key))
+    return respond(reply, result<api::object>{already_exists(resource_kind::priority_class, key)});
+  if (auto s = check_sole_default(st, c); !s.ok())
+    return respond(reply, result<api::object>{s});
+  stamp_new(self, c.meta);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::priority_class_object{std::move(c)}});
+  c.meta.resource_version = next_version(self);
+  st.reserved_names[kind_index(resource_kind::priority_class)].insert(key);
+  if (c.global_default)
+    st.default_class_on_its_way = key;
+  storage::write_batch batch;
+  batch.put(c);
+  persist(self, std::move(batch), [self, c, key, reply](const status& s) mutable {
+    auto& st = self->state;
+    st.reserved_names[kind_index(resource_kind::priority_class)].erase(key);
+    if (st.default_class_on_its_way == key)
+      st.default_class_on_its_way.clear();
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    auto stored = std::make_shared<const scheduler::priority_class>(std::move(c));
+    st.priority_classes[key] = stored;
+    api::object view{api::priority_class_object{*stored}};
+    announce(self, api::watch_event::type::added, view);
+    respond(reply, result<api::object>{std::move(view)});
+  });
+}
+
 void create_group(self_ptr self, scheduler::pod_group g, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto key = object_key(g.meta.namespace_name, g.meta.name);
@@ -419,6 +451,10 @@ void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
       for (const auto& [key, j] : st.jobs)
         f(api::object{job_view(st, j)});
       break;
+    case resource_kind::priority_class:
+      for (const auto& [name, c] : st.priority_classes)
+        f(api::object{api::priority_class_object{*c}});
+      break;
   }
 }
 
@@ -429,13 +465,15 @@ bool matches(const api::list_options& options, const api::object& obj) {
   return options.selector.matches(meta.labels);
 }
 
-void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
+void delete_group(self_ptr self, uint64_t gang, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto& g = st.groups.at(gang);
   auto key = g.key.str();
   if (change_on_its_way(st, resource_kind::pod_group, key))
     return respond(reply, result<api::object>{
                               change_refused(resource_kind::pod_group, g.group->meta.name)});
+  if (dry_run)
+    return respond(reply, result<api::object>{api::object{group_view(st, g)}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::pod_group, key);
   persist_change(self, resource_kind::pod_group, key, std::move(batch),
@@ -456,9 +494,11 @@ void delete_group(self_ptr self, uint64_t gang, object_reply reply) {
 
 } // namespace
 
-void delete_job(self_ptr self, const std::string& key, object_reply reply) {
+void delete_job(self_ptr self, const std::string& key, bool dry_run, object_reply reply) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
+  if (dry_run)
+    return respond(reply, result<api::object>{api::object{job_view(st, j)}});
   j.deleting = true;  // Its controller makes no pod any more (registry_jobs.cpp).
   j.waiting.clear();
   std::vector<uint64_t> pods;
@@ -505,7 +545,7 @@ void delete_job(self_ptr self, const std::string& key, object_reply reply) {
 
 namespace {
 
-void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
+void delete_queue(self_ptr self, const std::string& name, bool dry_run, object_reply reply) {
   auto& st = self->state;
   if (name == scheduler::default_queue_name)
     return respond(
@@ -527,6 +567,8 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
                        "): delete them first, or close the queue to stop new work"}});
   if (change_on_its_way(st, resource_kind::queue, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::queue, name)});
+  if (dry_run)
+    return respond(reply, result<api::object>{api::object{queue_view(st, st.queues.at(name))}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);
   persist_change(self, resource_kind::queue, name, std::move(batch),
@@ -549,10 +591,48 @@ void delete_queue(self_ptr self, const std::string& name, object_reply reply) {
   });
 }
 
-void delete_node(self_ptr self, const std::string& name, object_reply reply) {
+void delete_priority_class(self_ptr self, const std::string& name, bool dry_run,
+                           object_reply reply) {
+  auto& st = self->state;
+  // kube-apiserver's rule, in its words: pods of the system's own components name them.
+  if (scheduler::find_system_priority_class(name))
+    return respond(reply,
+                   result<api::object>{status{errc::forbidden,
+                                              "priorityclasses.scheduling.k8s.io \"" + name +
+                                                  "\" is forbidden: this is a system priority "
+                                                  "class and cannot be deleted"}});
+  if (change_on_its_way(st, resource_kind::priority_class, name))
+    return respond(reply,
+                   result<api::object>{change_refused(resource_kind::priority_class, name)});
+  if (dry_run)
+    return respond(reply, result<api::object>{
+                              api::object{api::priority_class_object{*st.priority_classes.at(name)}}});
+  storage::write_batch batch;
+  batch.erase(storage::record_kind::priority_class, name);
+  // Objects keep the priority they took from it, as Kubernetes' pods keep their admitted one.
+  persist_change(self, resource_kind::priority_class, name, std::move(batch),
+                 [self, name, reply](const status& s) {
+    auto& st = self->state;
+    auto i = st.priority_classes.find(name);
+    if (i == st.priority_classes.end())
+      return respond(reply,
+                     result<api::object>{not_found(resource_kind::priority_class, name)});
+    if (!s.ok())
+      return respond(reply, result<api::object>{s});
+    api::priority_class_object view{*i->second};
+    view.priority_class.meta.resource_version = next_version(self);
+    st.priority_classes.erase(i);
+    announce(self, api::watch_event::type::deleted, view);
+    respond(reply, result<api::object>{api::object{view}});
+  });
+}
+
+void delete_node(self_ptr self, const std::string& name, bool dry_run, object_reply reply) {
   auto& st = self->state;
   if (change_on_its_way(st, resource_kind::node, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::node, name)});
+  if (dry_run)
+    return respond(reply, result<api::object>{api::object{node_view(st.nodes.at(name))}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::node, name);
   // Pods on a deleted node cannot go on: they fail, as after a node loss. A version of its own:
@@ -676,6 +756,8 @@ void do_create(self_ptr self, api::object obj, bool dry_run, object_reply reply)
           create_group(self, std::move(o.group), dry_run, std::move(reply));
         else if constexpr (std::is_same_v<T, api::pod_object>)
           create_pod(self, std::move(o.pod), dry_run, std::move(reply));
+        else if constexpr (std::is_same_v<T, api::priority_class_object>)
+          create_priority_class(self, std::move(o.priority_class), dry_run, std::move(reply));
         else
           create_job(self, std::move(o), dry_run, std::move(reply));
       },
@@ -708,6 +790,10 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
       if (auto i = st.jobs.find(key); i != st.jobs.end())
         found = job_view(st, i->second);
       break;
+    case resource_kind::priority_class:
+      if (auto i = st.priority_classes.find(name); i != st.priority_classes.end())
+        found = api::priority_class_object{*i->second};
+      break;
   }
   if (!found)
     return respond(reply, result<api::object>{not_found(kind, name)});
@@ -733,7 +819,7 @@ void do_list(self_ptr self, resource_kind kind, const api::list_options& options
 }
 
 void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
-               object_reply reply) {
+               bool dry_run, object_reply reply) {
   if (refused_in_kubernetes_mode(self, reply))
     return;
   auto& st = self->state;
@@ -744,6 +830,8 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
       if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
       auto view = pod_view(st, id, st.pods.at(id));
+      if (dry_run)
+        return respond(reply, result<api::object>{api::object{std::move(view)}});
       // A job's pod deleted by someone else than its controller: PodEvicted for the job.
       auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted,
                                   scheduler::is_terminal(st.pods.at(id).phase()));
@@ -760,7 +848,7 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
     case resource_kind::node:
       if (auto i = st.nodes.find(name); i == st.nodes.end() || !i->second.live)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      return delete_node(self, name, std::move(reply));
+      return delete_node(self, name, dry_run, std::move(reply));
     case resource_kind::pod_group: {
       auto gang = st.group_ids.find(key);
       if (gang == 0)
@@ -776,16 +864,20 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
             reply, result<api::object>{status{errc::failed_precondition,
                                               "podgroups \"" + name + "\" belongs to job " +
                                                   g.job_key + "; delete the job"}});
-      return delete_group(self, gang, std::move(reply));
+      return delete_group(self, gang, dry_run, std::move(reply));
     }
     case resource_kind::queue:
       if (!st.queues.count(name))
         return respond(reply, result<api::object>{not_found(kind, name)});
-      return delete_queue(self, name, std::move(reply));
+      return delete_queue(self, name, dry_run, std::move(reply));
     case resource_kind::job:
       if (!st.jobs.count(key))
         return respond(reply, result<api::object>{not_found(kind, name)});
-      return delete_job(self, key, std::move(reply));
+      return delete_job(self, key, dry_run, std::move(reply));
+    case resource_kind::priority_class:
+      if (!st.priority_classes.count(name))
+        return respond(reply, result<api::object>{not_found(kind, name)});
+      return delete_priority_class(self, name, dry_run, std::move(reply));
   }
 }
 

@@ -72,6 +72,8 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
       return st.queues.count(key) != 0;
     case resource_kind::job:
       return st.jobs.count(key) != 0;
+    case resource_kind::priority_class:
+      return st.priority_classes.count(key) != 0;
   }
   return false;
 }

@@ -249,8 +249,20 @@ std::vector<scheduler::queue> queue_specs(const registry_state& st);
 /// it and every ancestor are Open and it is a leaf (has no child queues).
 status check_queue_accepts(const registry_state& st, const std::string& queue,
                            std::string_view field);
+/// The priority of an object created now naming `class_name` (at `field`), as Kubernetes'
+/// Priority admission resolves it, from the PriorityClasses served: the class's value; with no
+/// class, `given` if not 0, else the global default class's value, else 0. invalid_argument
+/// naming the field when no class has that name.
 result<int32_t> resolve_priority(const registry_state& st, std::string_view class_name,
                                  int32_t given, std::string_view field);
+/// The PriorityClass marked globalDefault, or null.
+const scheduler::priority_class* default_priority_class(const registry_state& st);
+/// Forbidden (403, kube-apiserver's words) when `c` would be the global default while another
+/// class is, or is becoming it.
+status check_sole_default(const registry_state& st, const scheduler::priority_class& c);
+/// Creates what the configuration's priorityClasses (and Kubernetes' system classes) name and
+/// the store lacks: the defaults a start makes, as kube-apiserver makes its system classes.
+void create_default_priority_classes(self_ptr self);
 
 // API operations (registry_api.cpp).
 /// Dry run (api::write_options): every check, and the answer the object as it would be.
@@ -259,8 +271,9 @@ void do_get(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, const object_reply& reply);
 void do_list(self_ptr self, api::resource_kind kind, const api::list_options& options,
              const list_reply& reply);
+/// Dry run: every check of the delete, and the answer the object as it is; nothing changes.
 void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
-               const std::string& name, object_reply reply);
+               const std::string& name, bool dry_run, object_reply reply);
 /// Answers for the API's operations.
 std::string kind_plural(api::resource_kind k);
 status already_exists(api::resource_kind k, std::string_view name);
@@ -368,8 +381,8 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
 /// waits for a step under way; a job that ended or is suspended is left alone.
 void sync_job_pods(self_ptr self, const std::string& key);
 /// Deletes a job with its PodGroup and pods (the API's delete, and the collector of finished
-/// jobs past their ttlSecondsAfterFinished); `reply` may be null.
-void delete_job(self_ptr self, const std::string& key, object_reply reply);
+/// jobs past their ttlSecondsAfterFinished); `reply` may be null. Dry run: the answer only.
+void delete_job(self_ptr self, const std::string& key, bool dry_run, object_reply reply);
 /// At a start: jobs stored Restarting (stopped between a step's two writes) finish the step, and
 /// jobs that go on make the pods they miss (deleted before a stop, not yet made again).
 void start_job_controller(self_ptr self);

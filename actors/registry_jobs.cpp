@@ -260,7 +260,7 @@ void collect_when_due(self_ptr self, const std::string& key) {
     spdlog::info("job {} finished and its ttlSecondsAfterFinished passed: deleted", key);
     job_event(self, *i->second.job, "Normal", "TTLExpired",
               "ttlSecondsAfterFinished passed since it finished: deleted");
-    delete_job(self, key, nullptr);
+    delete_job(self, key, /*dry_run=*/false, nullptr);
   });
 }
 

@@ -5,10 +5,12 @@
 
 #include "scheduler/job.hpp"
 #include "scheduler/placeholders.hpp"
+#include "scheduler/validation.hpp"
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <map>
 
 #include <string_view>
 #include <unordered_map>
@@ -168,6 +170,14 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     add_queue(self, std::move(q));
   }
 
+  for (auto& c : loaded.priority_classes) {
+    auto name = c.meta.name.str();
+    st.priority_classes[name] = std::make_shared<const scheduler::priority_class>(std::move(c));
+  }
+  // Kubernetes mode: the cluster's classes come from the apiserver's watch.
+  if (!st.world_is_kubernetes)
+    create_default_priority_classes(self);
+
   std::unordered_map<std::string, std::string> job_of_group;
   for (auto& j : loaded.jobs) {
     auto key = object_key(j.job.meta.namespace_name, j.job.meta.name);
@@ -289,6 +299,46 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   start_job_controller(self);
   st.ready->store(true);
   st.ctx->metrics->ready.set(1);
+}
+
+void create_default_priority_classes(self_ptr self) {
+  auto& st = self->state;
+  std::map<std::string, int32_t, std::less<>> wanted(st.ctx->config.scheduling.priority_classes);
+  for (const auto& c : scheduler::system_priority_classes)
+    wanted.emplace(std::string(c.name), c.value);
+  storage::write_batch batch;
+  for (const auto& [name, value] : wanted) {
+    if (auto i = st.priority_classes.find(name); i != st.priority_classes.end()) {
+      // The stored class is the truth: it was created so, or changed through the API since.
+      if (i->second->value != value)
+        spdlog::warn("msg=\"PriorityClass kept as stored\" name={} value={} configured={}", name,
+                     i->second->value, value);
+      continue;
+    }
+    scheduler::priority_class c;
+    c.meta.name = name;
+    c.value = value;
+    c.description = scheduler::find_system_priority_class(name)
+                        ? "Used for system critical pods that must run in the cluster"
+                        : "Created at start from phalanxd's configuration (priorityClasses)";
+    if (auto errors = scheduler::validate(c); !errors.empty()) {
+      spdlog::error("msg=\"configured PriorityClass not created\" name={} error=\"{}\"", name,
+                    scheduler::to_status("PriorityClass", name, errors).message());
+      continue;
+    }
+    c.meta.uid = new_uid(self);
+    c.meta.creation_time = st.ctx->now();
+    c.meta.resource_version = next_version(self);
+    batch.put(c);
+    st.priority_classes[name] = std::make_shared<const scheduler::priority_class>(std::move(c));
+  }
+  if (batch.empty())
+    return;
+  // As the default queue: made again at the next start should this write be lost.
+  persist(self, std::move(batch), [](const status& s) {
+    if (!s.ok())
+      spdlog::error("could not persist the default PriorityClasses: {}", s.to_string());
+  });
 }
 
 bool restore_parked(self_ptr self, group_entry& g) {

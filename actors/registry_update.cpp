@@ -397,6 +397,57 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
                });
 }
 
+void update_priority_class(self_ptr self, const scheduler::priority_class& want, bool dry_run,
+                           object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  auto i = st.priority_classes.find(name);
+  if (i == st.priority_classes.end())
+    return respond(reply, result<api::object>{not_found(resource_kind::priority_class, name)});
+  const auto& current = *i->second;
+  if (!may_update(self, resource_kind::priority_class, name, name, want.meta.resource_version,
+                  current.meta.resource_version, reply))
+    return;
+  auto next = want;
+  next.meta.uid = current.meta.uid;
+  next.meta.creation_time = current.meta.creation_time;
+  next.meta.resource_version = current.meta.resource_version;
+  if (next == current)
+    return respond(reply, result<api::object>{api::object{api::priority_class_object{current}}});
+  // The API refuses these already (api/update.cpp); the catalog holds them whatever asks.
+  scheduler::field_errors errors;
+  if (next.value != current.value)
+    errors.push_back(scheduler::forbidden_error("value", "may not be changed in an update."));
+  if (next.preemption != current.preemption)
+    errors.push_back({scheduler::field_error_type::invalid, "preemptionPolicy",
+                      scheduler::go_quote(scheduler::to_string(next.preemption)),
+                      "field is immutable"});
+  if (!errors.empty())
+    return respond(reply, result<api::object>{scheduler::to_status("PriorityClass", name, errors)});
+  if (auto s = check_sole_default(st, next); !s.ok())
+    return respond(reply, result<api::object>{s});
+  if (dry_run)
+    return respond(reply, result<api::object>{api::object{api::priority_class_object{next}}});
+  next.meta.resource_version = next_version(self);
+  if (next.global_default)
+    st.default_class_on_its_way = name;
+  storage::write_batch batch;
+  batch.put(next);
+  persist_change(self, resource_kind::priority_class, name, std::move(batch),
+                 [self, name, next, reply](const status& s) {
+                   auto& st = self->state;
+                   if (st.default_class_on_its_way == name)
+                     st.default_class_on_its_way.clear();
+                   if (!s.ok())
+                     return respond(reply, result<api::object>{s});
+                   auto stored = std::make_shared<const scheduler::priority_class>(next);
+                   st.priority_classes[name] = stored;
+                   api::object view{api::priority_class_object{*stored}};
+                   announce(self, api::watch_event::type::modified, view);
+                   respond(reply, result<api::object>{std::move(view)});
+                 });
+}
+
 } // namespace
 
 void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply) {
@@ -413,6 +464,8 @@ void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply)
           update_queue(self, o.queue, dry_run, std::move(reply));
         else if constexpr (std::is_same_v<T, api::pod_group_object>)
           update_group(self, std::move(o.group), dry_run, std::move(reply));
+        else if constexpr (std::is_same_v<T, api::priority_class_object>)
+          update_priority_class(self, o.priority_class, dry_run, std::move(reply));
         else
           respond(reply, result<api::object>{status{
                              errc::invalid_argument,

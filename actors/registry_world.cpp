@@ -398,6 +398,7 @@ std::vector<std::string> cached_keys(const registry_state& st, resource_kind kin
         out.push_back(object_key(e.pod->meta.namespace_name, e.pod->meta.name));
       break;
     case resource_kind::job:
+    case resource_kind::priority_class:  // Sent whole (apply_priority_classes).
       break;
   }
   return out;
@@ -428,6 +429,7 @@ void remove_objects(self_ptr self, resource_kind kind, const std::vector<std::st
           pods.push_back(id);
         break;
       case resource_kind::job:
+      case resource_kind::priority_class:
         break;
     }
   }
@@ -514,6 +516,7 @@ void do_world_delta(self_ptr self, world_delta d) {
     case resource_kind::pod:
       return upsert_pods(self, std::move(d.objects), std::move(batch));
     case resource_kind::job:
+    case resource_kind::priority_class:
       break;
   }
   persist_checkpoint(self, std::move(batch));

@@ -49,6 +49,7 @@ class runtime_service final : public api::service {
 
   using api::service::create;
   using api::service::update;
+  using api::service::remove;
   void create(api::object obj, const api::write_options& options, object_callback done) override {
     caf::anon_send(registry_, create_atom::value, std::move(obj), options.dry_run,
                    std::make_shared<object_callback>(std::move(done)));
@@ -63,9 +64,9 @@ class runtime_service final : public api::service {
                    std::make_shared<list_callback>(std::move(done)));
   }
   void remove(api::resource_kind kind, std::string ns, std::string name,
-              object_callback done) override {
+              const api::write_options& options, object_callback done) override {
     caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name),
-                   std::make_shared<object_callback>(std::move(done)));
+                   options.dry_run, std::make_shared<object_callback>(std::move(done)));
   }
   void update(api::object obj, const api::write_options& options, object_callback done) override {
     caf::anon_send(registry_, update_atom::value, std::move(obj), options.dry_run,

@@ -73,7 +73,11 @@ struct scheduling_config {
   /// Pods whose spec.schedulerName is one of these are scheduled; others are stored and left
   /// alone. An empty schedulerName counts as ours. Default: phalanx, volcano.
   std::vector<std::string> scheduler_names{"phalanx", "volcano"};
-  /// priorityClassName -> priority. Default: Kubernetes' two system classes.
+  /// priorityClassName -> priority: in standalone mode, PriorityClasses created at start when
+  /// the store has none of that name (a class deleted comes back at the next start; one changed
+  /// through the API keeps its change). Kubernetes' two system classes are created whatever this
+  /// says. In Kubernetes mode, the priorities used until the cluster's classes are watched.
+  /// Default: the two system classes.
   std::map<std::string, int32_t, std::less<>> priority_classes{
       {"system-cluster-critical", 2000000000}, {"system-node-critical", 2000001000}};
 };

@@ -379,6 +379,8 @@ outcome<object> decode_as(const json::value& v, const decode_options& options,
           model_errors = scheduler::validate(o.group);
         else if constexpr (std::is_same_v<T, queue_object>)
           model_errors = scheduler::validate(o.queue);
+        else if constexpr (std::is_same_v<T, priority_class_object>)
+          model_errors = scheduler::validate(o.priority_class);
         else
           model_errors = scheduler::validate(o.job);
       },
@@ -475,6 +477,12 @@ outcome<object> decode_object(const json::value& v, const decode_options& option
                                                    wire::reader& r) -> object {
         return wire::read_job(m, raw, r);
       });
+    case resource_kind::priority_class:
+      return decode_as<v1::PriorityClass>(
+        v, options, k,
+        [](const v1::PriorityClass& m, const json::value&, wire::reader& r) -> object {
+          return wire::read_priority_class(m, r);
+        });
   }
   return api_error::bad_request("unknown kind");
 }
@@ -669,6 +677,8 @@ json::value encode_object(const object& o) {
         return object_json(wire::write_pod_group(x));
       } else if constexpr (std::is_same_v<T, queue_object>) {
         return object_json(wire::write_queue(x));
+      } else if constexpr (std::is_same_v<T, priority_class_object>) {
+        return object_json(wire::write_priority_class(x));
       } else {
         json::object out = object_json(wire::write_job(x));
         const auto& j = x.job;

@@ -21,6 +21,7 @@ struct group_entry {
 constexpr group_entry groups[] = {
   {"scheduling.volcano.sh", "v1beta1"},
   {"batch.volcano.sh", "v1alpha1"},
+  {"scheduling.k8s.io", "v1"},
 };
 
 void fill_group(const group_entry& g, v1::APIGroup& out) {

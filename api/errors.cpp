@@ -87,8 +87,9 @@ errc errc_of(status_reason r) noexcept {
     case status_reason::unsupported_media_type:
       return errc::invalid_argument;
     case status_reason::unauthorized:
-    case status_reason::forbidden:
       return errc::unauthenticated;
+    case status_reason::forbidden:
+      return errc::forbidden;
     case status_reason::not_found:
       return errc::not_found;
     case status_reason::already_exists:
@@ -137,6 +138,9 @@ api_error api_error::from(const status& s) {
       break;
     case errc::unauthenticated:
       e.reason = status_reason::unauthorized;
+      break;
+    case errc::forbidden:
+      e.reason = status_reason::forbidden;
       break;
     case errc::unavailable:
       e.reason = status_reason::service_unavailable;

@@ -2,7 +2,9 @@
 
 #include "api/codec.hpp"
 #include "api/discovery.hpp"
+#include "api/json_mapper.hpp"
 #include "api/kinds.hpp"
+#include "api/kube_protobuf.hpp"
 #include "api/label_selector.hpp"
 #include "api/update.hpp"
 
@@ -255,6 +257,20 @@ api_error with_details(api_error e, const kind_info& k, std::string_view name) {
   return e;
 }
 
+// DeleteOptions.dryRun: absent or empty, or ["All"].
+outcome<bool> delete_dry_run(const json::object& options) {
+  const auto* dry = options.if_contains("dryRun");
+  if (dry == nullptr || dry->is_null())
+    return false;
+  if (!dry->is_array())
+    return api_error::bad_request("dryRun: must be a list of strings");
+  for (const auto& v : dry->get_array())
+    if (!v.is_string() || v.get_string() != "All")
+      return api_error::bad_request("dryRun: Unsupported value: " + render_value(v) +
+                                    ": supported values: \"All\"");
+  return !dry->get_array().empty();
+}
+
 std::optional<object_action::type> action_of(resource_kind kind, std::string_view sub) {
   using t = object_action::type;
   switch (kind) {
@@ -281,6 +297,7 @@ std::optional<object_action::type> action_of(resource_kind kind, std::string_vie
         return t::fail_pod;
       break;
     case resource_kind::pod_group:
+    case resource_kind::priority_class:
       break;
   }
   return std::nullopt;
@@ -496,7 +513,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     if (seg.empty()) {
       json::array paths;
       for (auto p : {"/api", "/api/v1", "/apis", "/apis/batch.volcano.sh",
-                     "/apis/batch.volcano.sh/v1alpha1", "/apis/scheduling.volcano.sh",
+                     "/apis/batch.volcano.sh/v1alpha1", "/apis/scheduling.k8s.io",
+                     "/apis/scheduling.k8s.io/v1", "/apis/scheduling.volcano.sh",
                      "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
                      "/openapi/v3", "/readyz", "/version"})
         paths.emplace_back(p);
@@ -538,17 +556,12 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return fail(not_found_path());
   }
   const kind_info& k = info(route.kind);
-  // dryRun=All: a create or update is checked whole and answered, nothing stored. Kubernetes
-  // takes it on deletes too; Phalanx does not (its deletes' checks are not split from them).
+  // dryRun=All: a create, update or delete is checked whole and answered, nothing changed.
   write_options write;
   if (auto dry = q("dryRun"); !dry.empty()) {
     if (dry != "All")
       return fail(api_error::bad_request("dryRun: Unsupported value: " + scheduler::go_quote(dry) +
                                          ": supported values: \"All\""));
-    if (method == "DELETE")
-      return fail(api_error::bad_request("dryRun is not supported for deletes by Phalanx: "
-                                         "creates and updates take it"),
-                  "DELETE");
     write.dry_run = true;
   }
   const auto validation = field_validation_of(q("fieldValidation"));
@@ -695,13 +708,16 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
 
   auto out = negotiate(req.accept, false).value_or(output::json);
 
-  // A POST's or PUT's body: one object, as JSON or YAML, within the body limit.
+  // A POST's or PUT's body: one object, as JSON or YAML (or, for the kinds typed clients send
+  // so, Kubernetes' protobuf encoding), within the body limit.
   auto object_body = [&]() -> outcome<json::value> {
     std::string type = media_type(req.content_type);
     parse_limits limits;
     limits.max_bytes = options_.max_body_bytes;
     if (is_json_type(type))
       return parse_json(req.body, limits);
+    if (type == kube_protobuf_type)
+      return kube_protobuf_to_json(req.body);
     if (!is_yaml_type(type))
       return unsupported_media("the body's Content-Type " + scheduler::go_quote(req.content_type) +
                                " is not supported: send application/json or application/yaml");
@@ -818,7 +834,21 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return fail(method_not_allowed("DELETE needs an object: " + std::string(k.plural) +
                                      " collections cannot be deleted at once"),
                   "DELETE");
-    svc_.remove(route.kind, ns, name,
+    // kubectl and client-go send their DeleteOptions as the body (`kubectl delete
+    // --dry-run=server` says dryRun there, not in the query).
+    if (!req.body.empty()) {
+      parse_limits limits;
+      limits.max_bytes = options_.max_body_bytes;
+      auto options = parse_json(req.body, limits);
+      if (!options || !options->is_object())
+        return fail(api_error::bad_request("the body of a DELETE must be a DeleteOptions object"),
+                    "DELETE");
+      if (auto dry = delete_dry_run(options->get_object()); !dry)
+        return fail(dry.error(), "DELETE");
+      else
+        write.dry_run |= *dry;
+    }
+    svc_.remove(route.kind, ns, name, write,
                 hop([respond, k, name, out, object_answer](result<object> r) {
                   if (!r) {
                     auto resp = error_response(with_details(api_error::from(r.error()), k, name));

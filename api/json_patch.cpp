@@ -474,6 +474,8 @@ const std::vector<strategic_merge_key>& strategic_merge_keys(std::string_view ki
     return pod;
   if (kind == "Node")
     return node;
+  if (kind == "PriorityClass")
+    return meta;
   return none;
 }
 

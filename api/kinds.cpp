@@ -11,8 +11,9 @@ constexpr std::string_view node_short[] = {"no"};
 constexpr std::string_view pod_group_short[] = {"pg", "podgroup-v1beta1"};
 constexpr std::string_view queue_short[] = {"q", "queue-v1beta1"};
 constexpr std::string_view job_short[] = {"vcjob", "vj"};
+constexpr std::string_view priority_class_short[] = {"pc"};
 
-constexpr std::array<kind_info, 5> kinds = {{
+constexpr std::array<kind_info, 6> kinds = {{
   {resource_kind::pod, "", "v1", "v1", "Pod", "PodList", "pods", "pod", true, pod_short, "Pod"},
   {resource_kind::node, "", "v1", "v1", "Node", "NodeList", "nodes", "node", false, node_short,
    "Node"},
@@ -23,6 +24,9 @@ constexpr std::array<kind_info, 5> kinds = {{
    "Queue", "QueueList", "queues", "queue", false, queue_short, "Queue.scheduling.volcano.sh"},
   {resource_kind::job, "batch.volcano.sh", "v1alpha1", "batch.volcano.sh/v1alpha1", "Job",
    "JobList", "jobs", "job", true, job_short, "Job.batch.volcano.sh"},
+  {resource_kind::priority_class, "scheduling.k8s.io", "v1", "scheduling.k8s.io/v1",
+   "PriorityClass", "PriorityClassList", "priorityclasses", "priorityclass", false,
+   priority_class_short, "PriorityClass.scheduling.k8s.io"},
 }};
 
 static_assert(static_cast<std::size_t>(resource_kind_last) + 1 == kinds.size());

@@ -16,6 +16,8 @@ std::string_view to_string(resource_kind k) noexcept {
       return "queues";
     case resource_kind::job:
       return "jobs";
+    case resource_kind::priority_class:
+      return "priorityclasses";
   }
   return "unknown";
 }
@@ -34,8 +36,10 @@ const scheduler::object_meta& meta_of(const object& o) noexcept {
       return std::get<pod_group_object>(o).group.meta;
     case 3:
       return std::get<queue_object>(o).queue.meta;
-    default:
+    case 4:
       return std::get<job_object>(o).job.meta;
+    default:
+      return std::get<priority_class_object>(o).priority_class.meta;
   }
 }
 

@@ -22,9 +22,11 @@
 
 namespace phalanx::api {
 
-enum class resource_kind { pod, node, pod_group, queue, job };
+enum class resource_kind { pod, node, pod_group, queue, job, priority_class };
 std::string_view to_string(resource_kind k) noexcept;  // "pods", "nodes", "podgroups", ...
-inline constexpr resource_kind resource_kind_last = resource_kind::job;
+inline constexpr resource_kind resource_kind_last = resource_kind::priority_class;
+/// How many kinds there are, for tables indexed by kind.
+inline constexpr std::size_t resource_kind_count = std::size_t(resource_kind_last) + 1;
 
 /// Objects as the service keeps them: the model plus the status the runtime computes.
 struct pod_object {
@@ -48,7 +50,12 @@ struct job_object {
   scheduler::job job;
   scheduler::job_status status;
 };
-using object = std::variant<pod_object, node_object, pod_group_object, queue_object, job_object>;
+struct priority_class_object {
+  scheduler::priority_class priority_class;
+};
+/// In resource_kind order: kind_of(o) is o.index().
+using object = std::variant<pod_object, node_object, pod_group_object, queue_object, job_object,
+                            priority_class_object>;
 
 resource_kind kind_of(const object& o) noexcept;
 const scheduler::object_meta& meta_of(const object& o) noexcept;
@@ -168,8 +175,13 @@ class service {
 
   /// Deletes an object; a job deletes its PodGroup and pods, a PodGroup does not delete its pods.
   /// Calls back with the object as it was.
+  /// Dry run: every check of the delete runs, and the answer is the object as it is.
   virtual void remove(resource_kind kind, std::string namespace_name, std::string name,
-                      object_callback done) = 0;
+                      const write_options& options, object_callback done) = 0;
+  void remove(resource_kind kind, std::string namespace_name, std::string name,
+              object_callback done) {
+    remove(kind, std::move(namespace_name), std::move(name), {}, std::move(done));
+  }
 
   /// Takes the changes of `obj` to the stored object of the same kind, namespace and name: a
   /// PUT or PATCH, already made whole, checked and validated by the API (api/update.hpp).

@@ -73,6 +73,15 @@ constexpr std::array<table_column, 6> job_columns = {{
   {"QUEUE", "string", "", "The queue of the job (spec.queue).", 1},
 }};
 
+// kubectl's columns for PriorityClasses.
+constexpr std::array<table_column, 5> priority_class_columns = {{
+  {"Name", "string", "name", name_description, 0},
+  {"Value", "integer", "", "The priority of the objects naming the class (value).", 0},
+  {"Global-Default", "boolean", "", "Objects naming no class take this one (globalDefault).", 0},
+  {"Age", "string", "", age_description, 0},
+  {"PreemptionPolicy", "string", "", "PreemptLowerPriority or Never (preemptionPolicy).", 0},
+}};
+
 std::string age(scheduler::timestamp created, scheduler::timestamp now) {
   if (created == scheduler::timestamp{})
     return "<unknown>";
@@ -132,6 +141,8 @@ std::span<const table_column> table_columns(resource_kind kind) noexcept {
       return queue_columns;
     case resource_kind::job:
       return job_columns;
+    case resource_kind::priority_class:
+      return priority_class_columns;
   }
   return {};
 }
@@ -171,6 +182,12 @@ std::vector<json::value> table_cells(const object& o, scheduler::timestamp now) 
         cells.emplace_back(age(x.queue.meta.creation_time, now));
         cells.emplace_back(x.queue.weight);
         cells.emplace_back(scheduler::to_string(x.queue.state));
+      } else if constexpr (std::is_same_v<T, priority_class_object>) {
+        const auto& c = x.priority_class;
+        cells.emplace_back(c.value);
+        cells.emplace_back(c.global_default);
+        cells.emplace_back(age(c.meta.creation_time, now));
+        cells.emplace_back(scheduler::to_string(c.preemption));
       } else {
         cells.emplace_back(scheduler::to_string(x.status.phase));
         cells.emplace_back(x.status.min_available);

@@ -17,7 +17,9 @@ constexpr std::string_view json_patch_type = "application/json-patch+json";
 constexpr std::string_view merge_patch_type = "application/merge-patch+json";
 constexpr std::string_view strategic_patch_type = "application/strategic-merge-patch+json";
 
-bool is_core(const kind_info& k) { return k.group.empty(); }
+// Kubernetes' own kinds (core, scheduling.k8s.io) take strategic merge patches and unconditional
+// PUTs; Volcano's are custom resources, which take neither.
+bool is_built_in(const kind_info& k) { return !k.group.ends_with("volcano.sh"); }
 
 const json::object& object_at(const json::object& o, std::string_view key) {
   static const json::object empty;
@@ -38,10 +40,10 @@ bool meta_may_change(std::string_view key) {
          key == "managedFields" || key == "selfLink";
 }
 
-// The spec as the server would keep it: decoded and written again, so that a PUT of the manifest
-// an object was created from equals the object as served (defaults filled in the same way on
-// both sides). Null when it does not decode (the update's own decode then reports why).
-std::optional<json::object> normalized_spec(const json::value& v, resource_kind kind) {
+// The object as the server would keep it: decoded and written again, so that a PUT of the
+// manifest an object was created from equals the object as served (defaults filled in the same
+// way on both sides). Null when it does not decode (the update's own decode then reports why).
+std::optional<json::object> normalized(const json::value& v, resource_kind kind) {
   decode_options options;
   options.expected_kind = kind;
   options.read_status = false;
@@ -49,8 +51,30 @@ std::optional<json::object> normalized_spec(const json::value& v, resource_kind 
   auto decoded = decode_object(v, options);
   if (!decoded)
     return std::nullopt;
-  auto encoded = encode_object(*decoded);
-  return object_at(encoded.get_object(), "spec");
+  return encode_object(*decoded).get_object();
+}
+
+std::optional<json::object> normalized_spec(const json::value& v, resource_kind kind) {
+  auto whole = normalized(v, kind);
+  if (!whole)
+    return std::nullopt;
+  return object_at(*whole, "spec");
+}
+
+// A PriorityClass's value and preemptionPolicy never change (kube-apiserver's
+// ValidatePriorityClassUpdate, in its words): objects already took the value.
+void check_priority_class(const json::value& before, const json::value& after,
+                          scheduler::field_errors& errs) {
+  auto a = normalized(before, resource_kind::priority_class);
+  auto b = normalized(after, resource_kind::priority_class);
+  if (!a || !b)
+    return;
+  if (a->at("value") != b->at("value"))
+    errs.push_back(scheduler::forbidden_error("value", "may not be changed in an update."));
+  if (a->at("preemptionPolicy") != b->at("preemptionPolicy"))
+    errs.push_back({scheduler::field_error_type::invalid, "preemptionPolicy",
+                    scheduler::go_quote(b->at("preemptionPolicy").as_string()),
+                    "field is immutable"});
 }
 
 // What of the spec the kind lets change after creation: nothing else may differ.
@@ -59,6 +83,8 @@ void check_spec(const kind_info& k, const json::value& before, const json::value
   std::vector<std::string_view> may_change;
   std::string why;
   switch (k.kind) {
+    case resource_kind::priority_class:
+      return check_priority_class(before, after, errs);
     case resource_kind::pod:
       may_change = {"schedulingGates"};
       why = "pod updates may not change fields other than `spec.schedulingGates` (only "
@@ -90,11 +116,11 @@ std::string name_in(const json::object& meta) { return string_at(meta, "name"); 
 
 bool takes_patch_type(const kind_info& k, std::string_view type) {
   return type == json_patch_type || type == merge_patch_type ||
-         (is_core(k) && type == strategic_patch_type);
+         (is_built_in(k) && type == strategic_patch_type);
 }
 
 std::string_view patch_types_of(const kind_info& k) {
-  return is_core(k) ? "application/json-patch+json, application/merge-patch+json or "
+  return is_built_in(k) ? "application/json-patch+json, application/merge-patch+json or "
                       "application/strategic-merge-patch+json"
                     : "application/json-patch+json or application/merge-patch+json";
 }
@@ -198,7 +224,7 @@ outcome<object> prepare_update(const kind_info& k, const json::value& current, j
     expected = string_at(meta_before, "resourceVersion");
   uint64_t version = 0;
   if (expected.empty()) {
-    if (!is_core(k))
+    if (!is_built_in(k))
       return api_error::invalid(k.qualified_kind, name,
                                 {{scheduler::field_error_type::invalid, "metadata.resourceVersion",
                                   "0x0", "must be specified for an update"}});

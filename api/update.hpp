@@ -12,10 +12,12 @@
 //   and ownerReferences may change;
 // - a PUT's name and namespace must be the URL's (400), and its apiVersion and kind the kind's;
 // - the resourceVersion the update must find is the one the body names, else for a PATCH the one
-//   it was applied to; a PUT without one is unconditional for the core kinds and refused for
-//   custom resources (Volcano's kinds), as kube-apiserver refuses it for them;
-// - strategic merge patches are for the core kinds only; custom resources take JSON and merge
-//   patches (415 otherwise).
+//   it was applied to; a PUT without one is unconditional for Kubernetes' own kinds (core,
+//   scheduling.k8s.io) and refused for custom resources (Volcano's kinds), as kube-apiserver
+//   refuses it for them;
+// - strategic merge patches are for Kubernetes' own kinds only; custom resources take JSON and
+//   merge patches (415 otherwise);
+// - a PriorityClass's value and preemptionPolicy never change.
 
 #include "api/codec.hpp"
 #include "api/errors.hpp"

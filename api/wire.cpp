@@ -194,6 +194,7 @@ constexpr std::array<std::string_view, 5> pod_phases = {"Pending", "Running", "S
 constexpr std::array<std::string_view, 5> pod_group_phases = {"Pending", "Running", "Unknown",
                                                               "Inqueue", "Completed"};
 constexpr std::array<std::string_view, 3> queue_states = {"Open", "Closed", "Closing"};
+constexpr std::array<std::string_view, 2> preemption_policies = {"PreemptLowerPriority", "Never"};
 constexpr std::array<std::string_view, 10> job_phases = {
   "Pending",    "Aborting",  "Aborted",     "Running",    "Restarting",
   "Completing", "Completed", "Terminating", "Terminated", "Failed"};
@@ -1075,6 +1076,37 @@ v1::Queue write_queue(const queue_object& in) {
   st->set_completed(in.status.completed);
   write_resources(in.status.allocated, *st->mutable_allocated());
   write_resources(in.status.deserved, *st->mutable_deserved());
+  return out;
+}
+
+// ---- PriorityClasses
+
+priority_class_object read_priority_class(const v1::PriorityClass& in, reader& r) {
+  priority_class_object out;
+  auto& c = out.priority_class;
+  read_meta(in.metadata(), r, c.meta);
+  c.value = in.value();  // Absent: 0, as the apiserver defaults it.
+  c.global_default = in.global_default();
+  c.description = in.description();
+  // Absent means the default, as the apiserver defaults it; an empty text is not a policy.
+  if (in.has_preemption_policy()) {
+    if (auto p = read_enum(in.preemption_policy(), "preemptionPolicy", r,
+                           &scheduler::preemption_policy_from_string, preemption_policies))
+      c.preemption = *p;
+  }
+  return out;
+}
+
+v1::PriorityClass write_priority_class(const priority_class_object& in) {
+  v1::PriorityClass out;
+  const auto& c = in.priority_class;
+  out.set_kind("PriorityClass");
+  out.set_api_version("scheduling.k8s.io/v1");
+  write_meta(c.meta, *out.mutable_metadata());
+  out.set_value(c.value);
+  out.set_global_default(c.global_default);
+  out.set_description(c.description);
+  out.set_preemption_policy(std::string(scheduler::to_string(c.preemption)));
   return out;
 }
 

@@ -42,6 +42,7 @@ node_object read_node(const v1::Node& in, reader& r);
 pod_group_object read_pod_group(const v1::PodGroup& in, reader& r);
 queue_object read_queue(const v1::Queue& in, reader& r);
 job_object read_job(const v1::Job& in, const boost::json::value& raw, reader& r);
+priority_class_object read_priority_class(const v1::PriorityClass& in, reader& r);
 
 void write_meta(const scheduler::object_meta& in, v1::ObjectMeta& out);
 
@@ -51,6 +52,7 @@ v1::Node write_node(const node_object& in);
 v1::PodGroup write_pod_group(const pod_group_object& in);
 v1::Queue write_queue(const queue_object& in);
 v1::Job write_job(const job_object& in);
+v1::PriorityClass write_priority_class(const priority_class_object& in);
 
 /// A pod spec built from the model: one container "main" requesting the pod's requests (less
 /// the "pods" unit) and holding the pod's host ports (containerPort = hostPort), node name,

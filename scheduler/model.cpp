@@ -558,6 +558,11 @@ constexpr name_table<queue_state, 3> queue_state_names{{
     {queue_state::closing, "Closing"},
 }};
 
+constexpr name_table<preemption_policy, 2> preemption_policy_names{{
+    {preemption_policy::preempt_lower_priority, "PreemptLowerPriority"},
+    {preemption_policy::never, "Never"},
+}};
+
 } // namespace
 
 std::string_view to_string(taint_effect e) noexcept {
@@ -600,6 +605,20 @@ std::string_view to_string(queue_state s) noexcept {
 }
 std::optional<queue_state> queue_state_from_string(std::string_view text) noexcept {
   return value_of(queue_state_names, text);
+}
+
+std::string_view to_string(preemption_policy p) noexcept {
+  return name_of(preemption_policy_names, p);
+}
+std::optional<preemption_policy> preemption_policy_from_string(std::string_view text) noexcept {
+  return value_of(preemption_policy_names, text);
+}
+
+const system_priority_class* find_system_priority_class(std::string_view name) noexcept {
+  for (const auto& c : system_priority_classes)
+    if (c.name == name)
+      return &c;
+  return nullptr;
 }
 
 // ---------------------------------------------------------------------------------------------

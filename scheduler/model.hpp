@@ -8,6 +8,7 @@
 #include "scheduler/resources.hpp"
 #include "scheduler/shared_string.hpp"
 
+#include <array>
 #include <chrono>
 #include <compare>
 #include <cstddef>
@@ -511,6 +512,43 @@ struct queue {
 
 /// The name of the queue that exists from the start and takes gangs that name none.
 inline constexpr std::string_view default_queue_name = "default";
+
+/// Whether pods of a priority class may preempt lower-priority pods (Kubernetes'
+/// spec.preemptionPolicy): PreemptLowerPriority (the default) or Never.
+enum class preemption_policy { preempt_lower_priority, never };
+std::string_view to_string(preemption_policy p) noexcept;  // "PreemptLowerPriority", "Never"
+std::optional<preemption_policy> preemption_policy_from_string(std::string_view text) noexcept;
+inline constexpr preemption_policy preemption_policy_last = preemption_policy::never;
+
+/// A PriorityClass (scheduling.k8s.io/v1). Cluster-scoped. Pods, PodGroups and jobs name it;
+/// its value is resolved when they are created, as Kubernetes' Priority admission does, so a
+/// class changed or deleted later leaves the priorities it gave.
+struct priority_class {
+  object_meta meta;
+  int32_t value = 0;
+  /// Objects naming no class take this class's value. At most one class is the default.
+  bool global_default = false;
+  std::string description;
+  preemption_policy preemption = preemption_policy::preempt_lower_priority;
+  friend bool operator==(const priority_class&, const priority_class&) = default;
+};
+
+/// The highest value a class not reserved for the system may have (Kubernetes'
+/// HighestUserDefinablePriority); larger values belong to the system classes.
+inline constexpr int32_t highest_user_priority = 1'000'000'000;
+/// Names starting with this are reserved for the system classes.
+inline constexpr std::string_view system_priority_class_prefix = "system-";
+/// Kubernetes' system classes: the apiserver creates them at start, and they cannot be deleted.
+struct system_priority_class {
+  std::string_view name;
+  int32_t value;
+};
+inline constexpr std::array<system_priority_class, 2> system_priority_classes{{
+    {"system-cluster-critical", 2 * highest_user_priority},
+    {"system-node-critical", 2 * highest_user_priority + 1000},
+}};
+/// The system class of that name, or null.
+const system_priority_class* find_system_priority_class(std::string_view name) noexcept;
 
 /// One lifecycle policy of a Volcano job or task: on `event` (or any of `events`), or on a
 /// container exit code, take `action` (RestartJob, AbortJob, CompleteJob, ...).

@@ -20,6 +20,8 @@ std::string_view to_string(errc code) noexcept {
       return "too_large";
     case errc::unauthenticated:
       return "unauthenticated";
+    case errc::forbidden:
+      return "forbidden";
     case errc::unavailable:
       return "unavailable";
     case errc::corruption:

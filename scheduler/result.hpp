@@ -23,6 +23,7 @@ enum class errc {
   failed_precondition,// The system is not in a state that allows this (closed queue...).
   too_large,          // The input exceeds a size limit (HTTP 413).
   unauthenticated,    // Missing or wrong credentials (HTTP 401).
+  forbidden,          // A policy refuses it whoever asks (HTTP 403): a second default class.
   unavailable,        // Not ready or shutting down; retry later (HTTP 503).
   corruption,         // Stored data cannot be decoded.
   io_error,           // The operating system or storage failed.

@@ -1026,6 +1026,33 @@ field_errors validate(const queue& q) {
   return out;
 }
 
+field_errors validate(const priority_class& c) {
+  field_errors out;
+  validate_meta(c.meta, namespace_rule::cluster_scoped, is_dns1123_subdomain, out);
+  const std::string_view name = c.meta.name.view();
+  if (name.starts_with(system_priority_class_prefix)) {
+    // The apiserver's rule: the prefix is for its own classes, with their own values.
+    const auto* system = find_system_priority_class(name);
+    std::string why = !system ? std::string(name) + " is not a known system priority class"
+                      : c.value != system->value
+                          ? "value of " + std::string(name) + " PriorityClass must be " +
+                                std::to_string(system->value)
+                      : c.global_default
+                          ? "globalDefault of " + std::string(name) + " PriorityClass must be false"
+                          : std::string();
+    if (!why.empty())
+      out.push_back(forbidden_error("metadata.name",
+                                    "priority class names with '" +
+                                        std::string(system_priority_class_prefix) +
+                                        "' prefix are reserved for system use only. error: " +
+                                        why));
+  } else if (c.value > highest_user_priority) {
+    out.push_back(forbidden_error("value", "maximum allowed value of a user defined priority is " +
+                                               std::to_string(highest_user_priority)));
+  }
+  return out;
+}
+
 namespace {
 
 // "a: 3, b: 4": each named queue's positive amount of `resource`, in name order.

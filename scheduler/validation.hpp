@@ -200,6 +200,12 @@ field_errors validate(const pod_group& group, std::span<const pod* const> declar
 /// queue drains, never asked for); parent a DNS subdomain and not the queue itself.
 field_errors validate(const queue& q);
 
+/// A PriorityClass, as kube-apiserver validates one: name (DNS subdomain, required), no
+/// namespace; a name with the "system-" prefix only for Kubernetes' system classes, with their
+/// values and not the global default; otherwise value at most highest_user_priority.
+/// preemptionPolicy is checked when read (an enum here).
+field_errors validate(const priority_class& c);
+
 /// The rules of the queue tree (Volcano's hierarchical queues, `spec.parent`) for `q`, about to
 /// be created or to replace the queue of the same name in `existing` (every stored queue; an old
 /// version of `q` there is ignored). Meant to run once validate(q) found nothing: q's own fields

@@ -25,6 +25,7 @@ static_assert(int(sch::toleration_operator_last) + 1 == v1::TolerationOperator_M
 static_assert(int(sch::selector_operator_last) + 1 == v1::SelectorOperator_MAX);
 static_assert(int(sch::pod_phase_last) + 1 == v1::PodPhase_MAX);
 static_assert(int(sch::queue_state_last) + 1 == v1::QueueState_MAX);
+static_assert(int(sch::preemption_policy_last) + 1 == v1::PreemptionPolicy_MAX);
 static_assert(int(sch::job_phase_last) + 1 == v1::JobPhase_MAX);
 
 template <class Enum>
@@ -933,6 +934,9 @@ std::string key_of(const scheduler::pod& p) {
 std::string key_of(const job_record& j) {
   return object_key(j.job.meta.namespace_name, j.job.meta.name);
 }
+std::string key_of(const scheduler::priority_class& c) {
+  return object_key(c.meta.namespace_name, c.meta.name);
+}
 
 std::string encode(const scheduler::node& n) {
   v1::NodeRecord r;
@@ -962,6 +966,17 @@ std::string encode(const queue_record& rec) {
   r.set_state(static_cast<v1::QueueState>(to_record(q.state)));
   assign(r.mutable_parent(), q.parent);
   r.set_priority(q.priority);
+  return serialize(r);
+}
+
+std::string encode(const scheduler::priority_class& c) {
+  v1::PriorityClassRecord r;
+  r.set_record_version(record_version);
+  encode_meta(c.meta, r.mutable_meta());
+  r.set_value(c.value);
+  r.set_global_default(c.global_default);
+  assign(r.mutable_description(), c.description);
+  r.set_preemption_policy(static_cast<v1::PreemptionPolicy>(to_record(c.preemption)));
   return serialize(r);
 }
 
@@ -1245,6 +1260,7 @@ struct record_decoder::impl {
   // Reused between calls: parsing into a cleared message keeps its allocations.
   v1::NodeRecord node;
   v1::QueueRecord queue;
+  v1::PriorityClassRecord priority_class;
   v1::PodGroupRecord group;
   v1::JobRecord job;
   v1::PlacementConstraints constraints_message;
@@ -1632,6 +1648,23 @@ status record_decoder::decode(std::string_view bytes, queue_record& rec) {
   return {};
 }
 
+status record_decoder::decode(std::string_view bytes, sch::priority_class& out) {
+  auto& in = impl_->priority_class;
+  std::string error;
+  if (!parse(in, bytes, error) || !check_version(in.record_version(), error))
+    return corrupt(std::move(error));
+  out = sch::priority_class{};
+  if (!decode_meta(*in.mutable_meta(), out.meta, error))
+    return corrupt(std::move(error));
+  out.value = in.value();
+  out.global_default = in.global_default();
+  out.description = take(in.mutable_description());
+  if (!decode_enum(in.preemption_policy(), sch::preemption_policy_last, out.preemption,
+                   "preemption_policy", error))
+    return corrupt(std::move(error));
+  return {};
+}
+
 status record_decoder::decode(std::string_view bytes, pod_group_record& rec) {
   auto& in = impl_->group;
   std::string error;
@@ -1791,6 +1824,9 @@ result<scheduler::pod> record_decoder::decode_pod(std::string_view bytes) {
 }
 result<job_record> record_decoder::decode_job(std::string_view bytes) {
   return decode_value<job_record>(bytes, [&](auto b, auto& o) { return decode(b, o); });
+}
+result<scheduler::priority_class> record_decoder::decode_priority_class(std::string_view bytes) {
+  return decode_value<sch::priority_class>(bytes, [&](auto b, auto& o) { return decode(b, o); });
 }
 
 } // namespace phalanx::storage

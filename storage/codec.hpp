@@ -29,6 +29,7 @@ std::string key_of(const queue_record& q);
 std::string key_of(const pod_group_record& g);
 std::string key_of(const scheduler::pod& p);
 std::string key_of(const job_record& j);
+std::string key_of(const scheduler::priority_class& c);
 
 /// Serialized records. Thread-safe (no shared state).
 std::string encode(const scheduler::node& n);
@@ -36,6 +37,7 @@ std::string encode(const queue_record& q);
 std::string encode(const pod_group_record& g);
 std::string encode(const scheduler::pod& p);
 std::string encode(const job_record& j);
+std::string encode(const scheduler::priority_class& c);
 /// The pod's record into `out`, replacing its contents: the buffer's capacity is reused.
 void encode(const scheduler::pod& p, std::string& out);
 
@@ -83,6 +85,7 @@ class record_decoder {
   result<pod_group_record> decode_pod_group(std::string_view bytes);
   result<scheduler::pod> decode_pod(std::string_view bytes);
   result<job_record> decode_job(std::string_view bytes);
+  result<scheduler::priority_class> decode_priority_class(std::string_view bytes);
 
   /// The same, decoding into `out` (overwritten entirely; on failure left in an unspecified but
   /// valid state). Lets a loader fill pre-sized vectors in place.
@@ -91,6 +94,7 @@ class record_decoder {
   status decode(std::string_view bytes, pod_group_record& out);
   status decode(std::string_view bytes, scheduler::pod& out);
   status decode(std::string_view bytes, job_record& out);
+  status decode(std::string_view bytes, scheduler::priority_class& out);
 
   /// A pod key's value made only of state updates, with no record before them: what the store
   /// holds for a pod that exists as its job's expansion. The update with the highest

@@ -49,6 +49,8 @@ std::string_view to_string(record_kind k) noexcept {
       return "pods";
     case record_kind::job:
       return "jobs";
+    case record_kind::priority_class:
+      return "priorityclasses";
   }
   return "unknown";
 }
@@ -111,6 +113,9 @@ void write_batch::put(const scheduler::pod& p) {
 }
 void write_batch::put(const job_record& j) {
   add_put(ops_, bytes_, record_kind::job, key_of(j), encode(j));
+}
+void write_batch::put(const scheduler::priority_class& c) {
+  add_put(ops_, bytes_, record_kind::priority_class, key_of(c), encode(c));
 }
 void write_batch::put(std::shared_ptr<const scheduler::pod> p) {
   // Roughly what the record will take, for byte_size(); store::write counts the real size.
@@ -185,9 +190,9 @@ constexpr std::string_view version_ceiling_key = "version_ceiling";
 // Stores from this version on are upgraded in place at open (see check_format).
 constexpr uint32_t oldest_upgradable_format = 1;
 
-constexpr std::array<record_kind, kind_count> all_kinds = {record_kind::node, record_kind::queue,
-                                                           record_kind::pod_group, record_kind::pod,
-                                                           record_kind::job};
+constexpr std::array<record_kind, kind_count> all_kinds = {
+    record_kind::node, record_kind::queue, record_kind::pod_group,
+    record_kind::pod,  record_kind::job,   record_kind::priority_class};
 
 rocksdb::Slice slice(std::string_view s) {
   return {s.data(), s.size()};
@@ -552,7 +557,8 @@ status store::impl::check_format() {
                                            std::to_string(store::format_version) +
                                            ") and no migration exists"};
   if (v < store::format_version) {
-    // Version 1 differs only in holding no pod state updates: its records read as they are.
+    // Version 1 differs in holding no pod state updates, and versions 1 to 3 in lacking the
+    // priorityclasses family, which open has just created empty: their records read as they are.
     // Record the new version before anything is written in the new format, so that an older
     // build refuses the store instead of misreading it.
     rocksdb::WriteOptions wo;
@@ -927,6 +933,9 @@ const scheduler::object_meta& meta_of(const scheduler::pod& x) {
 const scheduler::object_meta& meta_of(const job_record& x) {
   return x.job.meta;
 }
+const scheduler::object_meta& meta_of(const scheduler::priority_class& x) {
+  return x.meta;
+}
 
 // The records of one kind: the final vector, pre-sized, plus chunks that did not fit in it.
 template <class T>
@@ -1068,6 +1077,7 @@ result<loaded_state> store::impl::load() {
   kind_output<pod_group_record> pod_groups(state.pod_groups);
   kind_output<scheduler::pod> pods(state.pods);
   kind_output<job_record> jobs(state.jobs);
+  kind_output<scheduler::priority_class> priority_classes(state.priority_classes);
   // The small kinds are sized now; pods and jobs (iterated last) are sized by this thread while
   // the others start decoding, so creating their slots overlaps useful work.
   nodes.presize(estimate_keys(db, handle(record_kind::node)));
@@ -1109,6 +1119,9 @@ result<loaded_state> store::impl::load() {
         case record_kind::job:
           wait_sized();
           jobs.decode(chunk, decoder, my_bad, my_max);
+          break;
+        case record_kind::priority_class:
+          priority_classes.decode(chunk, decoder, my_bad, my_max);
           break;
       }
       // Without quarantine the first bad record ends the load. Chunks handed out before this
@@ -1159,6 +1172,8 @@ result<loaded_state> store::impl::load() {
   for (auto& s : pods.states)
     state.pod_states.push_back(std::move(s.second));
   jobs.finish(cursor.handed(record_kind::job), bad_of(record_kind::job));
+  priority_classes.finish(cursor.handed(record_kind::priority_class),
+                          bad_of(record_kind::priority_class));
   state.max_resource_version = max_version;
   state.version_ceiling = version_ceiling;
   {

@@ -3,7 +3,8 @@
 // Durable state in RocksDB (DESIGN.md section 5). This header is the whole interface the rest of
 // Phalanx sees: it includes no RocksDB or protobuf header.
 //
-// - One column family per kind (nodes, queues, podgroups, pods, jobs) plus meta and quarantine.
+// - One column family per kind (nodes, queues, podgroups, pods, jobs, priorityclasses) plus meta
+//   and quarantine.
 //   Values are versioned protobuf records (storage/records.proto); meta holds the format version,
 //   checked at open.
 // - `write` applies batches as one atomic RocksDB WriteBatch with a synced WAL: when it returns ok
@@ -35,9 +36,9 @@
 namespace phalanx::storage {
 
 /// The kinds of records, one column family each.
-enum class record_kind { node, queue, pod_group, pod, job };
+enum class record_kind { node, queue, pod_group, pod, job, priority_class };
 std::string_view to_string(record_kind k) noexcept; // The column family name: "nodes", ...
-inline constexpr record_kind record_kind_last = record_kind::job;
+inline constexpr record_kind record_kind_last = record_kind::priority_class;
 
 /// The key of a namespaced object: "<namespace>/<name>"; of a cluster-scoped one: "<name>".
 std::string object_key(std::string_view namespace_name, std::string_view name);
@@ -99,6 +100,7 @@ struct loaded_state {
   /// In key order. The runtime applies them to the pods it expands from `jobs`.
   std::vector<pod_state_record> pod_states;
   std::vector<job_record> jobs;
+  std::vector<scheduler::priority_class> priority_classes;
   /// The largest resource_version of any record, so the runtime continues after it.
   uint64_t max_resource_version = 0;
   /// What the runtime keeps beside the records for its world (write_batch::put_world_meta): in
@@ -129,6 +131,7 @@ class write_batch {
   void put(const pod_group_record& g);
   void put(const scheduler::pod& p);
   void put(const job_record& j);
+  void put(const scheduler::priority_class& c);
   /// The same as put(*p), but the key and record are made by store::write, in the thread that
   /// writes (Phalanx's store writer), not now. For pods created in bulk (a job's): the registry,
   /// which orders every change and is the scheduler's busiest actor, then does not encode them.
@@ -281,7 +284,7 @@ class store {
   /// pods as their job (keys with state updates and no record, tombstones: storage/README.md),
   /// which a build reading version 2 would take for damaged records; a version 1 or 2 store
   /// holds none, and is upgraded the same way.
-  static constexpr uint32_t format_version = 3;
+  static constexpr uint32_t format_version = 4;
 
  private:
   struct impl;

@@ -304,6 +304,56 @@ TEST(DryRun, CreatesAndUpdatesAreCheckedAndAnsweredAndChangeNothing) {
   EXPECT_EQ(stale.error().code(), errc::conflict);
 }
 
+// dryRun=All on deletes: every kind answers with the object as it is and keeps it; the checks a
+// delete makes still refuse (a queue with PodGroups). The objects then go for real.
+TEST(DryRun, DeletesAreCheckedAndAnsweredAndRemoveNothing) {
+  runtime_harness h{deterministic_config(38), {make_node("n-0").cpu("8").memory("16Gi")}};
+  runtime_harness::must_ok(h.create(api::object{one_task_job("etl", 2)}), "etl");
+  h.create_pod(make_pod("solo").cpu("1"));
+  ASSERT_TRUE(h.run_until([&] { return h.bound("solo") && h.bound("etl-worker-1"); },
+                          settle_limit, settle_step));
+  api::write_options dry;
+  dry.dry_run = true;
+  auto issue_delete = [&](api::resource_kind kind, const std::string& ns, const std::string& name) {
+    return h.call<result<api::object>>(
+        [&](auto done) { h.svc().remove(kind, ns, name, dry, done); });
+  };
+  struct target {
+    api::resource_kind kind;
+    std::string ns, name;
+  };
+  const std::vector<target> targets = {{api::resource_kind::pod, "default", "solo"},
+                                       {api::resource_kind::pod, "default", "etl-worker-0"},
+                                       {api::resource_kind::job, "default", "etl"},
+                                       {api::resource_kind::node, "", "n-0"},
+                                       {api::resource_kind::priority_class, "", "system-x"}};
+  for (const auto& t : targets) {
+    auto answer = issue_delete(t.kind, t.ns, t.name);
+    if (t.kind == api::resource_kind::priority_class) {
+      ASSERT_FALSE(answer);  // No such class: a dry run finds what the delete would.
+      EXPECT_EQ(answer.error().code(), errc::not_found);
+      continue;
+    }
+    runtime_harness::must_ok(answer, "dry-run delete " + t.name);
+    EXPECT_EQ(api::meta_of(*answer).name, t.name);
+    EXPECT_TRUE(h.get(t.kind, t.ns, t.name)) << t.name << " must still be there";
+  }
+  auto system = issue_delete(api::resource_kind::priority_class, "", "system-node-critical");
+  ASSERT_FALSE(system);
+  EXPECT_EQ(system.error().code(), errc::forbidden);
+  auto default_queue = issue_delete(api::resource_kind::queue, "", "default");
+  ASSERT_FALSE(default_queue);
+  EXPECT_EQ(default_queue.error().code(), errc::failed_precondition);
+  // Nothing moved: both pods still run, on a live node, and the job still owns its pods.
+  h.pass(std::chrono::milliseconds(500));
+  EXPECT_TRUE(h.bound("solo"));
+  EXPECT_TRUE(h.bound("etl-worker-0"));
+  EXPECT_INVARIANTS(h);
+  runtime_harness::must_ok(h.remove(api::resource_kind::job, "default", "etl"), "delete etl");
+  EXPECT_FALSE(h.get(api::resource_kind::pod, "default", "etl-worker-0"));
+  EXPECT_INVARIANTS(h);
+}
+
 // Two changes of one object sent together: the second is refused while the first is on its way
 // to the store. `first` and `second` issue them; returns both answers.
 template <class First, class Second>

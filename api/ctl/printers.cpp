@@ -476,6 +476,13 @@ void describe_queue(describe_writer& w, const json::value& o) {
   w.field(1, "Completed", number(o, {"status", "completed"}));
 }
 
+void describe_priority_class(describe_writer& w, const json::value& o) {
+  w.field(0, "Value", number(o, {"value"}));
+  w.field(0, "GlobalDefault", string_at(o, {"globalDefault"}, "false"));
+  w.field(0, "PreemptionPolicy", string_at(o, {"preemptionPolicy"}, "PreemptLowerPriority"));
+  w.field(0, "Description", or_none(string_at(o, {"description"})));
+}
+
 void describe_node(describe_writer& w, const json::value& o) {
   w.field(0, "Roles", node_roles(o));
   w.field(0, "Unschedulable", string_at(o, {"spec", "unschedulable"}, "false"));
@@ -537,6 +544,9 @@ std::vector<std::string> table_header(resource_kind kind, const table_options& o
       add({"NAME", "STATUS", "ROLES", "AGE"});
       if (options.wide)
         add({"CPU", "MEMORY", "GPU", "PODS", "TAINTS"});
+      break;
+    case resource_kind::priority_class:
+      add({"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"});
       break;
   }
   return h;
@@ -629,6 +639,12 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
       }
       break;
     }
+    case resource_kind::priority_class:
+      r.push_back(number(o, {"value"}));
+      r.push_back(string_at(o, {"globalDefault"}, "false"));
+      r.push_back(age_of(o, options.now));
+      r.push_back(string_at(o, {"preemptionPolicy"}, "PreemptLowerPriority"));
+      break;
   }
   return r;
 }
@@ -697,6 +713,7 @@ std::string pending_reason(resource_kind kind, const json::value& o,
       return {};
     case resource_kind::queue:
     case resource_kind::node:
+    case resource_kind::priority_class:
       return {};
   }
   return {};
@@ -722,6 +739,9 @@ std::string describe_object(resource_kind kind, const json::value& o, const json
     case resource_kind::node:
       describe_node(w, o);
       break;
+    case resource_kind::priority_class:
+      describe_priority_class(w, o);
+      break;
   }
   // The pending reason of something that waits; objects that do not wait have none.
   bool waits = false;
@@ -741,6 +761,7 @@ std::string describe_object(resource_kind kind, const json::value& o, const json
     }
     case resource_kind::queue:
     case resource_kind::node:
+    case resource_kind::priority_class:
       break;
   }
   if (waits) {

@@ -258,9 +258,9 @@ void fake_service::list(resource_kind kind, list_options options, list_callback 
 }
 
 void fake_service::remove(resource_kind kind, std::string namespace_name, std::string name,
-                          object_callback done) {
+                          const write_options& options, object_callback done) {
   enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),
-           done = std::move(done)] {
+           dry_run = options.dry_run, done = std::move(done)] {
     status failure;
     if (take_failure("remove", failure))
       return done(failure);
@@ -269,7 +269,9 @@ void fake_service::remove(resource_kind kind, std::string namespace_name, std::s
     {
       std::lock_guard lock{mu_};
       auto it = objects_.find({int(kind), ns, name});
-      if (it != objects_.end()) {
+      if (it != objects_.end() && dry_run) {
+        answer = it->second;
+      } else if (it != objects_.end()) {
         object gone = it->second;
         objects_.erase(it);
         mutable_meta(gone).resource_version = ++rv_;

@@ -62,8 +62,9 @@ class fake_service final : public service {
   void get(resource_kind kind, std::string namespace_name, std::string name,
            object_callback done) override;
   void list(resource_kind kind, list_options options, list_callback done) override;
+  using service::remove;
   void remove(resource_kind kind, std::string namespace_name, std::string name,
-              object_callback done) override;
+              const write_options& options, object_callback done) override;
   /// Replaces the stored object's labels and annotations (and a pod's spec) with obj's, with
   /// the resourceVersion check of the interface; no other rule.
   void update(object obj, const write_options& options, object_callback done) override;

@@ -364,7 +364,12 @@ TEST(Examples, MpiJob) {
 TEST(Examples, PodGroupAndGangPods) {
   auto pg = decode_manifests(example("podgroup.yaml"), user());
   ASSERT_TRUE(pg.ok()) << pg.error().message;
-  const auto& g = as<pod_group_object>(pg->front()).group;
+  ASSERT_EQ(pg->size(), 2u);
+  // The PriorityClass the PodGroup names comes first, so the file applies on its own.
+  const auto& c = as<priority_class_object>(pg->front()).priority_class;
+  EXPECT_EQ(c.meta.name, "high-priority");
+  EXPECT_EQ(c.value, 1000);
+  const auto& g = as<pod_group_object>(pg->back()).group;
   EXPECT_EQ(g.min_member, 4);
   ASSERT_EQ(g.min_task_member.size(), 2u);
   EXPECT_EQ(g.min_task_member[0], (scheduler::role_minimum{"ps", 1}));
@@ -554,7 +559,14 @@ TEST(RoundTrip, EveryKind) {
   jo.status.conditions = {{scheduler::job_phase::pending, at(1700000000)},
                           {scheduler::job_phase::restarting, at(1700000300)}};
 
-  for (const object& o : std::vector<object>{po, no, pgo, qo, jo}) {
+  priority_class_object pco;
+  pco.priority_class.meta = meta("batch-low", "", "u6", at(1700000400), 47);
+  pco.priority_class.value = -3;
+  pco.priority_class.global_default = true;
+  pco.priority_class.description = "below the rest";
+  pco.priority_class.preemption = scheduler::preemption_policy::never;
+
+  for (const object& o : std::vector<object>{po, no, pgo, qo, jo, pco}) {
     json::value encoded = encode_object(o);
     SCOPED_TRACE(json::serialize(encoded));
     auto back = decode_object(encoded);
@@ -587,6 +599,8 @@ TEST(RoundTrip, EveryKind) {
         } else if constexpr (std::is_same_v<T, queue_object>) {
           EXPECT_EQ(y.queue, x.queue);
           EXPECT_EQ(y.status, x.status);
+        } else if constexpr (std::is_same_v<T, priority_class_object>) {
+          EXPECT_EQ(y.priority_class, x.priority_class);
         } else {
           EXPECT_EQ(y.job.queue, x.job.queue);
           EXPECT_EQ(y.job.min_available, x.job.min_available);
@@ -609,6 +623,33 @@ TEST(RoundTrip, EveryKind) {
     // keys are sorted: compare canonically).
     EXPECT_EQ(canonical_json(encode_object(*back)), canonical_json(encoded));
   }
+}
+
+TEST(RoundTrip, PriorityClass) {
+  auto v = parse_ok(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+    "metadata":{"name":"batch-low","labels":{"team":"ml"}},"value":-5,"globalDefault":true,
+    "description":"below the rest","preemptionPolicy":"Never"})");
+  auto o = decode_object(v, user());
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  const auto& c = std::get<priority_class_object>(*o).priority_class;
+  EXPECT_EQ(c.meta.name, "batch-low");
+  EXPECT_EQ(c.value, -5);
+  EXPECT_TRUE(c.global_default);
+  EXPECT_EQ(c.description, "below the rest");
+  EXPECT_EQ(c.preemption, scheduler::preemption_policy::never);
+  auto encoded = encode_object(*o);
+  EXPECT_EQ(encoded.at("apiVersion"), "scheduling.k8s.io/v1");
+  EXPECT_EQ(encoded.at("kind"), "PriorityClass");
+  EXPECT_EQ(encoded.at("value"), -5);
+  EXPECT_EQ(encoded.at("globalDefault"), true);
+  EXPECT_EQ(encoded.at("preemptionPolicy"), "Never");
+  // Without a policy, the apiserver's default; the value defaults to 0.
+  auto plain = decode_object(
+      parse_ok(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"p"}})"),
+      user());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(encode_object(*plain).at("preemptionPolicy"), "PreemptLowerPriority");
+  EXPECT_EQ(encode_object(*plain).at("value"), 0);
 }
 
 TEST(RoundTrip, EncodedObjectsConformToTheirSchema) {
@@ -828,7 +869,28 @@ INSTANTIATE_TEST_SUITE_P(
                "spec.weight", "Invalid value: 0"},
     field_case{"pod_group_negative_min_member",
                R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"g","namespace":"n"},"spec":{"minMember":-1}})",
-               "spec.minMember", "Invalid value: -1: must be greater than or equal to 0"}),
+               "spec.minMember", "Invalid value: -1: must be greater than or equal to 0"},
+    field_case{"priority_class_value_above_user_range",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"huge"},"value":1000000001})",
+               "value", "Forbidden: maximum allowed value of a user defined priority is 1000000000"},
+    field_case{"priority_class_reserved_prefix",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-mine"},"value":5})",
+               "metadata.name",
+               "Forbidden: priority class names with 'system-' prefix are reserved for system use "
+               "only. error: system-mine is not a known system priority class"},
+    field_case{"priority_class_system_value",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-node-critical"},"value":5})",
+               "metadata.name", "value of system-node-critical PriorityClass must be 2000001000"},
+    field_case{"priority_class_policy",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"c"},"value":5,"preemptionPolicy":"Sometimes"})",
+               "preemptionPolicy",
+               R"(Unsupported value: "Sometimes": supported values: "PreemptLowerPriority", "Never")"},
+    field_case{"priority_class_value_not_integer",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"c"},"value":"high"})",
+               "value", "must be an integer"},
+    field_case{"priority_class_namespaced",
+               R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"c","namespace":"n"},"value":5})",
+               "metadata.namespace", "not allowed on this type"}),
   [](const ::testing::TestParamInfo<field_case>& info) { return std::string(info.param.name); });
 
 TEST(FieldErrors, ServerSetFieldsAreCheckedWhenRead) {

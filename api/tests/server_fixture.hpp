@@ -39,6 +39,7 @@ class counting_service final : public service {
 
   using service::create;
   using service::update;
+  using service::remove;
   void create(object obj, const write_options& options, object_callback done) override {
     ++calls_;
     inner_.create(std::move(obj), options, std::move(done));
@@ -53,9 +54,9 @@ class counting_service final : public service {
     inner_.list(kind, std::move(options), std::move(done));
   }
   void remove(resource_kind kind, std::string namespace_name, std::string name,
-              object_callback done) override {
+              const write_options& options, object_callback done) override {
     ++calls_;
-    inner_.remove(kind, std::move(namespace_name), std::move(name), std::move(done));
+    inner_.remove(kind, std::move(namespace_name), std::move(name), options, std::move(done));
   }
   void update(object obj, const write_options& options, object_callback done) override {
     ++calls_;

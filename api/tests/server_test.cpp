@@ -377,7 +377,7 @@ TEST_F(Server, ServesOpenApiV3AsKubectlReadsItToValidateOnTheServer) {
   EXPECT_EQ(call(port(), with_method("GET", "/openapi/v2")).status, 404);
 }
 
-// dryRun=All: creates and updates are checked and answered, nothing stored.
+// dryRun=All: creates, updates and deletes are checked and answered, nothing stored or removed.
 TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
   const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
   auto created = call(port(), post(queues + "?dryRun=All",
@@ -396,12 +396,33 @@ TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
   ASSERT_TRUE(stored);
   EXPECT_NE(std::get<queue_object>(*stored).queue.weight, 9);
 
-  EXPECT_EQ(call(port(), with_method("DELETE", queues + "/research?dryRun=All")).status, 400);
+  auto deleted = call(port(), with_method("DELETE", queues + "/research?dryRun=All"));
+  EXPECT_EQ(deleted.status, 200) << deleted.body;
+  EXPECT_EQ(body_json(deleted).at("metadata").at("name"), "research");
+  EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
+  // kubectl delete --dry-run=server says it in its DeleteOptions body.
+  auto in_body = call(port(), with_method("DELETE", queues + "/research",
+                                          R"({"kind":"DeleteOptions","apiVersion":"v1",)"
+                                          R"("dryRun":["All"],"propagationPolicy":"Background"})",
+                                          "application/json"));
+  EXPECT_EQ(in_body.status, 200) << in_body.body;
+  EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
+  for (const char* bad : {R"({"dryRun":["Some"]})", R"({"dryRun":"All"})", "[1]", "not json"}) {
+    auto refused = call(port(), with_method("DELETE", queues + "/research", bad,
+                                            "application/json"));
+    EXPECT_EQ(refused.status, 400) << bad << ": " << refused.body;
+  }
   EXPECT_EQ(call(port(), with_method("PATCH", queues + "/research?dryRun=Some", "{}",
                                      "application/merge-patch+json"))
                 .status,
             400);
   EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
+  // Without a dry run, the body's options are taken and the delete goes through.
+  auto real = call(port(), with_method("DELETE", queues + "/research",
+                                       R"({"kind":"DeleteOptions","apiVersion":"v1"})",
+                                       "application/json"));
+  EXPECT_EQ(real.status, 200) << real.body;
+  EXPECT_FALSE(svc().find(resource_kind::queue, "", "research"));
 }
 
 TEST_F(Server, ActionsAndPatches) {

@@ -114,6 +114,41 @@ TEST(PrepareUpdate, ACustomResourcesPutNamesItsVersionAndTakesNoStrategicPatch) 
             "application/json-patch+json or application/merge-patch+json");
 }
 
+TEST(PrepareUpdate, APriorityClassKeepsItsValueAndPolicyAndTakesAStrategicPatch) {
+  const auto& k = info(resource_kind::priority_class);
+  auto current = json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+    "metadata":{"name":"c","uid":"u","resourceVersion":"5"},"value":10,
+    "preemptionPolicy":"PreemptLowerPriority","description":"x"})");
+  // kubectl apply sends a strategic merge patch for Kubernetes' own kinds.
+  EXPECT_TRUE(takes_patch_type(k, "application/strategic-merge-patch+json"));
+  auto described = apply_patch(k, current, json::parse(R"({"description":"y","globalDefault":true})"),
+                               "application/strategic-merge-patch+json");
+  ASSERT_TRUE(described);
+  auto out = prepare_update(k, current, *described, update_verb::patch);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(std::get<priority_class_object>(*out).priority_class.description, "y");
+  EXPECT_TRUE(std::get<priority_class_object>(*out).priority_class.global_default);
+
+  auto revalued = apply_patch(k, current, json::parse(R"({"value":11,"preemptionPolicy":"Never"})"),
+                              "application/merge-patch+json");
+  ASSERT_TRUE(revalued);
+  out = prepare_update(k, current, *revalued, update_verb::patch);
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().reason, status_reason::invalid);
+  EXPECT_NE(out.error().message.find("value: Forbidden: may not be changed in an update."),
+            std::string::npos)
+      << out.error().message;
+  EXPECT_NE(out.error().message.find("preemptionPolicy: Invalid value: \"Never\": field is immutable"),
+            std::string::npos)
+      << out.error().message;
+  // A PUT without a version is unconditional, as for every Kubernetes kind.
+  auto put = json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+    "metadata":{"name":"c"},"value":10,"description":"z"})");
+  out = prepare_update(k, current, put, update_verb::put);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(api::meta_of(*out).resource_version, 0u);
+}
+
 TEST(PrepareUpdate, APutOfAnotherNameOrKindIsABadRequest) {
   auto renamed = manifest();
   renamed.as_object()["metadata"].as_object()["name"] = "q";

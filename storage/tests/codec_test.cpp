@@ -48,6 +48,12 @@ sch::pod round_trip(const sch::pod& x, record_decoder& d) {
   return r.ok() ? *r : sch::pod{};
 }
 template <>
+sch::priority_class round_trip(const sch::priority_class& x, record_decoder& d) {
+  auto r = d.decode_priority_class(encode(x));
+  EXPECT_TRUE(r.ok()) << r.error().to_string();
+  return r.ok() ? *r : sch::priority_class{};
+}
+template <>
 job_record round_trip(const job_record& x, record_decoder& d) {
   auto r = d.decode_job(encode(x));
   EXPECT_TRUE(r.ok()) << r.error().to_string();
@@ -175,6 +181,20 @@ TEST(CodecTable, Queues) {
   q.queue.parent = "root-ml";
   q.queue.priority = -7;
   expect_round_trip(q);
+}
+
+TEST(CodecTable, PriorityClasses) {
+  expect_round_trip(sch::priority_class{});
+  sch::priority_class c;
+  c.meta.name = "batch-low";
+  c.value = -2147483647 - 1;
+  c.global_default = true;
+  c.description = std::string("not \xff UTF-8", 13);
+  c.preemption = sch::preemption_policy::never;
+  expect_round_trip(c);
+  c.value = 2000001000;
+  c.preemption = sch::preemption_policy::preempt_lower_priority;
+  expect_round_trip(c);
 }
 
 TEST(CodecTable, PodGroups) {
@@ -390,6 +410,9 @@ TEST(CodecRandom, Nodes) {
 }
 TEST(CodecRandom, Queues) {
   random_round_trips(12, [](random_objects& g) { return g.queue(); });
+}
+TEST(CodecRandom, PriorityClasses) {
+  random_round_trips(17, [](random_objects& g) { return g.priority_class(); });
 }
 TEST(CodecRandom, PodGroups) {
   random_round_trips(13, [](random_objects& g) { return g.pod_group(); });

@@ -5,6 +5,7 @@
 #include <rocksdb/db.h>
 #include <rocksdb/options.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -55,6 +56,20 @@ class raw_db {
       return std::nullopt;
     return out;
   }
+
+  /// Drops a column family, as a store written before it existed lacks it.
+  rocksdb::Status drop_family(std::string_view cf) {
+    auto* h = handle(cf);
+    if (h == nullptr)
+      return rocksdb::Status::NotFound(std::string(cf));
+    auto s = db_->DropColumnFamily(h);
+    if (!s.ok())
+      return s;
+    handles_.erase(std::find(handles_.begin(), handles_.end(), h));
+    return db_->DestroyColumnFamilyHandle(h);
+  }
+
+  bool has_family(std::string_view cf) { return handle(cf) != nullptr; }
 
   std::vector<std::string> keys(std::string_view cf) {
     std::vector<std::string> out;

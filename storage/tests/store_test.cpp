@@ -84,6 +84,11 @@ loaded_state sample_state(uint64_t seed, int pods = 40) {
     j.job.meta.name = "job-" + std::to_string(i);
     s.jobs.push_back(j);
   }
+  for (int i = 0; i < 2; ++i) {
+    auto c = gen.priority_class();
+    c.meta.name = "class-" + std::to_string(i);
+    s.priority_classes.push_back(c);
+  }
   return s;
 }
 
@@ -98,6 +103,8 @@ write_batch batch_of(const loaded_state& s) {
   for (const auto& x : s.pods)
     b.put(x);
   for (const auto& x : s.jobs)
+    b.put(x);
+  for (const auto& x : s.priority_classes)
     b.put(x);
   return b;
 }
@@ -114,6 +121,8 @@ uint64_t max_version(const loaded_state& s) {
     v = std::max(v, x.meta.resource_version);
   for (const auto& x : s.jobs)
     v = std::max(v, x.job.meta.resource_version);
+  for (const auto& x : s.priority_classes)
+    v = std::max(v, x.meta.resource_version);
   return v;
 }
 
@@ -274,11 +283,11 @@ void set_format_version(const std::string& path, std::string_view value) {
 TEST(StoreFormat, NewerVersionIsRefused) {
   temp_dir dir;
   { ASSERT_TRUE(open_ok(dir.path())); }
-  set_format_version(dir.path(), "4");
+  set_format_version(dir.path(), "5");
   auto s = store::open(options_for(dir.path()));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), errc::failed_precondition);
-  EXPECT_NE(s.error().message().find("store format version 4 is newer than this build reads (3)"),
+  EXPECT_NE(s.error().message().find("store format version 5 is newer than this build reads (4)"),
             std::string::npos)
       << s.error().message();
 }
@@ -310,6 +319,49 @@ TEST(StoreFormat, VersionsOneAndTwoAreUpgradedInPlace) {
     ASSERT_TRUE(again);
     EXPECT_EQ(again->recovery().upgraded_from, 0u) << "the version was rewritten";
   }
+}
+
+// A format 3 store has no priorityclasses family: open creates it, and the store takes classes.
+TEST(StoreFormat, VersionThreeGainsThePriorityClassFamily) {
+  temp_dir dir;
+  random_objects gen(12);
+  auto pod = gen.pod();
+  {
+    auto s = open_ok(dir.path());
+    ASSERT_TRUE(s);
+    write_batch b;
+    b.put(pod);
+    ASSERT_TRUE(s->write(b).ok());
+  }
+  {
+    raw_db db(dir.path());
+    ASSERT_TRUE(db.status().ok()) << db.status().ToString();
+    ASSERT_TRUE(db.drop_family("priorityclasses").ok());
+    ASSERT_TRUE(db.put("meta", "format_version", "3").ok());
+  }
+  {
+    raw_db db(dir.path());
+    ASSERT_FALSE(db.has_family("priorityclasses")) << "the store looks as format 3 left it";
+  }
+  auto c = gen.priority_class();
+  {
+    auto s = open_ok(dir.path());
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->recovery().upgraded_from, 3u);
+    auto state = load_ok(*s);
+    ASSERT_EQ(state.pods.size(), 1u);
+    EXPECT_EQ(diff(state.pods[0], pod), "");
+    EXPECT_TRUE(state.priority_classes.empty());
+    write_batch b;
+    b.put(c);
+    ASSERT_TRUE(s->write(b).ok());
+  }
+  auto s = open_ok(dir.path());
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->recovery().upgraded_from, 0u);
+  auto state = load_ok(*s);
+  ASSERT_EQ(state.priority_classes.size(), 1u);
+  EXPECT_EQ(diff(state.priority_classes[0], c), "");
 }
 
 TEST(StoreFormat, UnknownVersionIsRefused) {

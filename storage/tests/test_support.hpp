@@ -143,6 +143,9 @@ inline std::string diff(const queue_record& a, const queue_record& b) {
 inline std::string diff(const pod_group_record& a, const pod_group_record& b) {
   return a.group == b.group ? "" : "group";
 }
+inline std::string diff(const sch::priority_class& a, const sch::priority_class& b) {
+  return a == b ? "" : "priority class";
+}
 
 template <class T>
 std::string diff_lists(const std::vector<T>& a, const std::vector<T>& b, std::string_view what) {
@@ -157,7 +160,8 @@ std::string diff_lists(const std::vector<T>& a, const std::vector<T>& b, std::st
 inline std::string diff(const loaded_state& a, const loaded_state& b) {
   for (auto d : {diff_lists(a.nodes, b.nodes, "nodes"), diff_lists(a.queues, b.queues, "queues"),
                  diff_lists(a.pod_groups, b.pod_groups, "pod_groups"),
-                 diff_lists(a.pods, b.pods, "pods"), diff_lists(a.jobs, b.jobs, "jobs")})
+                 diff_lists(a.pods, b.pods, "pods"), diff_lists(a.jobs, b.jobs, "jobs"),
+                 diff_lists(a.priority_classes, b.priority_classes, "priority_classes")})
     if (!d.empty())
       return d;
   return "";
@@ -384,6 +388,17 @@ class random_objects {
     q.queue.parent = chance(50) ? name() : "";
     q.queue.priority = any_i32();
     return q;
+  }
+
+  sch::priority_class priority_class() {
+    sch::priority_class c;
+    c.meta = meta(false);
+    c.value = any_i32();
+    c.global_default = chance(50);
+    c.description = chance(50) ? text(40) : "";
+    c.preemption =
+        static_cast<sch::preemption_policy>(between(0, int(sch::preemption_policy_last)));
+    return c;
   }
 
   pod_group_record pod_group() {

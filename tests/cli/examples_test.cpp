@@ -259,29 +259,35 @@ TEST_F(CliExamples, QueuesKeepWeightsCapabilityAndGuarantee) {
                        "queue.scheduling.volcano.sh/production unchanged\n");
 }
 
-// examples/podgroup.yaml names priorityClassName "high-priority", which a standalone phalanxd
-// knows only when its config declares it: without, the server refuses it naming the field.
-TEST_F(CliExamples, PodGroupExampleNeedsItsPriorityClassConfigured) {
-  ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("queues.yaml")})));
-  auto r = ctl({"apply", "-f", example("podgroup.yaml")});
-  EXPECT_TRUE(failed_with(r, 1));
-  EXPECT_NE(r.err.find("Error from server (Invalid): error when creating \"" +
-                       example("podgroup.yaml") +
-                       "\": spec.priorityClassName: Not found: \"high-priority\""),
+// examples/podgroup.yaml brings the PriorityClass its PodGroup names: it applies on a phalanxd
+// started without a config file, and a PodGroup naming a class nobody made is refused, naming
+// the field.
+TEST_F(CliExamples, PodGroupExampleBringsItsPriorityClass) {
+  auto r = ctl({"apply", "-f", example("queues.yaml"), "-f", example("podgroup.yaml")});
+  ASSERT_TRUE(succeeded(r)) << r.err;
+  EXPECT_NE(r.out.find("priorityclass.scheduling.k8s.io/high-priority created\n"
+                       "podgroup.scheduling.volcano.sh/resnet-gang created\n"),
             std::string::npos)
-      << r.err;
+      << r.out;
+  auto classes = ctl({"get", "priorityclasses"});
+  ASSERT_TRUE(succeeded(classes));
+  auto high = row_of(classes.out, "high-priority");
+  ASSERT_EQ(high.size(), 5u) << classes.out;  // NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY
+  EXPECT_EQ(high[1], "1000");
+  EXPECT_EQ(high[2], "false");
+  EXPECT_EQ(high[4], "PreemptLowerPriority");
+  EXPECT_EQ(row_of(classes.out, "system-node-critical").at(1), "2000001000") << classes.out;
+  auto typo = ctl({"apply", "-f", "-"},
+                  with_input(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
+                    "metadata":{"name":"typo","namespace":"default"},
+                    "spec":{"minMember":1,"priorityClassName":"hihg-priority"}})"));
+  EXPECT_TRUE(failed_with(typo, 1));
+  EXPECT_NE(typo.err.find("spec.priorityClassName: Not found: \"hihg-priority\""),
+            std::string::npos)
+      << typo.err;
 }
 
-class CliPodGroupExample : public daemon_test {
- protected:
-  void SetUp() override {
-    scratch_ = std::make_unique<scratch_dir>();
-    auto config = scratch_->write("config.yaml",
-                                  "scheduling:\n  priorityClasses:\n    high-priority: 1000\n");
-    d_ = daemon::start({"--config", config});
-  }
-  std::unique_ptr<scratch_dir> scratch_;
-};
+using CliPodGroupExample = CliExamples;
 
 TEST_F(CliPodGroupExample, GangWaitsForMinTaskMemberThenRunsOnGpuNodes) {
   auto r = ctl({"apply", "-f", example("queues.yaml"), "-f", example("podgroup.yaml"), "-f",
@@ -289,6 +295,7 @@ TEST_F(CliPodGroupExample, GangWaitsForMinTaskMemberThenRunsOnGpuNodes) {
   ASSERT_TRUE(succeeded(r));
   EXPECT_EQ(r.out, "queue.scheduling.volcano.sh/research created\n"
                    "queue.scheduling.volcano.sh/production created\n"
+                   "priorityclass.scheduling.k8s.io/high-priority created\n"
                    "podgroup.scheduling.volcano.sh/resnet-gang created\n"
                    "pod/resnet-ps-0 created\n"
                    "pod/resnet-worker-0 created\n");

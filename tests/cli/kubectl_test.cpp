@@ -180,5 +180,76 @@ TEST_F(KubectlAgainstPhalanxd, LabelsTaintsAppliesEditsAndReplaces) {
       << moved.err;
 }
 
+// PriorityClasses as kubectl handles them: `create priorityclass` (its own generator), get with
+// kubectl's columns, apply of a changed manifest (a strategic merge patch), the apiserver's 403s
+// for a second default and a system class's deletion, 422 for a changed value, and a delete's
+// server-side dry run.
+TEST_F(KubectlAgainstPhalanxd, CreatesChangesAndDeletesPriorityClasses) {
+  auto created = kubectl({"create", "priorityclass", "batch-low", "--value=10",
+                          "--description=below the rest"});
+  ASSERT_TRUE(succeeded(created)) << created.err;
+  EXPECT_EQ(created.out, "priorityclass.scheduling.k8s.io/batch-low created\n");
+  auto table = kubectl({"get", "pc"});
+  ASSERT_TRUE(succeeded(table)) << table.err;
+  auto row = row_of(table.out, "batch-low");
+  ASSERT_EQ(row.size(), 5u) << table.out;
+  EXPECT_EQ(row[1], "10");
+  EXPECT_EQ(row[2], "false");
+  EXPECT_EQ(row[4], "PreemptLowerPriority");
+  EXPECT_FALSE(row_of(table.out, "system-cluster-critical").empty()) << table.out;
+
+  auto manifest = home_.write("everyday.yaml", R"(apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: everyday
+value: 50
+globalDefault: true
+)");
+  auto applied = kubectl({"apply", "-f", manifest});
+  ASSERT_TRUE(succeeded(applied)) << applied.err;
+  EXPECT_EQ(applied.out, "priorityclass.scheduling.k8s.io/everyday created\n");
+  auto changed = home_.write("everyday.yaml", R"(apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: everyday
+value: 50
+globalDefault: true
+description: most work
+)");
+  applied = kubectl({"apply", "-f", changed});
+  ASSERT_TRUE(succeeded(applied)) << applied.err;
+  EXPECT_EQ(applied.out, "priorityclass.scheduling.k8s.io/everyday configured\n");
+  auto yaml = kubectl({"get", "pc", "everyday", "-o", "yaml"});
+  EXPECT_NE(yaml.out.find("description: most work"), std::string::npos) << yaml.out;
+
+  auto second = kubectl({"create", "priorityclass", "another", "--value=60", "--global-default"});
+  EXPECT_EQ(second.exit_code, 1);
+  // kubectl's words for a `create <generator>` the server refused, then the apiserver's.
+  EXPECT_NE(second.err.find("error: failed to create priorityclass: "
+                            "priorityclasses.scheduling.k8s.io \"another\" is forbidden: "
+                            "PriorityClass everyday is already marked as default. Only one "
+                            "default can exist"),
+            std::string::npos)
+      << second.err;
+  auto revalued = kubectl({"patch", "pc", "batch-low", "--type=merge", "-p", R"({"value":11})"});
+  EXPECT_EQ(revalued.exit_code, 1);
+  EXPECT_NE(revalued.err.find("value: Forbidden: may not be changed in an update."),
+            std::string::npos)
+      << revalued.err;
+  auto system = kubectl({"delete", "pc", "system-node-critical"});
+  EXPECT_EQ(system.exit_code, 1);
+  EXPECT_NE(system.err.find("this is a system priority class and cannot be deleted"),
+            std::string::npos)
+      << system.err;
+  // A delete's server-side dry run: kubectl's answer, and the class still there.
+  auto dry = kubectl({"delete", "pc", "batch-low", "--dry-run=server"});
+  ASSERT_TRUE(succeeded(dry)) << dry.err;
+  EXPECT_EQ(dry.out, "priorityclass.scheduling.k8s.io \"batch-low\" deleted (server dry run)\n");
+  EXPECT_TRUE(succeeded(kubectl({"get", "pc", "batch-low"})));
+  auto deleted = kubectl({"delete", "pc", "batch-low"});
+  ASSERT_TRUE(succeeded(deleted)) << deleted.err;
+  EXPECT_EQ(deleted.out, "priorityclass.scheduling.k8s.io \"batch-low\" deleted\n");
+}
+
 } // namespace
 } // namespace phalanx::cli_test

@@ -859,8 +859,6 @@ TEST(KubeMode, LonePodsCreatedAtOnceAreAllBound) {
 // was set aside until the nodes changed, for ever: found by this test.)
 TEST(KubeMode, TheExamplesPodGroupIsScheduledAsShipped) {
   kube_harness h("default");
-  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
-    "metadata":{"name":"high-priority"},"value":1000})"));
   h.node("cpu-1", "8", "32Gi");
   ASSERT_TRUE(h.cp().create_node("gpu-1", "32", "128Gi", 110, {{"accelerator", "nvidia-a100"}}).ok());
   ASSERT_TRUE(k8s::patch_json(h.admin(), "/api/v1/nodes/gpu-1/status",
