@@ -142,6 +142,18 @@ scheduler::resources as_share(scheduler::resources deserved) {
   return std::move(deserved.with_pods(std::numeric_limits<int64_t>::max() / 2));
 }
 
+// A gang whose PriorityClass says preemptionPolicy Never evicts no one of its queue, as
+// kube-scheduler's DefaultPreemption leaves such a pod waiting (its class's policy never changes,
+// so reading it now is reading it at admission). Standalone mode: the classes are served here.
+// In Kubernetes mode the watch brings only the classes' values, so the policy is not known.
+bool preempts_never(const registry_state& st, std::string_view class_name) {
+  if (class_name.empty())
+    return false;
+  auto i = st.priority_classes.find(class_name);
+  return i != st.priority_classes.end() &&
+         i->second->preemption == scheduler::preemption_policy::never;
+}
+
 } // namespace
 
 void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
@@ -181,7 +193,11 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
   {
     candidate_set set;
     own_allocated = add_candidates(st, preemptor.queue, 0, preemptor.priority, ask.gang, set);
-    if (cfg.preemption) {
+    const bool never = preempts_never(st, preemptor.priority_class_name);
+    if (cfg.preemption && never)
+      why_not.push_back("its PriorityClass " + preemptor.priority_class_name +
+                        " has preemptionPolicy Never");
+    if (cfg.preemption && !never) {
       auto plan = set.candidates.empty()
                       ? scheduler::preemption_plan{}
                       : plan_for(self, ask, set, preemptor.priority, {});

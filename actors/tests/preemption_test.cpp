@@ -30,6 +30,15 @@ runtime_config preempting_config(uint64_t seed, bool preemption = true) {
   return config;
 }
 
+// A PriorityClass "high-never": as high as "high", with preemptionPolicy Never.
+void create_never_class(runtime_harness& h) {
+  api::priority_class_object c;
+  c.priority_class.meta.name = "high-never";
+  c.priority_class.value = 1000;
+  c.priority_class.preemption = scheduler::preemption_policy::never;
+  runtime_harness::must_ok(h.create(c), "high-never");
+}
+
 // A PodGroup of `min_member` in `queue`, with a priority class ("" none), and its pods of
 // `cpu` each, "<name>-<i>".
 void gang(runtime_harness& h, const std::string& name, int32_t min_member, int32_t pods,
@@ -180,28 +189,32 @@ TEST(Preemption, TheLowestPriorityIsEvictedFirst) {
 
 // Never equal priority, never another queue's pods, never with preemption off (Volcano's default
 // actions leave `preempt` out): the gang stays pending and says why.
-TEST(Preemption, NotForEqualPriorityNorAnotherQueueNorWhenOff) {
+TEST(Preemption, NotForEqualPriorityNorAnotherQueueNorWhenOffNorForANeverPolicy) {
   struct scenario {
     const char* name;
     bool preemption;
     const char* victim_class;
     const char* victim_queue;
+    const char* preemptor_class = "high";
   };
   for (const auto& s : {scenario{"equal priority", true, "high", "default"},
                         scenario{"another queue", true, "low", "other"},
-                        scenario{"preemption off", false, "low", "default"}}) {
+                        scenario{"preemption off", false, "low", "default"},
+                        scenario{"preemptionPolicy Never", true, "low", "default", "high-never"}}) {
     SCOPED_TRACE(s.name);
     runtime_harness h{preempting_config(1, s.preemption),
                       {make_node("n-0").cpu("4").memory("8Gi")}};
     scheduler::queue other;
     other.meta.name = "other";
     runtime_harness::must_ok(h.create(api::queue_object{other, {}}), "queue");
+    create_never_class(h);
     gang(h, "victim", 1, 2, "2", s.victim_class, s.victim_queue);
     ASSERT_TRUE(h.run_until([&] { return count_bound(h, "victim", 2) == 2; }, 5000ms, 10ms));
-    gang(h, "high", 1, 1, "2", "high");
+    gang(h, "high", 1, 1, "2", s.preemptor_class);
     ASSERT_TRUE(h.run_until([&] { return !pending_message(h, "high").empty(); }, 5000ms, 10ms));
     h.pass(3000ms);
     EXPECT_FALSE(bound(h, "high-0"));
+    EXPECT_EQ(h.group("high").group.priority, 1000);
     EXPECT_EQ(count_bound(h, "victim", 2), 2);
     EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
     expect_nothing_held(h);
