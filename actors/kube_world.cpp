@@ -1009,42 +1009,36 @@ class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
   }
 
  private:
-  struct priority_class {
-    int32_t value = 0;
-    bool global_default = false;
-  };
-
+  // A class as the codec reads it (the apiserver validated it); one that does not read is left
+  // out, with a warning.
   void take(const json::value& v) {
     auto name = k8s::string_at(v, {"metadata", "name"});
-    const auto* value = v.is_object() ? v.as_object().if_contains("value") : nullptr;
-    if (name.empty() || value == nullptr || !value->is_int64() ||
-        value->as_int64() < std::numeric_limits<int32_t>::min() ||
-        value->as_int64() > std::numeric_limits<int32_t>::max()) {
-      spdlog::warn("msg=\"PriorityClass left out: value is not a 32-bit integer\" name={}", name);
+    api::decode_options options;
+    options.expected_kind = api::resource_kind::priority_class;
+    options.validate = false;
+    auto decoded = api::decode_object(v, options);
+    if (name.empty() || !decoded) {
+      spdlog::warn("msg=\"PriorityClass left out\" name={} error=\"{}\"", name,
+                   decoded ? std::string("no name") : decoded.error().message);
       classes_.erase(name);
       return;
     }
-    const auto* global = v.as_object().if_contains("globalDefault");
-    classes_[name] = {static_cast<int32_t>(value->as_int64()),
-                      global != nullptr && global->is_bool() && global->as_bool()};
+    classes_[name] = std::get<api::priority_class_object>(std::move(*decoded)).priority_class;
   }
 
+  // The whole set: the registry resolves priorities, the default (were there two, the lower
+  // value wins, as kube-apiserver's Priority admission picks) and preemption policies from it.
   void send() {
     world_delta d;
     d.what = world_delta::type::priority_classes;
-    for (const auto& [name, c] : classes_) {
-      d.priority_classes.emplace(name, c.value);
-      // The apiserver allows one globalDefault; were there two, the higher value wins, as
-      // kube's Priority admission plugin picks.
-      if (c.global_default &&
-          (d.global_default.empty() || c.value > d.priority_classes.at(d.global_default)))
-        d.global_default = name;
-    }
+    d.kind = api::resource_kind::priority_class;
+    for (const auto& [name, c] : classes_)
+      d.objects.emplace_back(api::priority_class_object{c});
     w_.send_delta(std::move(d));
   }
 
   impl& w_;
-  std::map<std::string, priority_class> classes_;
+  std::map<std::string, scheduler::priority_class> classes_;
 };
 
 namespace {

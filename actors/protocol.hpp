@@ -269,7 +269,7 @@ struct world_delta {
     replace_all,  // `objects` is the whole collection of `kind`: what the cache holds beyond it
                   // was deleted.
     synced,       // Every collection has been listed once: the cache is whole (no objects).
-    priority_classes,  // `priority_classes` is the cluster's whole set of PriorityClasses.
+    priority_classes,  // `objects` is the cluster's whole set of PriorityClasses.
   };
   type what = type::upsert;
   api::resource_kind kind = api::resource_kind::pod;
@@ -277,9 +277,6 @@ struct world_delta {
   /// The collection's watch resourceVersion once this is applied, kept in the checkpoint with it
   /// ("world/watch/<kind>"); empty: none.
   std::string collection_version;
-  /// type::priority_classes: name -> value, and the class marked globalDefault ("" none).
-  std::map<std::string, int32_t> priority_classes;
-  std::string global_default;
 };
 
 /// What became of a binding the Kubernetes world posted.

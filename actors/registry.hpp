@@ -308,14 +308,13 @@ struct registry_state {
   /// Kubernetes mode: bindings made durable (intents) and not yet confirmed by the apiserver,
   /// by pod id: re-posted after a restart, ended by the binder's outcome.
   std::unordered_map<uint64_t, std::string> intents;  // pod id -> node name
-  /// Kubernetes mode: the cluster's PriorityClasses (name -> value) once watched, and the value
-  /// of the one marked globalDefault; until then the configuration's priorityClasses.
-  std::optional<std::map<std::string, int32_t, std::less<>>> watched_priority_classes;
-  std::optional<int32_t> default_priority;
-  /// Standalone mode: the PriorityClasses served (scheduling.k8s.io/v1), by name. Objects take
-  /// their priority from them at creation (resolve_priority).
+  /// The PriorityClasses (scheduling.k8s.io/v1), by name: served in standalone mode, where
+  /// objects take their priority from them at creation (resolve_priority); the cluster's in
+  /// Kubernetes mode, once watched (priority_classes_watched; until then PodGroups resolve from
+  /// the configuration's priorityClasses).
   std::map<std::string, std::shared_ptr<const scheduler::priority_class>, std::less<>>
       priority_classes;
+  bool priority_classes_watched = false;
   /// A class whose write making it the global default (a create or an update) is on its way to
   /// the store, or empty: no other may become the default meanwhile.
   std::string default_class_on_its_way;

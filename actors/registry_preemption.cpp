@@ -144,8 +144,8 @@ scheduler::resources as_share(scheduler::resources deserved) {
 
 // A gang whose PriorityClass says preemptionPolicy Never evicts no one of its queue, as
 // kube-scheduler's DefaultPreemption leaves such a pod waiting (its class's policy never changes,
-// so reading it now is reading it at admission). Standalone mode: the classes are served here.
-// In Kubernetes mode the watch brings only the classes' values, so the policy is not known.
+// so reading it now is reading it at admission). The classes are those served (standalone) or
+// watched (Kubernetes mode).
 bool preempts_never(const registry_state& st, std::string_view class_name) {
   if (class_name.empty())
     return false;

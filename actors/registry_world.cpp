@@ -143,14 +143,16 @@ void remove_queue(self_ptr self, const std::string& name, storage::write_batch& 
 // PriorityClass of that name once the world watches them, else the configuration's; a group
 // naming none takes the globalDefault class's. nullopt: nothing to resolve it from.
 std::optional<int32_t> class_priority(const registry_state& st, std::string_view class_name) {
-  if (!st.watched_priority_classes)
+  if (!st.priority_classes_watched)
     return priority_of(st.ctx->config.scheduling, class_name);
-  if (class_name.empty())
-    return st.default_priority;
-  auto i = st.watched_priority_classes->find(class_name);
-  if (i == st.watched_priority_classes->end())
+  if (class_name.empty()) {
+    const auto* fallback = default_priority_class(st);
+    return fallback ? std::optional<int32_t>(fallback->value) : std::nullopt;
+  }
+  auto i = st.priority_classes.find(class_name);
+  if (i == st.priority_classes.end())
     return std::nullopt;
-  return i->second;
+  return i->second->value;
 }
 
 void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& batch) {
@@ -444,10 +446,13 @@ void remove_objects(self_ptr self, resource_kind kind, const std::vector<std::st
 // deleted leaves the priorities it gave as they are, as a pod's admitted priority stays.
 void apply_priority_classes(self_ptr self, world_delta& d) {
   auto& st = self->state;
-  st.watched_priority_classes.emplace(d.priority_classes.begin(), d.priority_classes.end());
-  st.default_priority.reset();
-  if (auto i = d.priority_classes.find(d.global_default); i != d.priority_classes.end())
-    st.default_priority = i->second;
+  st.priority_classes.clear();
+  for (auto& o : d.objects) {
+    auto& c = std::get<api::priority_class_object>(o).priority_class;
+    auto name = c.meta.name.str();
+    st.priority_classes[name] = std::make_shared<const scheduler::priority_class>(std::move(c));
+  }
+  st.priority_classes_watched = true;
   std::vector<scheduler::pod_group> changed;
   for (const auto& [gang, g] : st.groups) {
     // A lone pod's own gang has the pod's priority, which the apiserver's admission resolved.

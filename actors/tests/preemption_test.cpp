@@ -215,6 +215,12 @@ TEST(Preemption, NotForEqualPriorityNorAnotherQueueNorWhenOffNorForANeverPolicy)
     h.pass(3000ms);
     EXPECT_FALSE(bound(h, "high-0"));
     EXPECT_EQ(h.group("high").group.priority, 1000);
+    if (std::string(s.preemptor_class) == "high-never") {
+      EXPECT_NE(pending_message(h, "high").find("no preemption: its PriorityClass high-never has "
+                                                "preemptionPolicy Never"),
+                std::string::npos)
+          << pending_message(h, "high");
+    }
     EXPECT_EQ(count_bound(h, "victim", 2), 2);
     EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
     expect_nothing_held(h);

@@ -421,6 +421,7 @@ TEST(KubeMode, APriorityClassOrdersTheGangsOfAQueue) {
 // names a victim; the victim gets DisruptionTarget and is deleted with its uid as precondition;
 // the preemptor's pod is nominated to the node and bound only once the victim is gone (the
 // test plays the kubelet that finishes the terminating pod); the victim gang keeps its minimum.
+// First a gang as high whose class says preemptionPolicy Never: it waits, evicting no one.
 TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
   kube_harness h;
   h.node("n0", "4");
@@ -428,6 +429,8 @@ TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
                                     std::pair{"phalanx-test-low", 10}})
     h.apply(boost::json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
       "metadata":{"name":")" + std::string(name) + R"("},"value":)" + std::to_string(value) + "}"));
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass",
+    "metadata":{"name":"phalanx-test-never"},"value":1000,"preemptionPolicy":"Never"})"));
   auto config = h.scratch() + "/preempt.yaml";
   std::ofstream(config) << "scheduling:\n  preemption: true\n";
   auto d = h.start_phalanxd("data", {"--config", config});
@@ -440,6 +443,14 @@ TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
   h.pod("low-0", "low", "2");
   h.pod("low-1", "low", "2");
   ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "low") == 2; })) << read_log(*d);
+  group("never", "phalanx-test-never");
+  h.pod("never-0", "never", "2");
+  ASSERT_TRUE(h.wait_for([&] {
+    return h.groups()["never"].message.find("preemptionPolicy Never") != std::string::npos;
+  })) << describe(h) << read_log(*d);
+  for (const auto& [name, p] : h.pods())
+    EXPECT_FALSE(p.terminating) << name << " was evicted for a gang that never preempts";
+  h.delete_pod("never-0");
   group("high", "phalanx-test-high");
   h.pod("high-0", "high", "2");
   std::string victim;
