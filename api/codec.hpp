@@ -108,7 +108,8 @@ struct decode_options {
   std::string default_namespace;
   /// Where the paths of fields the kind's API type does not have go ("spec.minmember"), for
   /// fieldValidation; null: not looked for. Only where Phalanx maps a whole type
-  /// (api/proto/meta.proto strict_fields): a pod's spec is not looked into.
+  /// (api/proto/meta.proto strict_fields): a pod's spec and containers are, the objects inside
+  /// them (affinity, probes, volumes) are not.
   std::vector<std::string>* unknown_fields = nullptr;
 };
 
