@@ -118,6 +118,14 @@ void write_update(self_ptr self, resource_kind kind, const std::string& key,
                  });
 }
 
+// What the server set at creation stays; the version is the current one, so that an update that
+// changes nothing compares equal and keeps it.
+void keep_server_meta(scheduler::object_meta& next, const scheduler::object_meta& current) {
+  next.uid = current.uid;
+  next.creation_time = current.creation_time;
+  next.resource_version = current.resource_version;
+}
+
 // The checks every update makes before its own: nothing else under way, the version named the
 // current one. Answers `reply` and returns false when refused.
 bool may_update(self_ptr self, resource_kind kind, const std::string& key, std::string_view name,
@@ -279,9 +287,7 @@ void update_queue(self_ptr self, const scheduler::queue& want, bool dry_run,
                   current.meta.resource_version, reply))
     return;
   auto next = want;
-  next.meta.uid = current.meta.uid;
-  next.meta.creation_time = current.meta.creation_time;
-  next.meta.resource_version = current.meta.resource_version;
+  keep_server_meta(next.meta, current.meta);
   next.state = current.state;  // status.state: the open and close actions change it.
   if (next == current)
     return respond(reply, result<api::object>{api::object{queue_view(st, i->second)}});
@@ -354,9 +360,7 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
                               "podgroups \"" + name + "\" belongs to job " + g.job_key +
                                   ": its controller writes it from the job"}});
   auto next = std::move(want);
-  next.meta.uid = current.meta.uid;
-  next.meta.creation_time = current.meta.creation_time;
-  next.meta.resource_version = current.meta.resource_version;
+  keep_server_meta(next.meta, current.meta);
   auto prio = resolve_priority(st, next.priority_class_name, 0, "spec.priorityClassName");
   if (!prio)
     return respond(reply, result<api::object>{prio.error()});
@@ -409,9 +413,7 @@ void update_priority_class(self_ptr self, const scheduler::priority_class& want,
                   current.meta.resource_version, reply))
     return;
   auto next = want;
-  next.meta.uid = current.meta.uid;
-  next.meta.creation_time = current.meta.creation_time;
-  next.meta.resource_version = current.meta.resource_version;
+  keep_server_meta(next.meta, current.meta);
   if (next == current)
     return respond(reply, result<api::object>{api::object{api::priority_class_object{current}}});
   // The API refuses these already (api/update.cpp); the catalog holds them whatever asks.
