@@ -15,9 +15,9 @@
 //    unresolvable check; then a bounded backtracking search over the same overlay and log.
 //
 // Scores beyond resources (scores.hpp, kube-scheduler's score plugins) come in two kinds. The
-// taint and node affinity preferences do not change as the gang is placed: the scan records
-// them per (slot, class) and the heap keys include them, normalized over the class's
-// candidates. Inter-pod affinity and ScheduleAnyway spread scores move with every pod placed,
+// taint and node affinity preferences do not change as the gang is placed: the heap keys of a
+// class that has some include them, normalized over its candidates when the heaps are
+// prepared. Inter-pod affinity and ScheduleAnyway spread scores move with every pod placed,
 // so a class whose scores depend on pods (`by_pods`) skips the heap: each of its picks scores
 // every candidate that passes the filters then, as kube-scheduler scores each pod. Classes
 // without preferences, in a cluster where no pod's terms select them, pay nothing for either.
@@ -136,8 +136,6 @@ struct gang_planner::scratch {
     bool has_rules = false;           // Its pods have inter-pod terms, host ports or spread.
     // Scores beyond resources.
     bool prefers_nodes = false;       // It has preferred node affinity terms.
-    bool saw_preferred_taint = false; // Some slot it passes has a PreferNoSchedule taint it
-                                      // does not tolerate.
     bool static_bonus = false;        // Heap keys include its taint and node preferences.
     int64_t most_preferred_taints = 0;   // Normalizers of those, over its candidates.
     int64_t most_node_preference = 0;
@@ -181,10 +179,9 @@ struct gang_planner::scratch {
   std::vector<int64_t> slot_free;     // slot * dims + d; the overlay of tentative placements.
   std::vector<int64_t> slot_alloc;    // slot * dims + d.
   std::vector<uint32_t> slot_version; // Bumped on every change of slot_free.
-  // Raw scores of the static preferences, slot * class_count + class; written where the class
-  // passes the static predicates (node preference only for classes that have some).
-  std::vector<int32_t> slot_preferred_taints;
-  std::vector<int32_t> slot_node_preference;
+  // Some scanned node has a PreferNoSchedule taint: only then can TaintToleration rank nodes
+  // apart, so only then do classes look at taints beyond the filter's.
+  bool preferred_taints_seen = false;
 
   std::vector<undo_entry> log;
   // Slots changed by greedy placements since the heaps were prepared, in order. Every class
@@ -256,7 +253,6 @@ struct gang_planner::scratch {
         pc.unconstrained = c == nullptr || c->empty();
         pc.has_rules = has_neighbour_rules(p);
         pc.prefers_nodes = c != nullptr && !c->preferred_node_affinity.empty();
-        pc.saw_preferred_taint = false;
         pc.static_bonus = false;
         pc.by_pods = false;
         pc.first = &p;
@@ -335,6 +331,7 @@ struct gang_planner::scratch {
 
   void reset_slots() {
     slot_count = 0;
+    preferred_taints_seen = false;
     log.clear();
   }
 
@@ -350,8 +347,6 @@ struct gang_planner::scratch {
     grow(slot_alloc, nodes * dims);
     grow(slot_free, nodes * dims);
     grow(slot_static, nodes * class_count);
-    grow(slot_preferred_taints, nodes * class_count);
-    grow(slot_node_preference, nodes * class_count);
   }
 
   std::string_view dim_name(std::size_t d) const {
@@ -392,23 +387,43 @@ struct gang_planner::scratch {
     return sum / weight_sum;
   }
 
+  // The raw TaintToleration score of class c on slot s: 0 unless some node has a
+  // PreferNoSchedule taint.
+  int64_t preferred_taints(std::size_t c, std::size_t s) const noexcept {
+    if (!preferred_taints_seen)
+      return 0;
+    const node& n = view->at(slot_node[s]);
+    if (n.taints.empty())
+      return 0;
+    const auto* constraints = classes[c].constraints;
+    return intolerable_preferred_taints(n, constraints ? constraints->tolerations
+                                                       : std::span<const toleration>());
+  }
+
+  // The raw NodeAffinity score of class c on slot s.
+  int64_t node_preference(std::size_t c, std::size_t s) const noexcept {
+    const pod_class& pc = classes[c];
+    return pc.prefers_nodes ? preferred_node_affinity_score(view->at(slot_node[s]),
+                                                            pc.constraints->preferred_node_affinity)
+                            : 0;
+  }
+
   // The resource score plus the static preferences, as the heap keys rank class c's slots.
   int64_t ranked_score(std::size_t c, std::size_t s) const noexcept {
     int64_t resources = score(c, s);
     const pod_class& pc = classes[c];
     if (!pc.static_bonus)
       return resources;
-    std::size_t i = s * class_count + c;
     plugin_scores scores;
     scores.resources = resources;
     // With no untolerated PreferNoSchedule taint among the candidates every node gets the
     // maximum: a constant, left out like the other plugins' uniform scores.
     if (pc.most_preferred_taints > 0)
       scores.taint_toleration =
-          default_normalized(slot_preferred_taints[i], pc.most_preferred_taints, true);
+          default_normalized(preferred_taints(c, s), pc.most_preferred_taints, true);
     if (pc.prefers_nodes)
       scores.node_affinity =
-          default_normalized(slot_node_preference[i], pc.most_node_preference, false);
+          default_normalized(node_preference(c, s), pc.most_node_preference, false);
     return combined_score(scores);
   }
 
@@ -477,6 +492,10 @@ struct gang_planner::scratch {
     int64_t* f = &slot_free[s * dims];
     uint8_t* v = &slot_static[s * class_count];
     project(n.allocatable, a);
+    if (!n.taints.empty() && !preferred_taints_seen)
+      preferred_taints_seen = std::any_of(n.taints.begin(), n.taints.end(), [](const taint& t) {
+        return t.effect == taint_effect::prefer_no_schedule;
+      });
     bool any_ok = false;
     for (std::size_t c = 0; c < class_count; ++c) {
       pod_class& pc = classes[c];
@@ -511,7 +530,6 @@ struct gang_planner::scratch {
       if (verdict == verdict_ok) {
         any_ok = true;
         pc.possible = true;
-        record_static_preferences(n, s, c);
       }
     }
     if (any_ok) {
@@ -530,24 +548,6 @@ struct gang_planner::scratch {
       if (++pc.feasible == pc.target)
         ++classes_at_target;
     }
-  }
-
-  // The raw taint and node affinity scores of class c on slot s (node n).
-  void record_static_preferences(const node& n, std::size_t s, std::size_t c) {
-    pod_class& pc = classes[c];
-    std::size_t i = s * class_count + c;
-    int32_t taints = 0;
-    if (!n.taints.empty()) {
-      const auto* constraints = pc.constraints;
-      taints = int32_t(intolerable_preferred_taints(
-          n, constraints ? std::span<const toleration>(constraints->tolerations)
-                         : std::span<const toleration>()));
-      pc.saw_preferred_taint |= taints > 0;
-    }
-    slot_preferred_taints[i] = taints;
-    if (pc.prefers_nodes)
-      slot_node_preference[i] =
-          int32_t(preferred_node_affinity_score(n, pc.constraints->preferred_node_affinity));
   }
 
   // Visits nodes from the random start until every class found its target of feasible nodes,
@@ -587,7 +587,7 @@ struct gang_planner::scratch {
         pc.heap.clear();
         continue;
       }
-      if (pc.saw_preferred_taint || pc.prefers_nodes)
+      if (preferred_taints_seen || pc.prefers_nodes)
         rank_static_preferences(c);
       prepare_heap(pc);
     }
@@ -609,12 +609,8 @@ struct gang_planner::scratch {
     pc.most_preferred_taints = 0;
     pc.most_node_preference = 0;
     for (const auto& e : pc.heap) {
-      std::size_t i = std::size_t(e.slot()) * class_count + c;
-      pc.most_preferred_taints =
-          std::max<int64_t>(pc.most_preferred_taints, slot_preferred_taints[i]);
-      if (pc.prefers_nodes)
-        pc.most_node_preference =
-            std::max<int64_t>(pc.most_node_preference, slot_node_preference[i]);
+      pc.most_preferred_taints = std::max(pc.most_preferred_taints, preferred_taints(c, e.slot()));
+      pc.most_node_preference = std::max(pc.most_node_preference, node_preference(c, e.slot()));
     }
     pc.static_bonus = pc.most_preferred_taints > 0 || pc.most_node_preference > 0;
     if (!pc.static_bonus)
@@ -750,9 +746,8 @@ struct gang_planner::scratch {
     if (spreads)
       preferences.topology_weights(kind, pass_nodes, topology_weights);
     for (std::size_t i = 0; i < n; ++i) {
-      std::size_t at = std::size_t(pass_slots[i]) * class_count + c;
-      pass_taints[i] = slot_preferred_taints[at];
-      pass_node_preference[i] = pc.prefers_nodes ? slot_node_preference[at] : 0;
+      pass_taints[i] = preferred_taints(c, pass_slots[i]);
+      pass_node_preference[i] = node_preference(c, pass_slots[i]);
       pass_inter_pod[i] = preferences.inter_pod_affinity_score(kind, *pass_nodes[i]);
       if (spreads) {
         auto raw = preferences.topology_spread_score(kind, slot_node[pass_slots[i]],
