@@ -213,7 +213,7 @@ struct gang_planner::scratch {
   pod_preferences preferences;
   // place_by_full_pass's scratch, one entry per node it scores.
   std::vector<uint32_t> pass_slots;
-  std::vector<const node*> pass_nodes;
+  std::vector<scored_node> pass_nodes;
   std::vector<int64_t> pass_taints;
   std::vector<int64_t> pass_node_preference;
   std::vector<int64_t> pass_inter_pod;
@@ -731,7 +731,7 @@ struct gang_planner::scratch {
       if (!fits(c, s) || (neighbours_active && neighbour_failure(c, s) != predicate_failure::none))
         continue;
       pass_slots.push_back(s);
-      pass_nodes.push_back(&view->at(slot_node[s]));
+      pass_nodes.push_back({slot_node[s], &view->at(slot_node[s])});
     }
     const std::size_t n = pass_slots.size();
     if (n == 0)
@@ -748,10 +748,9 @@ struct gang_planner::scratch {
     for (std::size_t i = 0; i < n; ++i) {
       pass_taints[i] = preferred_taints(c, pass_slots[i]);
       pass_node_preference[i] = node_preference(c, pass_slots[i]);
-      pass_inter_pod[i] = preferences.inter_pod_affinity_score(kind, *pass_nodes[i]);
+      pass_inter_pod[i] = preferences.inter_pod_affinity_score(kind, pass_nodes[i]);
       if (spreads) {
-        auto raw = preferences.topology_spread_score(kind, slot_node[pass_slots[i]],
-                                                     *pass_nodes[i], topology_weights);
+        auto raw = preferences.topology_spread_score(kind, pass_nodes[i], topology_weights);
         pass_spread[i] = raw.value_or(0);
         pass_unspread[i] = !raw;
       }

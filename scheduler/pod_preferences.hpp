@@ -40,7 +40,6 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 namespace phalanx::scheduler {
@@ -57,6 +56,12 @@ bool has_scoring_terms(const pod& p) noexcept;
 /// True when some scoring term of `owner` (see has_scoring_terms) selects `incoming`.
 bool scoring_terms_select(const pod& owner, const pod& incoming) noexcept;
 
+/// A node being scored: its index in the view and its facts.
+struct scored_node {
+  uint32_t index = 0;
+  const node* facts = nullptr;
+};
+
 class pod_preferences {
  public:
   /// Forgets everything; keeps storage.
@@ -72,8 +77,9 @@ class pod_preferences {
   /// pod when none has any.
   void gather(const node_view& view);
 
-  /// `p` is on node `node_index` (whose facts are `n`, alive until clear()). Pods placed
-  /// tentatively are added the same way and removed with remove() in reverse order.
+  /// `p` is on node `node_index` (whose facts are `n`, alive until clear(); one index names one
+  /// node until then). Pods placed tentatively are added the same way and removed with remove()
+  /// in reverse order.
   void add(uint32_t node_index, const node& n, const pod& p);
   /// Undoes the matching add().
   void remove(uint32_t node_index, const node& n, const pod& p);
@@ -85,53 +91,67 @@ class pod_preferences {
   bool spreads(uint32_t kind) const noexcept;
 
   /// InterPodAffinity's raw score of node `n` for `kind`, with the pods added so far.
-  int64_t inter_pod_affinity_score(uint32_t kind, const node& n) const;
+  int64_t inter_pod_affinity_score(uint32_t kind, scored_node n) const;
 
   /// PodTopologySpread's weight of each ScheduleAnyway constraint of `kind` (topology_weight_q32)
   /// over `scored`, the nodes being scored for it: their values of its key, among those having
   /// every key. Writes one per constraint into `weights_q32`.
-  void topology_weights(uint32_t kind, std::span<const node* const> scored,
+  void topology_weights(uint32_t kind, std::span<const scored_node> scored,
                         std::vector<int64_t>& weights_q32) const;
-  /// PodTopologySpread's raw score of node `n` (index `node_index`) for `kind`, with the pods
-  /// added so far and the weights from topology_weights(); nullopt when the node lacks a key.
-  std::optional<int64_t> topology_spread_score(uint32_t kind, uint32_t node_index, const node& n,
+  /// PodTopologySpread's raw score of node `n` for `kind`, with the pods added so far and the
+  /// weights from topology_weights(); nullopt when the node lacks a key.
+  std::optional<int64_t> topology_spread_score(uint32_t kind, scored_node n,
                                                std::span<const int64_t> weights_q32) const;
 
  private:
-  struct domain {
-    std::string_view key;
+  // Domains are interned for the plan: each (key, value) pair gets a dense id, and each node's
+  // id per key is looked up once, so a pick that scores every candidate reads arrays instead of
+  // hashing label values.
+  static constexpr uint32_t not_looked_up = UINT32_MAX;
+  static constexpr uint32_t no_domain = UINT32_MAX - 1;  // The node lacks the key.
+  struct value_key {
+    uint32_t key = 0;
     std::string_view value;
-    friend bool operator==(const domain&, const domain&) = default;
+    friend bool operator==(const value_key&, const value_key&) = default;
   };
-  struct domain_hash {
-    std::size_t operator()(const domain& d) const noexcept;
+  struct value_key_hash {
+    std::size_t operator()(const value_key& d) const noexcept;
   };
 
   // One ScheduleAnyway constraint of a kind, with its counts.
   struct spread {
     const topology_spread_constraint* constraint = nullptr;
+    uint32_t key = 0;         // Its topology key's index.
     label_selector selector;  // With matchLabelKeys folded in; unused when selects_none.
     bool selects_none = false;
     bool per_node = false;    // Keyed by hostname: counted per node.
-    std::unordered_map<domain, int64_t, domain_hash> counts;
-    std::unordered_map<uint32_t, int64_t> node_counts;  // per_node only.
+    std::vector<int64_t> counts;       // By domain id; per_node: by node index.
   };
 
   struct kind {
     const pod* first = nullptr;
     bool own_terms = false;  // Preferred pod (anti-)affinity terms of its own.
-    std::unordered_map<domain, int64_t, domain_hash> weights;  // InterPodAffinity, by domain.
-    std::vector<std::string_view> weight_keys;                  // The distinct keys of weights.
+    std::vector<int64_t> weights;       // InterPodAffinity, by domain id.
+    std::vector<uint32_t> weight_keys;  // The distinct keys (indices) of the weighted domains.
     std::vector<spread> spreads;
   };
 
+  uint32_t key_index(std::string_view key);
+  // The id of node `node_index`'s domain of key `key`, or no_domain.
+  uint32_t domain_of(uint32_t node_index, const node& n, uint32_t key) const;
   void update(uint32_t node_index, const node& n, const pod& p, int64_t delta);
-  static void add_weight(kind& k, std::string_view key, const node& n, int64_t weight);
-  static bool has_spread_keys(const kind& k, const node& n);
-  static bool spread_eligible(const kind& k, const spread& sp, const node& n);
+  void add_weight(kind& k, std::string_view key, uint32_t node_index, const node& n,
+                  int64_t weight);
+  bool has_spread_keys(const kind& k, uint32_t node_index, const node& n) const;
+  bool spread_eligible(const kind& k, const spread& sp, uint32_t node_index, const node& n) const;
+  static void bump(std::vector<int64_t>& counts, uint32_t at, int64_t delta);
 
   std::vector<kind> kinds_;
-  mutable std::unordered_set<std::string_view> values_;  // topology_weights' scratch.
+  std::vector<std::string_view> keys_;  // Every topology key read, by index.
+  mutable std::unordered_map<value_key, uint32_t, value_key_hash> ids_;
+  mutable std::vector<std::vector<uint32_t>> node_domains_;  // [key][node index] -> id.
+  mutable std::vector<uint32_t> seen_;  // topology_weights' scratch: by domain id, a stamp.
+  mutable uint32_t stamp_ = 0;
 };
 
 } // namespace phalanx::scheduler

@@ -163,22 +163,25 @@ struct preferences_fixture {
     for (std::size_t i = 0; i < pods.size(); ++i)
       preferences.add(uint32_t(pod_node[i]), nodes[pod_node[i]], pods[i]);
   }
+  std::vector<scored_node> scored() const {
+    std::vector<scored_node> out;
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      out.push_back({uint32_t(i), &nodes[i]});
+    return out;
+  }
   std::vector<int64_t> inter_pod_scores() const {
     std::vector<int64_t> out;
-    for (const auto& n : nodes)
+    for (const auto& n : scored())
       out.push_back(preferences.inter_pod_affinity_score(kind, n));
     return out;
   }
   // Raw spread scores of every node, the node lacking a key as nullopt.
   std::vector<std::optional<int64_t>> spread_scores() {
-    std::vector<const node*> scored;
-    for (const auto& n : nodes)
-      scored.push_back(&n);
     std::vector<int64_t> weights;
-    preferences.topology_weights(kind, scored, weights);
+    preferences.topology_weights(kind, scored(), weights);
     std::vector<std::optional<int64_t>> out;
-    for (std::size_t i = 0; i < nodes.size(); ++i)
-      out.push_back(preferences.topology_spread_score(kind, uint32_t(i), nodes[i], weights));
+    for (const auto& n : scored())
+      out.push_back(preferences.topology_spread_score(kind, n, weights));
     return out;
   }
   std::vector<int64_t> normalized_spread() {
