@@ -189,7 +189,7 @@ void normalize_topology_spread(std::span<int64_t> raw, std::span<const uint8_t> 
 
 /// The natural logarithm of n >= 1 in fixed point with 32 fraction bits, computed with integers
 /// only (binary logarithm digit by digit, times ln 2), so it is the same on every machine.
-/// Within 2^-28 of the exact value (up to n = 2^32).
+/// Within 2^-30 of the exact value.
 int64_t log_q32(uint64_t n) noexcept;
 
 /// PodTopologySpread's weight of a constraint whose key has `domains` values among the nodes
