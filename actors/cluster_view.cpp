@@ -1,6 +1,7 @@
 #include "actors/cluster_view.hpp"
 
 #include "scheduler/pod_neighbourhood.hpp"
+#include "scheduler/pod_preferences.hpp"
 
 #include <iterator>
 #include <utility>
@@ -80,6 +81,7 @@ struct cluster_view::slot {
   std::atomic<int32_t> pod_count{0};
   std::atomic<int32_t> anti_affinity{0};
   std::atomic<int32_t> host_ports{0};
+  std::atomic<int32_t> scoring_terms{0};
 };
 
 cluster_view::cluster_view() = default;
@@ -155,6 +157,10 @@ void cluster_view::count_pod(slot& s, const scheduler::pod& p, int32_t sign) noe
   }
   if (!p.placement().host_ports.empty())
     s.host_ports.fetch_add(sign);
+  if (scheduler::has_scoring_terms(p)) {
+    s.scoring_terms.fetch_add(sign);
+    scoring_term_pods_.fetch_add(sign);
+  }
 }
 
 void cluster_view::add_in_flight(std::size_t index, const resources& amount) noexcept {
@@ -276,7 +282,8 @@ void cluster_view::visit_pods(std::size_t index, const scheduler::pod_visitor& v
 
 scheduler::pod_rule_counts cluster_view::rule_counts(std::size_t index) const noexcept {
   const auto& s = slot_at(index);
-  return {s.anti_affinity.load(), s.host_ports.load(), s.pod_count.load()};
+  return {s.anti_affinity.load(), s.host_ports.load(), s.pod_count.load(),
+          s.scoring_terms.load()};
 }
 
 } // namespace phalanx::actors

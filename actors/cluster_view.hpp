@@ -99,6 +99,9 @@ class cluster_view final : public scheduler::node_view {
   int64_t anti_affinity_pods() const noexcept override {
     return anti_affinity_pods_.load(std::memory_order_seq_cst);
   }
+  int64_t scoring_term_pods() const noexcept override {
+    return scoring_term_pods_.load(std::memory_order_seq_cst);
+  }
 
  private:
   struct slot;
@@ -106,12 +109,14 @@ class cluster_view final : public scheduler::node_view {
   using chunk = std::array<slot, chunk_size>;
 
   slot& slot_at(std::size_t index) const noexcept;
-  // Adds `sign` (1 or -1) for `p` to the slot's counts and the view's anti-affinity count.
+  // Adds `sign` (1 or -1) for `p` to the slot's counts and the view's anti-affinity and
+  // scoring-term counts.
   void count_pod(slot& s, const scheduler::pod& p, int32_t sign) noexcept;
 
   std::array<std::atomic<chunk*>, max_slots / chunk_size> chunks_{};
   std::atomic<std::size_t> size_{0};
   std::atomic<int64_t> anti_affinity_pods_{0};
+  std::atomic<int64_t> scoring_term_pods_{0};
   std::mutex add_mutex_;  // Serializes add_slot and chunk allocation; readers never take it.
 };
 
@@ -132,6 +137,7 @@ class reserving_gang_view final : public scheduler::node_view {
     return base_.rule_counts(index);
   }
   int64_t anti_affinity_pods() const noexcept override { return base_.anti_affinity_pods(); }
+  int64_t scoring_term_pods() const noexcept override { return base_.scoring_term_pods(); }
 
  private:
   const cluster_view& base_;

@@ -456,6 +456,16 @@ scheduler::topology_spread_constraint read_topology_spread_constraint(
   return out;
 }
 
+// A nodeSelectorTerm (required or preferred) under `path`.
+scheduler::node_selector_term read_node_selector_term(const v1::NodeSelectorTerm& in,
+                                                      std::string_view path, reader& r) {
+  scheduler::node_selector_term term;
+  term.match_expressions =
+    read_requirements(in.match_expressions(), child(path, "matchExpressions"), r);
+  term.match_fields = read_requirements(in.match_fields(), child(path, "matchFields"), r);
+  return term;
+}
+
 bool has_constraints(const v1::PodSpec& spec) {
   if (!spec.node_selector().empty() || spec.tolerations_size() > 0 ||
       spec.scheduling_gates_size() > 0 || spec.topology_spread_constraints_size() > 0)
@@ -464,7 +474,8 @@ bool has_constraints(const v1::PodSpec& spec) {
     return false;
   const auto& a = spec.affinity();
   return (a.has_node_affinity() &&
-          a.node_affinity().has_required_during_scheduling_ignored_during_execution()) ||
+          (a.node_affinity().has_required_during_scheduling_ignored_during_execution() ||
+           a.node_affinity().preferred_during_scheduling_ignored_during_execution_size() > 0)) ||
          has_pod_affinity_terms(a.pod_affinity()) || has_pod_affinity_terms(a.pod_anti_affinity());
 }
 
@@ -482,15 +493,20 @@ std::shared_ptr<const scheduler::placement_constraints> read_constraints(
       std::string base =
         child(spec_path, "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution");
       const auto& terms = na.required_during_scheduling_ignored_during_execution();
-      for (int i = 0; i < terms.node_selector_terms_size(); ++i) {
-        const auto& t = terms.node_selector_terms(i);
-        std::string p = index(child(base, "nodeSelectorTerms"), std::size_t(i));
-        scheduler::node_selector_term term;
-        term.match_expressions =
-          read_requirements(t.match_expressions(), child(p, "matchExpressions"), r);
-        term.match_fields = read_requirements(t.match_fields(), child(p, "matchFields"), r);
-        c->required_node_affinity.push_back(std::move(term));
-      }
+      for (int i = 0; i < terms.node_selector_terms_size(); ++i)
+        c->required_node_affinity.push_back(
+          read_node_selector_term(terms.node_selector_terms(i),
+                                  index(child(base, "nodeSelectorTerms"), std::size_t(i)), r));
+    }
+    std::string preferred_path =
+      child(spec_path, "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution");
+    for (int i = 0; i < na.preferred_during_scheduling_ignored_during_execution_size(); ++i) {
+      const auto& w = na.preferred_during_scheduling_ignored_during_execution(i);
+      // An absent weight is 0, as in Kubernetes, and validation refuses it.
+      c->preferred_node_affinity.push_back(
+        {w.weight(), read_node_selector_term(
+                       w.preference(), child(index(preferred_path, std::size_t(i)), "preference"),
+                       r)});
     }
   }
   if (spec.affinity().has_pod_affinity())
@@ -681,6 +697,11 @@ void write_pod_affinity_term(const scheduler::pod_affinity_term& in, v1::PodAffi
   out.set_topology_key(in.topology_key);
 }
 
+void write_node_selector_term(const scheduler::node_selector_term& in, v1::NodeSelectorTerm& out) {
+  write_requirements(in.match_expressions, *out.mutable_match_expressions());
+  write_requirements(in.match_fields, *out.mutable_match_fields());
+}
+
 void write_pod_affinity(const std::vector<scheduler::pod_affinity_term>& required,
                         const std::vector<scheduler::weighted_pod_affinity_term>& preferred,
                         v1::PodAffinity& out) {
@@ -827,11 +848,15 @@ v1::PodSpec write_pod_spec(const scheduler::pod& p) {
       auto* terms = spec.mutable_affinity()
                       ->mutable_node_affinity()
                       ->mutable_required_during_scheduling_ignored_during_execution();
-      for (const auto& t : pc.required_node_affinity) {
-        auto* term = terms->add_node_selector_terms();
-        write_requirements(t.match_expressions, *term->mutable_match_expressions());
-        write_requirements(t.match_fields, *term->mutable_match_fields());
-      }
+      for (const auto& t : pc.required_node_affinity)
+        write_node_selector_term(t, *terms->add_node_selector_terms());
+    }
+    for (const auto& w : pc.preferred_node_affinity) {
+      auto* term = spec.mutable_affinity()
+                     ->mutable_node_affinity()
+                     ->add_preferred_during_scheduling_ignored_during_execution();
+      term->set_weight(w.weight);
+      write_node_selector_term(w.preference, *term->mutable_preference());
     }
     for (const auto& t : pc.tolerations) {
       auto* tol = spec.add_tolerations();

@@ -284,6 +284,15 @@ struct label_selector {
   friend bool operator==(const label_selector&, const label_selector&) = default;
 };
 
+/// A preferredDuringSchedulingIgnoredDuringExecution entry of node affinity: `weight` (1-100)
+/// added to the score of nodes the term matches (a term without requirements matches none).
+struct weighted_node_selector_term {
+  int32_t weight = 1;
+  node_selector_term preference;
+  friend bool operator==(const weighted_node_selector_term&,
+                         const weighted_node_selector_term&) = default;
+};
+
 /// One term of podAffinity or podAntiAffinity: the pods it names (by labels, in some namespaces)
 /// and the topology domain they share with the pod (nodes with equal values of `topology_key`).
 struct pod_affinity_term {
@@ -345,6 +354,8 @@ struct placement_constraints {
   label_set node_selector;
   /// requiredDuringSchedulingIgnoredDuringExecution: terms are ORed; empty means any node.
   std::vector<node_selector_term> required_node_affinity;
+  /// preferredDuringSchedulingIgnoredDuringExecution of node affinity: only scores.
+  std::vector<weighted_node_selector_term> preferred_node_affinity;
   std::vector<toleration> tolerations;
   /// spec.schedulingGates, by name: while any is left the pod is neither placed nor counted
   /// (Kubernetes' PodSchedulingReadiness). Gates may only be removed after creation.
@@ -358,8 +369,9 @@ struct placement_constraints {
   std::vector<host_port> host_ports;
   std::vector<topology_spread_constraint> topology_spread;
   bool empty() const noexcept {
-    return node_selector.empty() && required_node_affinity.empty() && tolerations.empty() &&
-           scheduling_gates.empty() && !places_beside_pods();
+    return node_selector.empty() && required_node_affinity.empty() &&
+           preferred_node_affinity.empty() && tolerations.empty() && scheduling_gates.empty() &&
+           !places_beside_pods();
   }
   /// True when where other pods run matters to this pod: pod (anti-)affinity, host ports or
   /// topology spread.

@@ -1,6 +1,7 @@
 #include "scheduler/node_view.hpp"
 
 #include "scheduler/pod_neighbourhood.hpp"
+#include "scheduler/pod_preferences.hpp"
 
 #include <algorithm>
 
@@ -52,6 +53,7 @@ void cluster_snapshot::add_pod(std::size_t index, std::shared_ptr<const pod> p) 
   if (pods_.size() <= index)
     pods_.resize(index + 1);
   anti_affinity_pods_ += has_required_anti_affinity(*p) ? 1 : 0;
+  scoring_term_pods_ += has_scoring_terms(*p) ? 1 : 0;
   pods_[index].push_back(std::move(p));
 }
 
@@ -63,6 +65,7 @@ void cluster_snapshot::remove_pod(std::size_t index, const pod* p) {
   if (i == on_node.end())
     return;
   anti_affinity_pods_ -= has_required_anti_affinity(**i) ? 1 : 0;
+  scoring_term_pods_ -= has_scoring_terms(**i) ? 1 : 0;
   on_node.erase(i);
 }
 
@@ -80,6 +83,7 @@ pod_rule_counts cluster_snapshot::rule_counts(std::size_t index) const noexcept 
   for (const auto& p : pods_[index]) {
     out.anti_affinity += has_required_anti_affinity(*p) ? 1 : 0;
     out.host_ports += p->placement().host_ports.empty() ? 0 : 1;
+    out.scoring_terms += has_scoring_terms(*p) ? 1 : 0;
     ++out.pods;
   }
   return out;

@@ -17,11 +17,12 @@
 namespace phalanx::scheduler {
 
 /// How many pods on a node carry rules other pods' placement depends on: cheap hints that let a
-/// plan without rules between pods look at no pod (pod_neighbourhood.hpp).
+/// plan without rules between pods look at no pod (pod_neighbourhood.hpp, pod_preferences.hpp).
 struct pod_rule_counts {
   int32_t anti_affinity = 0;  // Pods with required pod anti-affinity.
   int32_t host_ports = 0;     // Pods asking for host ports.
   int32_t pods = 0;           // Every pod the node holds for the rules (bound or held).
+  int32_t scoring_terms = 0;  // Pods with terms other pods' scores read (has_scoring_terms).
 };
 
 using pod_visitor = std::function<void(const pod&)>;
@@ -55,6 +56,10 @@ class node_view {
   /// Pods with required pod anti-affinity on every node together; 0 means no pod anywhere keeps
   /// others away, so a plan of pods without rules need not look.
   virtual int64_t anti_affinity_pods() const noexcept { return 0; }
+  /// Pods with scoring terms (required pod affinity, preferred pod (anti-)affinity) on every node
+  /// together; 0 means no pod anywhere moves others' scores, so a plan of pods without
+  /// preferences need not look.
+  virtual int64_t scoring_term_pods() const noexcept { return 0; }
 };
 
 /// A node_view over vectors, with the bookkeeping a simulation needs. Not thread-safe.
@@ -84,6 +89,7 @@ class cluster_snapshot final : public node_view {
   void visit_pods(std::size_t index, const pod_visitor& visit) const override;
   pod_rule_counts rule_counts(std::size_t index) const noexcept override;
   int64_t anti_affinity_pods() const noexcept override { return anti_affinity_pods_; }
+  int64_t scoring_term_pods() const noexcept override { return scoring_term_pods_; }
 
   /// Sums over live nodes.
   resources total_allocatable() const;
@@ -98,6 +104,7 @@ class cluster_snapshot final : public node_view {
   std::vector<bool> live_;
   std::vector<std::vector<std::shared_ptr<const pod>>> pods_;  // Only nodes given a pod.
   int64_t anti_affinity_pods_ = 0;
+  int64_t scoring_term_pods_ = 0;
 };
 
 } // namespace phalanx::scheduler

@@ -14,11 +14,20 @@
 // 4. If the sample cannot hold the gang: undo, scan every node, greedy again; then the
 //    unresolvable check; then a bounded backtracking search over the same overlay and log.
 //
+// Scores beyond resources (scores.hpp, kube-scheduler's score plugins) come in two kinds. The
+// taint and node affinity preferences do not change as the gang is placed: the heap keys of a
+// class that has some include them, normalized over its candidates when the heaps are
+// prepared. Inter-pod affinity and ScheduleAnyway spread scores move with every pod placed,
+// so a class whose scores depend on pods (`by_pods`) skips the heap: each of its picks scores
+// every candidate that passes the filters then, as kube-scheduler scores each pod. Classes
+// without preferences, in a cluster where no pod's terms select them, pay nothing for either.
+//
 // The view is only read; the overlay lives in the scratch and is reset before returning.
 
 #include "scheduler/planner.hpp"
 
 #include "scheduler/pod_neighbourhood.hpp"
+#include "scheduler/pod_preferences.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -93,7 +102,7 @@ struct gang_planner::scratch {
     uint32_t slot() const noexcept { return 0xffffffffu - uint32_t(key); }
   };
   static heap_entry make_entry(int64_t score, uint32_t slot, uint32_t version) noexcept {
-    // Scores lie in [0, max_node_score], so they fit the upper half.
+    // Scores lie in [0, max_combined_score], so they fit the upper half.
     return {uint64_t(score) << 32 | (0xffffffffu - slot), version};
   }
   struct heap_less_t {
@@ -125,6 +134,13 @@ struct gang_planner::scratch {
     int64_t room = 0;                 // Search: pods of this class the free nodes hold, alone.
     uint32_t kind = 0;                // Its handle in `neighbourhood`, when rules are active.
     bool has_rules = false;           // Its pods have inter-pod terms, host ports or spread.
+    // Scores beyond resources.
+    bool prefers_nodes = false;       // It has preferred node affinity terms.
+    bool static_bonus = false;        // Heap keys include its taint and node preferences.
+    int64_t most_preferred_taints = 0;   // Normalizers of those, over its candidates.
+    int64_t most_node_preference = 0;
+    bool by_pods = false;             // Its scores depend on pods: picked by a full pass.
+    uint32_t preference_kind = 0;     // Its handle in `preferences`, when by_pods.
   };
 
   struct undo_entry {
@@ -163,6 +179,9 @@ struct gang_planner::scratch {
   std::vector<int64_t> slot_free;     // slot * dims + d; the overlay of tentative placements.
   std::vector<int64_t> slot_alloc;    // slot * dims + d.
   std::vector<uint32_t> slot_version; // Bumped on every change of slot_free.
+  // Some scanned node has a PreferNoSchedule taint: only then can TaintToleration rank nodes
+  // apart, so only then do classes look at taints beyond the filter's.
+  bool preferred_taints_seen = false;
 
   std::vector<undo_entry> log;
   // Slots changed by greedy placements since the heaps were prepared, in order. Every class
@@ -186,6 +205,22 @@ struct gang_planner::scratch {
   pod_neighbourhood neighbourhood;
   std::vector<heap_entry> parked; // place_best: candidates the rules refuse for this pick.
 
+  // Scores that depend on pods (pod_preferences.hpp): active when a pod of the gang has
+  // preferences or scoring terms, or some pod in the cluster has scoring terms. `any_by_pods`
+  // once some class turned out to depend on them; only then do placements update them.
+  bool preferences_active = false;
+  bool any_by_pods = false;
+  pod_preferences preferences;
+  // place_by_full_pass's scratch, one entry per node it scores.
+  std::vector<uint32_t> pass_slots;
+  std::vector<scored_node> pass_nodes;
+  std::vector<int64_t> pass_taints;
+  std::vector<int64_t> pass_node_preference;
+  std::vector<int64_t> pass_inter_pod;
+  std::vector<int64_t> pass_spread;
+  std::vector<uint8_t> pass_unspread;  // The node lacks a key of the spread constraints.
+  std::vector<int64_t> topology_weights;
+
   // ---------------------------------------------------------------------------------------
   // Setup
 
@@ -205,9 +240,10 @@ struct gang_planner::scratch {
       for (; k < class_count; ++k) {
         const pod_class& pc = classes[k];
         if (pc.constraints == c && pc.first->role == p.role && pc.first->requests == p.requests &&
-            (!neighbours_active || (pc.first->meta.labels == p.meta.labels &&
-                                    pc.first->meta.namespace_name == p.meta.namespace_name)))
-          break;  // With rules between pods active, labels and namespace decide too.
+            ((!neighbours_active && !preferences_active) ||
+             (pc.first->meta.labels == p.meta.labels &&
+              pc.first->meta.namespace_name == p.meta.namespace_name)))
+          break;  // With rules or preferences between pods, labels and namespace decide too.
       }
       if (k == class_count) {
         if (classes.size() <= k)
@@ -216,6 +252,9 @@ struct gang_planner::scratch {
         pc.constraints = c;
         pc.unconstrained = c == nullptr || c->empty();
         pc.has_rules = has_neighbour_rules(p);
+        pc.prefers_nodes = c != nullptr && !c->preferred_node_affinity.empty();
+        pc.static_bonus = false;
+        pc.by_pods = false;
         pc.first = &p;
         pc.role = -1;
         for (std::size_t r = 0; r < request->min_per_role.size(); ++r) {
@@ -292,6 +331,7 @@ struct gang_planner::scratch {
 
   void reset_slots() {
     slot_count = 0;
+    preferred_taints_seen = false;
     log.clear();
   }
 
@@ -347,6 +387,46 @@ struct gang_planner::scratch {
     return sum / weight_sum;
   }
 
+  // The raw TaintToleration score of class c on slot s: 0 unless some node has a
+  // PreferNoSchedule taint.
+  int64_t preferred_taints(std::size_t c, std::size_t s) const noexcept {
+    if (!preferred_taints_seen)
+      return 0;
+    const node& n = view->at(slot_node[s]);
+    if (n.taints.empty())
+      return 0;
+    const auto* constraints = classes[c].constraints;
+    return intolerable_preferred_taints(n, constraints ? constraints->tolerations
+                                                       : std::span<const toleration>());
+  }
+
+  // The raw NodeAffinity score of class c on slot s.
+  int64_t node_preference(std::size_t c, std::size_t s) const noexcept {
+    const pod_class& pc = classes[c];
+    return pc.prefers_nodes ? preferred_node_affinity_score(view->at(slot_node[s]),
+                                                            pc.constraints->preferred_node_affinity)
+                            : 0;
+  }
+
+  // The resource score plus the static preferences, as the heap keys rank class c's slots.
+  int64_t ranked_score(std::size_t c, std::size_t s) const noexcept {
+    int64_t resources = score(c, s);
+    const pod_class& pc = classes[c];
+    if (!pc.static_bonus)
+      return resources;
+    plugin_scores scores;
+    scores.resources = resources;
+    // With no untolerated PreferNoSchedule taint among the candidates every node gets the
+    // maximum: a constant, left out like the other plugins' uniform scores.
+    if (pc.most_preferred_taints > 0)
+      scores.taint_toleration =
+          default_normalized(preferred_taints(c, s), pc.most_preferred_taints, true);
+    if (pc.prefers_nodes)
+      scores.node_affinity =
+          default_normalized(node_preference(c, s), pc.most_node_preference, false);
+    return combined_score(scores);
+  }
+
   void place(uint32_t s, uint32_t c, uint32_t p) {
     int64_t* f = &slot_free[std::size_t(s) * dims];
     const int64_t* r = &class_req[std::size_t(c) * dims];
@@ -363,6 +443,8 @@ struct gang_planner::scratch {
     ++total_placed;
     if (neighbours_active)
       neighbourhood.add(slot_node[s], view->at(slot_node[s]), *request->pods[p]);
+    if (any_by_pods)
+      preferences.add(slot_node[s], view->at(slot_node[s]), *request->pods[p]);
   }
 
   void undo_to(std::size_t mark) {
@@ -382,6 +464,8 @@ struct gang_planner::scratch {
       --total_placed;
       if (neighbours_active)
         neighbourhood.remove(slot_node[e.slot], view->at(slot_node[e.slot]), *request->pods[e.pod]);
+      if (any_by_pods)
+        preferences.remove(slot_node[e.slot], view->at(slot_node[e.slot]), *request->pods[e.pod]);
     }
   }
 
@@ -408,6 +492,10 @@ struct gang_planner::scratch {
     int64_t* f = &slot_free[s * dims];
     uint8_t* v = &slot_static[s * class_count];
     project(n.allocatable, a);
+    if (!n.taints.empty() && !preferred_taints_seen)
+      preferred_taints_seen = std::any_of(n.taints.begin(), n.taints.end(), [](const taint& t) {
+        return t.effect == taint_effect::prefer_no_schedule;
+      });
     bool any_ok = false;
     for (std::size_t c = 0; c < class_count; ++c) {
       pod_class& pc = classes[c];
@@ -492,8 +580,43 @@ struct gang_planner::scratch {
 
   void prepare_heaps() {
     touched.clear();
-    for (std::size_t c = 0; c < class_count; ++c)
-      prepare_heap(classes[c]);
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      if (pc.by_pods) {
+        collect_candidates(c);
+        pc.heap.clear();
+        continue;
+      }
+      if (preferred_taints_seen || pc.prefers_nodes)
+        rank_static_preferences(c);
+      prepare_heap(pc);
+    }
+  }
+
+  // Class c's slots passing the static predicates, in slot order: what a full pass scores.
+  void collect_candidates(std::size_t c) {
+    pod_class& pc = classes[c];
+    pc.candidates.clear();
+    for (std::size_t s = 0; s < slot_count; ++s)
+      if (slot_static[s * class_count + c] == verdict_ok)
+        pc.candidates.push_back(uint32_t(s));
+  }
+
+  // Normalizes class c's taint and node preferences over its candidates (the entries in its
+  // heap, all fresh here) and keys the entries by them too.
+  void rank_static_preferences(std::size_t c) {
+    pod_class& pc = classes[c];
+    pc.most_preferred_taints = 0;
+    pc.most_node_preference = 0;
+    for (const auto& e : pc.heap) {
+      pc.most_preferred_taints = std::max(pc.most_preferred_taints, preferred_taints(c, e.slot()));
+      pc.most_node_preference = std::max(pc.most_node_preference, node_preference(c, e.slot()));
+    }
+    pc.static_bonus = pc.most_preferred_taints > 0 || pc.most_node_preference > 0;
+    if (!pc.static_bonus)
+      return;
+    for (auto& e : pc.heap)
+      e = make_entry(ranked_score(c, e.slot()), e.slot(), e.version);
   }
 
   // ---------------------------------------------------------------------------------------
@@ -514,7 +637,8 @@ struct gang_planner::scratch {
     pc.touched_seen = 0;
     if (h.size() > 2 * keep) {
       constexpr unsigned shift = 32 + 6; // Key to bucket: score / 64.
-      constexpr std::size_t buckets = (uint64_t(max_node_score) << 32 >> shift) + 1;
+      const std::size_t buckets =
+          (uint64_t(pc.static_bonus ? max_combined_score : max_node_score) << 32 >> shift) + 1;
       histogram.assign(buckets, 0);
       for (const auto& e : h)
         ++histogram[e.key >> shift];
@@ -555,11 +679,13 @@ struct gang_planner::scratch {
   // surface: the heap's fresh top is then the best node.
   bool place_best(uint32_t c, uint32_t p) {
     pod_class& pc = classes[c];
+    if (pc.by_pods)
+      return place_by_full_pass(c, p);
     auto& h = pc.heap;
     for (; pc.touched_seen < touched.size(); ++pc.touched_seen) {
       uint32_t slot = touched[pc.touched_seen];
       if (slot_static[std::size_t(slot) * class_count + c] == verdict_ok && fits(c, slot)) {
-        h.push_back(make_entry(score(c, slot), slot, slot_version[slot]));
+        h.push_back(make_entry(ranked_score(c, slot), slot, slot_version[slot]));
         std::push_heap(h.begin(), h.end(), heap_less);
       }
     }
@@ -593,6 +719,62 @@ struct gang_planner::scratch {
     return false;
   }
 
+  // Places pod `p` of class `c`, whose scores depend on pods, as kube-scheduler would place it
+  // now: every candidate that passes the filters with the placements so far is scored, each
+  // plugin normalized over exactly those nodes; the best wins, the earliest slot on a tie (as in
+  // the heaps). False when none passes.
+  bool place_by_full_pass(uint32_t c, uint32_t p) {
+    const pod_class& pc = classes[c];
+    pass_slots.clear();
+    pass_nodes.clear();
+    for (uint32_t s : pc.candidates) {
+      if (!fits(c, s) || (neighbours_active && neighbour_failure(c, s) != predicate_failure::none))
+        continue;
+      pass_slots.push_back(s);
+      pass_nodes.push_back({slot_node[s], &view->at(slot_node[s])});
+    }
+    const std::size_t n = pass_slots.size();
+    if (n == 0)
+      return false;
+    const uint32_t kind = pc.preference_kind;
+    const bool spreads = preferences.spreads(kind);
+    pass_taints.resize(n);
+    pass_node_preference.resize(n);
+    pass_inter_pod.resize(n);
+    pass_spread.assign(n, 0);
+    pass_unspread.assign(n, 0);
+    if (spreads)
+      preferences.topology_weights(kind, pass_nodes, topology_weights);
+    for (std::size_t i = 0; i < n; ++i) {
+      pass_taints[i] = preferred_taints(c, pass_slots[i]);
+      pass_node_preference[i] = node_preference(c, pass_slots[i]);
+      pass_inter_pod[i] = preferences.inter_pod_affinity_score(kind, pass_nodes[i]);
+      if (spreads) {
+        auto raw = preferences.topology_spread_score(kind, pass_nodes[i], topology_weights);
+        pass_spread[i] = raw.value_or(0);
+        pass_unspread[i] = !raw;
+      }
+    }
+    normalize_taint_toleration(pass_taints);
+    normalize_node_affinity(pass_node_preference);
+    normalize_inter_pod_affinity(pass_inter_pod);
+    // Without ScheduleAnyway constraints kube-scheduler skips the plugin: 0 for every node.
+    if (spreads)
+      normalize_topology_spread(pass_spread, pass_unspread);
+    std::size_t best = 0;
+    int64_t best_score = -1;
+    for (std::size_t i = 0; i < n; ++i) {
+      int64_t total = combined_score({score(c, pass_slots[i]), pass_taints[i],
+                                      pass_node_preference[i], pass_spread[i], pass_inter_pod[i]});
+      if (total > best_score) {
+        best_score = total;
+        best = i;
+      }
+    }
+    place(pass_slots[best], c, p);
+    return true;
+  }
+
   void unpark(pod_class& pc) {
     for (const auto& e : parked) {
       pc.heap.push_back(e);
@@ -614,6 +796,25 @@ struct gang_planner::scratch {
     for (std::size_t c = 0; c < class_count; ++c)
       classes[c].kind = neighbourhood.prepare(*classes[c].first);
     neighbourhood.gather(*view);
+  }
+
+  // Prepares the scores that depend on pods: a kind per class, the pods that can matter to
+  // them, then which classes depend on pods: those with preferences of their own, those some
+  // pod in the cluster selects with its scoring terms, and those a class of this gang selects
+  // (its placed pods will move their scores).
+  void prepare_preferences() {
+    preferences.clear();
+    for (std::size_t c = 0; c < class_count; ++c)
+      classes[c].preference_kind = preferences.prepare(*classes[c].first);
+    preferences.gather(*view);
+    any_by_pods = false;
+    for (std::size_t c = 0; c < class_count; ++c) {
+      pod_class& pc = classes[c];
+      pc.by_pods = preferences.depends_on_pods(pc.preference_kind);
+      for (std::size_t k = 0; k < class_count && !pc.by_pods; ++k)
+        pc.by_pods = scoring_terms_select(*classes[k].first, *pc.first);
+      any_by_pods |= pc.by_pods;
+    }
   }
 
   // The required phases: every role minimum, then up to the total. Returns true when met;
@@ -1141,11 +1342,18 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
   s.neighbours_active = view.anti_affinity_pods() > 0 ||
                         std::any_of(request.pods.begin(), request.pods.end(),
                                     [](const pod* p) { return has_neighbour_rules(*p); });
+  s.preferences_active =
+      view.scoring_term_pods() > 0 ||
+      std::any_of(request.pods.begin(), request.pods.end(),
+                  [](const pod* p) { return has_pod_preferences(*p) || has_scoring_terms(*p); });
+  s.any_by_pods = false;
   s.build_classes();
   s.node_slots = view.size();
   s.reserve_slots(s.node_slots);
   if (s.neighbours_active)
     s.prepare_neighbourhood();
+  if (s.preferences_active)
+    s.prepare_preferences();
 
   auto count_live = [&] {
     int64_t live = 0;

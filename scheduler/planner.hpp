@@ -13,6 +13,12 @@
 //   the sample cannot hold the gang it widens to every node, and then searches (bounded) before
 //   giving up.
 //
+// - Among the nodes a pod may use, it prefers the best by kube-scheduler's default profile: the
+//   resource score (config.strategy) with TaintToleration, NodeAffinity, PodTopologySpread and
+//   InterPodAffinity (scores.hpp), each normalized over the pod's candidates in the sample. A pod
+//   whose scores depend on where other pods are sees the members of its gang placed before it.
+//   Preferences only rank: they never make a plan fail.
+//
 // Deterministic: the same view, request, config and RNG state give the same plan.
 
 #include "scheduler/model.hpp"

@@ -1,5 +1,7 @@
 #include "scheduler/scores.hpp"
 
+#include "scheduler/predicates.hpp"
+
 #include <algorithm>
 
 namespace phalanx::scheduler {
@@ -115,6 +117,96 @@ int64_t node_score(score_strategy s, const score_weights& w, const resources& re
                     allocatable.get(e.name), sum, weight_sum);
   }
   return weight_sum == 0 ? 0 : sum / weight_sum;
+}
+
+// ---------------------------------------------------------------------------------------------
+// kube-scheduler's score plugins
+
+int64_t intolerable_preferred_taints(const node& n,
+                                     std::span<const toleration> tolerations) noexcept {
+  int64_t count = 0;
+  for (const auto& tn : n.taints) {
+    if (tn.effect != taint_effect::prefer_no_schedule)
+      continue;
+    // kube-scheduler first keeps the tolerations with an empty or PreferNoSchedule effect;
+    // tolerates() already asks that of the effect, so every toleration can be offered.
+    bool tolerated = std::any_of(tolerations.begin(), tolerations.end(),
+                                 [&](const toleration& t) { return tolerates(t, tn); });
+    count += tolerated ? 0 : 1;
+  }
+  return count;
+}
+
+int64_t preferred_node_affinity_score(const node& n,
+                                      std::span<const weighted_node_selector_term> terms) noexcept {
+  int64_t score = 0;
+  for (const auto& t : terms)
+    if (t.weight != 0 && matches_term(n, t.preference))
+      score += t.weight;
+  return score;
+}
+
+void normalize_taint_toleration(std::span<int64_t> raw) noexcept {
+  int64_t max_raw = 0;
+  for (int64_t r : raw)
+    max_raw = std::max(max_raw, r);
+  for (int64_t& r : raw)
+    r = default_normalized(r, max_raw, true);
+}
+
+void normalize_node_affinity(std::span<int64_t> raw) noexcept {
+  int64_t max_raw = 0;
+  for (int64_t r : raw)
+    max_raw = std::max(max_raw, r);
+  for (int64_t& r : raw)
+    r = default_normalized(r, max_raw, false);
+}
+
+void normalize_inter_pod_affinity(std::span<int64_t> raw) noexcept {
+  if (raw.empty())
+    return;
+  auto [lo, hi] = std::minmax_element(raw.begin(), raw.end());
+  int64_t min_raw = *lo;
+  int64_t max_raw = *hi;
+  for (int64_t& r : raw)
+    r = min_max_normalized(r, min_raw, max_raw);
+}
+
+void normalize_topology_spread(std::span<int64_t> raw, std::span<const uint8_t> ignored) noexcept {
+  int64_t min_raw = std::numeric_limits<int64_t>::max();
+  int64_t max_raw = 0;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (ignored[i])
+      continue;
+    min_raw = std::min(min_raw, raw[i]);
+    max_raw = std::max(max_raw, raw[i]);
+  }
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    raw[i] = ignored[i] ? 0 : spread_normalized(raw[i], min_raw, max_raw);
+}
+
+int64_t log_q32(uint64_t n) noexcept {
+  if (n <= 1)
+    return 0;
+  // n = 2^k * y with y in [1, 2), y in fixed point with 62 fraction bits. Squaring y doubles its
+  // binary logarithm: each square at or above 2 gives the next fraction bit of log2(y).
+  int k = 63 - __builtin_clzll(n);
+  constexpr int frac_bits = 62;
+  unsigned __int128 y = k <= frac_bits ? (unsigned __int128)(n) << (frac_bits - k)
+                                       : (unsigned __int128)(n) >> (k - frac_bits);
+  const unsigned __int128 two = (unsigned __int128)(2) << frac_bits;
+  uint64_t fraction = 0;
+  for (int bit = 31; bit >= 0; --bit) {
+    y = (y * y) >> frac_bits;
+    if (y >= two) {
+      y >>= 1;
+      fraction |= uint64_t(1) << bit;
+    }
+  }
+  uint64_t log2_q32 = (uint64_t(k) << 32) | fraction;
+  // ln 2 with 64 fraction bits, rounded.
+  constexpr uint64_t ln2_q64 = 0xB17217F7D1CF79ACull;
+  return int64_t(((unsigned __int128)(log2_q32) * ln2_q64) >> 64);
 }
 
 } // namespace phalanx::scheduler

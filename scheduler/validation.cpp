@@ -450,6 +450,8 @@ void validate_meta(const object_meta& meta, namespace_rule ns,
 
 constexpr std::string_view node_selector_terms_path =
     "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+constexpr std::string_view preferred_node_affinity_path =
+    "affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";
 
 void validate_requirement(const node_selector_requirement& r, const std::string& path,
                           bool is_field, field_errors& out) {
@@ -501,6 +503,16 @@ void validate_requirement(const node_selector_requirement& r, const std::string&
       }
       break;
   }
+}
+
+// A node selector term at `path`, required or preferred: each requirement by its rules.
+void validate_node_selector_term(const node_selector_term& term, const std::string& path,
+                                 field_errors& out) {
+  for (std::size_t i = 0; i < term.match_expressions.size(); ++i)
+    validate_requirement(term.match_expressions[i], indexed(child(path, "matchExpressions"), i),
+                         false, out);
+  for (std::size_t i = 0; i < term.match_fields.size(); ++i)
+    validate_requirement(term.match_fields[i], indexed(child(path, "matchFields"), i), true, out);
 }
 
 // Kubernetes' label selector rules (apimachinery's ValidateLabelSelector), with its messages: a
@@ -793,15 +805,18 @@ void validate_placement(const placement_constraints& c, std::string_view spec_pa
   validate_labels(c.node_selector, child(spec_path, "nodeSelector"), out);
 
   auto terms_path = child(spec_path, node_selector_terms_path);
-  for (std::size_t t = 0; t < c.required_node_affinity.size(); ++t) {
-    const auto& term = c.required_node_affinity[t];
-    auto term_path = indexed(terms_path, t);
-    for (std::size_t i = 0; i < term.match_expressions.size(); ++i)
-      validate_requirement(term.match_expressions[i],
-                           indexed(child(term_path, "matchExpressions"), i), false, out);
-    for (std::size_t i = 0; i < term.match_fields.size(); ++i)
-      validate_requirement(term.match_fields[i], indexed(child(term_path, "matchFields"), i), true,
-                           out);
+  for (std::size_t t = 0; t < c.required_node_affinity.size(); ++t)
+    validate_node_selector_term(c.required_node_affinity[t], indexed(terms_path, t), out);
+  // kube-apiserver's validatePreferredSchedulingTerms: the weight, then the term as a required
+  // one is checked.
+  auto preferred_path = child(spec_path, preferred_node_affinity_path);
+  for (std::size_t t = 0; t < c.preferred_node_affinity.size(); ++t) {
+    const auto& preferred = c.preferred_node_affinity[t];
+    auto base = indexed(preferred_path, t);
+    if (preferred.weight < 1 || preferred.weight > 100)
+      out.push_back(
+          invalid_error(child(base, "weight"), preferred.weight, "must be in the range 1-100"));
+    validate_node_selector_term(preferred.preference, child(base, "preference"), out);
   }
 
   validate_pod_affinity(c.required_pod_affinity, c.preferred_pod_affinity,

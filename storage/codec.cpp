@@ -145,12 +145,19 @@ void encode_topology_spread_constraint(const sch::topology_spread_constraint& c,
     assign(out->add_match_label_keys(), key);
 }
 
+void encode_node_selector_term(const sch::node_selector_term& term, v1::NodeSelectorTerm* out) {
+  encode_requirements(term.match_expressions, out->mutable_match_expressions());
+  encode_requirements(term.match_fields, out->mutable_match_fields());
+}
+
 void encode_constraints(const sch::placement_constraints& c, v1::PlacementConstraints* out) {
   encode_labels(c.node_selector, out->mutable_node_selector());
-  for (const auto& term : c.required_node_affinity) {
-    auto* t = out->add_required_node_affinity();
-    encode_requirements(term.match_expressions, t->mutable_match_expressions());
-    encode_requirements(term.match_fields, t->mutable_match_fields());
+  for (const auto& term : c.required_node_affinity)
+    encode_node_selector_term(term, out->add_required_node_affinity());
+  for (const auto& w : c.preferred_node_affinity) {
+    auto* t = out->add_preferred_node_affinity();
+    t->set_weight(w.weight);
+    encode_node_selector_term(w.preference, t->mutable_preference());
   }
   for (const auto& tol : c.tolerations) {
     auto* t = out->add_tolerations();
@@ -459,6 +466,15 @@ bool decode_topology_spread_constraint(v1::TopologySpreadConstraint& in,
   return true;
 }
 
+bool decode_node_selector_term(v1::NodeSelectorTerm& in, sch::node_selector_term& out,
+                               std::string& error) {
+  if (!decode_requirements(*in.mutable_match_expressions(), out.match_expressions, error))
+    return nest(error, "match_expressions");
+  if (!decode_requirements(*in.mutable_match_fields(), out.match_fields, error))
+    return nest(error, "match_fields");
+  return true;
+}
+
 bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints& out,
                         std::string& error) {
   if (!decode_labels(in.node_selector(), out.node_selector, "node_selector", error))
@@ -466,11 +482,17 @@ bool decode_constraints(v1::PlacementConstraints& in, sch::placement_constraints
   out.required_node_affinity.reserve(static_cast<std::size_t>(in.required_node_affinity_size()));
   int i = 0;
   for (auto& t : *in.mutable_required_node_affinity()) {
-    auto& term = out.required_node_affinity.emplace_back();
-    if (!decode_requirements(*t.mutable_match_expressions(), term.match_expressions, error))
-      return nest(error, indexed("required_node_affinity", i) + "match_expressions");
-    if (!decode_requirements(*t.mutable_match_fields(), term.match_fields, error))
-      return nest(error, indexed("required_node_affinity", i) + "match_fields");
+    if (!decode_node_selector_term(t, out.required_node_affinity.emplace_back(), error))
+      return nest(error, indexed("required_node_affinity", i));
+    ++i;
+  }
+  out.preferred_node_affinity.reserve(static_cast<std::size_t>(in.preferred_node_affinity_size()));
+  i = 0;
+  for (auto& t : *in.mutable_preferred_node_affinity()) {
+    auto& w = out.preferred_node_affinity.emplace_back();
+    w.weight = t.weight();
+    if (!decode_node_selector_term(*t.mutable_preference(), w.preference, error))
+      return nest(error, indexed("preferred_node_affinity", i) + "preference.");
     ++i;
   }
   out.tolerations.reserve(static_cast<std::size_t>(in.tolerations_size()));

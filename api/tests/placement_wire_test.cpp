@@ -1,8 +1,7 @@
-// Pod affinity, pod anti-affinity, host ports and topology spread constraints on the wire:
-// Kubernetes' JSON shapes read into a
-// pod's placement constraints (pods and job templates, as users submit them and as a server
-// sends them), the apiserver's defaults and rules with the paths and messages users read, and
-// the spec written back from the model.
+// Pod affinity, pod anti-affinity, preferred node affinity, host ports and topology spread
+// constraints on the wire: Kubernetes' JSON shapes read into a pod's placement constraints (pods
+// and job templates, as users submit them and as a server sends them), the apiserver's defaults
+// and rules with the paths and messages users read, and the spec written back from the model.
 
 #include "api/codec.hpp"
 
@@ -193,6 +192,38 @@ TEST(PodAffinityWire, JobTemplatesCarryTheirTerms) {
             "spec.tasks[0].template.spec.affinity.podAffinity."
             "preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey: "
             "Required value: can not be empty");
+}
+
+TEST(NodeAffinityWire, ReadsPreferredTermsBesideRequiredOnes) {
+  auto p = decode_pod(R"({"containers":[{"name":"c"}],"affinity":{"nodeAffinity":{
+    "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+      {"matchExpressions":[{"key":"gpu","operator":"Exists"}]}]},
+    "preferredDuringSchedulingIgnoredDuringExecution":[
+      {"weight":80,"preference":{
+        "matchExpressions":[{"key":"zone","operator":"In","values":["a","b"]}],
+        "matchFields":[{"key":"metadata.name","operator":"NotIn","values":["n1"]}]}},
+      {"weight":1,"preference":{}}]}}})");
+  ASSERT_TRUE(p.pod.constraints);
+  const auto& c = *p.pod.constraints;
+  ASSERT_EQ(c.required_node_affinity.size(), 1u);
+  sch::node_selector_term zone_a_or_b;
+  zone_a_or_b.match_expressions = {{"zone", selector_operator::in, {"a", "b"}}};
+  zone_a_or_b.match_fields = {{"metadata.name", selector_operator::not_in, {"n1"}}};
+  // An empty preference is kept as written: it matches no node.
+  EXPECT_EQ(c.preferred_node_affinity,
+            (std::vector<sch::weighted_node_selector_term>{{80, zone_a_or_b}, {1, {}}}));
+  EXPECT_FALSE(c.places_beside_pods());
+  EXPECT_FALSE(c.empty());
+}
+
+TEST(NodeAffinityWire, PreferredTermsAloneAreAConstraint) {
+  auto p = decode_pod(R"({"containers":[{"name":"c"}],"affinity":{"nodeAffinity":{
+    "preferredDuringSchedulingIgnoredDuringExecution":[
+      {"weight":5,"preference":{"matchExpressions":[{"key":"ssd","operator":"Exists"}]}}]}}})");
+  ASSERT_TRUE(p.pod.constraints);
+  EXPECT_TRUE(p.pod.constraints->required_node_affinity.empty());
+  ASSERT_EQ(p.pod.constraints->preferred_node_affinity.size(), 1u);
+  EXPECT_EQ(p.pod.constraints->preferred_node_affinity[0].weight, 5);
 }
 
 // matchLabelKeys and mismatchLabelKeys: the apiserver merges them into labelSelector when it
@@ -430,12 +461,17 @@ TEST_P(PlacementRules, NameTheFieldTheTypeAndTheRule) {
 }
 
 #define PORTS(ports) R"({"containers":[{"name":"c","ports":)" ports "}]}"
+#define PREFERRED_NODE(terms)                                                                      \
+  R"({"containers":[{"name":"c"}],"affinity":{"nodeAffinity":)"                                    \
+  R"({"preferredDuringSchedulingIgnoredDuringExecution":)" terms "}}}"
 #define ANTI(term)                                                                                 \
   R"({"containers":[{"name":"c"}],"affinity":{"podAntiAffinity":)"                                 \
   R"({"requiredDuringSchedulingIgnoredDuringExecution":[)" term "]}}}"
 
 const std::string anti0 =
   "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]";
+const std::string preferred_node =
+  "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution";
 
 INSTANTIATE_TEST_SUITE_P(
   Decode, PlacementRules,
@@ -446,6 +482,30 @@ INSTANTIATE_TEST_SUITE_P(
                         {"containerPort":80,"hostPort":80,"hostIP":"10.0.0.1"},
                         {"containerPort":65535}])"),
               {}},
+    rule_case{"preferred_node_weights",
+              PREFERRED_NODE(R"([{"weight":1,"preference":{}},
+                                 {"weight":100,"preference":{}}])"),
+              {}},
+    rule_case{"preferred_node_weight_zero",
+              PREFERRED_NODE(R"([{"weight":0,"preference":{
+                                  "matchExpressions":[{"key":"ssd","operator":"Exists"}]}}])"),
+              {preferred_node + "[0].weight: Invalid value: 0: must be in the range 1-100"}},
+    rule_case{"preferred_node_weight_absent",
+              PREFERRED_NODE(R"([{"preference":{}}])"),
+              {preferred_node + "[0].weight: Invalid value: 0: must be in the range 1-100"}},
+    rule_case{"preferred_node_weight_above_100",
+              PREFERRED_NODE(R"([{"weight":1,"preference":{}},{"weight":101,"preference":{}}])"),
+              {preferred_node + "[1].weight: Invalid value: 101: must be in the range 1-100"}},
+    rule_case{"preferred_node_term",
+              PREFERRED_NODE(R"([{"weight":10,"preference":{
+                                  "matchExpressions":[{"key":"cores","operator":"Gt",
+                                                       "values":["many"]}],
+                                  "matchFields":[{"key":"metadata.labels","operator":"In",
+                                                  "values":["x"]}]}}])"),
+              {preferred_node + "[0].preference.matchExpressions[0].values[0]: Invalid value: "
+                                "\"many\": must be an integer when the operator is 'Gt' or 'Lt'",
+               preferred_node + "[0].preference.matchFields[0].key: Unsupported value: "
+                                "\"metadata.labels\": supported values: \"metadata.name\""}},
     rule_case{"container_port_missing", PORTS(R"([{"hostPort":8080}])"),
               {"spec.containers[0].ports[0].containerPort: Required value"}},
     rule_case{"container_port_too_big", PORTS(R"([{"containerPort":70000}])"),
@@ -611,13 +671,15 @@ INSTANTIATE_TEST_SUITE_P(
   [](const ::testing::TestParamInfo<rule_case>& info) { return std::string(info.param.name); });
 
 #undef PORTS
+#undef PREFERRED_NODE
 #undef ANTI
 #undef SPREAD
 
 // ---------------------------------------------------------------------------------------------
 // Writing back
 
-// A spec with every shape: required and preferred terms of both kinds, absent and empty
+// A spec with every shape: required and preferred node affinity (an empty preference among
+// them), required and preferred terms of both kinds, absent and empty
 // selectors, namespaces, host ports of every protocol, one with a host IP, and topology spread
 // constraints with every field set and with none of the optional ones.
 constexpr std::string_view everything = R"({
@@ -626,6 +688,14 @@ constexpr std::string_view everything = R"({
                                       "hostIP":"10.0.0.1"},
                                      {"containerPort":9,"hostPort":9,"protocol":"SCTP"}]}],
   "affinity":{
+    "nodeAffinity":{
+      "requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
+        {"matchExpressions":[{"key":"gpu","operator":"Exists"}]}]},
+      "preferredDuringSchedulingIgnoredDuringExecution":[
+        {"weight":60,"preference":{
+          "matchExpressions":[{"key":"cores","operator":"Gt","values":["16"]}],
+          "matchFields":[{"key":"metadata.name","operator":"In","values":["n1"]}]}},
+        {"weight":1,"preference":{}}]},
     "podAffinity":{
       "requiredDuringSchedulingIgnoredDuringExecution":[
         {"labelSelector":{"matchLabels":{"app":"db"},
@@ -656,6 +726,7 @@ TEST(PlacementWriteBack, APodWrittenFromTheModelReadsBackTheSame) {
   ASSERT_TRUE(original.pod.constraints);
   ASSERT_EQ(original.pod.constraints->host_ports.size(), 3u);
   ASSERT_EQ(original.pod.constraints->topology_spread.size(), 3u);
+  ASSERT_EQ(original.pod.constraints->preferred_node_affinity.size(), 2u);
   // Without the user's spec, the spec shown is built from the model alone.
   pod_object from_model = original;
   from_model.pod.spec_json = {};
@@ -667,6 +738,12 @@ TEST(PlacementWriteBack, APodWrittenFromTheModelReadsBackTheSame) {
   EXPECT_EQ(anti.at(0).as_object().if_contains("labelSelector"), nullptr);
   EXPECT_EQ(anti.at(1).at("labelSelector"), json::value(json::object{}));
   EXPECT_EQ(anti.at(1).at("namespaceSelector"), json::value(json::object{}));
+  const auto& preferred_node = encoded.at("spec").at("affinity").at("nodeAffinity").at(
+    "preferredDuringSchedulingIgnoredDuringExecution");
+  ASSERT_EQ(preferred_node.as_array().size(), 2u);
+  EXPECT_EQ(preferred_node.at(0).at("weight"), json::value(60));
+  EXPECT_EQ(preferred_node.at(1), json::value(json::object{{"weight", 1},
+                                                         {"preference", json::object{}}}));
   const auto& ports = encoded.at("spec").at("containers").at(0).at("ports");
   ASSERT_EQ(ports.as_array().size(), 3u);
   EXPECT_EQ(ports.at(1), json::value(json::object{{"hostPort", 53},

@@ -213,11 +213,22 @@ void place_gang(benchmark::State& state, bool zone_selector, bool actor_view = f
   state.counters["pods/s"] = benchmark::Counter(double(plans * gang), benchmark::Counter::kIsRate);
 }
 
-// One K-pod gang whose pods carry rules between pods, on N nodes of make_cluster(with_pods):
-// `spread_hosts`, each member repels the others on its host (a member per node, as databases
-// and parameter servers ask); otherwise they gather in one zone with affinity to each other,
-// and keep away from app=svc-0 on their hosts.
-void place_gang_with_rules(benchmark::State& state, bool spread_hosts) {
+enum class gang_rules {
+  // Each member repels the others on its host (a member per node, as databases and parameter
+  // servers ask).
+  anti_affinity_hosts,
+  // The members gather in one zone with affinity to each other, and keep away from app=svc-0 on
+  // their hosts.
+  zone_affinity,
+  // Preferences only (scores, no filter): each member would rather not share a host with
+  // another (preferred anti-affinity, weight 100), the gang spreads over zones with
+  // ScheduleAnyway, and it prefers the GPU-free nodes (preferred node affinity, weight 50).
+  // Every pick scores every candidate again, as kube-scheduler scores each pod.
+  preferences,
+};
+
+// One K-pod gang whose pods carry `rules`, on N nodes of make_cluster(with_pods).
+void place_gang_with_rules(benchmark::State& state, gang_rules rules) {
   const int64_t nodes = state.range(0);
   const int64_t gang = state.range(1);
   static std::unique_ptr<cluster_snapshot> cached;
@@ -234,11 +245,27 @@ void place_gang_with_rules(benchmark::State& state, bool spread_hosts) {
     return t;
   };
   placement_constraints pc;
-  if (spread_hosts) {
-    pc.required_pod_anti_affinity.push_back(term("ring", "kubernetes.io/hostname"));
-  } else {
-    pc.required_pod_affinity.push_back(term("ring", "topology.kubernetes.io/zone"));
-    pc.required_pod_anti_affinity.push_back(term("svc-0", "kubernetes.io/hostname"));
+  switch (rules) {
+    case gang_rules::anti_affinity_hosts:
+      pc.required_pod_anti_affinity.push_back(term("ring", "kubernetes.io/hostname"));
+      break;
+    case gang_rules::zone_affinity:
+      pc.required_pod_affinity.push_back(term("ring", "topology.kubernetes.io/zone"));
+      pc.required_pod_anti_affinity.push_back(term("svc-0", "kubernetes.io/hostname"));
+      break;
+    case gang_rules::preferences: {
+      pc.preferred_pod_anti_affinity.push_back({100, term("ring", "kubernetes.io/hostname")});
+      topology_spread_constraint by_zone;
+      by_zone.topology_key = "topology.kubernetes.io/zone";
+      by_zone.do_not_schedule = false;
+      by_zone.selector.emplace();
+      by_zone.selector->match_labels.set("app", "ring");
+      pc.topology_spread.push_back(std::move(by_zone));
+      node_selector_term no_gpu;
+      no_gpu.match_expressions.push_back({"accelerator", selector_operator::does_not_exist, {}});
+      pc.preferred_node_affinity.push_back({50, std::move(no_gpu)});
+      break;
+    }
   }
   auto pods = template_pods(gang, "ring",
                             std::make_shared<const placement_constraints>(std::move(pc)),
@@ -264,8 +291,15 @@ void place_gang_with_rules(benchmark::State& state, bool spread_hosts) {
 }
 
 void BM_PlaceGang(benchmark::State& state) { place_gang(state, false); }
-void BM_PlaceGangAntiAffinity(benchmark::State& state) { place_gang_with_rules(state, true); }
-void BM_PlaceGangZoneAffinity(benchmark::State& state) { place_gang_with_rules(state, false); }
+void BM_PlaceGangAntiAffinity(benchmark::State& state) {
+  place_gang_with_rules(state, gang_rules::anti_affinity_hosts);
+}
+void BM_PlaceGangZoneAffinity(benchmark::State& state) {
+  place_gang_with_rules(state, gang_rules::zone_affinity);
+}
+void BM_PlaceGangPreferences(benchmark::State& state) {
+  place_gang_with_rules(state, gang_rules::preferences);
+}
 void BM_PlaceGangZoneSelector(benchmark::State& state) { place_gang(state, true); }
 void BM_PlaceGangActorView(benchmark::State& state) { place_gang(state, false, true); }
 
@@ -349,6 +383,10 @@ BENCHMARK(BM_PlaceGangAntiAffinity)
     ->ArgsProduct({{1000, 5000}, {8, 64}})
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_PlaceGangZoneAffinity)
+    ->ArgNames({"nodes", "gang"})
+    ->ArgsProduct({{1000, 5000}, {8, 64}})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlaceGangPreferences)
     ->ArgNames({"nodes", "gang"})
     ->ArgsProduct({{1000, 5000}, {8, 64}})
     ->Unit(benchmark::kMicrosecond);

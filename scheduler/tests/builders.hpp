@@ -140,6 +140,26 @@ class pod_builder {
     mutable_constraints().required_pod_anti_affinity.push_back(std::move(term));
     return *this;
   }
+  pod_builder& preferred_affinity(int32_t weight, pod_affinity_term term) {
+    mutable_constraints().preferred_pod_affinity.push_back({weight, std::move(term)});
+    return *this;
+  }
+  pod_builder& preferred_anti_affinity(int32_t weight, pod_affinity_term term) {
+    mutable_constraints().preferred_pod_anti_affinity.push_back({weight, std::move(term)});
+    return *this;
+  }
+  /// A preferred node affinity term.
+  pod_builder& prefer_nodes(int32_t weight, node_selector_term term) {
+    mutable_constraints().preferred_node_affinity.push_back({weight, std::move(term)});
+    return *this;
+  }
+  /// A ScheduleAnyway topology spread constraint over pods labelled key=value.
+  pod_builder& spread_anyway(std::string topology_key, int32_t max_skew, std::string key,
+                             std::string value) {
+    spread(std::move(topology_key), max_skew, std::move(key), std::move(value));
+    last_spread().do_not_schedule = false;
+    return *this;
+  }
   /// A DoNotSchedule topology spread constraint over pods labelled key=value.
   pod_builder& spread(std::string topology_key, int32_t max_skew, std::string key,
                       std::string value) {

@@ -98,6 +98,8 @@ sch::placement_constraints gpu_constraints() {
   term.match_fields.push_back({"metadata.name", sch::selector_operator::in, {"n1", "n2"}});
   c.required_node_affinity.push_back(term);
   c.required_node_affinity.push_back({{{"ssd", sch::selector_operator::exists, {}}}, {}});
+  c.preferred_node_affinity.push_back({70, term});
+  c.preferred_node_affinity.push_back({1, {}});  // An empty preference: matches no node.
   c.tolerations.push_back(
       {"nvidia.com/gpu", sch::toleration_operator::exists, "", sch::taint_effect::no_schedule, {}});
   c.tolerations.push_back(
@@ -561,6 +563,26 @@ std::string bytes_of(const Message& m) {
   return out;
 }
 
+// Records written before preferred node affinity was stored have no field 11: they read back
+// with no preferred terms and everything else as it was.
+TEST(CodecCompatibility, ConstraintsWrittenBeforePreferredNodeAffinityReadWithoutIt) {
+  v1::PlacementConstraints old;
+  auto* term = old.add_required_node_affinity()->add_match_expressions();
+  term->set_key("ssd");
+  term->set_op(v1::SELECTOR_OPERATOR_EXISTS);
+  v1::PodRecord r;
+  r.set_record_version(record_version);
+  r.mutable_pod()->set_phase(v1::POD_PHASE_RUNNING);
+  r.mutable_pod()->set_constraints(bytes_of(old));
+  record_decoder d;
+  auto back = d.decode_pod(bytes_of(r));
+  ASSERT_TRUE(back.ok()) << back.error().message();
+  ASSERT_NE(back->constraints, nullptr);
+  EXPECT_TRUE(back->constraints->preferred_node_affinity.empty());
+  ASSERT_EQ(back->constraints->required_node_affinity.size(), 1u);
+  EXPECT_EQ(back->constraints->required_node_affinity[0].match_expressions[0].key, "ssd");
+}
+
 void expect_corrupt(const result<sch::pod>& r, std::string_view needle) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code(), errc::corruption);
@@ -671,6 +693,17 @@ TEST(CodecErrors, BadConstraintsNameTheirPath) {
   expect_corrupt(d.decode_pod(bytes_of(r)),
                  "constraints.preferred_pod_affinity[1].term.namespace_selector."
                  "match_expressions[0].op: unknown value 0");
+
+  v1::PlacementConstraints preferred_node;
+  preferred_node.add_preferred_node_affinity();
+  preferred_node.add_preferred_node_affinity()
+      ->mutable_preference()
+      ->add_match_expressions()
+      ->set_key("zone");
+  r.mutable_pod()->set_constraints(bytes_of(preferred_node));
+  expect_corrupt(d.decode_pod(bytes_of(r)),
+                 "constraints.preferred_node_affinity[1].preference.match_expressions[0].op: "
+                 "unknown value 0");
 
   v1::PlacementConstraints spread;
   spread.add_topology_spread();
@@ -997,10 +1030,11 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::placement_constraints), 224u) << "placement_constraints changed";
+  EXPECT_EQ(sizeof(sch::placement_constraints), 248u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::label_selector), 32u) << "label_selector changed";
   EXPECT_EQ(sizeof(sch::pod_affinity_term), 136u) << "pod_affinity_term changed";
   EXPECT_EQ(sizeof(sch::weighted_pod_affinity_term), 144u) << "weighted_pod_affinity_term changed";
+  EXPECT_EQ(sizeof(sch::weighted_node_selector_term), 56u) << "weighted_node_selector_term changed";
   EXPECT_EQ(sizeof(sch::host_port), 72u) << "host_port changed";
   EXPECT_EQ(sizeof(sch::topology_spread_constraint), 128u) << "topology_spread_constraint changed";
   EXPECT_EQ(sizeof(sch::toleration), 96u) << "toleration changed";

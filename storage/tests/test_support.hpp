@@ -363,6 +363,9 @@ class random_objects {
       c.host_ports.push_back(host_port());
     for (int64_t i = between(0, 2); i > 0; --i)
       c.topology_spread.push_back(topology_spread_constraint());
+    for (int64_t i = between(0, 2); i > 0; --i)
+      c.preferred_node_affinity.push_back(
+          {int32_t(between(-5, 120)), {requirements(), requirements()}});
     return c;
   }
 
