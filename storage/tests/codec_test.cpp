@@ -191,7 +191,7 @@ TEST(CodecTable, PriorityClasses) {
   c.meta.name = "batch-low";
   c.value = -2147483647 - 1;
   c.global_default = true;
-  c.description = std::string("not \xff UTF-8", 13);
+  c.description = "not \xff UTF-8";  // Bytes, not UTF-8: records keep them exactly.
   c.preemption = sch::preemption_policy::never;
   expect_round_trip(c);
   c.value = 2000001000;
