@@ -37,6 +37,14 @@ bool matches(const label_selector& selector, const label_set& labels) noexcept {
                      });
 }
 
+label_selector spread_selector(const topology_spread_constraint& t, const pod& incoming) {
+  label_selector out = t.selector.value_or(label_selector{});
+  for (const auto& key : t.match_label_keys)
+    if (auto v = incoming.meta.labels.find(key))
+      out.match_labels.set(key, std::string(*v));
+  return out;
+}
+
 namespace {
 
 bool selects_namespace(const pod_affinity_term& term, std::string_view owner_namespace,
@@ -122,13 +130,7 @@ uint32_t pod_neighbourhood::prepare(const pod& incoming) {
     auto& sp = k.spreads.emplace_back();
     sp.constraint = &t;
     sp.selects_none = !t.selector;
-    if (t.selector)
-      sp.selector = *t.selector;
-    // matchLabelKeys: the pod's own values of those labels narrow the selector (keys it lacks
-    // are ignored), as kube-scheduler merges them.
-    for (const auto& key : t.match_label_keys)
-      if (auto v = incoming.meta.labels.find(key))
-        sp.selector.match_labels.set(key, std::string(*v));
+    sp.selector = spread_selector(t, incoming);
     sp.self_match = !sp.selects_none && matches(sp.selector, incoming.meta.labels);
     spreads_ = true;
   }

@@ -68,6 +68,11 @@ std::string_view neighbour_reason(predicate_failure f) noexcept;
 /// Every matchLabels pair and every matchExpressions requirement hold.
 bool matches(const label_selector& selector, const label_set& labels) noexcept;
 
+/// The pods a topology spread constraint of `incoming` counts: its selector with matchLabelKeys
+/// folded in as the pod's own values of those labels (keys it lacks are ignored), as
+/// kube-scheduler merges them. Empty when the constraint has no selector (it selects none).
+label_selector spread_selector(const topology_spread_constraint& t, const pod& incoming);
+
 /// The term of a pod in namespace `owner_namespace` selects `other`.
 bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
                   const pod& other) noexcept;

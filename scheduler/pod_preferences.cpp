@@ -98,13 +98,7 @@ uint32_t pod_preferences::prepare(const pod& incoming) {
     sp.constraint = &t;
     sp.key = key_index(t.topology_key);
     sp.selects_none = !t.selector;
-    if (t.selector)
-      sp.selector = *t.selector;
-    // matchLabelKeys: the pod's own values of those labels narrow the selector (keys it lacks are
-    // ignored), as for DoNotSchedule constraints.
-    for (const auto& key : t.match_label_keys)
-      if (auto v = incoming.meta.labels.find(key))
-        sp.selector.match_labels.set(key, std::string(*v));
+    sp.selector = spread_selector(t, incoming);  // As for DoNotSchedule constraints.
     sp.per_node = t.topology_key == hostname_label;
   }
   return uint32_t(kinds_.size() - 1);
