@@ -345,6 +345,14 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     }
   storage::write_batch batch;
   batch.put(storage::job_record{*job, status});
+  // Every pod dies and the next incarnation's pods are records of their own: the keys of the
+  // old expansion are erased in this, the step's first write, rather than given tombstones, so
+  // a stop between the step's two writes leaves none of them behind (the start would find them
+  // holding state updates of no pod, and erase them then).
+  const bool drop_expansion =
+      every_pod && j.first_pod != 0 && !scheduler::pods_are_expansion(*job, status);
+  if (drop_expansion)
+    batch.erase_job_pods(j.job);
   auto after = [self, key, status, job, every_pod,
                 then = std::move(then)](const phalanx::status& s) {
     auto& st = self->state;
@@ -368,7 +376,8 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     announce_job(self, key);
     then();
   };
-  delete_pods(self, std::move(doomed), std::move(batch), pod_keys::tombstone, std::move(after));
+  delete_pods(self, std::move(doomed), std::move(batch),
+              drop_expansion ? pod_keys::erased_by_caller : pod_keys::tombstone, std::move(after));
 }
 
 // The step after a kill, once the pods are gone: the lifecycle syncs the job. From Restarting
