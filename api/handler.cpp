@@ -839,7 +839,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     if (!req.body.empty()) {
       parse_limits limits;
       limits.max_bytes = options_.max_body_bytes;
-      auto options = parse_json(req.body, limits);
+      auto options = media_type(req.content_type) == kube_protobuf_type
+                         ? kube_protobuf_to_json(req.body)
+                         : parse_json(req.body, limits);
       if (!options || !options->is_object())
         return fail(api_error::bad_request("the body of a DELETE must be a DeleteOptions object"),
                     "DELETE");

@@ -77,11 +77,20 @@ outcome<json::value> kube_protobuf_to_json(std::string_view body) {
       return api_error::bad_request("the protobuf body's PriorityClass does not parse");
     return priority_class_json(type, c);
   }
+  if (type.kind() == "DeleteOptions") {
+    kube::DeleteOptions d;
+    if (!d.ParseFromString(envelope.raw()))
+      return api_error::bad_request("the protobuf body's DeleteOptions does not parse");
+    json::array dry_run;
+    for (const auto& v : d.dry_run())
+      dry_run.emplace_back(v);
+    return json::value(json::object{{"kind", "DeleteOptions"}, {"dryRun", std::move(dry_run)}});
+  }
   api_error e;
   e.reason = status_reason::unsupported_media_type;
   e.message = "the body's Content-Type " + std::string(kube_protobuf_type) + " is read for " +
-              "scheduling.k8s.io/v1 PriorityClass only, not " + type.api_version() + " " +
-              type.kind() + ": send application/json or application/yaml";
+              "scheduling.k8s.io/v1 PriorityClass and DeleteOptions only, not " +
+              type.api_version() + " " + type.kind() + ": send application/json or application/yaml";
   return e;
 }
 

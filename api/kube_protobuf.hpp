@@ -17,8 +17,9 @@ namespace phalanx::api {
 /// The media type of Kubernetes' protobuf encoding.
 inline constexpr std::string_view kube_protobuf_type = "application/vnd.kubernetes.protobuf";
 
-/// The object of a protobuf body as JSON. Kinds read: PriorityClass (scheduling.k8s.io/v1); any
-/// other is 415 naming the media types to send instead. A body without the "k8s\0" prefix, or
+/// The object of a protobuf body as JSON. Kinds read: PriorityClass (scheduling.k8s.io/v1), and
+/// a DELETE's DeleteOptions (its dryRun); any other is 415 naming the media types to send
+/// instead. A body without the "k8s\0" prefix, or
 /// whose envelope or message does not parse, is 400.
 outcome<boost::json::value> kube_protobuf_to_json(std::string_view body);
 

@@ -43,6 +43,19 @@ TEST(KubeProtobuf, APriorityClassIsReadAsItsJsonAndDecodes) {
   EXPECT_EQ(pc.preemption, scheduler::preemption_policy::never);
 }
 
+// A typed client's DELETE carries its DeleteOptions so: the dry run must be seen.
+TEST(KubeProtobuf, DeleteOptionsGiveTheirDryRun) {
+  kube::DeleteOptions d;
+  d.add_dry_run("All");
+  auto v = kube_protobuf_to_json(envelope("v1", "DeleteOptions", d));
+  ASSERT_TRUE(v) << v.error().message;
+  EXPECT_EQ(v->at("dryRun").as_array().size(), 1u);
+  EXPECT_EQ(v->at("dryRun").as_array()[0], "All");
+  auto none = kube_protobuf_to_json(envelope("meta.k8s.io/v1", "DeleteOptions", kube::DeleteOptions{}));
+  ASSERT_TRUE(none) << none.error().message;
+  EXPECT_TRUE(none->at("dryRun").as_array().empty());
+}
+
 TEST(KubeProtobuf, OtherKindsAndBrokenBodiesAreRefused) {
   kube::PriorityClass c;
   auto pod = kube_protobuf_to_json(envelope("v1", "Pod", c));

@@ -3,6 +3,8 @@
 
 #include "api/tests/server_fixture.hpp"
 
+#include "api/proto/kube_wire.pb.h"
+
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -425,6 +427,18 @@ TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
                                           R"("dryRun":["All"],"propagationPolicy":"Background"})",
                                           "application/json"));
   EXPECT_EQ(in_body.status, 200) << in_body.body;
+  EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
+  // A typed client sends its DeleteOptions in Kubernetes' protobuf encoding: the dry run holds.
+  kube::DeleteOptions proto_options;
+  proto_options.add_dry_run("All");
+  kube::Unknown envelope;
+  envelope.mutable_type_meta()->set_api_version("v1");
+  envelope.mutable_type_meta()->set_kind("DeleteOptions");
+  envelope.set_raw(proto_options.SerializeAsString());
+  auto typed = call(port(), with_method("DELETE", queues + "/research",
+                                        std::string("k8s\0", 4) + envelope.SerializeAsString(),
+                                        "application/vnd.kubernetes.protobuf"));
+  EXPECT_EQ(typed.status, 200) << typed.body;
   EXPECT_TRUE(svc().find(resource_kind::queue, "", "research"));
   for (const char* bad : {R"({"dryRun":["Some"]})", R"({"dryRun":"All"})", "[1]", "not json"}) {
     auto refused = call(port(), with_method("DELETE", queues + "/research", bad,
