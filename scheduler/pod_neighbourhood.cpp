@@ -37,6 +37,13 @@ bool matches(const label_selector& selector, const label_set& labels) noexcept {
                      });
 }
 
+bool spread_includes_node(const topology_spread_constraint& t, const placement_constraints& c,
+                          const node& n) noexcept {
+  if (t.honor_node_affinity && !matches_node_affinity(n, c))
+    return false;
+  return !t.honor_node_taints || first_untolerated_taint(n, c.tolerations) < 0;
+}
+
 label_selector spread_selector(const topology_spread_constraint& t, const pod& incoming) {
   label_selector out = t.selector.value_or(label_selector{});
   for (const auto& key : t.match_label_keys)
@@ -143,11 +150,7 @@ bool pod_neighbourhood::spread_eligible(const kind& k, const spread& sp, const n
   for (const auto& other : k.spreads)
     if (!n.meta.labels.contains(other.constraint->topology_key))
       return false;
-  if (sp.constraint->honor_node_affinity && !matches_node_affinity(n, c))
-    return false;
-  if (sp.constraint->honor_node_taints && first_untolerated_taint(n, c.tolerations) >= 0)
-    return false;
-  return true;
+  return spread_includes_node(*sp.constraint, c, n);
 }
 
 void pod_neighbourhood::add_node(uint32_t /*node_index*/, const node& n) {

@@ -73,6 +73,13 @@ bool matches(const label_selector& selector, const label_set& labels) noexcept;
 /// kube-scheduler merges them. Empty when the constraint has no selector (it selects none).
 label_selector spread_selector(const topology_spread_constraint& t, const pod& incoming);
 
+/// The node inclusion policies of a topology spread constraint of a pod with constraints `c`:
+/// nodeAffinityPolicy Honor counts only nodes its node affinity and selector pass,
+/// nodeTaintsPolicy Honor only nodes whose taints it tolerates. Whether the node has the
+/// constraints' keys is the caller's to check.
+bool spread_includes_node(const topology_spread_constraint& t, const placement_constraints& c,
+                          const node& n) noexcept;
+
 /// The term of a pod in namespace `owner_namespace` selects `other`.
 bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
                   const pod& other) noexcept;

@@ -140,14 +140,8 @@ bool pod_preferences::has_spread_keys(const kind& k, uint32_t node_index, const 
 
 bool pod_preferences::spread_eligible(const kind& k, const spread& sp, uint32_t node_index,
                                       const node& n) const {
-  const auto& c = k.first->placement();
-  if (!has_spread_keys(k, node_index, n))
-    return false;
-  if (sp.constraint->honor_node_affinity && !matches_node_affinity(n, c))
-    return false;
-  if (sp.constraint->honor_node_taints && first_untolerated_taint(n, c.tolerations) >= 0)
-    return false;
-  return true;
+  return has_spread_keys(k, node_index, n) &&
+         spread_includes_node(*sp.constraint, k.first->placement(), n);
 }
 
 void pod_preferences::add_weight(kind& k, std::string_view key, uint32_t node_index,
