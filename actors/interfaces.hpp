@@ -92,6 +92,8 @@ using status_sink_actor = caf::typed_actor<
   caf::reacts_to<pod_status_atom, std::vector<pod_status_update>>,
   // A running pod creates further pods of its gang (a Spark driver's executors).
   caf::reacts_to<spawn_atom, spawn_request>,
+  // These terminating pods' containers have stopped: remove them (a kubelet's final delete).
+  caf::reacts_to<terminated_atom, std::vector<uint64_t>>,
   // The simulated cluster sees that nothing can progress any more.
   caf::reacts_to<stalled_atom, stall_report>>;
 
@@ -114,6 +116,9 @@ using binder_actor = caf::typed_actor<
   caf::reacts_to<evict_atom, eviction_batch>,
   // End these running pods now with the given phase (their job ended: a ps after its workers).
   caf::reacts_to<finished_atom, std::vector<pod_outcome>>,
+  // These pods are being deleted gracefully: stop them by their deadline and answer
+  // terminated (standalone only; in Kubernetes mode each pod's kubelet does it).
+  caf::reacts_to<terminate_atom, std::vector<termination_order>>,
   // Internal: the next simulation timer is due.
   caf::reacts_to<tick_atom>,
   // Internal: the periodic check whether nothing can progress any more.

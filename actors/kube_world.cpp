@@ -1064,6 +1064,7 @@ binder_actor::behavior_type kube_binder(binder_actor::stateful_pointer<kube_bind
     [](fail_atom, uint64_t) {},
     [](adopt_atom, const pod_refs&) {},
     [](finished_atom, const std::vector<pod_outcome>&) {},
+    [](terminate_atom, const std::vector<termination_order>&) {},
     [](tick_atom) {},
     [](stalled_atom) {},
     [](spec_atom, const status_sink_actor&) {},

@@ -248,6 +248,14 @@ struct pod_status_update {
   std::string message;
 };
 
+/// A graceful deletion the registry made durable, for the pod's kubelet (standalone: the
+/// simulated cluster): stop the pod's containers, by the deadline at the latest, then say so
+/// (terminated_atom) and the registry removes the pod.
+struct termination_order {
+  uint64_t pod = 0;
+  scheduler::timestamp deadline{};
+};
+
 /// Pods the simulated cluster creates for a running pod (a Spark driver's executors).
 struct spawn_request {
   uint64_t parent = 0;
@@ -451,6 +459,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, fail_atom, "fail")
   CAF_ADD_ATOM(phalanx, phalanx::actors, tick_atom, "tick")
   CAF_ADD_ATOM(phalanx, phalanx::actors, stalled_atom, "stalled")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, terminate_atom, "terminate")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, terminated_atom, "terminated")
   // Store writer.
   CAF_ADD_ATOM(phalanx, phalanx::actors, persist_atom, "persist")
   CAF_ADD_ATOM(phalanx, phalanx::actors, persisted_atom, "persisted")
@@ -491,6 +501,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::pod_outcome>))
   CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::pod_status_update>))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::spawn_request))
+  CAF_ADD_TYPE_ID(phalanx, (std::vector<phalanx::actors::termination_order>))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::stall_report))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::batch_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::bound_result))
@@ -509,6 +520,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::api::resource_kind))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::api::list_options))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::api::object_action))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::api::write_options))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::object_reply))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::list_reply))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::events_reply))
@@ -546,6 +558,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::gang_report)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::pod_outcome>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::pod_status_update>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::spawn_request)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<phalanx::actors::termination_order>)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::stall_report)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::batch_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::bound_result)
@@ -562,6 +575,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::object)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::resource_kind)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::list_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::object_action)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::api::write_options)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::object_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::list_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::events_reply)

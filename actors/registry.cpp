@@ -446,9 +446,10 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](list_atom, api::resource_kind kind, const api::list_options& options,
            const list_reply& reply) { do_list(self, kind, options, reply); },
     [self](delete_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
-           bool dry_run, object_reply& reply) {
-      do_delete(self, kind, ns, name, dry_run, std::move(reply));
+           const api::write_options& options, object_reply& reply) {
+      do_delete(self, kind, ns, name, options, std::move(reply));
     },
+    [self](terminated_atom, const std::vector<uint64_t>& pods) { do_terminated(self, pods); },
     [self](update_atom, api::object& obj, bool dry_run, object_reply& reply) {
       do_update(self, std::move(obj), dry_run, std::move(reply));
     },

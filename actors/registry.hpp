@@ -42,8 +42,10 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   // List objects of a kind.
   caf::reacts_to<list_atom, api::resource_kind, api::list_options, list_reply>,
   // Delete an object; answer with the object as it was, once durable (dry run: at once, with
-  // nothing changed).
-  caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, bool, object_reply>,
+  // nothing changed). A bound pod's delete with a grace period answers once the pod is marked
+  // terminating; it goes when its containers have stopped.
+  caf::reacts_to<delete_atom, api::resource_kind, std::string, std::string, api::write_options,
+                 object_reply>,
   // Take a PUT's or PATCH's changes (api::service::update); answer once durable (dry run: with
   // the object as it would be, storing nothing).
   caf::reacts_to<update_atom, api::object, bool, object_reply>,
@@ -305,6 +307,16 @@ struct registry_state {
   /// Kubernetes mode: gangs are planned only once this process may bind (lead_atom); before
   /// that (a standby, or caches not synced) the cache is kept warm and nothing is planned.
   bool scheduling = true;
+  /// Pods being deleted gracefully (registry_termination.cpp), by id: the mark asked for last
+  /// (on its way to the store or durable) and the durable one, which views show
+  /// (metadata.deletionTimestamp); each with the resource version it was written with.
+  struct terminating_pod {
+    scheduler::pod_termination latest;
+    uint64_t latest_version = 0;
+    std::optional<scheduler::pod_termination> shown;
+    uint64_t shown_version = 0;
+  };
+  std::unordered_map<uint64_t, terminating_pod> terminating;
   /// Kubernetes mode: bindings made durable (intents) and not yet confirmed by the apiserver,
   /// by pod id: re-posted after a restart, ended by the binder's outcome.
   std::unordered_map<uint64_t, std::string> intents;  // pod id -> node name

@@ -819,31 +819,18 @@ void do_list(self_ptr self, resource_kind kind, const api::list_options& options
 }
 
 void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
-               bool dry_run, object_reply reply) {
+               const api::write_options& options, object_reply reply) {
   if (refused_in_kubernetes_mode(self, reply))
     return;
   auto& st = self->state;
   auto key = object_key(ns, name);
+  const bool dry_run = options.dry_run;
   switch (kind) {
     case resource_kind::pod: {
       auto id = pod_id_of(st, key);
       if (id == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      auto view = pod_view(st, id, st.pods.at(id));
-      if (dry_run)
-        return respond(reply, result<api::object>{api::object{std::move(view)}});
-      // A job's pod deleted by someone else than its controller: PodEvicted for the job.
-      auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted,
-                                  scheduler::is_terminal(st.pods.at(id).phase()));
-      delete_pods(self, {id}, [self, view, reply, evicted](const status& s) mutable {
-        if (!s.ok())
-          return respond(reply, result<api::object>{s});
-        view.pod.meta.resource_version = self->state.resource_version;
-        respond(reply, result<api::object>{api::object{std::move(view)}});
-        if (evicted)
-          on_job_pod_event(self, *evicted);
-      });
-      return;
+      return delete_pod(self, id, options, std::move(reply));
     }
     case resource_kind::node:
       if (auto i = st.nodes.find(name); i == st.nodes.end() || !i->second.live)

@@ -984,6 +984,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     if (!p->second.stored_as_job)
       st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
     st.pending_reasons.erase(id);
+    st.terminating.erase(id);
     st.pods.erase(p);
     if (auto w = st.removal_waiters.extract(id))
       waiters.push_back(std::move(w.mapped()));
@@ -1050,6 +1051,9 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch 
       if (p->second.made_again_over_expansion && keys == pod_keys::tombstone)
         batch.put_pod_tombstone(*p->second.pod, version);
     }
+    // A graceful deletion's mark goes with the pod.
+    if (st.terminating.count(id) != 0)
+      batch.erase_world_meta(termination_key(*p->second.pod));
     // From now on no binding may start for it (do_bind_gang refuses it), nor any phase change
     // be written for it.
     p->second.delete_requested = true;

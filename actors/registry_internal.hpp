@@ -272,8 +272,9 @@ void do_get(self_ptr self, api::resource_kind kind, const std::string& ns,
 void do_list(self_ptr self, api::resource_kind kind, const api::list_options& options,
              const list_reply& reply);
 /// Dry run: every check of the delete, and the answer the object as it is; nothing changes.
+/// A pod goes as kube-apiserver deletes one (delete_pod).
 void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
-               const std::string& name, bool dry_run, object_reply reply);
+               const std::string& name, const api::write_options& options, object_reply reply);
 /// Answers for the API's operations.
 std::string kind_plural(api::resource_kind k);
 status already_exists(api::resource_kind k, std::string_view name);
@@ -389,6 +390,27 @@ void start_job_controller(self_ptr self);
 /// A job's pods were made (its creation, a new incarnation): each pending one raises
 /// PodPending, which a policy with a timeout acts on if the pod is still pending then.
 void job_pods_made(self_ptr self, const std::string& key);
+
+// Graceful deletion of pods in standalone mode (registry_termination.cpp; docs/NOTES.md
+// "Graceful deletion").
+/// Deletes pod `id` as kube-apiserver does: a pod that is bound and not finished, given a grace
+/// period above 0 (the delete's, else its spec's terminationGracePeriodSeconds, else 30 s), is
+/// marked terminating (deletionTimestamp: now + the grace period), durably, and keeps its room;
+/// the simulated kubelet stops it and the registry then removes it (do_terminated). A second
+/// delete may only shorten the grace period. Any other pod, or a grace period of 0 (`kubectl
+/// delete --grace-period=0 --force`), is removed at once.
+void delete_pod(self_ptr self, uint64_t id, const api::write_options& options,
+                object_reply reply);
+/// The simulated kubelet stopped these terminating pods: remove them.
+void do_terminated(self_ptr self, const std::vector<uint64_t>& pods);
+/// The world-meta key of a pod's terminating mark ("terminating/<ns>/<name>"), which holds its
+/// uid, deadline, grace period and the mark's resource version.
+std::string termination_key(const scheduler::pod& p);
+/// At a start: the marks of pods still there (same uid) become terminating entries again, and
+/// stale ones are erased. Standalone only.
+void restore_terminations(self_ptr self, const std::map<std::string, std::string>& world_meta);
+/// Tells the simulated kubelet of every terminating pod (after a restart).
+void resume_terminations(self_ptr self);
 
 // Preemption (registry_preemption.cpp).
 /// Chooses victims for a gang that cannot be placed, among the bound pods of lower-priority

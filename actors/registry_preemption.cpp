@@ -29,9 +29,11 @@ std::string eviction_message(const group_entry& preemptor, bool reclaim) {
          ") of queue " + preemptor.group->queue;
 }
 
-// A pod leaving already: being deleted, evicted, or offered to a preemptor as its victim.
+// A pod leaving already: being deleted (gracefully too: it is terminating), evicted, or offered
+// to a preemptor as its victim.
 bool leaving(const registry_state& st, uint64_t id, const pod_entry& e) {
-  return e.delete_requested || st.evicting.count(id) != 0 || st.offered.count(id) != 0;
+  return e.delete_requested || st.terminating.count(id) != 0 || st.evicting.count(id) != 0 ||
+         st.offered.count(id) != 0;
 }
 
 bool may_be_victim(const registry_state& st, uint64_t id, const pod_entry& e) {

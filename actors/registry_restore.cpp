@@ -285,12 +285,15 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     mark_emitted(st, g);
   }
 
-  // Resume the simulation: what finished before, then what was running, node by node.
+  // Resume the simulation: what finished before, then what was running, node by node, then
+  // the graceful deletions under way.
   if (!finished.empty())
     self->send(st.binder, adopt_atom::value, std::move(finished));
   for (auto& [name, running] : resume)
     if (auto n = st.nodes.find(name); n != st.nodes.end())
       self->send(st.binder, bind_pods_atom::value, n->second.index, name, std::move(running));
+  restore_terminations(self, loaded.world_meta);
+  resume_terminations(self);
 
   if (!loaded.quarantined.empty())
     spdlog::warn("{} undecodable records were quarantined at start", loaded.quarantined.size());

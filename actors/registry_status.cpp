@@ -55,9 +55,14 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 } // namespace
 
 api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry& e) {
-  api::pod_object out{*e.pod, {}};
+  api::pod_object out{*e.pod, {}, {}};
   if (e.changed)
     scheduler::set_runtime(out.pod, e.changed->state);
+  if (auto t = st.terminating.find(id); t != st.terminating.end() && t->second.shown) {
+    out.termination = t->second.shown;
+    out.pod.meta.resource_version =
+        std::max(out.pod.meta.resource_version, t->second.shown_version);
+  }
   scheduler::condition c;
   c.type = "PodScheduled";
   if (e.is_bound()) {

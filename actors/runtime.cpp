@@ -65,8 +65,8 @@ class runtime_service final : public api::service {
   }
   void remove(api::resource_kind kind, std::string ns, std::string name,
               const api::write_options& options, object_callback done) override {
-    caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name),
-                   options.dry_run, std::make_shared<object_callback>(std::move(done)));
+    caf::anon_send(registry_, delete_atom::value, kind, std::move(ns), std::move(name), options,
+                   std::make_shared<object_callback>(std::move(done)));
   }
   void update(api::object obj, const api::write_options& options, object_callback done) override {
     caf::anon_send(registry_, update_atom::value, std::move(obj), options.dry_run,

@@ -77,10 +77,16 @@ void emit(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string me
 
 void flush_outbox(self_ptr self) {
   auto& st = self->state;
-  if (st.outbox.empty() || !st.sink)
+  if (!st.sink)
     return;  // Without a sink yet, keep the changes until it arrives.
-  self->send(st.sink, pod_status_atom::value, std::move(st.outbox));
-  st.outbox.clear();
+  if (!st.outbox.empty()) {
+    self->send(st.sink, pod_status_atom::value, std::move(st.outbox));
+    st.outbox.clear();
+  }
+  if (!st.terminated.empty()) {
+    self->send(st.sink, terminated_atom::value, std::move(st.terminated));
+    st.terminated.clear();
+  }
 }
 
 void end_pod(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message);
@@ -292,6 +298,10 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
       b.spawn_requests.set(resource, *amount);
     }
   }
+  auto stop = duration_annotation(p, sim_stop_after_key);
+  if (!stop)
+    return stop.error();
+  b.stop_after = *stop;
   if (auto role = p.meta.annotations.find(sim_spawn_role_key))
     b.spawn_role = *role;
   if (auto n = p.meta.annotations.find(sim_barrier_key)) {
@@ -398,8 +408,30 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       arm(self);
     },
     [self](forget_atom, const std::vector<uint64_t>& ids) {
-      for (auto id : ids)
+      for (auto id : ids) {
         drop_pod(self->state, id);  // Its timers find nothing and do nothing.
+        self->state.terminating.erase(id);
+      }
+    },
+    // A kubelet's part of a graceful deletion: the containers are told to stop and take their
+    // declared time (sim.phalanx.io/stop-after), cut short by the deadline; then the pod is
+    // removed. A pod not running here (ended, or its binding not here yet) stops at once.
+    [self](terminate_atom, const std::vector<termination_order>& orders) {
+      auto& st = self->state;
+      const auto now = self->clock().now();
+      const auto wall_now = st.ctx->now();
+      for (const auto& order : orders) {
+        // Told again (a shorter grace period): a second timer; the first to fire stops it.
+        st.terminating.insert(order.pod);
+        scheduler::duration left = std::max(order.deadline - wall_now, scheduler::duration{0});
+        scheduler::duration stop_after{0};
+        if (auto i = st.pods.find(order.pod); i != st.pods.end())
+          stop_after = i->second.behavior().stop_after.value_or(scheduler::duration{0});
+        auto delay = std::chrono::duration_cast<caf::actor_clock::duration_type>(
+            std::min(left, stop_after));
+        st.timers.push({now + delay, order.pod, sim_cluster_state::timer::what::stop});
+      }
+      arm(self);
     },
     [self](fail_atom, uint64_t id) {
       end_pod(self, id, scheduler::pod_phase::failed, "failed on request");
@@ -426,6 +458,13 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       while (!st.timers.empty() && st.timers.top().due <= now) {
         auto t = st.timers.top();
         st.timers.pop();
+        if (t.action == timer::what::stop) {
+          if (st.terminating.erase(t.pod) != 0) {
+            drop_pod(st, t.pod);  // Stopped: no phase of it is reported any more.
+            st.terminated.push_back(t.pod);
+          }
+          continue;
+        }
         auto i = st.pods.find(t.pod);
         if (i == st.pods.end())
           continue;
@@ -439,6 +478,9 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
           case timer::what::fail:
             end_pod(self, t.pod, scheduler::pod_phase::failed, "failed after its declared time");
             break;
+          case timer::what::stop:
+            break;  // Handled above.
+
         }
       }
       flush_outbox(self);

@@ -13,6 +13,9 @@
 //                                      "executor").
 //   sim.phalanx.io/barrier: "4"        Its declared duration starts only once 4 pods of its gang
 //                                      run (TensorFlow or MPI workers wait for their peers).
+//   sim.phalanx.io/stop-after: 20s     Deleted gracefully, it takes 20 s to stop (killed at the
+//                                      end of its grace period if that comes first); without
+//                                      it, a pod stops as soon as it is told to.
 //   (none of the above)                Runs until every pod of its gang that declares an end has
 //                                      finished ("until its job ends"): a TensorFlow ps, an MPI
 //                                      master. With no such pod in the gang: until deleted.
@@ -35,6 +38,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 namespace phalanx::actors {
@@ -50,6 +54,7 @@ inline constexpr std::string_view sim_spawn_gpu_key = "sim.phalanx.io/spawn-gpu"
 inline constexpr std::string_view sim_spawn_duration_key = "sim.phalanx.io/spawn-duration";
 inline constexpr std::string_view sim_spawn_role_key = "sim.phalanx.io/spawn-role";
 inline constexpr std::string_view sim_barrier_key = "sim.phalanx.io/barrier";
+inline constexpr std::string_view sim_stop_after_key = "sim.phalanx.io/stop-after";
 
 /// How a simulated pod ends, read from its annotations.
 struct sim_behavior {
@@ -61,6 +66,8 @@ struct sim_behavior {
   std::string spawn_role = "executor";
   /// Its clock starts once this many pods of its gang run; 0: at once.
   int32_t barrier = 0;
+  /// How long it takes to stop once deleted gracefully; unset: it stops at once.
+  std::optional<scheduler::duration> stop_after;
   /// Declares its own end (duration, fail-after or spawn).
   bool declares_end() const noexcept { return duration || fail_after || spawn > 0; }
 };
@@ -128,7 +135,8 @@ struct sim_cluster_state {
   struct timer {
     caf::actor_clock::time_point due;
     uint64_t pod;
-    enum class what : uint8_t { start, succeed, fail } action;
+    /// stop: a terminating pod's containers have stopped (or its grace period ended).
+    enum class what : uint8_t { start, succeed, fail, stop } action;
     friend bool operator>(const timer& a, const timer& b) {
       return a.due != b.due ? a.due > b.due : a.pod > b.pod;
     }
@@ -146,6 +154,11 @@ struct sim_cluster_state {
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers;
   std::optional<caf::actor_clock::time_point> armed;   // The next tick already scheduled.
   std::vector<pod_status_update> outbox;
+  /// Pods being deleted gracefully, until their stop timer fires; and those that stopped, for
+  /// the sink (terminated_atom). Kept apart from `pods`: a pod that ended on its own while it
+  /// terminates is gone from there and still has to be removed.
+  std::unordered_set<uint64_t> terminating;
+  std::vector<uint64_t> terminated;
   /// Bumped by every change of a pod here; the stall check walks the pods only when it moved.
   uint64_t changes = 0;
   uint64_t changes_at_last_walk = ~uint64_t{0};

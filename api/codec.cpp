@@ -813,4 +813,21 @@ json::value encode_events(resource_kind kind, std::string_view namespace_name,
   return out;
 }
 
+int64_t termination_grace_seconds(const scheduler::pod& p) {
+  if (p.spec_json.empty())
+    return scheduler::default_termination_grace_seconds;
+  boost::system::error_code ec;
+  auto spec = json::parse(p.spec_json.view(), ec);
+  if (ec || !spec.is_object())
+    return scheduler::default_termination_grace_seconds;
+  // Validated at creation (api/wire.cpp): absent, or an integer of at least 0.
+  const auto* grace = spec.get_object().if_contains("terminationGracePeriodSeconds");
+  if (grace != nullptr && grace->is_int64() && grace->get_int64() >= 0)
+    return grace->get_int64();
+  if (grace != nullptr && grace->is_uint64())
+    return int64_t(std::min<uint64_t>(grace->get_uint64(),
+                                      uint64_t(std::numeric_limits<int64_t>::max())));
+  return scheduler::default_termination_grace_seconds;
+}
+
 } // namespace phalanx::api

@@ -159,6 +159,10 @@ api_error decode_status(const boost::json::value& v, int http_code);
 /// schedulerName); without spec_json it is built from the model.
 boost::json::value encode_object(const object& o);
 
+/// A pod's spec.terminationGracePeriodSeconds (kept in its spec JSON), or Kubernetes' default
+/// (30) when it names none.
+int64_t termination_grace_seconds(const scheduler::pod& p);
+
 /// A "<Kind>List" with the items and metadata.resourceVersion.
 boost::json::value encode_list(resource_kind kind, const object_list& list);
 

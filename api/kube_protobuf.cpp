@@ -84,7 +84,10 @@ outcome<json::value> kube_protobuf_to_json(std::string_view body) {
     json::array dry_run;
     for (const auto& v : d.dry_run())
       dry_run.emplace_back(v);
-    return json::value(json::object{{"kind", "DeleteOptions"}, {"dryRun", std::move(dry_run)}});
+    json::object options{{"kind", "DeleteOptions"}, {"dryRun", std::move(dry_run)}};
+    if (d.has_grace_period_seconds())
+      options["gracePeriodSeconds"] = d.grace_period_seconds();
+    return json::value(std::move(options));
   }
   api_error e;
   e.reason = status_reason::unsupported_media_type;

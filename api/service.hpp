@@ -32,6 +32,9 @@ inline constexpr std::size_t resource_kind_count = std::size_t(resource_kind_las
 struct pod_object {
   scheduler::pod pod;
   std::vector<scheduler::condition> conditions;  // PodScheduled=False with the pending reason.
+  /// Set while the pod is terminating (a graceful delete): metadata.deletionTimestamp and
+  /// deletionGracePeriodSeconds.
+  std::optional<scheduler::pod_termination> termination = std::nullopt;
 };
 struct node_object {
   scheduler::node node;
@@ -151,6 +154,10 @@ std::string_view to_string(object_action::type t) noexcept;
 /// the object as it would be stored; nothing is stored, reserved or scheduled.
 struct write_options {
   bool dry_run = false;
+  /// A delete's DeleteOptions.gracePeriodSeconds (?gracePeriodSeconds=N): how long a bound pod
+  /// may take to stop. Unset: the pod's own terminationGracePeriodSeconds (30 by default); 0:
+  /// removed at once (`kubectl delete --grace-period=0 --force`). Other kinds ignore it.
+  std::optional<int64_t> grace_period_seconds;
 };
 
 class service {

@@ -611,6 +611,17 @@ void read_pod_spec(const v1::PodSpec& spec, const json::value* raw_spec, std::st
   if (out.is_gated() && !out.node_name.empty())
     r.errors.push_back(scheduler::forbidden_error(
         child(path, "nodeName"), "cannot be set until all schedulingGates have been removed"));
+  // Not modelled (the registry reads it from the spec's JSON when the pod is deleted: rarely),
+  // but checked as the apiserver does, so a delete never meets a grace period it cannot use.
+  if (const auto* grace = member(raw_spec, "terminationGracePeriodSeconds");
+      grace != nullptr && !grace->is_null() &&
+      !(grace->is_uint64() || (grace->is_int64() && grace->get_int64() >= 0)))
+    r.errors.push_back(
+        grace->is_int64()
+            ? scheduler::invalid_error(child(path, "terminationGracePeriodSeconds"),
+                                       grace->get_int64(), "must be greater than or equal to 0")
+            : scheduler::invalid_error(child(path, "terminationGracePeriodSeconds"),
+                                       canonical_json(*grace), "must be an integer"));
   out.spec_json = keep_json(raw_spec);
 }
 
@@ -826,6 +837,11 @@ pod_object read_pod(const v1::Pod& in, const json::value& raw, reader& r) {
                                               index("status.conditions", std::size_t(i)), r));
     }
     p.start_time = read_time(st.start_time(), "status.startTime", r);
+    // An apiserver's terminating pod (Kubernetes mode, or phalanxctl reading phalanxd).
+    if (!in.metadata().deletion_timestamp().empty())
+      out.termination = scheduler::pod_termination{
+          read_time(in.metadata().deletion_timestamp(), "metadata.deletionTimestamp", r),
+          in.metadata().deletion_grace_period_seconds()};
   }
   return out;
 }
@@ -915,6 +931,10 @@ v1::Pod write_pod(const pod_object& in) {
     pc->set_last_transition_time(format_time(c.last_transition_time));
   }
   st->set_start_time(format_time(p.start_time));
+  if (in.termination) {
+    out.mutable_metadata()->set_deletion_timestamp(format_time(in.termination->deadline));
+    out.mutable_metadata()->set_deletion_grace_period_seconds(in.termination->grace_seconds);
+  }
   return out;
 }
 

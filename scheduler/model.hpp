@@ -474,6 +474,21 @@ struct pod_runtime {
   bool is_bound() const noexcept { return !node_name.empty(); }
   friend bool operator==(const pod_runtime&, const pod_runtime&) = default;
 };
+/// A pod's graceful deletion under way: Kubernetes' metadata.deletionTimestamp (when its grace
+/// period ends) and deletionGracePeriodSeconds. A deleted pod that is bound and not finished
+/// keeps its node's room while its containers stop; its kubelet removes it once they have
+/// stopped, at the latest at the deadline. Kept beside the pod, not in it: a few pods are
+/// terminating at a time, and every pod would pay for the fields (docs/NOTES.md "Graceful
+/// deletion").
+struct pod_termination {
+  timestamp deadline{};
+  int64_t grace_seconds = 0;
+  friend bool operator==(const pod_termination&, const pod_termination&) = default;
+};
+/// A pod's grace period when neither its spec (terminationGracePeriodSeconds) nor the delete
+/// names one: Kubernetes' default.
+inline constexpr int64_t default_termination_grace_seconds = 30;
+
 /// The runtime fields of `p`.
 pod_runtime runtime_of(const pod& p);
 /// Sets the runtime fields of `p` to `r`.

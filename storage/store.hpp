@@ -104,7 +104,8 @@ struct loaded_state {
   /// The largest resource_version of any record, so the runtime continues after it.
   uint64_t max_resource_version = 0;
   /// What the runtime keeps beside the records for its world (write_batch::put_world_meta): in
-  /// Kubernetes mode, the binding intents not yet confirmed and each watch's resourceVersion.
+  /// Kubernetes mode, the binding intents not yet confirmed and each watch's resourceVersion; in
+  /// standalone mode, the pods being deleted gracefully.
   /// By key, without the store's prefix.
   std::map<std::string, std::string> world_meta;
   /// The largest ceiling a batch reserved versions through (write_batch::reserve_versions_through),
@@ -156,7 +157,8 @@ class write_batch {
   /// Keeps `value` under `key` in the world's own part of the meta column family, atomically
   /// with the rest of the batch (loaded_state::world_meta). For a runtime's small facts about
   /// the world it serves: Kubernetes mode's binding intents ("intent/<ns>/<name>") and watch
-  /// resourceVersions ("watch/<collection>"). `key` must not be empty.
+  /// resourceVersions ("watch/<collection>"); standalone mode's marks of pods being deleted
+  /// gracefully ("terminating/<ns>/<name>"). `key` must not be empty.
   void put_world_meta(std::string key, std::string value);
   void erase_world_meta(std::string key);
   /// Records that resource versions up to `ceiling` may be handed out before the next such

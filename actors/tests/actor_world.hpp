@@ -107,6 +107,7 @@ inline binder_actor::behavior_type fake_binder(binder_actor::stateful_pointer<fa
     [](adopt_atom, const pod_refs&) {},
     [](evict_atom, const eviction_batch&) {},
     [](finished_atom, const std::vector<pod_outcome>&) {},
+    [](terminate_atom, const std::vector<termination_order>&) {},
     [](tick_atom) {},
     [](stalled_atom) {},
     [](spec_atom, status_sink_actor&) {},

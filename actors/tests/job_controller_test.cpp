@@ -220,8 +220,14 @@ TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
   runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   auto before = pods_of(h, "tf");
+  // A graceful delete: the pod terminates (at once: it declares no stop time), goes, and is made
+  // again.
+  auto made_again = [&](const auto& was) {
+    return all_running(h, "tf", 3) && pods_of(h, "tf")["tf-worker-1"].first !=
+                                          was.at("tf-worker-1").first;
+  };
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"), "delete");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return made_again(before); }, 5000ms, 10ms));
   auto after = pods_of(h, "tf");
   EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first) << "made again: a new uid";
   EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
@@ -247,7 +253,7 @@ TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   EXPECT_EQ(pods_of(h, "tf"), after);
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"), "again");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  ASSERT_TRUE(h.run_until([&] { return made_again(after); }, 5000ms, 10ms));
   auto third = pods_of(h, "tf");
   EXPECT_NE(third["tf-worker-1"].first, after["tf-worker-1"].first);
   h.restart();

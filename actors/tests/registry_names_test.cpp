@@ -263,14 +263,19 @@ TEST(RegistryNames, UidsAreNotHandedOutAgainAfterARestart) {
 
 // A delete sent again while the first is on its way (a client whose connection dropped) is
 // answered only once the pod is gone: it answered at once before, and a client that read the pod
-// right after its acknowledged delete still found it (found by SigkillChurn's checks).
+// right after its acknowledged delete still found it (found by SigkillChurn's checks). Forced
+// deletes (grace period 0): a graceful one is answered once the pod is terminating
+// (GracefulDeletion.*).
 TEST(RegistryNames, ASecondDeleteOfAPodIsAnsweredOnceThePodIsGone) {
   runtime_harness h{deterministic_config(22), {make_node("n-0").cpu("4").memory("8Gi")}};
   runtime_harness::must_ok(h.create(api::pod_object{make_pod("p").cpu("100m"), {}}), "create");
   // Each answer reads the pod at once: a read sent then is served after the answer's turn.
   auto reads = std::make_shared<std::vector<errc>>();
   auto remove = [&] {
-    h.svc().remove(api::resource_kind::pod, "default", "p", [&h, reads](result<api::object> r) {
+    api::write_options force;
+    force.grace_period_seconds = 0;
+    h.svc().remove(api::resource_kind::pod, "default", "p", force,
+                   [&h, reads](result<api::object> r) {
       ASSERT_TRUE(r.ok()) << r.error().to_string();
       h.svc().get(api::resource_kind::pod, "default", "p", [reads](result<api::object> g) {
         reads->push_back(g.ok() ? errc::ok : g.error().code());

@@ -81,6 +81,8 @@ enum class flag_id {
   watch_only,
   output_watch_events,
   ignore_not_found,
+  grace_period,
+  force,
   client,
 };
 
@@ -92,7 +94,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 16> flags = {{
+constexpr std::array<flag_spec, 18> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -112,6 +114,8 @@ constexpr std::array<flag_spec, 16> flags = {{
   {flag_id::watch_only, "watch-only", 0, false, bit(command::get)},
   {flag_id::output_watch_events, "output-watch-events", 0, false, bit(command::get)},
   {flag_id::ignore_not_found, "ignore-not-found", 0, false, bit(command::remove)},
+  {flag_id::grace_period, "grace-period", 0, true, bit(command::remove)},
+  {flag_id::force, "force", 0, false, bit(command::remove)},
   {flag_id::client, "client", 0, false, bit(command::version)},
 }};
 
@@ -478,6 +482,19 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       case flag_id::ignore_not_found:
         s = boolean(inv.ignore_not_found);
         break;
+      case flag_id::grace_period: {
+        int64_t seconds = 0;
+        auto [end, ec] = std::from_chars(g.value.data(), g.value.data() + g.value.size(), seconds);
+        if (ec != std::errc{} || end != g.value.data() + g.value.size() || seconds < -1)
+          return usage(g.spelling + " must be a whole number of seconds, or -1 for each pod's "
+                                    "own (got \"" + g.value + "\")");
+        if (seconds >= 0)
+          inv.grace_period_seconds = seconds;
+        break;
+      }
+      case flag_id::force:
+        s = boolean(inv.force);
+        break;
       case flag_id::client:
         s = boolean(inv.client_only);
         break;
@@ -532,6 +549,12 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       } else if (!inv.names.empty() && !inv.selector.empty()) {
         return usage("names cannot be given together with a selector (-l)");
       }
+      // kubectl's rules: --force alone removes at once; --grace-period=0 without --force means
+      // the shortest graceful deletion, 1 s.
+      if (inv.force && !inv.grace_period_seconds)
+        inv.grace_period_seconds = 0;
+      else if (!inv.force && inv.grace_period_seconds == 0)
+        inv.grace_period_seconds = 1;
       break;
     }
     case command::action:
@@ -619,9 +642,16 @@ Usage: phalanxctl describe KIND [NAME...] [-n NS | -A] [-l SELECTOR]
     return R"(Delete objects. Deleting a job deletes its PodGroup and pods; deleting a PodGroup
 does not delete its pods.
 
+A running pod is deleted gracefully: it shows Terminating and keeps its room until it has
+stopped, within its grace period (its spec's terminationGracePeriodSeconds, 30 s by default).
+
 Usage: phalanxctl delete KIND NAME... [-n NS] [--ignore-not-found]
        phalanxctl delete KIND -l SELECTOR [-n NS]
        phalanxctl delete -f FILE|DIRECTORY|- [--ignore-not-found]
+
+  --grace-period=SECONDS  how long a pod may take to stop (-1: each pod's own)
+  --force                 with --grace-period=0 (or alone): remove pods at once, without
+                          waiting for them to stop
 )" + std::string(connection);
   if (t == "job" || t.starts_with("job "))
     return R"(Volcano jobs.

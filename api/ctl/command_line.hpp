@@ -74,6 +74,9 @@ struct invocation {
 
   // delete
   bool ignore_not_found = false;     // --ignore-not-found
+  /// --grace-period (sent as gracePeriodSeconds); unset: each pod's own. --force sets 0.
+  std::optional<int64_t> grace_period_seconds;
+  bool force = false;                // --force
 
   // action: the subresource to POST ("suspend", "resume", "open", "close", "cordon", "uncordon").
   std::string action;

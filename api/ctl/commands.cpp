@@ -533,7 +533,10 @@ class session {
   // Deletes one object; prints kubectl's line. Returns the exit code of this one.
   exit_code delete_one(resource_kind kind, const std::string& ns, const std::string& name,
                        std::string_view context = {}) {
-    auto r = send("DELETE", item_path(kind, ns, name));
+    auto path = item_path(kind, ns, name);
+    if (inv_.grace_period_seconds)
+      path += "?gracePeriodSeconds=" + std::to_string(*inv_.grace_period_seconds);
+    auto r = send("DELETE", path);
     if (!r)
       return exit_code::unreachable;
     if (r->status == 404 && inv_.ignore_not_found)
@@ -542,6 +545,9 @@ class session {
       server_error(*r, context);
       return exit_code::server_error;
     }
+    if (inv_.force && inv_.grace_period_seconds == 0 && kind == resource_kind::pod)
+      env_.out << "Warning: Immediate deletion does not wait for confirmation that the running "
+                  "resource has been terminated.\n";
     env_.out << resource_spelling(kind) << " \"" << name << "\" deleted\n";
     return exit_code::ok;
   }

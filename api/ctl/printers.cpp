@@ -338,8 +338,19 @@ std::string selector_text(const json::value* spec) {
   return pairs(spec ? find(*spec, {"nodeSelector"}) : nullptr);
 }
 
+// kubectl's STATUS of a pod: Terminating while it is being deleted, else its phase.
+std::string pod_status_text(const json::value& o) {
+  if (!string_at(o, {"metadata", "deletionTimestamp"}).empty())
+    return "Terminating";
+  return or_none(string_at(o, {"status", "phase"}));
+}
+
 void describe_pod(describe_writer& w, const json::value& o) {
-  w.field(0, "Status", or_none(string_at(o, {"status", "phase"})));
+  if (auto deadline = string_at(o, {"metadata", "deletionTimestamp"}); !deadline.empty())
+    w.field(0, "Status", "Terminating (deadline " + deadline + ", grace period " +
+                             number(o, {"metadata", "deletionGracePeriodSeconds"}) + "s)");
+  else
+    w.field(0, "Status", or_none(string_at(o, {"status", "phase"})));
   w.field(0, "Node", or_none(string_at(o, {"spec", "nodeName"})));
   w.field(0, "Start Time", or_none(string_at(o, {"status", "startTime"})));
   w.field(0, "PodGroup", or_none(annotation_or_label(o, scheduler::pod_group_annotation)));
@@ -613,7 +624,7 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
       break;
     case resource_kind::pod:
       r.push_back(pod_ready(o));
-      r.push_back(or_none(string_at(o, {"status", "phase"})));
+      r.push_back(pod_status_text(o));
       r.push_back("0");
       r.push_back(age_of(o, options.now));
       if (options.wide) {

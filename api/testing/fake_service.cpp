@@ -259,6 +259,10 @@ void fake_service::list(resource_kind kind, list_options options, list_callback 
 
 void fake_service::remove(resource_kind kind, std::string namespace_name, std::string name,
                           const write_options& options, object_callback done) {
+  {
+    std::lock_guard lock{mu_};
+    delete_grace_periods_.push_back(options.grace_period_seconds);
+  }
   enqueue([this, kind, ns = std::move(namespace_name), name = std::move(name),
            dry_run = options.dry_run, done = std::move(done)] {
     status failure;
@@ -591,6 +595,11 @@ std::size_t fake_service::count(resource_kind kind) const {
 std::size_t fake_service::open_watches() const {
   std::lock_guard lock{mu_};
   return watchers_.size();
+}
+
+std::vector<std::optional<int64_t>> fake_service::delete_grace_periods() const {
+  std::lock_guard lock{mu_};
+  return delete_grace_periods_;
 }
 
 uint64_t fake_service::resource_version() const {

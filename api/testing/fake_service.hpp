@@ -104,6 +104,8 @@ class fake_service final : public service {
                              const std::string& name) const;
   std::size_t count(resource_kind kind) const;
   std::size_t open_watches() const;
+  /// The grace period each delete asked for, in the order they came.
+  std::vector<std::optional<int64_t>> delete_grace_periods() const;
   uint64_t resource_version() const;
   /// Waits until everything queued so far has run, callbacks included.
   void drain();
@@ -137,6 +139,7 @@ class fake_service final : public service {
 
   options opts_;
   mutable std::mutex mu_;
+  std::vector<std::optional<int64_t>> delete_grace_periods_;  // Under mu_.
   std::map<key, object> objects_;
   std::map<key, std::vector<scheduler::event>> events_;
   std::deque<change> history_;

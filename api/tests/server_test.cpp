@@ -458,6 +458,69 @@ TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
   EXPECT_FALSE(svc().find(resource_kind::queue, "", "research"));
 }
 
+// DeleteOptions.gracePeriodSeconds reaches the service from the query, the JSON body (which
+// wins) or a typed client's protobuf body; a negative one is 1 s, as kube-apiserver takes it; a
+// value that is not an integer is 400 naming the field.
+TEST_F(Server, ADeletesGracePeriodReachesTheService) {
+  const std::string pods = "/api/v1/namespaces/default/pods";
+  for (const char* name : {"g1", "g2", "g3", "g4", "g5"})
+    ASSERT_EQ(call(port(), post(pods, pod_json(name))).status, 201);
+  EXPECT_EQ(call(port(), with_method("DELETE", pods + "/g1?gracePeriodSeconds=7")).status, 200);
+  EXPECT_EQ(call(port(), with_method("DELETE", pods + "/g2?gracePeriodSeconds=7",
+                                     R"({"kind":"DeleteOptions","apiVersion":"v1",)"
+                                     R"("gracePeriodSeconds":0})",
+                                     "application/json"))
+                .status,
+            200);
+  EXPECT_EQ(call(port(), with_method("DELETE", pods + "/g3?gracePeriodSeconds=-5")).status, 200);
+  kube::DeleteOptions proto_options;
+  proto_options.set_grace_period_seconds(12);
+  kube::Unknown envelope;
+  envelope.mutable_type_meta()->set_api_version("v1");
+  envelope.mutable_type_meta()->set_kind("DeleteOptions");
+  envelope.set_raw(proto_options.SerializeAsString());
+  EXPECT_EQ(call(port(), with_method("DELETE", pods + "/g4",
+                                     std::string("k8s\0", 4) + envelope.SerializeAsString(),
+                                     "application/vnd.kubernetes.protobuf"))
+                .status,
+            200);
+  EXPECT_EQ(call(port(), with_method("DELETE", pods + "/g5")).status, 200);
+  EXPECT_EQ(svc().delete_grace_periods(),
+            (std::vector<std::optional<int64_t>>{7, 0, 1, 12, std::nullopt}));
+
+  ASSERT_EQ(call(port(), post(pods, pod_json("kept"))).status, 201);
+  for (const std::string& bad : {pods + "/kept?gracePeriodSeconds=soon",
+                                pods + "/kept?gracePeriodSeconds=1.5"}) {
+    auto refused = call(port(), with_method("DELETE", bad));
+    EXPECT_EQ(refused.status, 400) << bad;
+    EXPECT_NE(refused.body.find("gracePeriodSeconds"), std::string::npos) << refused.body;
+  }
+  auto in_body = call(port(), with_method("DELETE", pods + "/kept",
+                                          R"({"gracePeriodSeconds":"30"})", "application/json"));
+  EXPECT_EQ(in_body.status, 400) << in_body.body;
+  EXPECT_TRUE(svc().find(resource_kind::pod, "default", "kept"));
+}
+
+// A terminating pod shows its deletionTimestamp and grace period, and kubectl's STATUS column
+// says Terminating.
+TEST_F(Server, ATerminatingPodShowsItsDeletionAndTerminatingInTables) {
+  auto created = call(port(), post("/api/v1/namespaces/default/pods", pod_json("leaving")));
+  ASSERT_EQ(created.status, 201);
+  auto stored = svc().find(resource_kind::pod, "default", "leaving");
+  ASSERT_TRUE(stored);
+  auto pod = std::get<pod_object>(*stored);
+  pod.pod.phase = scheduler::pod_phase::running;
+  const auto deadline = std::chrono::time_point_cast<scheduler::duration>(
+      scheduler::timestamp{} + std::chrono::seconds(1'800'000'000));
+  pod.termination = scheduler::pod_termination{deadline, 30};
+  svc().put(pod);
+  auto got = body_json(get(port(), "/api/v1/namespaces/default/pods/leaving"));
+  EXPECT_EQ(got.at("metadata").at("deletionTimestamp").as_string(), format_time(deadline));
+  EXPECT_EQ(got.at("metadata").at("deletionGracePeriodSeconds"), 30);
+  auto table = body_json(get(port(), "/api/v1/namespaces/default/pods/leaving", table_accept));
+  EXPECT_EQ(table.at("rows").at(0).at("cells").at(2), "Terminating");
+}
+
 TEST_F(Server, ActionsAndPatches) {
   auto cordon = call(port(), post("/api/v1/nodes/cpu-node-1/cordon", ""));
   ASSERT_EQ(cordon.status, 200) << cordon.body;

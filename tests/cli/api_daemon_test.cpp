@@ -170,10 +170,12 @@ TEST_F(ApiDaemon, CrudOfEveryKind) {
                            "metadata: {name: from-yaml}\nspec: {weight: 2}\n",
                            "application/yaml");
   EXPECT_EQ(yaml_created.status, 201) << yaml_created.body;
-  // Delete, in reverse order (the job before its queue's PodGroups), then 404.
+  // Delete, in reverse order (the job before its queue's PodGroups), then 404. The running pod
+  // is deleted gracefully: it terminates (at once, declaring no stop time) and then goes.
   for (auto c = cases.rbegin(); c != cases.rend(); ++c) {
     SCOPED_TRACE(c->item);
     send_json("DELETE", c->item, 200);
+    ASSERT_TRUE(eventually([&] { return send("GET", c->item).status == 404; }));
     auto gone = send_json("GET", c->item, 404);
     EXPECT_EQ(field(gone, {"reason"}), "NotFound");
   }

@@ -251,5 +251,57 @@ description: most work
   EXPECT_EQ(deleted.out, "priorityclass.scheduling.k8s.io \"batch-low\" deleted\n");
 }
 
+// Graceful deletion as kubectl does it: `delete` waits until the pod is gone (a watch on its
+// name), `--wait=false` leaves it Terminating with its grace period, and `--grace-period=0
+// --force` removes it at once. phalanxctl's --grace-period and --force send the same.
+TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
+  auto pod = [&](const std::string& name, const std::string& stop_after) {
+    return home_.write(name + ".yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+                                           "\n  annotations:\n    sim.phalanx.io/stop-after: " +
+                                           stop_after +
+                                           "\nspec:\n  containers:\n  - name: c\n    image: x\n"
+                                           "    resources:\n      requests:\n        cpu: 100m\n");
+  };
+  for (const auto& [name, stop] : {std::pair{"quick", "2s"}, {"slow", "1h"}, {"other", "1h"}})
+    ASSERT_TRUE(succeeded(kubectl({"create", "-f", pod(name, stop)})));
+  ASSERT_TRUE(eventually([&] {
+    auto out = kubectl({"get", "pods"}).out;
+    return row_of(out, "quick").size() > 2 && row_of(out, "quick")[2] == "Running" &&
+           row_of(out, "slow")[2] == "Running" && row_of(out, "other")[2] == "Running";
+  })) << kubectl({"get", "pods"}).out;
+
+  // kubectl waits for the pod to stop (2 s) and go.
+  auto waited = kubectl({"delete", "pod", "quick"});
+  ASSERT_TRUE(succeeded(waited)) << waited.err;
+  EXPECT_EQ(waited.out, "pod \"quick\" deleted\n");
+  EXPECT_EQ(kubectl({"get", "pod", "quick"}).exit_code, 1);
+
+  auto left = kubectl({"delete", "pod", "slow", "--wait=false"});
+  ASSERT_TRUE(succeeded(left)) << left.err;
+  auto row = row_of(kubectl({"get", "pods"}).out, "slow");
+  ASSERT_GT(row.size(), 2u);
+  EXPECT_EQ(row[2], "Terminating");
+  EXPECT_EQ(kubectl({"get", "pod", "slow", "-o", "jsonpath={.metadata.deletionGracePeriodSeconds}"})
+                .out,
+            "30");
+  auto forced = kubectl({"delete", "pod", "slow", "--grace-period=0", "--force"});
+  ASSERT_TRUE(succeeded(forced)) << forced.err;
+  EXPECT_EQ(kubectl({"get", "pod", "slow"}).exit_code, 1);
+
+  auto by_ctl = ctl({"delete", "pod", "other", "--grace-period=600"});
+  ASSERT_TRUE(succeeded(by_ctl)) << by_ctl.err;
+  auto listed = ctl({"get", "pods"});
+  ASSERT_GT(row_of(listed.out, "other").size(), 2u) << listed.out;
+  EXPECT_EQ(row_of(listed.out, "other")[2], "Terminating") << listed.out;
+  EXPECT_NE(ctl({"describe", "pod", "other"}).out.find("grace period 600s"), std::string::npos);
+  auto no_force = ctl({"delete", "pod", "other", "--grace-period=x"});
+  EXPECT_NE(no_force.exit_code, 0);
+  EXPECT_NE(no_force.err.find("--grace-period"), std::string::npos) << no_force.err;
+  auto gone = ctl({"delete", "pod", "other", "--force"});
+  ASSERT_TRUE(succeeded(gone)) << gone.err;
+  EXPECT_NE(gone.out.find("Immediate deletion"), std::string::npos) << gone.out;
+  EXPECT_EQ(kubectl({"get", "pod", "other"}).exit_code, 1);
+}
+
 } // namespace
 } // namespace phalanx::cli_test

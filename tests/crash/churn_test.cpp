@@ -114,7 +114,11 @@ class churn_driver {
         rt_->service().create(decode_body(c->body), std::move(done));
         break;
       case churn_call::verb::remove:
-        rt_->service().remove(c->kind, std::string(workload_namespace), c->name, std::move(done));
+        // Forced, as `kubectl delete --grace-period=0 --force`: the book's rule is that an
+        // acknowledged delete is absent, and a graceful one is acknowledged while the pod
+        // terminates (GracefulDeletion.* and SigkillJobRestart check those across restarts).
+        rt_->service().remove(c->kind, std::string(workload_namespace), c->name,
+                              api::write_options{false, 0}, std::move(done));
         break;
       case churn_call::verb::get:
         rt_->service().get(c->kind, std::string(workload_namespace), c->name, std::move(done));

@@ -546,6 +546,10 @@ class sigkill_churn {
         } else {
           req.method = call.what == churn_call::verb::remove ? "DELETE" : "GET";
           req.target = path_of(call.kind) + "/" + call.name;
+          // Forced deletes: the book's rule is that an acknowledged delete is absent (a graceful
+          // one is acknowledged while the pod terminates; SigkillJobRestart kills those).
+          if (call.what == churn_call::verb::remove)
+            req.target += "?gracePeriodSeconds=0";
         }
         auto answer = answer_of(client->send(req));
         call.done(answer);
