@@ -58,6 +58,37 @@ void persist(self_ptr self, storage::write_batch batch, std::function<void(const
              persist_listener_actor{self});
 }
 
+void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64_t> pods,
+                   std::function<void(const status&)> then) {
+  auto& st = self->state;
+  const auto ticket = st.next_state_write++;
+  st.state_writes.emplace(ticket, std::move(pods));
+  persist(self, std::move(batch), [self, ticket, then = std::move(then)](const status& s) {
+    then(s);  // The states are applied (or the write failed) before anyone waiting looks.
+    auto& st = self->state;
+    st.state_writes.erase(ticket);
+    if (st.after_state_writes.empty())
+      return;
+    auto waiting = std::move(st.after_state_writes);
+    st.after_state_writes.clear();
+    for (auto& work : waiting)
+      work();
+  });
+}
+
+void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work) {
+  auto& st = self->state;
+  // A scan: relabels of pods are rare, and few writes are on their way at a time.
+  for (const auto& [ticket, pods] : st.state_writes)
+    if (std::find(pods.begin(), pods.end(), id) != pods.end()) {
+      st.after_state_writes.push_back([self, id, work = std::move(work)]() mutable {
+        when_no_state_write(self, id, std::move(work));
+      });
+      return;
+    }
+  work();
+}
+
 void run_later(self_ptr self, std::function<void()> work) {
   auto& st = self->state;
   auto cookie = st.next_cookie++;

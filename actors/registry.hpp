@@ -296,6 +296,14 @@ struct registry_state {
   /// Changes through the API on their way to the store, by "<kind>/<key>"
   /// (registry_detail::persist_change).
   std::unordered_set<std::string> changing;
+  /// Writes of pods' runtime states on their way to the store (bindings, phase changes), by the
+  /// order they were sent in: the pods each carries (registry_detail::persist_state). A pod's
+  /// record written whole (a relabel) waits until none carries the pod; written meanwhile, it
+  /// would carry an older state and win over theirs at the next start.
+  std::map<uint64_t, std::vector<uint64_t>> state_writes;
+  uint64_t next_state_write = 1;
+  /// Work waiting for state writes to end (when_no_state_write), tried again as each ends.
+  std::vector<std::function<void()>> after_state_writes;
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
   /// Deletions waiting for a pod whose deletion was already under way (delete_pods), by pod id:
   /// called once that pod is removed (or its deletion failed).

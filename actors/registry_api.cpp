@@ -649,8 +649,10 @@ void delete_node(self_ptr self, const std::string& name, bool dry_run, object_re
       batch.put_pod_state(e.pod, failed);
       lost.push_back(id);
     }
-  persist_change(self, resource_kind::node, name, std::move(batch),
-                 [self, name, lost, reply](const status& s) {
+  // The node's removal writes its pods' states: a change of the node, and a state write of each.
+  st.changing.insert(change_key(resource_kind::node, name));
+  persist_state(self, std::move(batch), lost, [self, name, lost, reply](const status& s) {
+    self->state.changing.erase(change_key(resource_kind::node, name));
     auto& st = self->state;
     if (!s.ok())
       return respond(reply, result<api::object>{s});

@@ -576,7 +576,8 @@ void undo_orphaned_bindings(self_ptr self, const std::vector<bound_pod>& bound) 
   }
   if (st.world_is_kubernetes)
     erase_binding_intents(st, undo, ids);
-  persist(self, std::move(undo), [self, ids = std::move(ids)](const status& s) {
+  auto written = ids;
+  persist_state(self, std::move(undo), std::move(written), [self, ids = std::move(ids)](const status& s) {
     auto& st = self->state;
     if (!s.ok())
       spdlog::error("msg=\"undoing the bindings of an ended gang failed; a restart resolves "
@@ -636,8 +637,13 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
   }
   if (st.world_is_kubernetes)  // A restart posts again what the apiserver lacks.
     add_binding_intents(st, batch, intents);
-  persist(self, std::move(batch), [self, req = std::move(req), bound = std::move(bound),
-                                   gang = std::move(gang)](const status& s) mutable {
+  std::vector<uint64_t> written;
+  written.reserve(bound.size());
+  for (const auto& b : bound)
+    written.push_back(b.id);
+  persist_state(self, std::move(batch), std::move(written),
+                [self, req = std::move(req), bound = std::move(bound),
+                 gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
     if (s.ok() && !gang_still_asks(st, req.gang))
       return undo_orphaned_bindings(self, bound);
@@ -725,6 +731,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   auto& st = self->state;
   storage::write_batch batch;
   std::vector<std::pair<uint64_t, scheduler::pod_runtime>> changed;
+  std::vector<uint64_t> written;
   std::unordered_set<uint64_t> lost_with_node;
   auto version = next_version(self);
   for (auto& u : updates) {
@@ -746,14 +753,15 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     next.resource_version = version;
     batch.put_pod_state(e.pod, next);
     changed.emplace_back(u.pod, std::move(next));
+    written.push_back(u.pod);
     if (u.message == pod_lost_with_its_node)
       lost_with_node.insert(u.pod);
   }
   if (changed.empty())
     return;
-  persist(self, std::move(batch),
-          [self, changed = std::move(changed),
-           lost_with_node = std::move(lost_with_node)](const status& s) mutable {
+  persist_state(self, std::move(batch), std::move(written),
+                [self, changed = std::move(changed),
+                 lost_with_node = std::move(lost_with_node)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
       spdlog::error("pod status changes were not persisted: {}", s.to_string());

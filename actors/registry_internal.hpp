@@ -50,6 +50,15 @@ inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::si
 /// failed).
 void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then);
 
+/// persist() for a batch of pod state updates (bindings, phase changes) of `pods`: while it is
+/// on its way, work that would write one of them whole waits (when_no_state_write).
+void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64_t> pods,
+                   std::function<void(const status&)> then);
+/// Runs `work` now if no state update of pod `id` is on its way to the store, else as soon as
+/// none is (the registry's turn that applied the last of them), so that a record of the pod
+/// written whole by `work` carries its latest state.
+void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work);
+
 /// The next resource version. Versions are handed out only under a ceiling the store holds
 /// (storage::write_batch::reserve_versions_through), asked for ahead of need, so no version is
 /// handed out twice across a restart: a delete's version is kept by no record.
@@ -288,7 +297,8 @@ bool refuses_writes(self_ptr self, const object_reply& reply);
 // Updates (registry_update.cpp).
 /// A PUT's or PATCH's result (api::service::update), decoded and checked by the API
 /// (api/update.hpp); what may change given the object's state is decided here:
-/// - pods: a pending pod's labels and annotations, and the removal of scheduling gates;
+/// - pods: labels and annotations (a bound pod's once no state update of it is on its way to
+///   the store: when_no_state_write), and the removal of scheduling gates;
 /// - nodes: labels, annotations, taints and unschedulable (their status, allocatable
 ///   included, is the kubelet's, here the simulation's);
 /// - queues: labels, annotations and the spec, checked with the tree's rules as a create is;
@@ -303,6 +313,8 @@ void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply)
 /// deleted object's record written again after its deletion's. persist_change writes `batch`
 /// (persist) with the object's change marked under way until `then` runs.
 bool change_on_its_way(const registry_state& st, api::resource_kind kind, std::string_view key);
+/// The mark of such a change in `changing`.
+std::string change_key(api::resource_kind kind, std::string_view key);
 void persist_change(self_ptr self, api::resource_kind kind, const std::string& key,
                     storage::write_batch batch, std::function<void(const status&)> then);
 status change_refused(api::resource_kind kind, std::string_view name);

@@ -64,13 +64,9 @@ group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group ne
   return renew_gang(self, g.gang, std::move(updated));
 }
 
-namespace {
-
 std::string change_key(resource_kind kind, std::string_view key) {
   return std::string(api::to_string(kind)) + "/" + std::string(key);
 }
-
-} // namespace
 
 bool change_on_its_way(const registry_state& st, resource_kind kind, std::string_view key) {
   return st.changing.count(change_key(kind, key)) != 0;
@@ -158,16 +154,6 @@ void update_pod(self_ptr self, scheduler::pod want, bool dry_run, object_reply r
     return;
   if (e.delete_requested)
     return refuse(errc::failed_precondition, "pods \"" + name + "\" is being deleted");
-  // A bound pod's runtime state is written as it runs (phase changes on their way to the store
-  // are applied only once durable): a record of it written now could carry a state older than
-  // one already on its way, and win over it at the next start.
-  if (e.is_bound() || e.binding || scheduler::is_terminal(e.phase()))
-    return refuse(errc::failed_precondition,
-                  "pods \"" + name + "\" is " +
-                      (e.is_bound() || e.binding ? "bound" : std::string(scheduler::to_string(
-                                                                 e.phase()))) +
-                      ": Phalanx changes the labels, annotations and scheduling gates of pending "
-                      "pods only");
   // What would move the pod to another gang or queue, or add a gate (the API checked the rest).
   scheduler::field_errors errs;
   const auto& gates = current->placement().scheduling_gates;
@@ -189,46 +175,71 @@ void update_pod(self_ptr self, scheduler::pod want, bool dry_run, object_reply r
         "metadata.annotations[scheduling.volcano.sh/queue-name]", set_at_creation));
   if (!errs.empty())
     return respond(reply, result<api::object>{scheduler::to_status("Pod", name, errs)});
-  auto next = std::make_shared<scheduler::pod>(*current);
-  next->meta.labels = want.meta.labels;
-  next->meta.annotations = want.meta.annotations;
-  if (want.placement().scheduling_gates != gates) {
-    auto constraints = std::make_shared<scheduler::placement_constraints>(current->placement());
-    constraints->scheduling_gates = want.placement().scheduling_gates;
-    next->constraints = std::move(constraints);
-  }
-  next->spec_json = want.spec_json;
+  // The change: labels, annotations, the gates removed (the checks above and the API's leave
+  // nothing else), made to the pod as it is when written.
+  auto change = [want = std::move(want)](scheduler::pod& next) {
+    next.meta.labels = want.meta.labels;
+    next.meta.annotations = want.meta.annotations;
+    if (want.placement().scheduling_gates != next.placement().scheduling_gates) {
+      auto constraints = std::make_shared<scheduler::placement_constraints>(next.placement());
+      constraints->scheduling_gates = want.placement().scheduling_gates;
+      next.constraints = std::move(constraints);
+    }
+    next.spec_json = want.spec_json;
+  };
   if (dry_run) {
     auto view = pod_view(st, id, e);
-    view.pod = *next;
+    view.pod = *current;
+    change(view.pod);
     return respond(reply, result<api::object>{api::object{std::move(view)}});
   }
-  next->meta.resource_version = next_version(self);
-  pod_ptr stored = std::move(next);
-  storage::write_batch batch;
-  batch.put(stored);
-  write_update(self, resource_kind::pod, key, std::move(batch), reply,
-               [self, id, stored, name, reply] {
-                 auto& st = self->state;
-                 auto p = st.pods.find(id);
-                 if (p == st.pods.end())
-                   return respond(reply,
-                                  result<api::object>{not_found(resource_kind::pod, name)});
-                 auto& e = p->second;
-                 // A pod stored as its job (storage/README.md) has a record now, which wins over
-                 // the job's expansion at a start; its deletion's tombstone, newer, wins over the
-                 // record.
-                 if (e.changed)
-                   e.changed->state.resource_version = stored->meta.resource_version;
-                 const bool relabelled = e.pod->meta.labels != stored->meta.labels;
-                 ungate_pod(self, id, stored);
-                 if (relabelled)
-                   pod_relabelled(self, id);
-                 auto view = pod_view(st, id, p->second);
-                 if (is_watched(self, resource_kind::pod))
-                   announce(self, api::watch_event::type::modified, view);
-                 respond(reply, result<api::object>{api::object{std::move(view)}});
-               });
+  // The record is written whole, runtime state included: written while a state update of the
+  // pod (its binding, a phase change) is on its way to the store, it would carry the older
+  // state and win over that update at the next start. So it waits until none is; meanwhile the
+  // pod counts as changing (another update is refused, as while the record is on its way).
+  const auto marker = change_key(resource_kind::pod, key);
+  st.changing.insert(marker);
+  when_no_state_write(self, id, [self, id, uid = current->meta.uid, key, name, marker,
+                                 change = std::move(change), reply]() {
+    auto& st = self->state;
+    st.changing.erase(marker);
+    auto p = st.pods.find(id);
+    if (p == st.pods.end() || p->second.pod->meta.uid != uid)
+      return respond(reply, result<api::object>{not_found(resource_kind::pod, name)});
+    if (p->second.delete_requested)
+      return respond(reply, result<api::object>{status{
+                                errc::failed_precondition,
+                                "pods \"" + name + "\" is being deleted"}});
+    auto next = std::make_shared<scheduler::pod>(*current_pod(p->second));
+    change(*next);
+    next->meta.resource_version = next_version(self);
+    pod_ptr stored = std::move(next);
+    storage::write_batch batch;
+    batch.put(stored);
+    write_update(self, resource_kind::pod, key, std::move(batch), reply,
+                 [self, id, stored, name, reply] {
+                   auto& st = self->state;
+                   auto p = st.pods.find(id);
+                   if (p == st.pods.end())
+                     return respond(reply,
+                                    result<api::object>{not_found(resource_kind::pod, name)});
+                   auto& e = p->second;
+                   // A pod stored as its job (storage/README.md) has a record now, which wins
+                   // over the job's expansion at a start; its deletion's tombstone, newer, wins
+                   // over the record. Its runtime state is the record's, and a state update sent
+                   // since (newer) is applied after this.
+                   if (e.changed)
+                     e.changed->state.resource_version = stored->meta.resource_version;
+                   const bool relabelled = e.pod->meta.labels != stored->meta.labels;
+                   ungate_pod(self, id, stored);
+                   if (relabelled)
+                     pod_relabelled(self, id);
+                   auto view = pod_view(st, id, p->second);
+                   if (is_watched(self, resource_kind::pod))
+                     announce(self, api::watch_event::type::modified, view);
+                   respond(reply, result<api::object>{api::object{std::move(view)}});
+                 });
+  });
 }
 
 void update_node(self_ptr self, const scheduler::node& want, bool dry_run,

@@ -194,7 +194,7 @@ class service {
   /// PUT or PATCH, already made whole, checked and validated by the API (api/update.hpp).
   /// `obj.meta.resource_version`, when not 0, must be the stored one (else conflict: HTTP 409);
   /// another change of the object on its way to the store is a conflict too. What may change
-  /// given the object's state is the service's to say (a pending pod's labels and gates; a
+  /// given the object's state is the service's to say (a pod's labels and its gates' removal; a
   /// node's labels, taints and unschedulable; a queue's spec; a PodGroup's spec, its queue only
   /// before a pod of it is bound); anything else fails with invalid_argument naming the field,
   /// or failed_precondition when the object's state forbids it now. An update that changes

@@ -88,7 +88,7 @@ void check_spec(const kind_info& k, const json::value& before, const json::value
     case resource_kind::pod:
       may_change = {"schedulingGates"};
       why = "pod updates may not change fields other than `spec.schedulingGates` (only "
-            "deletions): Phalanx changes a pending pod's labels, annotations and scheduling gates";
+            "deletions): Phalanx changes a pod's labels, annotations and scheduling gates";
       break;
     case resource_kind::node:
       may_change = {"unschedulable", "taints"};

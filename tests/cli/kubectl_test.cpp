@@ -25,6 +25,15 @@ class KubectlAgainstPhalanxd : public daemon_test {
     return run_ctl(argv, o);
   }
 
+  // A pod of 100m cpu that takes `stop_after` to stop when deleted gracefully.
+  std::string pod_manifest(const std::string& name, const std::string& stop_after) {
+    return home_.write(name + ".yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+                                           "\n  annotations:\n    sim.phalanx.io/stop-after: " +
+                                           stop_after +
+                                           "\nspec:\n  containers:\n  - name: c\n    image: x\n"
+                                           "    resources:\n      requests:\n        cpu: 100m\n");
+  }
+
   scratch_dir home_;
   std::string kubeconfig_ = home_.write("kubeconfig", "");
 };
@@ -256,11 +265,7 @@ description: most work
 // --force` removes it at once. phalanxctl's --grace-period and --force send the same.
 TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
   auto pod = [&](const std::string& name, const std::string& stop_after) {
-    return home_.write(name + ".yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
-                                           "\n  annotations:\n    sim.phalanx.io/stop-after: " +
-                                           stop_after +
-                                           "\nspec:\n  containers:\n  - name: c\n    image: x\n"
-                                           "    resources:\n      requests:\n        cpu: 100m\n");
+    return pod_manifest(name, stop_after);
   };
   for (const auto& [name, stop] : {std::pair{"quick", "2s"}, {"slow", "1h"}, {"other", "1h"}})
     ASSERT_TRUE(succeeded(kubectl({"create", "-f", pod(name, stop)})));
@@ -301,6 +306,27 @@ TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
   ASSERT_TRUE(succeeded(gone)) << gone.err;
   EXPECT_NE(gone.out.find("Immediate deletion"), std::string::npos) << gone.out;
   EXPECT_EQ(kubectl({"get", "pod", "other"}).exit_code, 1);
+}
+
+// `kubectl label` and `annotate` of a running pod: the labels change, the pod runs on.
+TEST_F(KubectlAgainstPhalanxd, LabelsAndAnnotatesARunningPod) {
+  ASSERT_TRUE(succeeded(kubectl({"create", "-f", pod_manifest("web", "1s")})));
+  ASSERT_TRUE(eventually([&] {
+    auto row = row_of(kubectl({"get", "pods"}).out, "web");
+    return row.size() > 2 && row[2] == "Running";
+  }));
+  auto labelled = kubectl({"label", "pod", "web", "team=blue"});
+  ASSERT_TRUE(succeeded(labelled)) << labelled.err;
+  EXPECT_EQ(labelled.out, "pod/web labeled\n");
+  auto annotated = kubectl({"annotate", "pod", "web", "owner=ops"});
+  ASSERT_TRUE(succeeded(annotated)) << annotated.err;
+  auto shown = kubectl({"get", "pods", "-l", "team=blue", "-o",
+                        "jsonpath={.items[*].metadata.name} {.items[*].status.phase} "
+                        "{.items[*].metadata.annotations.owner}"});
+  EXPECT_EQ(shown.out, "web Running ops");
+  auto unlabelled = kubectl({"label", "pod", "web", "team-"});
+  ASSERT_TRUE(succeeded(unlabelled)) << unlabelled.err;
+  EXPECT_EQ(kubectl({"get", "pods", "-l", "team=blue", "-o", "name"}).out, "");
 }
 
 } // namespace
