@@ -52,6 +52,10 @@ label_selector spread_selector(const topology_spread_constraint& t, const pod& i
   return out;
 }
 
+label_set namespace_labels(std::string_view name) {
+  return label_set{{namespace_name_label, name}};
+}
+
 namespace {
 
 bool selects_namespace(const pod_affinity_term& term, std::string_view owner_namespace,
@@ -60,9 +64,10 @@ bool selects_namespace(const pod_affinity_term& term, std::string_view owner_nam
       term.namespaces.end())
     return true;
   if (term.namespace_selector) {
-    // Only the empty selector can be evaluated without namespaces' labels: every namespace.
     const auto& s = *term.namespace_selector;
-    return s.match_labels.empty() && s.match_expressions.empty();
+    if (s.match_labels.empty() && s.match_expressions.empty())
+      return true;  // Every namespace, without building a label set per pod compared.
+    return matches(s, namespace_labels(other_namespace));
   }
   return term.namespaces.empty() && owner_namespace == other_namespace;
 }

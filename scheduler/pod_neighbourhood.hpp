@@ -80,7 +80,15 @@ label_selector spread_selector(const topology_spread_constraint& t, const pod& i
 bool spread_includes_node(const topology_spread_constraint& t, const placement_constraints& c,
                           const node& n) noexcept;
 
-/// The term of a pod in namespace `owner_namespace` selects `other`.
+/// The label the apiserver gives every namespace, its name (immutable since Kubernetes 1.22).
+inline constexpr std::string_view namespace_name_label = "kubernetes.io/metadata.name";
+/// The labels of namespace `name` as Phalanx knows them: namespace_name_label alone (standalone
+/// mode has no Namespace objects; Kubernetes mode does not watch them).
+label_set namespace_labels(std::string_view name);
+
+/// The term of a pod in namespace `owner_namespace` selects `other`: its selector matches the
+/// pod's labels, in the term's namespaces (and those its namespaceSelector selects), or in the
+/// owner's own when it names neither.
 bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
                   const pod& other) noexcept;
 

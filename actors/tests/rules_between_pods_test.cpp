@@ -5,6 +5,7 @@
 
 #include "actors/tests/runtime_harness.hpp"
 
+#include "scheduler/pod_neighbourhood.hpp"
 #include "scheduler/tests/builders.hpp"
 
 #include <gtest/gtest.h>
@@ -55,6 +56,29 @@ TEST(RulesBetweenPods, APodStaysAwayFromThePodItsAntiAffinityNamesUntilThatPodGo
 
 // A PATCH of a pending pod's labels reaches its gang's plan: a pod kept off the only node by
 // the anti-affinity of the pod there binds once it no longer carries the label that rule names.
+// A namespaceSelector naming namespaces by the label every namespace carries
+// (kubernetes.io/metadata.name): a rule against the pods of namespace "data" holds across
+// namespaces; one naming another namespace lets the pod bind beside them.
+TEST(RulesBetweenPods, ANamespaceSelectorReachesThePodsOfTheNamespacesItNames) {
+  runtime_harness h{deterministic_config(4), {host("n-0")}};
+  h.create_pod(make_pod("db").ns("data").cpu("1").label("app", "db"));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("db", "data").pod.is_bound(); }, settle_limit,
+                          settle_step));
+  auto in_namespace = [](const std::string& ns) {
+    auto term = pods_labelled("app", "db");
+    term.namespace_selector.emplace();
+    term.namespace_selector->match_labels.set(scheduler::namespace_name_label, ns);
+    return term;
+  };
+  h.create_pod(make_pod("web").cpu("1").anti_affinity(in_namespace("data")));
+  h.create_pod(make_pod("api").cpu("1").anti_affinity(in_namespace("staging")));
+  ASSERT_TRUE(h.run_until([&] { return h.pod("api").pod.is_bound(); }, settle_limit, settle_step))
+      << scheduled_message(h, "api");
+  h.pass(std::chrono::milliseconds(1000));
+  EXPECT_FALSE(h.pod("web").pod.is_bound()) << "the db pod of namespace data is on the only node";
+  EXPECT_INVARIANTS(h);
+}
+
 TEST(RulesBetweenPods, APendingPodRelabelledOutOfAnAntiAffinityRuleBinds) {
   runtime_harness h{deterministic_config(41), {host("n-0")}};
   h.create_pod(make_pod("guard").cpu("1").anti_affinity(pods_labelled("app", "web")));

@@ -64,7 +64,21 @@ TEST(pod_neighbourhood, a_term_selects_by_labels_in_its_namespaces) {
   EXPECT_TRUE(term_selects(term, "default", web)) << "an empty namespace selector: every one";
   term.namespace_selector->match_labels.set("team", "a");
   EXPECT_FALSE(term_selects(term, "default", web))
-      << "namespaces' labels are unknown: a non-empty selector adds no namespace";
+      << "namespaces' other labels are unknown: this selector adds no namespace";
+  // Every namespace carries its name as a label, which a selector may name.
+  term.namespaces = {};
+  term.namespace_selector = label_selector{};
+  term.namespace_selector->match_labels.set(namespace_name_label, "shop");
+  EXPECT_TRUE(term_selects(term, "default", web));
+  EXPECT_FALSE(term_selects(term, "default", make_pod("web").ns("other").label("app", "web")));
+  term.namespace_selector = label_selector{};
+  term.namespace_selector->match_expressions.push_back(
+      {std::string(namespace_name_label), selector_operator::not_in, {"shop", "default"}});
+  EXPECT_FALSE(term_selects(term, "default", web)) << "NotIn the pod's namespace";
+  EXPECT_TRUE(term_selects(term, "shop", make_pod("web").ns("team-a").label("app", "web")))
+      << "a selector replaces the owner's namespace: team-a is not in the list";
+  term.namespaces = {"shop"};
+  EXPECT_TRUE(term_selects(term, "default", web)) << "namespaces and the selector: their union";
   pod_affinity_term no_selector;
   no_selector.topology_key = hostname;
   EXPECT_FALSE(term_selects(no_selector, "shop", web)) << "a nil labelSelector selects nothing";
