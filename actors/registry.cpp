@@ -62,11 +62,15 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
                    std::function<void(const status&)> then) {
   auto& st = self->state;
   const auto ticket = st.next_state_write++;
-  st.state_writes.emplace(ticket, std::move(pods));
+  st.state_writes.emplace_back(ticket, std::move(pods));
   persist(self, std::move(batch), [self, ticket, then = std::move(then)](const status& s) {
     then(s);  // The states are applied (or the write failed) before anyone waiting looks.
     auto& st = self->state;
-    st.state_writes.erase(ticket);
+    // The first on its way, but for a write the store failed out of turn.
+    if (!st.state_writes.empty() && st.state_writes.front().first == ticket)
+      st.state_writes.pop_front();
+    else
+      std::erase_if(st.state_writes, [ticket](const auto& w) { return w.first == ticket; });
     if (st.after_state_writes.empty())
       return;
     auto waiting = std::move(st.after_state_writes);

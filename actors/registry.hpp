@@ -296,11 +296,12 @@ struct registry_state {
   /// Changes through the API on their way to the store, by "<kind>/<key>"
   /// (registry_detail::persist_change).
   std::unordered_set<std::string> changing;
-  /// Writes of pods' runtime states on their way to the store (bindings, phase changes), by the
-  /// order they were sent in: the pods each carries (registry_detail::persist_state). A pod's
-  /// record written whole (a relabel) waits until none carries the pod; written meanwhile, it
-  /// would carry an older state and win over theirs at the next start.
-  std::map<uint64_t, std::vector<uint64_t>> state_writes;
+  /// Writes of pods' runtime states on their way to the store (bindings, phase changes), in the
+  /// order they were sent (the store writer answers in that order): each one's ticket and the
+  /// pods it carries (registry_detail::persist_state). A pod's record written whole (a relabel)
+  /// waits until none carries the pod; written meanwhile, it would carry an older state and win
+  /// over theirs at the next start.
+  std::deque<std::pair<uint64_t, std::vector<uint64_t>>> state_writes;
   uint64_t next_state_write = 1;
   /// Work waiting for state writes to end (when_no_state_write), tried again as each ends.
   std::vector<std::function<void()>> after_state_writes;
