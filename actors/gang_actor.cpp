@@ -238,9 +238,11 @@ bool runs_its_minimum(const gang_actor_state& st, int32_t ready) {
 
 void register_waiting(self_ptr self) {
   auto& st = self->state;
-  // Registered already: again only to tell the queue that pods joined a gang it has not admitted
-  // (it may have set the gang aside as one no node can hold).
-  if (st.registered && !(st.members_joined && !st.admitted))
+  // Registered already: again only to tell the queue that pods joined. A gang it has not
+  // admitted may have been set aside as one no node can hold; an admitted one waits with the
+  // demand it had, and the queue's share counts it: a gang registered for placeholders alone
+  // (demand 0) behind a share already used would wait for ever for the pods that joined it.
+  if (st.registered && !st.members_joined)
     return;
   st.registered = true;
   self->send(st.queue, waiting_atom::value,

@@ -989,8 +989,9 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
       view.pod.meta.resource_version = work->version;
       announce(self, api::watch_event::type::deleted, view);
     }
-    if (!p->second.stored_as_job)
-      st.pod_ids.erase(id); // Before `pods` does: the index finds it by its pod's names.
+    // Before `pods` does: the index finds it by its pod's names. A pod stored as its job is
+    // there only once its job was updated (find_job_pods_by_name); erase tells.
+    st.pod_ids.erase(id);
     st.pending_reasons.erase(id);
     st.terminating.erase(id);
     st.pods.erase(p);

@@ -60,7 +60,8 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
     }
     out.first_slot[object_key(j.job.meta.namespace_name, j.job.meta.name)] = out.slots;
     for (auto& p : expanded->pods) {
-      scheduler::prepare_job_pod(p, j.job.meta.resource_version);
+      scheduler::prepare_job_pod(p, j.job.expansion_version != 0 ? j.job.expansion_version
+                                                                 : j.job.meta.resource_version);
       made.emplace_back(std::move(p), out.slots++);
     }
   }

@@ -1,10 +1,13 @@
-// Updates through the API (PUT and PATCH of every kind but jobs; api/update.hpp decodes and
+// Updates through the API (PUT and PATCH of every kind; api/update.hpp decodes and
 // checks them first), and the changes of spec the scheduling side takes from either world: an
 // update made durable here, or a watch event of the apiserver (registry_world.cpp).
 
 #include "actors/registry_internal.hpp"
 
+#include "scheduler/job.hpp"
 #include "scheduler/validation.hpp"
+
+#include <spdlog/spdlog.h>
 
 namespace phalanx::actors::registry_detail {
 
@@ -348,6 +351,152 @@ bool gang_started(const registry_state& st, const group_entry& g) {
   return false;
 }
 
+// The pods of the job's gang that its spec no longer makes: "<job>-<task>-<index>" with an index
+// at or past the task's replicas (a scale-down), as Volcano's syncJob deletes them.
+std::vector<uint64_t> pods_past_replicas(const registry_state& st, const group_entry& g,
+                                         const scheduler::job& j) {
+  std::vector<uint64_t> out;
+  for (auto id : g.pods) {
+    auto p = st.pods.find(id);
+    if (p == st.pods.end() || p->second.delete_requested)
+      continue;
+    auto split = scheduler::split_job_pod_name(p->second.pod->meta.name.view());
+    if (!split)
+      continue;  // Not one of the job's own (a driver's executor).
+    for (std::size_t t = 0; t < j.tasks.size(); ++t)
+      if (split->first == scheduler::job_task_prefix(j.meta.name, scheduler::task_name(j.tasks[t], t))) {
+        if (split->second >= j.tasks[t].replicas)
+          out.push_back(id);
+        break;
+      }
+  }
+  return out;
+}
+
+// A job whose pods were its creation-time expansion, found by position (job_entry::first_pod),
+// finds them by name from now on: its spec changes, and the positions with it. On disk they stay
+// the expansion's, made again at a start from the record at its expansion_version.
+void find_job_pods_by_name(registry_state& st, registry_state::job_entry& j) {
+  if (j.first_pod == 0)
+    return;
+  uint64_t count = 0;
+  for (const auto& t : j.job->tasks)
+    count += static_cast<uint64_t>(std::max(t.replicas, 0));
+  for (uint64_t id = j.first_pod; id < j.first_pod + count; ++id)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      st.pod_ids.insert({p->second.pod->meta.namespace_name, p->second.pod->meta.name}, id);
+  release_job_pods(st, object_key(j.job->meta.namespace_name, j.job->meta.name), *j.job);
+  j.first_pod = 0;
+}
+
+// A Volcano Job's update (the API let through what Volcano's webhook lets change: minAvailable,
+// each task's replicas and minAvailable, priorityClassName, and metadata): the record and the
+// PodGroup's spec in one write, then the job's controller scales it as Volcano's syncJob does:
+// pods past a task's replicas are deleted, missing ones made, and the gang plans again under
+// its new minimum.
+void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_reply reply) {
+  auto& st = self->state;
+  const std::string name = want.meta.name.str();
+  const auto key = object_key(want.meta.namespace_name, want.meta.name);
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return respond(reply, result<api::object>{not_found(resource_kind::job, name)});
+  auto& entry = i->second;
+  const auto& current = *entry.job;
+  if (!may_update(self, resource_kind::job, key, name, want.meta.resource_version,
+                  current.meta.resource_version, reply))
+    return;
+  if (entry.deleting)
+    return respond(reply, result<api::object>{status{errc::failed_precondition,
+                                                     "jobs \"" + name + "\" is being deleted"}});
+  if (entry.acting)  // Its controller's step is on its way to the store.
+    return respond(reply, result<api::object>{change_refused(resource_kind::job, name)});
+  auto next = std::make_shared<scheduler::job>(current);
+  next->meta.labels = want.meta.labels;
+  next->meta.annotations = want.meta.annotations;
+  next->min_available = want.min_available;
+  for (std::size_t t = 0; t < next->tasks.size() && t < want.tasks.size(); ++t) {
+    next->tasks[t].replicas = want.tasks[t].replicas;
+    next->tasks[t].min_available = want.tasks[t].min_available;
+  }
+  if (want.priority_class_name != current.priority_class_name) {
+    auto prio = resolve_priority(st, want.priority_class_name, 0, "spec.priorityClassName");
+    if (!prio)
+      return respond(reply, result<api::object>{prio.error()});
+    next->priority_class_name = want.priority_class_name;
+    next->priority = *prio;
+  }
+  next->spec_json = want.spec_json;
+  const auto gang = st.group_ids.find(entry.group_key);
+  if (gang == 0)
+    return respond(reply, result<api::object>{status{
+                              errc::failed_precondition,
+                              "jobs \"" + name + "\" has no PodGroup to change"}});
+  const auto& g = st.groups.at(gang);
+  auto expanded = scheduler::expand_job(*next);
+  if (!expanded)
+    return respond(reply, result<api::object>{expanded.error()});
+  scheduler::pod_group group = *g.group;
+  group.min_member = expanded->group.min_member;
+  group.min_task_member = expanded->group.min_task_member;
+  group.min_resources = expanded->group.min_resources;
+  if (next->priority != current.priority)
+    group.priority = next->priority;
+  auto status = entry.status;
+  status.min_available = group.min_member;
+  const bool changed = next->meta.labels != current.meta.labels ||
+                       next->meta.annotations != current.meta.annotations ||
+                       next->min_available != current.min_available ||
+                       next->priority_class_name != current.priority_class_name ||
+                       !std::equal(next->tasks.begin(), next->tasks.end(), current.tasks.begin(),
+                                   [](const auto& a, const auto& b) {
+                                     return a.replicas == b.replicas &&
+                                            a.min_available == b.min_available;
+                                   });
+  if (dry_run || !changed)
+    return respond(reply, result<api::object>{api::job_object{
+                              changed ? *next : current, changed ? status : entry.status}});
+  // Its pods stored as the job keep their version: the record says which (expansion_version).
+  if (entry.first_pod != 0 && next->expansion_version == 0)
+    next->expansion_version = current.meta.resource_version;
+  next->meta.resource_version = next_version(self);
+  group.meta.resource_version = next->meta.resource_version;
+  storage::write_batch batch;
+  batch.put(storage::job_record{*next, status});
+  batch.put(storage::pod_group_record{group});
+  std::shared_ptr<const scheduler::job> stored = std::move(next);
+  write_update(self, resource_kind::job, key, std::move(batch), reply,
+               [self, key, name, stored, status, group = std::move(group), reply]() mutable {
+    auto& st = self->state;
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      return respond(reply, result<api::object>{not_found(resource_kind::job, name)});
+    auto& entry = i->second;
+    find_job_pods_by_name(st, entry);
+    entry.job = stored;
+    entry.status = status;
+    std::vector<uint64_t> surplus;
+    if (auto gang = st.group_ids.find(entry.group_key); gang != 0) {
+      auto& g = change_group(self, st.groups.at(gang), std::move(group));
+      surplus = pods_past_replicas(st, g, *stored);
+      group_changed(self, g);
+    }
+    record_event(self, resource_kind::job, stored->meta.namespace_name, stored->meta.name,
+                 "Normal", "Updated",
+                 "minAvailable " + std::to_string(status.min_available) + "; " +
+                     std::to_string(surplus.size()) + " pod(s) past their task's replicas deleted");
+    auto view = job_view(st, entry);
+    announce(self, api::watch_event::type::modified, view);
+    respond(reply, result<api::object>{api::object{std::move(view)}});
+    // Then the controller: pods past their task's replicas go, missing ones are made.
+    delete_pods(self, std::move(surplus), [self, key](const phalanx::status& s) {
+      if (!s.ok())
+        spdlog::error("job {}: pods past its replicas not deleted: {}", key, s.to_string());
+      sync_job_pods(self, key);
+    });
+  });
+}
+
 void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
                   object_reply reply) {
   auto& st = self->state;
@@ -480,10 +629,7 @@ void do_update(self_ptr self, api::object obj, bool dry_run, object_reply reply)
         else if constexpr (std::is_same_v<T, api::priority_class_object>)
           update_priority_class(self, o.priority_class, dry_run, std::move(reply));
         else
-          respond(reply, result<api::object>{status{
-                             errc::invalid_argument,
-                             "Phalanx does not change a Volcano Job after its creation: suspend "
-                             "or resume it, or delete it and create it again"}});
+          update_job(self, o.job, dry_run, std::move(reply));
       },
       obj);
 }

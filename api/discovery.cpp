@@ -82,12 +82,8 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
     r->set_singular_name(std::string(k.singular));
     r->set_namespaced(k.namespaced);
     r->set_kind(std::string(k.kind_name));
-    for (auto verb : {"create", "delete", "get", "list", "watch"})
+    for (auto verb : {"create", "delete", "get", "list", "patch", "update", "watch"})
       r->add_verbs(verb);
-    if (k.kind != resource_kind::job) {  // Jobs do not change after creation (api/update.hpp).
-      r->add_verbs("patch");
-      r->add_verbs("update");
-    }
     for (auto s : k.short_names)
       r->add_short_names(std::string(s));
     if (k.kind == resource_kind::pod)
@@ -147,8 +143,7 @@ std::optional<json::value> openapi_v3_document(std::string_view group, std::stri
                           {"responses", json::object{{"200", json::object{{"description", "OK"}}}}},
                           {"x-kubernetes-group-version-kind", gvk}};
     };
-    // Every kind lists its PATCH: kubectl looks for the parameter there for creates too. A
-    // job's answers 405 (jobs do not change after creation, api/update.hpp).
+    // Every kind lists its PATCH: kubectl looks for the parameter there for creates too.
     auto name = std::string(k.kind_name);
     paths[collection] = json::object{{"post", write("create" + name)}};
     paths[collection + "/{name}"] =

@@ -909,12 +909,6 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
   if ((method == "PUT" || method == "PATCH") && route.name && !route.subresource) {
     const bool put = method == "PUT";
     const std::string verb = put ? "UPDATE" : "PATCH";
-    if (route.kind == resource_kind::job)
-      return fail(method_not_allowed(
-                      "Phalanx does not change a Volcano Job after its creation: suspend or "
-                      "resume it (POST .../jobs/{name}/suspend, /resume), or delete it and "
-                      "create it again"),
-                  verb);
     std::optional<std::string> patch_type;
     json::value body;
     if (put) {

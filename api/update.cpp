@@ -77,6 +77,41 @@ void check_priority_class(const json::value& before, const json::value& after,
                     "field is immutable"});
 }
 
+// A Volcano Job's update, as Volcano's admission webhook takes it (validateJobUpdate, in its
+// words): the tasks stay the same ones, and only minAvailable, each task's replicas and
+// minAvailable, and priorityClassName change; the job controller then scales the job.
+void check_job(const json::value& before, const json::value& after,
+               scheduler::field_errors& errs) {
+  auto a = normalized_spec(before, resource_kind::job);
+  auto b = normalized_spec(after, resource_kind::job);
+  if (!a || !b)
+    return;
+  auto tasks = [](json::object& spec) -> json::array* {
+    auto* t = spec.if_contains("tasks");
+    return t && t->is_array() ? &t->get_array() : nullptr;
+  };
+  auto* ta = tasks(*a);
+  auto* tb = tasks(*b);
+  if ((ta ? ta->size() : 0) != (tb ? tb->size() : 0)) {
+    errs.push_back(scheduler::forbidden_error("spec.tasks", "job updates may not add or remove tasks"));
+    return;
+  }
+  for (auto* spec : {&*a, &*b}) {
+    spec->erase("minAvailable");
+    spec->erase("priorityClassName");
+    if (auto* list = tasks(*spec))
+      for (auto& t : *list)
+        if (t.is_object()) {
+          t.get_object().erase("replicas");
+          t.get_object().erase("minAvailable");
+        }
+  }
+  if (*a != *b)
+    errs.push_back(scheduler::forbidden_error(
+        "spec", "job updates may not change fields other than `minAvailable`, "
+                "`tasks[*].replicas under spec` and `PriorityClassName`"));
+}
+
 // What of the spec the kind lets change after creation: nothing else may differ.
 void check_spec(const kind_info& k, const json::value& before, const json::value& after,
                 scheduler::field_errors& errs) {
@@ -85,6 +120,8 @@ void check_spec(const kind_info& k, const json::value& before, const json::value
   switch (k.kind) {
     case resource_kind::priority_class:
       return check_priority_class(before, after, errs);
+    case resource_kind::job:
+      return check_job(before, after, errs);
     case resource_kind::pod:
       may_change = {"schedulingGates"};
       why = "pod updates may not change fields other than `spec.schedulingGates` (only "

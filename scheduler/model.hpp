@@ -634,6 +634,10 @@ struct job {
   bool suspended = false;
   /// The job's spec as JSON, kept for display. May be empty.
   shared_string spec_json;
+  /// The resource version of the pods its creation made, which a store keeps as the job itself
+  /// (storage/README.md) and a start makes again with this version; 0: meta.resource_version.
+  /// Set apart when an update changes the job (its version moves, its pods' does not).
+  uint64_t expansion_version = 0;
 };
 
 /// Volcano's labels and annotations on the objects a job creates.

@@ -1261,6 +1261,8 @@ std::string encode(const job_record& rec) {
     r.set_min_success(*j.min_success);
   if (j.ttl_seconds_after_finished)
     r.set_ttl_seconds_after_finished(*j.ttl_seconds_after_finished);
+  if (j.expansion_version != 0)
+    r.set_expansion_version(j.expansion_version);
   encode_policies(j.policies, r.mutable_policies());
   for (const auto& [name, args] : j.plugins) {
     auto* m = r.add_plugins();
@@ -1757,6 +1759,8 @@ status record_decoder::decode(std::string_view bytes, job_record& rec) {
     out.min_success = in.min_success();
   if (in.has_ttl_seconds_after_finished())
     out.ttl_seconds_after_finished = in.ttl_seconds_after_finished();
+  if (in.has_expansion_version())
+    out.expansion_version = in.expansion_version();
   decode_policies(*in.mutable_policies(), out.policies);
   out.plugins.reserve(static_cast<std::size_t>(in.plugins_size()));
   for (auto& m : *in.mutable_plugins()) {

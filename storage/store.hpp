@@ -285,8 +285,11 @@ class store {
   /// store holds none and is upgraded at open by rewriting the version. Version 3 stores a job's
   /// pods as their job (keys with state updates and no record, tombstones: storage/README.md),
   /// which a build reading version 2 would take for damaged records; a version 1 or 2 store
-  /// holds none, and is upgraded the same way.
-  static constexpr uint32_t format_version = 4;
+  /// holds none, and is upgraded the same way. Version 4 added the `priorityclasses` family.
+  /// Version 5 keeps a changed job's expansion version apart (JobRecord.expansion_version),
+  /// which a build reading version 4 would ignore, making the job's pods at the wrong version
+  /// and dropping their states; a version 4 store holds none.
+  static constexpr uint32_t format_version = 5;
 
  private:
   struct impl;

@@ -662,7 +662,7 @@ class session {
     }
     // Compare, and say what is true: unchanged, or configured by a merge patch of the manifest
     // (what it leaves out is kept: kubectl's three-way merge of the last applied manifest is
-    // not done). A Volcano Job does not change after its creation (the server answers 405).
+    // not done). What may not change (a Job's template, a pod's spec) the server refuses.
     auto g = send("GET", item_path(d.kind, d.namespace_name, d.name));
     if (!g)
       return exit_code::unreachable;
@@ -682,7 +682,7 @@ class session {
     const bool status_differs = std::any_of(diffs.begin(), diffs.end(), [](const auto& x) {
       return x.path == "status" || x.path.rfind("status.", 0) == 0;
     });
-    if (d.kind != resource_kind::job && !status_differs) {
+    if (!status_differs) {
       json::value patch = d.body;
       if (patch.is_object())
         patch.as_object().erase("status");  // The server's to write.
@@ -706,11 +706,7 @@ class session {
     if (diffs.size() > shown)
       env_.err << "  ... and " << (diffs.size() - shown) << " more\n";
     const std::string kind_name(info(d.kind).kind_name);
-    env_.err << "  "
-             << (status_differs ? "a " + kind_name + "'s status is written by the server, not "
-                                                     "by a manifest"
-                                : "Phalanx does not change a " + kind_name +
-                                      " after its creation")
+    env_.err << "  a " << kind_name << "'s status is written by the server, not by a manifest"
              << ": delete it (phalanxctl delete " << info(d.kind).singular << " "
              << d.name << (namespaced(d.kind) ? " -n " + d.namespace_name : std::string())
              << ") and apply again\n";

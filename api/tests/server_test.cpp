@@ -947,8 +947,10 @@ std::vector<bad_input> bad_inputs() {
        how::request, "POST", pods, pod_with("p", ""), "text/plain"});
   add({"missing_content_type", 415, "is not supported: send application/json or application/yaml",
        how::request, "POST", pods, pod_with("p", ""), ""});
-  add({"put_job", 405, "Phalanx does not change a Volcano Job after its creation", how::request,
-       "PUT", jobs + "/j", job("{}")});
+  // Jobs take updates now (PrepareUpdate.AJobChangesItsScaleAndPriorityOnly); one that is not
+  // there is 404.
+  add({"put_job_not_there", 404, R"(jobs \"j\" not found)", how::request, "PUT",
+       jobs + "/j", job("{}")});
   add({"put_name_not_the_urls", 400,
        "the name of the provided object (other) does not match the name on the URL (resnet-ps-0)",
        how::request, "PUT", default_pods + "/resnet-ps-0", pod_with("other", "")});

@@ -149,6 +149,57 @@ TEST(PrepareUpdate, APriorityClassKeepsItsValueAndPolicyAndTakesAStrategicPatch)
   EXPECT_EQ(api::meta_of(*out).resource_version, 0u);
 }
 
+// A Volcano Job changes as Volcano's webhook lets it: minAvailable, each task's replicas and
+// minAvailable, priorityClassName; its tasks stay the same ones, and nothing else changes.
+TEST(PrepareUpdate, AJobChangesItsScaleAndPriorityOnly) {
+  auto current = json::parse(R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"etl","namespace":"default","uid":"u","resourceVersion":"7"},
+    "spec":{"minAvailable":2,"queue":"default","tasks":[
+      {"name":"worker","replicas":2,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})");
+  auto scaled = json::parse(R"([{"op":"replace","path":"/spec/tasks/0/replicas","value":4},
+                                {"op":"replace","path":"/spec/minAvailable","value":3}])");
+  auto patched = apply_patch(info(resource_kind::job), current, scaled,
+                             "application/json-patch+json");
+  ASSERT_TRUE(patched) << patched.error().message;
+  auto out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_TRUE(out) << out.error().message;
+  const auto& j = std::get<job_object>(*out).job;
+  EXPECT_EQ(j.tasks[0].replicas, 4);
+  EXPECT_EQ(j.min_available, 3);
+
+  auto image = json::parse(
+      R"([{"op":"replace","path":"/spec/tasks/0/template/spec/containers/0/image","value":"j"}])");
+  patched = apply_patch(info(resource_kind::job), current, image, "application/json-patch+json");
+  ASSERT_TRUE(patched);
+  out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error().message.find("spec: Forbidden: job updates may not change fields other "
+                                     "than `minAvailable`, `tasks[*].replicas under spec` and "
+                                     "`PriorityClassName`"),
+            std::string::npos)
+      << out.error().message;
+
+  auto added = json::parse(R"([{"op":"add","path":"/spec/tasks/-","value":
+      {"name":"ps","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}}])");
+  patched = apply_patch(info(resource_kind::job), current, added, "application/json-patch+json");
+  ASSERT_TRUE(patched);
+  out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error().message.find("spec.tasks: Forbidden: job updates may not add or remove "
+                                     "tasks"),
+            std::string::npos)
+      << out.error().message;
+
+  // Validated as a create: minAvailable above the replicas is refused.
+  auto too_many = json::parse(R"([{"op":"replace","path":"/spec/minAvailable","value":5}])");
+  patched = apply_patch(info(resource_kind::job), current, too_many, "application/json-patch+json");
+  ASSERT_TRUE(patched);
+  out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error().message.find("spec.minAvailable"), std::string::npos)
+      << out.error().message;
+}
+
 TEST(PrepareUpdate, APutOfAnotherNameOrKindIsABadRequest) {
   auto renamed = manifest();
   renamed.as_object()["metadata"].as_object()["name"] = "q";

@@ -283,17 +283,17 @@ void set_format_version(const std::string& path, std::string_view value) {
 TEST(StoreFormat, NewerVersionIsRefused) {
   temp_dir dir;
   { ASSERT_TRUE(open_ok(dir.path())); }
-  set_format_version(dir.path(), "5");
+  set_format_version(dir.path(), "6");
   auto s = store::open(options_for(dir.path()));
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), errc::failed_precondition);
-  EXPECT_NE(s.error().message().find("store format version 5 is newer than this build reads (4)"),
+  EXPECT_NE(s.error().message().find("store format version 6 is newer than this build reads (5)"),
             std::string::npos)
       << s.error().message();
 }
 
-TEST(StoreFormat, VersionsOneAndTwoAreUpgradedInPlace) {
-  for (uint32_t old_version : {1u, 2u}) {
+TEST(StoreFormat, VersionsOneTwoAndFourAreUpgradedInPlace) {
+  for (uint32_t old_version : {1u, 2u, 4u}) {
     temp_dir dir;
     random_objects gen(11);
     auto pod = gen.pod();

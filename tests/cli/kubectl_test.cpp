@@ -329,5 +329,53 @@ TEST_F(KubectlAgainstPhalanxd, LabelsAndAnnotatesARunningPod) {
   EXPECT_EQ(kubectl({"get", "pods", "-l", "team=blue", "-o", "name"}).out, "");
 }
 
+// A Volcano Job scaled as its users do it, with kubectl patch (JSON patch) and edit: the worker
+// task goes to 3 replicas and the job makes the pod; what Volcano keeps is refused in its words.
+TEST_F(KubectlAgainstPhalanxd, ScalesAVolcanoJob) {
+  ASSERT_TRUE(succeeded(kubectl({"create", "-f", example("tensorflow-job.yaml")})));
+  auto running = [&](int want) {
+    return eventually([&] {
+      int n = 0;
+      for (const auto& line : split_lines(kubectl({"get", "pods"}).out))
+        if (line.find("tensorflow-dist-mnist-") == 0 && line.find("Running") != std::string::npos)
+          ++n;
+      return n == want;
+    });
+  };
+  ASSERT_TRUE(running(3));
+  auto up = kubectl({"patch", "vcjob", "tensorflow-dist-mnist", "--type=json", "-p",
+                     R"([{"op":"replace","path":"/spec/tasks/1/replicas","value":3}])"});
+  ASSERT_TRUE(succeeded(up)) << up.err;
+  EXPECT_EQ(up.out, "job.batch.volcano.sh/tensorflow-dist-mnist patched\n");
+  ASSERT_TRUE(running(4)) << kubectl({"get", "pods"}).out;
+  EXPECT_EQ(kubectl({"get", "vcjob", "tensorflow-dist-mnist", "-o",
+                     "jsonpath={.spec.tasks[1].replicas}"})
+                .out,
+            "3");
+
+  auto image = kubectl({"patch", "vcjob", "tensorflow-dist-mnist", "--type=json", "-p",
+                        R"([{"op":"replace","path":"/spec/queue","value":"elsewhere"}])"});
+  EXPECT_EQ(image.exit_code, 1);
+  EXPECT_NE(image.err.find("job updates may not change fields other than `minAvailable`"),
+            std::string::npos)
+      << image.err;
+
+  // Down again with kubectl edit: the editor script rewrites the worker replicas and the job's
+  // minimum (3 would be more than its 2 pods: invalid, as Volcano's webhook says).
+  auto editor = home_.write("scale-down.sh",
+                            "#!/bin/sh\nsed -i -e 's/replicas: 3/replicas: 1/' "
+                            "-e 's/^  minAvailable: 3/  minAvailable: 2/' \"$1\"\n");
+  ::chmod(editor.c_str(), 0755);
+  ctl_options o;
+  o.program = "/usr/bin/kubectl";
+  o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}, {"KUBE_EDITOR", editor}};
+  o.timeout = 90s;
+  auto edited = run_ctl({"--server", d_->url(), "--cache-dir", home_.path() + "/cache", "edit",
+                         "vcjob", "tensorflow-dist-mnist"},
+                        o);
+  ASSERT_TRUE(succeeded(edited)) << edited.err;
+  ASSERT_TRUE(running(2)) << kubectl({"get", "pods"}).out;
+}
+
 } // namespace
 } // namespace phalanx::cli_test
