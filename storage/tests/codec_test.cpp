@@ -375,6 +375,7 @@ TEST(CodecTable, Jobs) {
   j.ttl_seconds_after_finished = 0;
   j.suspended = true;
   j.spec_json = sch::shared_string("{\"tasks\":[]}");
+  j.expansion_version = 41;
   r.status.phase = sch::job_phase::restarting;
   r.status.reason = "PodFailed";
   r.status.message = "worker-2 exited with 137";
@@ -1027,7 +1028,7 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::pod), 208u) << "pod changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::pod_group), 224u) << "pod_group changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job), 304u) << "job changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job), 312u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 248u) << "placement_constraints changed";

@@ -103,7 +103,11 @@ inline std::string diff(const sch::job& a, const sch::job& b) {
   PHALANX_CMP(max_retry)
   PHALANX_CMP(policies)
   PHALANX_CMP(plugins)
+  PHALANX_CMP(volumes)
+  PHALANX_CMP(min_success)
+  PHALANX_CMP(ttl_seconds_after_finished)
   PHALANX_CMP(suspended)
+  PHALANX_CMP(expansion_version)
 #undef PHALANX_CMP
   if (a.tasks.size() != b.tasks.size())
     return "tasks: sizes differ";
