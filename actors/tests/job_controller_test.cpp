@@ -63,26 +63,6 @@ scheduler::job_status status_of(runtime_harness& h, const std::string& job) {
   return std::get<api::job_object>(*r).status;
 }
 
-// The job's pods now: name -> (uid, phase).
-using pod_facts = std::map<std::string, std::pair<std::string, scheduler::pod_phase>>;
-pod_facts pods_of(runtime_harness& h, const std::string& job) {
-  pod_facts out;
-  for (const auto& p : h.pods("default"))
-    if (p.pod.meta.name.view().rfind(job + "-", 0) == 0)
-      out[p.pod.meta.name.str()] = {p.pod.meta.uid.str(), p.pod.phase};
-  return out;
-}
-
-bool all_running(runtime_harness& h, const std::string& job, std::size_t count) {
-  auto pods = pods_of(h, job);
-  if (pods.size() != count)
-    return false;
-  for (const auto& [name, p] : pods)
-    if (p.second != scheduler::pod_phase::running)
-      return false;
-  return true;
-}
-
 std::string job_events(runtime_harness& h, const std::string& job) {
   std::string out;
   for (const auto& e : h.events(api::resource_kind::job, job))

@@ -35,26 +35,6 @@ api::job_object two_task_job(const std::string& name, int32_t workers) {
   return o;
 }
 
-// The job's pods now: name -> (uid, phase).
-std::map<std::string, std::pair<std::string, scheduler::pod_phase>> pods_of(runtime_harness& h,
-                                                                           const std::string& job) {
-  std::map<std::string, std::pair<std::string, scheduler::pod_phase>> out;
-  for (const auto& p : h.pods("default"))
-    if (p.pod.meta.name.view().starts_with(job + "-"))
-      out[p.pod.meta.name.str()] = {p.pod.meta.uid.str(), p.pod.phase};
-  return out;
-}
-
-bool all_running(runtime_harness& h, const std::string& job, std::size_t count) {
-  auto pods = pods_of(h, job);
-  if (pods.size() != count)
-    return false;
-  for (const auto& [name, p] : pods)
-    if (p.second != scheduler::pod_phase::running)
-      return false;
-  return true;
-}
-
 api::job_object job_of(runtime_harness& h, const std::string& name) {
   auto r = h.get(api::resource_kind::job, "default", name);
   runtime_harness::must_ok(r, "get job " + name);

@@ -15,6 +15,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <future>
 #include <memory>
 #include <stdexcept>
@@ -60,6 +61,13 @@ inline api::pod_group_object group_of(const std::string& name, int32_t min_membe
   g.group.queue = "default";
   return g;
 }
+
+/// A job's pods now ("<job>-..." in namespace "default"): name -> (uid, phase).
+using pod_facts = std::map<std::string, std::pair<std::string, scheduler::pod_phase>>;
+class runtime_harness;
+inline pod_facts pods_of(runtime_harness& h, const std::string& job);
+/// True when the job has exactly `count` pods and every one runs.
+inline bool all_running(runtime_harness& h, const std::string& job, std::size_t count);
 
 /// Checks I1-I4 and the at-rest rules of the whole runtime `h` (a runtime_harness) and reports
 /// every violation.
@@ -293,5 +301,23 @@ class runtime_harness {
   std::shared_ptr<storage::store> store_;
   std::unique_ptr<runtime> rt_;
 };
+
+inline pod_facts pods_of(runtime_harness& h, const std::string& job) {
+  pod_facts out;
+  for (const auto& p : h.pods("default"))
+    if (p.pod.meta.name.view().starts_with(job + "-"))
+      out[p.pod.meta.name.str()] = {p.pod.meta.uid.str(), p.pod.phase};
+  return out;
+}
+
+inline bool all_running(runtime_harness& h, const std::string& job, std::size_t count) {
+  auto pods = pods_of(h, job);
+  if (pods.size() != count)
+    return false;
+  for (const auto& [name, p] : pods)
+    if (p.second != scheduler::pod_phase::running)
+      return false;
+  return true;
+}
 
 } // namespace phalanx::actors::testing
