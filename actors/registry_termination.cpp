@@ -104,9 +104,12 @@ void delete_pod(self_ptr self, uint64_t id, const api::write_options& options,
   auto marked = st.terminating.find(id);
   if (grace == 0)
     return delete_pod_now(self, id, options.dry_run, std::move(reply));
-  if (marked != st.terminating.end() && grace >= marked->second.latest.grace_seconds) {
-    // Only a shorter grace period changes a deletion under way; this one is answered with the
-    // pod as it is (the mark it has, once durable).
+  // Only a shorter grace period changes a deletion under way: this one is answered with the
+  // pod as marked, once the mark is durable (a mark still on its way is written again, and the
+  // answer waits for that write, behind the first).
+  const bool keeps_mark =
+      marked != st.terminating.end() && grace >= marked->second.latest.grace_seconds;
+  if (keeps_mark && marked->second.shown_version == marked->second.latest_version) {
     const auto& t = marked->second;
     return respond(reply, result<api::object>{terminating_view(st, id, e, t.latest,
                                                                t.latest_version)});
@@ -116,9 +119,11 @@ void delete_pod(self_ptr self, uint64_t id, const api::write_options& options,
                                 ? st.ctx->now()
                                 : marked->second.latest.deadline -
                                       std::chrono::seconds(marked->second.latest.grace_seconds);
-  scheduler::pod_termination next{
-      std::chrono::time_point_cast<scheduler::duration>(requested_at + std::chrono::seconds(grace)),
-      grace};
+  scheduler::pod_termination next =
+      keeps_mark ? marked->second.latest
+                 : scheduler::pod_termination{std::chrono::time_point_cast<scheduler::duration>(
+                                                  requested_at + std::chrono::seconds(grace)),
+                                              grace};
   if (options.dry_run)
     return respond(reply, result<api::object>{terminating_view(st, id, e, next,
                                                                e.state().resource_version)});

@@ -133,6 +133,31 @@ TEST(GracefulDeletion, ASecondDeleteMayOnlyShortenTheGracePeriod) {
   EXPECT_INVARIANTS(h);
 }
 
+// A delete sent again while the first one's mark is on its way to the store (a client that
+// retried) is answered only once a mark is durable: a read sent with each answer finds the pod
+// terminating.
+TEST(GracefulDeletion, ASecondDeleteWhileTheMarkIsOnItsWayIsAnsweredOnceItIsDurable) {
+  one_full_node f{"1h"};
+  auto& h = f.h;
+  auto reads = std::make_shared<std::vector<bool>>();
+  auto remove = [&] {
+    h.svc().remove(api::resource_kind::pod, "default", "a", grace(60),
+                   [&h, reads](result<api::object> r) {
+                     ASSERT_TRUE(r.ok()) << r.error().to_string();
+                     h.svc().get(api::resource_kind::pod, "default", "a",
+                                 [reads](result<api::object> g) {
+                                   reads->push_back(
+                                       g.ok() && std::get<api::pod_object>(*g).termination);
+                                 });
+                   });
+  };
+  remove();
+  remove();
+  ASSERT_TRUE(h.run_until([&] { return reads->size() == 2; }, 1000ms, 1ms));
+  EXPECT_EQ(*reads, (std::vector<bool>{true, true}))
+      << "a delete was answered terminating while the pod read back was not";
+}
+
 TEST(GracefulDeletion, AForcedDeleteRemovesATerminatingPodAtOnce) {
   one_full_node f{"1h"};
   auto& h = f.h;
