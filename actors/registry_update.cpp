@@ -453,9 +453,10 @@ void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_
                                      return a.replicas == b.replicas &&
                                             a.min_available == b.min_available;
                                    });
-  if (dry_run || !changed)
-    return respond(reply, result<api::object>{api::job_object{
-                              changed ? *next : current, changed ? status : entry.status}});
+  if (!changed)  // Nothing to write: the job as served, its version kept.
+    return respond(reply, result<api::object>{api::object{job_view(st, entry)}});
+  if (dry_run)
+    return respond(reply, result<api::object>{api::job_object{*next, status}});
   // Its pods stored as the job keep their version: the record says which (expansion_version).
   if (entry.first_pod != 0 && next->expansion_version == 0)
     next->expansion_version = current.meta.resource_version;
