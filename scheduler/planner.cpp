@@ -141,7 +141,13 @@ struct gang_planner::scratch {
     int64_t most_node_preference = 0;
     bool by_pods = false;             // Its scores depend on pods: picked by a full pass.
     uint32_t preference_kind = 0;     // Its handle in `preferences`, when by_pods.
+    // A full pass's verdicts of the rules between pods per candidate (its position in
+    // `candidates`; unchecked: not yet asked), valid while the neighbourhood's generation is
+    // `verdicts_generation`: a member placed in a domain already counted changes none.
+    std::vector<uint8_t> neighbour_verdicts;
+    uint64_t verdicts_generation = std::numeric_limits<uint64_t>::max();
   };
+  static constexpr uint8_t unchecked = 0xFF;
 
   struct undo_entry {
     uint32_t slot;
@@ -278,6 +284,7 @@ struct gang_planner::scratch {
         pc.heap.clear();
         pc.reserve.clear();
         pc.candidates.clear();
+        pc.verdicts_generation = std::numeric_limits<uint64_t>::max();
         ++class_count;
         for (const auto& e : p.requests.extended())
           if (e.amount > 0 && std::find(ext.begin(), ext.end(), e.name) == ext.end())
@@ -597,6 +604,7 @@ struct gang_planner::scratch {
   void collect_candidates(std::size_t c) {
     pod_class& pc = classes[c];
     pc.candidates.clear();
+    pc.verdicts_generation = std::numeric_limits<uint64_t>::max();  // Positions change.
     for (std::size_t s = 0; s < slot_count; ++s)
       if (slot_static[s * class_count + c] == verdict_ok)
         pc.candidates.push_back(uint32_t(s));
@@ -724,12 +732,24 @@ struct gang_planner::scratch {
   // plugin normalized over exactly those nodes; the best wins, the earliest slot on a tie (as in
   // the heaps). False when none passes.
   bool place_by_full_pass(uint32_t c, uint32_t p) {
-    const pod_class& pc = classes[c];
+    pod_class& pc = classes[c];
     pass_slots.clear();
     pass_nodes.clear();
-    for (uint32_t s : pc.candidates) {
-      if (!fits(c, s) || (neighbours_active && neighbour_failure(c, s) != predicate_failure::none))
+    if (neighbours_active && pc.verdicts_generation != neighbourhood.generation()) {
+      pc.neighbour_verdicts.assign(pc.candidates.size(), unchecked);
+      pc.verdicts_generation = neighbourhood.generation();
+    }
+    for (std::size_t i = 0; i < pc.candidates.size(); ++i) {
+      const uint32_t s = pc.candidates[i];
+      if (!fits(c, s))
         continue;
+      if (neighbours_active) {
+        auto& verdict = pc.neighbour_verdicts[i];
+        if (verdict == unchecked)
+          verdict = static_cast<uint8_t>(neighbour_failure(c, s));
+        if (verdict != static_cast<uint8_t>(predicate_failure::none))
+          continue;
+      }
       pass_slots.push_back(s);
       pass_nodes.push_back({slot_node[s], &view->at(slot_node[s])});
     }
@@ -982,6 +1002,7 @@ struct gang_planner::scratch {
     for (std::size_t c = 0; c < class_count; ++c) {
       pod_class& pc = classes[c];
       pc.candidates.clear();
+      pc.verdicts_generation = std::numeric_limits<uint64_t>::max();  // Positions change.
       pc.room = 0;
       const int64_t* r = &class_req[c * dims];
       for (std::size_t s = 0; s < slot_count; ++s) {

@@ -128,6 +128,7 @@ void pod_neighbourhood::clear() {
   kinds_.clear();
   ports_.clear();
   spreads_ = false;
+  ++generation_;
 }
 
 uint32_t pod_neighbourhood::prepare(const pod& incoming) {
@@ -163,7 +164,8 @@ void pod_neighbourhood::add_node(uint32_t /*node_index*/, const node& n) {
     for (auto& sp : k.spreads)
       if (spread_eligible(k, sp, n)) {
         auto v = n.meta.labels.find(sp.constraint->topology_key);
-        sp.counts.try_emplace({sp.constraint->topology_key, *v}, 0);
+        if (sp.counts.try_emplace({sp.constraint->topology_key, *v}, 0).second)
+          ++generation_;
         sp.fewest_stale = true;
       }
 }
@@ -171,8 +173,13 @@ void pod_neighbourhood::add_node(uint32_t /*node_index*/, const node& n) {
 void pod_neighbourhood::bump(domain_counts& counts, domain d, int32_t delta) {
   auto [i, fresh] = counts.try_emplace(d, 0);
   i->second += delta;
-  if (i->second <= 0)
+  // Verdicts read only whether a domain is counted, not how often.
+  if (fresh)
+    ++generation_;
+  if (i->second <= 0) {
     counts.erase(i);
+    ++generation_;
+  }
 }
 
 void pod_neighbourhood::add(uint32_t node_index, const node& n, const pod& p) {
@@ -196,6 +203,7 @@ void pod_neighbourhood::update(uint32_t node_index, const node& n, const pod& p,
         auto v = labels.find(sp.constraint->topology_key);
         sp.counts[{sp.constraint->topology_key, *v}] += delta;
         sp.fewest_stale = true;
+        ++generation_;  // Skew verdicts read the counts themselves.
       }
     // The incoming pod's affinity: pods matching every term mark each term's domain.
     if (!ic.required_pod_affinity.empty() &&
@@ -220,6 +228,7 @@ void pod_neighbourhood::update(uint32_t node_index, const node& n, const pod& p,
   }
   if (pc.host_ports.empty())
     return;
+  ++generation_;
   auto& used = ports_[node_index];
   if (delta > 0) {
     used.insert(used.end(), pc.host_ports.begin(), pc.host_ports.end());

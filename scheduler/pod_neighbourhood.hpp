@@ -144,6 +144,12 @@ class pod_neighbourhood {
   /// `none` if none.
   predicate_failure check(uint32_t kind, uint32_t node_index, const node& n) const;
 
+  /// Moves whenever a verdict of check() may change: a domain gains its first counted pod or
+  /// loses its last, a spread count or a node's host ports change, or clear(). A caller may keep
+  /// verdicts while it stands still (a full pass per pick re-checks every candidate otherwise,
+  /// though a placement in a domain already counted changes none).
+  uint64_t generation() const noexcept { return generation_; }
+
  private:
   struct domain {
     std::string_view key;
@@ -179,12 +185,13 @@ class pod_neighbourhood {
   void update(uint32_t node_index, const node& n, const pod& p, int32_t delta);
   static bool spread_eligible(const kind& k, const spread& sp, const node& n);
   static predicate_failure check_spread(const kind& k, const node& n);
-  static void bump(domain_counts& counts, domain d, int32_t delta);
+  void bump(domain_counts& counts, domain d, int32_t delta);
 
   std::vector<kind> kinds_;
   // Host ports in use, by node: only nodes with a pod asking for some.
   std::unordered_map<uint32_t, std::vector<host_port>> ports_;
   bool spreads_ = false;
+  uint64_t generation_ = 0;
 };
 
 } // namespace phalanx::scheduler
