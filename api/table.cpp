@@ -157,9 +157,13 @@ std::vector<json::value> table_cells(const object& o, scheduler::timestamp now) 
         std::size_t n = container_count(p);
         std::size_t ready = p.phase == scheduler::pod_phase::running ? n : 0;
         cells.emplace_back(std::to_string(ready) + "/" + std::to_string(n));
-        // kubectl's printer: a pod being deleted shows Terminating whatever its phase.
-        cells.emplace_back(x.termination ? std::string("Terminating")
-                                         : std::string(scheduler::to_string(p.phase)));
+        // kubectl's printer: a pod being deleted shows Terminating whatever its phase, a
+        // finished one its containers' end (Completed, Error; the simulated pods' phase says
+        // it), any other its phase.
+        cells.emplace_back(x.termination                           ? std::string("Terminating")
+                           : p.phase == scheduler::pod_phase::succeeded ? std::string("Completed")
+                           : p.phase == scheduler::pod_phase::failed    ? std::string("Error")
+                                                         : std::string(scheduler::to_string(p.phase)));
         cells.emplace_back("0");
         cells.emplace_back(age(p.meta.creation_time, now));
         cells.emplace_back("<none>");

@@ -338,11 +338,18 @@ std::string selector_text(const json::value* spec) {
   return pairs(spec ? find(*spec, {"nodeSelector"}) : nullptr);
 }
 
-// kubectl's STATUS of a pod: Terminating while it is being deleted, else its phase.
+// kubectl's STATUS of a pod: Terminating while it is being deleted; a finished pod by its
+// containers' end, Completed or Error (simulated pods have no container statuses: their phase
+// says it); else its phase.
 std::string pod_status_text(const json::value& o) {
   if (!string_at(o, {"metadata", "deletionTimestamp"}).empty())
     return "Terminating";
-  return or_none(string_at(o, {"status", "phase"}));
+  auto phase = string_at(o, {"status", "phase"});
+  if (phase == "Succeeded")
+    return "Completed";
+  if (phase == "Failed")
+    return "Error";
+  return or_none(phase);
 }
 
 void describe_pod(describe_writer& w, const json::value& o) {

@@ -1001,6 +1001,16 @@ TEST(Tables, CellsAndSchema) {
   auto cells = table_cells(n, at(0));
   EXPECT_EQ(cells[1], "Ready,SchedulingDisabled");
   EXPECT_EQ(cells[2], "worker");
+
+  // A pod's STATUS as kubectl prints it: how a finished pod's containers ended.
+  pod_object p;
+  p.pod.meta.name = "p";
+  p.pod.phase = scheduler::pod_phase::succeeded;
+  EXPECT_EQ(table_cells(p, at(0))[2], "Completed");
+  p.pod.phase = scheduler::pod_phase::failed;
+  EXPECT_EQ(table_cells(p, at(0))[2], "Error");
+  p.termination = scheduler::pod_termination{at(0), 30};
+  EXPECT_EQ(table_cells(p, at(0))[2], "Terminating");
 }
 
 } // namespace

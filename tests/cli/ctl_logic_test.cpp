@@ -191,6 +191,19 @@ TEST(CtlTables, ColumnsAlignWithThreeSpacesAndNoTrailingBlanks) {
   EXPECT_EQ(format_row({"wider-than-before", "x"}, {4, 1}), "wider-than-before   x\n");
 }
 
+// kubectl's STATUS column: a finished pod shows how its containers ended, a deleted one
+// Terminating.
+TEST(CtlTables, PodStatusIsKubectls) {
+  table_options o;
+  auto status_of = [&](const char* json) { return table_row(resource_kind::pod, json::parse(json), o)[2]; };
+  EXPECT_EQ(status_of(R"({"metadata":{"name":"a"},"status":{"phase":"Succeeded"}})"), "Completed");
+  EXPECT_EQ(status_of(R"({"metadata":{"name":"a"},"status":{"phase":"Failed"}})"), "Error");
+  EXPECT_EQ(status_of(R"({"metadata":{"name":"a"},"status":{"phase":"Running"}})"), "Running");
+  EXPECT_EQ(status_of(R"({"metadata":{"name":"a","deletionTimestamp":"2026-11-28T10:00:00Z"},
+                          "status":{"phase":"Succeeded"}})"),
+            "Terminating");
+}
+
 TEST(CtlTables, JobRowsHaveVcctlColumns) {
   auto job = json::parse(R"({"metadata":{"name":"tf","creationTimestamp":"2024-05-01T12:00:00Z"},
     "spec":{"queue":"default","tasks":[{"replicas":1},{"replicas":2}]},
