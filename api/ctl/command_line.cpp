@@ -83,6 +83,8 @@ enum class flag_id {
   ignore_not_found,
   grace_period,
   force,
+  no_headers,
+  show_labels,
   client,
 };
 
@@ -94,7 +96,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 18> flags = {{
+constexpr std::array<flag_spec, 20> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -113,6 +115,8 @@ constexpr std::array<flag_spec, 18> flags = {{
   {flag_id::watch, "watch", 'w', false, bit(command::get)},
   {flag_id::watch_only, "watch-only", 0, false, bit(command::get)},
   {flag_id::output_watch_events, "output-watch-events", 0, false, bit(command::get)},
+  {flag_id::no_headers, "no-headers", 0, false, bit(command::get)},
+  {flag_id::show_labels, "show-labels", 0, false, bit(command::get)},
   {flag_id::ignore_not_found, "ignore-not-found", 0, false, bit(command::remove)},
   {flag_id::grace_period, "grace-period", 0, true, bit(command::remove)},
   {flag_id::force, "force", 0, false, bit(command::remove)},
@@ -479,6 +483,12 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       case flag_id::output_watch_events:
         s = boolean(inv.output_watch_events);
         break;
+      case flag_id::no_headers:
+        s = boolean(inv.no_headers);
+        break;
+      case flag_id::show_labels:
+        s = boolean(inv.show_labels);
+        break;
       case flag_id::ignore_not_found:
         s = boolean(inv.ignore_not_found);
         break;
@@ -628,6 +638,8 @@ Flags:
   -w, --watch                after the listing, print every change as it happens
       --watch-only           print only the changes
       --output-watch-events  print the event type (ADDED, MODIFIED, DELETED) with each change
+      --no-headers           the table without its title line
+      --show-labels          a LABELS column last
 
 Columns: jobs as `vcctl job list` (Name Creation Phase JobType Replicas Min Pending Running
 Succeeded Failed Unknown RetryCount), queues as `vcctl queue list` (Name Weight State Parent

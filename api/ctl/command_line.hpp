@@ -71,6 +71,8 @@ struct invocation {
   bool watch = false;                // -w / --watch
   bool watch_only = false;           // --watch-only: no initial listing
   bool output_watch_events = false;  // --output-watch-events: print the event type
+  bool no_headers = false;           // --no-headers: the table without its title line
+  bool show_labels = false;          // --show-labels: a LABELS column last
 
   // delete
   bool ignore_not_found = false;     // --ignore-not-found

@@ -279,6 +279,7 @@ class session {
     o.wide = inv_.output == output_format::wide;
     o.with_namespace = inv_.all_namespaces && namespaced(kind);
     o.with_event = inv_.output_watch_events;
+    o.show_labels = inv_.show_labels;
     o.now = now();
     return o;
   }
@@ -361,8 +362,8 @@ class session {
         for (const auto& i : f->items)
           lines.push_back(table_row(kind, i, opts, "ADDED"));
         widths = event_widths(column_widths(lines));
-        for (const auto& l : lines)
-          env_.out << format_row(l, widths);
+        for (std::size_t l = inv_.no_headers ? 1 : 0; l < lines.size(); ++l)
+          env_.out << format_row(lines[l], widths);
         header_printed = true;
       } else if (inv_.watch && !tabular) {
         // As kubectl -w does: each object on its own, as the events that follow print them.
@@ -474,7 +475,8 @@ class session {
         if (!header_printed) {
           auto header = table_header(kind, opts);
           widths = event_widths(column_widths({header, row}));
-          env_.out << format_row(header, widths);
+          if (!inv_.no_headers)
+            env_.out << format_row(header, widths);
           header_printed = true;
         }
         env_.out << format_row(row, widths);
@@ -609,6 +611,22 @@ class session {
     resource_kind kind = *inv_.kind;
     exit_code code = exit_code::ok;
     for (const auto& name : inv_.names) {
+      // kubectl's words for a node already as asked: "node/x already cordoned", nothing sent.
+      if (kind == resource_kind::node && (inv_.action == "cordon" || inv_.action == "uncordon")) {
+        auto g = send("GET", item_path(kind, ns_for(kind), name));
+        if (!g)
+          return exit_code::unreachable;
+        if (ok(*g))
+          if (auto node = body_of(*g)) {
+            const auto* flag = find(*node, {"spec", "unschedulable"});
+            const bool cordoned = flag && flag->is_bool() && flag->get_bool();
+            if (cordoned == (inv_.action == "cordon")) {
+              env_.out << qualified_name(kind, name) << " already " << past_tense(inv_.action)
+                       << "\n";
+              continue;
+            }
+          }
+      }
       auto r = send("POST", item_path(kind, ns_for(kind), name) + "/" + inv_.action);
       if (!r)
         return exit_code::unreachable;

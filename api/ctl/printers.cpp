@@ -567,6 +567,8 @@ std::vector<std::string> table_header(resource_kind kind, const table_options& o
       add({"NAME", "VALUE", "GLOBAL-DEFAULT", "AGE", "PREEMPTIONPOLICY"});
       break;
   }
+  if (options.show_labels)
+    h.push_back("LABELS");
   return h;
 }
 
@@ -663,6 +665,18 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
       r.push_back(age_of(o, options.now));
       r.push_back(string_at(o, {"preemptionPolicy"}, "PreemptLowerPriority"));
       break;
+  }
+  if (options.show_labels) {
+    // kubectl's: key=value pairs sorted by key, joined by commas; <none> when there are none.
+    std::vector<std::string> labels;
+    if (const auto* m = find(o, {"metadata", "labels"}); m && m->is_object())
+      for (const auto& kv : m->get_object())
+        labels.push_back(std::string(kv.key()) + "=" + scalar_text(kv.value()));
+    std::sort(labels.begin(), labels.end());
+    std::string text;
+    for (const auto& l : labels)
+      text += (text.empty() ? "" : ",") + l;
+    r.push_back(text.empty() ? std::string(none) : text);
   }
   return r;
 }

@@ -27,6 +27,7 @@ struct table_options {
   bool wide = false;            // -o wide: the extra columns.
   bool with_namespace = false;  // -A on a namespaced kind: a NAMESPACE column first.
   bool with_event = false;      // --output-watch-events: an EVENT column before everything.
+  bool show_labels = false;     // --show-labels: a LABELS column last (k=v,... sorted by key).
   scheduler::timestamp now{};   // For AGE.
 };
 

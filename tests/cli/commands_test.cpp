@@ -204,6 +204,11 @@ TEST_F(CliActions, CordonedNodesTakeNoPodsUntilUncordoned) {
   }
   auto nodes = ctl({"get", "nodes"});
   EXPECT_EQ(row_of(nodes.out, "gpu-0").at(1), "Ready,SchedulingDisabled");
+  // kubectl's --no-headers and --show-labels.
+  auto bare = ctl({"get", "nodes", "gpu-0", "--no-headers", "--show-labels"});
+  ASSERT_TRUE(succeeded(bare)) << bare.err;
+  EXPECT_EQ(bare.out.rfind("gpu-0 ", 0), 0u) << bare.out;
+  EXPECT_NE(bare.out.find("accelerator=nvidia-a100"), std::string::npos) << bare.out;
   EXPECT_EQ(row_of(nodes.out, "cpu-a-0").at(1), "Ready");
   // A pod that only GPU nodes can take waits while they are cordoned.
   ctl_options in;
@@ -225,7 +230,14 @@ TEST_F(CliActions, CordonedNodesTakeNoPodsUntilUncordoned) {
   }));
   EXPECT_TRUE(succeeded(ctl({"cordon", "cpu-a-0"})));
   EXPECT_EQ(row_of(ctl({"get", "no", "cpu-a-0"}).out, "cpu-a-0").at(1), "Ready,SchedulingDisabled");
+  // As kubectl says it when there is nothing to do.
+  auto again = ctl({"cordon", "cpu-a-0"});
+  ASSERT_TRUE(succeeded(again));
+  EXPECT_EQ(again.out, "node/cpu-a-0 already cordoned\n");
   EXPECT_TRUE(succeeded(ctl({"node", "uncordon", "cpu-a-0"})));
+  auto uncordoned = ctl({"uncordon", "cpu-a-0"});
+  ASSERT_TRUE(succeeded(uncordoned));
+  EXPECT_EQ(uncordoned.out, "node/cpu-a-0 already uncordoned\n");
 }
 
 class CliVersion : public daemon_test {};

@@ -204,6 +204,21 @@ TEST(CtlTables, PodStatusIsKubectls) {
             "Terminating");
 }
 
+// --show-labels: kubectl's LABELS column, last, pairs sorted by key.
+TEST(CtlTables, ShowLabelsAddsALabelsColumn) {
+  table_options o;
+  o.show_labels = true;
+  auto h = table_header(resource_kind::node, o);
+  EXPECT_EQ(h.back(), "LABELS");
+  auto row = table_row(resource_kind::node,
+                       json::parse(R"({"metadata":{"name":"n","labels":{"zone":"b","arch":"x"}}})"),
+                       o);
+  EXPECT_EQ(row.back(), "arch=x,zone=b");
+  EXPECT_EQ(row.size(), h.size());
+  EXPECT_EQ(table_row(resource_kind::node, json::parse(R"({"metadata":{"name":"n"}})"), o).back(),
+            "<none>");
+}
+
 TEST(CtlTables, JobRowsHaveVcctlColumns) {
   auto job = json::parse(R"({"metadata":{"name":"tf","creationTimestamp":"2024-05-01T12:00:00Z"},
     "spec":{"queue":"default","tasks":[{"replicas":1},{"replicas":2}]},
