@@ -19,6 +19,7 @@
 #include "actors/cluster_file.hpp"
 #include "actors/runtime.hpp"
 
+#include "api/process_metrics.hpp"
 #include "api/server.hpp"
 #include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
@@ -87,6 +88,7 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
                            --listen host, with connections of their own: probes are answered
                            whatever the API's clients do (default: none, the API port only)
   --seed N                 seed of every random choice (default: from the clock)
+  --version                print the build (version, compiler, build type) and exit
 )";
 
 struct options {
@@ -153,6 +155,12 @@ options parse_args(int argc, char** argv) {
     auto name = arg.substr(0, arg.find('='));
     if (name == "--help" || name == "-h") {
       std::cout << usage;
+      std::exit(0);
+    } else if (name == "--version") {
+      // What phalanx_build_info says on /metrics, for a shell.
+      const auto build = phalanx::api::this_build();
+      std::cout << "phalanxd " << build.version << " (" << build.compiler << ", "
+                << build.build_type << ")\n";
       std::exit(0);
     } else if (name == "--mode") {
       o.mode = value();

@@ -782,7 +782,14 @@ exit_code run(const std::vector<std::string>& args, const environment& env) {
     return exit_code::usage;
   }
   if (inv->cmd == command::help) {
-    env.out << help_text(inv->help_topic);
+    // A topic the help does not know falls back to the overview: say so once, and fail.
+    const auto& topic = inv->help_topic;
+    if (!topic.empty() && topic != "help" && help_text(topic) == help_text("")) {
+      env.err << "error: unknown help topic \"" << topic << "\"\n"
+              << "See 'phalanxctl --help' for usage.\n";
+      return exit_code::usage;
+    }
+    env.out << help_text(topic);
     return exit_code::ok;
   }
   auto address = parse_server_address(inv->connection.server);

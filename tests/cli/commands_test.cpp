@@ -256,6 +256,12 @@ TEST_F(CliVersion, ClientAndServer) {
   auto c = run_ctl({"version", "--client", "--server", "http://127.0.0.1:1"});
   ASSERT_TRUE(succeeded(c));
   EXPECT_EQ(c.out, "Client Version: v0.1.0\n");
+  // phalanxd names its build, as its phalanx_build_info series does.
+  ctl_options daemon;
+  daemon.program = loadtest::built_phalanxd_path();
+  auto d = run_ctl({"--version"}, daemon);
+  ASSERT_TRUE(succeeded(d)) << d.err;
+  EXPECT_EQ(d.out.rfind("phalanxd 0.1.0 (", 0), 0u) << d.out;
 }
 
 TEST(CliHelp, OverviewAndPerCommand) {
@@ -269,6 +275,13 @@ TEST(CliHelp, OverviewAndPerCommand) {
   auto a = run_ctl({"help", "apply"});
   ASSERT_TRUE(succeeded(a));
   EXPECT_NE(a.out.find("unchanged"), std::string::npos);
+  // A topic it does not know: said once, on stderr, and a usage error.
+  auto bogus = run_ctl({"help", "bogus"});
+  EXPECT_TRUE(failed_with(bogus, 2));
+  EXPECT_EQ(bogus.out, "");
+  EXPECT_EQ(bogus.err, "error: unknown help topic \"bogus\"\nSee 'phalanxctl --help' for usage.\n");
+  for (const char* topic : {"get", "delete", "job", "queue", "node", "version", "help"})
+    EXPECT_TRUE(succeeded(run_ctl({"help", topic}))) << topic;
 }
 
 } // namespace
