@@ -306,7 +306,8 @@ class session {
         }
         if (!inv_.names.empty() && f.items.empty())
           return;
-        env_.out << (inv_.output == output_format::json ? pretty_json(doc) : to_yaml(doc));
+        env_.out << (inv_.output == output_format::json ? pretty_json(api_version_first(doc))
+                                                      : to_yaml(sorted_keys(doc)));
         break;
       }
       case output_format::name:
@@ -327,10 +328,10 @@ class session {
     const json::value& shown = inv_.output_watch_events ? event : obj;
     switch (inv_.output) {
       case output_format::json:
-        env_.out << pretty_json(shown);
+        env_.out << pretty_json(api_version_first(shown));
         break;
       case output_format::yaml:
-        env_.out << "---\n" << to_yaml(shown);
+        env_.out << "---\n" << to_yaml(sorted_keys(shown));
         break;
       case output_format::name:
         if (inv_.output_watch_events)
@@ -755,7 +756,8 @@ class session {
       json::object doc{{"clientVersion", client}};
       if (server)
         doc["serverVersion"] = *server;
-      env_.out << (inv_.output == output_format::json ? pretty_json(doc) : to_yaml(doc));
+      env_.out << (inv_.output == output_format::json ? pretty_json(api_version_first(doc))
+                                                      : to_yaml(sorted_keys(doc)));
       return code;
     }
     env_.out << "Client Version: v" << client_version() << "\n";

@@ -32,4 +32,12 @@ std::string scalar_text(const boost::json::value& v);
 /// `kubectl get -o json` prints it, with a final newline.
 std::string pretty_json(const boost::json::value& v);
 
+/// `v` with `apiVersion` before the other keys of every object that has one, as kubectl's
+/// -o json prints an object (its Go structs declare TypeMeta first).
+boost::json::value api_version_first(const boost::json::value& v);
+
+/// `v` with every object's keys sorted, as kubectl's -o yaml prints them (apiVersion, items,
+/// kind, metadata, spec, status).
+boost::json::value sorted_keys(const boost::json::value& v);
+
 } // namespace phalanx::api::ctl

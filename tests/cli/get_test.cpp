@@ -101,6 +101,11 @@ TEST_F(CliGet, JsonYamlAndNameOutputs) {
 
   auto yaml = ctl({"get", "po", "-n", "team-a", "-o", "yaml"});
   ASSERT_TRUE(succeeded(yaml));
+  // kubectl's order: keys sorted, apiVersion first.
+  EXPECT_EQ(yaml.out.rfind("apiVersion: v1\nitems:\n", 0), 0u) << yaml.out.substr(0, 200);
+  auto as_json = ctl({"get", "po", "-n", "team-a", "-o", "json"});
+  EXPECT_EQ(as_json.out.rfind("{\n    \"apiVersion\": \"v1\",\n", 0), 0u)
+      << as_json.out.substr(0, 200);
   auto docs = api::parse_yaml(yaml.out);
   ASSERT_TRUE(docs.ok()) << yaml.out;
   ASSERT_EQ(docs->size(), 1u);
