@@ -346,39 +346,52 @@ std::string generate_name(std::string_view base) {
   return out;
 }
 
-// The field selectors Phalanx serves: metadata.name and metadata.namespace, with = or ==.
+// The field selectors Phalanx serves: metadata.name and metadata.namespace with = or ==, and a
+// pod's spec.nodeName and status.phase with =, == or != (what `kubectl describe node` and
+// `--field-selector status.phase=Pending` send).
 struct field_filter {
   std::optional<std::string> name;
   std::optional<std::string> namespace_name;
+  std::vector<pod_field_term> pod_fields;
 };
 
-result<field_filter> parse_field_selector(std::string_view text) {
+result<field_filter> parse_field_selector(std::string_view text, resource_kind kind) {
   field_filter out;
   std::size_t start = 0;
+  const std::string served =
+      kind == resource_kind::pod
+          ? "Phalanx serves metadata.name=, metadata.namespace=, spec.nodeName= and != and "
+            "status.phase= and !="
+          : "Phalanx serves metadata.name=<name> and metadata.namespace=<namespace>";
   while (start <= text.size() && !trim(text).empty()) {
     std::size_t comma = text.find(',', start);
     std::string_view term = trim(
       text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
     auto eq = term.find('=');
-    if (eq == std::string_view::npos || (eq > 0 && term[eq - 1] == '!'))
-      return status{errc::invalid_argument,
-                    "field selector " + scheduler::go_quote(term) +
-                      " is not supported: Phalanx serves metadata.name=<name> and "
-                      "metadata.namespace=<namespace>"};
-    std::string_view key = trim(term.substr(0, eq));
+    if (eq == std::string_view::npos)
+      return status{errc::invalid_argument, "field selector " + scheduler::go_quote(term) +
+                                                " is not supported: " + served};
+    const bool negated = eq > 0 && term[eq - 1] == '!';
+    std::string_view key = trim(term.substr(0, negated ? eq - 1 : eq));
     std::string_view value = term.substr(eq + 1);
-    if (!value.empty() && value.front() == '=')
+    if (!value.empty() && value.front() == '=' && !negated)
       value.remove_prefix(1);
     value = trim(value);
-    if (key == "metadata.name")
+    if (kind == resource_kind::pod && (key == "spec.nodeName" || key == "status.phase")) {
+      out.pod_fields.push_back({key == "spec.nodeName" ? pod_field_term::field::node_name
+                                                       : pod_field_term::field::phase,
+                                std::string(value), negated});
+    } else if (negated) {
+      return status{errc::invalid_argument, "field selector " + scheduler::go_quote(term) +
+                                                " is not supported: " + served};
+    } else if (key == "metadata.name") {
       out.name = std::string(value);
-    else if (key == "metadata.namespace")
+    } else if (key == "metadata.namespace") {
       out.namespace_name = std::string(value);
-    else
-      return status{errc::invalid_argument,
-                    "field selector " + scheduler::go_quote(term) +
-                      " is not supported: Phalanx serves metadata.name=<name> and "
-                      "metadata.namespace=<namespace>"};
+    } else {
+      return status{errc::invalid_argument, "field selector " + scheduler::go_quote(term) +
+                                                " is not supported: " + served};
+    }
     if (comma == std::string_view::npos)
       break;
     start = comma + 1;
@@ -655,7 +668,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     if (!selector)
       return fail(api_error::bad_request(selector.error().message()), watch ? "WATCH" : "LIST");
     options.selector = std::move(*selector);
-    auto fields = parse_field_selector(q("fieldSelector"));
+    auto fields = parse_field_selector(q("fieldSelector"), route.kind);
     if (!fields)
       return fail(api_error::bad_request(fields.error().message()), watch ? "WATCH" : "LIST");
     std::optional<std::string> name_filter = fields->name;
@@ -680,6 +693,7 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       plan.kind = route.kind;
       plan.options = std::move(options);
       plan.name = name_filter;
+      plan.pod_fields = fields->pod_fields;
       plan.table = *out == output::table;
       plan.include = include;
       if (auto rv = q("resourceVersion"); !rv.empty() &&
@@ -711,7 +725,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return std::nullopt;
     }
     svc_.list(route.kind, std::move(options),
-              hop([respond, k, out = *out, name_filter, include, now_fn](result<object_list> r) {
+              hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields, include,
+                   now_fn](result<object_list> r) {
                 if (!r) {
                   auto resp = error_response(with_details(api_error::from(r.error()), k, ""));
                   resp.verb = "LIST";
@@ -723,6 +738,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                   std::erase_if(list.items,
                                 [&](const object& o) { return meta_of(o).name != *name_filter; });
                 }
+                if (!pod_fields.empty())
+                  std::erase_if(list.items,
+                                [&](const object& o) { return !pod_fields_match(pod_fields, o); });
                 if (out == output::table) {
                   table_options to;
                   to.now = now_fn();
@@ -985,7 +1003,19 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
 bool handler::watch_accepts(const watch_plan& plan, const watch_event& event) const {
   if (plan.name && meta_of(event.obj).name != *plan.name)
     return false;
-  return true;
+  return plan.pod_fields.empty() || pod_fields_match(plan.pod_fields, event.obj);
+}
+
+bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o) {
+  const auto* p = std::get_if<pod_object>(&o);
+  if (p == nullptr)
+    return false;
+  return std::all_of(terms.begin(), terms.end(), [&](const pod_field_term& t) {
+    const std::string_view have = t.which == pod_field_term::field::node_name
+                                      ? p->pod.node_name.view()
+                                      : scheduler::to_string(p->pod.phase);
+    return (have == t.value) != t.negated;
+  });
 }
 
 std::string handler::watch_line(const watch_plan& plan, const watch_event& event,

@@ -41,12 +41,24 @@ struct http_response {
 };
 
 /// A watch the connection should stream (see handler::handle).
+/// A fieldSelector term on a pod's field kubectl selects by: spec.nodeName or status.phase,
+/// equal (= or ==) or not (!=) to `value` (an empty node name: not bound).
+struct pod_field_term {
+  enum class field { node_name, phase } which = field::node_name;
+  std::string value;
+  bool negated = false;
+};
+/// True when pod object `o` passes every term.
+bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o);
+
 struct watch_plan {
   resource_kind kind = resource_kind::pod;
   list_options options;
   uint64_t resource_version = 0;
   /// fieldSelector=metadata.name=<name>, or the name of a watch on an item path.
   std::optional<std::string> name;
+  /// A pod's fieldSelector terms on spec.nodeName and status.phase (pod_field_term).
+  std::vector<pod_field_term> pod_fields;
   bool table = false;  // Events carry Tables (kubectl get -w).
   include_object include = include_object::metadata;
   /// timeoutSeconds; zero: until the client or the server ends it.

@@ -156,6 +156,25 @@ TEST_F(Server, CreatesGetsListsAndDeletesPods) {
   EXPECT_EQ(selected.at("items").as_array().size(), 1u);
   auto by_name = body_json(get(port(), "/api/v1/pods?fieldSelector=metadata.name%3Dresnet-ps-0"));
   ASSERT_EQ(by_name.at("items").as_array().size(), 1u);
+  // A pod's node and phase, as `kubectl describe node` and `--field-selector` send them.
+  auto stored = svc().find(resource_kind::pod, "default", "resnet-ps-0");
+  ASSERT_TRUE(stored);
+  auto bound = std::get<pod_object>(*stored);
+  bound.pod.node_name = "gpu-node-1";
+  bound.pod.phase = scheduler::pod_phase::running;
+  svc().put(bound);
+  auto count = [&](const std::string& selector) {
+    auto r = get(port(), "/api/v1/pods?fieldSelector=" + selector);
+    EXPECT_EQ(r.status, 200) << selector << ": " << r.body;
+    return body_json(r).at("items").as_array().size();
+  };
+  EXPECT_EQ(count("spec.nodeName%3Dgpu-node-1"), 1u);
+  EXPECT_EQ(count("spec.nodeName%3Dgpu-node-1,status.phase!%3DSucceeded,status.phase!%3DFailed"),
+            1u);
+  EXPECT_EQ(count("spec.nodeName%3Dgpu-node-1,status.phase!%3DRunning"), 0u);
+  EXPECT_EQ(count("spec.nodeName%3D"), 2u) << "not bound";
+  EXPECT_EQ(count("status.phase%3DPending"), 2u);
+  EXPECT_EQ(count("status.phase%3D%3DRunning"), 1u);
 
   auto gone = call(port(), with_method("DELETE", "/api/v1/namespaces/team/pods/web-1"));
   EXPECT_EQ(gone.status, 200);
@@ -1022,7 +1041,9 @@ std::vector<bad_input> bad_inputs() {
   add({"bad_label_key", 400, R"(key \"-bad\")", how::request, "GET",
        nodes + "?labelSelector=-bad%3Dx"});
   add({"unsupported_field_selector", 400, R"(field selector \"spec.nodeName=n1\" is not supported)",
-       how::request, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dn1"});
+       how::request, "GET", nodes + "?fieldSelector=spec.nodeName%3Dn1"});
+  add({"negated_name_field_selector", 400, R"(field selector \"metadata.name!=x\" is not supported)",
+       how::request, "GET", "/api/v1/pods?fieldSelector=metadata.name!%3Dx"});
   add({"create_without_namespace", 405, "pods are namespaced", how::request, "POST",
        "/api/v1/pods", pod_with("p", "")});
   // ---- Malformed bodies.

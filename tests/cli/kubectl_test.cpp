@@ -308,8 +308,9 @@ TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
   EXPECT_EQ(kubectl({"get", "pod", "other"}).exit_code, 1);
 }
 
-// `kubectl label` and `annotate` of a running pod: the labels change, the pod runs on.
-TEST_F(KubectlAgainstPhalanxd, LabelsAndAnnotatesARunningPod) {
+// `kubectl label` and `annotate` of a running pod: the labels change, the pod runs on; then
+// `kubectl describe node` of its node, and field selectors on a pod's phase.
+TEST_F(KubectlAgainstPhalanxd, LabelsARunningPodAndDescribesItsNode) {
   ASSERT_TRUE(succeeded(kubectl({"create", "-f", pod_manifest("web", "1s")})));
   ASSERT_TRUE(eventually([&] {
     auto row = row_of(kubectl({"get", "pods"}).out, "web");
@@ -327,6 +328,19 @@ TEST_F(KubectlAgainstPhalanxd, LabelsAndAnnotatesARunningPod) {
   auto unlabelled = kubectl({"label", "pod", "web", "team-"});
   ASSERT_TRUE(succeeded(unlabelled)) << unlabelled.err;
   EXPECT_EQ(kubectl({"get", "pods", "-l", "team=blue", "-o", "name"}).out, "");
+
+  // kubectl describe node lists the node's pods with field selectors on spec.nodeName and
+  // status.phase; --field-selector works for users too.
+  auto node = kubectl({"get", "pod", "web", "-o", "jsonpath={.spec.nodeName}"}).out;
+  ASSERT_FALSE(node.empty());
+  auto described = kubectl({"describe", "node", node});
+  ASSERT_TRUE(succeeded(described)) << described.err;
+  EXPECT_NE(described.out.find("Non-terminated Pods:"), std::string::npos) << described.out;
+  EXPECT_NE(described.out.find("web"), std::string::npos) << described.out;
+  EXPECT_EQ(kubectl({"get", "pods", "--field-selector", "status.phase=Running", "-o", "name"}).out,
+            "pod/web\n");
+  EXPECT_EQ(kubectl({"get", "pods", "--field-selector", "status.phase!=Running", "-o", "name"}).out,
+            "");
 }
 
 // A Volcano Job scaled as its users do it, with kubectl patch (JSON patch) and edit: the worker
