@@ -510,7 +510,16 @@ class session {
         return exit_code::unreachable;
       if (ok(*er))
         events = body_of(*er);
-      std::optional<json::value> group;
+      std::optional<json::value> group;  // A job's PodGroup, or a node's pods.
+      if (kind == resource_kind::node) {
+        // As kubectl describe node asks for them: the pods that hold room there.
+        auto pr = send("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" + name +
+                                  ",status.phase!%3DSucceeded,status.phase!%3DFailed");
+        if (!pr)
+          return exit_code::unreachable;
+        if (ok(*pr))
+          group = body_of(*pr);
+      }
       if (kind == resource_kind::job) {
         // A job's PodGroup is "<job>-<uid>", as Volcano names it (scheduler/job.cpp).
         std::string uid = string_at(o, {"metadata", "uid"});

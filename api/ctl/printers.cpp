@@ -501,7 +501,19 @@ void describe_priority_class(describe_writer& w, const json::value& o) {
   w.field(0, "Description", or_none(string_at(o, {"description"})));
 }
 
-void describe_node(describe_writer& w, const json::value& o) {
+// "3 (37%)": what is allocated of a resource and its share of the allocatable, as kubectl's
+// "Allocated resources" shows it.
+std::string allocated_share(std::string_view resource, const json::value* allocated,
+                            const json::value& allocatable) {
+  const std::string have = allocated ? scalar_text(*allocated) : std::string("0");
+  auto used = scheduler::parse_resource_amount(resource, have.empty() ? "0" : have);
+  auto total = scheduler::parse_resource_amount(resource, scalar_text(allocatable));
+  if (!used || !total || *total <= 0)
+    return have;
+  return have + " (" + std::to_string(*used * 100 / *total) + "%)";
+}
+
+void describe_node(describe_writer& w, const json::value& o, const json::value* pods) {
   w.field(0, "Roles", node_roles(o));
   w.field(0, "Unschedulable", string_at(o, {"spec", "unschedulable"}, "false"));
   w.field(0, "Taints", [&] {
@@ -510,8 +522,25 @@ void describe_node(describe_writer& w, const json::value& o) {
     return t;
   }());
   w.field(0, "Allocatable", resource_list(find(o, {"status", "allocatable"})));
-  w.field(0, "Allocated", resource_list(find(o, {"status", "allocated"})));
   w.field(0, "Pods", number(o, {"status", "allocatedPods"}));
+  // kubectl describe node's two sections: the pods that hold room here, and what they take.
+  if (pods != nullptr)
+    if (const auto* items = find(*pods, {"items"}); items && items->is_array()) {
+      w.field(0, "Non-terminated Pods",
+              "(" + std::to_string(items->get_array().size()) + " in total)");
+      for (const auto& p : items->get_array())
+        w.field(1, string_at(p, {"metadata", "namespace"}) + "/" +
+                       string_at(p, {"metadata", "name"}),
+                pod_status_text(p));
+    }
+  w.heading(0, "Allocated resources:");
+  const auto* allocatable = find(o, {"status", "allocatable"});
+  const auto* allocated = find(o, {"status", "allocated"});
+  if (allocatable && allocatable->is_object())
+    for (const auto& kv : allocatable->get_object()) {
+      const json::value* used = allocated ? find(*allocated, {kv.key()}) : nullptr;
+      w.field(1, std::string(kv.key()), allocated_share(kv.key(), used, kv.value()));
+    }
 }
 
 } // namespace
@@ -752,7 +781,8 @@ std::string pending_reason(resource_kind kind, const json::value& o,
 }
 
 std::string describe_object(resource_kind kind, const json::value& o, const json::value* events,
-                            const json::value* pod_group, scheduler::timestamp now) {
+                            const json::value* related, scheduler::timestamp now) {
+  const json::value* pod_group = kind == resource_kind::job ? related : nullptr;
   describe_writer w;
   describe_metadata(w, kind, o, now);
   switch (kind) {
@@ -769,7 +799,7 @@ std::string describe_object(resource_kind kind, const json::value& o, const json
       describe_queue(w, o);
       break;
     case resource_kind::node:
-      describe_node(w, o);
+      describe_node(w, o, related);
       break;
     case resource_kind::priority_class:
       describe_priority_class(w, o);

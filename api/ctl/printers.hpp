@@ -62,10 +62,11 @@ std::string format_table(const std::vector<std::string>& header,
 std::string resource_list(const boost::json::value* map);
 
 /// What `describe` prints about one object: metadata, the kind's spec and status, conditions,
-/// the pending reason (for a job, `pod_group` is its PodGroup, or nullptr), and `events` (an
-/// EventList, or nullptr when they could not be read).
+/// the pending reason, and `events` (an EventList, or nullptr when they could not be read).
+/// `related`, or nullptr: for a job, its PodGroup; for a node, its non-terminated pods (a
+/// PodList).
 std::string describe_object(resource_kind kind, const boost::json::value& object,
-                            const boost::json::value* events, const boost::json::value* pod_group,
+                            const boost::json::value* events, const boost::json::value* related,
                             scheduler::timestamp now);
 
 /// The reason a pod, PodGroup or job waits, from its conditions (for a job: its PodGroup's);

@@ -102,6 +102,21 @@ TEST_F(CliDescribe, EveryObjectOfAKindAndNodesAndQueues) {
   EXPECT_EQ(described(node.out, "Allocatable"), "cpu=32, memory=128Gi, nvidia.com/gpu=4, pods=110");
   EXPECT_EQ(described(node.out, "Labels"), "accelerator=nvidia-a100");
   EXPECT_EQ(described(node.out, "Unschedulable"), "false");
+  // Its pods and what they take, as kubectl describe node shows them.
+  EXPECT_EQ(described(node.out, "Non-terminated Pods"), "(0 in total)") << node.out;
+  EXPECT_NE(node.out.find("Allocated resources:"), std::string::npos) << node.out;
+  EXPECT_EQ(described(node.out, "cpu"), "0 (0%)") << node.out;
+  ctl_options in;
+  in.input = "apiVersion: v1\nkind: Pod\nmetadata: {name: busy}\nspec:\n  nodeSelector: "
+             "{accelerator: nvidia-a100}\n  containers:\n    - name: c\n      image: i\n"
+             "      resources: {requests: {cpu: \"8\"}}\n";
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, in)));
+  ASSERT_TRUE(eventually([&] {
+    node = ctl({"describe", "node", "gpu-0"});
+    return described(node.out, "Non-terminated Pods") == "(1 in total)";
+  })) << node.out;
+  EXPECT_EQ(described(node.out, "default/busy"), "Running") << node.out;
+  EXPECT_EQ(described(node.out, "cpu"), "8 (25%)") << node.out;
   auto missing = ctl({"describe", "queue", "nope"});
   EXPECT_TRUE(failed_with(missing, 1));
   EXPECT_NE(missing.err.find("Error from server (NotFound)"), std::string::npos) << missing.err;
