@@ -1113,4 +1113,22 @@ void delete_pods(self_ptr self, std::vector<uint64_t> ids,
   delete_pods(self, std::move(ids), storage::write_batch{}, pod_keys::tombstone, std::move(then));
 }
 
+void delete_evicted_pods(self_ptr self, std::vector<uint64_t> ids,
+                         std::function<void(const status&)> then) {
+  auto& st = self->state;
+  std::vector<job_pod_event> evicted;  // Taken now: the pods are gone when they are told.
+  for (auto id : ids)
+    if (auto p = st.pods.find(id); p != st.pods.end())
+      if (auto e = job_event_of(st, id, scheduler::job_event::pod_evicted,
+                                scheduler::is_terminal(p->second.phase())))
+        evicted.push_back(std::move(*e));
+  delete_pods(self, std::move(ids),
+              [self, evicted = std::move(evicted), then = std::move(then)](const status& s) {
+    then(s);
+    if (s.ok())
+      for (const auto& e : evicted)
+        on_job_pod_event(self, e);
+  });
+}
+
 } // namespace phalanx::actors::registry_detail

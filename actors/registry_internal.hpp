@@ -358,6 +358,11 @@ enum class pod_keys {
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, storage::write_batch batch,
                  pod_keys keys, std::function<void(const status&)> then);
 void delete_pods(self_ptr self, std::vector<uint64_t> ids, std::function<void(const status&)> then);
+/// delete_pods for pods someone other than their job's controller removes (an API delete, a
+/// preemption's eviction, a kubelet ending a graceful delete): once the deletion is durable and
+/// `then` ran, each job pod's job hears PodEvicted, as Volcano's controller does.
+void delete_evicted_pods(self_ptr self, std::vector<uint64_t> ids,
+                         std::function<void(const status&)> then);
 
 /// The message of the pod status update that ends a pod whose node was deleted: its job sees it
 /// evicted (Kubernetes' pod garbage collector deletes such pods), not failed.

@@ -297,17 +297,9 @@ void do_evict(self_ptr self, eviction_order order) {
     // Standalone: stopped at once, deleted as an API delete would (durably; their nodes get
     // their room back once the deletion is, and the preemptor's holds take it).
     // Each victim of a job is PodEvicted for its job, as Volcano's controller sees it.
-    std::vector<job_pod_event> evicted;
-    for (auto id : victims)
-      if (auto e = job_event_of(st, id, scheduler::job_event::pod_evicted, false))
-        evicted.push_back(std::move(*e));
-    delete_pods(self, std::move(victims), [self, evicted = std::move(evicted)](const status& s) {
-      if (!s.ok()) {
+    delete_evicted_pods(self, std::move(victims), [](const status& s) {
+      if (!s.ok())
         spdlog::error("msg=\"evicted pods could not be deleted\" error=\"{}\"", s.to_string());
-        return;
-      }
-      for (const auto& e : evicted)
-        on_job_pod_event(self, e);
     });
     return;
   }

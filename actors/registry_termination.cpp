@@ -74,15 +74,11 @@ void delete_pod_now(self_ptr self, uint64_t id, bool dry_run, object_reply reply
   if (dry_run)
     return respond(reply, result<api::object>{api::object{std::move(view)}});
   // A job's pod deleted by someone else than its controller: PodEvicted for the job.
-  auto evicted = job_event_of(st, id, scheduler::job_event::pod_evicted,
-                              scheduler::is_terminal(st.pods.at(id).phase()));
-  delete_pods(self, {id}, [self, view, reply, evicted](const status& s) mutable {
+  delete_evicted_pods(self, {id}, [self, view, reply](const status& s) mutable {
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     view.pod.meta.resource_version = self->state.resource_version;
     respond(reply, result<api::object>{api::object{std::move(view)}});
-    if (evicted)
-      on_job_pod_event(self, *evicted);
   });
 }
 
@@ -173,27 +169,19 @@ void delete_pod(self_ptr self, uint64_t id, const api::write_options& options,
 void do_terminated(self_ptr self, const std::vector<uint64_t>& pods) {
   auto& st = self->state;
   std::vector<uint64_t> gone;
-  std::vector<job_pod_event> evicted;
   for (auto id : pods) {
     auto p = st.pods.find(id);
     if (p == st.pods.end() || p->second.delete_requested || !st.terminating.count(id))
       continue;  // Removed another way meanwhile.
     gone.push_back(id);
-    // Its job hears of it as of any delete by someone other than its controller.
-    if (auto je = job_event_of(st, id, scheduler::job_event::pod_evicted,
-                               scheduler::is_terminal(p->second.phase())))
-      evicted.push_back(std::move(*je));
   }
   if (gone.empty())
     return;
-  delete_pods(self, std::move(gone), [self, evicted = std::move(evicted)](const status& s) {
-    if (!s.ok()) {
-      // The marks stay: the next start tells the kubelet again (resume_terminations).
+  // Its job hears of it as of any delete by someone other than its controller.
+  delete_evicted_pods(self, std::move(gone), [](const status& s) {
+    // The marks stay: the next start tells the kubelet again (resume_terminations).
+    if (!s.ok())
       spdlog::error("msg=\"terminated pods could not be removed\" error=\"{}\"", s.to_string());
-      return;
-    }
-    for (const auto& je : evicted)
-      on_job_pod_event(self, je);
   });
 }
 

@@ -43,6 +43,22 @@ void fail_now(runtime_harness& h, const std::string& name) {
   throw std::runtime_error("no pod " + name);
 }
 
+// Pod `name` fails and a relabel of it (as `kubectl label` sends it: no resourceVersion
+// precondition) follows at once: both reach the registry together, so the failure's state update
+// is on its way to the store when the relabel comes. The relabel's answer, once it is given.
+std::future<result<api::object>> relabel_as_it_fails(runtime_harness& h, const std::string& name,
+                                                     const std::string& key,
+                                                     const std::string& value) {
+  auto change = relabelled(h, name, key, value);
+  api::meta_of(change).resource_version = 0;
+  fail_now(h, name);
+  auto updated = std::make_shared<std::promise<result<api::object>>>();
+  auto answer = updated->get_future();
+  h.svc().update(std::move(change),
+                 [updated](result<api::object> r) { updated->set_value(std::move(r)); });
+  return answer;
+}
+
 bool running(runtime_harness& h, const std::string& name) {
   return h.pod(name).pod.phase == scheduler::pod_phase::running;
 }
@@ -82,16 +98,7 @@ TEST(BoundPodLabels, ARelabelWaitsForAPhaseChangeOnItsWayAndCarriesIt) {
   runtime_harness h{deterministic_config(82), {make_node("n-0").cpu("2").memory("8Gi")}};
   h.create_pod(make_pod("a").cpu("1"));
   ASSERT_TRUE(h.run_until([&] { return running(h, "a"); }, 5000ms, 10ms));
-  auto change = relabelled(h, "a", "team", "red");
-  api::meta_of(change).resource_version = 0;  // As `kubectl label` sends it: no precondition.
-
-  // The failure and then the relabel reach the registry together: the failure's state update
-  // is on its way to the store when the relabel comes.
-  fail_now(h, "a");
-  auto updated = std::make_shared<std::promise<result<api::object>>>();
-  auto answer = updated->get_future();
-  h.svc().update(std::move(change),
-                 [updated](result<api::object> r) { updated->set_value(std::move(r)); });
+  auto answer = relabel_as_it_fails(h, "a", "team", "red");
   auto r = h.wait(answer);
   ASSERT_TRUE(r) << r.error().to_string();
   const auto& answered = std::get<api::pod_object>(*r).pod;
@@ -112,13 +119,7 @@ TEST(BoundPodLabels, ARelabelOfAPodDeletedWhileItWaitsWritesNothing) {
   runtime_harness h{deterministic_config(83), {make_node("n-0").cpu("2").memory("8Gi")}};
   h.create_pod(make_pod("a").cpu("1"));
   ASSERT_TRUE(h.run_until([&] { return running(h, "a"); }, 5000ms, 10ms));
-  auto change = relabelled(h, "a", "team", "green");
-  api::meta_of(change).resource_version = 0;
-  fail_now(h, "a");
-  auto updated = std::make_shared<std::promise<result<api::object>>>();
-  auto answer = updated->get_future();
-  h.svc().update(std::move(change),
-                 [updated](result<api::object> r) { updated->set_value(std::move(r)); });
+  auto answer = relabel_as_it_fails(h, "a", "team", "green");
   api::write_options force;
   force.grace_period_seconds = 0;
   h.svc().remove(api::resource_kind::pod, "default", "a", force, [](result<api::object>) {});
