@@ -283,8 +283,7 @@ struct gang_planner::scratch {
         pc.dead = false;
         pc.heap.clear();
         pc.reserve.clear();
-        pc.candidates.clear();
-        pc.verdicts_generation = std::numeric_limits<uint64_t>::max();
+        clear_candidates(pc);
         ++class_count;
         for (const auto& e : p.requests.extended())
           if (e.amount > 0 && std::find(ext.begin(), ext.end(), e.name) == ext.end())
@@ -600,11 +599,16 @@ struct gang_planner::scratch {
     }
   }
 
+  // Empties a class's candidates; the verdicts kept by their positions go with them.
+  static void clear_candidates(pod_class& pc) {
+    pc.candidates.clear();
+    pc.verdicts_generation = std::numeric_limits<uint64_t>::max();
+  }
+
   // Class c's slots passing the static predicates, in slot order: what a full pass scores.
   void collect_candidates(std::size_t c) {
     pod_class& pc = classes[c];
-    pc.candidates.clear();
-    pc.verdicts_generation = std::numeric_limits<uint64_t>::max();  // Positions change.
+    clear_candidates(pc);
     for (std::size_t s = 0; s < slot_count; ++s)
       if (slot_static[s * class_count + c] == verdict_ok)
         pc.candidates.push_back(uint32_t(s));
@@ -1001,8 +1005,7 @@ struct gang_planner::scratch {
   bool search() {
     for (std::size_t c = 0; c < class_count; ++c) {
       pod_class& pc = classes[c];
-      pc.candidates.clear();
-      pc.verdicts_generation = std::numeric_limits<uint64_t>::max();  // Positions change.
+      clear_candidates(pc);
       pc.room = 0;
       const int64_t* r = &class_req[c * dims];
       for (std::size_t s = 0; s < slot_count; ++s) {
