@@ -286,4 +286,14 @@ scheduler::pod_rule_counts cluster_view::rule_counts(std::size_t index) const no
           s.scoring_terms.load()};
 }
 
+scheduler::namespace_directory_ptr cluster_view::namespaces() const {
+  std::lock_guard<std::mutex> guard{namespaces_mutex_};
+  return namespaces_;
+}
+
+void cluster_view::publish_namespaces(scheduler::namespace_directory_ptr namespaces) {
+  std::lock_guard<std::mutex> guard{namespaces_mutex_};
+  namespaces_ = std::move(namespaces);
+}
+
 } // namespace phalanx::actors

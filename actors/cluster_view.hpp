@@ -102,6 +102,11 @@ class cluster_view final : public scheduler::node_view {
   int64_t scoring_term_pods() const noexcept override {
     return scoring_term_pods_.load(std::memory_order_seq_cst);
   }
+  scheduler::namespace_directory_ptr namespaces() const override;
+
+  // -- The namespaces' labels (Kubernetes mode watches Namespaces): the registry publishes a
+  // new snapshot whole; plans and votes that match namespaceSelectors hold the one they read.
+  void publish_namespaces(scheduler::namespace_directory_ptr namespaces);
 
  private:
   struct slot;
@@ -118,6 +123,8 @@ class cluster_view final : public scheduler::node_view {
   std::atomic<int64_t> anti_affinity_pods_{0};
   std::atomic<int64_t> scoring_term_pods_{0};
   std::mutex add_mutex_;  // Serializes add_slot and chunk allocation; readers never take it.
+  mutable std::mutex namespaces_mutex_;
+  scheduler::namespace_directory_ptr namespaces_;  // Under namespaces_mutex_.
 };
 
 /// The cluster view as a gang holding reservations sees it: on the nodes reserved for it, the
@@ -138,6 +145,7 @@ class reserving_gang_view final : public scheduler::node_view {
   }
   int64_t anti_affinity_pods() const noexcept override { return base_.anti_affinity_pods(); }
   int64_t scoring_term_pods() const noexcept override { return base_.scoring_term_pods(); }
+  scheduler::namespace_directory_ptr namespaces() const override { return base_.namespaces(); }
 
  private:
   const cluster_view& base_;

@@ -115,6 +115,7 @@ struct kube_world::impl {
 
   class sink;
   class priority_class_sink;
+  class namespace_sink;
   std::vector<std::unique_ptr<k8s::reflector_sink>> sinks;
   std::vector<std::unique_ptr<k8s::reflector>> reflectors;
 
@@ -1041,6 +1042,82 @@ class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
   std::map<std::string, scheduler::priority_class> classes_;
 };
 
+// The cluster's Namespaces, for their labels: a pod affinity term's namespaceSelector is matched
+// against them, as kube-scheduler's InterPodAffinity reads its Namespace lister. Kept here and
+// sent whole at every change that touches labels, as an immutable directory the planners and
+// node actors share (cluster_view::publish_namespaces). Namespaces change rarely; the labels of
+// a few thousand are a few hundred kilobytes at most.
+class kube_world::impl::namespace_sink final : public k8s::reflector_sink {
+ public:
+  explicit namespace_sink(impl& w) : w_(w) {}
+
+  void on_list(std::vector<json::value> items, const std::string&) override {
+    labels_.clear();
+    for (const auto& item : items)
+      take(item);
+    send();
+    w_.check_synced();
+  }
+
+  void on_event(k8s::event_type type, json::value object, const std::string&) override {
+    auto name = k8s::string_at(object, {"metadata", "name"});
+    if (name.empty())
+      return;
+    if (type == k8s::event_type::deleted) {
+      if (labels_.erase(name) == 0)
+        return;
+    } else if (!take(object)) {
+      return;  // Its labels did not change (a status or annotation write).
+    }
+    send();
+  }
+
+  void on_bookmark(const std::string&) override {}
+
+  void on_error(const status& error) override {
+    spdlog::warn("msg=\"watch error\" kind=namespaces error=\"{}\"", error.to_string());
+    w_.report_denied("list and watch Namespaces", error.message());
+  }
+
+ private:
+  // Keeps the namespace's labels; true when they changed. Values that are not strings are left
+  // out (the apiserver allows none).
+  bool take(const json::value& v) {
+    auto name = k8s::string_at(v, {"metadata", "name"});
+    if (name.empty())
+      return false;
+    std::map<std::string, std::string> labels;
+    if (const auto* meta = v.is_object() ? v.as_object().if_contains("metadata") : nullptr)
+      if (const auto* l = meta->is_object() ? meta->as_object().if_contains("labels") : nullptr)
+        if (l->is_object())
+          for (const auto& [key, value] : l->as_object())
+            if (value.is_string())
+              labels.emplace(std::string(key), std::string(value.as_string()));
+    auto [at, added] = labels_.try_emplace(name, labels);
+    if (!added && at->second == labels)
+      return false;
+    at->second = std::move(labels);
+    return true;
+  }
+
+  void send() {
+    auto dir = std::make_shared<scheduler::namespace_directory>();
+    for (const auto& [name, labels] : labels_) {
+      scheduler::label_set set;
+      for (const auto& [key, value] : labels)
+        set.set(key, value);
+      dir->set(name, std::move(set));
+    }
+    world_delta d;
+    d.what = world_delta::type::namespaces;
+    d.namespaces = std::move(dir);
+    w_.send_delta(std::move(d));
+  }
+
+  impl& w_;
+  std::map<std::string, std::map<std::string, std::string>> labels_;
+};
+
 namespace {
 
 // The binder actor: a shell that hands the pods of committed rounds to the binding workers.
@@ -1193,6 +1270,12 @@ void kube_world::start(registry_actor registry, api::service& service,
   classes.kind = "PriorityClass";
   classes.api_version = "scheduling.k8s.io/v1";
   watch_collection(w, std::move(classes), std::make_unique<impl::priority_class_sink>(w));
+  // Not checkpointed either: listed again at every start, for their labels.
+  k8s::reflector_options namespaces;
+  namespaces.path = "/api/v1/namespaces";
+  namespaces.kind = "Namespace";
+  namespaces.api_version = "v1";
+  watch_collection(w, std::move(namespaces), std::make_unique<impl::namespace_sink>(w));
   for (auto& r : w.reflectors)
     r->start();
   for (int i = 0; i < w.config.binding_workers; ++i)

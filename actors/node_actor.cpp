@@ -58,6 +58,8 @@ scheduler::predicate_failure rules_refuse(const node_actor_state& st,
                                           const std::vector<node_ledger_type::item>& items) {
   const scheduler::node& here = *st.spec;
   scheduler::pod_neighbourhood hood;
+  auto namespaces = st.ctx->view->namespaces();
+  hood.set_namespaces(namespaces.get());
   std::vector<uint32_t> kinds;
   std::vector<const scheduler::pod*> deciding;
   kinds.reserve(items.size());

@@ -278,10 +278,13 @@ struct world_delta {
                   // was deleted.
     synced,       // Every collection has been listed once: the cache is whole (no objects).
     priority_classes,  // `objects` is the cluster's whole set of PriorityClasses.
+    namespaces,        // `namespaces` holds the cluster's Namespaces with their labels.
   };
   type what = type::upsert;
   api::resource_kind kind = api::resource_kind::pod;
   std::vector<api::object> objects;
+  /// type::namespaces: every Namespace's labels, for terms' namespaceSelectors.
+  scheduler::namespace_directory_ptr namespaces;
   /// The collection's watch resourceVersion once this is applied, kept in the checkpoint with it
   /// ("world/watch/<kind>"); empty: none.
   std::string collection_version;

@@ -470,12 +470,29 @@ void apply_priority_classes(self_ptr self, world_delta& d) {
   persist_checkpoint(self, std::move(batch));
 }
 
+// The cluster's Namespaces' labels, whole: published for the plans and votes that match
+// namespaceSelectors. Pods such a selector kept out may fit now, and pods it let in may not:
+// every queue's waiting gangs try again, as kube-scheduler moves pods with affinity terms back
+// to its active queue on a Namespace change. Bound pods stay where they are (the rules hold
+// at scheduling, IgnoredDuringExecution).
+void apply_namespaces(self_ptr self, scheduler::namespace_directory_ptr namespaces) {
+  auto& st = self->state;
+  auto was = st.ctx->view->namespaces();
+  if (was && namespaces && *was == *namespaces)
+    return;
+  st.ctx->view->publish_namespaces(std::move(namespaces));
+  for (auto& [name, q] : st.queues)
+    self->send(q.actor, wake_atom::value);
+}
+
 } // namespace
 
 void do_world_delta(self_ptr self, world_delta d) {
   auto& st = self->state;
   if (d.what == world_delta::type::priority_classes)
     return apply_priority_classes(self, d);
+  if (d.what == world_delta::type::namespaces)
+    return apply_namespaces(self, std::move(d.namespaces));
   if (d.what == world_delta::type::synced) {
     if (!st.ready->load()) {
       spdlog::info("msg=\"caches synced\" nodes={} queues={} podgroups={} pods={}",

@@ -7,6 +7,15 @@
 
 namespace phalanx::scheduler {
 
+void namespace_directory::set(std::string name, label_set labels) {
+  labels_.insert_or_assign(std::move(name), std::move(labels));
+}
+
+const label_set* namespace_directory::find(std::string_view name) const noexcept {
+  auto i = labels_.find(name);
+  return i == labels_.end() ? nullptr : &i->second;
+}
+
 std::size_t cluster_snapshot::add_node(node n) {
   free_.push_back(n.allocatable);
   nodes_.push_back(std::move(n));

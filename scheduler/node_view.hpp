@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -24,6 +25,23 @@ struct pod_rule_counts {
   int32_t pods = 0;           // Every pod the node holds for the rules (bound or held).
   int32_t scoring_terms = 0;  // Pods with terms other pods' scores read (has_scoring_terms).
 };
+
+/// The cluster's namespaces with their labels, as kube-scheduler's Namespace informer holds them
+/// (Kubernetes mode watches them): what a term's namespaceSelector is matched against. Built
+/// whole, then shared immutable (namespace_directory_ptr) by every decision that reads it.
+class namespace_directory {
+ public:
+  /// Namespace `name` has `labels` (the apiserver's own, kubernetes.io/metadata.name, among them).
+  void set(std::string name, label_set labels);
+  /// The labels of namespace `name`, or null when the directory does not hold it.
+  const label_set* find(std::string_view name) const noexcept;
+  std::size_t size() const noexcept { return labels_.size(); }
+  friend bool operator==(const namespace_directory&, const namespace_directory&) = default;
+
+ private:
+  std::map<std::string, label_set, std::less<>> labels_;
+};
+using namespace_directory_ptr = std::shared_ptr<const namespace_directory>;
 
 using pod_visitor = std::function<void(const pod&)>;
 
@@ -60,6 +78,11 @@ class node_view {
   /// together; 0 means no pod anywhere moves others' scores, so a plan of pods without
   /// preferences need not look.
   virtual int64_t scoring_term_pods() const noexcept { return 0; }
+
+  /// The namespaces' labels, for terms' namespaceSelectors; null (the default) when the view
+  /// knows none (then every namespace has its name label alone). The snapshot stays valid while
+  /// the caller holds it.
+  virtual namespace_directory_ptr namespaces() const { return nullptr; }
 };
 
 /// A node_view over vectors, with the bookkeeping a simulation needs. Not thread-safe.
@@ -90,6 +113,8 @@ class cluster_snapshot final : public node_view {
   pod_rule_counts rule_counts(std::size_t index) const noexcept override;
   int64_t anti_affinity_pods() const noexcept override { return anti_affinity_pods_; }
   int64_t scoring_term_pods() const noexcept override { return scoring_term_pods_; }
+  namespace_directory_ptr namespaces() const override { return namespaces_; }
+  void set_namespaces(namespace_directory_ptr namespaces) { namespaces_ = std::move(namespaces); }
 
   /// Sums over live nodes.
   resources total_allocatable() const;
@@ -105,6 +130,7 @@ class cluster_snapshot final : public node_view {
   std::vector<std::vector<std::shared_ptr<const pod>>> pods_;  // Only nodes given a pod.
   int64_t anti_affinity_pods_ = 0;
   int64_t scoring_term_pods_ = 0;
+  namespace_directory_ptr namespaces_;
 };
 
 } // namespace phalanx::scheduler

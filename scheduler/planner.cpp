@@ -209,6 +209,8 @@ struct gang_planner::scratch {
   // pod in the cluster keeps others away. Inactive, a plan looks at no pod and pays nothing.
   bool neighbours_active = false;
   pod_neighbourhood neighbourhood;
+  // The namespaces' labels this plan's rules and scores read (null: names alone).
+  namespace_directory_ptr namespaces;
   std::vector<heap_entry> parked; // place_best: candidates the rules refuse for this pick.
 
   // Scores that depend on pods (pod_preferences.hpp): active when a pod of the gang has
@@ -836,7 +838,7 @@ struct gang_planner::scratch {
       pod_class& pc = classes[c];
       pc.by_pods = preferences.depends_on_pods(pc.preference_kind);
       for (std::size_t k = 0; k < class_count && !pc.by_pods; ++k)
-        pc.by_pods = scoring_terms_select(*classes[k].first, *pc.first);
+        pc.by_pods = scoring_terms_select(*classes[k].first, *pc.first, namespaces.get());
       any_by_pods |= pc.by_pods;
     }
   }
@@ -1374,6 +1376,11 @@ void gang_planner::plan(const node_view& view, const gang_request& request, rng&
   s.build_classes();
   s.node_slots = view.size();
   s.reserve_slots(s.node_slots);
+  // Rules and scores between pods match namespaceSelectors against the namespaces' labels; the
+  // snapshot is held for the plan (a view lock taken only by plans that read it).
+  s.namespaces = s.neighbours_active || s.preferences_active ? view.namespaces() : nullptr;
+  s.neighbourhood.set_namespaces(s.namespaces.get());
+  s.preferences.set_namespaces(s.namespaces.get());
   if (s.neighbours_active)
     s.prepare_neighbourhood();
   if (s.preferences_active)

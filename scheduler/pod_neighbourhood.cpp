@@ -59,7 +59,8 @@ label_set namespace_labels(std::string_view name) {
 namespace {
 
 bool selects_namespace(const pod_affinity_term& term, std::string_view owner_namespace,
-                       std::string_view other_namespace) noexcept {
+                       std::string_view other_namespace,
+                       const namespace_directory* namespaces) noexcept {
   if (std::find(term.namespaces.begin(), term.namespaces.end(), other_namespace) !=
       term.namespaces.end())
     return true;
@@ -67,15 +68,17 @@ bool selects_namespace(const pod_affinity_term& term, std::string_view owner_nam
     const auto& s = *term.namespace_selector;
     if (s.match_labels.empty() && s.match_expressions.empty())
       return true;  // Every namespace, without building a label set per pod compared.
+    if (const label_set* known = namespaces ? namespaces->find(other_namespace) : nullptr)
+      return matches(s, *known);
     return matches(s, namespace_labels(other_namespace));
   }
   return term.namespaces.empty() && owner_namespace == other_namespace;
 }
 
 bool selects_all(std::span<const pod_affinity_term> terms, std::string_view owner_namespace,
-                 const pod& other) noexcept {
+                 const pod& other, const namespace_directory* namespaces) noexcept {
   return std::all_of(terms.begin(), terms.end(), [&](const pod_affinity_term& t) {
-    return term_selects(t, owner_namespace, other);
+    return term_selects(t, owner_namespace, other, namespaces);
   });
 }
 
@@ -86,8 +89,9 @@ std::string_view address_of(const host_port& p) noexcept {
 } // namespace
 
 bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
-                  const pod& other) noexcept {
-  return term.selector && selects_namespace(term, owner_namespace, other.meta.namespace_name) &&
+                  const pod& other, const namespace_directory* namespaces) noexcept {
+  return term.selector &&
+         selects_namespace(term, owner_namespace, other.meta.namespace_name, namespaces) &&
          matches(*term.selector, other.meta.labels);
 }
 
@@ -136,7 +140,7 @@ uint32_t pod_neighbourhood::prepare(const pod& incoming) {
   k.first = &incoming;
   const auto& c = incoming.placement();
   k.matches_own_affinity =
-      selects_all(c.required_pod_affinity, incoming.meta.namespace_name, incoming);
+      selects_all(c.required_pod_affinity, incoming.meta.namespace_name, incoming, namespaces_);
   for (const auto& t : c.topology_spread) {
     if (!t.do_not_schedule)
       continue;
@@ -207,18 +211,18 @@ void pod_neighbourhood::update(uint32_t node_index, const node& n, const pod& p,
       }
     // The incoming pod's affinity: pods matching every term mark each term's domain.
     if (!ic.required_pod_affinity.empty() &&
-        selects_all(ic.required_pod_affinity, in.meta.namespace_name, p))
+        selects_all(ic.required_pod_affinity, in.meta.namespace_name, p, namespaces_))
       for (const auto& t : ic.required_pod_affinity)
         if (auto v = labels.find(t.topology_key))
           bump(k.affinity, {t.topology_key, *v}, delta);
     // Its anti-affinity: a pod matching a term marks that term's domain.
     for (const auto& t : ic.required_pod_anti_affinity)
-      if (term_selects(t, in.meta.namespace_name, p))
+      if (term_selects(t, in.meta.namespace_name, p, namespaces_))
         if (auto v = labels.find(t.topology_key))
           bump(k.anti_affinity, {t.topology_key, *v}, delta);
     // The other pod's anti-affinity against the incoming pod.
     for (const auto& t : pc.required_pod_anti_affinity)
-      if (term_selects(t, p.meta.namespace_name, in))
+      if (term_selects(t, p.meta.namespace_name, in, namespaces_))
         if (auto v = labels.find(t.topology_key)) {
           bump(k.existing_anti, {t.topology_key, *v}, delta);
           if (std::find(k.existing_anti_keys.begin(), k.existing_anti_keys.end(),

@@ -21,8 +21,9 @@
 //   (the first pod of a group with affinity to itself).
 // - A term selects a pod by labels (no selector: no pod) in its namespaces (none listed and no
 //   namespace selector: the incoming pod's own; an empty namespace selector: every namespace).
-//   A non-empty namespace selector selects no namespace beyond those listed: namespaces' labels
-//   are not known to the scheduler (docs/NOTES.md, "Pods beside pods").
+//   A non-empty namespace selector matches the namespaces' labels in the namespace_directory
+//   the decision is given (set_namespaces; Kubernetes mode watches Namespaces), or the one label
+//   every namespace has, its name (docs/NOTES.md, "Namespaces' labels").
 // - Host ports: two ports conflict when protocol and port are equal and either address is
 //   0.0.0.0 (or empty) or both are equal.
 // - Topology spread (PodTopologySpread, whenUnsatisfiable DoNotSchedule): the domains are those
@@ -82,15 +83,17 @@ bool spread_includes_node(const topology_spread_constraint& t, const placement_c
 
 /// The label the apiserver gives every namespace, its name (immutable since Kubernetes 1.22).
 inline constexpr std::string_view namespace_name_label = "kubernetes.io/metadata.name";
-/// The labels of namespace `name` as Phalanx knows them: namespace_name_label alone (standalone
-/// mode has no Namespace objects; Kubernetes mode does not watch them).
+/// The labels of a namespace no directory holds: namespace_name_label alone, which every
+/// namespace has (standalone mode has no Namespace objects).
 label_set namespace_labels(std::string_view name);
 
 /// The term of a pod in namespace `owner_namespace` selects `other`: its selector matches the
 /// pod's labels, in the term's namespaces (and those its namespaceSelector selects), or in the
-/// owner's own when it names neither.
+/// owner's own when it names neither. A namespaceSelector is matched against `namespaces`' labels
+/// of the other pod's namespace; one the directory does not hold (or no directory) has
+/// namespace_labels alone.
 bool term_selects(const pod_affinity_term& term, std::string_view owner_namespace,
-                  const pod& other) noexcept;
+                  const pod& other, const namespace_directory* namespaces = nullptr) noexcept;
 
 /// Kubernetes' HostPortInfo conflict rule.
 bool ports_conflict(const host_port& a, const host_port& b) noexcept;
@@ -108,6 +111,10 @@ class pod_neighbourhood {
  public:
   /// Forgets everything; keeps storage.
   void clear();
+  /// The namespaces' labels that terms' namespaceSelectors match (null: names alone); kept
+  /// across clear(). The caller keeps the directory alive while this uses it. Call before
+  /// prepare().
+  void set_namespaces(const namespace_directory* namespaces) noexcept { namespaces_ = namespaces; }
 
   /// Declares an incoming pod kind; returns its handle for check(). Pods that share namespace,
   /// labels and constraints may share one handle. Call before any add().
@@ -192,6 +199,7 @@ class pod_neighbourhood {
   std::unordered_map<uint32_t, std::vector<host_port>> ports_;
   bool spreads_ = false;
   uint64_t generation_ = 0;
+  const namespace_directory* namespaces_ = nullptr;
 };
 
 } // namespace phalanx::scheduler

@@ -17,9 +17,10 @@ bool has_schedule_anyway(const placement_constraints& c) noexcept {
 }
 
 bool any_weighted_selects(const std::vector<weighted_pod_affinity_term>& terms,
-                          std::string_view owner_namespace, const pod& other) noexcept {
+                          std::string_view owner_namespace, const pod& other,
+                          const namespace_directory* namespaces) noexcept {
   return std::any_of(terms.begin(), terms.end(), [&](const weighted_pod_affinity_term& w) {
-    return term_selects(w.term, owner_namespace, other);
+    return term_selects(w.term, owner_namespace, other, namespaces);
   });
 }
 
@@ -37,13 +38,16 @@ bool has_scoring_terms(const pod& p) noexcept {
                !c->preferred_pod_anti_affinity.empty());
 }
 
-bool scoring_terms_select(const pod& owner, const pod& incoming) noexcept {
+bool scoring_terms_select(const pod& owner, const pod& incoming,
+                          const namespace_directory* namespaces) noexcept {
   const auto& c = owner.placement();
   std::string_view ns = owner.meta.namespace_name;
   return std::any_of(c.required_pod_affinity.begin(), c.required_pod_affinity.end(),
-                     [&](const pod_affinity_term& t) { return term_selects(t, ns, incoming); }) ||
-         any_weighted_selects(c.preferred_pod_affinity, ns, incoming) ||
-         any_weighted_selects(c.preferred_pod_anti_affinity, ns, incoming);
+                     [&](const pod_affinity_term& t) {
+                       return term_selects(t, ns, incoming, namespaces);
+                     }) ||
+         any_weighted_selects(c.preferred_pod_affinity, ns, incoming, namespaces) ||
+         any_weighted_selects(c.preferred_pod_anti_affinity, ns, incoming, namespaces);
 }
 
 std::size_t pod_preferences::value_key_hash::operator()(const value_key& d) const noexcept {
@@ -174,21 +178,21 @@ void pod_preferences::update(uint32_t node_index, const node& n, const pod& p, i
     }
     // The incoming pod's preferences about p.
     for (const auto& w : ic.preferred_pod_affinity)
-      if (term_selects(w.term, in_namespace, p))
+      if (term_selects(w.term, in_namespace, p, namespaces_))
         add_weight(k, w.term.topology_key, node_index, n, delta * w.weight);
     for (const auto& w : ic.preferred_pod_anti_affinity)
-      if (term_selects(w.term, in_namespace, p))
+      if (term_selects(w.term, in_namespace, p, namespaces_))
         add_weight(k, w.term.topology_key, node_index, n, -delta * w.weight);
     // p's terms about the incoming pod: its required affinity counts too
     // (hard_pod_affinity_weight), its required anti-affinity only filters.
     for (const auto& t : pc.required_pod_affinity)
-      if (term_selects(t, p_namespace, in))
+      if (term_selects(t, p_namespace, in, namespaces_))
         add_weight(k, t.topology_key, node_index, n, delta * hard_pod_affinity_weight);
     for (const auto& w : pc.preferred_pod_affinity)
-      if (term_selects(w.term, p_namespace, in))
+      if (term_selects(w.term, p_namespace, in, namespaces_))
         add_weight(k, w.term.topology_key, node_index, n, delta * w.weight);
     for (const auto& w : pc.preferred_pod_anti_affinity)
-      if (term_selects(w.term, p_namespace, in))
+      if (term_selects(w.term, p_namespace, in, namespaces_))
         add_weight(k, w.term.topology_key, node_index, n, -delta * w.weight);
   }
 }

@@ -53,8 +53,10 @@ bool has_pod_preferences(const pod& p) noexcept;
 /// True when the pod has terms other pods' InterPodAffinity scores read: required pod affinity
 /// or preferred pod (anti-)affinity.
 bool has_scoring_terms(const pod& p) noexcept;
-/// True when some scoring term of `owner` (see has_scoring_terms) selects `incoming`.
-bool scoring_terms_select(const pod& owner, const pod& incoming) noexcept;
+/// True when some scoring term of `owner` (see has_scoring_terms) selects `incoming`, matching
+/// namespaceSelectors against `namespaces` (term_selects).
+bool scoring_terms_select(const pod& owner, const pod& incoming,
+                          const namespace_directory* namespaces = nullptr) noexcept;
 
 /// A node being scored: its index in the view and its facts.
 struct scored_node {
@@ -66,6 +68,9 @@ class pod_preferences {
  public:
   /// Forgets everything; keeps storage.
   void clear();
+  /// The namespaces' labels that terms' namespaceSelectors match (null: names alone), as
+  /// pod_neighbourhood::set_namespaces.
+  void set_namespaces(const namespace_directory* namespaces) noexcept { namespaces_ = namespaces; }
 
   /// Declares an incoming pod kind; returns its handle. Pods that share namespace, labels and
   /// constraints may share one handle. Call before any add().
@@ -152,6 +157,7 @@ class pod_preferences {
   mutable std::vector<std::vector<uint32_t>> node_domains_;  // [key][node index] -> id.
   mutable std::vector<uint32_t> seen_;  // topology_weights' scratch: by domain id, a stamp.
   mutable uint32_t stamp_ = 0;
+  const namespace_directory* namespaces_ = nullptr;
 };
 
 } // namespace phalanx::scheduler

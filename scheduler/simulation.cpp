@@ -283,6 +283,7 @@ class reserved_view final : public node_view {
   std::size_t size() const noexcept override { return base_.size(); }
   const node& at(std::size_t index) const noexcept override { return base_.at(index); }
   bool is_live(std::size_t index) const noexcept override { return base_.is_live(index); }
+  namespace_directory_ptr namespaces() const override { return base_.namespaces(); }
   void read_free(std::size_t index, resources& out) const override {
     base_.read_free(index, out);
     const auto& r = reservations_[index];

@@ -3,6 +3,7 @@
 // that preferences only rank, never refuse.
 
 #include "scheduler/planner.hpp"
+#include "scheduler/pod_neighbourhood.hpp"
 
 #include "scheduler/tests/builders.hpp"
 
@@ -266,6 +267,35 @@ TEST(planner_scores, a_member_follows_the_member_whose_preferred_affinity_select
   ASSERT_EQ(r.placements.size(), 3u);
   for (const auto& p : r.placements)
     EXPECT_EQ(p.node, r.placements[0].node) << f.pods[p.pod].meta.name.str();
+}
+
+TEST(planner_scores, preferred_terms_select_namespaces_by_their_labels) {
+  // A cache in ops prefers web pods of team a's namespaces near it; the web pod in shop (team a)
+  // has no preferences of its own, yet scores the cache's node higher once the namespaces'
+  // labels are known. Spread (least allocated) alone puts it on the empty node.
+  for (bool known : {false, true}) {
+    fixture f;
+    f.view.add_node(host("n0"));
+    f.view.add_node(host("n1"));
+    auto term = pods_labelled("app", "web");
+    term.namespace_selector.emplace();
+    term.namespace_selector->match_labels.set("team", "a");
+    f.view.add_pod(1, std::make_shared<const pod>(make_pod("cache")
+                                                      .ns("ops")
+                                                      .cpu("1")
+                                                      .preferred_affinity(100, term)
+                                                      .bound_to("n1")));
+    f.view.allocate(1, make_pod("x").cpu("1").obj().requests);
+    if (known) {
+      auto dir = std::make_shared<namespace_directory>();
+      dir->set("shop", {{namespace_name_label, "shop"}, {"team", "a"}});
+      f.view.set_namespaces(dir);
+    }
+    f.add_gang(1, [](int) { return make_pod("web").ns("shop").cpu("1").label("app", "web").obj(); });
+    auto r = f.plan(strategy(score_strategy::spread));
+    ASSERT_EQ(r.code, plan_code::success) << r.detail;
+    EXPECT_EQ(f.node_name(r.placements[0].node), known ? "n1" : "n0");
+  }
 }
 
 TEST(planner_scores, preferences_never_make_a_feasible_gang_unschedulable) {

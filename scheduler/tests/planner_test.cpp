@@ -1,4 +1,5 @@
 #include "scheduler/planner.hpp"
+#include "scheduler/pod_neighbourhood.hpp"
 
 #include "scheduler/tests/builders.hpp"
 
@@ -779,6 +780,40 @@ TEST(planner_neighbours, a_pod_keeps_away_the_pods_its_anti_affinity_names) {
     EXPECT_EQ(p.node, 0u) << "a pod without rules still obeys the guard's";
   f.view.remove_pod(1, guard.get());
   EXPECT_EQ(f.view.anti_affinity_pods(), 0);
+}
+
+TEST(planner_neighbours, namespace_selectors_read_the_views_namespaces) {
+  // Two one-cpu hosts for a gang of two: the gang needs the guard's node. The guard in ops
+  // keeps web pods of team a's namespaces off it; whether shop is of team a is the namespaces'
+  // labels' to say, and without them team=a selects no namespace.
+  fixture f;
+  add_hosts(f.view, 2, "1");
+  auto term = testing::pods_labelled("app", "web");
+  term.namespace_selector.emplace();
+  term.namespace_selector->match_labels.set("team", "a");
+  f.view.add_pod(1, std::make_shared<const pod>(
+                        make_pod("guard").ns("ops").anti_affinity(term).bound_to("n1")));
+  f.add_pods(shared_template(gang_of(2, [](int i) {
+    return make_pod("web-" + std::to_string(i)).ns("shop").cpu("1").label("app", "web");
+  })));
+  gang_planner planner;
+  rng random(1);
+  EXPECT_EQ(planner.plan(f.view, f.request(2), random).code, plan_code::success)
+      << "no namespaces' labels: the guard selects nobody";
+  auto with_team = [](std::string shop_team) {
+    auto dir = std::make_shared<namespace_directory>();
+    dir->set("shop", {{namespace_name_label, "shop"}, {"team", shop_team}});
+    dir->set("ops", {{namespace_name_label, "ops"}, {"team", "b"}});
+    return dir;
+  };
+  f.view.set_namespaces(with_team("a"));
+  auto kept = planner.plan(f.view, f.request(2), random);
+  EXPECT_EQ(kept.code, plan_code::unschedulable);
+  EXPECT_EQ(kept.origin.to_string(), "0/2 nodes are available: 1 Insufficient cpu, 1 node(s) "
+                                     "didn't satisfy existing pods anti-affinity rules.")
+      << kept.detail;
+  f.view.set_namespaces(with_team("c"));  // shop left team a.
+  EXPECT_EQ(planner.plan(f.view, f.request(2), random).code, plan_code::success);
 }
 
 TEST(planner_neighbours, two_pods_asking_one_host_port_never_share_a_node) {

@@ -64,7 +64,7 @@ TEST(pod_neighbourhood, a_term_selects_by_labels_in_its_namespaces) {
   EXPECT_TRUE(term_selects(term, "default", web)) << "an empty namespace selector: every one";
   term.namespace_selector->match_labels.set("team", "a");
   EXPECT_FALSE(term_selects(term, "default", web))
-      << "namespaces' other labels are unknown: this selector adds no namespace";
+      << "with no namespace_directory only the name label is known: this adds no namespace";
   // Every namespace carries its name as a label, which a selector may name.
   term.namespaces = {};
   term.namespace_selector = label_selector{};
@@ -85,6 +85,54 @@ TEST(pod_neighbourhood, a_term_selects_by_labels_in_its_namespaces) {
   pod_affinity_term empty_selector = no_selector;
   empty_selector.selector.emplace();
   EXPECT_TRUE(term_selects(empty_selector, "shop", web)) << "an empty one selects every pod";
+}
+
+// Two namespaces of team a (one of them also prod), one of team b, and one the directory does
+// not hold (created after its snapshot): as kube-scheduler's Namespace lister would list them.
+namespace_directory teams() {
+  namespace_directory d;
+  d.set("shop", {{namespace_name_label, "shop"}, {"team", "a"}, {"env", "prod"}});
+  d.set("lab", {{namespace_name_label, "lab"}, {"team", "a"}});
+  d.set("ops", {{namespace_name_label, "ops"}, {"team", "b"}});
+  return d;
+}
+
+TEST(pod_neighbourhood, a_namespace_selector_matches_the_namespaces_labels) {
+  const namespace_directory dir = teams();
+  auto in = [](std::string ns) { return make_pod("web").ns(std::move(ns)).label("app", "web"); };
+  auto term = pods_labelled("app", "web");
+  term.namespace_selector.emplace();
+  term.namespace_selector->match_labels.set("team", "a");
+  struct row {
+    std::string_view pod_namespace;
+    bool selected;
+  };
+  for (auto r : {row{"shop", true}, row{"lab", true}, row{"ops", false}, row{"new", false}}) {
+    EXPECT_EQ(term_selects(term, "ops", in(std::string(r.pod_namespace)), &dir), r.selected)
+        << r.pod_namespace;
+    // Without a directory only the name label is known: team=a selects no namespace.
+    EXPECT_FALSE(term_selects(term, "ops", in(std::string(r.pod_namespace))));
+  }
+  // Expressions read the labels as a label selector does; a namespace not held has its name.
+  term.namespace_selector = label_selector{};
+  term.namespace_selector->match_expressions.push_back(requirement("env", selector_operator::exists));
+  EXPECT_TRUE(term_selects(term, "ops", in("shop"), &dir));
+  EXPECT_FALSE(term_selects(term, "ops", in("lab"), &dir));
+  term.namespace_selector = label_selector{};
+  term.namespace_selector->match_expressions.push_back(
+      requirement("team", selector_operator::not_in, {"a"}));
+  EXPECT_TRUE(term_selects(term, "shop", in("ops"), &dir));
+  EXPECT_TRUE(term_selects(term, "shop", in("new"), &dir)) << "no team label: NotIn holds";
+  EXPECT_FALSE(term_selects(term, "ops", in("lab"), &dir));
+  term.namespace_selector->match_expressions = {
+      requirement(std::string(namespace_name_label), selector_operator::in, {"new"})};
+  EXPECT_TRUE(term_selects(term, "shop", in("new"), &dir)) << "the name label of one not held";
+  // The union with listed namespaces stands.
+  term.namespaces = {"ops"};
+  term.namespace_selector->match_expressions = {requirement("team", selector_operator::in, {"a"})};
+  EXPECT_TRUE(term_selects(term, "new", in("ops"), &dir));
+  EXPECT_TRUE(term_selects(term, "new", in("lab"), &dir));
+  EXPECT_FALSE(term_selects(term, "ops", in("new"), &dir));
 }
 
 TEST(pod_neighbourhood, host_ports_conflict_as_kubernetes_host_port_info_says) {
@@ -159,6 +207,39 @@ TEST(pod_neighbourhood, a_pod_keeps_away_what_its_anti_affinity_names_both_ways)
   EXPECT_EQ(c.verdicts(web_kind), (std::vector{ok, ok, existing, ok}));
   EXPECT_EQ(c.verdicts(other_kind), (std::vector{ok, ok, ok, ok}));
   EXPECT_EQ(c.verdicts(plain_kind), (std::vector{ok, ok, ok, ok}));
+}
+
+TEST(pod_neighbourhood, namespace_selectors_read_the_directory_both_ways) {
+  // A guard in ops keeps team a's web pods out of its zone; a web pod in ops keeps away from
+  // team a's caches. Both are decided with the directory's labels, and not without it.
+  const namespace_directory dir = teams();
+  auto team_a = [] {
+    auto t = pods_labelled("app", "web", std::string(zone));
+    t.namespace_selector.emplace();
+    t.namespace_selector->match_labels.set("team", "a");
+    return t;
+  };
+  pod guard = make_pod("guard").ns("ops").anti_affinity(team_a());
+  pod web_shop = make_pod("web").ns("shop").label("app", "web");
+  pod web_ops = make_pod("web").ns("ops").label("app", "web");
+  pod seeker = make_pod("seeker").ns("ops").label("app", "other").anti_affinity(team_a());
+  for (const namespace_directory* d : {&dir, static_cast<const namespace_directory*>(nullptr)}) {
+    cluster c;
+    c.hood.set_namespaces(d);
+    auto shop_kind = c.hood.prepare(web_shop);
+    auto ops_kind = c.hood.prepare(web_ops);
+    auto seeker_kind = c.hood.prepare(seeker);
+    c.hood.add(2, c.nodes[2], guard);
+    c.hood.add(0, c.nodes[0], web_shop);
+    if (d) {
+      EXPECT_EQ(c.verdicts(shop_kind), (std::vector{ok, ok, existing, ok}));
+      EXPECT_EQ(c.verdicts(seeker_kind), (std::vector{anti, anti, ok, ok}));
+    } else {
+      EXPECT_EQ(c.verdicts(shop_kind), (std::vector{ok, ok, ok, ok}));
+      EXPECT_EQ(c.verdicts(seeker_kind), (std::vector{ok, ok, ok, ok}));
+    }
+    EXPECT_EQ(c.verdicts(ops_kind), (std::vector{ok, ok, ok, ok})) << "ops is team b";
+  }
 }
 
 TEST(pod_neighbourhood, affinity_needs_a_matching_pod_in_the_domain_of_every_term) {

@@ -808,6 +808,70 @@ TEST(KubeMode, AntiAffinityAndHostPortsKeepAGangsMembersApartAndAwayFromOtherSch
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// A required anti-affinity term with a namespaceSelector on a label of the namespaces (not their
+// name): phalanxd watches Namespaces and matches their labels, as kube-scheduler does. The only
+// node has a db pod in a namespace of team a; a web pod that keeps away from team a's db pods
+// waits, saying why. Once that namespace leaves team a (a label patch), the web pod is bound
+// there.
+TEST(KubeMode, ANamespaceSelectorMatchesTheNamespacesLabels) {
+  kube_harness h;
+  h.node("n0", "4");
+  auto d = h.start_phalanxd("data");
+  const std::string other = h.ns() + "-data";
+  h.apply(json::object{{"apiVersion", "v1"},
+                       {"kind", "Namespace"},
+                       {"metadata", json::object{{"name", other},
+                                                 {"labels", json::object{{"team", "a"}}}}}});
+  h.apply(json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata",
+       json::object{{"name", "db"}, {"namespace", other}, {"labels", json::object{{"app", "db"}}}}},
+      {"spec", json::object{{"schedulerName", "default-scheduler"},
+                            {"containers", json::array{json::object{
+                                               {"name", "main"},
+                                               {"image", "registry.k8s.io/pause:3.10"}}}}}}});
+  auto bound = k8s::post_json(
+      h.admin(), "/api/v1/namespaces/" + other + "/pods/db/binding",
+      json::object{{"apiVersion", "v1"},
+                   {"kind", "Binding"},
+                   {"metadata", json::object{{"name", "db"}, {"namespace", other}}},
+                   {"target", json::object{{"kind", "Node"}, {"name", "n0"}}}});
+  ASSERT_TRUE(bound.ok()) << bound.error().to_string();
+  json::object term{
+      {"labelSelector", json::object{{"matchLabels", json::object{{"app", "db"}}}}},
+      {"namespaceSelector", json::object{{"matchLabels", json::object{{"team", "a"}}}}},
+      {"topologyKey", "kubernetes.io/hostname"}};
+  h.podgroup("web", 1);
+  h.apply(json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", json::object{{"name", "web"},
+                                {"namespace", h.ns()},
+                                {"annotations", json::object{{"scheduling.k8s.io/group-name", "web"}}}}},
+      {"spec", json::object{{"schedulerName", "volcano"},
+                            {"affinity", json::object{{"podAntiAffinity",
+                                                       json::object{{"requiredDuringSchedulingIgnoredDuringExecution",
+                                                                     json::array{term}}}}}},
+                            {"containers", json::array{json::object{
+                                               {"name", "main"},
+                                               {"image", "registry.k8s.io/pause:3.10"},
+                                               {"resources", json::object{{"requests", json::object{
+                                                                               {"cpu", "1"}}}}}}}}}}});
+  ASSERT_TRUE(h.wait_for([&] {
+    return pod_scheduled_message(h, "web").find("didn't match pod anti-affinity rules") !=
+           std::string::npos;
+  })) << describe(h) << read_log(*d);
+  EXPECT_TRUE(h.pods()["web"].node.empty());
+  auto moved = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + other,
+                               json::parse(R"({"metadata":{"labels":{"team":"b"}}})"),
+                               k8s::patch_type::merge);
+  ASSERT_TRUE(moved.ok()) << moved.error().to_string();
+  ASSERT_TRUE(h.wait_for([&] { return h.pods()["web"].node == "n0"; }))
+      << describe(h) << read_log(*d);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 // Many lone pods created at once: each one's gang of the same name is planned at once, and its
 // PodGroup object, made by phalanxd, comes back through the watch while that gang may be binding
 // the pod. Two bugs found by `phalanx-loadtest k8s` lived here. The object replaced the gang by
