@@ -130,7 +130,7 @@ cluster_actor::behavior_type cluster_actor_impl(self_ptr self, context_ptr ctx) 
       } else {
         const auto& q = i->second;
         scheduler::enqueue_gate gate{st.ctx->config.scheduling.enqueue, st.allocatable, st.used,
-                                     st.inqueue};
+                                     st.inqueue, st.ctx->now()};
         scheduler::queue_usage usage;
         usage.name = req.queue;
         usage.state = q.spec->state;

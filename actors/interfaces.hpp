@@ -193,6 +193,9 @@ using queue_actor = queue_actor_fwd::extend<
   // A gang woken by this queue does not wait for a slot now (it has nothing to plan); 0: the
   // queue's own time limit on waiting for its woken gangs.
   caf::reacts_to<woken_atom, uint64_t>,
+  // Gang `gang`'s sla-waiting-time ran out (scheduler/sla.hpp): refused by the gate before, it
+  // asks again now, and the gate admits it.
+  caf::reacts_to<sla_atom, uint64_t>,
   // A snapshot, for tests and invariant checks.
   caf::replies_to<inspect_atom>::with<queue_snapshot>>;
 

@@ -442,6 +442,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, recompute_atom, "recompute")
   CAF_ADD_ATOM(phalanx, phalanx::actors, wake_atom, "wake")
   CAF_ADD_ATOM(phalanx, phalanx::actors, woken_atom, "woken")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, sla_atom, "sla")
   CAF_ADD_ATOM(phalanx, phalanx::actors, retry_atom, "retry")
   // Registry (the service backend) and the PodGroup actors.
   CAF_ADD_ATOM(phalanx, phalanx::actors, bind_gang_atom, "bindgang")

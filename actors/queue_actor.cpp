@@ -3,6 +3,7 @@
 #include "scheduler/fair_share.hpp"
 #include "scheduler/order.hpp"
 #include "scheduler/quantity.hpp"
+#include "scheduler/sla.hpp"
 
 #include <caf/all.hpp>
 
@@ -442,6 +443,13 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
           sync_claim(self, a.gang, b, {}, b.group->min_resources);
         } else {
           st.refused_since_wake.insert(a.gang);
+          // A gang with an sla-waiting-time asks again once it has waited that long, without
+          // waiting for room to free up: the gate admits it then.
+          if (auto deadline = scheduler::sla_deadline(*b.group)) {
+            auto now = st.ctx->now();
+            if (now < *deadline)
+              self->delayed_send(self, *deadline - now, sla_atom::value, a.gang);
+          }
           self->send(b.handle, admission_atom::value, std::move(a));
         }
       }
@@ -603,6 +611,13 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       for (auto& [id, b] : st.gangs)
         if (b.sleeping)
           wake(self, id, b);
+      try_admit(self);
+      dispatch(self);
+    },
+    [self](sla_atom, uint64_t gang) {
+      auto& st = self->state;
+      if (st.refused_since_wake.erase(gang) == 0)
+        return;  // Admitted, gone, or already asking again.
       try_admit(self);
       dispatch(self);
     },

@@ -321,10 +321,10 @@ status change_refused(api::resource_kind kind, std::string_view name);
 /// The scheduling side takes an object's new spec, from an update through the API or from the
 /// apiserver's watch: a node's actor and the cluster's view take it and waiting gangs try
 /// again; a queue's actor takes it (and the tree's effective states are renewed); a PodGroup
-/// whose scheduling spec changed (minMember, minTaskMember, minResources, queue, priority)
-/// starts over as a new incarnation of its gang, which plans from its pods as they are, so
-/// nothing planned under the old spec is committed under the new one. `change_group` returns
-/// the group's entry, under its new gang id when it started over.
+/// whose scheduling spec changed (minMember, minTaskMember, minResources, queue, priority,
+/// sla-waiting-time) starts over as a new incarnation of its gang, which plans from its pods as
+/// they are, so nothing planned under the old spec is committed under the new one.
+/// `change_group` returns the group's entry, under its new gang id when it started over.
 void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node next);
 /// The event a node's cordon or uncordon records (NodeNotSchedulable, NodeSchedulable).
 void record_cordon_event(self_ptr self, const std::string& node, bool unschedulable);

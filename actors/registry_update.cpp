@@ -56,7 +56,8 @@ group_entry& change_group(self_ptr self, group_entry& g, scheduler::pod_group ne
   const bool replan = was.min_member != next.min_member ||
                       was.min_task_member != next.min_task_member ||
                       was.min_resources != next.min_resources || was.queue != next.queue ||
-                      was.priority != next.priority;
+                      was.priority != next.priority ||
+                      was.sla_waiting_time != next.sla_waiting_time;
   auto updated = std::make_shared<const scheduler::pod_group>(std::move(next));
   if (!replan) {
     g.group = std::move(updated);

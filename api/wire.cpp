@@ -3,6 +3,7 @@
 #include "api/codec.hpp"
 
 #include "scheduler/quantity.hpp"
+#include "scheduler/sla.hpp"
 
 #include <algorithm>
 #include <array>
@@ -1012,6 +1013,10 @@ pod_group_object read_pod_group(const v1::PodGroup& in, reader& r) {
   g.min_resources = read_resources(spec.min_resources(), "spec.minResources", r);
   g.queue = spec.queue().empty() ? std::string(scheduler::default_queue_name) : spec.queue();
   g.priority_class_name = spec.priority_class_name();
+  // An annotation that does not read is the validator's to refuse (standalone) or, in what the
+  // apiserver sends, ignored as Volcano's sla plugin ignores it.
+  if (auto sla = scheduler::read_sla_waiting_time(g.meta); sla && *sla)
+    g.sla_waiting_time = **sla;
   if (r.read_status) {
     const auto& st = in.status();
     if (!st.phase().empty()) {

@@ -1,5 +1,7 @@
 #include "scheduler/enqueue_gate.hpp"
 
+#include "scheduler/sla.hpp"
+
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -123,8 +125,9 @@ std::string_view to_string(admission_code c) noexcept {
 }
 
 enqueue_gate::enqueue_gate(enqueue_config config, const resources& allocatable,
-                           const resources& used, const resources& inqueue)
+                           const resources& used, const resources& inqueue, timestamp now)
     : config_(config),
+      now_(now),
       scaled_allocatable_(allocatable.scaled(config.overcommit_factor.num,
                                              config.overcommit_factor.den)),
       used_(used),
@@ -145,6 +148,12 @@ admission_decision enqueue_gate::check(const pod_group& group, const queue_usage
   const resources& need = group.min_resources;
   if (need.is_zero())
     return out;
+  // Volcano's sla plugin permits a gang that waited past its sla-waiting-time, and a permit in
+  // its tier keeps the later tiers (overcommit, proportion) from being asked.
+  if (sla_due(group, now_)) {
+    out.waited_past_sla = true;
+    return out;
+  }
 
   // Queue capability, in the dimensions the gang asks for. Uncapped dimensions never fall short:
   // they get the gang's own amount as "left".

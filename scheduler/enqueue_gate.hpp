@@ -11,7 +11,8 @@
 //      cluster inqueue + own minResources <= allocatable * overcommit_factor - used,
 //    compared only in the dimensions the gang's minResources names (Volcano's
 //    LessEqualWithDimension), so a CPU-only gang is not refused for lack of GPUs.
-// A gang without minResources is admitted as soon as its queue is Open.
+// A gang without minResources is admitted as soon as its queue is Open, and so is a gang that has
+// waited past its sla-waiting-time (scheduler/sla.hpp): 2 and 3 are not asked.
 //
 // "inqueue" is what admitted gangs still hold a claim on: for a gang admitted and not yet
 // started, its whole minResources; for a gang started (minMember placed), minResources minus what
@@ -79,6 +80,8 @@ struct admission_decision {
   std::string reason;
   /// The short dimensions (requested = the gang's minResources, available = what is left).
   std::vector<shortfall> missing;
+  /// Admitted because it waited past its sla-waiting-time, whatever 2 and 3 would say.
+  bool waited_past_sla = false;
 
   bool admitted() const noexcept { return code == admission_code::admitted; }
 };
@@ -86,9 +89,10 @@ struct admission_decision {
 class enqueue_gate {
  public:
   /// `allocatable`: sum over live nodes. `used`: requests of every pod holding resources.
-  /// `inqueue`: the cluster's inqueue amount (see the file comment).
+  /// `inqueue`: the cluster's inqueue amount (see the file comment). `now`: when the decisions
+  /// are made, for gangs' sla-waiting-time.
   enqueue_gate(enqueue_config config, const resources& allocatable, const resources& used,
-               const resources& inqueue);
+               const resources& inqueue, timestamp now = {});
 
   /// The decision for `group` in `queue`, changing nothing.
   admission_decision check(const pod_group& group, const queue_usage& queue) const;
@@ -104,6 +108,7 @@ class enqueue_gate {
 
  private:
   enqueue_config config_;
+  timestamp now_;
   resources scaled_allocatable_;  // allocatable * overcommit_factor, rounded down.
   resources used_;
   resources inqueue_;

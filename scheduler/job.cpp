@@ -1,6 +1,7 @@
 #include "scheduler/job.hpp"
 
 #include "scheduler/random.hpp"
+#include "scheduler/sla.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -172,6 +173,8 @@ result<expanded_job> expand(const job& j, const uid_generator& make_uid,
   g.queue = j.queue.empty() ? std::string(default_queue_name) : j.queue;
   g.priority_class_name = j.priority_class_name;
   g.priority = j.priority;
+  if (auto sla = read_sla_waiting_time(g.meta); sla && *sla)
+    g.sla_waiting_time = **sla;
 
   std::size_t total = 0;
   for (const auto& t : j.tasks)

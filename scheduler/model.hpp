@@ -515,6 +515,10 @@ struct pod_group {
   std::string queue = "default";
   std::string priority_class_name;
   int32_t priority = 0;  // Resolved from priority_class_name.
+  /// How long it is willing to wait to be enqueued, from the annotation sla-waiting-time
+  /// (scheduler/sla.hpp, read where a PodGroup is decoded, restored or made from a job); zero:
+  /// none.
+  duration sla_waiting_time{};
   friend bool operator==(const pod_group&, const pod_group&) = default;
 };
 

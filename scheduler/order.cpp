@@ -1,5 +1,7 @@
 #include "scheduler/order.hpp"
 
+#include "scheduler/sla.hpp"
+
 #include <algorithm>
 
 namespace phalanx::scheduler {
@@ -10,11 +12,25 @@ std::strong_ordering compare_times(timestamp a, timestamp b) noexcept {
   return a.time_since_epoch().count() <=> b.time_since_epoch().count();
 }
 
+// Volcano's sla plugin: a gang with an sla-waiting-time before one without, the earlier deadline
+// first. Its tier comes before drf's, so it orders before the DRF share too.
+std::strong_ordering compare_sla(const pod_group& a, const pod_group& b) noexcept {
+  auto deadline_a = sla_deadline(a);
+  auto deadline_b = sla_deadline(b);
+  if (deadline_a.has_value() != deadline_b.has_value())
+    return deadline_a.has_value() ? std::strong_ordering::less : std::strong_ordering::greater;
+  if (deadline_a)
+    return compare_times(*deadline_a, *deadline_b);
+  return std::strong_ordering::equal;
+}
+
 } // namespace
 
 std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexcept {
   if (a.priority != b.priority)
     return b.priority <=> a.priority;  // Higher priority first.
+  if (auto c = compare_sla(a, b); c != 0)
+    return c;
   if (auto c = compare_times(a.meta.creation_time, b.meta.creation_time); c != 0)
     return c;
   return a.meta.uid <=> b.meta.uid;
@@ -34,6 +50,8 @@ std::strong_ordering compare_gangs_drf(const pod_group& a, ratio share_a, const 
                                        ratio share_b) noexcept {
   if (a.priority != b.priority)
     return b.priority <=> a.priority;
+  if (auto c = compare_sla(a, b); c != 0)
+    return c;
   if (auto c = share_a <=> share_b; c != 0)
     return c;
   return compare_gangs(a, b);

@@ -1,8 +1,9 @@
 #pragma once
 
 // The orders of the scheduling core (DESIGN.md sections 1, 4 and 7):
-// - gang order within a queue: priority descending, creation time ascending, uid ascending
-//   (Volcano's priority plugin, then its default job order), or DRF as an option;
+// - gang order within a queue: priority descending, the sla-waiting-time deadline, creation time
+//   ascending, uid ascending (Volcano's priority and sla plugins, then its default job order),
+//   or DRF as an option;
 // - queue order: priority descending, then the lowest share allocated / deserved (Volcano's
 //   proportion plugin), then name;
 // - the conflict ticket of the two-phase gang commit: (queue share, priority descending,
@@ -24,8 +25,9 @@ namespace phalanx::scheduler {
 // ---------------------------------------------------------------------------------------------
 // Gang order
 
-/// Priority descending, then creation time ascending, then uid ascending. `less` means "goes
-/// first". Two gangs compare equal only when all three are equal (the same gang, in practice).
+/// Priority descending, then the sla-waiting-time deadline (scheduler/sla.hpp: gangs with one
+/// first, the earliest first), then creation time ascending, then uid ascending. `less` means
+/// "goes first". Two gangs compare equal only when all three are equal (the same gang, in practice).
 std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexcept;
 
 /// compare_gangs(a, b) < 0: a strict weak order for std::sort.
@@ -36,8 +38,9 @@ inline bool gang_before(const pod_group& a, const pod_group& b) noexcept {
 /// How the gangs of one queue are ordered.
 enum class gang_order_policy {
   priority,  // compare_gangs. The default.
-  drf,       // Priority descending, then the lowest DRF share of the gang's allocation over the
-             // cluster total, then creation time and uid (Volcano's drf plugin below priority).
+  drf,       // Priority descending, the sla deadline, then the lowest DRF share of the gang's
+             // allocation over the cluster total, then creation time and uid (Volcano's drf
+             // plugin below priority and sla).
 };
 std::string_view to_string(gang_order_policy p) noexcept;  // "priority", "drf"
 inline constexpr gang_order_policy gang_order_policy_last = gang_order_policy::drf;

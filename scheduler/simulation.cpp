@@ -4,6 +4,7 @@
 #include "scheduler/preemption.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/room_reservation.hpp"
+#include "scheduler/sla.hpp"
 #include "scheduler/validation.hpp"
 
 #include <algorithm>
@@ -243,7 +244,14 @@ resources as_share(resources deserved) {
 }
 
 // bound_reached: a blocked gang has waited starvation_bound (phalanx); a pass sees it starve.
-enum class event_kind : uint8_t { arrival, pod_created, pod_started, pod_timer, bound_reached };
+enum class event_kind : uint8_t {
+  arrival,
+  pod_created,
+  pod_started,
+  pod_timer,
+  bound_reached,
+  sla_due,  // A refused gang's sla-waiting-time ran out: the gate admits it now.
+};
 
 struct event {
   duration at{};
@@ -627,6 +635,9 @@ void simulation::handle(const event& e) {
       break;
     case event_kind::bound_reached:
       dirty_ = true;  // The pass finds it blocked, now starving, and lets it reserve.
+      break;
+    case event_kind::sla_due:
+      dirty_ = true;  // The pass asks the gate again, which admits it now.
       break;
   }
 }
@@ -1179,7 +1190,8 @@ bool simulation::phalanx_enqueue() {
   resources claims;
   for (const auto& q : queues_)
     claims += q.claims;
-  enqueue_gate gate(config_.gate, total_, used_total_, claims);
+  const timestamp now = timestamp{} + now_;
+  enqueue_gate gate(config_.gate, total_, used_total_, claims, now);
   std::vector<queue_usage> usage;
   usage.reserve(queues_.size());
   std::vector<ratio> share(queues_.size());
@@ -1217,12 +1229,18 @@ bool simulation::phalanx_enqueue() {
     const std::size_t j = q.unadmitted[next[best]];
     auto& job = jobs_[j];
     admission_code code;
-    if (job.refused_epoch == epoch_ && job.refused_claims == claim_changes_) {
+    const auto sla = sla_deadline(job.spec.group);
+    if (job.refused_epoch == epoch_ && job.refused_claims == claim_changes_ &&
+        (!sla || now < *sla)) {
       code = job.refusal;  // Room only shrank since it was refused.
     } else {
       auto decision = gate.admit(job.spec.group, usage[best]);
       code = decision.code;
       if (!decision.admitted()) {
+        // Refused before its sla-waiting-time ran out: asked again when it does.
+        if (sla && now < *sla && code != admission_code::queue_not_open &&
+            job.refused_epoch != epoch_)
+          push(sla->time_since_epoch(), event_kind::sla_due, j, 0);
         job.reason = code == admission_code::queue_not_open && !q.closed_because.empty()
                          ? "queue \"" + q.spec.name + "\" admits no gangs: " + q.closed_because
                          : std::move(decision.reason);

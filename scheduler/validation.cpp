@@ -1,5 +1,7 @@
 #include "scheduler/validation.hpp"
 
+#include "scheduler/sla.hpp"
+
 #include "scheduler/fair_share.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -907,9 +909,24 @@ field_errors validate(const pod& p) {
   return out;
 }
 
+namespace {
+
+// The sla plugin's annotation (scheduler/sla.hpp) on a PodGroup, or on a job whose PodGroup
+// takes it: a Go duration above zero.
+void validate_sla_waiting_time(const object_meta& meta, field_errors& out) {
+  auto sla = read_sla_waiting_time(meta);
+  if (!sla)
+    out.push_back(invalid_error(keyed("metadata.annotations", sla_waiting_time_key),
+                                *meta.annotations.find(sla_waiting_time_key),
+                                sla.error().message()));
+}
+
+} // namespace
+
 field_errors validate(const pod_group& group, std::optional<int32_t> declared_pods) {
   field_errors out;
   validate_meta(group.meta, namespace_rule::namespaced, is_dns1123_subdomain, out);
+  validate_sla_waiting_time(group.meta, out);
 
   if (group.min_member < 0)
     out.push_back(
@@ -1192,6 +1209,7 @@ field_errors check_queue_tree(const queue& q, std::span<const queue> existing) {
 field_errors validate(const job& j) {
   field_errors out;
   validate_meta(j.meta, namespace_rule::namespaced, is_dns1123_label, out);
+  validate_sla_waiting_time(j.meta, out);
 
   int64_t total_replicas = 0;
   for (const auto& t : j.tasks)

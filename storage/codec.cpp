@@ -2,6 +2,8 @@
 
 #include "records.pb.h"
 
+#include "scheduler/sla.hpp"
+
 #include <google/protobuf/io/coded_stream.h>
 
 #include <concepts>
@@ -1707,6 +1709,8 @@ status record_decoder::decode(std::string_view bytes, pod_group_record& rec) {
   out.queue = take(in.mutable_queue());
   out.priority_class_name = take(in.mutable_priority_class_name());
   out.priority = in.priority();
+  if (auto sla = scheduler::read_sla_waiting_time(out.meta); sla && *sla)
+    out.sla_waiting_time = **sla;
   return {};
 }
 

@@ -55,6 +55,7 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
     [](spec_atom, queue_ptr) {},
     [](wake_atom) {},
     [](woken_atom, uint64_t) {},
+    [](sla_atom, uint64_t) {},
     [](inspect_atom) { return queue_snapshot{}; },
   };
 }

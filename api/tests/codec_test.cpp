@@ -450,6 +450,27 @@ TEST(Decode, PodRequestsAreTheEffectiveRequests) {
   EXPECT_EQ(p.requests.pods, 1);
 }
 
+TEST(Decode, SlaWaitingTimeIsReadFromTheAnnotation) {
+  auto group = [](const char* annotations) {
+    return parse_ok(std::string(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
+                 "metadata":{"name":"g","namespace":"n","annotations":)") + annotations +
+                    R"(},"spec":{"minMember":1}})");
+  };
+  auto o = decode_object(group(R"({"sla-waiting-time":"1h30m"})"), user());
+  ASSERT_TRUE(o.ok()) << o.error().message;
+  EXPECT_EQ(as<pod_group_object>(*o).group.sla_waiting_time, std::chrono::minutes(90));
+  auto plain = decode_object(group("{}"), user());
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(as<pod_group_object>(*plain).group.sla_waiting_time.count(), 0);
+  // What an apiserver sends is not validated: a value that does not read is ignored, as
+  // Volcano's sla plugin ignores it.
+  decode_options from_apiserver;
+  from_apiserver.validate = false;
+  auto ignored = decode_object(group(R"({"sla-waiting-time":"soon"})"), from_apiserver);
+  ASSERT_TRUE(ignored.ok()) << ignored.error().message;
+  EXPECT_EQ(as<pod_group_object>(*ignored).group.sla_waiting_time.count(), 0);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Round trips
 
@@ -825,6 +846,13 @@ INSTANTIATE_TEST_SUITE_P(
                "spec.tasks[1].replicas", R"(Invalid value: "three": must be an integer)"},
     field_case{"replicas_fraction", JOB(R"({"tasks":[)" TASK("1.5") "]}"), "spec.tasks[0].replicas",
                "Invalid value: 1.5: must be an integer"},
+    field_case{"sla_waiting_time_not_a_duration",
+               R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"g","namespace":"n","annotations":{"sla-waiting-time":"2 days"}},"spec":{"minMember":1}})",
+               "metadata.annotations[sla-waiting-time]",
+               R"(Invalid value: "2 days": unknown unit " days" in duration "2 days")"},
+    field_case{"job_sla_waiting_time_not_positive",
+               R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j","namespace":"n","annotations":{"sla-waiting-time":"-5m"}},"spec":{"tasks":[)" TASK("1") "]}}",
+               "metadata.annotations[sla-waiting-time]", "must be a duration above zero"},
     field_case{"min_member_out_of_range",
                R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"g","namespace":"n"},"spec":{"minMember":3000000000}})",
                "spec.minMember", "must be an integer between -2147483648 and 2147483647"},
