@@ -468,7 +468,7 @@ class session {
             row[name_column] = qualified_name(k.kind, row[name_column]);
           lines.push_back(std::move(row));
         }
-        auto widths = column_widths(lines);
+        auto widths = column_widths(lines, get_min_width);
         if (!first && !inv_.no_headers)
           env_.out << "\n";
         first = false;
@@ -553,7 +553,7 @@ class session {
           lines.push_back(table_header(kind, opts));
         for (const auto& i : f->items)
           lines.push_back(table_row(kind, i, opts, "ADDED"));
-        widths = event_widths(column_widths(lines));
+        widths = event_widths(column_widths(lines, get_min_width));
         for (const auto& l : lines)
           env_.out << format_row(l, widths);
         header_printed = true;

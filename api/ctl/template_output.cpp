@@ -158,7 +158,7 @@ std::string format_custom_columns(const std::vector<custom_column>& columns,
     }
     lines.push_back(std::move(row));
   }
-  auto widths = column_widths(lines);
+  auto widths = column_widths(lines, get_min_width);
   std::string out;
   for (const auto& l : lines)
     out += format_row(l, widths);
