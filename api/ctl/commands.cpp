@@ -557,6 +557,10 @@ class session {
         for (const auto& l : lines)
           env_.out << format_row(l, widths);
         header_printed = true;
+      } else if (inv_.watch && inv_.output == output_format::custom_columns && !f->items.empty()) {
+        // The listing aligned as one table; the events that follow print a row each.
+        env_.out << format_custom_columns(columns_, f->items, inv_.no_headers);
+        columns_printed_ = true;
       } else if (inv_.watch && !tabular) {
         // As kubectl -w does: each object on its own, as the events that follow print them.
         for (const auto& i : f->items)
