@@ -42,6 +42,12 @@ std::string_view to_string(output_format f) noexcept {
       return "yaml";
     case output_format::name:
       return "name";
+    case output_format::jsonpath:
+      return "jsonpath";
+    case output_format::jsonpath_as_json:
+      return "jsonpath-as-json";
+    case output_format::custom_columns:
+      return "custom-columns";
   }
   return "";
 }
@@ -85,6 +91,8 @@ enum class flag_id {
   force,
   no_headers,
   show_labels,
+  sort_by,
+  allow_missing_template_keys,
   client,
 };
 
@@ -96,7 +104,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 20> flags = {{
+constexpr std::array<flag_spec, 22> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -117,6 +125,9 @@ constexpr std::array<flag_spec, 20> flags = {{
   {flag_id::output_watch_events, "output-watch-events", 0, false, bit(command::get)},
   {flag_id::no_headers, "no-headers", 0, false, bit(command::get)},
   {flag_id::show_labels, "show-labels", 0, false, bit(command::get)},
+  {flag_id::sort_by, "sort-by", 0, true, bit(command::get)},
+  {flag_id::allow_missing_template_keys, "allow-missing-template-keys", 0, false,
+   bit(command::get)},
   {flag_id::ignore_not_found, "ignore-not-found", 0, false, bit(command::remove)},
   {flag_id::grace_period, "grace-period", 0, true, bit(command::remove)},
   {flag_id::force, "force", 0, false, bit(command::remove)},
@@ -169,12 +180,79 @@ constexpr std::array<action_word, 6> actions = {{
   {"node", "uncordon", resource_kind::node},
 }};
 
+// -o FORMAT: wide, json, yaml, name, or kubectl's jsonpath=TEMPLATE, jsonpath-file=FILE,
+// jsonpath-as-json=TEMPLATE, custom-columns=SPEC and custom-columns-file=FILE.
+status parse_output(const given_flag& g, invocation& inv) {
+  struct simple {
+    std::string_view word;
+    output_format format;
+  };
+  for (auto f : {simple{"wide", output_format::wide}, simple{"json", output_format::json},
+                 simple{"yaml", output_format::yaml}, simple{"name", output_format::name}})
+    if (g.value == f.word) {
+      inv.output = f.format;
+      return status::ok_status();
+    }
+  struct with_template {
+    std::string_view word;
+    output_format format;
+    bool from_file;
+  };
+  std::string_view v = g.value;
+  auto eq = v.find('=');
+  std::string_view word = v.substr(0, eq);
+  std::string argument(eq == std::string_view::npos ? std::string_view() : v.substr(eq + 1));
+  for (auto f : {with_template{"jsonpath", output_format::jsonpath, false},
+                 with_template{"jsonpath-file", output_format::jsonpath, true},
+                 with_template{"jsonpath-as-json", output_format::jsonpath_as_json, false},
+                 with_template{"custom-columns", output_format::custom_columns, false},
+                 with_template{"custom-columns-file", output_format::custom_columns, true}}) {
+    if (word != f.word)
+      continue;
+    if (argument.empty())
+      return usage(f.format == output_format::custom_columns
+                     ? "custom-columns format specified but no custom columns given"
+                     : "template format specified but no template given");
+    inv.output = f.format;
+    (f.from_file ? inv.output_template_file : inv.output_template) = argument;
+    return status::ok_status();
+  }
+  return usage(g.spelling + ": unknown output format \"" + g.value +
+               "\": use wide, json, yaml, name, jsonpath=TEMPLATE, jsonpath-file=FILE, "
+               "jsonpath-as-json=TEMPLATE, custom-columns=SPEC or custom-columns-file=FILE");
+}
+
 // Splits KIND [NAME...] or KIND/NAME... into the invocation.
 status read_targets(std::string_view cmd_name, const std::vector<std::string>& words,
                     invocation& inv) {
   if (words.empty())
     return status::ok_status();
   bool slashed = words.front().find('/') != std::string::npos;
+  if (!slashed && cmd_name == "get" && words.front().find(',') != std::string::npos) {
+    // kubectl's KIND,KIND...: no spaces, each a resource word.
+    std::string_view list = words.front();
+    std::size_t start = 0;
+    while (true) {
+      auto comma = list.find(',', start);
+      std::string word(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+      auto k = resolve_resource(word);
+      if (!k)
+        return usage(std::string(cmd_name) + ": the server doesn't have a resource type \"" +
+                     word + "\"; Phalanx serves " + kinds_list());
+      if (std::find(inv.kinds.begin(), inv.kinds.end(), *k) == inv.kinds.end())
+        inv.kinds.push_back(*k);
+      if (comma == std::string_view::npos)
+        break;
+      start = comma + 1;
+    }
+    inv.kind = inv.kinds.front();
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      if (words[i].empty() || words[i].find('/') != std::string::npos)
+        return usage(std::string(cmd_name) + ": \"" + words[i] + "\" is not a name");
+      inv.names.push_back(words[i]);
+    }
+    return status::ok_status();
+  }
   if (!slashed) {
     auto k = resolve_resource(words.front());
     if (!k)
@@ -462,17 +540,16 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
         inv.files.push_back(g.value);
         break;
       case flag_id::output:
-        if (g.value == "wide")
-          inv.output = output_format::wide;
-        else if (g.value == "json")
-          inv.output = output_format::json;
-        else if (g.value == "yaml")
-          inv.output = output_format::yaml;
-        else if (g.value == "name")
-          inv.output = output_format::name;
-        else
-          return usage(g.spelling + ": unknown output format \"" + g.value +
-                       "\": use wide, json, yaml or name");
+        if (auto o = parse_output(g, inv); !o)
+          return o;
+        break;
+      case flag_id::sort_by:
+        if (g.value.empty())
+          return usage(g.spelling + " needs a JSONPath, such as .metadata.name");
+        inv.sort_by = g.value;
+        break;
+      case flag_id::allow_missing_template_keys:
+        s = boolean(inv.allow_missing_template_keys);
         break;
       case flag_id::watch:
         s = boolean(inv.watch);
@@ -529,6 +606,9 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
         return s;
       if (!inv.kind)
         return usage(verb + " needs a resource type: " + kinds_list());
+      if (inv.kinds.empty())
+        inv.kinds.push_back(*inv.kind);
+
       if (inv.all_namespaces && !inv.names.empty())
         return usage("a resource cannot be retrieved by name across all namespaces: drop -A "
                      "or the names");
@@ -536,6 +616,9 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
         return usage("names cannot be given together with a selector (-l)");
       if (inv.watch_only)
         inv.watch = true;
+      if (inv.kinds.size() > 1 && inv.watch)
+        return usage("--watch works on one kind of resource at a time, not on " +
+                     std::to_string(inv.kinds.size()));
       if (inv.output_watch_events && !inv.watch)
         return usage("--output-watch-events needs --watch (-w)");
       if (inv.watch && inv.names.size() > 1)
@@ -625,16 +708,26 @@ at the end.
   if (t == "get")
     return R"(Print objects as a table, or as JSON, YAML or names.
 
-Usage: phalanxctl get KIND [NAME...] [flags]
+Usage: phalanxctl get KIND[,KIND...] [NAME...] [flags]
        phalanxctl get KIND/NAME...
 
-Kinds: queues (q), podgroups (pg), pods (po), jobs (vcjob, vj), nodes (no).
+Kinds: queues (q), podgroups (pg), pods (po), jobs (vcjob, vj), nodes (no). Several kinds
+(get pods,pg) print a table per kind, each name prefixed by its kind (pod/web-1), as kubectl.
 
 Flags:
   -n, --namespace NS         the namespace (default "default"); cluster-scoped kinds ignore it
   -A, --all-namespaces       every namespace (adds a NAMESPACE column)
   -l, --selector SELECTOR    label selector: app=x,tier!=db,env in (a,b),!legacy
-  -o, --output FORMAT        wide, json, yaml or name
+  -o, --output FORMAT        wide, json, yaml, name, or kubectl's:
+        jsonpath=TEMPLATE          -o jsonpath='{.items[*].metadata.name}'
+        jsonpath-file=FILE         the template in a file
+        jsonpath-as-json=TEMPLATE  each action's results as a JSON array
+        custom-columns=SPEC        -o custom-columns=NAME:.metadata.name,NODE:.spec.nodeName
+        custom-columns-file=FILE   a line of headers and a line of paths
+      --sort-by JSONPATH     order by a field: .metadata.name, {.spec.priority},
+                             .spec.containers[0].resources.requests.cpu (quantities by amount)
+      --allow-missing-template-keys  a key missing from a jsonpath template prints nothing
+                             (default true); false: an error
   -w, --watch                after the listing, print every change as it happens
       --watch-only           print only the changes
       --output-watch-events  print the event type (ADDED, MODIFIED, DELETED) with each change
@@ -644,6 +737,10 @@ Flags:
 Columns: jobs as `vcctl job list` (Name Creation Phase JobType Replicas Min Pending Running
 Succeeded Failed Unknown RetryCount), queues as `vcctl queue list` (Name Weight State Parent
 Inqueue Pending Running Unknown Completed), pods, podgroups and nodes as kubectl.
+
+JSONPath is kubectl's dialect: {.a.b} {.items[*].x} [0] [-1] [0:2] [*] .* ..name
+[?(@.x=="v")] (== != < <= > >=, [?(@.x)] for presence) [0,1] ['a','b'] {.labels.a\.b/c}
+{range .items[*]}...{end} {"\n"} {@}. A collection is a List: -o jsonpath='{.items[0].kind}'.
 )" + std::string(connection);
   if (t == "describe")
     return R"(Show an object in detail: its spec, status, why it is pending, and its events.

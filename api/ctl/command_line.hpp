@@ -28,9 +28,19 @@ enum class command {
 std::string_view to_string(command c) noexcept;  // "help", "apply", ..., "delete", ...
 inline constexpr command command_last = command::version;
 
-enum class output_format { table, wide, json, yaml, name };
-std::string_view to_string(output_format f) noexcept;  // "", "wide", "json", "yaml", "name"
-inline constexpr output_format output_format_last = output_format::name;
+enum class output_format {
+  table,
+  wide,
+  json,
+  yaml,
+  name,
+  jsonpath,          // -o jsonpath=TEMPLATE or jsonpath-file=FILE
+  jsonpath_as_json,  // -o jsonpath-as-json=TEMPLATE
+  custom_columns,    // -o custom-columns=SPEC or custom-columns-file=FILE
+};
+// "", "wide", "json", "yaml", "name", "jsonpath", "jsonpath-as-json", "custom-columns"
+std::string_view to_string(output_format f) noexcept;
+inline constexpr output_format output_format_last = output_format::custom_columns;
 
 /// Where the server is and how to reach it.
 struct connection_flags {
@@ -55,6 +65,8 @@ struct invocation {
 
   // What the command works on.
   std::optional<resource_kind> kind;
+  /// get KIND,KIND...: every kind asked, in order (kind is the first). One for a single kind.
+  std::vector<resource_kind> kinds;
   std::vector<std::string> names;
   /// -n / --namespace. Default: "default"; ignored for cluster-scoped kinds.
   std::string namespace_name = "default";
@@ -73,6 +85,16 @@ struct invocation {
   bool output_watch_events = false;  // --output-watch-events: print the event type
   bool no_headers = false;           // --no-headers: the table without its title line
   bool show_labels = false;          // --show-labels: a LABELS column last
+  /// -o jsonpath=, jsonpath-as-json=, custom-columns=: the template or the columns' spec, as
+  /// given. Empty when output_template_file names a file to read them from.
+  std::string output_template;
+  /// -o jsonpath-file=FILE, custom-columns-file=FILE: read when get runs.
+  std::string output_template_file;
+  /// --allow-missing-template-keys: a missing key in a jsonpath template prints nothing rather
+  /// than failing. Default: true.
+  bool allow_missing_template_keys = true;
+  /// --sort-by: a JSONPath (".metadata.name", "{.spec.priority}") whose value orders the items.
+  std::string sort_by;
 
   // delete
   bool ignore_not_found = false;     // --ignore-not-found

@@ -6,6 +6,7 @@
 #include "api/ctl/manifests.hpp"
 #include "api/ctl/paths.hpp"
 #include "api/ctl/printers.hpp"
+#include "api/ctl/template_output.hpp"
 #include "api/kinds.hpp"
 
 #include <boost/json.hpp>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <fstream>
 #include <istream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -314,14 +316,18 @@ class session {
         for (const auto& i : f.items)
           env_.out << qualified_name(kind, string_at(i, {"metadata", "name"})) << "\n";
         break;
+      case output_format::jsonpath:
+      case output_format::jsonpath_as_json:
+      case output_format::custom_columns:
       case output_format::table:
       case output_format::wide:
         break;  // get() prints tables itself, with widths that later watch rows keep.
     }
   }
 
-  // One object of a watch in -o json, yaml or name; with --output-watch-events, with its type.
-  void print_event(resource_kind kind, const std::string& type, const json::value& obj) {
+  // One object of a watch in -o json, yaml, name, jsonpath or custom-columns; with
+  // --output-watch-events, with its type. False (printed) when a template fails on it.
+  bool print_event(resource_kind kind, const std::string& type, const json::value& obj) {
     json::value event;
     if (inv_.output_watch_events && inv_.output != output_format::name)
       event = json::object{{"type", type}, {"object", obj}};
@@ -338,15 +344,193 @@ class session {
           env_.out << type << " ";
         env_.out << qualified_name(kind, string_at(obj, {"metadata", "name"})) << "\n";
         break;
+      case output_format::jsonpath:
+      case output_format::jsonpath_as_json:
+        return print_template(shown);
+      case output_format::custom_columns:
+        env_.out << format_custom_columns(columns_, {obj}, inv_.no_headers || columns_printed_);
+        columns_printed_ = true;
+        break;
       case output_format::table:
       case output_format::wide:
         break;
     }
+    return true;
+  }
+
+  // The template of -o jsonpath/custom-columns and the --sort-by path, read and checked before
+  // anything is sent. Errors print kubectl's message and exit 1, as kubectl's do.
+  bool prepare_templates(exit_code& code) {
+    auto fail = [&](const std::string& message) {
+      env_.err << "error: " << message << "\n";
+      code = exit_code::server_error;
+      return false;
+    };
+    std::string text = inv_.output_template;
+    if (!inv_.output_template_file.empty()) {
+      std::ifstream in(inv_.output_template_file, std::ios::binary);
+      if (!in)
+        return fail(std::string(inv_.output == output_format::custom_columns
+                                    ? "error reading template "
+                                    : "error reading --template ") +
+                    inv_.output_template_file + ", open " + inv_.output_template_file +
+                    ": no such file or directory");
+      text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    if (inv_.output == output_format::jsonpath || inv_.output == output_format::jsonpath_as_json) {
+      auto t = jsonpath::parse(text);
+      if (!t)
+        return fail("error parsing jsonpath " + text + ", " + t.error().message());
+      template_ = std::move(*t);
+    } else if (inv_.output == output_format::custom_columns) {
+      auto c = inv_.output_template_file.empty() ? parse_custom_columns(text)
+                                                 : parse_custom_columns_file(text);
+      if (!c)
+        return fail(c.error().message());
+      columns_ = std::move(*c);
+    }
+    if (!inv_.sort_by.empty()) {
+      auto relaxed = relaxed_jsonpath(inv_.sort_by);
+      if (!relaxed)
+        return fail(relaxed.error().message());
+      if (auto t = jsonpath::parse(*relaxed); !t)
+        return fail("error parsing jsonpath " + *relaxed + ", " + t.error().message());
+    }
+    return true;
+  }
+
+  // -o jsonpath and jsonpath-as-json of one object or a List; false (printed) on an error.
+  bool print_template(const json::value& doc) {
+    auto r = inv_.output == output_format::jsonpath_as_json
+                 ? template_->execute_as_json(doc, inv_.allow_missing_template_keys)
+                 : template_->execute(doc, inv_.allow_missing_template_keys);
+    if (!r) {
+      // kubectl's first lines; it goes on with the object in Go's syntax, left out here.
+      env_.err << "error: error executing jsonpath " << go_quote(template_->text())
+               << ": Error executing template: " << r.error().message()
+               << ". Printing more information for debugging the template:\n"
+               << "\ttemplate was:\n\t\t" << template_->text() << "\n";
+      return false;
+    }
+    env_.out << *r;
+    return true;
+  }
+
+  // What get prints of several kinds, of a --sort-by, or through a template: kubectl's one
+  // List (json, yaml, jsonpath), one custom-columns table and one list of names for all the
+  // items; a table per kind, each NAME prefixed by the kind when there are several.
+  exit_code get_listing() {
+    exit_code code = exit_code::ok;
+    struct kind_items {
+      resource_kind kind;
+      std::vector<json::value> items;
+    };
+    std::vector<kind_items> fetched_kinds;
+    for (auto kind : inv_.kinds) {
+      auto f = fetch(kind, code);
+      if (!f) {
+        if (code == exit_code::unreachable)
+          return code;
+        continue;
+      }
+      fetched_kinds.push_back({kind, std::move(f->items)});
+    }
+    const bool several = inv_.kinds.size() > 1;
+    const bool tabular = inv_.output == output_format::table || inv_.output == output_format::wide;
+    std::size_t total = 0;
+    for (const auto& k : fetched_kinds)
+      total += k.items.size();
+    auto sort = [&](std::vector<json::value>& items) {
+      if (inv_.sort_by.empty())
+        return true;
+      if (auto s = sort_items(items, inv_.sort_by); !s) {
+        env_.err << "error: " << s.message() << "\n";
+        code = worse(code, exit_code::server_error);
+        return false;
+      }
+      return true;
+    };
+    if (tabular) {
+      if (total == 0 && inv_.names.empty() && code == exit_code::ok)
+        no_resources(inv_.kinds.front());
+      bool first = true;
+      for (auto& k : fetched_kinds) {
+        if (k.items.empty() || !sort(k.items))
+          continue;
+        auto opts = table_opts(k.kind);
+        std::vector<std::vector<std::string>> lines;
+        if (!inv_.no_headers)  // kubectl aligns only what it prints.
+          lines.push_back(table_header(k.kind, opts));
+        const std::size_t name_column = opts.with_namespace && namespaced(k.kind) ? 1 : 0;
+        for (const auto& i : k.items) {
+          auto row = table_row(k.kind, i, opts);
+          if (several)
+            row[name_column] = qualified_name(k.kind, row[name_column]);
+          lines.push_back(std::move(row));
+        }
+        auto widths = column_widths(lines, get_min_width);
+        if (!first && !inv_.no_headers)
+          env_.out << "\n";
+        first = false;
+        for (const auto& l : lines)
+          env_.out << format_row(l, widths);
+      }
+      return code;
+    }
+    // Every other format shows all the items at once, sorted together.
+    std::vector<json::value> items;
+    for (const auto& k : fetched_kinds)
+      for (const auto& i : k.items)
+        items.push_back(i);
+    if (!sort(items))
+      return code;
+    if (total == 0 && inv_.names.empty() && inv_.output == output_format::name &&
+        code == exit_code::ok)
+      no_resources(inv_.kinds.front());
+    if (!inv_.names.empty() && items.empty())
+      return code;
+    const json::value doc =
+        !inv_.names.empty() && !several && items.size() == 1 ? items.front() : as_list(items);
+    switch (inv_.output) {
+      case output_format::json:
+        env_.out << pretty_json(api_version_first(doc));
+        break;
+      case output_format::yaml:
+        env_.out << to_yaml(sorted_keys(doc));
+        break;
+      case output_format::name:
+        for (const auto& i : items) {
+          auto kind = resolve_resource(string_at(i, {"kind"}));
+          env_.out << qualified_name(kind.value_or(inv_.kinds.front()),
+                                     string_at(i, {"metadata", "name"}))
+                   << "\n";
+        }
+        break;
+      case output_format::jsonpath:
+      case output_format::jsonpath_as_json:
+        if (!print_template(doc))
+          code = worse(code, exit_code::server_error);
+        break;
+      case output_format::custom_columns:
+        env_.out << format_custom_columns(columns_, items, inv_.no_headers);
+        break;
+      case output_format::table:
+      case output_format::wide:
+        break;
+    }
+    return code;
   }
 
   exit_code get() {
-    resource_kind kind = *inv_.kind;
     exit_code code = exit_code::ok;
+    if (!prepare_templates(code))
+      return code;
+    const bool templated = inv_.output == output_format::jsonpath ||
+                           inv_.output == output_format::jsonpath_as_json ||
+                           inv_.output == output_format::custom_columns;
+    if (!inv_.watch && (inv_.kinds.size() > 1 || !inv_.sort_by.empty() || templated))
+      return get_listing();
+    resource_kind kind = *inv_.kind;
     std::string resource_version;
     std::vector<std::size_t> widths;
     bool header_printed = false;
@@ -356,20 +540,32 @@ class session {
       auto f = fetch(kind, code, inv_.watch);
       if (!f)
         return code;
+      if (!inv_.sort_by.empty())
+        if (auto s = sort_items(f->items, inv_.sort_by); !s) {
+          env_.err << "error: " << s.message() << "\n";
+          return worse(code, exit_code::server_error);
+        }
       if (f->items.empty() && inv_.names.empty() && (tabular || inv_.output == output_format::name))
         no_resources(kind);
       if (tabular && !f->items.empty()) {
-        std::vector<std::vector<std::string>> lines{table_header(kind, opts)};
+        std::vector<std::vector<std::string>> lines;
+        if (!inv_.no_headers)  // kubectl aligns only what it prints.
+          lines.push_back(table_header(kind, opts));
         for (const auto& i : f->items)
           lines.push_back(table_row(kind, i, opts, "ADDED"));
-        widths = event_widths(column_widths(lines));
-        for (std::size_t l = inv_.no_headers ? 1 : 0; l < lines.size(); ++l)
-          env_.out << format_row(lines[l], widths);
+        widths = event_widths(column_widths(lines, get_min_width));
+        for (const auto& l : lines)
+          env_.out << format_row(l, widths);
         header_printed = true;
+      } else if (inv_.watch && inv_.output == output_format::custom_columns && !f->items.empty()) {
+        // The listing aligned as one table; the events that follow print a row each.
+        env_.out << format_custom_columns(columns_, f->items, inv_.no_headers);
+        columns_printed_ = true;
       } else if (inv_.watch && !tabular) {
         // As kubectl -w does: each object on its own, as the events that follow print them.
         for (const auto& i : f->items)
-          print_event(kind, "ADDED", i);
+          if (!print_event(kind, "ADDED", i))
+            return worse(code, exit_code::server_error);
       } else if (!tabular) {
         print_objects(kind, *f);
       }
@@ -481,8 +677,8 @@ class session {
           header_printed = true;
         }
         env_.out << format_row(row, widths);
-      } else {
-        print_event(kind, type, *obj);
+      } else if (!print_event(kind, type, *obj)) {
+        return exit_code::server_error;
       }
       env_.out.flush();
     }
@@ -781,6 +977,9 @@ class session {
   const environment& env_;
   client_options options_;
   std::unique_ptr<http_client> client_;
+  std::optional<jsonpath> template_;    // -o jsonpath, jsonpath-as-json.
+  std::vector<custom_column> columns_;  // -o custom-columns.
+  bool columns_printed_ = false;        // The custom-columns header of a watch is out.
 };
 
 } // namespace

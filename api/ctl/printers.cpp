@@ -710,11 +710,12 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
   return r;
 }
 
-std::vector<std::size_t> column_widths(const std::vector<std::vector<std::string>>& lines) {
+std::vector<std::size_t> column_widths(const std::vector<std::vector<std::string>>& lines,
+                                       std::size_t min_width) {
   std::vector<std::size_t> widths;
   for (const auto& l : lines) {
     if (widths.size() < l.size())
-      widths.resize(l.size(), 0);
+      widths.resize(l.size(), min_width);
     for (std::size_t i = 0; i < l.size(); ++i)
       widths[i] = std::max(widths[i], l[i].size());
   }

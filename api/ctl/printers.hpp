@@ -46,8 +46,12 @@ std::vector<std::string> table_header(resource_kind kind, const table_options& o
 std::vector<std::string> table_row(resource_kind kind, const boost::json::value& object,
                                    const table_options& options, std::string_view event = {});
 
-/// The widths kubectl's tabwriter would give the columns of these lines (header included).
-std::vector<std::size_t> column_widths(const std::vector<std::vector<std::string>>& lines);
+/// The widths kubectl's tabwriter would give the columns of these lines (header included), at
+/// least `min_width` each: kubectl's get tables and custom-columns use a tabwriter whose cells
+/// take at least 6 characters with their 3 of padding (get_min_width).
+std::vector<std::size_t> column_widths(const std::vector<std::vector<std::string>>& lines,
+                                       std::size_t min_width = 0);
+inline constexpr std::size_t get_min_width = 3;
 
 /// One line: cells left-aligned to `widths` with three spaces between columns, no trailing
 /// blanks, and "\n". Cells wider than their column push the rest of the line right.

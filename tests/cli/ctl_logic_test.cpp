@@ -158,6 +158,68 @@ TEST(CtlCommandLine, UsageErrorsNameTheFlagOrArgument) {
   }
 }
 
+// kubectl's spellings of -o with a template, --sort-by, and KIND,KIND (issue 30).
+TEST(CtlCommandLine, TemplatesSortByAndSeveralKinds) {
+  struct row {
+    std::vector<std::string> args;
+    output_format format;
+    std::string output_template;
+    std::string file;
+  };
+  for (const auto& r : std::vector<row>{
+         {{"-o", "jsonpath={.items[*].metadata.name}"}, output_format::jsonpath,
+          "{.items[*].metadata.name}", ""},
+         {{"-ojsonpath={.kind}"}, output_format::jsonpath, "{.kind}", ""},
+         {{"--output=jsonpath={.a}={.b}"}, output_format::jsonpath, "{.a}={.b}", ""},
+         {{"-o", "jsonpath-file=t.txt"}, output_format::jsonpath, "", "t.txt"},
+         {{"-o", "jsonpath-as-json={.kind}"}, output_format::jsonpath_as_json, "{.kind}", ""},
+         {{"-o", "custom-columns=NAME:.metadata.name,N:.spec.nodeName"},
+          output_format::custom_columns, "NAME:.metadata.name,N:.spec.nodeName", ""},
+         {{"-o", "custom-columns-file=c.txt"}, output_format::custom_columns, "", "c.txt"},
+       }) {
+    std::vector<std::string> args{"get", "pods"};
+    args.insert(args.end(), r.args.begin(), r.args.end());
+    auto inv = parse(args);
+    ASSERT_TRUE(inv.ok()) << inv.error().message();
+    EXPECT_EQ(inv->output, r.format) << r.args.front();
+    EXPECT_EQ(inv->output_template, r.output_template) << r.args.front();
+    EXPECT_EQ(inv->output_template_file, r.file) << r.args.front();
+    EXPECT_TRUE(inv->allow_missing_template_keys);
+  }
+  auto sorted = parse({"get", "po", "--sort-by={.metadata.creationTimestamp}",
+                       "--allow-missing-template-keys=false"});
+  ASSERT_TRUE(sorted.ok()) << sorted.error().message();
+  EXPECT_EQ(sorted->sort_by, "{.metadata.creationTimestamp}");
+  EXPECT_FALSE(sorted->allow_missing_template_keys);
+
+  auto kinds = parse({"get", "pods,pg,pods", "-n", "team"});
+  ASSERT_TRUE(kinds.ok()) << kinds.error().message();
+  EXPECT_EQ(kinds->kinds, (std::vector<resource_kind>{resource_kind::pod, resource_kind::pod_group}));
+  EXPECT_EQ(kinds->kind, resource_kind::pod);
+  auto one = parse({"get", "pg"});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->kinds, std::vector<resource_kind>{resource_kind::pod_group});
+
+  struct bad {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const auto& b : std::vector<bad>{
+         {{"get", "pods", "-o", "jsonpath"}, "template format specified but no template given"},
+         {{"get", "pods", "-o", "jsonpath="}, "template format specified but no template given"},
+         {{"get", "pods", "-o", "custom-columns"},
+          "custom-columns format specified but no custom columns given"},
+         {{"get", "pods,deployments"}, "doesn't have a resource type \"deployments\""},
+         {{"get", "pods,pg", "-w"}, "--watch works on one kind of resource at a time"},
+         {{"get", "pods", "--sort-by="}, "--sort-by needs a JSONPath"},
+         {{"describe", "pods", "--sort-by=.a"}, "flag --sort-by does not apply to \"describe\""},
+       }) {
+    auto r = parse(b.args);
+    ASSERT_FALSE(r.ok()) << b.args.back();
+    EXPECT_NE(r.error().message().find(b.message), std::string::npos) << r.error().message();
+  }
+}
+
 TEST(CtlCommandLine, HelpAnywhere) {
   for (auto args : std::vector<std::vector<std::string>>{
          {}, {"--help"}, {"help"}, {"get", "-h"}, {"help", "apply"}, {"job", "--help"}}) {

@@ -299,5 +299,86 @@ TEST_F(CliWatch, JobsAndQueuesToo) {
   queues->stop();
 }
 
+// kubectl's -o jsonpath, custom-columns, --sort-by and KIND,KIND, with kubectl's exact text
+// (tests/cli/kubectl_test.cpp runs kubectl itself on the same commands).
+TEST_F(CliGet, JsonpathCustomColumnsSortByAndSeveralKinds) {
+  auto names = ctl({"get", "pods", "-n", "team-a", "--sort-by=.metadata.name", "-o",
+                    R"(jsonpath={range .items[*]}{.metadata.name}{"\t"}{.status.phase}{"\n"}{end})"});
+  ASSERT_TRUE(succeeded(names));
+  EXPECT_EQ(names.out, "db-1\tRunning\nweb-1\tRunning\nweb-2\tRunning\n");
+  // A collection is a List; one object is itself.
+  auto list = ctl({"get", "pods", "-n", "team-a", "-ojsonpath={.kind} {.metadata}"});
+  ASSERT_TRUE(succeeded(list));
+  EXPECT_EQ(list.out, R"(List {"resourceVersion":""})");
+  auto one = ctl({"get", "pod", "web-1", "-n", "team-a", "--output=jsonpath={.kind} "
+                  "{.metadata.labels} {.spec.containers[0].resources.requests.cpu}"});
+  ASSERT_TRUE(succeeded(one));
+  EXPECT_EQ(one.out, R"(Pod {"app":"web","tier":"front"} 100m)");
+  auto filtered = ctl({"get", "pods", "-A", "-o",
+                       R"(jsonpath={.items[?(@.metadata.namespace=="team-b")].metadata.name})"});
+  ASSERT_TRUE(succeeded(filtered));
+  EXPECT_EQ(filtered.out, "web-3");
+  auto missing = ctl({"get", "pod", "web-1", "-n", "team-a", "-o", "jsonpath={.nope}|"});
+  ASSERT_TRUE(succeeded(missing));
+  EXPECT_EQ(missing.out, "|");
+
+  auto columns = ctl({"get", "pods", "-n", "team-a", "--sort-by={.metadata.name}", "-o",
+                      "custom-columns=NAME:.metadata.name,tier:.metadata.labels.tier,"
+                      "LABELS:metadata.labels"});
+  ASSERT_TRUE(succeeded(columns));
+  EXPECT_EQ(columns.out,
+            "NAME    tier     LABELS\n"
+            "db-1    back     map[app:db tier:back]\n"
+            "web-1   front    map[app:web tier:front]\n"
+            "web-2   <none>   map[app:web]\n");
+
+  // Errors: kubectl's words, exit 1, nothing on standard output.
+  auto unclosed = ctl({"get", "pods", "-n", "team-a", "-o", "jsonpath={.a"});
+  EXPECT_TRUE(failed_with(unclosed, 1));
+  EXPECT_EQ(unclosed.err, "error: error parsing jsonpath {.a, unclosed action\n");
+  auto beyond = ctl({"get", "pods", "-n", "team-a", "-o", "jsonpath={.items[9]}"});
+  EXPECT_TRUE(failed_with(beyond, 1));
+  EXPECT_EQ(beyond.out, "");
+  EXPECT_EQ(split_lines(beyond.err).at(0),
+            "error: error executing jsonpath \"{.items[9]}\": Error executing template: array "
+            "index out of bounds: index 9, length 3. Printing more information for debugging "
+            "the template:");
+  auto strict = ctl({"get", "pod", "web-1", "-n", "team-a", "-o", "jsonpath={.nope}",
+                     "--allow-missing-template-keys=false"});
+  EXPECT_TRUE(failed_with(strict, 1));
+  EXPECT_NE(strict.err.find("Error executing template: nope is not found."), std::string::npos)
+      << strict.err;
+  auto spec = ctl({"get", "pods", "-o", "custom-columns=NAME"});
+  EXPECT_TRUE(failed_with(spec, 1));
+  EXPECT_EQ(spec.err,
+            "error: unexpected custom-columns spec: NAME, expected <header>:<json-path-expr>\n");
+  auto unsortable = ctl({"get", "pods", "-n", "team-a", "--sort-by=.nope", "-o", "name"});
+  EXPECT_TRUE(failed_with(unsortable, 1));
+  EXPECT_EQ(unsortable.err,
+            "error: couldn't find any field with path \"{.nope}\" in the list of objects\n");
+
+  // Several kinds: a table per kind, each name prefixed by its kind, a blank line between.
+  auto both = ctl({"get", "pods,pg", "-n", "team-a"});
+  ASSERT_TRUE(succeeded(both));
+  auto lines = split_lines(both.out);
+  ASSERT_EQ(lines.size(), 9u) << both.out;  // 1 + 3 pods, a blank line, 1 + 3 PodGroups.
+  EXPECT_EQ(cells(lines[0]),
+            (std::vector<std::string>{"NAME", "READY", "STATUS", "RESTARTS", "AGE"}));
+  EXPECT_FALSE(row_of(both.out, "pod/web-1").empty()) << both.out;
+  EXPECT_EQ(lines[4], "");
+  EXPECT_EQ(cells(lines[5]),
+            (std::vector<std::string>{"NAME", "STATUS", "MINMEMBER", "RUNNINGS", "AGE"}));
+  EXPECT_EQ(lines[6].rfind("podgroup.scheduling.volcano.sh/", 0), 0u) << both.out;
+  auto as_names = ctl({"get", "pg,po", "-n", "team-a", "-o", "name"});
+  ASSERT_TRUE(succeeded(as_names));
+  auto name_lines = split_lines(as_names.out);
+  ASSERT_EQ(name_lines.size(), 6u) << as_names.out;
+  EXPECT_EQ(name_lines[0].rfind("podgroup.scheduling.volcano.sh/", 0), 0u);
+  EXPECT_EQ(name_lines[3].rfind("pod/", 0), 0u);
+  auto as_json = ctl_json({"get", "pods,pg", "-n", "team-a"});
+  EXPECT_EQ(field(as_json, {"kind"}), "List");
+  EXPECT_EQ(as_json.at("items").as_array().size(), 6u);
+}
+
 } // namespace
 } // namespace phalanx::cli_test

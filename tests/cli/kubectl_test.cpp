@@ -391,5 +391,53 @@ TEST_F(KubectlAgainstPhalanxd, ScalesAVolcanoJob) {
   ASSERT_TRUE(running(2)) << kubectl({"get", "pods"}).out;
 }
 
+// phalanxctl prints what kubectl prints for get with a template, custom columns, --sort-by and
+// several kinds, byte for byte, against the same phalanxd (issue 30).
+TEST_F(KubectlAgainstPhalanxd, PhalanxctlPrintsTemplatesAsKubectl) {
+  std::string pods;
+  const char* cpus[] = {"300m", "1.5", "100m"};
+  for (int i = 0; i < 3; ++i)
+    pods += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p-" + std::to_string(i) +
+            "\n  labels: {app: web, app.kubernetes.io/name: w" + std::to_string(i) +
+            "}\nspec:\n  priority: " + std::to_string(10 - i) +
+            "\n  containers:\n  - name: c\n    image: x\n    resources:\n      requests:\n"
+            "        cpu: \"" + cpus[i] + "\"\n";
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", home_.write("pods.yaml", pods)})));
+  ASSERT_TRUE(eventually([&] {
+    return kubectl({"get", "pods", "-o", "jsonpath={.items[*].status.phase}"}).out ==
+           "Running Running Running";
+  }));
+  const std::vector<std::vector<std::string>> commands = {
+    {"get", "pods", "-o", "jsonpath={.kind} {.metadata} {.items[*].metadata.name}"},
+    {"get", "pod", "p-1", "-o", R"(jsonpath={.metadata.labels.app\.kubernetes\.io/name})"},
+    {"get", "pods", "-o",
+     R"(jsonpath={range .items[*]}{.metadata.name}{"\t"}{.spec.containers[0].resources}{"\n"}{end})"},
+    {"get", "pods", "-o", R"(jsonpath={.items[?(@.spec.priority>=9)].metadata.name})"},
+    {"get", "pods", "-o", "jsonpath={.items[-1:].metadata.name} {.items[0,2].spec.priority}"},
+    {"get", "pods", "-o", "jsonpath={.items[0].metadata.labels}"},
+    {"get", "pods", "-o", "jsonpath-as-json={.items[*].metadata.name}"},
+    {"get", "pods", "-o", "jsonpath={.a"},
+    {"get", "pods", "-o", "custom-columns=NAME:.metadata.name,P:{.spec.priority},"
+                          "L:metadata.labels,N:.nope"},
+    {"get", "pods", "-o", "custom-columns=NAME:.metadata.name", "--no-headers"},
+    {"get", "pods", "-o", "custom-columns=NAME"},
+    {"get", "pods", "--sort-by=.spec.containers[0].resources.requests.cpu", "-o", "name"},
+    {"get", "pods", "--sort-by={.spec.priority}", "-o", "custom-columns=N:.metadata.name"},
+    {"get", "pods", "--sort-by=.nope", "-o", "name"},
+    {"get", "pods,pg", "-o", "name"},
+    {"get", "pods,pg", "--sort-by=.metadata.name", "-o", "name"},
+    {"get", "pods,pg", "-o", "jsonpath={.kind} {.items[*].kind}"},
+  };
+  for (const auto& c : commands) {
+    auto theirs = kubectl(c);
+    auto ours = ctl(c);
+    EXPECT_EQ(ours.out, theirs.out) << c.back();
+    EXPECT_EQ(ours.exit_code, theirs.exit_code) << c.back();
+    EXPECT_EQ(split_lines(ours.err).empty() ? "" : split_lines(ours.err)[0],
+              split_lines(theirs.err).empty() ? "" : split_lines(theirs.err)[0])
+        << c.back();
+  }
+}
+
 } // namespace
 } // namespace phalanx::cli_test
