@@ -978,12 +978,43 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
   api::resource_kind kind_;
 };
 
+namespace {
+
+// A sink of a small collection kept whole in the world and sent whole at each change
+// (PriorityClasses, Namespaces): what such sinks do alike with bookmarks and watch errors.
+class whole_collection_sink : public k8s::reflector_sink {
+ public:
+  void on_bookmark(const std::string&) override {}
+
+  void on_error(const status& error) override {
+    spdlog::warn("msg=\"watch error\" kind={} error=\"{}\"", kind_, error.to_string());
+    report_denied_(call_, error.message());
+  }
+
+ protected:
+  // `kind`: the collection's name in logs ("namespaces"); `call`: what the ClusterRole must
+  // allow, in an RBAC denial's words ("list and watch Namespaces").
+  whole_collection_sink(denial_reporter& report_denied, std::string_view kind,
+                        std::string_view call)
+      : report_denied_(report_denied), kind_(kind), call_(call) {}
+
+ private:
+  denial_reporter& report_denied_;
+  std::string_view kind_;
+  std::string_view call_;
+};
+
+} // namespace
+
 // The cluster's PriorityClasses (scheduling.k8s.io/v1), kept whole here and sent to the registry
 // whole at every change: a few dozen objects at most, and a PodGroup's priority is resolved from
 // them (Volcano's priority plugin orders jobs by it).
-class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
+class kube_world::impl::priority_class_sink final : public whole_collection_sink {
  public:
-  explicit priority_class_sink(impl& w) : w_(w) {}
+  explicit priority_class_sink(impl& w)
+      : whole_collection_sink(w.report_denied, "priorityclasses",
+                              "list and watch PriorityClasses"),
+        w_(w) {}
 
   void on_list(std::vector<json::value> items, const std::string&) override {
     classes_.clear();
@@ -1000,13 +1031,6 @@ class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
     else
       take(object);
     send();
-  }
-
-  void on_bookmark(const std::string&) override {}
-
-  void on_error(const status& error) override {
-    spdlog::warn("msg=\"watch error\" kind=priorityclasses error=\"{}\"", error.to_string());
-    w_.report_denied("list and watch PriorityClasses", error.message());
   }
 
  private:
@@ -1047,9 +1071,11 @@ class kube_world::impl::priority_class_sink final : public k8s::reflector_sink {
 // sent whole at every change that touches labels, as an immutable directory the planners and
 // node actors share (cluster_view::publish_namespaces). Namespaces change rarely; the labels of
 // a few thousand are a few hundred kilobytes at most.
-class kube_world::impl::namespace_sink final : public k8s::reflector_sink {
+class kube_world::impl::namespace_sink final : public whole_collection_sink {
  public:
-  explicit namespace_sink(impl& w) : w_(w) {}
+  explicit namespace_sink(impl& w)
+      : whole_collection_sink(w.report_denied, "namespaces", "list and watch Namespaces"),
+        w_(w) {}
 
   void on_list(std::vector<json::value> items, const std::string&) override {
     labels_.clear();
@@ -1070,13 +1096,6 @@ class kube_world::impl::namespace_sink final : public k8s::reflector_sink {
       return;  // Its labels did not change (a status or annotation write).
     }
     send();
-  }
-
-  void on_bookmark(const std::string&) override {}
-
-  void on_error(const status& error) override {
-    spdlog::warn("msg=\"watch error\" kind=namespaces error=\"{}\"", error.to_string());
-    w_.report_denied("list and watch Namespaces", error.message());
   }
 
  private:

@@ -291,7 +291,9 @@ TEST(planner_scores, preferred_terms_select_namespaces_by_their_labels) {
       dir->set("shop", {{namespace_name_label, "shop"}, {"team", "a"}});
       f.view.set_namespaces(dir);
     }
-    f.add_gang(1, [](int) { return make_pod("web").ns("shop").cpu("1").label("app", "web").obj(); });
+    f.add_gang(1, [](int) {
+      return make_pod("web").ns("shop").cpu("1").label("app", "web").obj();
+    });
     auto r = f.plan(strategy(score_strategy::spread));
     ASSERT_EQ(r.code, plan_code::success) << r.detail;
     EXPECT_EQ(f.node_name(r.placements[0].node), known ? "n1" : "n0");

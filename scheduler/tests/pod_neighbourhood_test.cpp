@@ -115,7 +115,8 @@ TEST(pod_neighbourhood, a_namespace_selector_matches_the_namespaces_labels) {
   }
   // Expressions read the labels as a label selector does; a namespace not held has its name.
   term.namespace_selector = label_selector{};
-  term.namespace_selector->match_expressions.push_back(requirement("env", selector_operator::exists));
+  term.namespace_selector->match_expressions.push_back(
+      requirement("env", selector_operator::exists));
   EXPECT_TRUE(term_selects(term, "ops", in("shop"), &dir));
   EXPECT_FALSE(term_selects(term, "ops", in("lab"), &dir));
   term.namespace_selector = label_selector{};

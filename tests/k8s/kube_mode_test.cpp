@@ -842,22 +842,22 @@ TEST(KubeMode, ANamespaceSelectorMatchesTheNamespacesLabels) {
       {"labelSelector", json::object{{"matchLabels", json::object{{"app", "db"}}}}},
       {"namespaceSelector", json::object{{"matchLabels", json::object{{"team", "a"}}}}},
       {"topologyKey", "kubernetes.io/hostname"}};
+  json::object anti_affinity{{"requiredDuringSchedulingIgnoredDuringExecution", json::array{term}}};
+  json::object container{
+      {"name", "main"},
+      {"image", "registry.k8s.io/pause:3.10"},
+      {"resources", json::object{{"requests", json::object{{"cpu", "1"}}}}}};
   h.podgroup("web", 1);
   h.apply(json::object{
       {"apiVersion", "v1"},
       {"kind", "Pod"},
-      {"metadata", json::object{{"name", "web"},
-                                {"namespace", h.ns()},
-                                {"annotations", json::object{{"scheduling.k8s.io/group-name", "web"}}}}},
+      {"metadata",
+       json::object{{"name", "web"},
+                    {"namespace", h.ns()},
+                    {"annotations", json::object{{"scheduling.k8s.io/group-name", "web"}}}}},
       {"spec", json::object{{"schedulerName", "volcano"},
-                            {"affinity", json::object{{"podAntiAffinity",
-                                                       json::object{{"requiredDuringSchedulingIgnoredDuringExecution",
-                                                                     json::array{term}}}}}},
-                            {"containers", json::array{json::object{
-                                               {"name", "main"},
-                                               {"image", "registry.k8s.io/pause:3.10"},
-                                               {"resources", json::object{{"requests", json::object{
-                                                                               {"cpu", "1"}}}}}}}}}}});
+                            {"affinity", json::object{{"podAntiAffinity", anti_affinity}}},
+                            {"containers", json::array{container}}}}});
   ASSERT_TRUE(h.wait_for([&] {
     return pod_scheduled_message(h, "web").find("didn't match pod anti-affinity rules") !=
            std::string::npos;
