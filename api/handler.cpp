@@ -2,6 +2,7 @@
 
 #include "api/codec.hpp"
 #include "api/discovery.hpp"
+#include "api/events.hpp"
 #include "api/json_mapper.hpp"
 #include "api/kinds.hpp"
 #include "api/kube_protobuf.hpp"
@@ -589,6 +590,19 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
+  // ---- core/v1 Events: the events the service records, read-only.
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "events") {
+    handle_events(req, query, "", std::nullopt, std::move(post), std::move(respond));
+    return std::nullopt;
+  }
+  if ((seg.size() == 5 || seg.size() == 6) && seg[0] == "api" && seg[1] == "v1" &&
+      seg[2] == "namespaces" && seg[4] == "events") {
+    handle_events(req, query, seg[3],
+                  seg.size() == 6 ? std::optional<std::string>(seg[5]) : std::nullopt,
+                  std::move(post), std::move(respond));
+    return std::nullopt;
+  }
+
   // ---- Resources.
   resource_route route;
   switch (parse_resource_route(seg, route)) {
@@ -656,7 +670,11 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                       respond(std::move(resp));
                       return;
                     }
-                    respond(json_response(200, encode_events(k.kind, ns, name, *r),
+                    std::vector<object_event> events;
+                    events.reserve(r->size());
+                    for (auto& e : *r)
+                      events.push_back({k.kind, ns, name, "", std::move(e)});
+                    respond(json_response(200, encode_event_list(events, 0),
                                           out == output::table ? output::json : out, "GET"));
                   }));
       return std::nullopt;
@@ -1015,6 +1033,94 @@ bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o)
                                       ? p->pod.node_name.view()
                                       : scheduler::to_string(p->pod.phase);
     return (have == t.value) != t.negated;
+  });
+}
+
+void handler::handle_events(const http_request& req,
+                            const std::map<std::string, std::string>& query, std::string ns,
+                            std::optional<std::string> name, post_fn post,
+                            respond_fn respond) const {
+  auto q = [&](const char* k) -> std::string {
+    auto it = query.find(k);
+    return it == query.end() ? std::string() : it->second;
+  };
+  const bool watch = q("watch") == "1" || q("watch") == "true";
+  const std::string verb = req.method != "GET" ? "OTHER" : watch ? "WATCH" : name ? "GET" : "LIST";
+  auto fail = [&](const api_error& e) {
+    auto r = error_response(e);
+    r.verb = verb;
+    respond(std::move(r));
+  };
+  if (req.method != "GET")
+    return fail(method_not_allowed(
+      "events are read-only here: phalanxd serves the events it records about its objects and "
+      "takes none from clients (" + req.method + " is not allowed)"));
+  if (watch)
+    return fail(method_not_allowed(
+      "watch is not supported on events: phalanxd serves events by get and list only"));
+  auto out = negotiate(req.accept, true);
+  if (!out) {
+    api_error e;
+    e.reason = status_reason::not_acceptable;
+    e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
+                "application/yaml, not " + scheduler::go_quote(req.accept);
+    return fail(e);
+  }
+  auto terms = parse_event_field_selector(q("fieldSelector"));
+  if (!terms)
+    return fail(api_error::bad_request(terms.error().message()));
+  auto selector = parse_label_selector(q("labelSelector"));
+  if (!selector)
+    return fail(api_error::bad_request(selector.error().message()));
+  // Events carry no labels: a selector that needs one selects nothing.
+  const bool none_by_labels = !selector->matches({});
+  table_options table;
+  table.now = now();
+  if (auto inc = q("includeObject"); !inc.empty()) {
+    auto v = include_object_from_string(inc);
+    if (!v)
+      return fail(api_error::bad_request("includeObject must be None, Metadata or Object, not " +
+                                         scheduler::go_quote(inc)));
+    table.include = *v;
+  }
+  auto answer = [respond, ns, name, terms = std::move(*terms), none_by_labels, table, out = *out,
+                 verb](result<event_list> r) {
+    if (!r) {
+      auto resp = error_response(api_error::from(r.error()));
+      resp.verb = verb;
+      return respond(std::move(resp));
+    }
+    std::vector<object_event> items;
+    for (auto& e : r->items)
+      if (!none_by_labels && (ns.empty() || event_namespace(e) == ns) &&
+          (!name || event_name(e) == *name) && event_fields_match(terms, e))
+        items.push_back(std::move(e));
+    // kube-apiserver lists in its store's key order: by namespace, then name.
+    std::stable_sort(items.begin(), items.end(), [](const object_event& a, const object_event& b) {
+      return std::pair(event_namespace(a), event_name(a)) <
+             std::pair(event_namespace(b), event_name(b));
+    });
+    if (name && items.empty()) {
+      api_error e;
+      e.reason = status_reason::not_found;
+      e.message = "events " + scheduler::go_quote(*name) + " not found";
+      e.kind = "events";
+      e.name = *name;
+      auto resp = error_response(e);
+      resp.verb = verb;
+      return respond(std::move(resp));
+    }
+    if (out == output::table)
+      return respond(
+        json_response(200, encode_event_table(items, r->resource_version, table), out, verb));
+    respond(json_response(200,
+                          name ? encode_event(items.front(), r->resource_version)
+                               : encode_event_list(items, r->resource_version),
+                          out, verb));
+  };
+  svc_.all_events([post, answer = std::move(answer)](result<event_list> r) {
+    auto shared = std::make_shared<result<event_list>>(std::move(r));
+    post([answer, shared] { answer(std::move(*shared)); });
   });
 }
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -102,6 +103,11 @@ class handler {
 
  private:
   scheduler::timestamp now() const;
+  /// GET /api/v1/events, /api/v1/namespaces/{ns}/events[/{name}] (`ns` empty: every
+  /// namespace). Read-only: other methods are 405.
+  void handle_events(const http_request& req, const std::map<std::string, std::string>& query,
+                     std::string ns, std::optional<std::string> name, post_fn post,
+                     respond_fn respond) const;
 
   service& svc_;
   handler_options options_;
