@@ -96,7 +96,7 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
     r->set_singular_name("event");
     r->set_namespaced(true);
     r->set_kind("Event");
-    for (auto verb : {"get", "list"})
+    for (auto verb : {"get", "list", "watch"})
       r->add_verbs(verb);
     r->add_short_names("ev");
   }

@@ -244,6 +244,41 @@ bool event_fields_match(const std::vector<event_field_term>& terms, const object
   });
 }
 
+bool event_selection::matches(const object_event& e) const {
+  return !none && (namespace_name.empty() || event_namespace(e) == namespace_name) &&
+         (!name || event_name(e) == *name) && event_fields_match(fields, e);
+}
+
+std::vector<object_event> select_events(std::vector<object_event> events,
+                                        const event_selection& selection) {
+  std::erase_if(events, [&](const object_event& e) { return !selection.matches(e); });
+  std::stable_sort(events.begin(), events.end(), [](const object_event& a, const object_event& b) {
+    return std::pair(event_namespace(a), event_name(a)) <
+           std::pair(event_namespace(b), event_name(b));
+  });
+  return events;
+}
+
+std::vector<event_changes::change> event_changes::next(std::vector<object_event> snapshot) {
+  std::vector<change> out;
+  std::map<std::string, std::pair<int32_t, scheduler::timestamp>> now;
+  for (auto& e : snapshot) {
+    auto name = event_name(e);
+    std::pair<int32_t, scheduler::timestamp> state{e.event.count, e.event.last_time};
+    auto before = seen_.find(name);
+    if (started_ || !from_now_) {
+      if (before == seen_.end())
+        out.emplace_back(watch_event::type::added, e);
+      else if (before->second != state)
+        out.emplace_back(watch_event::type::modified, e);
+    }
+    now.emplace(std::move(name), state);
+  }
+  seen_ = std::move(now);
+  started_ = true;
+  return out;
+}
+
 json::value encode_event_table(const std::vector<object_event>& events,
                                uint64_t resource_version, const table_options& options) {
   static constexpr std::array<table_column, 10> columns = {{

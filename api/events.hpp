@@ -9,6 +9,8 @@
 
 #include <boost/json/value.hpp>
 
+#include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +59,40 @@ std::string event_field(const object_event& e, std::string_view field);
 
 /// True when the event passes every term.
 bool event_fields_match(const std::vector<event_field_term>& terms, const object_event& e);
+
+/// What a list or watch of events selects.
+struct event_selection {
+  std::string namespace_name;            // The Event's (metadata.namespace); empty: every one.
+  std::optional<std::string> name;       // An item path's event name.
+  std::vector<event_field_term> fields;  // The fieldSelector.
+  bool none = false;  // A labelSelector that needs a label: Events here carry none.
+  bool matches(const object_event& e) const;
+};
+
+/// The selected events of a snapshot, in kube-apiserver's list order (its store's keys: by
+/// namespace, then name).
+std::vector<object_event> select_events(std::vector<object_event> events,
+                                        const event_selection& selection);
+
+/// A watch of events made from successive snapshots (the service keeps no history of events):
+/// an event whose name was not in the last snapshot is ADDED, one whose count or last time
+/// changed is MODIFIED. An event that leaves (its object's oldest, past the number kept) is not
+/// reported. Not thread-safe; one per watch.
+class event_changes {
+ public:
+  using change = std::pair<watch_event::type, object_event>;
+  /// `from_now`: the first snapshot is where the watch starts (a watch from a list's
+  /// resourceVersion) and yields nothing; otherwise its events come as ADDED, as a watch from
+  /// resourceVersion 0 starts.
+  explicit event_changes(bool from_now) : from_now_(from_now) {}
+  /// The changes since the last snapshot, in the snapshot's order.
+  std::vector<change> next(std::vector<object_event> snapshot);
+
+ private:
+  bool from_now_;
+  bool started_ = false;
+  std::map<std::string, std::pair<int32_t, scheduler::timestamp>> seen_;  // name -> count, last.
+};
 
 /// kube-apiserver's Table of Events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE, and with -o wide
 /// SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME. Rows carry the object as `options.include` says.

@@ -591,17 +591,13 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
   }
 
   // ---- core/v1 Events: the events the service records, read-only.
-  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "events") {
-    handle_events(req, query, "", std::nullopt, std::move(post), std::move(respond));
-    return std::nullopt;
-  }
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "events")
+    return handle_events(req, query, "", std::nullopt, std::move(post), std::move(respond));
   if ((seg.size() == 5 || seg.size() == 6) && seg[0] == "api" && seg[1] == "v1" &&
-      seg[2] == "namespaces" && seg[4] == "events") {
-    handle_events(req, query, seg[3],
-                  seg.size() == 6 ? std::optional<std::string>(seg[5]) : std::nullopt,
-                  std::move(post), std::move(respond));
-    return std::nullopt;
-  }
+      seg[2] == "namespaces" && seg[4] == "events")
+    return handle_events(req, query, seg[3],
+                         seg.size() == 6 ? std::optional<std::string>(seg[5]) : std::nullopt,
+                         std::move(post), std::move(respond));
 
   // ---- Resources.
   resource_route route;
@@ -1036,10 +1032,10 @@ bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o)
   });
 }
 
-void handler::handle_events(const http_request& req,
-                            const std::map<std::string, std::string>& query, std::string ns,
-                            std::optional<std::string> name, post_fn post,
-                            respond_fn respond) const {
+std::optional<watch_plan> handler::handle_events(const http_request& req,
+                                                 const std::map<std::string, std::string>& query,
+                                                 std::string ns, std::optional<std::string> name,
+                                                 post_fn post, respond_fn respond) const {
   auto q = [&](const char* k) -> std::string {
     auto it = query.find(k);
     return it == query.end() ? std::string() : it->second;
@@ -1050,14 +1046,12 @@ void handler::handle_events(const http_request& req,
     auto r = error_response(e);
     r.verb = verb;
     respond(std::move(r));
+    return std::nullopt;
   };
   if (req.method != "GET")
     return fail(method_not_allowed(
       "events are read-only here: phalanxd serves the events it records about its objects and "
       "takes none from clients (" + req.method + " is not allowed)"));
-  if (watch)
-    return fail(method_not_allowed(
-      "watch is not supported on events: phalanxd serves events by get and list only"));
   auto out = negotiate(req.accept, true);
   if (!out) {
     api_error e;
@@ -1069,11 +1063,14 @@ void handler::handle_events(const http_request& req,
   auto terms = parse_event_field_selector(q("fieldSelector"));
   if (!terms)
     return fail(api_error::bad_request(terms.error().message()));
-  auto selector = parse_label_selector(q("labelSelector"));
-  if (!selector)
-    return fail(api_error::bad_request(selector.error().message()));
-  // Events carry no labels: a selector that needs one selects nothing.
-  const bool none_by_labels = !selector->matches({});
+  auto labels = parse_label_selector(q("labelSelector"));
+  if (!labels)
+    return fail(api_error::bad_request(labels.error().message()));
+  event_selection selection;
+  selection.namespace_name = std::move(ns);
+  selection.name = std::move(name);
+  selection.fields = std::move(*terms);
+  selection.none = !labels->matches({});
   table_options table;
   table.now = now();
   if (auto inc = q("includeObject"); !inc.empty()) {
@@ -1083,29 +1080,37 @@ void handler::handle_events(const http_request& req,
                                          scheduler::go_quote(inc)));
     table.include = *v;
   }
-  auto answer = [respond, ns, name, terms = std::move(*terms), none_by_labels, table, out = *out,
+  if (watch) {
+    watch_plan plan;
+    plan.events = std::move(selection);
+    plan.table = *out == output::table;
+    plan.include = table.include;
+    if (auto rv = q("resourceVersion"); !rv.empty() && !parse_u64(rv, plan.resource_version))
+      return fail(api_error::bad_request("resourceVersion must be a decimal number, not " +
+                                         scheduler::go_quote(rv)));
+    if (auto ts = q("timeoutSeconds"); !ts.empty()) {
+      uint64_t secs = 0;
+      if (!parse_u64(ts, secs))
+        return fail(api_error::bad_request("timeoutSeconds must be a decimal number, not " +
+                                           scheduler::go_quote(ts)));
+      plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
+    }
+    return plan;
+  }
+  auto answer = [respond, selection = std::move(selection), table, out = *out,
                  verb](result<event_list> r) {
     if (!r) {
       auto resp = error_response(api_error::from(r.error()));
       resp.verb = verb;
       return respond(std::move(resp));
     }
-    std::vector<object_event> items;
-    for (auto& e : r->items)
-      if (!none_by_labels && (ns.empty() || event_namespace(e) == ns) &&
-          (!name || event_name(e) == *name) && event_fields_match(terms, e))
-        items.push_back(std::move(e));
-    // kube-apiserver lists in its store's key order: by namespace, then name.
-    std::stable_sort(items.begin(), items.end(), [](const object_event& a, const object_event& b) {
-      return std::pair(event_namespace(a), event_name(a)) <
-             std::pair(event_namespace(b), event_name(b));
-    });
-    if (name && items.empty()) {
+    auto items = select_events(std::move(r->items), selection);
+    if (selection.name && items.empty()) {
       api_error e;
       e.reason = status_reason::not_found;
-      e.message = "events " + scheduler::go_quote(*name) + " not found";
+      e.message = "events " + scheduler::go_quote(*selection.name) + " not found";
       e.kind = "events";
-      e.name = *name;
+      e.name = *selection.name;
       auto resp = error_response(e);
       resp.verb = verb;
       return respond(std::move(resp));
@@ -1114,14 +1119,39 @@ void handler::handle_events(const http_request& req,
       return respond(
         json_response(200, encode_event_table(items, r->resource_version, table), out, verb));
     respond(json_response(200,
-                          name ? encode_event(items.front(), r->resource_version)
-                               : encode_event_list(items, r->resource_version),
+                          selection.name ? encode_event(items.front(), r->resource_version)
+                                         : encode_event_list(items, r->resource_version),
                           out, verb));
   };
   svc_.all_events([post, answer = std::move(answer)](result<event_list> r) {
     auto shared = std::make_shared<result<event_list>>(std::move(r));
     post([answer, shared] { answer(std::move(*shared)); });
   });
+  return std::nullopt;
+}
+
+std::vector<std::string> handler::event_watch_lines(const watch_plan& plan,
+                                                    event_changes& changes, event_list snapshot,
+                                                    bool& first) const {
+  std::vector<std::string> lines;
+  if (!plan.events)
+    return lines;
+  for (auto& [type, e] : changes.next(select_events(std::move(snapshot.items), *plan.events))) {
+    json::object line;
+    line["type"] = to_string(type);
+    if (plan.table) {
+      table_options to;
+      to.now = now();
+      to.include = plan.include;
+      to.column_definitions = first;
+      line["object"] = encode_event_table({e}, snapshot.resource_version, to);
+    } else {
+      line["object"] = encode_event(e, snapshot.resource_version);
+    }
+    lines.push_back(json::serialize(line) + "\n");
+    first = false;
+  }
+  return lines;
 }
 
 std::string handler::watch_line(const watch_plan& plan, const watch_event& event,

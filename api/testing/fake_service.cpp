@@ -574,7 +574,13 @@ object fake_service::put(object obj) {
 void fake_service::add_event(resource_kind kind, std::string namespace_name, std::string name,
                              scheduler::event e) {
   std::lock_guard lock{mu_};
-  events_[{int(kind), std::move(namespace_name), std::move(name)}].push_back(std::move(e));
+  auto& list = events_[{int(kind), std::move(namespace_name), std::move(name)}];
+  for (auto& kept : list)
+    if (kept.type == e.type && kept.reason == e.reason && kept.first_time == e.first_time) {
+      kept = std::move(e);
+      return;
+    }
+  list.push_back(std::move(e));
 }
 
 void fake_service::fail_next(std::string operation, status error) {

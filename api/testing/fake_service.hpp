@@ -90,7 +90,8 @@ class fake_service final : public service {
   /// the checks of create. Fills uid, creation_time and resource_version when unset. Returns the
   /// stored object.
   object put(object obj);
-  /// Records an event about an object (it need not exist).
+  /// Records an event about an object (it need not exist). One with the type, reason and first
+  /// time of an event already recorded about the object replaces it (a count bump).
   void add_event(resource_kind kind, std::string namespace_name, std::string name,
                  scheduler::event e);
   /// The next call of `operation` ("create", "get", "list", "remove", "act", "events",

@@ -187,6 +187,35 @@ TEST(EventFieldSelector, RefusesAsKubeApiserverWordsIt) {
   }
 }
 
+TEST(EventChanges, FromAListsVersionStreamsNewEventsAndCountBumps) {
+  event_changes changes{true};
+  EXPECT_TRUE(changes.next({pod_event()}).empty());  // Where the watch starts.
+  EXPECT_TRUE(changes.next({pod_event()}).empty());  // Nothing changed.
+  auto bumped = pod_event();
+  bumped.event.count = 5;
+  bumped.event.last_time = at(1700000200);
+  auto out = changes.next({bumped, node_event()});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].first, watch_event::type::modified);
+  EXPECT_EQ(out[0].second.event.count, 5);
+  EXPECT_EQ(out[1].first, watch_event::type::added);
+  EXPECT_EQ(out[1].second.event.reason, "NodeNotSchedulable");
+  // An event that leaves is not reported; one that comes back is new again.
+  EXPECT_TRUE(changes.next({bumped}).empty());
+  out = changes.next({bumped, node_event()});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, watch_event::type::added);
+}
+
+TEST(EventChanges, FromVersionZeroStartsWithEveryEventAdded) {
+  event_changes changes{false};
+  auto out = changes.next({pod_event(), node_event()});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].first, watch_event::type::added);
+  EXPECT_EQ(out[1].first, watch_event::type::added);
+  EXPECT_TRUE(changes.next({pod_event(), node_event()}).empty());
+}
+
 TEST(EventTable, HasKubeApiserversColumnsAndCells) {
   table_options to;
   to.now = at(1700000100);
@@ -295,8 +324,56 @@ TEST_F(EventsServer, IsReadOnly) {
     EXPECT_EQ(r.status, 405) << method << ": " << r.body;
     EXPECT_EQ(body_json(r).at("reason"), "MethodNotAllowed") << method;
   }
-  auto watch = get(s_.port(), "/api/v1/events?watch=1");
-  EXPECT_EQ(watch.status, 405) << watch.body;
+}
+
+TEST_F(EventsServer, WatchStreamsNewEventsAndCountBumps) {
+  request r;
+  r.target = "/api/v1/namespaces/default/events?watch=1&resourceVersion=" +
+             std::to_string(s_.svc->resource_version()) +
+             "&fieldSelector=involvedObject.kind%3DPodGroup";
+  watch_stream w{s_.port(), r};
+  ASSERT_EQ(w.status(), 200);
+  std::this_thread::sleep_for(300ms);  // The watch's first read of the events is its start.
+  scheduler::event again{"Warning", "Unschedulable", "3/4 tasks in gang unschedulable", 3,
+                         at(1700000000), at(1700000120)};
+  s_.svc->add_event(resource_kind::pod_group, "default", "resnet-gang", again);
+  scheduler::event other{"Normal", "NodeSchedulable", "uncordoned", 1, at(1700000200),
+                         at(1700000200)};
+  s_.svc->add_event(resource_kind::node, "", "cpu-node-1", other);  // Not a PodGroup's.
+  scheduler::event fresh{"Normal", "Scheduled", "gang scheduled", 1, at(1700000300),
+                         at(1700000300)};
+  s_.svc->add_event(resource_kind::pod_group, "default", "resnet-gang", fresh);
+  std::vector<std::pair<std::string, std::string>> seen;
+  while (seen.size() < 2) {
+    auto line = w.next_line(5s);
+    ASSERT_TRUE(line) << "after " << seen.size() << " lines";
+    auto e = json::parse(*line);
+    EXPECT_EQ(e.at("object").at("kind"), "Event");
+    EXPECT_EQ(e.at("object").at("involvedObject").at("kind"), "PodGroup");
+    seen.emplace_back(std::string(e.at("type").as_string()),
+                      std::string(e.at("object").at("reason").as_string()));
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::string>>{
+                    {"ADDED", "Scheduled"}, {"MODIFIED", "Unschedulable"}}));
+}
+
+TEST_F(EventsServer, WatchFromVersionZeroSendsTablesOfEveryEvent) {
+  request r;
+  r.target = "/api/v1/events?watch=1&resourceVersion=0";
+  r.accept = "application/json;as=Table;v=v1;g=meta.k8s.io";
+  watch_stream w{s_.port(), r};
+  ASSERT_EQ(w.status(), 200);
+  auto first = w.next_line(5s);
+  ASSERT_TRUE(first);
+  auto e = json::parse(*first);
+  EXPECT_EQ(e.at("type"), "ADDED");
+  EXPECT_EQ(e.at("object").at("kind"), "Table");
+  EXPECT_EQ(e.at("object").at("columnDefinitions").as_array().size(), 10u);
+  auto second = w.next_line(5s);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(json::parse(*second).at("object").as_object().if_contains("columnDefinitions"),
+            nullptr);
 }
 
 TEST_F(EventsServer, DiscoveryListsEvents) {
@@ -309,7 +386,7 @@ TEST_F(EventsServer, DiscoveryListsEvents) {
   EXPECT_EQ(events->at("kind"), "Event");
   EXPECT_EQ(events->at("namespaced"), true);
   EXPECT_EQ(events->at("shortNames"), json::parse(R"(["ev"])"));
-  EXPECT_EQ(events->at("verbs"), json::parse(R"(["get","list"])"));
+  EXPECT_EQ(events->at("verbs"), json::parse(R"(["get","list","watch"])"));
 }
 
 } // namespace

@@ -25,6 +25,16 @@ class KubectlAgainstPhalanxd : public daemon_test {
     return run_ctl(argv, o);
   }
 
+  // kubectl left running (a watch), read line by line.
+  std::unique_ptr<ctl_process> kubectl_process(std::vector<std::string> args) {
+    ctl_options o;
+    o.program = "/usr/bin/kubectl";
+    o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}};
+    std::vector<std::string> argv = {"--server", d_->url(), "--cache-dir", home_.path() + "/cache"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return ctl_process::start(argv, o);
+  }
+
   // A pod of 100m cpu that takes `stop_after` to stop when deleted gracefully.
   std::string pod_manifest(const std::string& name, const std::string& stop_after) {
     return home_.write(name + ".yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
@@ -558,8 +568,16 @@ spec:
   ASSERT_TRUE(succeeded(group)) << group.err;
   EXPECT_TRUE(has_row(events_section(group.out), {"Warning", "Unresolvable"})) << group.out;
 
+  // kubectl get events -w streams the events that follow its list: the cordon's below.
+  auto watch = kubectl_process({"get", "events", "-w", "--output-watch-events"});
+  ASSERT_TRUE(watch->wait_for({"EVENT", "LAST", "SEEN", "REASON"}));
+  ASSERT_TRUE(watch->wait_for({"pod/huge-0"}));  // The list, printed first.
+
   // A cordoned node's NodeNotSchedulable, and a closed queue's event, in their describe.
   ASSERT_TRUE(succeeded(kubectl({"cordon", "cpu-a-0"})));
+  auto streamed = watch->wait_for({"ADDED", "Normal", "NodeNotSchedulable", "node/cpu-a-0"});
+  EXPECT_TRUE(streamed) << watch->err();
+  watch->stop();
   ctl_result node;
   ASSERT_TRUE(eventually([&] {
     node = kubectl({"describe", "node", "cpu-a-0"});
