@@ -1070,7 +1070,8 @@ void do_all_events(self_ptr self, const all_events_reply& reply) {
       objects.insert(std::move(*subject));
   for (const auto& [id, e] : st.pods)
     if (e.pod)
-      objects.insert({resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
+      objects.insert(
+        {resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
   api::event_list out;
   out.resource_version = st.resource_version;
   for (const auto& [kind, ns, name] : objects) {

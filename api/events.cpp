@@ -295,52 +295,32 @@ json::value encode_event_table(const std::vector<object_event>& events,
     {"Count", "string", "", "The number of times this event has occurred.", 1},
     {"Name", "string", "name", "The event's name.", 1},
   }};
-  json::object out;
-  out["kind"] = "Table";
-  out["apiVersion"] = "meta.k8s.io/v1";
-  out["metadata"] = json::object{{"resourceVersion", std::to_string(resource_version)}};
-  if (options.column_definitions) {
-    json::array cols;
-    for (const auto& c : columns)
-      cols.push_back(json::object{{"name", c.name},
-                                  {"type", c.type},
-                                  {"format", c.format},
-                                  {"description", c.description},
-                                  {"priority", c.priority}});
-    out["columnDefinitions"] = std::move(cols);
-  }
-  json::array rows;
+  std::vector<table_row> rows;
   rows.reserve(events.size());
   for (const auto& e : events) {
     // kube-apiserver's cells are always the wide ones; kubectl drops priority-1 columns.
-    json::array cells{json::value(seen(e.event.last_time, options.now)),
-                      json::value(e.event.type),
-                      json::value(e.event.reason),
-                      json::value(object_column(e)),
-                      json::value(""),
-                      json::value(event_component),
-                      json::value(e.event.message),
-                      json::value(seen(e.event.first_time, options.now)),
-                      json::value(int64_t(e.event.count)),
-                      json::value(event_name(e))};
-    json::object row{{"cells", std::move(cells)}};
+    table_row row{{json::value(seen(e.event.last_time, options.now)), json::value(e.event.type),
+                   json::value(e.event.reason), json::value(object_column(e)), json::value(""),
+                   json::value(event_component), json::value(e.event.message),
+                   json::value(seen(e.event.first_time, options.now)),
+                   json::value(int64_t(e.event.count)), json::value(event_name(e))},
+                  nullptr};
     switch (options.include) {
       case include_object::none:
         break;
       case include_object::metadata:
-        row["object"] = json::object{
+        row.object = json::object{
           {"kind", "PartialObjectMetadata"},
           {"apiVersion", "meta.k8s.io/v1"},
           {"metadata", encode_event(e, resource_version).as_object().at("metadata")}};
         break;
       case include_object::object:
-        row["object"] = encode_event(e, resource_version);
+        row.object = encode_event(e, resource_version);
         break;
     }
     rows.push_back(std::move(row));
   }
-  out["rows"] = std::move(rows);
-  return out;
+  return make_table(columns, std::move(rows), resource_version, options.column_definitions);
 }
 
 } // namespace phalanx::api

@@ -407,6 +407,43 @@ bool parse_u64(std::string_view s, uint64_t& out) {
   return r.ec == std::errc{} && r.ptr == s.data() + s.size();
 }
 
+// An Accept header the server cannot answer: 406, naming what it can produce.
+api_error not_acceptable(const std::string& accept) {
+  api_error e;
+  e.reason = status_reason::not_acceptable;
+  e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
+              "application/yaml, not " + scheduler::go_quote(accept);
+  return e;
+}
+
+// A Table request's includeObject: Metadata when absent.
+outcome<include_object> include_of(const std::string& text) {
+  if (text.empty())
+    return include_object::metadata;
+  auto v = include_object_from_string(text);
+  if (!v)
+    return api_error::bad_request("includeObject must be None, Metadata or Object, not " +
+                                  scheduler::go_quote(text));
+  return *v;
+}
+
+// A watch's resourceVersion and timeoutSeconds (either may be empty), read into `plan`; the 400
+// of a malformed one.
+std::optional<api_error> read_watch_query(const std::string& resource_version,
+                                          const std::string& timeout_seconds, watch_plan& plan) {
+  if (!resource_version.empty() && !parse_u64(resource_version, plan.resource_version))
+    return api_error::bad_request("resourceVersion must be a decimal number, not " +
+                                  scheduler::go_quote(resource_version));
+  if (!timeout_seconds.empty()) {
+    uint64_t secs = 0;
+    if (!parse_u64(timeout_seconds, secs))
+      return api_error::bad_request("timeoutSeconds must be a decimal number, not " +
+                                    scheduler::go_quote(timeout_seconds));
+    plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
+  }
+  return std::nullopt;
+}
+
 // A parsed resource path.
 struct resource_route {
   resource_kind kind;
@@ -647,13 +684,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
   if (method == "GET") {
     bool watch = q("watch") == "1" || q("watch") == "true";
     auto out = negotiate(req.accept, !route.subresource);
-    if (!out) {
-      api_error e;
-      e.reason = status_reason::not_acceptable;
-      e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
-                  "application/yaml, not " + scheduler::go_quote(req.accept);
-      return fail(e, watch ? "WATCH" : "GET");
-    }
+    if (!out)
+      return fail(not_acceptable(req.accept), watch ? "WATCH" : "GET");
     if (route.subresource) {
       if (*route.subresource != "events")
         return fail(not_found_path(), "GET");
@@ -694,14 +726,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       else if (k.namespaced)
         options.namespace_name = *fields->namespace_name;
     }
-    auto include = include_object::metadata;
-    if (auto inc = q("includeObject"); !inc.empty()) {
-      auto v = include_object_from_string(inc);
-      if (!v)
-        return fail(api_error::bad_request("includeObject must be None, Metadata or Object, not " +
-                                           scheduler::go_quote(inc)));
-      include = *v;
-    }
+    auto include = include_of(q("includeObject"));
+    if (!include)
+      return fail(include.error());
     if (watch) {
       watch_plan plan;
       plan.kind = route.kind;
@@ -709,20 +736,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       plan.name = name_filter;
       plan.pod_fields = fields->pod_fields;
       plan.table = *out == output::table;
-      plan.include = include;
-      if (auto rv = q("resourceVersion"); !rv.empty() &&
-                                          !parse_u64(rv, plan.resource_version))
-        return fail(api_error::bad_request("resourceVersion must be a decimal number, not " +
-                                           scheduler::go_quote(rv)),
-                    "WATCH");
-      if (auto ts = q("timeoutSeconds"); !ts.empty()) {
-        uint64_t secs = 0;
-        if (!parse_u64(ts, secs))
-          return fail(api_error::bad_request("timeoutSeconds must be a decimal number, not " +
-                                             scheduler::go_quote(ts)),
-                      "WATCH");
-        plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
-      }
+      plan.include = *include;
+      if (auto bad = read_watch_query(q("resourceVersion"), q("timeoutSeconds"), plan))
+        return fail(*bad, "WATCH");
       return plan;
     }
     if (route.name) {
@@ -739,8 +755,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return std::nullopt;
     }
     svc_.list(route.kind, std::move(options),
-              hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields, include,
-                   now_fn](result<object_list> r) {
+              hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields,
+                   include = *include, now_fn](result<object_list> r) {
                 if (!r) {
                   auto resp = error_response(with_details(api_error::from(r.error()), k, ""));
                   resp.verb = "LIST";
@@ -1053,13 +1069,8 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
       "events are read-only here: phalanxd serves the events it records about its objects and "
       "takes none from clients (" + req.method + " is not allowed)"));
   auto out = negotiate(req.accept, true);
-  if (!out) {
-    api_error e;
-    e.reason = status_reason::not_acceptable;
-    e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
-                "application/yaml, not " + scheduler::go_quote(req.accept);
-    return fail(e);
-  }
+  if (!out)
+    return fail(not_acceptable(req.accept));
   auto terms = parse_event_field_selector(q("fieldSelector"));
   if (!terms)
     return fail(api_error::bad_request(terms.error().message()));
@@ -1071,30 +1082,19 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
   selection.name = std::move(name);
   selection.fields = std::move(*terms);
   selection.none = !labels->matches({});
+  auto include = include_of(q("includeObject"));
+  if (!include)
+    return fail(include.error());
   table_options table;
   table.now = now();
-  if (auto inc = q("includeObject"); !inc.empty()) {
-    auto v = include_object_from_string(inc);
-    if (!v)
-      return fail(api_error::bad_request("includeObject must be None, Metadata or Object, not " +
-                                         scheduler::go_quote(inc)));
-    table.include = *v;
-  }
+  table.include = *include;
   if (watch) {
     watch_plan plan;
     plan.events = std::move(selection);
     plan.table = *out == output::table;
     plan.include = table.include;
-    if (auto rv = q("resourceVersion"); !rv.empty() && !parse_u64(rv, plan.resource_version))
-      return fail(api_error::bad_request("resourceVersion must be a decimal number, not " +
-                                         scheduler::go_quote(rv)));
-    if (auto ts = q("timeoutSeconds"); !ts.empty()) {
-      uint64_t secs = 0;
-      if (!parse_u64(ts, secs))
-        return fail(api_error::bad_request("timeoutSeconds must be a decimal number, not " +
-                                           scheduler::go_quote(ts)));
-      plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
-    }
+    if (auto bad = read_watch_query(q("resourceVersion"), q("timeoutSeconds"), plan))
+      return fail(*bad);
     return plan;
   }
   auto answer = [respond, selection = std::move(selection), table, out = *out,

@@ -726,7 +726,8 @@ class session final : public session_base {
       return;
     if (!r)
       return end_watch(api_error::from(r.error()));
-    for (auto& line : srv_.h.event_watch_lines(*plan_, *event_changes_, std::move(*r), first_event_))
+    auto lines = srv_.h.event_watch_lines(*plan_, *event_changes_, std::move(*r), first_event_);
+    for (auto& line : lines)
       chunks_.push_back(std::move(line));
     flush();
     poll_timer_.expires_after(event_poll_interval);

@@ -597,12 +597,13 @@ spec:
   EXPECT_NE(deleted.err.find("Error from server (MethodNotAllowed): events are read-only"),
             std::string::npos)
       << deleted.err;
-  auto posted = kubectl({"create", "--validate=false", "-f", home_.write("event.yaml", R"(apiVersion: v1
+  auto event = home_.write("event.yaml", R"(apiVersion: v1
 kind: Event
 metadata: {name: mine}
 involvedObject: {kind: Pod, name: huge-0, namespace: default}
 reason: Mine
-)")});
+)");
+  auto posted = kubectl({"create", "--validate=false", "-f", event});
   EXPECT_EQ(posted.exit_code, 1);
   EXPECT_NE(posted.err.find("MethodNotAllowed"), std::string::npos) << posted.err;
 }
