@@ -49,6 +49,20 @@ std::string event_key(api::resource_kind kind, std::string_view ns, std::string_
   return key;
 }
 
+std::optional<event_subject> parse_event_key(std::string_view key) {
+  auto slash = key.find('/');
+  if (slash == std::string_view::npos)
+    return std::nullopt;
+  for (std::size_t i = 0; i < api::resource_kind_count; ++i) {
+    auto kind = api::resource_kind(i);
+    if (kind_title(kind) != key.substr(0, slash))
+      continue;
+    auto [ns, name] = split_object_key(key.substr(slash + 1));
+    return event_subject{kind, std::string(ns), std::string(name)};
+  }
+  return std::nullopt;
+}
+
 void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then) {
   auto& st = self->state;
   auto cookie = st.next_cookie++;
@@ -494,6 +508,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     },
     [self](events_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            const events_reply& reply) { do_events(self, kind, ns, name, reply); },
+    [self](all_events_atom, const all_events_reply& reply) { do_all_events(self, reply); },
     [self](watch_atom, uint64_t id, api::resource_kind kind, api::list_options& options,
            uint64_t from_version, watch_sink_ptr& sink) {
       do_watch(self, id, kind, std::move(options), from_version, std::move(sink));

@@ -54,6 +54,8 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
                  object_reply>,
   // The events recorded about an object.
   caf::reacts_to<events_atom, api::resource_kind, std::string, std::string, events_reply>,
+  // Every event kept, of every object (api::service::all_events).
+  caf::reacts_to<all_events_atom, all_events_reply>,
   // Start watch `id` of a kind from a resource version.
   caf::reacts_to<watch_atom, uint64_t, api::resource_kind, api::list_options, uint64_t,
                  watch_sink_ptr>,

@@ -9,6 +9,8 @@
 #include <spdlog/spdlog.h>
 
 #include <optional>
+#include <set>
+#include <tuple>
 
 namespace phalanx::actors::registry_detail {
 
@@ -766,9 +768,11 @@ void do_create(self_ptr self, api::object obj, bool dry_run, object_reply reply)
       obj);
 }
 
-void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
-            const object_reply& reply) {
-  auto& st = self->state;
+namespace {
+
+// The object of a kind by namespace and name, as the API shows it; nullopt when there is none.
+std::optional<api::object> find_object(const registry_state& st, resource_kind kind,
+                                       const std::string& ns, const std::string& name) {
   auto key = object_key(ns, name);
   std::optional<api::object> found;
   switch (kind) {
@@ -797,6 +801,14 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
         found = api::priority_class_object{*i->second};
       break;
   }
+  return found;
+}
+
+} // namespace
+
+void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+            const object_reply& reply) {
+  auto found = find_object(self->state, kind, ns, name);
   if (!found)
     return respond(reply, result<api::object>{not_found(kind, name)});
   respond(reply, result<api::object>{std::move(*found)});
@@ -1019,9 +1031,11 @@ std::optional<scheduler::event> failed_scheduling_event(const registry_state& st
 
 } // namespace
 
-void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
-               const events_reply& reply) {
-  auto& st = self->state;
+namespace {
+
+// The events of one object, oldest first: those kept, and for a pod the ones made when read.
+std::vector<scheduler::event> events_of(const registry_state& st, resource_kind kind,
+                                        const std::string& ns, const std::string& name) {
   std::vector<scheduler::event> out;
   if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
     for (const auto& kept : i->second)
@@ -1036,7 +1050,41 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
         out.insert(std::upper_bound(out.begin(), out.end(), made->first_time, later),
                    std::move(*made));
       }
-  respond(reply, result<std::vector<scheduler::event>>{std::move(out)});
+  return out;
+}
+
+} // namespace
+
+void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
+               const events_reply& reply) {
+  respond(reply, result<std::vector<scheduler::event>>{events_of(self->state, kind, ns, name)});
+}
+
+void do_all_events(self_ptr self, const all_events_reply& reply) {
+  const auto& st = self->state;
+  // Every object with kept events, and every pod, whose Scheduled or FailedScheduling event is
+  // made when read.
+  std::set<event_subject> objects;
+  for (const auto& [key, kept] : st.events)
+    if (auto subject = parse_event_key(key))
+      objects.insert(std::move(*subject));
+  for (const auto& [id, e] : st.pods)
+    if (e.pod)
+      objects.insert(
+        {resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
+  api::event_list out;
+  out.resource_version = st.resource_version;
+  for (const auto& [kind, ns, name] : objects) {
+    auto events = events_of(st, kind, ns, name);
+    if (events.empty())
+      continue;
+    std::string uid;
+    if (auto found = find_object(st, kind, ns, name))
+      uid = api::meta_of(*found).uid.str();
+    for (auto& e : events)
+      out.items.push_back({kind, ns, name, uid, std::move(e)});
+  }
+  respond(reply, result<api::event_list>{std::move(out)});
 }
 
 void do_watch(self_ptr self, uint64_t id, resource_kind kind, api::list_options options,

@@ -12,6 +12,8 @@
 #include <caf/all.hpp>
 
 #include <optional>
+#include <string>
+#include <tuple>
 
 namespace phalanx::actors::registry_detail {
 
@@ -334,8 +336,13 @@ void do_act(self_ptr self, api::resource_kind kind, const std::string& ns,
             const std::string& name, api::object_action action, object_reply reply);
 /// The key of an object's events: "<Kind>/<namespace>/<name>" ("Node/<name>" when cluster-scoped).
 std::string event_key(api::resource_kind kind, std::string_view ns, std::string_view name);
+/// The object an event key names: (kind, namespace, name); nullopt for a key event_key did not
+/// make.
+using event_subject = std::tuple<api::resource_kind, std::string, std::string>;
+std::optional<event_subject> parse_event_key(std::string_view key);
 void do_events(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, const events_reply& reply);
+void do_all_events(self_ptr self, const all_events_reply& reply);
 void do_watch(self_ptr self, uint64_t id, api::resource_kind kind, api::list_options options,
               uint64_t from_version, watch_sink_ptr sink);
 

@@ -82,6 +82,10 @@ class runtime_service final : public api::service {
     caf::anon_send(registry_, events_atom::value, kind, std::move(ns), std::move(name),
                    std::make_shared<events_callback>(std::move(done)));
   }
+  void all_events(all_events_callback done) override {
+    caf::anon_send(registry_, all_events_atom::value,
+                   std::make_shared<all_events_callback>(std::move(done)));
+  }
   api::watch_handle watch(api::resource_kind kind, api::list_options options,
                           uint64_t resource_version,
                           std::shared_ptr<api::watch_sink> sink) override {

@@ -780,39 +780,6 @@ json::value encode_success_status(std::string_view message) {
   return out;
 }
 
-json::value encode_events(resource_kind kind, std::string_view namespace_name,
-                          std::string_view name, const std::vector<scheduler::event>& events) {
-  const auto& k = info(kind);
-  json::object out;
-  out["kind"] = "EventList";
-  out["apiVersion"] = "v1";
-  out["metadata"] = json::object{};
-  json::array items;
-  std::size_t i = 0;
-  for (const auto& ev : events) {
-    v1::Event e;
-    e.set_kind("Event");
-    e.set_api_version("v1");
-    e.mutable_metadata()->set_name(std::string(name) + "." + std::to_string(i++));
-    e.mutable_metadata()->set_namespace_(std::string(namespace_name));
-    auto* ref = e.mutable_involved_object();
-    ref->set_kind(std::string(k.kind_name));
-    ref->set_api_version(std::string(k.api_version));
-    ref->set_namespace_(std::string(namespace_name));
-    ref->set_name(std::string(name));
-    e.set_reason(ev.reason);
-    e.set_message(ev.message);
-    e.mutable_source()->set_component("phalanx");
-    e.set_first_timestamp(format_time(ev.first_time));
-    e.set_last_timestamp(format_time(ev.last_time));
-    e.set_count(ev.count);
-    e.set_type(ev.type);
-    items.push_back(message_to_json(e));
-  }
-  out["items"] = std::move(items);
-  return out;
-}
-
 int64_t termination_grace_seconds(const scheduler::pod& p) {
   if (p.spec_json.empty())
     return scheduler::default_termination_grace_seconds;

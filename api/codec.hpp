@@ -177,11 +177,6 @@ boost::json::value encode_status(const api_error& e);
 /// A Status with status "Success" (for example the answer to a DELETE that has no object).
 boost::json::value encode_success_status(std::string_view message = {});
 
-/// An "EventList" of core/v1 Events about one object.
-boost::json::value encode_events(resource_kind kind, std::string_view namespace_name,
-                                 std::string_view name,
-                                 const std::vector<scheduler::event>& events);
-
 /// boost::json::serialize, for callers that do not include Boost.JSON's serializer.
 std::string to_json_text(const boost::json::value& v);
 

@@ -89,6 +89,17 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
     if (k.kind == resource_kind::pod)
       r->add_categories("all");
   }
+  if (group.empty() && version == "v1") {
+    // core/v1 Events, read-only: the events the service records (api/events.hpp).
+    auto* r = out.add_resources();
+    r->set_name("events");
+    r->set_singular_name("event");
+    r->set_namespaced(true);
+    r->set_kind("Event");
+    for (auto verb : {"get", "list", "watch"})
+      r->add_verbs(verb);
+    r->add_short_names("ev");
+  }
   if (!any)
     return std::nullopt;
   return json::value(message_to_json(out));

@@ -2,6 +2,7 @@
 
 #include "api/codec.hpp"
 #include "api/discovery.hpp"
+#include "api/events.hpp"
 #include "api/json_mapper.hpp"
 #include "api/kinds.hpp"
 #include "api/kube_protobuf.hpp"
@@ -406,6 +407,43 @@ bool parse_u64(std::string_view s, uint64_t& out) {
   return r.ec == std::errc{} && r.ptr == s.data() + s.size();
 }
 
+// An Accept header the server cannot answer: 406, naming what it can produce.
+api_error not_acceptable(const std::string& accept) {
+  api_error e;
+  e.reason = status_reason::not_acceptable;
+  e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
+              "application/yaml, not " + scheduler::go_quote(accept);
+  return e;
+}
+
+// A Table request's includeObject: Metadata when absent.
+outcome<include_object> include_of(const std::string& text) {
+  if (text.empty())
+    return include_object::metadata;
+  auto v = include_object_from_string(text);
+  if (!v)
+    return api_error::bad_request("includeObject must be None, Metadata or Object, not " +
+                                  scheduler::go_quote(text));
+  return *v;
+}
+
+// A watch's resourceVersion and timeoutSeconds (either may be empty), read into `plan`; the 400
+// of a malformed one.
+std::optional<api_error> read_watch_query(const std::string& resource_version,
+                                          const std::string& timeout_seconds, watch_plan& plan) {
+  if (!resource_version.empty() && !parse_u64(resource_version, plan.resource_version))
+    return api_error::bad_request("resourceVersion must be a decimal number, not " +
+                                  scheduler::go_quote(resource_version));
+  if (!timeout_seconds.empty()) {
+    uint64_t secs = 0;
+    if (!parse_u64(timeout_seconds, secs))
+      return api_error::bad_request("timeoutSeconds must be a decimal number, not " +
+                                    scheduler::go_quote(timeout_seconds));
+    plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
+  }
+  return std::nullopt;
+}
+
 // A parsed resource path.
 struct resource_route {
   resource_kind kind;
@@ -589,6 +627,15 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
+  // ---- core/v1 Events: the events the service records, read-only.
+  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "events")
+    return handle_events(req, query, "", std::nullopt, std::move(post), std::move(respond));
+  if ((seg.size() == 5 || seg.size() == 6) && seg[0] == "api" && seg[1] == "v1" &&
+      seg[2] == "namespaces" && seg[4] == "events")
+    return handle_events(req, query, seg[3],
+                         seg.size() == 6 ? std::optional<std::string>(seg[5]) : std::nullopt,
+                         std::move(post), std::move(respond));
+
   // ---- Resources.
   resource_route route;
   switch (parse_resource_route(seg, route)) {
@@ -637,13 +684,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
   if (method == "GET") {
     bool watch = q("watch") == "1" || q("watch") == "true";
     auto out = negotiate(req.accept, !route.subresource);
-    if (!out) {
-      api_error e;
-      e.reason = status_reason::not_acceptable;
-      e.message = "the server can produce application/json (also as a meta.k8s.io/v1 Table) and "
-                  "application/yaml, not " + scheduler::go_quote(req.accept);
-      return fail(e, watch ? "WATCH" : "GET");
-    }
+    if (!out)
+      return fail(not_acceptable(req.accept), watch ? "WATCH" : "GET");
     if (route.subresource) {
       if (*route.subresource != "events")
         return fail(not_found_path(), "GET");
@@ -656,7 +698,11 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                       respond(std::move(resp));
                       return;
                     }
-                    respond(json_response(200, encode_events(k.kind, ns, name, *r),
+                    std::vector<object_event> events;
+                    events.reserve(r->size());
+                    for (auto& e : *r)
+                      events.push_back({k.kind, ns, name, "", std::move(e)});
+                    respond(json_response(200, encode_event_list(events, 0),
                                           out == output::table ? output::json : out, "GET"));
                   }));
       return std::nullopt;
@@ -680,14 +726,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       else if (k.namespaced)
         options.namespace_name = *fields->namespace_name;
     }
-    auto include = include_object::metadata;
-    if (auto inc = q("includeObject"); !inc.empty()) {
-      auto v = include_object_from_string(inc);
-      if (!v)
-        return fail(api_error::bad_request("includeObject must be None, Metadata or Object, not " +
-                                           scheduler::go_quote(inc)));
-      include = *v;
-    }
+    auto include = include_of(q("includeObject"));
+    if (!include)
+      return fail(include.error());
     if (watch) {
       watch_plan plan;
       plan.kind = route.kind;
@@ -695,20 +736,9 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       plan.name = name_filter;
       plan.pod_fields = fields->pod_fields;
       plan.table = *out == output::table;
-      plan.include = include;
-      if (auto rv = q("resourceVersion"); !rv.empty() &&
-                                          !parse_u64(rv, plan.resource_version))
-        return fail(api_error::bad_request("resourceVersion must be a decimal number, not " +
-                                           scheduler::go_quote(rv)),
-                    "WATCH");
-      if (auto ts = q("timeoutSeconds"); !ts.empty()) {
-        uint64_t secs = 0;
-        if (!parse_u64(ts, secs))
-          return fail(api_error::bad_request("timeoutSeconds must be a decimal number, not " +
-                                             scheduler::go_quote(ts)),
-                      "WATCH");
-        plan.timeout = std::chrono::seconds(std::min<uint64_t>(secs, 24 * 3600));
-      }
+      plan.include = *include;
+      if (auto bad = read_watch_query(q("resourceVersion"), q("timeoutSeconds"), plan))
+        return fail(*bad, "WATCH");
       return plan;
     }
     if (route.name) {
@@ -725,8 +755,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
       return std::nullopt;
     }
     svc_.list(route.kind, std::move(options),
-              hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields, include,
-                   now_fn](result<object_list> r) {
+              hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields,
+                   include = *include, now_fn](result<object_list> r) {
                 if (!r) {
                   auto resp = error_response(with_details(api_error::from(r.error()), k, ""));
                   resp.verb = "LIST";
@@ -1016,6 +1046,112 @@ bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o)
                                       : scheduler::to_string(p->pod.phase);
     return (have == t.value) != t.negated;
   });
+}
+
+std::optional<watch_plan> handler::handle_events(const http_request& req,
+                                                 const std::map<std::string, std::string>& query,
+                                                 std::string ns, std::optional<std::string> name,
+                                                 post_fn post, respond_fn respond) const {
+  auto q = [&](const char* k) -> std::string {
+    auto it = query.find(k);
+    return it == query.end() ? std::string() : it->second;
+  };
+  const bool watch = q("watch") == "1" || q("watch") == "true";
+  const std::string verb = req.method != "GET" ? "OTHER" : watch ? "WATCH" : name ? "GET" : "LIST";
+  auto fail = [&](const api_error& e) {
+    auto r = error_response(e);
+    r.verb = verb;
+    respond(std::move(r));
+    return std::nullopt;
+  };
+  if (req.method != "GET")
+    return fail(method_not_allowed(
+      "events are read-only here: phalanxd serves the events it records about its objects and "
+      "takes none from clients (" + req.method + " is not allowed)"));
+  auto out = negotiate(req.accept, true);
+  if (!out)
+    return fail(not_acceptable(req.accept));
+  auto terms = parse_event_field_selector(q("fieldSelector"));
+  if (!terms)
+    return fail(api_error::bad_request(terms.error().message()));
+  auto labels = parse_label_selector(q("labelSelector"));
+  if (!labels)
+    return fail(api_error::bad_request(labels.error().message()));
+  event_selection selection;
+  selection.namespace_name = std::move(ns);
+  selection.name = std::move(name);
+  selection.fields = std::move(*terms);
+  selection.none = !labels->matches({});
+  auto include = include_of(q("includeObject"));
+  if (!include)
+    return fail(include.error());
+  table_options table;
+  table.now = now();
+  table.include = *include;
+  if (watch) {
+    watch_plan plan;
+    plan.events = std::move(selection);
+    plan.table = *out == output::table;
+    plan.include = table.include;
+    if (auto bad = read_watch_query(q("resourceVersion"), q("timeoutSeconds"), plan))
+      return fail(*bad);
+    return plan;
+  }
+  auto answer = [respond, selection = std::move(selection), table, out = *out,
+                 verb](result<event_list> r) {
+    if (!r) {
+      auto resp = error_response(api_error::from(r.error()));
+      resp.verb = verb;
+      return respond(std::move(resp));
+    }
+    auto items = select_events(std::move(r->items), selection);
+    if (selection.name && items.empty()) {
+      api_error e;
+      e.reason = status_reason::not_found;
+      e.message = "events " + scheduler::go_quote(*selection.name) + " not found";
+      e.kind = "events";
+      e.name = *selection.name;
+      auto resp = error_response(e);
+      resp.verb = verb;
+      return respond(std::move(resp));
+    }
+    if (out == output::table)
+      return respond(
+        json_response(200, encode_event_table(items, r->resource_version, table), out, verb));
+    respond(json_response(200,
+                          selection.name ? encode_event(items.front(), r->resource_version)
+                                         : encode_event_list(items, r->resource_version),
+                          out, verb));
+  };
+  svc_.all_events([post, answer = std::move(answer)](result<event_list> r) {
+    auto shared = std::make_shared<result<event_list>>(std::move(r));
+    post([answer, shared] { answer(std::move(*shared)); });
+  });
+  return std::nullopt;
+}
+
+std::vector<std::string> handler::event_watch_lines(const watch_plan& plan,
+                                                    event_changes& changes, event_list snapshot,
+                                                    bool& first) const {
+  std::vector<std::string> lines;
+  if (!plan.events)
+    return lines;
+  for (auto& [type, e] : changes.next(select_events(std::move(snapshot.items), *plan.events))) {
+    json::object line;
+    line["type"] = to_string(type);
+    if (plan.table) {
+      table_options to;
+      to.now = now();
+      to.include = plan.include;
+      to.column_definitions = first;
+      line["object"] = encode_event_table({e}, snapshot.resource_version, to);
+    } else {
+      line["object"] = encode_event(e, snapshot.resource_version);
+    }
+    lines.push_back(json::serialize(line) + "\n");
+    first = false;
+  }
+  return lines;
 }
 
 std::string handler::watch_line(const watch_plan& plan, const watch_event& event,

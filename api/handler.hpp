@@ -9,11 +9,13 @@
 // runs on the server's threads, not the service's.
 
 #include "api/errors.hpp"
+#include "api/events.hpp"
 #include "api/service.hpp"
 #include "api/table.hpp"
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -63,6 +65,10 @@ struct watch_plan {
   include_object include = include_object::metadata;
   /// timeoutSeconds; zero: until the client or the server ends it.
   std::chrono::seconds timeout{0};
+  /// Set for a watch of core/v1 Events (`kind` is then unused): what it selects. The service
+  /// keeps no history of events, so the connection polls service::all_events and streams the
+  /// changes (event_watch_lines).
+  std::optional<event_selection> events;
 };
 
 struct handler_options {
@@ -90,6 +96,11 @@ class handler {
   /// One line of a watch stream (JSON and "\n"): the event, or with plan.table a Table of the
   /// one object; `first` carries the Table's column definitions.
   std::string watch_line(const watch_plan& plan, const watch_event& event, bool first) const;
+  /// The lines of an events watch (plan.events) for one snapshot of the service's events: its
+  /// changes since the last one (`changes` keeps them); `first` as for watch_line, cleared once
+  /// a line is made.
+  std::vector<std::string> event_watch_lines(const watch_plan& plan, event_changes& changes,
+                                             event_list snapshot, bool& first) const;
   /// The line that ends a stream by error: {"type":"ERROR","object":<Status>}.
   std::string watch_error_line(const api_error& error) const;
   /// True when an event passes the plan's filters the service does not apply (the name).
@@ -102,6 +113,13 @@ class handler {
 
  private:
   scheduler::timestamp now() const;
+  /// GET /api/v1/events, /api/v1/namespaces/{ns}/events[/{name}] (`ns` empty: every
+  /// namespace), and their watch (returned as a plan, as handle does). Read-only: other methods
+  /// are 405.
+  std::optional<watch_plan> handle_events(const http_request& req,
+                                          const std::map<std::string, std::string>& query,
+                                          std::string ns, std::optional<std::string> name,
+                                          post_fn post, respond_fn respond) const;
 
   service& svc_;
   handler_options options_;

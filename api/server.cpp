@@ -52,6 +52,10 @@ namespace {
 
 using executor_type = net::strand<net::io_context::executor_type>;
 
+// How often a watch of events reads them again: how late a change of an event shows in
+// `kubectl get events -w`.
+constexpr auto event_poll_interval = std::chrono::seconds(1);
+
 class session_base;
 
 /// The only way callbacks from other threads reach a session (see the file comment).
@@ -311,7 +315,7 @@ class session final : public session_base {
   template <class... Args>
   session(server::impl& srv, executor_type ex, Args&&... args)
     : srv_(srv), stream_(std::forward<Args>(args)...), box_(std::make_shared<mailbox>(ex)),
-      ex_(std::move(ex)), timer_(ex_), deadline_(ex_),
+      ex_(std::move(ex)), timer_(ex_), deadline_(ex_), poll_timer_(ex_),
       framer_(framing_limits{srv.opts.max_header_bytes, srv.opts.max_body_bytes}) {}
 
   void start() override {
@@ -669,6 +673,24 @@ class session final : public session_base {
   void subscribe() {
     if (ending_)
       return flush();
+    if (plan_->events) {
+      event_changes_.emplace(plan_->resource_version != 0);
+      poll_events();
+    } else {
+      subscribe_objects();
+    }
+    if (plan_->timeout.count() > 0) {
+      timer_.expires_after(plan_->timeout);
+      timer_.async_wait([self = self_ptr()](beast::error_code ec) {
+        if (!ec)
+          self->end_watch(std::nullopt);
+      });
+    }
+    start_probe();
+    flush();
+  }
+
+  void subscribe_objects() {
     std::weak_ptr<session_base> weak = shared_from_this();
     sink_ = std::make_shared<sink_impl>(
       box_, srv_.opts.watch_queue_limit,
@@ -681,15 +703,38 @@ class session final : public session_base {
           static_cast<session*>(s.get())->end_watch(std::move(err));
       });
     watch_ = srv_.svc.watch(plan_->kind, plan_->options, plan_->resource_version, sink_);
-    if (plan_->timeout.count() > 0) {
-      timer_.expires_after(plan_->timeout);
-      timer_.async_wait([self = self_ptr()](beast::error_code ec) {
-        if (!ec)
-          self->end_watch(std::nullopt);
+  }
+
+  // A watch of events: the service keeps no history of them, so every event_poll_interval the
+  // session reads them all and streams what changed (handler::event_watch_lines).
+  void poll_events() {
+    if (phase_ != phase::watching || ending_)
+      return;
+    std::weak_ptr<session_base> weak = shared_from_this();
+    auto box = box_;
+    srv_.svc.all_events([box, weak](result<event_list> r) {
+      auto shared = std::make_shared<result<event_list>>(std::move(r));
+      box->post([weak, shared] {
+        if (auto s = weak.lock())
+          static_cast<session*>(s.get())->on_events(std::move(*shared));
       });
-    }
-    start_probe();
+    });
+  }
+
+  void on_events(result<event_list> r) {
+    if (phase_ != phase::watching || ending_)
+      return;
+    if (!r)
+      return end_watch(api_error::from(r.error()));
+    auto lines = srv_.h.event_watch_lines(*plan_, *event_changes_, std::move(*r), first_event_);
+    for (auto& line : lines)
+      chunks_.push_back(std::move(line));
     flush();
+    poll_timer_.expires_after(event_poll_interval);
+    poll_timer_.async_wait([self = self_ptr()](beast::error_code ec) {
+      if (!ec)
+        self->poll_events();
+    });
   }
 
   // A watch client sends nothing: a read that completes tells that it went away. Bytes it does
@@ -742,6 +787,7 @@ class session final : public session_base {
       sink_->detach();
     watch_.reset();
     timer_.cancel();
+    poll_timer_.cancel();
     if (watch_counted_) {
       watch_counted_ = false;
       srv_.watches.dec();
@@ -846,6 +892,7 @@ class session final : public session_base {
   executor_type ex_;
   net::steady_timer timer_;     // A watch's timeoutSeconds.
   net::steady_timer deadline_;  // Reading a request's header or body.
+  net::steady_timer poll_timer_;  // An events watch's next poll.
   bool timed_out_ = false;
   request_framer framer_;
   std::array<char, 8192> in_{};  // What one read of the request brings.
@@ -864,6 +911,7 @@ class session final : public session_base {
   std::optional<http::response_serializer<http::empty_body>> watch_serializer_;
   std::shared_ptr<sink_impl> sink_;
   watch_handle watch_;
+  std::optional<event_changes> event_changes_;  // An events watch's last snapshot.
   std::deque<std::string> chunks_;
   std::optional<http::chunk_last<http::chunk_crlf>> last_chunk_;
   std::array<char, 4096> probe_{};

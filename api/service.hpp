@@ -135,6 +135,21 @@ class watch_handle {
   std::function<void()> cancel_;
 };
 
+/// An event with the object it is about, as `service::all_events` lists it.
+struct object_event {
+  resource_kind kind = resource_kind::pod;
+  std::string namespace_name;  // Empty for a cluster-scoped object.
+  std::string name;
+  std::string uid;  // The object's uid; empty once the object is gone and its events remain.
+  scheduler::event event;
+};
+
+/// Every event kept, as `service::all_events` answers.
+struct event_list {
+  std::vector<object_event> items;
+  uint64_t resource_version = 0;  // The version of the state the events were read at.
+};
+
 /// What a client asks to change on an existing object, beyond create and delete.
 struct object_action {
   enum class type {
@@ -165,6 +180,7 @@ class service {
   using object_callback = std::function<void(result<object>)>;
   using list_callback = std::function<void(result<object_list>)>;
   using events_callback = std::function<void(result<std::vector<scheduler::event>>)>;
+  using all_events_callback = std::function<void(result<event_list>)>;
 
   virtual ~service() = default;
 
@@ -209,6 +225,12 @@ class service {
   /// The events recorded about an object, oldest first.
   virtual void events(resource_kind kind, std::string namespace_name, std::string name,
                       events_callback done) = 0;
+
+  /// Every event the service keeps, of every object (also of objects since deleted whose events
+  /// it still keeps), each as `events` gives it for its object (made-up ones included, such as
+  /// a bound pod's Scheduled). Ordered by object (kind, namespace, name), then oldest first.
+  /// Fails only with unavailable.
+  virtual void all_events(all_events_callback done) = 0;
 
   /// Streams changes of a collection after `resource_version` (0: from now, after sending the
   /// current objects as ADDED, like a Kubernetes watch without a version).

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include <array>
+#include <iterator>
 
 namespace phalanx::api {
 
@@ -228,15 +229,15 @@ std::optional<include_object> include_object_from_string(std::string_view text) 
   return std::nullopt;
 }
 
-json::value encode_table(resource_kind kind, const std::vector<object>& items,
-                         uint64_t resource_version, const table_options& options) {
+json::value make_table(std::span<const table_column> columns, std::vector<table_row> rows,
+                       uint64_t resource_version, bool column_definitions) {
   json::object out;
   out["kind"] = "Table";
   out["apiVersion"] = "meta.k8s.io/v1";
   out["metadata"] = json::object{{"resourceVersion", std::to_string(resource_version)}};
-  if (options.column_definitions) {
+  if (column_definitions) {
     json::array cols;
-    for (const auto& c : table_columns(kind)) {
+    for (const auto& c : columns) {
       json::object col;
       col["name"] = c.name;
       col["type"] = c.type;
@@ -247,28 +248,40 @@ json::value encode_table(resource_kind kind, const std::vector<object>& items,
     }
     out["columnDefinitions"] = std::move(cols);
   }
-  json::array rows;
+  json::array out_rows;
+  out_rows.reserve(rows.size());
+  for (auto& r : rows) {
+    json::object row;
+    row["cells"] = json::array(std::make_move_iterator(r.cells.begin()),
+                               std::make_move_iterator(r.cells.end()));
+    if (!r.object.is_null())
+      row["object"] = std::move(r.object);
+    out_rows.push_back(std::move(row));
+  }
+  out["rows"] = std::move(out_rows);
+  return out;
+}
+
+json::value encode_table(resource_kind kind, const std::vector<object>& items,
+                         uint64_t resource_version, const table_options& options) {
+  std::vector<table_row> rows;
   rows.reserve(items.size());
   for (const auto& o : items) {
-    json::object row;
-    json::array cells;
-    for (auto& c : table_cells(o, options.now))
-      cells.push_back(std::move(c));
-    row["cells"] = std::move(cells);
+    table_row row{table_cells(o, options.now), nullptr};
     switch (options.include) {
       case include_object::none:
         break;
       case include_object::metadata:
-        row["object"] = row_metadata(o);
+        row.object = row_metadata(o);
         break;
       case include_object::object:
-        row["object"] = encode_object(o);
+        row.object = encode_object(o);
         break;
     }
     rows.push_back(std::move(row));
   }
-  out["rows"] = std::move(rows);
-  return out;
+  return make_table(table_columns(kind), std::move(rows), resource_version,
+                    options.column_definitions);
 }
 
 } // namespace phalanx::api

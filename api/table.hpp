@@ -48,6 +48,17 @@ struct table_options {
   bool column_definitions = true;                 // False for watch events after the first.
 };
 
+/// One row of a Table: its cells, and the object it carries (null: none, includeObject=None).
+struct table_row {
+  std::vector<boost::json::value> cells;
+  boost::json::value object;
+};
+
+/// A meta.k8s.io/v1 Table of rows already made, at `resource_version`, with the definitions of
+/// `columns` when `column_definitions`.
+boost::json::value make_table(std::span<const table_column> columns, std::vector<table_row> rows,
+                              uint64_t resource_version, bool column_definitions);
+
 /// A Table of `items` of `kind` at collection version `resource_version`.
 boost::json::value encode_table(resource_kind kind, const std::vector<object>& items,
                                 uint64_t resource_version, const table_options& options);

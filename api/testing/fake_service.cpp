@@ -450,6 +450,28 @@ void fake_service::events(resource_kind kind, std::string namespace_name, std::s
   });
 }
 
+void fake_service::all_events(all_events_callback done) {
+  enqueue([this, done = std::move(done)] {
+    status failure;
+    if (take_failure("all_events", failure))
+      return done(failure);
+    event_list out;
+    {
+      std::lock_guard lock{mu_};
+      out.resource_version = rv_;
+      for (const auto& [k, events] : events_) {
+        const auto& [kind, ns, name] = k;
+        std::string uid;
+        if (auto o = objects_.find(k); o != objects_.end())
+          uid = meta_of(o->second).uid.str();
+        for (const auto& e : events)
+          out.items.push_back({resource_kind(kind), ns, name, uid, e});
+      }
+    }
+    done(std::move(out));
+  });
+}
+
 watch_handle fake_service::watch(resource_kind kind, list_options options,
                                  uint64_t resource_version, std::shared_ptr<watch_sink> sink) {
   uint64_t id;
@@ -552,7 +574,13 @@ object fake_service::put(object obj) {
 void fake_service::add_event(resource_kind kind, std::string namespace_name, std::string name,
                              scheduler::event e) {
   std::lock_guard lock{mu_};
-  events_[{int(kind), std::move(namespace_name), std::move(name)}].push_back(std::move(e));
+  auto& list = events_[{int(kind), std::move(namespace_name), std::move(name)}];
+  for (auto& kept : list)
+    if (kept.type == e.type && kept.reason == e.reason && kept.first_time == e.first_time) {
+      kept = std::move(e);
+      return;
+    }
+  list.push_back(std::move(e));
 }
 
 void fake_service::fail_next(std::string operation, status error) {

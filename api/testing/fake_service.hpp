@@ -72,6 +72,8 @@ class fake_service final : public service {
            object_action action, object_callback done) override;
   void events(resource_kind kind, std::string namespace_name, std::string name,
               events_callback done) override;
+  /// The events add_event recorded, by object; the uid is the stored object's, if any.
+  void all_events(all_events_callback done) override;
   watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                      std::shared_ptr<watch_sink> sink) override;
   bool ready() const override;
@@ -88,10 +90,12 @@ class fake_service final : public service {
   /// the checks of create. Fills uid, creation_time and resource_version when unset. Returns the
   /// stored object.
   object put(object obj);
-  /// Records an event about an object (it need not exist).
+  /// Records an event about an object (it need not exist). One with the type, reason and first
+  /// time of an event already recorded about the object replaces it (a count bump).
   void add_event(resource_kind kind, std::string namespace_name, std::string name,
                  scheduler::event e);
-  /// The next call of `operation` ("create", "get", "list", "remove", "act", "events") fails
+  /// The next call of `operation` ("create", "get", "list", "remove", "act", "events",
+  /// "all_events") fails
   /// with `error` instead of running.
   void fail_next(std::string operation, status error);
   /// Holds every callback of the following calls back by `delay` (a slow runtime).

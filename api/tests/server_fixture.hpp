@@ -72,6 +72,10 @@ class counting_service final : public service {
     ++calls_;
     inner_.events(kind, std::move(namespace_name), std::move(name), std::move(done));
   }
+  void all_events(all_events_callback done) override {
+    ++calls_;
+    inner_.all_events(std::move(done));
+  }
   watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                      std::shared_ptr<watch_sink> sink) override {
     ++calls_;

@@ -25,6 +25,16 @@ class KubectlAgainstPhalanxd : public daemon_test {
     return run_ctl(argv, o);
   }
 
+  // kubectl left running (a watch), read line by line.
+  std::unique_ptr<ctl_process> kubectl_process(std::vector<std::string> args) {
+    ctl_options o;
+    o.program = "/usr/bin/kubectl";
+    o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}};
+    std::vector<std::string> argv = {"--server", d_->url(), "--cache-dir", home_.path() + "/cache"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return ctl_process::start(argv, o);
+  }
+
   // A pod of 100m cpu that takes `stop_after` to stop when deleted gracefully.
   std::string pod_manifest(const std::string& name, const std::string& stop_after) {
     return home_.write(name + ".yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
@@ -437,6 +447,165 @@ TEST_F(KubectlAgainstPhalanxd, PhalanxctlPrintsTemplatesAsKubectl) {
               split_lines(theirs.err).empty() ? "" : split_lines(theirs.err)[0])
         << c.back();
   }
+}
+
+// Events (issue 30): `kubectl get events` lists what phalanxd records about a pending gang
+// (the PodGroup's Warning, its pods' FailedScheduling) with kubectl's columns, in every
+// namespace and one, selected by kube-apiserver's field selectors; `kubectl describe` of the
+// pod, the PodGroup, a cordoned node and a queue lists them under "Events:"; an unsupported field
+// selector is kube-apiserver's 400; and events are read-only.
+TEST_F(KubectlAgainstPhalanxd, ServesEventsToGetAndDescribe) {
+  auto gang = home_.write("gang.yaml", R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: huge-gang
+spec:
+  minMember: 2
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: huge-0
+  annotations: {scheduling.k8s.io/group-name: huge-gang}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {requests: {cpu: "1000"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: huge-1
+  annotations: {scheduling.k8s.io/group-name: huge-gang}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {requests: {cpu: "1000"}}
+)");
+  ASSERT_TRUE(succeeded(kubectl({"create", "-f", gang})));
+
+  ctl_result events;
+  ASSERT_TRUE(eventually([&] {
+    events = kubectl({"get", "events"});
+    return events.out.find("FailedScheduling") != std::string::npos;
+  })) << events.out << events.err;
+  auto lines = split_lines(events.out);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(cells(lines[0]),
+            (std::vector<std::string>{"LAST", "SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"}))
+      << events.out;
+  auto row_with = [](const std::string& table, const std::string& reason,
+                     const std::string& object, std::size_t reason_column) {
+    for (const auto& l : split_lines(table)) {
+      auto c = cells(l);
+      if (c.size() > reason_column + 1 && c[reason_column] == reason &&
+          c[reason_column + 1] == object)
+        return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(row_with(events.out, "FailedScheduling", "pod/huge-0", 2)) << events.out;
+  // No node can ever hold 1000 cpu: the gang is Unresolvable rather than Unschedulable.
+  EXPECT_TRUE(row_with(events.out, "Unresolvable", "podgroup/huge-gang", 2)) << events.out;
+
+  // -A adds the NAMESPACE column; -n of another namespace has none of them.
+  auto all = kubectl({"get", "events", "-A"});
+  ASSERT_TRUE(succeeded(all)) << all.err;
+  EXPECT_EQ(cells(split_lines(all.out).at(0)).at(0), "NAMESPACE") << all.out;
+  EXPECT_TRUE(row_with(all.out, "FailedScheduling", "pod/huge-1", 3)) << all.out;
+  auto elsewhere = kubectl({"get", "ev", "-n", "elsewhere"});
+  ASSERT_TRUE(succeeded(elsewhere)) << elsewhere.err;
+  EXPECT_EQ(elsewhere.err, "No resources found in elsewhere namespace.\n");
+
+  // Field selectors, as kube-apiserver serves them for events.
+  auto selected = kubectl({"get", "events", "--field-selector",
+                           "involvedObject.name=huge-1,involvedObject.kind=Pod"});
+  ASSERT_TRUE(succeeded(selected)) << selected.err;
+  EXPECT_TRUE(row_with(selected.out, "FailedScheduling", "pod/huge-1", 2)) << selected.out;
+  EXPECT_FALSE(row_with(selected.out, "FailedScheduling", "pod/huge-0", 2)) << selected.out;
+  EXPECT_FALSE(row_with(selected.out, "Unresolvable", "podgroup/huge-gang", 2)) << selected.out;
+  auto warnings = kubectl({"get", "events", "--field-selector", "type!=Normal", "-o",
+                           "jsonpath={range .items[*]}{.type}{\"\\n\"}{end}"});
+  ASSERT_TRUE(succeeded(warnings)) << warnings.err;
+  for (const auto& l : split_lines(warnings.out))
+    EXPECT_EQ(l, "Warning") << warnings.out;
+  auto bad = kubectl({"get", "events", "--field-selector", "spec.nodeName=x"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("Error from server (BadRequest)"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("field label not supported: spec.nodeName"), std::string::npos)
+      << bad.err;
+
+  // -o yaml: core/v1 Events.
+  auto yaml = kubectl({"get", "events", "--field-selector", "involvedObject.name=huge-gang",
+                       "-o", "yaml"});
+  ASSERT_TRUE(succeeded(yaml)) << yaml.err;
+  EXPECT_NE(yaml.out.find("kind: Event\n"), std::string::npos) << yaml.out;
+  EXPECT_NE(yaml.out.find("apiVersion: scheduling.volcano.sh/v1beta1\n    kind: PodGroup"),
+            std::string::npos)
+      << yaml.out;
+  EXPECT_NE(yaml.out.find("reason: Unresolvable"), std::string::npos) << yaml.out;
+  // One by name, as kubectl get event NAME asks it.
+  auto name = kubectl({"get", "events", "--field-selector",
+                       "involvedObject.name=huge-gang,reason=Unresolvable", "-o",
+                       "jsonpath={.items[0].metadata.name}"});
+  ASSERT_TRUE(succeeded(name)) << name.err;
+  EXPECT_EQ(name.out.rfind("huge-gang.", 0), 0u) << name.out;
+  auto one = kubectl({"get", "event", name.out, "-o", "jsonpath={.reason}"});
+  ASSERT_TRUE(succeeded(one)) << one.err;
+  EXPECT_EQ(one.out, "Unresolvable");
+
+  // describe of the pending pod and of its PodGroup (a CRD to kubectl) list their events.
+  auto events_section = [](const std::string& out) {
+    auto at = out.find("\nEvents:");
+    return at == std::string::npos ? std::string() : out.substr(at);
+  };
+  auto pod = kubectl({"describe", "pod", "huge-0"});
+  ASSERT_TRUE(succeeded(pod)) << pod.err;
+  EXPECT_TRUE(has_row(events_section(pod.out), {"Warning", "FailedScheduling"})) << pod.out;
+  auto group = kubectl({"describe", "podgroup", "huge-gang"});
+  ASSERT_TRUE(succeeded(group)) << group.err;
+  EXPECT_TRUE(has_row(events_section(group.out), {"Warning", "Unresolvable"})) << group.out;
+
+  // kubectl get events -w streams the events that follow its list: the cordon's below.
+  auto watch = kubectl_process({"get", "events", "-w", "--output-watch-events"});
+  ASSERT_TRUE(watch->wait_for({"EVENT", "LAST", "SEEN", "REASON"}));
+  ASSERT_TRUE(watch->wait_for({"pod/huge-0"}));  // The list, printed first.
+
+  // A cordoned node's NodeNotSchedulable, and a closed queue's event, in their describe.
+  ASSERT_TRUE(succeeded(kubectl({"cordon", "cpu-a-0"})));
+  auto streamed = watch->wait_for({"ADDED", "Normal", "NodeNotSchedulable", "node/cpu-a-0"});
+  EXPECT_TRUE(streamed) << watch->err();
+  watch->stop();
+  ctl_result node;
+  ASSERT_TRUE(eventually([&] {
+    node = kubectl({"describe", "node", "cpu-a-0"});
+    return has_row(events_section(node.out), {"Normal", "NodeNotSchedulable"});
+  })) << node.out << node.err;
+  ASSERT_TRUE(succeeded(ctl({"queue", "close", "default"})));
+  ctl_result queue;
+  ASSERT_TRUE(eventually([&] {
+    queue = kubectl({"describe", "queue", "default"});
+    return has_row(events_section(queue.out), {"Normal", "Closed"});
+  })) << queue.out << queue.err;
+
+  // Read-only: kubectl's create (without validation: /openapi/v3 does not describe Events) and
+  // delete of an Event are refused with 405.
+  auto deleted = kubectl({"delete", "event", name.out});
+  EXPECT_EQ(deleted.exit_code, 1);
+  EXPECT_NE(deleted.err.find("Error from server (MethodNotAllowed): events are read-only"),
+            std::string::npos)
+      << deleted.err;
+  auto event = home_.write("event.yaml", R"(apiVersion: v1
+kind: Event
+metadata: {name: mine}
+involvedObject: {kind: Pod, name: huge-0, namespace: default}
+reason: Mine
+)");
+  auto posted = kubectl({"create", "--validate=false", "-f", event});
+  EXPECT_EQ(posted.exit_code, 1);
+  EXPECT_NE(posted.err.find("MethodNotAllowed"), std::string::npos) << posted.err;
 }
 
 } // namespace

@@ -1,0 +1,326 @@
+#include "api/events.hpp"
+
+#include "api/codec.hpp"
+#include "api/json_mapper.hpp"
+#include "api/kinds.hpp"
+#include "scheduler/validation.hpp"
+
+#include "api/proto/meta.pb.h"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdio>
+
+namespace phalanx::api {
+
+namespace json = boost::json;
+
+namespace {
+
+// FNV-1a over the texts that make an event the one it is, each ended by a NUL so that
+// ("ab", "c") and ("a", "bc") differ. `seed` gives independent hashes for the uid's two halves.
+uint64_t event_hash(const object_event& e, uint64_t seed) {
+  uint64_t h = 14695981039346656037ull ^ seed;
+  auto mix = [&h](std::string_view text) {
+    for (unsigned char c : text) {
+      h ^= c;
+      h *= 1099511628211ull;
+    }
+    h ^= 0xff;
+    h *= 1099511628211ull;
+  };
+  mix(info(e.kind).kind_name);
+  mix(e.namespace_name);
+  mix(e.name);
+  mix(e.event.type);
+  mix(e.event.reason);
+  mix(std::to_string(e.event.first_time.time_since_epoch().count()));
+  return h;
+}
+
+std::string hex16(uint64_t v) {
+  std::array<char, 17> out{};
+  std::snprintf(out.data(), out.size(), "%016llx", static_cast<unsigned long long>(v));
+  return std::string(out.data(), 16);
+}
+
+// A UUID's shape (8-4-4-4-12 hex digits), stable per event.
+std::string event_uid(const object_event& e) {
+  std::string hex = hex16(event_hash(e, 0x5bd1e995)) + hex16(event_hash(e, 0x27d4eb2f));
+  return hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" +
+         hex.substr(16, 4) + "-" + hex.substr(20, 12);
+}
+
+// The OBJECT column: "<kind in lower case>/<name>", as kubectl's event printer writes it.
+std::string object_column(const object_event& e) {
+  std::string kind(info(e.kind).kind_name);
+  std::transform(kind.begin(), kind.end(), kind.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return kind + "/" + e.name;
+}
+
+// A time as the LAST SEEN and FIRST SEEN columns show it: how long ago.
+std::string seen(scheduler::timestamp t, scheduler::timestamp now) {
+  return t == scheduler::timestamp{} ? std::string("<unknown>") : human_duration(now - t);
+}
+
+constexpr std::array<std::string_view, 13> selectable_fields = {
+  "involvedObject.kind",       "involvedObject.namespace", "involvedObject.name",
+  "involvedObject.uid",        "involvedObject.apiVersion", "involvedObject.resourceVersion",
+  "involvedObject.fieldPath",  "reason",                   "reportingComponent",
+  "source",                    "type",                     "metadata.name",
+  "metadata.namespace"};
+
+// The first unescaped operator of a term: (position, operator); npos when there is none.
+std::pair<std::size_t, std::string_view> find_operator(std::string_view term) {
+  for (std::size_t i = 0; i < term.size(); ++i) {
+    if (term[i] == '\\') {
+      ++i;
+      continue;
+    }
+    for (std::string_view op : {"!=", "==", "="})
+      if (term.substr(i, op.size()) == op)
+        return {i, op};
+  }
+  return {std::string_view::npos, {}};
+}
+
+// A value's `\\`, `\,` and `\=` escapes undone; an unescaped `,` or `=`, or another escape,
+// fails as kube-apiserver's fields.UnescapeValue does.
+result<std::string> unescape_value(std::string_view value) {
+  std::string out;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c == '\\') {
+      if (i + 1 >= value.size() ||
+          (value[i + 1] != '\\' && value[i + 1] != ',' && value[i + 1] != '='))
+        return status{errc::invalid_argument,
+                      "invalid field selector: invalid escape sequence: " +
+                        std::string(value.substr(i, 2))};
+      out += value[++i];
+    } else if (c == ',' || c == '=') {
+      return status{errc::invalid_argument,
+                    "invalid field selector: unescaped character in value: " + std::string(1, c)};
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// The terms of a selector: split at commas that are not escaped.
+std::vector<std::string_view> split_terms(std::string_view text) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\') {
+      ++i;
+    } else if (text[i] == ',') {
+      out.push_back(text.substr(start, i - start));
+      start = i + 1;
+    }
+  }
+  out.push_back(text.substr(start));
+  return out;
+}
+
+} // namespace
+
+std::string event_namespace(const object_event& e) {
+  return e.namespace_name.empty() ? std::string("default") : e.namespace_name;
+}
+
+std::string event_name(const object_event& e) {
+  return e.name + "." + hex16(event_hash(e, 0));
+}
+
+json::value encode_event(const object_event& e, uint64_t resource_version) {
+  const auto& k = info(e.kind);
+  v1::Event out;
+  out.set_kind("Event");
+  out.set_api_version("v1");
+  auto* meta = out.mutable_metadata();
+  meta->set_name(event_name(e));
+  meta->set_namespace_(event_namespace(e));
+  meta->set_uid(event_uid(e));
+  if (resource_version != 0)
+    meta->set_resource_version(std::to_string(resource_version));
+  meta->set_creation_timestamp(format_time(e.event.first_time));
+  auto* ref = out.mutable_involved_object();
+  ref->set_kind(std::string(k.kind_name));
+  ref->set_api_version(std::string(k.api_version));
+  ref->set_namespace_(e.namespace_name);
+  ref->set_name(e.name);
+  ref->set_uid(e.uid);
+  out.set_reason(e.event.reason);
+  out.set_message(e.event.message);
+  out.mutable_source()->set_component(std::string(event_component));
+  out.set_first_timestamp(format_time(e.event.first_time));
+  out.set_last_timestamp(format_time(e.event.last_time));
+  out.set_count(e.event.count);
+  out.set_type(e.event.type);
+  out.set_reporting_component(std::string(event_component));
+  out.set_reporting_instance("phalanxd");
+  auto obj = message_to_json(out);
+  obj["eventTime"] = nullptr;  // core/v1 Events that a recorder made carry a null eventTime.
+  return obj;
+}
+
+json::value encode_event_list(const std::vector<object_event>& events, uint64_t resource_version) {
+  json::object out;
+  out["kind"] = "EventList";
+  out["apiVersion"] = "v1";
+  json::object meta;
+  if (resource_version != 0)
+    meta["resourceVersion"] = std::to_string(resource_version);
+  out["metadata"] = std::move(meta);
+  json::array items;
+  items.reserve(events.size());
+  for (const auto& e : events)
+    items.push_back(encode_event(e, resource_version));
+  out["items"] = std::move(items);
+  return out;
+}
+
+std::span<const std::string_view> event_selectable_fields() noexcept {
+  return selectable_fields;
+}
+
+result<std::vector<event_field_term>> parse_event_field_selector(std::string_view text) {
+  std::vector<event_field_term> out;
+  auto terms = split_terms(text);
+  // kube-apiserver reads the terms sorted, so the first bad one it names is the first in order.
+  std::sort(terms.begin(), terms.end());
+  for (auto term : terms) {
+    if (term.empty())
+      continue;
+    auto [at, op] = find_operator(term);
+    if (at == std::string_view::npos)
+      return status{errc::invalid_argument, "invalid selector: '" + std::string(text) +
+                                              "'; can't understand '" + std::string(term) + "'"};
+    auto value = unescape_value(term.substr(at + op.size()));
+    if (!value)
+      return value.error();
+    std::string_view field = term.substr(0, at);
+    if (std::find(selectable_fields.begin(), selectable_fields.end(), field) ==
+        selectable_fields.end())
+      return status{errc::invalid_argument, "field label not supported: " + std::string(field)};
+    out.push_back({std::string(field), std::move(*value), op == "!="});
+  }
+  return out;
+}
+
+std::string event_field(const object_event& e, std::string_view field) {
+  const auto& k = info(e.kind);
+  if (field == "involvedObject.kind")
+    return std::string(k.kind_name);
+  if (field == "involvedObject.namespace")
+    return e.namespace_name;
+  if (field == "involvedObject.name")
+    return e.name;
+  if (field == "involvedObject.uid")
+    return e.uid;
+  if (field == "involvedObject.apiVersion")
+    return std::string(k.api_version);
+  if (field == "reason")
+    return e.event.reason;
+  if (field == "reportingComponent" || field == "source")
+    return std::string(event_component);
+  if (field == "type")
+    return e.event.type;
+  if (field == "metadata.name")
+    return event_name(e);
+  if (field == "metadata.namespace")
+    return event_namespace(e);
+  return {};  // involvedObject.resourceVersion and fieldPath: never set.
+}
+
+bool event_fields_match(const std::vector<event_field_term>& terms, const object_event& e) {
+  return std::all_of(terms.begin(), terms.end(), [&](const event_field_term& t) {
+    return (event_field(e, t.field) == t.value) != t.negated;
+  });
+}
+
+bool event_selection::matches(const object_event& e) const {
+  return !none && (namespace_name.empty() || event_namespace(e) == namespace_name) &&
+         (!name || event_name(e) == *name) && event_fields_match(fields, e);
+}
+
+std::vector<object_event> select_events(std::vector<object_event> events,
+                                        const event_selection& selection) {
+  std::erase_if(events, [&](const object_event& e) { return !selection.matches(e); });
+  std::stable_sort(events.begin(), events.end(), [](const object_event& a, const object_event& b) {
+    return std::pair(event_namespace(a), event_name(a)) <
+           std::pair(event_namespace(b), event_name(b));
+  });
+  return events;
+}
+
+std::vector<event_changes::change> event_changes::next(std::vector<object_event> snapshot) {
+  std::vector<change> out;
+  std::map<std::string, std::pair<int32_t, scheduler::timestamp>> now;
+  for (auto& e : snapshot) {
+    auto name = event_name(e);
+    std::pair<int32_t, scheduler::timestamp> state{e.event.count, e.event.last_time};
+    auto before = seen_.find(name);
+    if (started_ || !from_now_) {
+      if (before == seen_.end())
+        out.emplace_back(watch_event::type::added, e);
+      else if (before->second != state)
+        out.emplace_back(watch_event::type::modified, e);
+    }
+    now.emplace(std::move(name), state);
+  }
+  seen_ = std::move(now);
+  started_ = true;
+  return out;
+}
+
+json::value encode_event_table(const std::vector<object_event>& events,
+                               uint64_t resource_version, const table_options& options) {
+  static constexpr std::array<table_column, 10> columns = {{
+    {"Last Seen", "string", "", "The time at which the most recent occurrence of this event was "
+                                "recorded.", 0},
+    {"Type", "string", "", "Type of this event (Normal, Warning).", 0},
+    {"Reason", "string", "", "The reason for the transition into the object's current status.",
+     0},
+    {"Object", "string", "", "The object that this event is about.", 0},
+    {"Subobject", "string", "", "The part of the object the event is about (fieldPath).", 1},
+    {"Source", "string", "", "The component reporting this event.", 1},
+    {"Message", "string", "", "A human-readable description of the status of this operation.", 0},
+    {"First Seen", "string", "", "The time at which the event was first recorded.", 1},
+    {"Count", "string", "", "The number of times this event has occurred.", 1},
+    {"Name", "string", "name", "The event's name.", 1},
+  }};
+  std::vector<table_row> rows;
+  rows.reserve(events.size());
+  for (const auto& e : events) {
+    // kube-apiserver's cells are always the wide ones; kubectl drops priority-1 columns.
+    table_row row{{json::value(seen(e.event.last_time, options.now)), json::value(e.event.type),
+                   json::value(e.event.reason), json::value(object_column(e)), json::value(""),
+                   json::value(event_component), json::value(e.event.message),
+                   json::value(seen(e.event.first_time, options.now)),
+                   json::value(int64_t(e.event.count)), json::value(event_name(e))},
+                  nullptr};
+    switch (options.include) {
+      case include_object::none:
+        break;
+      case include_object::metadata:
+        row.object = json::object{
+          {"kind", "PartialObjectMetadata"},
+          {"apiVersion", "meta.k8s.io/v1"},
+          {"metadata", encode_event(e, resource_version).as_object().at("metadata")}};
+        break;
+      case include_object::object:
+        row.object = encode_event(e, resource_version);
+        break;
+    }
+    rows.push_back(std::move(row));
+  }
+  return make_table(columns, std::move(rows), resource_version, options.column_definitions);
+}
+
+} // namespace phalanx::api
