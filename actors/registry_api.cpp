@@ -1062,16 +1062,22 @@ void do_events(self_ptr self, resource_kind kind, const std::string& ns, const s
 
 void do_all_events(self_ptr self, const all_events_reply& reply) {
   const auto& st = self->state;
-  // Every object with kept events, and every pod, whose Scheduled or FailedScheduling event is
-  // made when read.
+  // Every object with kept events, and the pods whose Scheduled or FailedScheduling event is
+  // made when read: those bound in this run and those with a pending reason. Other pods have
+  // none, and are not named (a list would otherwise build a key for each of a million pods).
   std::set<event_subject> objects;
   for (const auto& [key, kept] : st.events)
     if (auto subject = parse_event_key(key))
       objects.insert(std::move(*subject));
+  auto add_pod = [&](const pod_entry& e) {
+    objects.insert({resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
+  };
   for (const auto& [id, e] : st.pods)
-    if (e.pod)
-      objects.insert(
-        {resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
+    if (e.pod && e.bound_at() != scheduler::timestamp{})
+      add_pod(e);
+  for (const auto& [id, why] : st.pending_reasons)
+    if (auto p = st.pods.find(id); p != st.pods.end() && p->second.pod)
+      add_pod(p->second);
   api::event_list out;
   out.resource_version = st.resource_version;
   for (const auto& [kind, ns, name] : objects) {
