@@ -17,6 +17,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <map>
 #include <future>
@@ -981,9 +982,26 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
 namespace {
 
 // A sink of a small collection kept whole in the world and sent whole at each change
-// (PriorityClasses, Namespaces): what such sinks do alike with bookmarks and watch errors.
+// (PriorityClasses, Namespaces): a list replaces what is kept, an event changes one object, and
+// the whole is sent when something changed. Its subclasses say how an object is kept.
 class whole_collection_sink : public k8s::reflector_sink {
  public:
+  void on_list(std::vector<json::value> items, const std::string&) override {
+    forget_all();
+    for (const auto& item : items)
+      keep(item);
+    send();
+    listed_();
+  }
+
+  void on_event(k8s::event_type type, json::value object, const std::string&) override {
+    auto name = k8s::string_at(object, {"metadata", "name"});
+    if (name.empty())
+      return;
+    if (type == k8s::event_type::deleted ? forget(name) : keep(object))
+      send();
+  }
+
   void on_bookmark(const std::string&) override {}
 
   void on_error(const status& error) override {
@@ -993,15 +1011,25 @@ class whole_collection_sink : public k8s::reflector_sink {
 
  protected:
   // `kind`: the collection's name in logs ("namespaces"); `call`: what the ClusterRole must
-  // allow, in an RBAC denial's words ("list and watch Namespaces").
+  // allow, in an RBAC denial's words ("list and watch Namespaces"); `listed`: called after each
+  // list (the world's sync check).
   whole_collection_sink(denial_reporter& report_denied, std::string_view kind,
-                        std::string_view call)
-      : report_denied_(report_denied), kind_(kind), call_(call) {}
+                        std::string_view call, std::function<void()> listed)
+      : report_denied_(report_denied), kind_(kind), call_(call), listed_(std::move(listed)) {}
+
+  virtual void forget_all() = 0;
+  // Keeps the object (named); true when what is kept changed.
+  virtual bool keep(const json::value& object) = 0;
+  // Forgets the object `name`; true when it was kept.
+  virtual bool forget(const std::string& name) = 0;
+  // Sends what is kept, whole.
+  virtual void send() = 0;
 
  private:
   denial_reporter& report_denied_;
   std::string_view kind_;
   std::string_view call_;
+  std::function<void()> listed_;
 };
 
 } // namespace
@@ -1013,30 +1041,16 @@ class kube_world::impl::priority_class_sink final : public whole_collection_sink
  public:
   explicit priority_class_sink(impl& w)
       : whole_collection_sink(w.report_denied, "priorityclasses",
-                              "list and watch PriorityClasses"),
+                              "list and watch PriorityClasses", [&w] { w.check_synced(); }),
         w_(w) {}
 
-  void on_list(std::vector<json::value> items, const std::string&) override {
-    classes_.clear();
-    for (const auto& item : items)
-      take(item);
-    send();
-    w_.check_synced();
-  }
-
-  void on_event(k8s::event_type type, json::value object, const std::string&) override {
-    auto name = k8s::string_at(object, {"metadata", "name"});
-    if (type == k8s::event_type::deleted)
-      classes_.erase(name);
-    else
-      take(object);
-    send();
-  }
-
  private:
+  void forget_all() override { classes_.clear(); }
+  bool forget(const std::string& name) override { return classes_.erase(name) != 0; }
+
   // A class as the codec reads it (the apiserver validated it); one that does not read is left
   // out, with a warning.
-  void take(const json::value& v) {
+  bool keep(const json::value& v) override {
     auto name = k8s::string_at(v, {"metadata", "name"});
     api::decode_options options;
     options.expected_kind = api::resource_kind::priority_class;
@@ -1045,15 +1059,19 @@ class kube_world::impl::priority_class_sink final : public whole_collection_sink
     if (name.empty() || !decoded) {
       spdlog::warn("msg=\"PriorityClass left out\" name={} error=\"{}\"", name,
                    decoded ? std::string("no name") : decoded.error().message);
-      classes_.erase(name);
-      return;
+      return classes_.erase(name) != 0;
     }
-    classes_[name] = std::get<api::priority_class_object>(std::move(*decoded)).priority_class;
+    auto c = std::get<api::priority_class_object>(std::move(*decoded)).priority_class;
+    auto [at, added] = classes_.try_emplace(name, c);
+    if (!added && at->second == c)
+      return false;
+    at->second = std::move(c);
+    return true;
   }
 
   // The whole set: the registry resolves priorities, the default (were there two, the lower
   // value wins, as kube-apiserver's Priority admission picks) and preemption policies from it.
-  void send() {
+  void send() override {
     world_delta d;
     d.what = world_delta::type::priority_classes;
     d.kind = api::resource_kind::priority_class;
@@ -1074,34 +1092,17 @@ class kube_world::impl::priority_class_sink final : public whole_collection_sink
 class kube_world::impl::namespace_sink final : public whole_collection_sink {
  public:
   explicit namespace_sink(impl& w)
-      : whole_collection_sink(w.report_denied, "namespaces", "list and watch Namespaces"),
+      : whole_collection_sink(w.report_denied, "namespaces", "list and watch Namespaces",
+                              [&w] { w.check_synced(); }),
         w_(w) {}
 
-  void on_list(std::vector<json::value> items, const std::string&) override {
-    labels_.clear();
-    for (const auto& item : items)
-      take(item);
-    send();
-    w_.check_synced();
-  }
-
-  void on_event(k8s::event_type type, json::value object, const std::string&) override {
-    auto name = k8s::string_at(object, {"metadata", "name"});
-    if (name.empty())
-      return;
-    if (type == k8s::event_type::deleted) {
-      if (labels_.erase(name) == 0)
-        return;
-    } else if (!take(object)) {
-      return;  // Its labels did not change (a status or annotation write).
-    }
-    send();
-  }
-
  private:
-  // Keeps the namespace's labels; true when they changed. Values that are not strings are left
-  // out (the apiserver allows none).
-  bool take(const json::value& v) {
+  void forget_all() override { labels_.clear(); }
+  bool forget(const std::string& name) override { return labels_.erase(name) != 0; }
+
+  // Keeps the namespace's labels; true when they changed (a status or annotation write changes
+  // nothing kept). Values that are not strings are left out (the apiserver allows none).
+  bool keep(const json::value& v) override {
     auto name = k8s::string_at(v, {"metadata", "name"});
     if (name.empty())
       return false;
@@ -1119,7 +1120,7 @@ class kube_world::impl::namespace_sink final : public whole_collection_sink {
     return true;
   }
 
-  void send() {
+  void send() override {
     auto dir = std::make_shared<scheduler::namespace_directory>();
     for (const auto& [name, labels] : labels_) {
       scheduler::label_set set;

@@ -8,6 +8,7 @@
 #include "api/ctl/printers.hpp"
 #include "api/ctl/template_output.hpp"
 #include "api/kinds.hpp"
+#include "scheduler/validation.hpp"
 
 #include <boost/json.hpp>
 
@@ -406,7 +407,7 @@ class session {
                  : template_->execute(doc, inv_.allow_missing_template_keys);
     if (!r) {
       // kubectl's first lines; it goes on with the object in Go's syntax, left out here.
-      env_.err << "error: error executing jsonpath " << go_quote(template_->text())
+      env_.err << "error: error executing jsonpath " << scheduler::go_quote(template_->text())
                << ": Error executing template: " << r.error().message()
                << ". Printing more information for debugging the template:\n"
                << "\ttemplate was:\n\t\t" << template_->text() << "\n";

@@ -78,9 +78,6 @@ std::string go_json(const boost::json::value& v, int indent = 0);
 /// 'name1.name2' or '.name1.name2' or '{name1.name2}' or '{.name1.name2}'".
 result<std::string> relaxed_jsonpath(std::string_view path);
 
-/// Go's %q of a text ("{\"\\n\"}"), as kubectl quotes a template in its messages.
-std::string go_quote(std::string_view text);
-
 /// Go's %v of an unstructured value, as kubectl's custom-columns prints a cell: strings as they
 /// are, numbers as jsonpath_text, maps as map[k:v k2:v2] (keys sorted), arrays as [a b],
 /// null as <nil>.

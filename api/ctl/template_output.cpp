@@ -2,6 +2,7 @@
 
 #include "api/ctl/printers.hpp"
 #include "scheduler/quantity.hpp"
+#include "scheduler/validation.hpp"
 
 #include <boost/json.hpp>
 
@@ -194,7 +195,7 @@ status sort_items(std::vector<json::value>& items, std::string_view sort_by) {
   if (items.empty())
     return status::ok_status();
   if (!any)
-    return refused("couldn't find any field with path " + go_quote(*relaxed) +
+    return refused("couldn't find any field with path " + scheduler::go_quote(*relaxed) +
                    " in the list of objects");
   std::vector<entry> missing;
   std::vector<entry> present;

@@ -5,6 +5,7 @@
 
 #include "api/ctl/jsonpath.hpp"
 #include "api/ctl/template_output.hpp"
+#include "scheduler/validation.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -316,7 +317,9 @@ TEST(Jsonpath, RelaxedPathsAndQuoting) {
               "unexpected path string, expected a 'name1.name2' or '.name1.name2' or "
               "'{name1.name2}' or '{.name1.name2}'");
   }
-  EXPECT_EQ(go_quote(R"({.a[?(@.x=="1")]}{"\n"})"), R"("{.a[?(@.x==\"1\")]}{\"\\n\"}")");
+  // Templates are quoted in messages as the validators quote values (scheduler::go_quote).
+  EXPECT_EQ(scheduler::go_quote(R"({.a[?(@.x=="1")]}{"\n"})"),
+            R"("{.a[?(@.x==\"1\")]}{\"\\n\"}")");
   EXPECT_EQ(go_value_text(json::parse(R"({"b":[1,"x",{"c":null}],"a":1.5})")),
             "map[a:1.5 b:[1 x map[c:<nil>]]]");
 }
