@@ -1,4 +1,4 @@
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "scheduler/fair_share.hpp"
 #include "scheduler/validation.hpp"
@@ -402,6 +402,9 @@ bool registry_state::group_key_ops::matches(std::string_view key, uint64_t gang)
   return groups->at(gang).key == key;
 }
 
+registry_state::registry_state() = default;
+registry_state::~registry_state() = default;
+
 using namespace registry_detail;
 
 registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
@@ -415,8 +418,8 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
   st.binder = std::move(binder);
   st.cluster = std::move(cluster);
   st.random.seed(st.ctx->config.seed ^ 0x5EED5EED5EEDULL);
-  st.world_is_kubernetes = st.ctx->config.kubernetes.enabled;
-  st.scheduling = !st.world_is_kubernetes;  // Kubernetes mode: once it may bind (do_lead).
+  st.world = st.ctx->config.kubernetes.enabled ? make_kubernetes_world() : make_standalone_world();
+  st.scheduling = st.world->plans_from_start();
   self->send(st.cluster, spec_atom::value, deserved_listener_actor{self});
   // On shutdown, take every actor spawned here along.
   self->set_exit_handler([self](caf::exit_msg& msg) {
@@ -451,9 +454,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](evict_atom, eviction_order& order) { do_evict(self, std::move(order)); },
     [self](idle_atom) { sweep_idle_gangs(self); },
     [self](delta_atom, world_delta& d) { do_world_delta(self, std::move(d)); },
-    [self](lead_atom) { do_lead(self); },
+    [self](lead_atom) { self->state.world->lead(self); },
     [self](outcome_atom, std::vector<binding_outcome>& outcomes) {
-      do_binding_outcomes(self, std::move(outcomes));
+      self->state.world->binding_outcomes(self, std::move(outcomes));
     },
     [self](continue_atom, uint64_t cookie) {
       auto& st = self->state;

@@ -31,6 +31,10 @@
 
 namespace phalanx::actors {
 
+namespace registry_detail {
+class world_port;
+}
+
 /// The REGISTRY actor interface.
 using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_listener_actor,
                                                     deserved_listener_actor>::extend<
@@ -76,6 +80,9 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
 
 struct registry_state {
   static inline const char* name = "phalanx.registry";
+
+  registry_state();
+  ~registry_state();  // Where world_port is complete.
 
   /// What changed of a pod in this run: its runtime state, and when its binding became durable.
   struct pod_change {
@@ -313,10 +320,11 @@ struct registry_state {
   std::unordered_map<uint64_t, std::vector<std::function<void(const status&)>>> removal_waiters;
   /// Work continued after the messages waiting now (run_later), by cookie.
   std::unordered_map<uint64_t, std::function<void()>> continuations;
-  /// Kubernetes mode (registry_world.cpp): the apiserver is the truth, the store a checkpoint.
-  bool world_is_kubernetes = false;
-  /// Kubernetes mode: gangs are planned only once this process may bind (lead_atom); before
-  /// that (a standby, or caches not synced) the cache is kept warm and nothing is planned.
+  /// The world this registry's scheduling side runs in (actors/world_port.hpp): standalone, or
+  /// Kubernetes, where the apiserver is the truth and the store a checkpoint.
+  std::unique_ptr<registry_detail::world_port> world;
+  /// Gangs are planned (the world's plans_from_start, else from its lead); before that (a
+  /// standby, or caches not synced) the cache is kept warm and nothing is planned.
   bool scheduling = true;
   /// Pods being deleted gracefully (registry_termination.cpp), by id: the mark asked for last
   /// (on its way to the store or durable) and the durable one, which views show
@@ -328,9 +336,6 @@ struct registry_state {
     uint64_t shown_version = 0;
   };
   std::unordered_map<uint64_t, terminating_pod> terminating;
-  /// Kubernetes mode: bindings made durable (intents) and not yet confirmed by the apiserver,
-  /// by pod id: re-posted after a restart, ended by the binder's outcome.
-  std::unordered_map<uint64_t, std::string> intents;  // pod id -> node name
   /// The PriorityClasses (scheduling.k8s.io/v1), by name: served in standalone mode, where
   /// objects take their priority from them at creation (resolve_priority); the cluster's in
   /// Kubernetes mode, once watched (priority_classes_watched; until then PodGroups resolve from
@@ -342,8 +347,8 @@ struct registry_state {
   /// the store, or empty: no other may become the default meanwhile.
   std::string default_class_on_its_way;
   /// Preemption (registry_preemption.cpp): the planner that chooses victims, made at the first
-  /// ask, and the pods whose eviction the world was asked for (Kubernetes mode: they stay in the
-  /// cache until the watch shows them gone, and are not chosen twice meanwhile).
+  /// ask, and the pods whose eviction the world was asked for (they stay in the cache until the
+  /// world removes them, and are not chosen twice meanwhile).
   std::unique_ptr<scheduler::gang_planner> preemption_planner;
   std::unordered_set<uint64_t> evicting;
   /// Victims offered to a preemptor whose round is not through yet (pod -> the preemptor's gang

@@ -1,6 +1,6 @@
 // The registry's API operations: create, get, list, delete, actions, events, watch.
 
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
@@ -36,6 +36,21 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
     st.node_at.resize(index + 1);
   st.node_at[index] = &e;
   self->send(st.cluster, capacity_atom::value, spec->allocatable, scheduler::resources{});
+}
+
+void remove_node_entry(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto i = st.nodes.find(name);
+  if (i == st.nodes.end())
+    return;
+  auto& n = i->second;
+  n.live = false;
+  st.ctx->view->set_live(n.index, false);
+  self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
+  self->send_exit(n.actor, caf::exit_reason::user_shutdown);
+  if (node_at(st, n.index) == &n)
+    st.node_at[n.index] = nullptr;
+  st.nodes.erase(i);
 }
 
 // -- queues
@@ -95,6 +110,19 @@ void add_queue(self_ptr self, scheduler::queue q) {
   refresh_queue_states(self);  // It may close its parent to new work, or be closed by it.
 }
 
+void remove_queue_entry(self_ptr self, const std::string& name) {
+  auto& st = self->state;
+  auto i = st.queues.find(name);
+  if (i == st.queues.end())
+    return;
+  // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
+  self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
+  self->send(st.cluster, removed_atom::value, name);
+  st.queues.erase(i);
+  st.ctx->metrics->remove_queue_series(name);
+  refresh_queue_states(self);  // Its parent may be a leaf again.
+}
+
 std::string kind_plural(resource_kind k) { return std::string(api::to_string(k)); }
 
 status already_exists(resource_kind k, std::string_view name) {
@@ -105,19 +133,18 @@ status not_found(resource_kind k, std::string_view name) {
   return {errc::not_found, kind_plural(k) + " \"" + std::string(name) + "\" not found"};
 }
 
-// Kubernetes mode: the apiserver is the truth; phalanxd's own API only reads.
-bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply) {
-  if (!self->state.world_is_kubernetes)
+// The world's objects may be another's (Kubernetes mode: the apiserver's); phalanxd's own API
+// then only reads.
+bool refused_by_the_world(self_ptr self, const object_reply& reply) {
+  auto why = self->state.world->api_write_refusal();
+  if (why.empty())
     return false;
-  respond(reply, result<api::object>{status{
-                     errc::failed_precondition,
-                     "phalanxd runs in Kubernetes mode: objects are created, changed and deleted "
-                     "through the cluster's apiserver (kubectl against the cluster), not here"}});
+  respond(reply, result<api::object>{status{errc::failed_precondition, std::string(why)}});
   return true;
 }
 
 bool refuses_writes(self_ptr self, const object_reply& reply) {
-  if (refused_in_kubernetes_mode(self, reply))
+  if (refused_by_the_world(self, reply))
     return true;
   if (self->state.ready->load())
     return false;
@@ -583,11 +610,7 @@ void delete_queue(self_ptr self, const std::string& name, bool dry_run, object_r
       return respond(reply, result<api::object>{s});
     auto view = queue_view(st, i->second);
     view.queue.meta.resource_version = next_version(self);
-    self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
-    self->send(st.cluster, removed_atom::value, name);
-    st.queues.erase(i);
-    st.ctx->metrics->remove_queue_series(name);
-    refresh_queue_states(self);  // Its parent may be a leaf again.
+    remove_queue_entry(self, name);
     announce(self, api::watch_event::type::deleted, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -661,20 +684,13 @@ void delete_node(self_ptr self, const std::string& name, bool dry_run, object_re
     auto i = st.nodes.find(name);
     if (i == st.nodes.end())
       return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
-    auto& n = i->second;
-    auto view = node_view(n);
+    auto view = node_view(i->second);
     view.node.meta.resource_version = next_version(self);
-    n.live = false;
-    st.ctx->view->set_live(n.index, false);
-    self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
     std::vector<pod_status_update> updates;
     for (auto id : lost)
       updates.push_back({id, scheduler::pod_phase::failed, st.ctx->now(),
                          std::string(pod_lost_with_its_node)});
-    self->send_exit(n.actor, caf::exit_reason::user_shutdown);
-    if (node_at(st, n.index) == &n)
-      st.node_at[n.index] = nullptr;
-    st.nodes.erase(i);
+    remove_node_entry(self, name);
     announce(self, api::watch_event::type::deleted, view);
     // The lost pods were persisted as Failed with the node's removal; apply them in memory.
     if (!updates.empty())
@@ -834,7 +850,7 @@ void do_list(self_ptr self, resource_kind kind, const api::list_options& options
 
 void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
                const api::write_options& options, object_reply reply) {
-  if (refused_in_kubernetes_mode(self, reply))
+  if (refused_by_the_world(self, reply))
     return;
   auto& st = self->state;
   auto key = object_key(ns, name);
@@ -884,7 +900,7 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
 
 void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
             api::object_action action, object_reply reply) {
-  if (refused_in_kubernetes_mode(self, reply))
+  if (refused_by_the_world(self, reply))
     return;
   auto& st = self->state;
   using action_type = api::object_action::type;

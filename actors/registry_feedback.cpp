@@ -1,7 +1,7 @@
 // The registry's side of scheduling: bindings made durable for PodGroup actors, their reports,
 // pod phase changes from the binder, pods a running pod spawns, stalls, and pod deletion.
 
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "actors/sim_cluster.hpp"
 
@@ -224,7 +224,7 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
 void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto& st = self->state;
   if (!st.scheduling)
-    return;  // Kubernetes mode, before this process may bind: do_lead spawns it.
+    return;  // Before this process may bind: the world's lead spawns it.
   auto q = st.queues.find(g.group->queue);
   if (q == st.queues.end()) {
     scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
@@ -534,11 +534,6 @@ void group_changed(self_ptr self, group_entry& g) {
 
 namespace {
 
-struct bound_pod {
-  uint64_t id;
-  scheduler::pod_runtime state;
-  uint32_t node; // View index.
-};
 
 // True while the gang that asked for a binding is the one its pods belong to: not deleted, not
 // replaced by another PodGroup under its name (a lone pod's gang meeting its PodGroup object in
@@ -554,7 +549,7 @@ bool gang_still_asks(const registry_state& st, uint64_t gang) {
 // their Bindings would never be posted. The bindings are undone instead, durably (the pods'
 // states without a node, their intents erased), and the pods' gangs, if they have one now,
 // retry at once (a gang that asked for them meanwhile was refused: they were in a binding).
-void undo_orphaned_bindings(self_ptr self, const std::vector<bound_pod>& bound) {
+void undo_orphaned_bindings(self_ptr self, const std::vector<durable_binding>& bound) {
   auto& st = self->state;
   storage::write_batch undo;
   std::vector<uint64_t> ids;
@@ -574,8 +569,7 @@ void undo_orphaned_bindings(self_ptr self, const std::vector<bound_pod>& bound) 
     undo.put_pod_state(e.pod, state);
     ids.push_back(b.id);
   }
-  if (st.world_is_kubernetes)
-    erase_binding_intents(st, undo, ids);
+  st.world->bindings_undone(self, undo, ids);
   auto written = ids;
   persist_state(self, std::move(undo), std::move(written), [self, ids = std::move(ids)](const status& s) {
     auto& st = self->state;
@@ -608,7 +602,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
                bound_result{req.txn, status{errc::conflict, std::move(why)}});
   };
   storage::write_batch batch;
-  std::vector<bound_pod> bound;
+  std::vector<durable_binding> bound;
   bound.reserve(req.bindings.size());
   for (const auto& b : req.bindings) {
     auto p = st.pods.find(b.pod);
@@ -626,17 +620,13 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     bound.push_back({b.pod, std::move(state), b.node});
   }
   auto version = next_version(self);
-  std::vector<std::pair<uint64_t, std::string>> intents;
   for (auto& [id, state, node] : bound) {
     state.resource_version = version;
     auto& e = st.pods.at(id);
     batch.put_pod_state(e.pod, state); // Only the node name and version: the rest is stored.
     e.binding = true;
-    if (st.world_is_kubernetes)
-      intents.emplace_back(id, state.node_name.str());
   }
-  if (st.world_is_kubernetes)  // A restart posts again what the apiserver lacks.
-    add_binding_intents(st, batch, intents);
+  st.world->bindings_written(self, batch, bound);
   std::vector<uint64_t> written;
   written.reserve(bound.size());
   for (const auto& b : bound)
@@ -647,7 +637,8 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     auto& st = self->state;
     if (s.ok() && !gang_still_asks(st, req.gang))
       return undo_orphaned_bindings(self, bound);
-    for (auto& [id, state, node] : bound) {
+    for (auto& b : bound) {
+      auto& [id, state, node] = b;
       auto p = st.pods.find(id);
       if (p == st.pods.end())
         continue;
@@ -657,8 +648,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       // binding, removes it (and gives the room back) once durable (delete_pods).
       if (!s.ok())
         continue;
-      if (st.world_is_kubernetes)
-        st.intents[id] = state.node_name.str();  // Until the apiserver confirms it.
+      st.world->binding_durable(b);
       e.set_state(std::move(state));
       st.pending_reasons.erase(id);
       // The node may have been deleted (and its slot taken by another) meanwhile.
@@ -692,17 +682,13 @@ void do_report(self_ptr self, gang_report report) {
   if (!report.pending_reason.empty()) {
     scheduler::shared_string why =
         report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
-    // Kubernetes mode writes each pod's PodScheduled condition from its reason: tell the world
-    // of the pods whose reason changed (a watcher of pods; standalone mode builds the condition
-    // when the pod is read).
-    const bool tell = st.world_is_kubernetes && is_watched(self, resource_kind::pod);
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
                                      !scheduler::is_terminal(p->second.phase())) {
         bool changed = pending_reason(st, id) != why.view();
         set_pending_reason(st, id, why);
-        if (tell && changed)
-          announce(self, api::watch_event::type::modified, pod_view(st, id, p->second));
+        if (changed)
+          st.world->pending_reason_changed(self, id, p->second);
       }
   }
   if (new_reason) {

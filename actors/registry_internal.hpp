@@ -127,8 +127,15 @@ void wake_gang(self_ptr self, group_entry& g);
 /// Ends the gang's actor (or its parked state) and removes it from its queue: the group is
 /// deleted, or renewed under a new id.
 void end_gang(self_ptr self, group_entry& g);
+// The cache's entries, as both worlds add and remove them (the standalone catalog's writes once
+// durable, the Kubernetes world's deltas).
 void add_node(self_ptr self, scheduler::node n, pod_refs committed);
+/// Takes node `name` out of scheduling: its room leaves the cluster, its actor ends. Its pods
+/// are the caller's (standalone: they fail; Kubernetes: the apiserver deletes them).
+void remove_node_entry(self_ptr self, const std::string& name);
 void add_queue(self_ptr self, scheduler::queue q);
+/// Takes queue `name` out: its actor ends, the fair share and the queue tree forget it.
+void remove_queue_entry(self_ptr self, const std::string& name);
 /// Registers a PodGroup under `key` (a new gang id): the pods that waited for it join, and its
 /// actor starts (once scheduling runs). The caller announces it.
 group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr group);
@@ -290,8 +297,9 @@ void do_delete(self_ptr self, api::resource_kind kind, const std::string& ns,
 std::string kind_plural(api::resource_kind k);
 status already_exists(api::resource_kind k, std::string_view name);
 status not_found(api::resource_kind k, std::string_view name);
-/// True, with `reply` answered, in Kubernetes mode: objects change through the apiserver there.
-bool refused_in_kubernetes_mode(self_ptr self, const object_reply& reply);
+/// True, with `reply` answered, when the world refuses writes through phalanxd's API (Kubernetes
+/// mode: objects change through the apiserver there).
+bool refused_by_the_world(self_ptr self, const object_reply& reply);
 /// True, with `reply` answered, when a create or update cannot be taken: Kubernetes mode, or
 /// restart recovery not finished.
 bool refuses_writes(self_ptr self, const object_reply& reply);
@@ -440,22 +448,13 @@ void resume_terminations(self_ptr self);
 /// Chooses victims for a gang that cannot be placed, among the bound pods of lower-priority
 /// gangs of its queue (scheduler::plan_preemption), and answers `gang` with the offer.
 void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang);
-/// Evicts a preemptor's victims: standalone, deletes them through the catalog (durably, as an
-/// API delete would); Kubernetes mode, asks the world to delete them on the apiserver.
+/// Evicts a preemptor's victims: records them as leaving, with their events, and asks the world
+/// port to evict them.
 void do_evict(self_ptr self, eviction_order order);
 
-// Kubernetes mode (registry_world.cpp).
+// Kubernetes mode (registry_world.cpp): the apiserver's deltas enter the cache. The rest of
+// what differs between the worlds is the world port's (actors/world_port.hpp).
 void do_world_delta(self_ptr self, world_delta delta);
-void do_lead(self_ptr self);
-void do_binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes);
-/// Adds the intents of bindings about to be made durable (pod id, node name) to their batch.
-void add_binding_intents(registry_state& st, storage::write_batch& batch,
-                         const std::vector<std::pair<uint64_t, std::string>>& bound);
-/// Ends the intents of pods whose bindings were undone before any was posted.
-void erase_binding_intents(const registry_state& st, storage::write_batch& batch,
-                           const std::vector<uint64_t>& pods);
-/// The intents a restart found in the checkpoint, for the pods still there with the same uid.
-void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta);
 
 // Start-up (registry_restore.cpp).
 void restore(self_ptr self, storage::loaded_state& loaded);

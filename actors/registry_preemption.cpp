@@ -3,7 +3,7 @@
 // deserved share, so it chooses the victims (scheduler/preemption.hpp) and evicts them once the
 // preemptor's nodes hold their room for it.
 
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "scheduler/preemption.hpp"
 
@@ -263,7 +263,6 @@ void do_evict(self_ptr self, eviction_order order) {
     return;  // The preemptor is gone: its holds went with it, and nobody needs the room.
   const auto message = eviction_message(me->second, order.reclaim);
   std::vector<uint64_t> victims;
-  eviction_batch batch;
   std::map<uint64_t, int32_t> per_gang;  // Victims per victim gang, for one event each.
   for (auto id : order.victims) {
     // Offered to this preemptor: evicted now (an offer to another, which cannot be, or a pod
@@ -278,11 +277,7 @@ void do_evict(self_ptr self, eviction_order order) {
                  "Evict", "Pod evicted: " + message);
     ++per_gang[p->second.gang];
     victims.push_back(id);
-    if (st.world_is_kubernetes) {
-      st.evicting.insert(id);
-      batch.evictions.push_back(
-          {pod.meta.namespace_name.str(), pod.meta.name.str(), pod.meta.uid.str(), message});
-    }
+    st.evicting.insert(id);
   }
   for (const auto& [gang, count] : per_gang)
     if (auto g = st.groups.find(gang); g != st.groups.end())
@@ -293,24 +288,7 @@ void do_evict(self_ptr self, eviction_order order) {
   spdlog::info("msg=\"{}\" preemptor={}/{} victims={}", order.reclaim ? "reclaiming" : "preempting",
                me->second.group->meta.namespace_name, me->second.group->meta.name,
                victims.size());
-  if (!st.world_is_kubernetes) {
-    // Standalone: stopped at once, deleted as an API delete would (durably; their nodes get
-    // their room back once the deletion is, and the preemptor's holds take it).
-    // Each victim of a job is PodEvicted for its job, as Volcano's controller sees it.
-    delete_evicted_pods(self, std::move(victims), [](const status& s) {
-      if (!s.ok())
-        spdlog::error("msg=\"evicted pods could not be deleted\" error=\"{}\"", s.to_string());
-    });
-    return;
-  }
-  for (const auto& [pod, node] : order.nominated) {
-    auto p = st.pods.find(pod);
-    auto* n = node_at(st, node);
-    if (p != st.pods.end() && n)
-      batch.nominations.push_back({p->second.pod->meta.namespace_name.str(),
-                                   p->second.pod->meta.name.str(), n->node->meta.name.str()});
-  }
-  self->send(st.binder, evict_atom::value, std::move(batch));
+  st.world->evict(self, std::move(victims), message, order);
 }
 
 } // namespace phalanx::actors::registry_detail

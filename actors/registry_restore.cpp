@@ -1,7 +1,7 @@
 // Start-up: rebuild the catalog from the store, respawn the actors, restore node usage from the
 // persisted bindings, resume simulated pods, and only then report ready (DESIGN.md section 5).
 
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/placeholders.hpp"
@@ -147,37 +147,13 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   // The pods with records take the ids before the expansions' slots.
   const uint64_t first_expanded_id = st.next_pod + expanded.first_index;
 
-  bool has_default = false;
-  for (auto& q : loaded.queues) {
-    has_default |= q.queue.meta.name == scheduler::default_queue_name;
+  for (auto& q : loaded.queues)
     add_queue(self, std::move(q.queue));
-  }
-  // Kubernetes mode: queues are the apiserver's (Volcano installs "default").
-  if (!has_default && !st.world_is_kubernetes) {
-    // Volcano installs a "default" queue; gangs that name no queue go there.
-    scheduler::queue q;
-    q.meta.name = std::string(scheduler::default_queue_name);
-    q.meta.uid = new_uid(self);
-    q.meta.creation_time = st.ctx->now();
-    q.meta.resource_version = next_version(self);
-    q.weight = 1;
-    q.reclaimable = true;
-    storage::write_batch batch;
-    batch.put(storage::queue_record{q});
-    persist(self, std::move(batch), [](const status& s) {
-      if (!s.ok())
-        spdlog::error("could not persist the default queue: {}", s.to_string());
-    });
-    add_queue(self, std::move(q));
-  }
-
   for (auto& c : loaded.priority_classes) {
     auto name = c.meta.name.str();
     st.priority_classes[name] = std::make_shared<const scheduler::priority_class>(std::move(c));
   }
-  // Kubernetes mode: the cluster's classes come from the apiserver's watch.
-  if (!st.world_is_kubernetes)
-    create_default_priority_classes(self);
+  st.world->provide_defaults(self);
 
   std::unordered_map<std::string, std::string> job_of_group;
   for (auto& j : loaded.jobs) {
@@ -268,41 +244,10 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     if (!st.nodes.count(node) && !refs.empty())
       spdlog::warn("{} pods are bound to node {}, which is not in the store", refs.size(), node);
 
-  if (st.world_is_kubernetes) {
-    // The checkpoint: gangs start once this process may bind (do_lead), and it is ready once
-    // the watches have caught up with the apiserver (do_world_delta, synced).
-    restore_intents(self, loaded.world_meta);
-    for (auto& [gang, g] : st.groups)
-      mark_emitted(st, g);
-    spdlog::info("restored a checkpoint of {} nodes, {} queues, {} PodGroups, {} pods, {} "
-                 "binding intents",
-                 st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size(),
-                 st.intents.size());
-    return;
-  }
-  for (auto& [gang, g] : st.groups) {
-    if (!restore_parked(self, g))
-      spawn_gang(self, g);
-    mark_emitted(st, g);
-  }
-
-  // Resume the simulation: what finished before, then what was running, node by node, then
-  // the graceful deletions under way.
-  if (!finished.empty())
-    self->send(st.binder, adopt_atom::value, std::move(finished));
-  for (auto& [name, running] : resume)
-    if (auto n = st.nodes.find(name); n != st.nodes.end())
-      self->send(st.binder, bind_pods_atom::value, n->second.index, name, std::move(running));
-  restore_terminations(self, loaded.world_meta);
-  resume_terminations(self);
-
   if (!loaded.quarantined.empty())
     spdlog::warn("{} undecodable records were quarantined at start", loaded.quarantined.size());
-  spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs", st.nodes.size(),
-               st.queues.size(), st.groups.size(), st.pods.size(), st.jobs.size());
-  start_job_controller(self);
-  st.ready->store(true);
-  st.ctx->metrics->ready.set(1);
+  st.world->restored(self, restored_pods{std::move(resume), std::move(finished)},
+                     loaded.world_meta);
 }
 
 void create_default_priority_classes(self_ptr self) {

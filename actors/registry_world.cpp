@@ -1,14 +1,14 @@
-// The registry in Kubernetes mode (DESIGN.md section 4a): the apiserver is the truth. The world's
-// deltas (watch events, lists) are applied to the cache at once, as they come, and written to the
-// store behind them as a checkpoint with each collection's watch resourceVersion, so a restart
+// The Kubernetes world (DESIGN.md section 4a, actors/world_port.hpp): the apiserver is the truth.
+// Its deltas (watch events, lists) are applied to the cache at once, as they come, and written to
+// the store behind them as a checkpoint with each collection's watch resourceVersion, so a restart
 // loads the cache and resumes the watches instead of listing a big cluster again. Bindings are
 // written as intents before any node commits; the binder posts them and tells what became of each.
 //
-// The same catalog serves both worlds: the objects, gangs, queues and nodes the scheduling actors
-// work with are the standalone API's. What differs is where changes come from (deltas, never the
-// HTTP API: in this mode phalanxd serves only its probes and metrics) and where bindings go.
+// The cache is the one the standalone world's catalog fills: deltas enter it through the same
+// add_ and change_ functions as the catalog's writes. phalanxd's own HTTP API only reads here
+// (the port's api_write_refusal).
 
-#include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -41,6 +41,159 @@ void persist_checkpoint(self_ptr self, storage::write_batch batch) {
     if (!s.ok())
       spdlog::error("msg=\"the checkpoint could not be written\" error=\"{}\"", s.to_string());
   });
+}
+
+class kubernetes_world final : public world_port {
+public:
+  std::string_view name() const noexcept override { return "kubernetes"; }
+
+  std::string_view api_write_refusal() const noexcept override {
+    return "phalanxd runs in Kubernetes mode: objects are created, changed and deleted through "
+           "the cluster's apiserver (kubectl against the cluster), not here";
+  }
+
+  bool plans_from_start() const noexcept override { return false; }
+
+  // Queues (Volcano installs "default") and PriorityClasses are the apiserver's, from its watch.
+  void provide_defaults(self_ptr) override {}
+
+  void restored(self_ptr self, restored_pods,
+                const std::map<std::string, std::string>& world_meta) override {
+    // The checkpoint: gangs start once this process may bind (lead), and it is ready once the
+    // watches have caught up with the apiserver (do_world_delta, synced). Running pods are their
+    // kubelets'.
+    auto& st = self->state;
+    restore_intents(st, world_meta);
+    for (auto& [gang, g] : st.groups)
+      mark_emitted(st, g);
+    spdlog::info("restored a checkpoint of {} nodes, {} queues, {} PodGroups, {} pods, {} "
+                 "binding intents",
+                 st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size(),
+                 intents.size());
+  }
+
+  void lead(self_ptr self) override {
+    auto& st = self->state;
+    if (st.scheduling)
+      return;
+    st.scheduling = true;
+    spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.groups.size(),
+                 intents.size());
+    for (auto& [gang, g] : st.groups)
+      if (!g.actor && !g.parked && !restore_parked(self, g))
+        spawn_gang(self, g);
+    // Intents of an earlier run that the apiserver has not confirmed: post them again.
+    std::unordered_map<uint32_t, pod_refs> by_node;
+    for (const auto& [id, node] : intents)
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        if (auto n = st.nodes.find(node); n != st.nodes.end())
+          by_node[n->second.index].push_back({id, current_pod(p->second)});
+    for (auto& [index, pods] : by_node)
+      self->send(st.binder, bind_pods_atom::value, index,
+                 st.node_at[index] ? st.node_at[index]->node->meta.name
+                                   : scheduler::shared_string{},
+                 std::move(pods));
+  }
+
+  // A restart posts again what the apiserver lacks.
+  void bindings_written(self_ptr self, storage::write_batch& batch,
+                        const std::vector<durable_binding>& bindings) override {
+    auto& st = self->state;
+    for (const auto& b : bindings) {
+      auto p = st.pods.find(b.id);
+      if (p == st.pods.end())
+        continue;
+      const auto& pod = *p->second.pod;
+      batch.put_world_meta(intent_key(pod), pod.meta.uid.str() + " " + b.state.node_name.str());
+    }
+  }
+
+  // Until the apiserver confirms it (binding_outcomes).
+  void binding_durable(const durable_binding& b) override {
+    intents[b.id] = b.state.node_name.str();
+  }
+
+  // Undone before any was posted.
+  void bindings_undone(self_ptr self, storage::write_batch& batch,
+                       const std::vector<uint64_t>& pods) override {
+    auto& st = self->state;
+    for (auto id : pods)
+      if (auto p = st.pods.find(id); p != st.pods.end())
+        batch.erase_world_meta(intent_key(*p->second.pod));
+  }
+
+  void binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes) override {
+    auto& st = self->state;
+    storage::write_batch batch;
+    for (const auto& o : outcomes) {
+      auto p = st.pods.find(o.pod);
+      if (p == st.pods.end())
+        continue;
+      intents.erase(o.pod);
+      batch.erase_world_meta(intent_key(*p->second.pod));
+      if (o.what == binding_outcome::type::gone)
+        spdlog::warn("msg=\"binding dropped\" pod={}/{} reason=\"{}\"",
+                     p->second.pod->meta.namespace_name, p->second.pod->meta.name, o.message);
+    }
+    persist_checkpoint(self, std::move(batch));
+  }
+
+  // The world writes each pod's PodScheduled condition from its reason, from the registry's
+  // watch of pods: tell it of the pod.
+  void pending_reason_changed(self_ptr self, uint64_t id, const pod_entry& e) override {
+    if (is_watched(self, resource_kind::pod))
+      announce(self, api::watch_event::type::modified, pod_view(self->state, id, e));
+  }
+
+  // Deletes with a uid precondition, by the binder; the pods leave the cache when the watch
+  // shows them gone.
+  void evict(self_ptr self, std::vector<uint64_t> victims, const std::string& message,
+             const eviction_order& order) override {
+    auto& st = self->state;
+    eviction_batch batch;
+    for (auto id : victims) {
+      const auto& pod = *st.pods.at(id).pod;
+      batch.evictions.push_back(
+          {pod.meta.namespace_name.str(), pod.meta.name.str(), pod.meta.uid.str(), message});
+    }
+    for (const auto& [pod, node] : order.nominated) {
+      auto p = st.pods.find(pod);
+      auto* n = node_at(st, node);
+      if (p != st.pods.end() && n)
+        batch.nominations.push_back({p->second.pod->meta.namespace_name.str(),
+                                     p->second.pod->meta.name.str(), n->node->meta.name.str()});
+    }
+    self->send(st.binder, evict_atom::value, std::move(batch));
+  }
+
+  /// Bindings made durable and not yet confirmed by the apiserver, by pod id (the node's
+  /// name): posted again when a restarted process may bind, ended by the binder's outcome or
+  /// when the watch shows the pod bound there.
+  std::unordered_map<uint64_t, std::string> intents;
+
+private:
+  // The intents a restart found in the checkpoint, for the pods still there with the same uid.
+  void restore_intents(const registry_state& st,
+                       const std::map<std::string, std::string>& world_meta) {
+    for (const auto& [key, value] : world_meta) {
+      if (!key.starts_with("intent/"))
+        continue;
+      auto space = value.find(' ');
+      if (space == std::string::npos)
+        continue;
+      auto uid = value.substr(0, space);
+      auto node = value.substr(space + 1);
+      auto id = pod_id_of(st, key.substr(7));
+      if (id == 0 || st.pods.at(id).pod->meta.uid != uid)
+        continue;  // Gone, or another pod now: nothing to post; the stale key is overwritten later.
+      intents[id] = node;
+    }
+  }
+};
+
+// Deltas come only in Kubernetes mode (do_world_delta checks), whose world this is.
+kubernetes_world& world_of(registry_state& st) {
+  return static_cast<kubernetes_world&>(*st.world);
 }
 
 // Counts a pod bound on a node (by anyone) in that node's ledger and the registry's figures.
@@ -87,21 +240,10 @@ void upsert_node(self_ptr self, scheduler::node n, storage::write_batch& batch) 
 }
 
 void remove_node(self_ptr self, const std::string& name, storage::write_batch& batch) {
-  auto& st = self->state;
   batch.erase(storage::record_kind::node, name);
-  auto i = st.nodes.find(name);
-  if (i == st.nodes.end())
-    return;
-  auto& n = i->second;
   // Its pods stay in the cache until the apiserver deletes them (the node lifecycle controller
   // does); they hold no room anywhere else meanwhile.
-  n.live = false;
-  st.ctx->view->set_live(n.index, false);
-  self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
-  self->send_exit(n.actor, caf::exit_reason::user_shutdown);
-  if (node_at(st, n.index) == &n)
-    st.node_at[n.index] = nullptr;
-  st.nodes.erase(i);
+  remove_node_entry(self, name);
 }
 
 // -- queues
@@ -124,17 +266,8 @@ void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch
 }
 
 void remove_queue(self_ptr self, const std::string& name, storage::write_batch& batch) {
-  auto& st = self->state;
   batch.erase(storage::record_kind::queue, name);
-  auto i = st.queues.find(name);
-  if (i == st.queues.end())
-    return;
-  // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
-  self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
-  self->send(st.cluster, removed_atom::value, name);
-  st.queues.erase(i);
-  st.ctx->metrics->remove_queue_series(name);
-  refresh_queue_states(self);  // Its parent may be a leaf again.
+  remove_queue_entry(self, name);
 }
 
 // -- PodGroups
@@ -231,7 +364,7 @@ void remove_pod_ids(self_ptr self, std::vector<uint64_t> ids) {
   // The checkpoint's records go with them (delete_pods erases each pod's key), and their intents.
   storage::write_batch batch;
   for (auto id : ids)
-    if (st.intents.erase(id) != 0)
+    if (world_of(st).intents.erase(id) != 0)
       if (auto p = st.pods.find(id); p != st.pods.end())
         batch.erase_world_meta(intent_key(*p->second.pod));
   delete_pods(self, std::move(ids), std::move(batch), pod_keys::tombstone, [](const status& s) {
@@ -274,13 +407,13 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
       batch.put(kept);
     }
   }
-  bool intent = st.intents.count(id) != 0;
+  bool intent = world_of(st).intents.count(id) != 0;
   if (intent && !next.is_bound() && !scheduler::is_terminal(next.phase)) {
     // Our binding is on its way: the apiserver has not seen it yet. Keep it.
     next.node_name = now.node_name;
   }
   if (intent && next.is_bound() && next.node_name == now.node_name)
-    st.intents.erase(id);  // Confirmed; the binder's outcome erases the stored intent.
+    world_of(st).intents.erase(id);  // Confirmed; the binder's outcome erases the stored intent.
   if (next.node_name == now.node_name && next.phase == now.phase)
     return;
   // The checkpoint keeps the pod as the cache holds it: bound where an intent of ours binds it.
@@ -365,7 +498,7 @@ void upsert_pods(self_ptr self, std::vector<api::object> objects, storage::write
   auto& st = self->state;
   storage::write_batch intents;
   for (auto id : replaced)
-    if (st.intents.erase(id) != 0)
+    if (world_of(st).intents.erase(id) != 0)
       intents.erase_world_meta(intent_key(*st.pods.at(id).pod));
   delete_pods(self, std::move(replaced), std::move(intents), pod_keys::tombstone,
               [self, waiting = std::move(waiting)](const status&) {
@@ -489,6 +622,11 @@ void apply_namespaces(self_ptr self, scheduler::namespace_directory_ptr namespac
 
 void do_world_delta(self_ptr self, world_delta d) {
   auto& st = self->state;
+  if (!dynamic_cast<kubernetes_world*>(st.world.get())) {
+    spdlog::error("msg=\"a delta from the apiserver reached the {} world; dropped\"",
+                  st.world->name());
+    return;
+  }
   if (d.what == world_delta::type::priority_classes)
     return apply_priority_classes(self, d);
   if (d.what == world_delta::type::namespaces)
@@ -544,78 +682,8 @@ void do_world_delta(self_ptr self, world_delta d) {
   persist_checkpoint(self, std::move(batch));
 }
 
-void do_lead(self_ptr self) {
-  auto& st = self->state;
-  if (st.scheduling)
-    return;
-  st.scheduling = true;
-  spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.groups.size(),
-               st.intents.size());
-  for (auto& [gang, g] : st.groups)
-    if (!g.actor && !g.parked && !restore_parked(self, g))
-      spawn_gang(self, g);
-  // Intents of an earlier run that the apiserver has not confirmed: post them again.
-  std::unordered_map<uint32_t, pod_refs> by_node;
-  for (const auto& [id, node] : st.intents)
-    if (auto p = st.pods.find(id); p != st.pods.end())
-      if (auto n = st.nodes.find(node); n != st.nodes.end())
-        by_node[n->second.index].push_back({id, current_pod(p->second)});
-  for (auto& [index, pods] : by_node)
-    self->send(st.binder, bind_pods_atom::value, index,
-               st.node_at[index] ? st.node_at[index]->node->meta.name
-                                 : scheduler::shared_string{},
-               std::move(pods));
-}
-
-void do_binding_outcomes(self_ptr self, std::vector<binding_outcome> outcomes) {
-  auto& st = self->state;
-  storage::write_batch batch;
-  for (const auto& o : outcomes) {
-    auto p = st.pods.find(o.pod);
-    if (p == st.pods.end())
-      continue;
-    st.intents.erase(o.pod);
-    batch.erase_world_meta(intent_key(*p->second.pod));
-    if (o.what == binding_outcome::type::gone)
-      spdlog::warn("msg=\"binding dropped\" pod={}/{} reason=\"{}\"",
-                   p->second.pod->meta.namespace_name, p->second.pod->meta.name, o.message);
-  }
-  persist_checkpoint(self, std::move(batch));
-}
-
-void add_binding_intents(registry_state& st, storage::write_batch& batch,
-                         const std::vector<std::pair<uint64_t, std::string>>& bound) {
-  for (const auto& [id, node] : bound) {
-    auto p = st.pods.find(id);
-    if (p == st.pods.end())
-      continue;
-    const auto& pod = *p->second.pod;
-    batch.put_world_meta(intent_key(pod), pod.meta.uid.str() + " " + node);
-  }
-}
-
-void erase_binding_intents(const registry_state& st, storage::write_batch& batch,
-                           const std::vector<uint64_t>& pods) {
-  for (auto id : pods)
-    if (auto p = st.pods.find(id); p != st.pods.end())
-      batch.erase_world_meta(intent_key(*p->second.pod));
-}
-
-void restore_intents(self_ptr self, const std::map<std::string, std::string>& world_meta) {
-  auto& st = self->state;
-  for (const auto& [key, value] : world_meta) {
-    if (!key.starts_with("intent/"))
-      continue;
-    auto space = value.find(' ');
-    if (space == std::string::npos)
-      continue;
-    auto uid = value.substr(0, space);
-    auto node = value.substr(space + 1);
-    auto id = pod_id_of(st, key.substr(7));
-    if (id == 0 || st.pods.at(id).pod->meta.uid != uid)
-      continue;  // Gone, or another pod now: nothing to post; the stale key is overwritten later.
-    st.intents[id] = node;
-  }
+std::unique_ptr<world_port> make_kubernetes_world() {
+  return std::make_unique<kubernetes_world>();
 }
 
 } // namespace phalanx::actors::registry_detail
