@@ -89,6 +89,8 @@ enum class flag_id {
   ignore_not_found,
   grace_period,
   force,
+  wait,
+  timeout,
   no_headers,
   show_labels,
   sort_by,
@@ -104,7 +106,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 22> flags = {{
+constexpr std::array<flag_spec, 24> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -131,6 +133,8 @@ constexpr std::array<flag_spec, 22> flags = {{
   {flag_id::ignore_not_found, "ignore-not-found", 0, false, bit(command::remove)},
   {flag_id::grace_period, "grace-period", 0, true, bit(command::remove)},
   {flag_id::force, "force", 0, false, bit(command::remove)},
+  {flag_id::wait, "wait", 0, false, bit(command::remove)},
+  {flag_id::timeout, "timeout", 0, true, bit(command::remove)},
   {flag_id::client, "client", 0, false, bit(command::version)},
 }};
 
@@ -310,18 +314,19 @@ std::optional<resource_kind> resolve_resource(std::string_view word) {
   return std::nullopt;
 }
 
-result<std::chrono::milliseconds> parse_timeout(std::string_view text) {
+// A timeout flag's value: whole seconds ("30") or a duration ("30s", "1m", "500ms").
+result<std::chrono::milliseconds> parse_timeout(std::string_view flag, std::string_view text) {
   if (!text.empty() && std::all_of(text.begin(), text.end(),
                                    [](char c) { return c >= '0' && c <= '9'; })) {
     int64_t seconds = 0;
     auto r = std::from_chars(text.data(), text.data() + text.size(), seconds);
     if (r.ec != std::errc{} || seconds > 365LL * 24 * 3600)
-      return usage("--request-timeout: \"" + std::string(text) + "\" is too long");
+      return usage(std::string(flag) + ": \"" + std::string(text) + "\" is too long");
     return std::chrono::milliseconds(seconds * 1000);
   }
   auto ns = scheduler::parse_duration_ns(text);
   if (!ns)
-    return usage("--request-timeout: \"" + std::string(text) +
+    return usage(std::string(flag) + ": \"" + std::string(text) +
                  "\" is not a duration such as 30s, 1m or 500ms: " + ns.error().message());
   return std::chrono::milliseconds(*ns / 1000000);
 }
@@ -514,7 +519,7 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
         s = boolean(inv.connection.insecure_skip_tls_verify);
         break;
       case flag_id::request_timeout: {
-        auto t = parse_timeout(g.value);
+        auto t = parse_timeout(g.spelling, g.value);
         if (!t)
           return t.error();
         inv.connection.request_timeout = *t;
@@ -582,6 +587,16 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       case flag_id::force:
         s = boolean(inv.force);
         break;
+      case flag_id::wait:
+        s = boolean(inv.wait_for_deletion);
+        break;
+      case flag_id::timeout: {
+        auto t = parse_timeout(g.spelling, g.value);
+        if (!t)
+          return t.error();
+        inv.deletion_timeout = *t;
+        break;
+      }
       case flag_id::client:
         s = boolean(inv.client_only);
         break;
@@ -761,6 +776,9 @@ Usage: phalanxctl delete KIND NAME... [-n NS] [--ignore-not-found]
   --grace-period=SECONDS  how long a pod may take to stop (-1: each pod's own)
   --force                 with --grace-period=0 (or alone): remove pods at once, without
                           waiting for them to stop
+  --wait=false            return once each delete is accepted; by default, as kubectl, wait
+                          until the objects are gone (a terminating pod has stopped)
+  --timeout=DURATION      how long to wait (0, the default: a week, as kubectl)
 )" + std::string(connection);
   if (t == "job" || t.starts_with("job "))
     return R"(Volcano jobs.

@@ -101,6 +101,10 @@ struct invocation {
   /// --grace-period (sent as gracePeriodSeconds); unset: each pod's own. --force sets 0.
   std::optional<int64_t> grace_period_seconds;
   bool force = false;                // --force
+  /// --wait: after the deletes, wait until each deleted object is gone (kubectl's default).
+  bool wait_for_deletion = true;
+  /// --timeout: how long that wait may take; 0 (the default): a week, as kubectl.
+  std::chrono::milliseconds deletion_timeout{0};
 
   // action: the subresource to POST ("suspend", "resume", "open", "close", "cordon", "uncordon").
   std::string action;

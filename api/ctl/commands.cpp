@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <thread>
 #include <ostream>
 
 #ifndef PHALANX_CTL_VERSION
@@ -739,6 +740,16 @@ class session {
 
   // ---- delete
 
+  // An object whose delete was accepted, to wait for (by its uid: an object made again under
+  // the name meanwhile is another).
+  struct deleted_object {
+    resource_kind kind;
+    std::string namespace_name;
+    std::string name;
+    std::string uid;
+  };
+  std::vector<deleted_object> deleted_;
+
   // Deletes one object; prints kubectl's line. Returns the exit code of this one.
   exit_code delete_one(resource_kind kind, const std::string& ns, const std::string& name,
                        std::string_view context = {}) {
@@ -758,10 +769,56 @@ class session {
       env_.out << "Warning: Immediate deletion does not wait for confirmation that the running "
                   "resource has been terminated.\n";
     env_.out << resource_spelling(kind) << " \"" << name << "\" deleted\n";
+    auto parsed = parse_json(r->body);
+    deleted_.push_back({kind, ns, name,
+                        parsed ? string_at(*parsed, {"metadata", "uid"}) : std::string()});
     return exit_code::ok;
   }
 
-  exit_code remove() {
+  // kubectl's --wait: every object whose delete was accepted is gone (404, or another object
+  // under its name), a terminating pod once it has stopped. Polled: a deletion ends within a
+  // grace period, and a watch per object would cost more connections than it saves.
+  exit_code wait_for_deletions(exit_code code) {
+    if (!inv_.wait_for_deletion || deleted_.empty() || code == exit_code::unreachable)
+      return code;
+    const auto timeout = inv_.deletion_timeout.count() > 0
+                             ? std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                   inv_.deletion_timeout)
+                             : std::chrono::steady_clock::duration(std::chrono::hours(24 * 7));
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto pause = std::chrono::milliseconds(20);
+    for (;;) {
+      std::vector<deleted_object> left;
+      for (auto& d : deleted_) {
+        auto r = send("GET", item_path(d.kind, d.namespace_name, d.name));
+        if (!r)
+          return exit_code::unreachable;
+        if (r->status == 404)
+          continue;
+        if (ok(*r) && !d.uid.empty())
+          if (auto v = parse_json(r->body); v && string_at(*v, {"metadata", "uid"}) != d.uid)
+            continue;
+        left.push_back(std::move(d));
+      }
+      deleted_ = std::move(left);
+      if (deleted_.empty())
+        return code;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        for (const auto& d : deleted_) {
+          const auto& k = info(d.kind);  // kubectl names an object as "<plural>[.<group>]/<name>".
+          env_.err << "error: timed out waiting for the condition on " << k.plural
+                   << (k.group.empty() ? "" : ".") << k.group << "/" << d.name << "\n";
+        }
+        return worse(code, exit_code::server_error);
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min<std::chrono::milliseconds>(pause * 2, std::chrono::milliseconds(500));
+    }
+  }
+
+  exit_code remove() { return wait_for_deletions(delete_all()); }
+
+  exit_code delete_all() {
     exit_code code = exit_code::ok;
     if (!inv_.files.empty()) {
       auto docs = read_manifests(inv_.files, env_.in, inv_.namespace_name, inv_.namespace_given);

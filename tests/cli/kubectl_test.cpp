@@ -277,12 +277,15 @@ TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
   auto pod = [&](const std::string& name, const std::string& stop_after) {
     return pod_manifest(name, stop_after);
   };
-  for (const auto& [name, stop] : {std::pair{"quick", "2s"}, {"slow", "1h"}, {"other", "1h"}})
+  for (const auto& [name, stop] :
+       {std::pair{"quick", "2s"}, {"slow", "1h"}, {"other", "1h"}, {"ctl-quick", "2s"}})
     ASSERT_TRUE(succeeded(kubectl({"create", "-f", pod(name, stop)})));
   ASSERT_TRUE(eventually([&] {
     auto out = kubectl({"get", "pods"}).out;
-    return row_of(out, "quick").size() > 2 && row_of(out, "quick")[2] == "Running" &&
-           row_of(out, "slow")[2] == "Running" && row_of(out, "other")[2] == "Running";
+    for (const char* name : {"quick", "slow", "other", "ctl-quick"})
+      if (row_of(out, name).size() <= 2 || row_of(out, name)[2] != "Running")
+        return false;
+    return true;
   })) << kubectl({"get", "pods"}).out;
 
   // kubectl waits for the pod to stop (2 s) and go.
@@ -303,8 +306,15 @@ TEST_F(KubectlAgainstPhalanxd, DeletesPodsGracefullyAndByForce) {
   ASSERT_TRUE(succeeded(forced)) << forced.err;
   EXPECT_EQ(kubectl({"get", "pod", "slow"}).exit_code, 1);
 
-  auto by_ctl = ctl({"delete", "pod", "other", "--grace-period=600"});
-  ASSERT_TRUE(succeeded(by_ctl)) << by_ctl.err;
+  // phalanxctl waits as kubectl does, and says when it gave up.
+  auto ctl_waited = ctl({"delete", "pod", "ctl-quick"});
+  ASSERT_TRUE(succeeded(ctl_waited)) << ctl_waited.err;
+  EXPECT_EQ(ctl_waited.out, "pod \"ctl-quick\" deleted\n");
+  EXPECT_EQ(kubectl({"get", "pod", "ctl-quick"}).exit_code, 1);
+  auto by_ctl = ctl({"delete", "pod", "other", "--grace-period=600", "--timeout=1s"});
+  EXPECT_EQ(by_ctl.exit_code, 1);
+  EXPECT_EQ(by_ctl.out, "pod \"other\" deleted\n");
+  EXPECT_EQ(by_ctl.err, "error: timed out waiting for the condition on pods/other\n");
   auto listed = ctl({"get", "pods"});
   ASSERT_GT(row_of(listed.out, "other").size(), 2u) << listed.out;
   EXPECT_EQ(row_of(listed.out, "other")[2], "Terminating") << listed.out;
