@@ -8,9 +8,15 @@
 
 namespace phalanx::scheduler {
 
+bool reserves_missing_members(const pod_group& group) {
+  auto v = group.meta.annotations.find(reserve_missing_members_key);
+  return v && *v == "true";
+}
+
 std::vector<pod> make_placeholders(const pod_group& group, std::span<const pod* const> members) {
   const auto present = static_cast<int32_t>(members.size());
-  if (present >= group.min_member || group.min_resources.is_zero())
+  if (present >= group.min_member || group.min_resources.is_zero() ||
+      !reserves_missing_members(group))
     return {};
   const int32_t missing = group.min_member - present;
 

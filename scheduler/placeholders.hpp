@@ -1,6 +1,8 @@
 #pragma once
 
-// Placeholders: room a gang reserves for members that do not exist yet.
+// Placeholders: room a gang reserves for members that do not exist yet, when its PodGroup asks
+// for it (the annotation below). Without it a gang short of minMember waits for its pods, as
+// Volcano users expect ("2/4 tasks in gang unschedulable").
 //
 // A Spark application's PodGroup asks for minMember 3 and minResources of 3 CPUs, but only its
 // driver exists at first: the driver creates its executors once it runs. Placing the driver
@@ -26,6 +28,14 @@
 #include <vector>
 
 namespace phalanx::scheduler {
+
+/// The annotation by which a PodGroup (or a Volcano Job, which passes its annotations to its
+/// PodGroup) asks for placeholders: "true" or "false" (the default).
+inline constexpr std::string_view reserve_missing_members_key =
+    "scheduling.phalanx.io/reserve-missing-members";
+
+/// True when `group` asks for placeholders (reserve_missing_members_key is "true").
+bool reserves_missing_members(const pod_group& group);
 
 /// The placeholders `group` needs besides `members` (its pods that exist and count toward
 /// minMember: not failed). Named "<group>-placeholder-<i>" in the group's namespace, with the

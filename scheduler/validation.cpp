@@ -3,6 +3,7 @@
 #include "scheduler/sla.hpp"
 
 #include "scheduler/fair_share.hpp"
+#include "scheduler/placeholders.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <algorithm>
@@ -921,12 +922,22 @@ void validate_sla_waiting_time(const object_meta& meta, field_errors& out) {
                                 sla.error().message()));
 }
 
+// The placeholders' annotation (scheduler/placeholders.hpp), on a PodGroup or on a job whose
+// PodGroup takes it.
+void validate_reserve_missing_members(const object_meta& meta, field_errors& out) {
+  auto v = meta.annotations.find(reserve_missing_members_key);
+  if (v && *v != "true" && *v != "false")
+    out.push_back(invalid_error(keyed("metadata.annotations", reserve_missing_members_key), *v,
+                                "must be \"true\" or \"false\""));
+}
+
 } // namespace
 
 field_errors validate(const pod_group& group, std::optional<int32_t> declared_pods) {
   field_errors out;
   validate_meta(group.meta, namespace_rule::namespaced, is_dns1123_subdomain, out);
   validate_sla_waiting_time(group.meta, out);
+  validate_reserve_missing_members(group.meta, out);
 
   if (group.min_member < 0)
     out.push_back(
@@ -1210,6 +1221,7 @@ field_errors validate(const job& j) {
   field_errors out;
   validate_meta(j.meta, namespace_rule::namespaced, is_dns1123_label, out);
   validate_sla_waiting_time(j.meta, out);
+  validate_reserve_missing_members(j.meta, out);
 
   int64_t total_replicas = 0;
   for (const auto& t : j.tasks)

@@ -13,6 +13,8 @@
 
 #include "scheduler/tests/builders.hpp"
 
+#include "scheduler/placeholders.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,7 +56,11 @@ void create_spark_jobs(runtime_harness& h) {
   std::vector<api::object> objects;
   for (int i = 0; i < 6; ++i) {
     auto name = "spark-" + std::to_string(i);
-    objects.push_back(api::pod_group_object{make_group(name, 3, res("cpu", "3")), {}});
+    // Each driver's gang reserves room for its two executors (placeholders), which it creates
+    // once it runs.
+    auto group = make_group(name, 3, res("cpu", "3"));
+    group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
+    objects.push_back(api::pod_group_object{std::move(group), {}});
   }
   for (int i = 0; i < 6; ++i) {
     auto name = "spark-" + std::to_string(i);

@@ -8,6 +8,8 @@
 
 #include "actors/tests/actor_world.hpp"
 
+#include "scheduler/placeholders.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -203,6 +205,7 @@ TEST(GangCommitProtocol, CoordinatorKilledAfterCommitKeepsPodsAndReleasesPlaceho
   // A driver alone in a gang of three that names its size: two placeholders come with it.
   auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
   g.group.min_resources = res("cpu", "3");
+  g.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
   w.add_gang(g, 1);
   w.sched().run();
   ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);
@@ -222,6 +225,7 @@ TEST(GangCommitProtocol, LaterMembersTakeOverPlaceholdersAndTheRestIsReleasedAtT
   w.add_node(make_node("n0").cpu("4").memory("8Gi"));
   auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
   g.group.min_resources = res("cpu", "3");
+  g.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
   w.add_gang(g, 1);
   w.sched().run();
   auto& ledger = *w.node_state(0).ledger;
@@ -259,6 +263,7 @@ TEST(GangCommitProtocol, AMemberWithAntiAffinityIsPlacedNotSwappedIntoAPlacehold
   auto g = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
   g.pods[0].meta.labels.set("app", "driver");
   g.group.min_resources = res("cpu", "3");
+  g.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
   w.add_gang(g, 1);
   w.sched().run();
   ASSERT_EQ(w.gang_state(0).machine.phase(), scheduler::gang_phase::running);

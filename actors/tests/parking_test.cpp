@@ -14,6 +14,8 @@
 
 #include "scheduler/tests/builders.hpp"
 
+#include "scheduler/placeholders.hpp"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -81,6 +83,8 @@ TEST(Parking, AGangWithAPodItCannotPlaceOrAHeldPlaceholderDoesNotAsk) {
     // is held by placeholders, which no pod records, so the gang must stay.
     auto spark = make_gang("spark", 3).task("driver", 1, res("cpu", "1")).obj();
     spark.group.min_resources = res("cpu", "3");
+  spark.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
+    spark.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
     w.add_gang(spark, 1);
     w.sched().run();
     ASSERT_EQ(w.node_state(0).ledger->committed(), res("cpu", "3", "pods", "3"));
@@ -345,6 +349,7 @@ TEST(Parking, ARestartedGangThatHoldsPlaceholdersIsNotParked) {
   runtime_harness h{parking_config(23), {make_node("n-0").cpu("4").memory("16Gi")}};
   auto spark = group_of("spark", 3);
   spark.group.min_resources = res("cpu", "3");
+  spark.group.meta.annotations.set(scheduler::reserve_missing_members_key, "true");
   runtime_harness::must_ok(h.create(spark), "create the PodGroup");
   runtime_harness::must_ok(h.create(member("driver", "spark")), "driver");
   ASSERT_TRUE(reaches(h, "driver", scheduler::pod_phase::running));

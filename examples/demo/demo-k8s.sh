@@ -120,7 +120,10 @@ for i in 1 2 3 4 5 6; do
   k apply -f - >/dev/null <<EOF
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
-metadata: {name: spark-wordcount-$i, namespace: default}
+metadata:
+  name: spark-wordcount-$i
+  namespace: default
+  annotations: {scheduling.phalanx.io/reserve-missing-members: "true"}
 spec: {minMember: 3, minResources: {cpu: "3", memory: 3Gi}, queue: default}
 EOF
 done

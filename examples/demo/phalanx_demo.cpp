@@ -300,7 +300,8 @@ void submit_spark_jobs(daemon_session& d, int jobs) {
     auto name = "spark-wordcount-" + std::to_string(i);
     d.create("/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups",
              "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\n"
-             "metadata: {name: " + name + "}\n"
+             "metadata:\n  name: " + name + "\n"
+             "  annotations: {scheduling.phalanx.io/reserve-missing-members: \"true\"}\n"
              "spec:\n  minMember: 3\n  minResources: {cpu: \"3\", memory: 3Gi}\n"
              "  queue: default\n");
   }
@@ -328,8 +329,9 @@ void submit_spark_jobs(daemon_session& d, int jobs) {
 bool spark_with_gangs(const demo_options& o) {
   std::printf("\n== 1. Six Spark word-count jobs at once on 6 CPUs, as gangs ==\n");
   std::printf("  Each: a 1-CPU driver that creates two 1-CPU executors once it runs;\n"
-              "  PodGroup minMember 3, minResources 3 CPU. The driver's gang reserves room for\n"
-              "  its executors (placeholders) before they exist.\n");
+              "  PodGroup minMember 3, minResources 3 CPU, and the annotation\n"
+              "  scheduling.phalanx.io/reserve-missing-members: the driver's gang reserves room\n"
+              "  for its executors (placeholders) before they exist.\n");
   daemon_session d(o, six_cpu_cluster, config_yaml(true));
   progress_watch w(d);
   submit_spark_jobs(d, 6);

@@ -1,4 +1,5 @@
 #include "scheduler/placeholders.hpp"
+#include "scheduler/validation.hpp"
 
 #include "scheduler/tests/builders.hpp"
 
@@ -21,7 +22,36 @@ pod_group group_of(int32_t min_member, resources min_resources,
   g.min_resources = std::move(min_resources);
   g.min_task_member = std::move(roles);
   g.priority = 7;
+  g.meta.annotations.set(reserve_missing_members_key, "true");
   return g;
+}
+
+// Without the annotation (or with "false") a gang short of minMember reserves nothing: it waits
+// for its pods, as Volcano's gangs do, whatever minResources says.
+TEST(Placeholders, OnlyAPodGroupThatAsksForThemGetsThem) {
+  pod driver = make_pod("spark-driver").cpu("1").memory("1Gi");
+  const pod* members[] = {&driver};
+  auto asks = group_of(3, res("cpu", "3", "memory", "3Gi"));
+  EXPECT_TRUE(reserves_missing_members(asks));
+  EXPECT_EQ(make_placeholders(asks, members).size(), 2u);
+  auto silent = asks;
+  silent.meta.annotations = {};
+  EXPECT_FALSE(reserves_missing_members(silent));
+  EXPECT_TRUE(make_placeholders(silent, members).empty());
+  auto declines = asks;
+  declines.meta.annotations.set(reserve_missing_members_key, "false");
+  EXPECT_TRUE(make_placeholders(declines, members).empty());
+}
+
+TEST(Placeholders, TheAnnotationIsTrueOrFalseAndABadValueNamesIt) {
+  auto g = group_of(3, res("cpu", "3"));
+  g.meta.uid = "u";
+  EXPECT_TRUE(validate(g).empty());
+  g.meta.annotations.set(reserve_missing_members_key, "yes");
+  auto errors = validate(g);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "metadata.annotations[scheduling.phalanx.io/reserve-missing-members]");
+  EXPECT_EQ(errors[0].detail, "must be \"true\" or \"false\"");
 }
 
 TEST(Placeholders, SparkDriverLeavesTwoExecutorsWorthOfRoom) {

@@ -106,8 +106,11 @@ std::string gang_spec::podgroup_body() const {
   auto min = min_resources();
   std::string body = R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",)"
                      R"("metadata":{"name":")" +
-                     name + R"(","namespace":")" + std::string(workload_namespace) +
-                     R"("},"spec":{"minMember":)" + std::to_string(min_member);
+                     name + R"(","namespace":")" + std::string(workload_namespace) + R"(")" +
+                     (reserve_missing_members
+                          ? R"(,"annotations":{"scheduling.phalanx.io/reserve-missing-members":"true"})"
+                          : "") +
+                     R"(},"spec":{"minMember":)" + std::to_string(min_member);
   if (roles)
     body += R"(,"minTaskMember":{"ps":1,"worker":)" + std::to_string(min_member - 1) + "}";
   body += R"(,"minResources":{"cpu":")" + cpu_text(min.cpu_milli) + R"(","memory":")" +

@@ -77,6 +77,8 @@ struct gang_spec {
   int duration_ms = 50;     // sim.phalanx.io/duration of every pod.
   /// minResources exceed the whole cluster: the enqueue gate never admits it (Pending forever).
   bool oversized = false;
+  /// The PodGroup asks for placeholders (scheduling.phalanx.io/reserve-missing-members).
+  bool reserve_missing_members = false;
 
   scheduler::resources min_resources() const;
   std::string pod_name(int index) const;

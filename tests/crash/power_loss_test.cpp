@@ -461,6 +461,7 @@ spark_run placeholders_scenario(bool restart) {
   spark.name = "spark";
   spark.pods = 3; // The driver, then two executors created later.
   spark.min_member = 3;
+  spark.reserve_missing_members = true;
   spark.cpu_milli = 1000;
   spark.memory_bytes = int64_t(1) << 30;
   spark.duration_ms = 60000;
