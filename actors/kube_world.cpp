@@ -7,6 +7,7 @@
 #include "k8s/lease.hpp"
 #include "k8s/operations.hpp"
 #include "k8s/reflector.hpp"
+#include "scheduler/quantity.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -31,6 +33,19 @@ namespace phalanx::actors {
 namespace json = boost::json;
 
 namespace {
+
+// The value at `path` in `v` (objects only), or null.
+const json::value* json_at(const json::value& v, std::initializer_list<const char*> path) {
+  const json::value* at = &v;
+  for (const char* key : path) {
+    if (!at->is_object())
+      return nullptr;
+    at = at->as_object().if_contains(key);
+    if (!at)
+      return nullptr;
+  }
+  return at;
+}
 
 using clock_type = std::chrono::steady_clock;
 
@@ -161,16 +176,27 @@ struct kube_world::impl {
   std::thread notes_writer;
   api::watch_handle pod_watch;
 
-  // Lone pods of ours (no group-name annotation), pending: each gets a PodGroup of one on the
-  // apiserver, "podgroup-<pod uid>", owned by the pod (so the garbage collector deletes it with
-  // the pod), as Volcano's pg controller makes it; the cache makes the same gang at once, and the
-  // object replaces it when its watch brings it. Under notes_mutex.
-  struct lone_pod {
-    std::string namespace_name, name, uid, queue, priority_class;
+  // The PodGroups Volcano's pg controller makes for pods of ours that name none (no group-name
+  // annotation), made here on the apiserver, under notes_mutex:
+  // - a pod with a controller owner (a ReplicaSet's, StatefulSet's, DaemonSet's, batch Job's)
+  //   belongs to its owner's, "podgroup-<owner uid>", owned by the owners the pod names, its
+  //   minMember from their annotation scheduling.volcano.sh/group-min-member (1 without) and its
+  //   minResources that many times one pod's requests. The pod waits for the object: its
+  //   minMember is the owner's to say (group_by_owner);
+  // - a lone pod gets one of its own, "podgroup-<pod uid>", owned by the pod (the garbage
+  //   collector deletes it with the pod); the cache makes the same gang at once, and the object
+  //   replaces it when its watch brings it.
+  struct group_to_make {
+    std::string namespace_name, name;
+    std::string pod_name;  // The pod that asked for it first, for logs.
+    std::string queue, priority_class;
+    json::array owners;    // Its ownerReferences.
+    bool by_owner = false; // Read the owners' annotations.
+    scheduler::resources requests;  // One pod's.
     clock_type::time_point not_before{};
   };
-  std::unordered_map<std::string, lone_pod> lone_pods;  // By pod uid: to create.
-  std::unordered_set<std::string> lone_done;            // Pod uids whose PodGroup exists.
+  std::unordered_map<std::string, group_to_make> groups_to_make;  // By "<ns>/<name>".
+  std::unordered_set<std::string> groups_made;  // Keys whose PodGroup exists.
   scheduling_config scheduling;
 
   // Status writes: the latest status of each PodGroup not written yet, by key.
@@ -219,7 +245,8 @@ struct kube_world::impl {
     auto& writes = r.counter_family(
         "phalanx_kube_writes_total",
         "Writes to the apiserver: podgroup_status, queue_status, pod_condition, event, "
-        "lone_pod_podgroup (a PodGroup of one made for a pod with none).",
+        "lone_pod_podgroup (a PodGroup of one made for a pod with none), owner_podgroup (the "
+        "PodGroup of the pods of one owner, a ReplicaSet's...).",
         {"what"});
     metrics = {
         {&c::bindings_posted, &bindings.with({"posted"})},
@@ -231,6 +258,7 @@ struct kube_world::impl {
         {&c::status_writes, &writes.with({"podgroup_status"})},
         {&c::queue_status_writes, &writes.with({"queue_status"})},
         {&c::lone_groups_created, &writes.with({"lone_pod_podgroup"})},
+        {&c::owner_groups_created, &writes.with({"owner_podgroup"})},
         {&c::pod_conditions_written, &writes.with({"pod_condition"})},
         {&c::events_written, &writes.with({"event"})},
         {&c::pods_evicted, &writes.with({"pod_eviction"})},
@@ -472,87 +500,188 @@ struct kube_world::impl {
       }
   }
 
-  // -- lone pods' PodGroups
+  // -- the PodGroups of pods that name none
+
+  // A pod of ours with a controller owner and no group joins its owner's PodGroup, as Volcano's
+  // pg controller annotates it (we do not patch the pod: the cache reads the name from here).
+  void group_by_owner(const json::value& item, api::pod_object& o) {
+    auto& p = o.pod;
+    if (!p.group.empty() || !is_our_scheduler(scheduling, p.scheduler_name.str()))
+      return;
+    const auto* refs = json_at(item, {"metadata", "ownerReferences"});
+    if (!refs || !refs->is_array())
+      return;
+    for (const auto& r : refs->as_array()) {
+      const auto* controller = json_at(r, {"controller"});
+      auto uid = k8s::string_at(r, {"uid"});
+      if (!controller || !controller->is_bool() || !controller->as_bool() || uid.empty())
+        continue;
+      p.group = "podgroup-" + uid;
+      if (!scheduler::is_terminal(p.phase))
+        ask_for_group(p, refs->as_array(), true);
+      return;
+    }
+  }
 
   void consider_lone(const api::pod_object& o) {
     const auto& p = o.pod;
     if (!p.group.empty() || p.is_bound() || scheduler::is_terminal(p.phase) ||
         !is_our_scheduler(scheduling, p.scheduler_name.str()))
       return;
-    auto uid = p.meta.uid.str();
+    ask_for_group(p,
+                  json::array{json::object{{"apiVersion", "v1"},
+                                           {"kind", "Pod"},
+                                           {"name", p.meta.name.str()},
+                                           {"uid", p.meta.uid.str()},
+                                           {"controller", true}}},
+                  false);
+  }
+
+  // Pod `p`'s PodGroup (p.group, or "podgroup-<its uid>") is to be made unless it exists.
+  void ask_for_group(const scheduler::pod& p, json::array owners, bool by_owner) {
+    auto name = p.group.empty() ? "podgroup-" + p.meta.uid.str() : p.group.str();
+    auto key = p.meta.namespace_name.str() + "/" + name;
     {
       std::lock_guard lock(raw_mutex);
-      if (raw_groups.count(p.meta.namespace_name + "/podgroup-" + uid))
+      if (raw_groups.count(key))
         return;
     }
     std::lock_guard lock(notes_mutex);
-    if (lone_done.count(uid) || lone_pods.count(uid))
+    if (groups_made.count(key) || groups_to_make.count(key))
       return;
     std::string queue(scheduler::default_queue_name);
     if (auto q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
       queue = std::string(*q);
-    lone_pods[uid] = {p.meta.namespace_name.str(), p.meta.name.str(), uid, std::move(queue),
-                      p.priority_class_name.str(), {}};
+    groups_to_make[key] = {p.meta.namespace_name.str(), std::move(name), p.meta.name.str(),
+                           std::move(queue), p.priority_class_name.str(), std::move(owners),
+                           by_owner, p.requests, {}};
   }
 
-  void forget_lone(const std::string& uid) {
+  // A deleted pod's own PodGroup is not to be made (its owner's may still be: other pods).
+  void forget_lone(const std::string& ns, const std::string& uid) {
     std::lock_guard lock(notes_mutex);
-    lone_pods.erase(uid);
-    lone_done.erase(uid);
+    groups_to_make.erase(ns + "/podgroup-" + uid);
+    groups_made.erase(ns + "/podgroup-" + uid);
   }
 
   // A whole list of pods follows: pods deleted while the watch was away are not named one by
   // one, so what is remembered of them goes (a PodGroup made already answers 409 if asked again).
   void forget_every_lone() {
     std::lock_guard lock(notes_mutex);
-    lone_pods.clear();
-    lone_done.clear();
+    groups_to_make.clear();
+    groups_made.clear();
   }
 
-  void create_lone_groups() {
-    std::vector<lone_pod> due;
+  // The annotations of a pod's owners, the first owner's value winning, as Volcano merges them.
+  // An owner that cannot be read (gone, or not ours to read) adds nothing.
+  std::map<std::string, std::string> owners_annotations(const group_to_make& g) {
+    std::map<std::string, std::string> merged;
+    for (const auto& r : g.owners) {
+      auto kind = k8s::string_at(r, {"kind"});
+      auto owner = k8s::string_at(r, {"name"});
+      std::string_view collection = kind == "ReplicaSet"    ? "/apis/apps/v1/namespaces/"
+                                    : kind == "StatefulSet" ? "/apis/apps/v1/namespaces/"
+                                    : kind == "DaemonSet"   ? "/apis/apps/v1/namespaces/"
+                                    : kind == "Job"         ? "/apis/batch/v1/namespaces/"
+                                                            : "";
+      if (collection.empty() || owner.empty())
+        continue;
+      std::string plural = kind == "ReplicaSet"    ? "replicasets"
+                           : kind == "StatefulSet" ? "statefulsets"
+                           : kind == "DaemonSet"   ? "daemonsets"
+                                                   : "jobs";
+      auto read = k8s::get_json(*client, std::string(collection) + g.namespace_name + "/" +
+                                             plural + "/" + owner);
+      if (!read) {
+        spdlog::warn("msg=\"the owner of a pod could not be read; its PodGroup takes minMember "
+                     "1\" owner={}/{}/{} error=\"{}\"",
+                     kind, g.namespace_name, owner, read.error().to_string());
+        report_denied("read the owner of a pod", read.error().message());
+        continue;
+      }
+      if (const auto* a = json_at(*read, {"metadata", "annotations"}); a && a->is_object())
+        for (const auto& [k, v] : a->as_object())
+          if (v.is_string())
+            merged.emplace(std::string(k), std::string(v.as_string()));
+    }
+    return merged;
+  }
+
+  json::object podgroup_of(const group_to_make& g) {
+    int64_t min_member = 1;
+    json::object annotations;
+    if (g.by_owner) {
+      auto inherited = owners_annotations(g);
+      if (auto m = inherited.find("scheduling.volcano.sh/group-min-member"); m != inherited.end()) {
+        int64_t n = 0;
+        auto [end, ec] = std::from_chars(m->second.data(), m->second.data() + m->second.size(), n);
+        if (ec == std::errc{} && end == m->second.data() + m->second.size() && n >= 1 &&
+            n <= std::numeric_limits<int32_t>::max())
+          min_member = n;
+        else
+          spdlog::warn("msg=\"an owner's group-min-member is not a positive whole number; its "
+                       "PodGroup takes minMember 1\" podgroup={}/{} value=\"{}\"",
+                       g.namespace_name, g.name, m->second);
+      }
+      // Volcano's controller passes its owners' volcano.sh/ annotations on (preemptable, ...).
+      for (const auto& [k, v] : inherited)
+        if (k.starts_with("volcano.sh/"))
+          annotations[k] = v;
+    }
+    json::object spec{{"minMember", min_member}, {"queue", g.queue}};
+    if (!g.priority_class.empty())
+      spec["priorityClassName"] = g.priority_class;
+    if (g.by_owner) {
+      json::object min_resources;
+      g.requests.times(min_member).for_each([&](std::string_view name, int64_t amount) {
+        if (name != scheduler::pods_resource)
+          min_resources[name] = scheduler::format_resource_amount(name, amount);
+      });
+      if (!min_resources.empty())
+        spec["minResources"] = std::move(min_resources);
+    }
+    json::object meta{{"name", g.name},
+                      {"namespace", g.namespace_name},
+                      {"ownerReferences", g.owners}};
+    if (!annotations.empty())
+      meta["annotations"] = std::move(annotations);
+    return json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                        {"kind", "PodGroup"},
+                        {"metadata", std::move(meta)},
+                        {"spec", std::move(spec)}};
+  }
+
+  void create_pod_groups() {
+    std::vector<group_to_make> due;
     auto now = clock_type::now();
     {
       std::lock_guard lock(notes_mutex);
-      for (auto i = lone_pods.begin(); i != lone_pods.end();)
+      for (auto i = groups_to_make.begin(); i != groups_to_make.end();)
         if (i->second.not_before <= now) {
           due.push_back(std::move(i->second));
-          i = lone_pods.erase(i);
+          i = groups_to_make.erase(i);
         } else {
           ++i;
         }
     }
-    for (auto& l : due) {
-      json::object spec{{"minMember", 1}, {"queue", l.queue}};
-      if (!l.priority_class.empty())
-        spec["priorityClassName"] = l.priority_class;
-      json::object group{
-          {"apiVersion", "scheduling.volcano.sh/v1beta1"},
-          {"kind", "PodGroup"},
-          {"metadata",
-           json::object{{"name", "podgroup-" + l.uid},
-                        {"namespace", l.namespace_name},
-                        {"ownerReferences", json::array{json::object{{"apiVersion", "v1"},
-                                                                     {"kind", "Pod"},
-                                                                     {"name", l.name},
-                                                                     {"uid", l.uid},
-                                                                     {"controller", true}}}}}},
-          {"spec", std::move(spec)}};
+    for (auto& g : due) {
       auto made = k8s::post_json(*client, "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
-                                              l.namespace_name + "/podgroups",
-                                 group);
+                                              g.namespace_name + "/podgroups",
+                                 podgroup_of(g));
       auto code = made ? errc::ok : made.error().code();
       std::lock_guard lock(notes_mutex);
+      auto key = g.namespace_name + "/" + g.name;
       if (made || code == errc::already_exists) {
         if (made)
-          count(&kube_world_counters::lone_groups_created);
-        lone_done.insert(l.uid);
+          count(g.by_owner ? &kube_world_counters::owner_groups_created
+                           : &kube_world_counters::lone_groups_created);
+        groups_made.insert(key);
       } else if (code != errc::not_found) {  // 404: the namespace is going.
-        spdlog::warn("msg=\"PodGroup of a lone pod not created\" pod={}/{} error=\"{}\"",
-                     l.namespace_name, l.name, made.error().to_string());
-        report_denied("create the PodGroup of a lone pod", made.error().message());
-        l.not_before = clock_type::now() + std::chrono::seconds(5);
-        lone_pods.emplace(l.uid, std::move(l));
+        spdlog::warn("msg=\"PodGroup of a pod not created\" podgroup={} pod={}/{} error=\"{}\"",
+                     key, g.namespace_name, g.pod_name, made.error().to_string());
+        report_denied("create the PodGroup of a pod", made.error().message());
+        g.not_before = clock_type::now() + std::chrono::seconds(5);
+        groups_to_make.emplace(std::move(key), std::move(g));
       }
     }
   }
@@ -684,7 +813,7 @@ struct kube_world::impl {
       if (!may_bind())
         continue;  // A standby writes nothing.
       evict_due();
-      create_lone_groups();
+      create_pod_groups();
       for (auto& [key, n] : pods) {
         if (pod_written[key] == n.message)
           continue;
@@ -921,8 +1050,9 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(item, false);
       if (auto obj = w_.decode(kind_, item, k8s::string_at(item, {"metadata", "resourceVersion"}))) {
-        if (const auto* p = std::get_if<api::pod_object>(&*obj)) {
+        if (auto* p = std::get_if<api::pod_object>(&*obj)) {
           w_.seen_pod_condition(*p);
+          w_.group_by_owner(item, *p);
           w_.consider_lone(*p);
         }
         d.objects.push_back(std::move(*obj));
@@ -944,15 +1074,17 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(object, true);
       if (kind_ == api::resource_kind::pod)
-        w_.forget_lone(k8s::string_at(object, {"metadata", "uid"}));
+        w_.forget_lone(k8s::string_at(object, {"metadata", "namespace"}),
+                       k8s::string_at(object, {"metadata", "uid"}));
       d.objects.push_back(named(kind_, object));
     } else {
       d.what = world_delta::type::upsert;
       if (kind_ == api::resource_kind::pod_group)
         w_.remember_group(object, false);
       if (auto obj = w_.decode(kind_, object, resource_version)) {
-        if (const auto* p = std::get_if<api::pod_object>(&*obj)) {
+        if (auto* p = std::get_if<api::pod_object>(&*obj)) {
           w_.seen_pod_condition(*p);
+          w_.group_by_owner(object, *p);
           w_.consider_lone(*p);
         }
         d.objects.push_back(std::move(*obj));

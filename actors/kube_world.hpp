@@ -72,6 +72,7 @@ struct kube_world_counters {
   uint64_t status_writes = 0;
   uint64_t queue_status_writes = 0;
   uint64_t lone_groups_created = 0;  // PodGroups of one made for pods of ours without a group.
+  uint64_t owner_groups_created = 0; // PodGroups made for the pods of one owner (a ReplicaSet...).
   uint64_t pod_conditions_written = 0;
   uint64_t events_written = 0;
   uint64_t pods_evicted = 0;         // Preemption victims deleted (uid precondition).

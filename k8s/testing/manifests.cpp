@@ -36,6 +36,8 @@ result<std::string> collection_of(const json::value& o) {
       {"Pod", {"pods", true}},
       {"Node", {"nodes", false}},
       {"PriorityClass", {"priorityclasses", false}},
+      {"ReplicaSet", {"replicasets", true}},  // apps/v1: owners of pods (no controller runs).
+      {"StatefulSet", {"statefulsets", true}},
   };
   auto k = kinds.find(kind);
   if (k == kinds.end())

@@ -671,6 +671,115 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// Pods of one owner that name no PodGroup share their owner's, as Volcano's pg controller makes
+// it: "podgroup-<owner uid>", owned by the owner, minMember from the owner's annotation
+// scheduling.volcano.sh/group-min-member and minResources that many pods' requests. Two pods of a
+// ReplicaSet that asks for 3 wait; the third brings the gang, bound whole. A batch Job without
+// the annotation makes a PodGroup of minMember 1, and its pod is bound at once. (No controller
+// manager runs here: the pods are made by hand, with the owner references a controller sets.)
+TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
+  kube_harness h;
+  h.node("n0", "8");
+  auto d = h.start_phalanxd("data");
+  auto container = json::array{json::object{{"name", "main"}, {"image", "registry.k8s.io/pause:3.10"}}};
+  h.apply(json::object{
+      {"apiVersion", "apps/v1"},
+      {"kind", "ReplicaSet"},
+      {"metadata", json::object{{"name", "web"},
+                                {"namespace", h.ns()},
+                                {"annotations",
+                                 json::object{{"scheduling.volcano.sh/group-min-member", "3"},
+                                              {"volcano.sh/preemptable", "false"}}}}},
+      {"spec", json::object{{"replicas", 3},
+                            {"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}},
+                            {"template", json::object{{"metadata", json::object{{"labels",
+                                                          json::object{{"app", "web"}}}}},
+                                                      {"spec", json::object{{"containers",
+                                                                             container}}}}}}}});
+  h.apply(json::object{
+      {"apiVersion", "batch/v1"},
+      {"kind", "Job"},
+      {"metadata", json::object{{"name", "once"}, {"namespace", h.ns()}}},
+      {"spec", json::object{{"template",
+                             json::object{{"spec", json::object{{"containers", container},
+                                                                 {"restartPolicy", "Never"}}}}}}}});
+  auto uid_of = [&](const std::string& path) {
+    auto v = k8s::get_json(h.admin(), path);
+    return v ? k8s::string_at(*v, {"metadata", "uid"}) : std::string();
+  };
+  const auto rs_uid = uid_of("/apis/apps/v1/namespaces/" + h.ns() + "/replicasets/web");
+  const auto job_uid = uid_of("/apis/batch/v1/namespaces/" + h.ns() + "/jobs/once");
+  ASSERT_FALSE(rs_uid.empty());
+  ASSERT_FALSE(job_uid.empty());
+  auto owned_pod = [&](const std::string& name, const std::string& api_version,
+                       const std::string& kind, const std::string& owner, const std::string& uid) {
+    h.apply(json::object{
+        {"apiVersion", "v1"},
+        {"kind", "Pod"},
+        {"metadata",
+         json::object{{"name", name},
+                      {"namespace", h.ns()},
+                      {"ownerReferences",
+                       json::array{json::object{{"apiVersion", api_version},
+                                                {"kind", kind},
+                                                {"name", owner},
+                                                {"uid", uid},
+                                                {"controller", true},
+                                                {"blockOwnerDeletion", true}}}}}},
+        {"spec", json::object{{"schedulerName", "volcano"},
+                              {"containers",
+                               json::array{json::object{
+                                   {"name", "main"},
+                                   {"image", "registry.k8s.io/pause:3.10"},
+                                   {"resources", json::object{{"requests",
+                                                               json::object{{"cpu", "1"},
+                                                                            {"memory", "64Mi"}}}}}}}}}}});
+  };
+  owned_pod("web-a", "apps/v1", "ReplicaSet", "web", rs_uid);
+  owned_pod("web-b", "apps/v1", "ReplicaSet", "web", rs_uid);
+  const auto group_path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                          "/podgroups/podgroup-" + rs_uid;
+  ASSERT_TRUE(h.wait_for([&] { return k8s::get_json(h.admin(), group_path).ok(); }))
+      << describe(h) << read_log(*d);
+  auto group = k8s::get_json(h.admin(), group_path);
+  ASSERT_TRUE(group.ok());
+  EXPECT_EQ(group->at("spec").at("minMember").as_int64(), 3);
+  EXPECT_EQ(k8s::string_at(group->at("spec"), {"minResources", "cpu"}), "3");
+  EXPECT_EQ(k8s::string_at(group->at("spec"), {"minResources", "memory"}), "192Mi");
+  EXPECT_EQ(k8s::string_at(group->at("metadata"), {"annotations", "volcano.sh/preemptable"}),
+            "false");
+  const auto& owners = group->at("metadata").at("ownerReferences").as_array();
+  ASSERT_EQ(owners.size(), 1u);
+  EXPECT_EQ(k8s::string_at(owners[0], {"kind"}), "ReplicaSet");
+  EXPECT_EQ(k8s::string_at(owners[0], {"uid"}), rs_uid);
+  // Two of three: the gang waits whole, and says so.
+  ASSERT_TRUE(h.wait_for([&] {
+    return h.groups()["podgroup-" + rs_uid].message.find(
+               "2 pods exist, 0 ready, minMember 3; waiting for 1 more pod(s) to be created") !=
+           std::string::npos;
+  })) << describe(h) << read_log(*d);
+  EXPECT_TRUE(h.pods()["web-a"].node.empty());
+  EXPECT_TRUE(h.pods()["web-b"].node.empty());
+  owned_pod("web-c", "apps/v1", "ReplicaSet", "web", rs_uid);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = h.pods();
+    return !pods["web-a"].node.empty() && !pods["web-b"].node.empty() &&
+           !pods["web-c"].node.empty();
+  })) << describe(h) << read_log(*d);
+
+  owned_pod("once-0", "batch/v1", "Job", "once", job_uid);
+  ASSERT_TRUE(h.wait_for([&] { return !h.pods()["once-0"].node.empty(); }))
+      << describe(h) << read_log(*d);
+  auto job_group = k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                                h.ns() + "/podgroups/podgroup-" + job_uid);
+  ASSERT_TRUE(job_group.ok()) << describe(h);
+  EXPECT_EQ(job_group->at("spec").at("minMember").as_int64(), 1);
+  EXPECT_EQ(k8s::string_at(job_group->at("spec"), {"minResources", "cpu"}), "1");
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // Scheduling gates on a real apiserver (as Kueue holds pods back): a gang with a gated member
 // waits whole, its gated pod keeps the condition the apiserver wrote (SchedulingGated, not ours),
 // and once a patch removes the last gate the gang is bound. A restart in between keeps it gated.
