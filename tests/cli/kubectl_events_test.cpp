@@ -190,13 +190,14 @@ TEST_F(KubectlEvents, PhalanxctlPrintsEventsAsKubectl) {
   EXPECT_EQ(bad.err, "Error from server (BadRequest): field label not supported: source\n");
 }
 
-// phalanxctl get events -w: the listing, then the events that follow (a cordon's).
+// phalanxctl get events -w: the events that follow, as rows. --watch-only watches from version
+// 0, which sends every event ADDED first, so the cordon's comes whether the watch's first read
+// of the events is before the cordon or after it (a watch from a listing's version starts at
+// that read, and would miss an event made between the listing and it: docs/NOTES.md).
 TEST_F(KubectlEvents, PhalanxctlWatchesEvents) {
-  ctl_options o;
   auto watch = ctl_process::start(
-      d_->args({"get", "events.events.k8s.io", "-w", "--output-watch-events",
-                "--field-selector", "regarding.kind=Node"}),
-      o);
+      d_->args({"get", "events.events.k8s.io", "--watch-only", "--output-watch-events",
+                "--field-selector", "regarding.kind=Node"}));
   ASSERT_TRUE(watch->wait_for({"EVENT", "LAST", "SEEN", "REASON", "OBJECT", "MESSAGE"}))
       << watch->err();
   ASSERT_TRUE(succeeded(ctl({"cordon", "cpu-a-0"})));
