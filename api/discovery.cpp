@@ -232,7 +232,8 @@ void add_schema(const pb::Descriptor* d, json::object& schemas) {
 
 // A query parameter of type string.
 json::object query(std::string_view name) {
-  return json::object{{"name", name}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}};
+  return json::object{
+      {"name", name}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}};
 }
 
 // An operation on a kind: a write takes fieldValidation (kubectl checks that a kind's PATCH

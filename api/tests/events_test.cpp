@@ -679,8 +679,8 @@ TEST_F(EventsServer, OpenApiV3DescribesEveryFieldOfBothVersions) {
     const auto& schemas = d.at("components").at("schemas").as_object();
     ASSERT_TRUE(schemas.contains(c.schema)) << d;
     const auto& schema = schemas.at(c.schema);
-    EXPECT_EQ(schema.at("x-kubernetes-group-version-kind"),
-              (json::array{json::object{{"group", c.group}, {"version", "v1"}, {"kind", "Event"}}}));
+    json::array gvk{json::object{{"group", c.group}, {"version", "v1"}, {"kind", "Event"}}};
+    EXPECT_EQ(schema.at("x-kubernetes-group-version-kind"), gvk);
     EXPECT_FALSE(schema.at("description").as_string().empty());
     const auto& properties = schema.at("properties").as_object();
     // Every key of an Event the server sends is described, with a description, and every
