@@ -4,8 +4,13 @@
 #include "api/kinds.hpp"
 
 #include "api/proto/discovery.pb.h"
+#include "api/proto/meta.pb.h"
 
 #include <boost/json.hpp>
+#include <google/protobuf/descriptor.h>
+
+#include <algorithm>
+#include <map>
 
 namespace phalanx::api {
 
@@ -22,7 +27,13 @@ constexpr group_entry groups[] = {
   {"scheduling.volcano.sh", "v1beta1"},
   {"batch.volcano.sh", "v1alpha1"},
   {"scheduling.k8s.io", "v1"},
+  {"events.k8s.io", "v1"},
 };
+
+// Events, read-only, are served in core/v1 and in events.k8s.io/v1 (api/events.hpp).
+bool serves_events(std::string_view group, std::string_view version) {
+  return (group.empty() || group == "events.k8s.io") && version == "v1";
+}
 
 void fill_group(const group_entry& g, v1::APIGroup& out) {
   out.set_name(std::string(g.name));
@@ -89,8 +100,8 @@ std::optional<json::value> api_resource_list(std::string_view group, std::string
     if (k.kind == resource_kind::pod)
       r->add_categories("all");
   }
-  if (group.empty() && version == "v1") {
-    // core/v1 Events, read-only: the events the service records (api/events.hpp).
+  if (serves_events(group, version)) {
+    any = true;
     auto* r = out.add_resources();
     r->set_name("events");
     r->set_singular_name("event");
@@ -128,44 +139,167 @@ json::value openapi_v3_index() {
   for (const auto& [group, version] : served_group_versions()) {
     auto path = openapi_path(group, version);
     // Clients cache a document by its hash: raise the revision whenever the documents change.
-    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-1"}};
+    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-2"}};
   }
   return json::object{{"paths", std::move(paths)}};
 }
 
+namespace {
+
+namespace pb = google::protobuf;
+
+// The OpenAPI name of a wire message: the name kube-apiserver gives the type it stands for.
+std::string schema_name(const pb::Descriptor* d) {
+  static const std::map<std::string_view, std::string_view> names = {
+    {"phalanx.api.v1.Event", "io.k8s.api.core.v1.Event"},
+    {"phalanx.api.v1.EventsV1Event", "io.k8s.api.events.v1.Event"},
+    {"phalanx.api.v1.ObjectReference", "io.k8s.api.core.v1.ObjectReference"},
+    {"phalanx.api.v1.EventSource", "io.k8s.api.core.v1.EventSource"},
+    {"phalanx.api.v1.ObjectMeta", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
+    {"phalanx.api.v1.OwnerReference", "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"},
+  };
+  auto it = names.find(d->full_name());
+  return it != names.end() ? std::string(it->second) : "io.phalanx." + std::string(d->full_name());
+}
+
+void add_schema(const pb::Descriptor* d, json::object& schemas);
+
+// The schema of one value of field `f` (an element, for a repeated field); messages are added
+// to `schemas` and referred to, as kube-apiserver's documents do.
+json::object value_schema(const pb::FieldDescriptor* f, json::object& schemas) {
+  switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+      return {{"type", "integer"}, {"format", "int32"}};
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+      return {{"type", "integer"}, {"format", "int64"}};
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+      return {{"type", "number"}, {"format", "double"}};
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+      return {{"type", "boolean"}};
+    case pb::FieldDescriptor::CPPTYPE_STRING:
+    case pb::FieldDescriptor::CPPTYPE_ENUM:
+      if (f->options().GetExtension(v1::date_time))
+        return {{"type", "string"}, {"format", "date-time"}};
+      return {{"type", "string"}};
+    case pb::FieldDescriptor::CPPTYPE_MESSAGE:
+      break;
+  }
+  add_schema(f->message_type(), schemas);
+  return {{"allOf", json::array{json::object{
+             {"$ref", "#/components/schemas/" + schema_name(f->message_type())}}}}};
+}
+
+// The schema of field `f`: its type (arrays and maps included) and its doc.
+json::object field_schema(const pb::FieldDescriptor* f, json::object& schemas) {
+  json::object out;
+  if (f->is_map()) {
+    out = {{"type", "object"},
+           {"additionalProperties", value_schema(f->message_type()->map_value(), schemas)}};
+  } else if (f->is_repeated()) {
+    out = {{"type", "array"}, {"items", value_schema(f, schemas)}};
+  } else {
+    out = value_schema(f, schemas);
+  }
+  if (const auto& doc = f->options().GetExtension(v1::doc); !doc.empty())
+    out["description"] = doc;
+  return out;
+}
+
+// Adds the schema of message `d`, and of the messages it holds, to `schemas`: an object with
+// one property per field, by JSON name in sorted order (as kube-apiserver lists them).
+void add_schema(const pb::Descriptor* d, json::object& schemas) {
+  auto name = schema_name(d);
+  if (schemas.contains(name))
+    return;
+  schemas[name] = json::object{};  // Taken, for types that hold themselves.
+  std::vector<const pb::FieldDescriptor*> fields;
+  for (int i = 0; i < d->field_count(); ++i)
+    fields.push_back(d->field(i));
+  std::sort(fields.begin(), fields.end(), [](const auto* a, const auto* b) {
+    return a->json_name() < b->json_name();
+  });
+  json::object properties;
+  for (const auto* f : fields)
+    properties[f->json_name()] = field_schema(f, schemas);
+  json::object schema{{"type", "object"}, {"properties", std::move(properties)}};
+  if (const auto& doc = d->options().GetExtension(v1::type_doc); !doc.empty())
+    schema["description"] = doc;
+  schemas[name] = std::move(schema);
+}
+
+// A query parameter of type string.
+json::object query(std::string_view name) {
+  return json::object{
+      {"name", name}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}};
+}
+
+// An operation on a kind: a write takes fieldValidation (kubectl checks that a kind's PATCH
+// takes it before leaving validation to the server), dryRun and fieldManager; a read takes the
+// selectors and watch.
+json::object operation(std::string_view id, const json::object& gvk, bool write) {
+  json::array parameters;
+  if (write) {
+    for (auto p : {"fieldValidation", "dryRun", "fieldManager"})
+      parameters.push_back(query(p));
+  } else {
+    for (auto p : {"fieldSelector", "labelSelector", "resourceVersion", "watch"})
+      parameters.push_back(query(p));
+  }
+  return json::object{{"operationId", id},
+                      {"parameters", std::move(parameters)},
+                      {"responses", json::object{{"200", json::object{{"description", "OK"}}}}},
+                      {"x-kubernetes-group-version-kind", gvk}};
+}
+
+} // namespace
+
 std::optional<json::value> openapi_v3_document(std::string_view group, std::string_view version) {
   json::object paths;
+  json::object schemas;
+  const std::string prefix = "/" + openapi_path(group, version) + "/";
   for (const auto& k : all_kinds()) {
     if (k.group != group || k.version != version)
       continue;
-    std::string prefix = "/" + openapi_path(group, version) + "/";
     std::string collection =
         prefix + (k.namespaced ? "namespaces/{namespace}/" : "") + std::string(k.plural);
     json::object gvk{{"group", k.group}, {"version", k.version}, {"kind", k.kind_name}};
-    auto query = [](std::string_view name) {
-      return json::object{{"name", name}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}};
-    };
-    // What a write takes: fieldValidation (kubectl checks that a kind's PATCH takes it before
-    // leaving validation to the server) and dryRun.
-    auto write = [&](std::string_view id) {
-      return json::object{{"operationId", id},
-                          {"parameters", json::array{query("fieldValidation"), query("dryRun"),
-                                                     query("fieldManager")}},
-                          {"responses", json::object{{"200", json::object{{"description", "OK"}}}}},
-                          {"x-kubernetes-group-version-kind", gvk}};
-    };
     // Every kind lists its PATCH: kubectl looks for the parameter there for creates too.
     auto name = std::string(k.kind_name);
-    paths[collection] = json::object{{"post", write("create" + name)}};
-    paths[collection + "/{name}"] =
-        json::object{{"put", write("replace" + name)}, {"patch", write("patch" + name)}};
+    paths[collection] = json::object{{"post", operation("create" + name, gvk, true)}};
+    paths[collection + "/{name}"] = json::object{{"put", operation("replace" + name, gvk, true)},
+                                                 {"patch", operation("patch" + name, gvk, true)}};
+  }
+  if (serves_events(group, version)) {
+    // Events are read-only, and described: `kubectl explain events` reads the schema. Their
+    // writes are listed too, so that kubectl leaves validation to the server, whose 405 says
+    // why, rather than fail looking for the OpenAPI v2 document it would validate with.
+    json::object gvk{{"group", group}, {"version", version}, {"kind", "Event"}};
+    paths[prefix + "events"] = json::object{{"get", operation("listEventForAllNamespaces", gvk,
+                                                              false)}};
+    paths[prefix + "namespaces/{namespace}/events"] =
+        json::object{{"get", operation("listNamespacedEvent", gvk, false)},
+                     {"post", operation("createNamespacedEvent", gvk, true)}};
+    paths[prefix + "namespaces/{namespace}/events/{name}"] =
+        json::object{{"get", operation("readNamespacedEvent", gvk, false)},
+                     {"put", operation("replaceNamespacedEvent", gvk, true)},
+                     {"patch", operation("patchNamespacedEvent", gvk, true)}};
+    const pb::Descriptor* d = group.empty() ? v1::Event::descriptor()
+                                            : v1::EventsV1Event::descriptor();
+    add_schema(d, schemas);
+    schemas[schema_name(d)].as_object()["x-kubernetes-group-version-kind"] = json::array{gvk};
   }
   if (paths.empty())
     return std::nullopt;
-  return json::object{
+  json::object doc{
       {"openapi", "3.0.0"},
       {"info", json::object{{"title", "Phalanx"}, {"version", std::string(version)}}},
       {"paths", std::move(paths)}};
+  if (!schemas.empty())
+    doc["components"] = json::object{{"schemas", std::move(schemas)}};
+  return doc;
 }
 
 json::value version_info() {

@@ -19,7 +19,8 @@ inline constexpr std::string_view served_kubernetes_minor = "32";
 
 /// /api: {"kind":"APIVersions","versions":["v1"],...}; `server_address` is host:port.
 boost::json::value api_versions(std::string_view server_address);
-/// /apis: the groups scheduling.volcano.sh (v1beta1) and batch.volcano.sh (v1alpha1).
+/// /apis: the groups scheduling.volcano.sh (v1beta1), batch.volcano.sh (v1alpha1),
+/// scheduling.k8s.io (v1) and events.k8s.io (v1).
 boost::json::value api_group_list();
 /// /apis/{group}; nullopt for a group Phalanx does not serve.
 std::optional<boost::json::value> api_group(std::string_view group);
@@ -31,9 +32,11 @@ boost::json::value version_info();
 /// /openapi/v3: the index of the group-versions' documents.
 boost::json::value openapi_v3_index();
 /// /openapi/v3/api/v1 and /openapi/v3/apis/{group}/{version}: the paths of each kind, with the
-/// query parameters a write takes (fieldValidation) and the kind each path is of. Only what
-/// kubectl reads to decide that the server validates fields itself: no schemas yet (kubectl
-/// explain and client-side validation find none). nullopt when not served.
+/// query parameters a write takes (fieldValidation) and the kind each path is of, which kubectl
+/// reads to decide that the server validates fields itself. Events (core/v1 and
+/// events.k8s.io/v1) also have their schemas, generated from their wire messages with the docs
+/// of api/proto/meta.proto, for `kubectl explain events`; the other kinds have none yet.
+/// nullopt when not served.
 std::optional<boost::json::value> openapi_v3_document(std::string_view group,
                                                       std::string_view version);
 

@@ -54,25 +54,79 @@ std::string event_uid(const object_event& e) {
          hex.substr(16, 4) + "-" + hex.substr(20, 12);
 }
 
-// The OBJECT column: "<kind in lower case>/<name>", as kubectl's event printer writes it.
-std::string object_column(const object_event& e) {
-  std::string kind(info(e.kind).kind_name);
-  std::transform(kind.begin(), kind.end(), kind.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return kind + "/" + e.name;
+// A time as the LAST SEEN and FIRST SEEN columns show it: how long ago; `<unknown>` when the
+// event has none (kube-apiserver's translateTimestampSince).
+std::string seen(std::string_view time, scheduler::timestamp now) {
+  auto t = parse_time(time);
+  return !t || *t == scheduler::timestamp{} ? std::string("<unknown>") : human_duration(now - *t);
 }
 
-// A time as the LAST SEEN and FIRST SEEN columns show it: how long ago.
-std::string seen(scheduler::timestamp t, scheduler::timestamp now) {
-  return t == scheduler::timestamp{} ? std::string("<unknown>") : human_duration(now - t);
-}
-
-constexpr std::array<std::string_view, 13> selectable_fields = {
+constexpr std::array<std::string_view, 13> core_fields = {
   "involvedObject.kind",       "involvedObject.namespace", "involvedObject.name",
   "involvedObject.uid",        "involvedObject.apiVersion", "involvedObject.resourceVersion",
   "involvedObject.fieldPath",  "reason",                   "reportingComponent",
   "source",                    "type",                     "metadata.name",
   "metadata.namespace"};
+
+// events.k8s.io/v1's selectable fields, each with the core/v1 field it reads (kube-apiserver's
+// field label conversion for that version; 1.37 has no `source` there).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 12> events_v1_fields = {{
+  {"regarding.kind", "involvedObject.kind"},
+  {"regarding.namespace", "involvedObject.namespace"},
+  {"regarding.name", "involvedObject.name"},
+  {"regarding.uid", "involvedObject.uid"},
+  {"regarding.apiVersion", "involvedObject.apiVersion"},
+  {"regarding.resourceVersion", "involvedObject.resourceVersion"},
+  {"regarding.fieldPath", "involvedObject.fieldPath"},
+  {"reason", "reason"},
+  {"reportingController", "reportingComponent"},
+  {"type", "type"},
+  {"metadata.name", "metadata.name"},
+  {"metadata.namespace", "metadata.namespace"},
+}};
+
+constexpr std::array<std::string_view, 12> events_v1_names = [] {
+  std::array<std::string_view, 12> out{};
+  for (std::size_t i = 0; i < events_v1_fields.size(); ++i)
+    out[i] = events_v1_fields[i].first;
+  return out;
+}();
+
+// The core/v1 field a selector's field of `version` reads; nullopt when it selects none.
+std::optional<std::string_view> core_field(std::string_view field, event_version version) {
+  switch (version) {
+    case event_version::core_v1:
+      if (std::find(core_fields.begin(), core_fields.end(), field) != core_fields.end())
+        return field;
+      return std::nullopt;
+    case event_version::events_v1:
+      for (const auto& [name, core] : events_v1_fields)
+        if (name == field)
+          return core;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// The string at `path` of a JSON object; empty when absent or not a string.
+std::string_view text_at(const json::value& v, std::initializer_list<std::string_view> path) {
+  const json::value* at = &v;
+  for (auto key : path) {
+    const auto* o = at->if_object();
+    if (o == nullptr)
+      return {};
+    at = o->if_contains(key);
+    if (at == nullptr)
+      return {};
+  }
+  const auto* s = at->if_string();
+  return s == nullptr ? std::string_view() : std::string_view(*s);
+}
+
+// The first non-empty of two strings.
+std::string_view first_set(std::string_view a, std::string_view b) {
+  return a.empty() ? b : a;
+}
 
 // The first unescaped operator of a term: (position, operator); npos when there is none.
 std::pair<std::size_t, std::string_view> find_operator(std::string_view term) {
@@ -137,24 +191,57 @@ std::string event_name(const object_event& e) {
   return e.name + "." + hex16(event_hash(e, 0));
 }
 
-json::value encode_event(const object_event& e, uint64_t resource_version) {
+std::string_view to_string(event_version v) noexcept {
+  switch (v) {
+    case event_version::core_v1:
+      return "v1";
+    case event_version::events_v1:
+      return "events.k8s.io/v1";
+  }
+  return "v1";
+}
+
+namespace {
+
+// `obj` with `key` null right after `after`: Go writes a zero time as null, where proto3 JSON
+// leaves an unset string out.
+json::object with_null_after(json::object obj, std::string_view after, std::string_view key) {
+  json::object out;
+  out.reserve(obj.size() + 1);
+  for (auto& [k, v] : obj) {
+    out.emplace(k, std::move(v));
+    if (k == after)
+      out.emplace(key, nullptr);
+  }
+  if (!out.contains(key))
+    out.emplace(key, nullptr);
+  return out;
+}
+
+void fill_metadata(const object_event& e, uint64_t resource_version, v1::ObjectMeta& meta) {
+  meta.set_name(event_name(e));
+  meta.set_namespace_(event_namespace(e));
+  meta.set_uid(event_uid(e));
+  if (resource_version != 0)
+    meta.set_resource_version(std::to_string(resource_version));
+  meta.set_creation_timestamp(format_time(e.event.first_time));
+}
+
+void fill_reference(const object_event& e, v1::ObjectReference& ref) {
   const auto& k = info(e.kind);
+  ref.set_kind(std::string(k.kind_name));
+  ref.set_api_version(std::string(k.api_version));
+  ref.set_namespace_(e.namespace_name);
+  ref.set_name(e.name);
+  ref.set_uid(e.uid);
+}
+
+json::object encode_core_v1(const object_event& e, uint64_t resource_version) {
   v1::Event out;
   out.set_kind("Event");
-  out.set_api_version("v1");
-  auto* meta = out.mutable_metadata();
-  meta->set_name(event_name(e));
-  meta->set_namespace_(event_namespace(e));
-  meta->set_uid(event_uid(e));
-  if (resource_version != 0)
-    meta->set_resource_version(std::to_string(resource_version));
-  meta->set_creation_timestamp(format_time(e.event.first_time));
-  auto* ref = out.mutable_involved_object();
-  ref->set_kind(std::string(k.kind_name));
-  ref->set_api_version(std::string(k.api_version));
-  ref->set_namespace_(e.namespace_name);
-  ref->set_name(e.name);
-  ref->set_uid(e.uid);
+  out.set_api_version(std::string(to_string(event_version::core_v1)));
+  fill_metadata(e, resource_version, *out.mutable_metadata());
+  fill_reference(e, *out.mutable_involved_object());
   out.set_reason(e.event.reason);
   out.set_message(e.event.message);
   out.mutable_source()->set_component(std::string(event_component));
@@ -163,16 +250,47 @@ json::value encode_event(const object_event& e, uint64_t resource_version) {
   out.set_count(e.event.count);
   out.set_type(e.event.type);
   out.set_reporting_component(std::string(event_component));
-  out.set_reporting_instance("phalanxd");
-  auto obj = message_to_json(out);
-  obj["eventTime"] = nullptr;  // core/v1 Events that a recorder made carry a null eventTime.
-  return obj;
+  out.set_reporting_instance(std::string(event_instance));
+  // Events a core/v1 recorder made carry a null eventTime.
+  return with_null_after(message_to_json(out), "type", "eventTime");
 }
 
-json::value encode_event_list(const std::vector<object_event>& events, uint64_t resource_version) {
+json::object encode_events_v1(const object_event& e, uint64_t resource_version) {
+  v1::EventsV1Event out;
+  out.set_kind("Event");
+  out.set_api_version(std::string(to_string(event_version::events_v1)));
+  fill_metadata(e, resource_version, *out.mutable_metadata());
+  out.set_reporting_controller(std::string(event_component));
+  out.set_reporting_instance(std::string(event_instance));
+  out.set_reason(e.event.reason);
+  fill_reference(e, *out.mutable_regarding());
+  out.set_note(e.event.message);
+  out.set_type(e.event.type);
+  out.mutable_deprecated_source()->set_component(std::string(event_component));
+  out.set_deprecated_first_timestamp(format_time(e.event.first_time));
+  out.set_deprecated_last_timestamp(format_time(e.event.last_time));
+  out.set_deprecated_count(e.event.count);
+  // The conversion from core/v1 keeps its null eventTime.
+  return with_null_after(message_to_json(out), "metadata", "eventTime");
+}
+
+} // namespace
+
+json::value encode_event(const object_event& e, uint64_t resource_version, event_version version) {
+  switch (version) {
+    case event_version::core_v1:
+      return encode_core_v1(e, resource_version);
+    case event_version::events_v1:
+      return encode_events_v1(e, resource_version);
+  }
+  return encode_core_v1(e, resource_version);
+}
+
+json::value encode_event_list(const std::vector<object_event>& events, uint64_t resource_version,
+                              event_version version) {
   json::object out;
   out["kind"] = "EventList";
-  out["apiVersion"] = "v1";
+  out["apiVersion"] = to_string(version);
   json::object meta;
   if (resource_version != 0)
     meta["resourceVersion"] = std::to_string(resource_version);
@@ -180,16 +298,23 @@ json::value encode_event_list(const std::vector<object_event>& events, uint64_t 
   json::array items;
   items.reserve(events.size());
   for (const auto& e : events)
-    items.push_back(encode_event(e, resource_version));
+    items.push_back(encode_event(e, resource_version, version));
   out["items"] = std::move(items);
   return out;
 }
 
-std::span<const std::string_view> event_selectable_fields() noexcept {
-  return selectable_fields;
+std::span<const std::string_view> event_selectable_fields(event_version version) noexcept {
+  switch (version) {
+    case event_version::core_v1:
+      return core_fields;
+    case event_version::events_v1:
+      return events_v1_names;
+  }
+  return core_fields;
 }
 
-result<std::vector<event_field_term>> parse_event_field_selector(std::string_view text) {
+result<std::vector<event_field_term>> parse_event_field_selector(std::string_view text,
+                                                                 event_version version) {
   std::vector<event_field_term> out;
   auto terms = split_terms(text);
   // kube-apiserver reads the terms sorted, so the first bad one it names is the first in order.
@@ -205,10 +330,10 @@ result<std::vector<event_field_term>> parse_event_field_selector(std::string_vie
     if (!value)
       return value.error();
     std::string_view field = term.substr(0, at);
-    if (std::find(selectable_fields.begin(), selectable_fields.end(), field) ==
-        selectable_fields.end())
+    auto core = core_field(field, version);
+    if (!core)
       return status{errc::invalid_argument, "field label not supported: " + std::string(field)};
-    out.push_back({std::string(field), std::move(*value), op == "!="});
+    out.push_back({std::string(*core), std::move(*value), op == "!="});
   }
   return out;
 }
@@ -279,8 +404,7 @@ std::vector<event_changes::change> event_changes::next(std::vector<object_event>
   return out;
 }
 
-json::value encode_event_table(const std::vector<object_event>& events,
-                               uint64_t resource_version, const table_options& options) {
+std::span<const table_column> event_table_columns() noexcept {
   static constexpr std::array<table_column, 10> columns = {{
     {"Last Seen", "string", "", "The time at which the most recent occurrence of this event was "
                                 "recorded.", 0},
@@ -295,32 +419,77 @@ json::value encode_event_table(const std::vector<object_event>& events,
     {"Count", "string", "", "The number of times this event has occurred.", 1},
     {"Name", "string", "name", "The event's name.", 1},
   }};
+  return columns;
+}
+
+std::vector<json::value> event_table_cells(const json::value& event, scheduler::timestamp now) {
+  // Either version's names: core/v1's first, then events.k8s.io/v1's.
+  const bool core = text_at(event, {"apiVersion"}) != to_string(event_version::events_v1);
+  auto field = [&](std::string_view core_name, std::string_view v1_name) {
+    return text_at(event, {core ? core_name : v1_name});
+  };
+  const json::value* ref = nullptr;
+  if (const auto* o = event.if_object())
+    ref = o->if_contains(core ? "involvedObject" : "regarding");
+  static const json::value no_ref = json::object{};
+  const json::value& object = ref != nullptr ? *ref : no_ref;
+  std::string kind(text_at(object, {"kind"}));
+  std::transform(kind.begin(), kind.end(), kind.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  std::string first = seen(field("firstTimestamp", "deprecatedFirstTimestamp"), now);
+  if (first == "<unknown>")
+    first = seen(text_at(event, {"eventTime"}), now);
+  auto last_time = field("lastTimestamp", "deprecatedLastTimestamp");
+  std::string last = last_time.empty() ? first : seen(last_time, now);
+  int64_t count = 0;
+  if (const auto* o = event.if_object())
+    if (const auto* c = o->if_contains(core ? "count" : "deprecatedCount"); c && c->is_int64())
+      count = c->get_int64();
+  if (count == 0)
+    count = 1;  // kube-apiserver's printer: an event happened at least once.
+  const std::string_view source_key = core ? "source" : "deprecatedSource";
+  std::string component(first_set(text_at(event, {source_key, "component"}),
+                                  field("reportingComponent", "reportingController")));
+  std::string_view instance =
+      first_set(text_at(event, {source_key, "host"}), text_at(event, {"reportingInstance"}));
+  std::string source = instance.empty() ? component : component + ", " + std::string(instance);
+  return {json::value(last),
+          json::value(text_at(event, {"type"})),
+          json::value(text_at(event, {"reason"})),
+          json::value(kind + "/" + std::string(text_at(object, {"name"}))),
+          json::value(text_at(object, {"fieldPath"})),
+          json::value(source),
+          json::value(field("message", "note")),
+          json::value(first),
+          json::value(count),
+          json::value(text_at(event, {"metadata", "name"}))};
+}
+
+json::value encode_event_table(const std::vector<object_event>& events,
+                               uint64_t resource_version, const table_options& options,
+                               event_version version) {
   std::vector<table_row> rows;
   rows.reserve(events.size());
   for (const auto& e : events) {
+    auto event = encode_event(e, resource_version, version);
     // kube-apiserver's cells are always the wide ones; kubectl drops priority-1 columns.
-    table_row row{{json::value(seen(e.event.last_time, options.now)), json::value(e.event.type),
-                   json::value(e.event.reason), json::value(object_column(e)), json::value(""),
-                   json::value(event_component), json::value(e.event.message),
-                   json::value(seen(e.event.first_time, options.now)),
-                   json::value(int64_t(e.event.count)), json::value(event_name(e))},
-                  nullptr};
+    table_row row{event_table_cells(event, options.now), nullptr};
     switch (options.include) {
       case include_object::none:
         break;
       case include_object::metadata:
-        row.object = json::object{
-          {"kind", "PartialObjectMetadata"},
-          {"apiVersion", "meta.k8s.io/v1"},
-          {"metadata", encode_event(e, resource_version).as_object().at("metadata")}};
+        row.object = json::object{{"kind", "PartialObjectMetadata"},
+                                  {"apiVersion", "meta.k8s.io/v1"},
+                                  {"metadata", event.as_object().at("metadata")}};
         break;
       case include_object::object:
-        row.object = encode_event(e, resource_version);
+        row.object = std::move(event);
         break;
     }
     rows.push_back(std::move(row));
   }
-  return make_table(columns, std::move(rows), resource_version, options.column_definitions);
+  return make_table(event_table_columns(), std::move(rows), resource_version,
+                    options.column_definitions);
 }
 
 } // namespace phalanx::api

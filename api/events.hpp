@@ -1,8 +1,9 @@
 #pragma once
 
-// core/v1 Events as kube-apiserver serves them, made from the events the service records about
-// its objects (issue 30): their JSON, their field selectors and their Table. Read-only: phalanxd
-// records events itself and takes none from clients.
+// Events as kube-apiserver serves them, made from the events the service records about its
+// objects (issue 30): core/v1 Events and the same events in events.k8s.io/v1, their JSON, their
+// field selectors and their Table. Read-only: phalanxd records events itself and takes none from
+// clients.
 
 #include "api/service.hpp"
 #include "api/table.hpp"
@@ -18,9 +19,19 @@
 
 namespace phalanx::api {
 
-/// What every Event served names as its source.component and reportingComponent (its
-/// reportingInstance is "phalanxd").
+/// What every Event served names as its source.component and reportingComponent (in
+/// events.k8s.io/v1: deprecatedSource.component and reportingController).
 inline constexpr std::string_view event_component = "phalanx";
+/// Every Event's reportingInstance.
+inline constexpr std::string_view event_instance = "phalanxd";
+
+/// The versions an event is served in: the same events, named as each version names them.
+enum class event_version {
+  core_v1,    // /api/v1: involvedObject, message, source, count, firstTimestamp, lastTimestamp.
+  events_v1,  // /apis/events.k8s.io/v1: regarding, note, deprecatedSource, deprecatedCount...
+};
+std::string_view to_string(event_version v) noexcept;  // "v1", "events.k8s.io/v1"
+inline constexpr event_version event_version_last = event_version::events_v1;
 
 /// The namespace an event of an object lives in: the object's, or "default" for a cluster-scoped
 /// object (as kubelet's events about nodes do).
@@ -30,31 +41,43 @@ std::string event_namespace(const object_event& e);
 /// object, type, reason and first time) however often it is read, and for its count bumps.
 std::string event_name(const object_event& e);
 
-/// The core/v1 Event. `resource_version`: the service state's version it was read at.
-boost::json::value encode_event(const object_event& e, uint64_t resource_version);
+/// The Event in `version`. `resource_version`: the service state's version it was read at.
+/// events.k8s.io/v1 is the core/v1 Event as kube-apiserver converts it: regarding (the
+/// involvedObject), note (the message), deprecatedSource, deprecatedFirstTimestamp,
+/// deprecatedLastTimestamp, deprecatedCount, reportingController (the reportingComponent),
+/// reportingInstance, reason, type, and a null eventTime.
+boost::json::value encode_event(const object_event& e, uint64_t resource_version,
+                                event_version version = event_version::core_v1);
 
-/// A core/v1 EventList of `events`, at `resource_version`.
+/// An EventList of `events` in `version`, at `resource_version`.
 boost::json::value encode_event_list(const std::vector<object_event>& events,
-                                     uint64_t resource_version);
+                                     uint64_t resource_version,
+                                     event_version version = event_version::core_v1);
 
 /// One term of an events fieldSelector: `field` equal (= or ==) or not (!=) to `value`.
 struct event_field_term {
-  std::string field;  // One of event_selectable_fields().
+  std::string field;  // One of event_selectable_fields(core_v1): core/v1's name of the field.
   std::string value;
   bool negated = false;
 };
 
-/// The fields kube-apiserver selects events by (involvedObject.kind, ..., metadata.namespace).
-std::span<const std::string_view> event_selectable_fields() noexcept;
+/// The fields kube-apiserver selects events of `version` by. core/v1: involvedObject.kind,
+/// namespace, name, uid, apiVersion, resourceVersion, fieldPath, reason, reportingComponent,
+/// source, type, metadata.name, metadata.namespace. events.k8s.io/v1: the same with regarding.*
+/// for involvedObject.* and reportingController for reportingComponent, and no source.
+std::span<const std::string_view> event_selectable_fields(
+  event_version version = event_version::core_v1) noexcept;
 
-/// Parses a fieldSelector for events as kube-apiserver does: terms separated by commas, each
-/// `field=value`, `field==value` or `field!=value`, with `\,` `\=` `\!` `\\` escapes in values.
-/// Fails with invalid_argument: "invalid selector: ..." for a term without an operator, and
-/// "field label not supported: <field>" (kube-apiserver's words) for a field it does not select
-/// events by.
-result<std::vector<event_field_term>> parse_event_field_selector(std::string_view text);
+/// Parses a fieldSelector for events of `version` as kube-apiserver does: terms separated by
+/// commas, each `field=value`, `field==value` or `field!=value`, with `\,` `\=` `\\` escapes in
+/// values. The terms name core/v1's fields (regarding.name is involvedObject.name). Fails with
+/// invalid_argument: "invalid selector: ..." for a term without an operator, and "field label not
+/// supported: <field>" (kube-apiserver's words) for a field it does not select events of that
+/// version by (involvedObject.name in events.k8s.io/v1, regarding.name in core/v1).
+result<std::vector<event_field_term>> parse_event_field_selector(
+  std::string_view text, event_version version = event_version::core_v1);
 
-/// The value a field selector reads of an event (for one of event_selectable_fields()).
+/// The value a field selector reads of an event (for one of event_selectable_fields(core_v1)).
 std::string event_field(const object_event& e, std::string_view field);
 
 /// True when the event passes every term.
@@ -94,9 +117,22 @@ class event_changes {
   std::map<std::string, std::pair<int32_t, scheduler::timestamp>> seen_;  // name -> count, last.
 };
 
-/// kube-apiserver's Table of Events: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE, and with -o wide
-/// SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME. Rows carry the object as `options.include` says.
+/// kube-apiserver's columns of a Table of Events, in either version: LAST SEEN, TYPE, REASON,
+/// OBJECT, MESSAGE, and with -o wide (priority 1) SUBOBJECT, SOURCE, FIRST SEEN, COUNT, NAME.
+std::span<const table_column> event_table_columns() noexcept;
+
+/// The cells of an Event's row, one per event_table_columns(), from its JSON in either version
+/// (as encode_event makes it, or as a client received it): how long ago it last and first
+/// happened, its type, reason, object (`pod/web-0`), subobject, source (`phalanx, phalanxd`:
+/// the component and the instance), message, count (an integer) and name, as kube-apiserver's
+/// printer makes them. A missing field gives an empty cell, a missing time `<unknown>`.
+std::vector<boost::json::value> event_table_cells(const boost::json::value& event,
+                                                  scheduler::timestamp now);
+
+/// kube-apiserver's Table of Events, the same in both versions but for the objects its rows
+/// carry, as `options.include` says, which are of `version`.
 boost::json::value encode_event_table(const std::vector<object_event>& events,
-                                      uint64_t resource_version, const table_options& options);
+                                      uint64_t resource_version, const table_options& options,
+                                      event_version version = event_version::core_v1);
 
 } // namespace phalanx::api

@@ -594,7 +594,8 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     if (seg.empty()) {
       json::array paths;
       for (auto p : {"/api", "/api/v1", "/apis", "/apis/batch.volcano.sh",
-                     "/apis/batch.volcano.sh/v1alpha1", "/apis/scheduling.k8s.io",
+                     "/apis/batch.volcano.sh/v1alpha1", "/apis/events.k8s.io",
+                     "/apis/events.k8s.io/v1", "/apis/scheduling.k8s.io",
                      "/apis/scheduling.k8s.io/v1", "/apis/scheduling.volcano.sh",
                      "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
                      "/openapi/v3", "/readyz", "/version"})
@@ -627,14 +628,10 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     return std::nullopt;
   }
 
-  // ---- core/v1 Events: the events the service records, read-only.
-  if (seg.size() == 3 && seg[0] == "api" && seg[1] == "v1" && seg[2] == "events")
-    return handle_events(req, query, "", std::nullopt, std::move(post), std::move(respond));
-  if ((seg.size() == 5 || seg.size() == 6) && seg[0] == "api" && seg[1] == "v1" &&
-      seg[2] == "namespaces" && seg[4] == "events")
-    return handle_events(req, query, seg[3],
-                         seg.size() == 6 ? std::optional<std::string>(seg[5]) : std::nullopt,
-                         std::move(post), std::move(respond));
+  // ---- Events, core/v1 and events.k8s.io/v1: the events the service records, read-only.
+  if (auto events = events_route(seg))
+    return handle_events(req, query, events->version, std::move(events->namespace_name),
+                         std::move(events->name), std::move(post), std::move(respond));
 
   // ---- Resources.
   resource_route route;
@@ -1048,10 +1045,35 @@ bool pod_fields_match(const std::vector<pod_field_term>& terms, const object& o)
   });
 }
 
+std::optional<events_path> events_route(const std::vector<std::string>& seg) {
+  // The segments after the group-version's prefix: events, or namespaces/{ns}/events[/{name}].
+  std::size_t at = 0;
+  events_path out;
+  if (seg.size() >= 2 && seg[0] == "api" && seg[1] == "v1") {
+    at = 2;
+  } else if (seg.size() >= 3 && seg[0] == "apis" && seg[1] == "events.k8s.io" && seg[2] == "v1") {
+    at = 3;
+    out.version = event_version::events_v1;
+  } else {
+    return std::nullopt;
+  }
+  const std::size_t rest = seg.size() - at;
+  if (rest == 1 && seg[at] == "events")
+    return out;
+  if ((rest == 3 || rest == 4) && seg[at] == "namespaces" && seg[at + 2] == "events") {
+    out.namespace_name = seg[at + 1];
+    if (rest == 4)
+      out.name = seg[at + 3];
+    return out;
+  }
+  return std::nullopt;
+}
+
 std::optional<watch_plan> handler::handle_events(const http_request& req,
                                                  const std::map<std::string, std::string>& query,
-                                                 std::string ns, std::optional<std::string> name,
-                                                 post_fn post, respond_fn respond) const {
+                                                 event_version version, std::string ns,
+                                                 std::optional<std::string> name, post_fn post,
+                                                 respond_fn respond) const {
   auto q = [&](const char* k) -> std::string {
     auto it = query.find(k);
     return it == query.end() ? std::string() : it->second;
@@ -1071,7 +1093,7 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
   auto out = negotiate(req.accept, true);
   if (!out)
     return fail(not_acceptable(req.accept));
-  auto terms = parse_event_field_selector(q("fieldSelector"));
+  auto terms = parse_event_field_selector(q("fieldSelector"), version);
   if (!terms)
     return fail(api_error::bad_request(terms.error().message()));
   auto labels = parse_label_selector(q("labelSelector"));
@@ -1091,14 +1113,15 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
   if (watch) {
     watch_plan plan;
     plan.events = std::move(selection);
+    plan.events_version = version;
     plan.table = *out == output::table;
     plan.include = table.include;
     if (auto bad = read_watch_query(q("resourceVersion"), q("timeoutSeconds"), plan))
       return fail(*bad);
     return plan;
   }
-  auto answer = [respond, selection = std::move(selection), table, out = *out,
-                 verb](result<event_list> r) {
+  auto answer = [respond, selection = std::move(selection), table, out = *out, verb,
+                 version](result<event_list> r) {
     if (!r) {
       auto resp = error_response(api_error::from(r.error()));
       resp.verb = verb;
@@ -1116,11 +1139,12 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
       return respond(std::move(resp));
     }
     if (out == output::table)
-      return respond(
-        json_response(200, encode_event_table(items, r->resource_version, table), out, verb));
+      return respond(json_response(
+        200, encode_event_table(items, r->resource_version, table, version), out, verb));
     respond(json_response(200,
-                          selection.name ? encode_event(items.front(), r->resource_version)
-                                         : encode_event_list(items, r->resource_version),
+                          selection.name
+                            ? encode_event(items.front(), r->resource_version, version)
+                            : encode_event_list(items, r->resource_version, version),
                           out, verb));
   };
   svc_.all_events([post, answer = std::move(answer)](result<event_list> r) {
@@ -1144,9 +1168,9 @@ std::vector<std::string> handler::event_watch_lines(const watch_plan& plan,
       to.now = now();
       to.include = plan.include;
       to.column_definitions = first;
-      line["object"] = encode_event_table({e}, snapshot.resource_version, to);
+      line["object"] = encode_event_table({e}, snapshot.resource_version, to, plan.events_version);
     } else {
-      line["object"] = encode_event(e, snapshot.resource_version);
+      line["object"] = encode_event(e, snapshot.resource_version, plan.events_version);
     }
     lines.push_back(json::serialize(line) + "\n");
     first = false;

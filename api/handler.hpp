@@ -69,7 +69,19 @@ struct watch_plan {
   /// keeps no history of events, so the connection polls service::all_events and streams the
   /// changes (event_watch_lines).
   std::optional<event_selection> events;
+  /// The version an events watch sends its Events in.
+  event_version events_version = event_version::core_v1;
 };
+
+/// The path of events: /api/v1/events, /api/v1/namespaces/{ns}/events[/{name}], and the same
+/// under /apis/events.k8s.io/v1.
+struct events_path {
+  event_version version = event_version::core_v1;
+  std::string namespace_name;  // Empty: every namespace.
+  std::optional<std::string> name;
+};
+/// The events path of a request's path segments; nullopt for any other path.
+std::optional<events_path> events_route(const std::vector<std::string>& segments);
 
 struct handler_options {
   /// The clock for Table ages and nothing else. Default: the system clock.
@@ -113,13 +125,13 @@ class handler {
 
  private:
   scheduler::timestamp now() const;
-  /// GET /api/v1/events, /api/v1/namespaces/{ns}/events[/{name}] (`ns` empty: every
-  /// namespace), and their watch (returned as a plan, as handle does). Read-only: other methods
-  /// are 405.
+  /// GET of an events_path in `version` (`ns` empty: every namespace), and their watch
+  /// (returned as a plan, as handle does). Read-only: other methods are 405.
   std::optional<watch_plan> handle_events(const http_request& req,
                                           const std::map<std::string, std::string>& query,
-                                          std::string ns, std::optional<std::string> name,
-                                          post_fn post, respond_fn respond) const;
+                                          event_version version, std::string ns,
+                                          std::optional<std::string> name, post_fn post,
+                                          respond_fn respond) const;
 
   service& svc_;
   handler_options options_;

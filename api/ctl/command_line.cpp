@@ -96,6 +96,7 @@ enum class flag_id {
   sort_by,
   allow_missing_template_keys,
   client,
+  field_selector,
 };
 
 struct flag_spec {
@@ -106,7 +107,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 24> flags = {{
+constexpr std::array<flag_spec, 25> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -136,6 +137,7 @@ constexpr std::array<flag_spec, 24> flags = {{
   {flag_id::wait, "wait", 0, false, bit(command::remove)},
   {flag_id::timeout, "timeout", 0, true, bit(command::remove)},
   {flag_id::client, "client", 0, false, bit(command::version)},
+  {flag_id::field_selector, "field-selector", 0, true, bit(command::get)},
 }};
 
 const flag_spec* find_long(std::string_view name) {
@@ -167,7 +169,17 @@ result<bool> parse_bool(const given_flag& g) {
 }
 
 std::string kinds_list() {
-  return "queues (q), podgroups (pg), pods (po), jobs (vcjob), nodes (no)";
+  return "queues (q), podgroups (pg), pods (po), jobs (vcjob), nodes (no), and to get, "
+         "events (ev)";
+}
+
+// Events in a list of several resource types, or in a command other than get.
+status events_refused(std::string_view cmd_name, bool several) {
+  if (several)
+    return usage(std::string(cmd_name) + ": events are listed on their own, not with other "
+                                         "resource types");
+  return usage(std::string(cmd_name) + ": events are read-only and listed by get only (phalanxctl "
+                                       "get events); describe shows an object's events");
 }
 
 struct action_word {
@@ -239,6 +251,8 @@ status read_targets(std::string_view cmd_name, const std::vector<std::string>& w
     while (true) {
       auto comma = list.find(',', start);
       std::string word(list.substr(start, comma == std::string_view::npos ? comma : comma - start));
+      if (resolve_events(word))
+        return events_refused(cmd_name, true);
       auto k = resolve_resource(word);
       if (!k)
         return usage(std::string(cmd_name) + ": the server doesn't have a resource type \"" +
@@ -257,7 +271,31 @@ status read_targets(std::string_view cmd_name, const std::vector<std::string>& w
     }
     return status::ok_status();
   }
+  // get events [NAME...], get ev/NAME...: Events are no resource_kind (they are made by the
+  // server, and read-only).
+  auto events_of = [&](std::string_view word) -> status {
+    auto v = resolve_events(word);
+    if (!v)
+      return status::ok_status();
+    if (cmd_name != "get")
+      return events_refused(cmd_name, false);
+    if (inv.events && *inv.events != *v)
+      return usage(std::string(cmd_name) +
+                   ": every resource/name argument must name the same kind of resource");
+    inv.events = v;
+    return status::ok_status();
+  };
   if (!slashed) {
+    if (auto s = events_of(words.front()); !s)
+      return s;
+    if (inv.events) {
+      for (std::size_t i = 1; i < words.size(); ++i) {
+        if (words[i].empty() || words[i].find('/') != std::string::npos)
+          return usage(std::string(cmd_name) + ": \"" + words[i] + "\" is not a name");
+        inv.names.push_back(words[i]);
+      }
+      return status::ok_status();
+    }
     auto k = resolve_resource(words.front());
     if (!k)
       return usage(std::string(cmd_name) + ": the server doesn't have a resource type \"" +
@@ -279,6 +317,18 @@ status read_targets(std::string_view cmd_name, const std::vector<std::string>& w
     if (slash == std::string::npos)
       return usage(std::string(cmd_name) + ": \"" + w +
                    "\" is not in resource/name form, like the arguments before it");
+    if (auto s = events_of(std::string_view(w).substr(0, slash)); !s)
+      return s;
+    if (inv.events) {
+      if (inv.kind || !resolve_events(std::string_view(w).substr(0, slash)))
+        return usage(std::string(cmd_name) +
+                     ": every resource/name argument must name the same kind of resource");
+      std::string name = w.substr(slash + 1);
+      if (name.empty() || name.find('/') != std::string::npos)
+        return usage(std::string(cmd_name) + ": \"" + w + "\" must be resource/name");
+      inv.names.push_back(std::move(name));
+      continue;
+    }
     auto k = resolve_resource(std::string_view(w).substr(0, slash));
     if (!k)
       return usage(std::string(cmd_name) + ": the server doesn't have a resource type \"" +
@@ -311,6 +361,15 @@ std::optional<resource_kind> resolve_resource(std::string_view word) {
   }
   if (w == "vcjobs")  // Volcano's CLI and docs use both spellings.
     return resource_kind::job;
+  return std::nullopt;
+}
+
+std::optional<event_version> resolve_events(std::string_view word) {
+  std::string w = lower(word);
+  if (w == "events" || w == "event" || w == "ev")
+    return event_version::core_v1;
+  if (w == "events.events.k8s.io" || w == "event.events.k8s.io" || w == "ev.events.k8s.io")
+    return event_version::events_v1;
   return std::nullopt;
 }
 
@@ -600,6 +659,9 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       case flag_id::client:
         s = boolean(inv.client_only);
         break;
+      case flag_id::field_selector:
+        inv.field_selector = g.value;
+        break;
     }
     if (!s)
       return s;
@@ -619,9 +681,9 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
     case command::describe: {
       if (auto s = read_targets(verb, rest, inv); !s)
         return s;
-      if (!inv.kind)
+      if (!inv.kind && !inv.events)
         return usage(verb + " needs a resource type: " + kinds_list());
-      if (inv.kinds.empty())
+      if (inv.kinds.empty() && inv.kind)
         inv.kinds.push_back(*inv.kind);
 
       if (inv.all_namespaces && !inv.names.empty())
@@ -629,6 +691,8 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
                      "or the names");
       if (!inv.selector.empty() && !inv.names.empty())
         return usage("names cannot be given together with a selector (-l)");
+      if (!inv.field_selector.empty() && !inv.names.empty())
+        return usage("names cannot be given together with a field selector (--field-selector)");
       if (inv.watch_only)
         inv.watch = true;
       if (inv.kinds.size() > 1 && inv.watch)
@@ -728,11 +792,16 @@ Usage: phalanxctl get KIND[,KIND...] [NAME...] [flags]
 
 Kinds: queues (q), podgroups (pg), pods (po), jobs (vcjob, vj), nodes (no). Several kinds
 (get pods,pg) print a table per kind, each name prefixed by its kind (pod/web-1), as kubectl.
+Events (ev), read-only, on their own: get events (core/v1) or get events.events.k8s.io
+(events.k8s.io/v1), with kubectl's columns.
 
 Flags:
   -n, --namespace NS         the namespace (default "default"); cluster-scoped kinds ignore it
   -A, --all-namespaces       every namespace (adds a NAMESPACE column)
   -l, --selector SELECTOR    label selector: app=x,tier!=db,env in (a,b),!legacy
+      --field-selector SEL   field selector, checked by the server: for events
+                             involvedObject.name=web-0,type=Warning (regarding.name=... for
+                             events.events.k8s.io); for pods spec.nodeName=n1,status.phase!=Failed
   -o, --output FORMAT        wide, json, yaml, name, or kubectl's:
         jsonpath=TEMPLATE          -o jsonpath='{.items[*].metadata.name}'
         jsonpath-file=FILE         the template in a file

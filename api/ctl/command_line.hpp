@@ -4,6 +4,7 @@
 // one `invocation` before anything is sent. A command line that cannot be run is a usage error
 // (exit code 2) whose message names the flag or argument and the rule.
 
+#include "api/events.hpp"
 #include "api/service.hpp"
 #include "scheduler/result.hpp"
 
@@ -64,7 +65,11 @@ struct invocation {
   std::string help_topic;
 
   // What the command works on.
+  /// The kind; unset for events.
   std::optional<resource_kind> kind;
+  /// get events (event, ev): core/v1 Events; get events.events.k8s.io: events.k8s.io/v1. Set
+  /// only for get, alone (kind and kinds are then empty).
+  std::optional<event_version> events;
   /// get KIND,KIND...: every kind asked, in order (kind is the first). One for a single kind.
   std::vector<resource_kind> kinds;
   std::vector<std::string> names;
@@ -75,6 +80,9 @@ struct invocation {
   bool all_namespaces = false;
   /// -l / --selector, sent as labelSelector (the server parses and checks it).
   std::string selector;
+  /// get --field-selector, sent as fieldSelector (the server parses and checks it: events by
+  /// involvedObject.* or regarding.*, reason, type...; pods by spec.nodeName, status.phase).
+  std::string field_selector;
   /// -f / --filename: files, directories, or "-" for standard input.
   std::vector<std::string> files;
 
@@ -128,6 +136,10 @@ std::string help_text(std::string_view topic);
 /// The kind a resource word names: plural, singular, kind, short names ("pg", "vcjob", "q",
 /// "po", "no"), and "plural.group" ("jobs.batch.volcano.sh"), case-insensitively.
 std::optional<resource_kind> resolve_resource(std::string_view word);
+
+/// The Events a resource word names: events, event, ev (core/v1) and events.events.k8s.io,
+/// event.events.k8s.io (events.k8s.io/v1), case-insensitively; nullopt for any other word.
+std::optional<event_version> resolve_events(std::string_view word);
 
 /// Parses a duration for --request-timeout: Go's syntax ("30s", "1m30s", "500ms") or a plain
 /// number of seconds ("30").

@@ -74,6 +74,32 @@ std::string past_tense(std::string_view action) {
 // What a request answered, when the exchange itself worked.
 using answer = std::optional<client_response>;
 
+// What get reads and prints: the objects of a kind, or Events (which are no resource_kind: the
+// server makes them, read-only, in core/v1 or events.k8s.io/v1).
+struct target {
+  std::optional<resource_kind> kind;  // Unset: events.
+  event_version events = event_version::core_v1;
+
+  bool is_namespaced() const { return kind ? namespaced(*kind) : true; }
+  std::string collection(std::string_view ns) const {
+    return kind ? collection_path(*kind, ns) : events_collection_path(events, ns);
+  }
+  std::string item(std::string_view ns, std::string_view name) const {
+    return kind ? item_path(*kind, ns, name) : events_item_path(events, ns, name);
+  }
+  std::string qualified(std::string_view name) const {
+    return kind ? qualified_name(*kind, name) : events_qualified_name(events, name);
+  }
+  std::string_view plural() const { return kind ? info(*kind).plural : "events"; }
+  std::vector<std::string> header(const table_options& o) const {
+    return kind ? table_header(*kind, o) : event_table_header(o);
+  }
+  std::vector<std::string> row(const json::value& obj, const table_options& o,
+                               std::string_view type = {}) const {
+    return kind ? table_row(*kind, obj, o, type) : event_table_row(obj, o, type);
+  }
+};
+
 class session {
  public:
   session(const invocation& inv, const environment& env, client_options options)
@@ -175,8 +201,19 @@ class session {
     return std::move(*v);
   }
 
-  std::string ns_for(resource_kind kind) const {
-    return namespaced(kind) ? inv_.namespace_name : std::string();
+  std::string ns_for(const target& t) const {
+    return t.is_namespaced() ? inv_.namespace_name : std::string();
+  }
+  std::string ns_for(resource_kind kind) const { return ns_for(target{kind}); }
+
+  // What get reads: the kinds asked, or the Events.
+  std::vector<target> targets() const {
+    if (inv_.events)
+      return {target{std::nullopt, *inv_.events}};
+    std::vector<target> out;
+    for (auto k : inv_.kinds)
+      out.push_back(target{k});
+    return out;
   }
 
   scheduler::timestamp now() const {
@@ -198,11 +235,11 @@ class session {
   // code to 1; the others are still returned. With `for_watch`, one name is read by a LIST with
   // a field selector instead of a GET: the list's resourceVersion is where the watch must start
   // (an object's own version may be older than the server's watch history).
-  std::optional<fetched> fetch(resource_kind kind, exit_code& code, bool for_watch = false) {
+  std::optional<fetched> fetch(const target& t, exit_code& code, bool for_watch = false) {
     fetched f;
     if (!inv_.names.empty() && !for_watch) {
       for (const auto& name : inv_.names) {
-        auto r = send("GET", item_path(kind, ns_for(kind), name));
+        auto r = send("GET", t.item(ns_for(t), name));
         if (!r) {
           code = exit_code::unreachable;
           return std::nullopt;
@@ -221,13 +258,9 @@ class session {
       }
       return f;
     }
-    std::string target =
-        collection_path(kind, inv_.all_namespaces ? std::string() : ns_for(kind));
-    if (!inv_.selector.empty())
-      target += "?labelSelector=" + percent_encode(inv_.selector);
-    else if (!inv_.names.empty())
-      target += "?fieldSelector=" + percent_encode("metadata.name=" + inv_.names.front());
-    auto r = send("GET", target);
+    std::string path = t.collection(inv_.all_namespaces ? std::string() : ns_for(t));
+    path += selector_query('?');
+    auto r = send("GET", path);
     if (!r) {
       code = exit_code::unreachable;
       return std::nullopt;
@@ -249,7 +282,7 @@ class session {
     f.raw = std::move(*v);
     if (!inv_.names.empty() && f.items.empty()) {
       // The server's own NotFound message.
-      auto g = send("GET", item_path(kind, ns_for(kind), inv_.names.front()));
+      auto g = send("GET", t.item(ns_for(t), inv_.names.front()));
       if (!g) {
         code = exit_code::unreachable;
         return std::nullopt;
@@ -262,8 +295,27 @@ class session {
     return f;
   }
 
-  void no_resources(resource_kind kind) {
-    if (!namespaced(kind) || inv_.all_namespaces)
+  // The selectors of a list or watch as query parameters, the first after `first`: -l as
+  // labelSelector, --field-selector as fieldSelector, one name as fieldSelector=metadata.name.
+  std::string selector_query(char first) const {
+    std::string out;
+    auto add = [&](std::string_view key, const std::string& value) {
+      out += out.empty() ? first : '&';
+      out += key;
+      out += '=';
+      out += percent_encode(value);
+    };
+    if (!inv_.selector.empty())
+      add("labelSelector", inv_.selector);
+    if (!inv_.field_selector.empty())
+      add("fieldSelector", inv_.field_selector);
+    else if (!inv_.names.empty())
+      add("fieldSelector", "metadata.name=" + inv_.names.front());
+    return out;
+  }
+
+  void no_resources(const target& t) {
+    if (!t.is_namespaced() || inv_.all_namespaces)
       env_.err << "No resources found\n";
     else
       env_.err << "No resources found in " << inv_.namespace_name << " namespace.\n";
@@ -278,10 +330,10 @@ class session {
     return widths;
   }
 
-  table_options table_opts(resource_kind kind) const {
+  table_options table_opts(const target& t) const {
     table_options o;
     o.wide = inv_.output == output_format::wide;
-    o.with_namespace = inv_.all_namespaces && namespaced(kind);
+    o.with_namespace = inv_.all_namespaces && t.is_namespaced();
     o.with_event = inv_.output_watch_events;
     o.show_labels = inv_.show_labels;
     o.now = now();
@@ -290,7 +342,7 @@ class session {
 
   // -o json, yaml or name of what get fetched: one object, a List of the named ones, or the
   // server's list as it came.
-  void print_objects(resource_kind kind, const fetched& f) {
+  void print_objects(const target& t, const fetched& f) {
     switch (inv_.output) {
       case output_format::json:
       case output_format::yaml: {
@@ -316,7 +368,7 @@ class session {
       }
       case output_format::name:
         for (const auto& i : f.items)
-          env_.out << qualified_name(kind, string_at(i, {"metadata", "name"})) << "\n";
+          env_.out << t.qualified(string_at(i, {"metadata", "name"})) << "\n";
         break;
       case output_format::jsonpath:
       case output_format::jsonpath_as_json:
@@ -329,7 +381,7 @@ class session {
 
   // One object of a watch in -o json, yaml, name, jsonpath or custom-columns; with
   // --output-watch-events, with its type. False (printed) when a template fails on it.
-  bool print_event(resource_kind kind, const std::string& type, const json::value& obj) {
+  bool print_event(const target& t, const std::string& type, const json::value& obj) {
     json::value event;
     if (inv_.output_watch_events && inv_.output != output_format::name)
       event = json::object{{"type", type}, {"object", obj}};
@@ -344,7 +396,7 @@ class session {
       case output_format::name:
         if (inv_.output_watch_events)
           env_.out << type << " ";
-        env_.out << qualified_name(kind, string_at(obj, {"metadata", "name"})) << "\n";
+        env_.out << t.qualified(string_at(obj, {"metadata", "name"})) << "\n";
         break;
       case output_format::jsonpath:
       case output_format::jsonpath_as_json:
@@ -424,20 +476,21 @@ class session {
   exit_code get_listing() {
     exit_code code = exit_code::ok;
     struct kind_items {
-      resource_kind kind;
+      target kind;
       std::vector<json::value> items;
     };
     std::vector<kind_items> fetched_kinds;
-    for (auto kind : inv_.kinds) {
-      auto f = fetch(kind, code);
+    const auto all = targets();
+    for (const auto& t : all) {
+      auto f = fetch(t, code);
       if (!f) {
         if (code == exit_code::unreachable)
           return code;
         continue;
       }
-      fetched_kinds.push_back({kind, std::move(f->items)});
+      fetched_kinds.push_back({t, std::move(f->items)});
     }
-    const bool several = inv_.kinds.size() > 1;
+    const bool several = all.size() > 1;
     const bool tabular = inv_.output == output_format::table || inv_.output == output_format::wide;
     std::size_t total = 0;
     for (const auto& k : fetched_kinds)
@@ -454,7 +507,7 @@ class session {
     };
     if (tabular) {
       if (total == 0 && inv_.names.empty() && code == exit_code::ok)
-        no_resources(inv_.kinds.front());
+        no_resources(all.front());
       bool first = true;
       for (auto& k : fetched_kinds) {
         if (k.items.empty() || !sort(k.items))
@@ -462,12 +515,12 @@ class session {
         auto opts = table_opts(k.kind);
         std::vector<std::vector<std::string>> lines;
         if (!inv_.no_headers)  // kubectl aligns only what it prints.
-          lines.push_back(table_header(k.kind, opts));
-        const std::size_t name_column = opts.with_namespace && namespaced(k.kind) ? 1 : 0;
+          lines.push_back(k.kind.header(opts));
+        const std::size_t name_column = opts.with_namespace && k.kind.is_namespaced() ? 1 : 0;
         for (const auto& i : k.items) {
-          auto row = table_row(k.kind, i, opts);
-          if (several)
-            row[name_column] = qualified_name(k.kind, row[name_column]);
+          auto row = k.kind.row(i, opts);
+          if (several)  // Only kinds come several: events are listed alone.
+            row[name_column] = k.kind.qualified(row[name_column]);
           lines.push_back(std::move(row));
         }
         auto widths = column_widths(lines, get_min_width);
@@ -488,7 +541,7 @@ class session {
       return code;
     if (total == 0 && inv_.names.empty() && inv_.output == output_format::name &&
         code == exit_code::ok)
-      no_resources(inv_.kinds.front());
+      no_resources(all.front());
     if (!inv_.names.empty() && items.empty())
       return code;
     const json::value doc =
@@ -502,9 +555,9 @@ class session {
         break;
       case output_format::name:
         for (const auto& i : items) {
-          auto kind = resolve_resource(string_at(i, {"kind"}));
-          env_.out << qualified_name(kind.value_or(inv_.kinds.front()),
-                                     string_at(i, {"metadata", "name"}))
+          auto kind = inv_.events ? std::nullopt : resolve_resource(string_at(i, {"kind"}));
+          env_.out << (kind ? target{kind} : all.front()).qualified(
+                          string_at(i, {"metadata", "name"}))
                    << "\n";
         }
         break;
@@ -532,7 +585,7 @@ class session {
                            inv_.output == output_format::custom_columns;
     if (!inv_.watch && (inv_.kinds.size() > 1 || !inv_.sort_by.empty() || templated))
       return get_listing();
-    resource_kind kind = *inv_.kind;
+    const target kind = targets().front();
     std::string resource_version;
     std::vector<std::size_t> widths;
     bool header_printed = false;
@@ -552,9 +605,9 @@ class session {
       if (tabular && !f->items.empty()) {
         std::vector<std::vector<std::string>> lines;
         if (!inv_.no_headers)  // kubectl aligns only what it prints.
-          lines.push_back(table_header(kind, opts));
+          lines.push_back(kind.header(opts));
         for (const auto& i : f->items)
-          lines.push_back(table_row(kind, i, opts, "ADDED"));
+          lines.push_back(kind.row(i, opts, "ADDED"));
         widths = event_widths(column_widths(lines, get_min_width));
         for (const auto& l : lines)
           env_.out << format_row(l, widths);
@@ -581,7 +634,7 @@ class session {
     return watch(kind, resource_version, widths, header_printed);
   }
 
-  exit_code watch(resource_kind kind, std::string resource_version,
+  exit_code watch(const target& kind, std::string resource_version,
                   std::vector<std::size_t> widths, bool header_printed) {
     // The listing's version can be gone from the server's watch history by the time the watch
     // starts (410 Expired): then watch from now, which sends every object as ADDED first, so
@@ -595,16 +648,13 @@ class session {
     }
   }
 
-  exit_code watch_from(resource_kind kind, const std::string& resource_version,
+  exit_code watch_from(const target& kind, const std::string& resource_version,
                        std::vector<std::size_t>& widths, bool& header_printed, bool& expired) {
     std::string ns = inv_.all_namespaces ? std::string() : ns_for(kind);
-    std::string target = collection_path(kind, ns) + "?watch=1";
+    std::string target = kind.collection(ns) + "?watch=1";
     if (!resource_version.empty())
       target += "&resourceVersion=" + percent_encode(resource_version);
-    if (!inv_.selector.empty())
-      target += "&labelSelector=" + percent_encode(inv_.selector);
-    if (!inv_.names.empty())
-      target += "&fieldSelector=" + percent_encode("metadata.name=" + inv_.names.front());
+    target += selector_query('&');
     if (inv_.connection.request_timeout && inv_.connection.request_timeout->count() > 0) {
       auto secs = std::max<int64_t>(
           1, (inv_.connection.request_timeout->count() + 999) / 1000);
@@ -639,7 +689,7 @@ class session {
           continue;
         if (s.ended_cleanly())
           return exit_code::ok;
-        env_.err << "error: the watch of " << info(kind).plural
+        env_.err << "error: the watch of " << kind.plural()
                  << " broke: the connection to " << options_.server.to_string()
                  << " was lost\n";
         return exit_code::unreachable;
@@ -670,9 +720,9 @@ class session {
         continue;
       any_event = true;
       if (inv_.output == output_format::table || inv_.output == output_format::wide) {
-        auto row = table_row(kind, *obj, opts, type);
+        auto row = kind.row(*obj, opts, type);
         if (!header_printed) {
-          auto header = table_header(kind, opts);
+          auto header = kind.header(opts);
           widths = event_widths(column_widths({header, row}));
           if (!inv_.no_headers)
             env_.out << format_row(header, widths);
@@ -691,11 +741,11 @@ class session {
   exit_code describe() {
     resource_kind kind = *inv_.kind;
     exit_code code = exit_code::ok;
-    auto f = fetch(kind, code);
+    auto f = fetch(target{kind}, code);
     if (!f)
       return code;
     if (f->items.empty() && inv_.names.empty()) {
-      no_resources(kind);
+      no_resources(target{kind});
       return code;
     }
     bool first = true;
@@ -852,11 +902,11 @@ class session {
       }
       return code;
     }
-    auto f = fetch(kind, code);
+    auto f = fetch(target{kind}, code);
     if (!f)
       return code;
     if (f->items.empty()) {
-      no_resources(kind);
+      no_resources(target{kind});
       return code;
     }
     for (const auto& o : f->items) {

@@ -64,4 +64,21 @@ std::string qualified_name(resource_kind kind, std::string_view name) {
   return resource_spelling(kind) + "/" + std::string(name);
 }
 
+std::string events_collection_path(event_version version, std::string_view namespace_name) {
+  std::string out = version == event_version::core_v1 ? "/api/v1" : "/apis/events.k8s.io/v1";
+  if (!namespace_name.empty())
+    out += "/namespaces/" + percent_encode(namespace_name);
+  return out + "/events";
+}
+
+std::string events_item_path(event_version version, std::string_view namespace_name,
+                             std::string_view name) {
+  return events_collection_path(version, namespace_name) + "/" + percent_encode(name);
+}
+
+std::string events_qualified_name(event_version version, std::string_view name) {
+  return (version == event_version::core_v1 ? "event/" : "event.events.k8s.io/") +
+         std::string(name);
+}
+
 } // namespace phalanx::api::ctl

@@ -2,6 +2,7 @@
 
 // The URLs and names of the API's objects as phalanxctl spells them.
 
+#include "api/events.hpp"
 #include "api/service.hpp"
 
 #include <string>
@@ -26,6 +27,17 @@ std::string resource_spelling(resource_kind kind);
 
 /// kubectl's -o name form: "job.batch.volcano.sh/tf".
 std::string qualified_name(resource_kind kind, std::string_view name);
+
+/// "/api/v1/namespaces/NS/events", "/apis/events.k8s.io/v1/events" (an empty namespace: every
+/// namespace's).
+std::string events_collection_path(event_version version, std::string_view namespace_name);
+
+/// The path of one Event.
+std::string events_item_path(event_version version, std::string_view namespace_name,
+                             std::string_view name);
+
+/// kubectl's -o name form of an Event: "event/NAME", "event.events.k8s.io/NAME".
+std::string events_qualified_name(event_version version, std::string_view name);
 
 /// True for kinds that live in a namespace (pods, podgroups, jobs).
 bool namespaced(resource_kind kind);

@@ -2,6 +2,7 @@
 
 #include "api/codec.hpp"
 #include "api/ctl/json_util.hpp"
+#include "api/events.hpp"
 #include "api/kinds.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -554,6 +555,24 @@ std::string resource_list(const json::value* map) {
   return out;
 }
 
+namespace {
+
+// kubectl's LABELS cell: key=value pairs sorted by key, joined by commas; <none> when there are
+// none.
+std::string labels_cell(const json::value& o) {
+  std::vector<std::string> labels;
+  if (const auto* m = find(o, {"metadata", "labels"}); m && m->is_object())
+    for (const auto& kv : m->get_object())
+      labels.push_back(std::string(kv.key()) + "=" + scalar_text(kv.value()));
+  std::sort(labels.begin(), labels.end());
+  std::string text;
+  for (const auto& l : labels)
+    text += (text.empty() ? "" : ",") + l;
+  return text.empty() ? std::string(none) : text;
+}
+
+} // namespace
+
 std::vector<std::string> table_header(resource_kind kind, const table_options& options) {
   std::vector<std::string> h;
   if (options.with_event)
@@ -695,18 +714,46 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
       r.push_back(string_at(o, {"preemptionPolicy"}, "PreemptLowerPriority"));
       break;
   }
-  if (options.show_labels) {
-    // kubectl's: key=value pairs sorted by key, joined by commas; <none> when there are none.
-    std::vector<std::string> labels;
-    if (const auto* m = find(o, {"metadata", "labels"}); m && m->is_object())
-      for (const auto& kv : m->get_object())
-        labels.push_back(std::string(kv.key()) + "=" + scalar_text(kv.value()));
-    std::sort(labels.begin(), labels.end());
-    std::string text;
-    for (const auto& l : labels)
-      text += (text.empty() ? "" : ",") + l;
-    r.push_back(text.empty() ? std::string(none) : text);
+  if (options.show_labels)
+    r.push_back(labels_cell(o));
+  return r;
+}
+
+std::vector<std::string> event_table_header(const table_options& options) {
+  std::vector<std::string> h;
+  if (options.with_event)
+    h.push_back("EVENT");
+  if (options.with_namespace)
+    h.push_back("NAMESPACE");
+  for (const auto& c : event_table_columns()) {
+    if (c.priority > 0 && !options.wide)
+      continue;
+    std::string title(c.name);
+    std::transform(title.begin(), title.end(), title.begin(),
+                   [](unsigned char ch) { return char(std::toupper(ch)); });
+    h.push_back(std::move(title));
   }
+  if (options.show_labels)
+    h.push_back("LABELS");
+  return h;
+}
+
+std::vector<std::string> event_table_row(const json::value& event, const table_options& options,
+                                         std::string_view type) {
+  std::vector<std::string> r;
+  if (options.with_event)
+    r.emplace_back(type);
+  if (options.with_namespace)
+    r.push_back(string_at(event, {"metadata", "namespace"}));
+  auto cells = event_table_cells(event, options.now);
+  auto columns = event_table_columns();
+  for (std::size_t i = 0; i < cells.size() && i < columns.size(); ++i) {
+    if (columns[i].priority > 0 && !options.wide)
+      continue;
+    r.push_back(cells[i].is_string() ? std::string(cells[i].get_string()) : scalar_text(cells[i]));
+  }
+  if (options.show_labels)
+    r.push_back(labels_cell(event));
   return r;
 }
 

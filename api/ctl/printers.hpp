@@ -7,7 +7,9 @@
 // (NAME STATUS MINMEMBER RUNNINGS AGE), while phalanxctl promises vcctl's columns for jobs and
 // queues (Pending, Succeeded, Failed, Unknown, RetryCount, Inqueue, Completed...), which the
 // Table has no cells for. Adding them to the server's Table would change what kubectl prints.
-// Rendering from the objects also makes -o wide, -A and watch rows one code path.
+// Rendering from the objects also makes -o wide, -A and watch rows one code path. Events are
+// the exception that proves it: their columns are kubectl's, which are the server's Table's, so
+// their rows are the server's cells (api::event_table_cells) of the Events received.
 //
 // Every function is pure: `now` comes from the caller.
 
@@ -45,6 +47,18 @@ std::vector<std::string> table_header(resource_kind kind, const table_options& o
 /// options.with_event.
 std::vector<std::string> table_row(resource_kind kind, const boost::json::value& object,
                                    const table_options& options, std::string_view event = {});
+
+/// The columns of a table of Events (core/v1 or events.k8s.io/v1), the server's
+/// (api/events.hpp): LAST SEEN TYPE REASON OBJECT MESSAGE, and with -o wide LAST SEEN TYPE
+/// REASON OBJECT SUBOBJECT SOURCE MESSAGE FIRST SEEN COUNT NAME, as kubectl prints the server's
+/// Table. NAMESPACE (-A), EVENT and LABELS as for the kinds.
+std::vector<std::string> event_table_header(const table_options& options);
+
+/// One Event's cells, matching event_table_header: the server's Table cells
+/// (api::event_table_cells) of the Event's JSON in either version.
+std::vector<std::string> event_table_row(const boost::json::value& event,
+                                         const table_options& options,
+                                         std::string_view type = {});
 
 /// The widths kubectl's tabwriter would give the columns of these lines (header included), at
 /// least `min_width` each: kubectl's get tables and custom-columns use a tabwriter whose cells

@@ -1,7 +1,9 @@
-// core/v1 Events as the API serves them (issue 30): the Event's JSON, kube-apiserver's field
-// selectors for events, the Table kubectl prints, and the routes over the fake service.
+// Events as the API serves them (issue 30), in core/v1 and events.k8s.io/v1: the Event's JSON,
+// kube-apiserver's field selectors for events, the Table kubectl prints, the routes over the
+// fake service, discovery and the OpenAPI v3 schemas `kubectl explain` reads.
 
 #include "api/events.hpp"
+#include "api/handler.hpp"
 #include "api/tests/server_fixture.hpp"
 
 #include <boost/json.hpp>
@@ -65,6 +67,54 @@ TEST(EventEncoding, IsACoreV1EventAsKubeApiserverReturnsIt) {
   EXPECT_EQ(name.substr(0, 6), "web-0.");
   EXPECT_EQ(name.find_first_not_of("0123456789abcdef", 6), std::string::npos) << name;
   EXPECT_EQ(v.at("metadata").at("uid").as_string().size(), 36u);
+}
+
+TEST(EventEncoding, EveryVersionHasAString) {
+  EXPECT_EQ(to_string(event_version::core_v1), "v1");
+  EXPECT_EQ(to_string(event_version::events_v1), "events.k8s.io/v1");
+  for (int v = 0; v <= int(event_version_last); ++v)
+    EXPECT_FALSE(to_string(event_version(v)).empty()) << v;
+}
+
+// As kube-apiserver 1.37 answers /apis/events.k8s.io/v1 for a core/v1 Event (checked against
+// the real one): regarding, note, the deprecated* fields, a null eventTime, and no
+// involvedObject, message, source, count or first/lastTimestamp.
+TEST(EventEncoding, IsAnEventsV1EventAsKubeApiserverConvertsIt) {
+  auto v = encode_event(pod_event(), 42, event_version::events_v1);
+  json::value want = json::parse(R"({
+    "kind": "Event", "apiVersion": "events.k8s.io/v1",
+    "metadata": {"name": "NAME", "namespace": "team", "uid": "UID", "resourceVersion": "42",
+                 "creationTimestamp": "2023-11-14T22:13:20Z"},
+    "eventTime": null,
+    "reportingController": "phalanx", "reportingInstance": "phalanxd",
+    "reason": "FailedScheduling",
+    "regarding": {"kind": "Pod", "namespace": "team", "name": "web-0",
+                  "uid": "0b4d6c1e-0000-4000-8000-000000000001", "apiVersion": "v1"},
+    "note": "0/3 nodes are available: 3 Insufficient cpu.",
+    "type": "Warning",
+    "deprecatedSource": {"component": "phalanx"},
+    "deprecatedFirstTimestamp": "2023-11-14T22:13:20Z",
+    "deprecatedLastTimestamp": "2023-11-14T22:14:50Z",
+    "deprecatedCount": 4})");
+  auto core = encode_event(pod_event(), 42);
+  auto& meta = want.as_object()["metadata"].as_object();
+  // The same event: the same name and uid in both versions.
+  meta["name"] = core.at("metadata").at("name");
+  meta["uid"] = core.at("metadata").at("uid");
+  EXPECT_EQ(v, want) << v;
+  // In kube-apiserver's order (Go's struct order), which `kubectl get -o json` keeps.
+  std::vector<std::string> keys;
+  for (const auto& kv : v.as_object())
+    keys.emplace_back(kv.key());
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                    "kind", "apiVersion", "metadata", "eventTime", "reportingController",
+                    "reportingInstance", "reason", "regarding", "note", "type",
+                    "deprecatedSource", "deprecatedFirstTimestamp", "deprecatedLastTimestamp",
+                    "deprecatedCount"}));
+  auto list = encode_event_list({pod_event()}, 42, event_version::events_v1);
+  EXPECT_EQ(list.at("kind"), "EventList");
+  EXPECT_EQ(list.at("apiVersion"), "events.k8s.io/v1");
+  EXPECT_EQ(list.at("items").at(0).at("note"), "0/3 nodes are available: 3 Insufficient cpu.");
 }
 
 TEST(EventEncoding, NamesAreStableAcrossCountBumpsAndDifferPerEvent) {
@@ -187,6 +237,72 @@ TEST(EventFieldSelector, RefusesAsKubeApiserverWordsIt) {
   }
 }
 
+// events.k8s.io/v1's field selectors: regarding.* and reportingController read the core/v1
+// fields kube-apiserver converts them to.
+TEST(EventFieldSelector, EventsV1SelectsByRegarding) {
+  const auto e = pod_event();
+  const auto n = node_event();
+  struct row {
+    std::string selector;
+    bool pod;
+    bool node;
+  };
+  const std::vector<row> table = {
+    {"", true, true},
+    {"regarding.name=web-0,regarding.namespace=team,regarding.kind=Pod,"
+     "regarding.uid=0b4d6c1e-0000-4000-8000-000000000001,regarding.apiVersion=v1",
+     true, false},
+    {"regarding.name=cpu-0,regarding.namespace=", false, true},
+    {"regarding.kind!=Pod", false, true},
+    {"regarding.fieldPath=,regarding.resourceVersion=", true, true},
+    {"reportingController=phalanx", true, true},
+    {"reportingController!=phalanx", false, false},
+    {"type==Warning,reason=FailedScheduling", true, false},
+    {"metadata.namespace=default", false, true},
+    {"metadata.name=" + event_name(n), false, true},
+  };
+  for (const auto& r : table) {
+    auto terms = parse_event_field_selector(r.selector, event_version::events_v1);
+    ASSERT_TRUE(terms.ok()) << r.selector << ": " << terms.error().message();
+    EXPECT_EQ(event_fields_match(*terms, e), r.pod) << r.selector;
+    EXPECT_EQ(event_fields_match(*terms, n), r.node) << r.selector;
+  }
+}
+
+// Each version refuses the other's names, in kube-apiserver 1.37's words (checked against it);
+// events.k8s.io/v1 has no `source`.
+TEST(EventFieldSelector, EachVersionRefusesTheOthersNames) {
+  struct row {
+    event_version version;
+    std::string selector;
+    std::string message;
+  };
+  const std::vector<row> table = {
+    {event_version::events_v1, "involvedObject.name=x", "field label not supported: "
+                                                       "involvedObject.name"},
+    {event_version::events_v1, "reportingComponent=phalanx", "field label not supported: "
+                                                            "reportingComponent"},
+    {event_version::events_v1, "source=phalanx", "field label not supported: source"},
+    {event_version::events_v1, "note=x", "field label not supported: note"},
+    {event_version::events_v1, "regarding.name=x,bogus=y", "field label not supported: bogus"},
+    {event_version::events_v1, "regarding.name", "invalid selector: 'regarding.name'; can't "
+                                                 "understand 'regarding.name'"},
+    {event_version::core_v1, "regarding.name=x", "field label not supported: regarding.name"},
+    {event_version::core_v1, "reportingController=phalanx", "field label not supported: "
+                                                           "reportingController"},
+  };
+  for (const auto& r : table) {
+    auto terms = parse_event_field_selector(r.selector, r.version);
+    ASSERT_FALSE(terms.ok()) << r.selector;
+    EXPECT_EQ(terms.error().message(), r.message) << r.selector;
+  }
+  // Every selectable field of each version parses.
+  for (int v = 0; v <= int(event_version_last); ++v)
+    for (auto field : event_selectable_fields(event_version(v)))
+      EXPECT_TRUE(parse_event_field_selector(std::string(field) + "=x", event_version(v)).ok())
+          << field;
+}
+
 TEST(EventChanges, FromAListsVersionStreamsNewEventsAndCountBumps) {
   event_changes changes{true};
   EXPECT_TRUE(changes.next({pod_event()}).empty());  // Where the watch starts.
@@ -235,13 +351,65 @@ TEST(EventTable, HasKubeApiserversColumnsAndCells) {
   EXPECT_EQ(cells[2], "FailedScheduling");
   EXPECT_EQ(cells[3], "pod/web-0");
   EXPECT_EQ(cells[4], "");
-  EXPECT_EQ(cells[5], "phalanx");
+  EXPECT_EQ(cells[5], "phalanx, phalanxd");  // The component and the instance.
   EXPECT_EQ(cells[6], "0/3 nodes are available: 3 Insufficient cpu.");
   EXPECT_EQ(cells[7], "100s");
   EXPECT_EQ(cells[8], 4);
   EXPECT_EQ(cells[9].as_string(), event_name(pod_event()));
   // The row's object names the event's namespace: kubectl get events -A's NAMESPACE column.
   EXPECT_EQ(v.at("rows").at(0).at("object").at("metadata").at("namespace"), "team");
+}
+
+// The cells come from the Event's JSON, so that phalanxctl prints what the server's Table
+// says: both versions give the same row.
+TEST(EventTable, CellsAreTheSameFromEitherVersion) {
+  const auto now = at(1700000100);
+  auto core = event_table_cells(encode_event(pod_event(), 42), now);
+  auto v1 = event_table_cells(encode_event(pod_event(), 42, event_version::events_v1), now);
+  EXPECT_EQ(core, v1);
+  ASSERT_EQ(core.size(), event_table_columns().size());
+  EXPECT_EQ(v1[3], "pod/web-0");
+  EXPECT_EQ(v1[6], "0/3 nodes are available: 3 Insufficient cpu.");
+  EXPECT_EQ(v1[8], 4);
+  // kube-apiserver's printer: no lastTimestamp shows the first; no count is 1; no time at all
+  // is <unknown>.
+  auto bare = encode_event(pod_event(), 42).as_object();
+  bare.erase("lastTimestamp");
+  bare.erase("count");
+  auto cells = event_table_cells(bare, now);
+  EXPECT_EQ(cells[0], "100s");
+  EXPECT_EQ(cells[8], 1);
+  bare.erase("firstTimestamp");
+  cells = event_table_cells(bare, now);
+  EXPECT_EQ(cells[0], "<unknown>");
+  EXPECT_EQ(cells[7], "<unknown>");
+}
+
+TEST(EventTable, RowsCarryTheEventOfTheVersionAsked) {
+  table_options to;
+  to.include = include_object::object;
+  auto v = encode_event_table({pod_event()}, 42, to, event_version::events_v1);
+  EXPECT_EQ(v.at("rows").at(0).at("object").at("apiVersion"), "events.k8s.io/v1");
+  EXPECT_EQ(v.at("rows").at(0).at("object").at("regarding").at("name"), "web-0");
+}
+
+TEST(EventsRoute, MatchesBothVersionsPaths) {
+  auto route = [](std::vector<std::string> seg) { return events_route(seg); };
+  auto all = route({"apis", "events.k8s.io", "v1", "events"});
+  ASSERT_TRUE(all);
+  EXPECT_EQ(all->version, event_version::events_v1);
+  EXPECT_EQ(all->namespace_name, "");
+  auto one = route({"apis", "events.k8s.io", "v1", "namespaces", "team", "events", "x.1"});
+  ASSERT_TRUE(one);
+  EXPECT_EQ(one->namespace_name, "team");
+  EXPECT_EQ(one->name, "x.1");
+  auto core = route({"api", "v1", "namespaces", "team", "events"});
+  ASSERT_TRUE(core);
+  EXPECT_EQ(core->version, event_version::core_v1);
+  EXPECT_FALSE(core->name);
+  EXPECT_FALSE(route({"apis", "events.k8s.io", "v1beta1", "events"}));
+  EXPECT_FALSE(route({"apis", "events.k8s.io", "v1", "pods"}));
+  EXPECT_FALSE(route({"api", "v1", "namespaces", "team", "pods"}));
 }
 
 // ---- The routes, over the fake service.
@@ -387,6 +555,161 @@ TEST_F(EventsServer, DiscoveryListsEvents) {
   EXPECT_EQ(events->at("namespaced"), true);
   EXPECT_EQ(events->at("shortNames"), json::parse(R"(["ev"])"));
   EXPECT_EQ(events->at("verbs"), json::parse(R"(["get","list","watch"])"));
+}
+
+} // namespace
+} // namespace phalanx::api::test
+
+namespace phalanx::api::test {
+namespace {
+
+// ---- events.k8s.io/v1 over the server.
+
+TEST_F(EventsServer, ServesEventsK8sIoV1) {
+  auto all = get(s_.port(), "/apis/events.k8s.io/v1/events");
+  ASSERT_EQ(all.status, 200) << all.body;
+  auto v = body_json(all);
+  EXPECT_EQ(v.at("kind"), "EventList");
+  EXPECT_EQ(v.at("apiVersion"), "events.k8s.io/v1");
+  ASSERT_EQ(v.at("items").as_array().size(), 2u) << v;
+  EXPECT_EQ(v.at("items").at(0).at("apiVersion"), "events.k8s.io/v1");
+  EXPECT_TRUE(v.at("items").at(0).as_object().contains("regarding")) << v;
+  EXPECT_FALSE(v.at("items").at(0).as_object().contains("involvedObject")) << v;
+
+  auto selected = get(s_.port(), "/apis/events.k8s.io/v1/namespaces/default/events?"
+                                 "fieldSelector=regarding.kind%3DPodGroup");
+  ASSERT_EQ(selected.status, 200) << selected.body;
+  auto sv = body_json(selected);
+  ASSERT_EQ(sv.at("items").as_array().size(), 1u) << sv;
+  EXPECT_EQ(sv.at("items").at(0).at("note"), "3/4 tasks in gang unschedulable");
+  EXPECT_EQ(sv.at("items").at(0).at("deprecatedCount"), 2);
+
+  std::string name(sv.at("items").at(0).at("metadata").at("name").as_string());
+  auto one = get(s_.port(), "/apis/events.k8s.io/v1/namespaces/default/events/" + name);
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(body_json(one).at("regarding").at("name"), "resnet-gang");
+  // The same event in core/v1, by the same name.
+  auto core = get(s_.port(), "/api/v1/namespaces/default/events/" + name);
+  ASSERT_EQ(core.status, 200) << core.body;
+  EXPECT_EQ(body_json(core).at("involvedObject").at("name"), "resnet-gang");
+
+  auto refused = get(s_.port(), "/apis/events.k8s.io/v1/events?fieldSelector="
+                                "involvedObject.name%3Dresnet-gang");
+  ASSERT_EQ(refused.status, 400) << refused.body;
+  EXPECT_EQ(body_json(refused).at("message"), "field label not supported: involvedObject.name");
+
+  auto table = get(s_.port(), "/apis/events.k8s.io/v1/events?includeObject=Object",
+                   "application/json;as=Table;v=v1;g=meta.k8s.io");
+  ASSERT_EQ(table.status, 200) << table.body;
+  auto tv = body_json(table);
+  EXPECT_EQ(tv.at("kind"), "Table");
+  EXPECT_EQ(tv.at("rows").at(0).at("object").at("apiVersion"), "events.k8s.io/v1");
+
+  request post;
+  post.method = "POST";
+  post.target = "/apis/events.k8s.io/v1/namespaces/default/events";
+  post.body = R"({"apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"x"}})";
+  post.content_type = "application/json";
+  EXPECT_EQ(call(s_.port(), post).status, 405);
+}
+
+TEST_F(EventsServer, WatchesEventsK8sIoV1) {
+  request r;
+  r.target = "/apis/events.k8s.io/v1/events?watch=1&resourceVersion=0&fieldSelector="
+             "regarding.kind%3DNode";
+  watch_stream w{s_.port(), r};
+  ASSERT_EQ(w.status(), 200);
+  auto first = w.next_line(5s);
+  ASSERT_TRUE(first);
+  auto e = json::parse(*first);
+  EXPECT_EQ(e.at("type"), "ADDED");
+  EXPECT_EQ(e.at("object").at("apiVersion"), "events.k8s.io/v1");
+  EXPECT_EQ(e.at("object").at("regarding").at("name"), "cpu-node-1");
+  EXPECT_EQ(e.at("object").at("reason"), "NodeNotSchedulable");
+}
+
+TEST_F(EventsServer, DiscoveryListsTheEventsGroup) {
+  auto groups = body_json(get(s_.port(), "/apis"));
+  bool listed = false;
+  for (const auto& g : groups.at("groups").as_array())
+    if (g.at("name") == "events.k8s.io") {
+      listed = true;
+      EXPECT_EQ(g.at("preferredVersion").at("groupVersion"), "events.k8s.io/v1");
+    }
+  EXPECT_TRUE(listed) << groups;
+  auto group = get(s_.port(), "/apis/events.k8s.io");
+  ASSERT_EQ(group.status, 200) << group.body;
+  EXPECT_EQ(body_json(group).at("kind"), "APIGroup");
+  auto resources = get(s_.port(), "/apis/events.k8s.io/v1");
+  ASSERT_EQ(resources.status, 200) << resources.body;
+  auto v = body_json(resources);
+  EXPECT_EQ(v.at("groupVersion"), "events.k8s.io/v1");
+  ASSERT_EQ(v.at("resources").as_array().size(), 1u) << v;
+  const auto& events = v.at("resources").at(0);
+  EXPECT_EQ(events.at("name"), "events");
+  EXPECT_EQ(events.at("kind"), "Event");
+  EXPECT_EQ(events.at("namespaced"), true);
+  EXPECT_EQ(events.at("shortNames"), json::parse(R"(["ev"])"));
+  EXPECT_EQ(events.at("verbs"), json::parse(R"(["get","list","watch"])"));
+  auto root = body_json(get(s_.port(), "/"));
+  EXPECT_NE(json::serialize(root).find("\"/apis/events.k8s.io/v1\""), std::string::npos);
+}
+
+// What `kubectl explain events` reads: in each version's OpenAPI v3 document, a schema with the
+// Event's group-version-kind, whose properties are every field the server writes (and the
+// fields it refers to are there too).
+TEST_F(EventsServer, OpenApiV3DescribesEveryFieldOfBothVersions) {
+  auto index = body_json(get(s_.port(), "/openapi/v3"));
+  struct version_case {
+    event_version version;
+    std::string document;
+    std::string schema;
+    std::string group;
+  };
+  const std::vector<version_case> cases = {
+    {event_version::core_v1, "api/v1", "io.k8s.api.core.v1.Event", ""},
+    {event_version::events_v1, "apis/events.k8s.io/v1", "io.k8s.api.events.v1.Event",
+     "events.k8s.io"},
+  };
+  for (const auto& c : cases) {
+    auto url = index.at("paths").at(c.document).at("serverRelativeURL").as_string();
+    auto doc = get(s_.port(), std::string(url));
+    ASSERT_EQ(doc.status, 200) << doc.body;
+    auto d = body_json(doc);
+    const auto& schemas = d.at("components").at("schemas").as_object();
+    ASSERT_TRUE(schemas.contains(c.schema)) << d;
+    const auto& schema = schemas.at(c.schema);
+    json::array gvk{json::object{{"group", c.group}, {"version", "v1"}, {"kind", "Event"}}};
+    EXPECT_EQ(schema.at("x-kubernetes-group-version-kind"), gvk);
+    EXPECT_FALSE(schema.at("description").as_string().empty());
+    const auto& properties = schema.at("properties").as_object();
+    // Every key of an Event the server sends is described, with a description, and every
+    // object field refers to a schema the document has.
+    auto event = encode_event(pod_event(), 7, c.version);
+    for (const auto& kv : event.as_object()) {
+      ASSERT_TRUE(properties.contains(kv.key())) << c.schema << " lacks " << kv.key();
+      const auto& p = properties.at(kv.key());
+      EXPECT_FALSE(p.at("description").as_string().empty()) << kv.key();
+      if (kv.value().is_object()) {
+        std::string ref(p.at("allOf").at(0).at("$ref").as_string());
+        auto target = ref.substr(std::string("#/components/schemas/").size());
+        ASSERT_TRUE(schemas.contains(target)) << ref;
+        for (const auto& sub : kv.value().as_object())
+          EXPECT_TRUE(schemas.at(target).at("properties").as_object().contains(sub.key()))
+              << target << " lacks " << sub.key();
+      }
+    }
+    const char* count = c.version == event_version::core_v1 ? "count" : "deprecatedCount";
+    EXPECT_EQ(properties.at(count).at("type"), "integer");
+    EXPECT_EQ(properties.at("eventTime").at("format"), "date-time");
+    // The writes are listed with fieldValidation, so that kubectl create -f of an Event
+    // reaches the server (and its 405) without --validate=false.
+    std::string prefix = "/" + c.document + "/namespaces/{namespace}/events";
+    EXPECT_EQ(d.at("paths").at(prefix + "/{name}").at("patch").at("parameters").at(0).at("name"),
+              "fieldValidation");
+    EXPECT_EQ(d.at("paths").at(prefix).at("get").at("x-kubernetes-group-version-kind").at("kind"),
+              "Event");
+  }
 }
 
 } // namespace

@@ -527,7 +527,11 @@ spec:
   EXPECT_TRUE(row_with(all.out, "FailedScheduling", "pod/huge-1", 3)) << all.out;
   auto elsewhere = kubectl({"get", "ev", "-n", "elsewhere"});
   ASSERT_TRUE(succeeded(elsewhere)) << elsewhere.err;
-  EXPECT_EQ(elsewhere.err, "No resources found in elsewhere namespace.\n");
+  // kubectl warns first that `ev` is events.events.k8s.io's short name too, as against
+  // kube-apiserver, which serves both.
+  EXPECT_EQ(elsewhere.err,
+            "Warning: short name \"ev\" could also match lower priority resource "
+            "events.events.k8s.io\nNo resources found in elsewhere namespace.\n");
 
   // Field selectors, as kube-apiserver serves them for events.
   auto selected = kubectl({"get", "events", "--field-selector",
@@ -600,8 +604,7 @@ spec:
     return has_row(events_section(queue.out), {"Normal", "Closed"});
   })) << queue.out << queue.err;
 
-  // Read-only: kubectl's create (without validation: /openapi/v3 does not describe Events) and
-  // delete of an Event are refused with 405.
+  // Read-only: kubectl's create and delete of an Event are refused with 405.
   auto deleted = kubectl({"delete", "event", name.out});
   EXPECT_EQ(deleted.exit_code, 1);
   EXPECT_NE(deleted.err.find("Error from server (MethodNotAllowed): events are read-only"),
