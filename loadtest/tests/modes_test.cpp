@@ -195,7 +195,7 @@ TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
   auto& policies = rep["policies"].as_object();
   auto& fifo = policies["gang-fifo"].as_object();
   EXPECT_EQ(fifo["evicted_pods"].as_int64(), 0);
-  EXPECT_EQ(fifo["wasted_gpu_hours"].as_double(), 0.0);
+  EXPECT_EQ(fifo["wasted_gpu_hours"].to_number<double>(), 0.0);
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = policies[name].as_object();
     EXPECT_EQ(p["completed"].as_int64(), 41) << name;
@@ -204,15 +204,15 @@ TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
     EXPECT_EQ(p["evicted_pods"].as_int64(), 8) << name;
     EXPECT_EQ(p["evicted_jobs"].as_int64(), 8) << name;
     EXPECT_EQ(p["restarted_jobs"].as_int64(), 8) << name;
-    EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+    EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 0) << name;
   }
   // Without preemption the big job, first in its queue, waits for the first ends (1000 s).
   auto off = replay({"--priority-gpus", "8"});
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = off["policies"].as_object()[name].as_object();
     EXPECT_EQ(p["evicted_pods"].as_int64(), 0) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 990) << name;
   }
 }
 
@@ -271,12 +271,12 @@ TEST(LoadtestReplay, ReclaimAcrossPooledVcsIsReportedPerPolicyAndQueue) {
       EXPECT_EQ(p["reclaims"].as_int64(), 1) << name;
       EXPECT_EQ(p["evicted_pods"].as_int64(), 1) << name;
       EXPECT_EQ(p["reclaim_evicted_pods"].as_int64(), 1) << name;
-      EXPECT_DOUBLE_EQ(p["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-      EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["reclaim_wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
       auto& vc1 = p["queues"].as_object()["vc1"].as_object();
       EXPECT_EQ(vc1["reclaim_evicted_pods"].as_int64(), 1) << name;
-      EXPECT_DOUBLE_EQ(vc1["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-      EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+      EXPECT_DOUBLE_EQ(vc1["reclaim_wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 0) << name;
     }
     // The per-queue table shows the evictions beside the JCTs.
     auto& table = rep["tables"].as_array()[1].as_object();
@@ -287,7 +287,7 @@ TEST(LoadtestReplay, ReclaimAcrossPooledVcsIsReportedPerPolicyAndQueue) {
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = off["policies"].as_object()[name].as_object();
     EXPECT_EQ(p["reclaims"].as_int64(), 0) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 990) << name;
   }
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(run({"replay", "--trace", trace, "--cluster-from-vc", vcs, "--reclaim"}), 1);
@@ -427,12 +427,19 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   b.jobs = {stuck};
   scheduler::resources total;
   total.set(scheduler::gpu_resource, 8);
-  auto m = merge_results(scheduler::sim_policy::phalanx, {&a, &b}, total);
+  auto m = merge_results(scheduler::sim_policy::phalanx,
+                         {{"vc-a", &a, {}, total}, {"vc-b", &b, {}, total}}, total);
   EXPECT_EQ(m.completed, 2);
   EXPECT_EQ(m.deadlocked, 1);
   EXPECT_EQ(m.reserved, 1);
-  EXPECT_DOUBLE_EQ(m.mean_jct_s, 20);
-  EXPECT_DOUBLE_EQ(m.mean_queueing_s, 11);
+  // stuck never completed nor started: it counts with the 5 s to the end of its partition.
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, (10 + 30 + 5) / 3.0);
+  EXPECT_EQ(m.jct_censored, 1);
+  EXPECT_DOUBLE_EQ(m.mean_jct_completed_s, 20);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, (2 + 20 + 5) / 3.0);
+  EXPECT_EQ(m.queueing_censored, 1);
+  EXPECT_EQ(m.never_started, 1);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_started_s, 11);
   ASSERT_EQ(m.queues.size(), 2u);
   EXPECT_EQ(m.queues["vc-a"].jobs, 2);
   EXPECT_EQ(m.queues["vc-a"].completed, 2);
@@ -440,7 +447,8 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   EXPECT_DOUBLE_EQ(m.queues["vc-a"].p95_jct_s, 30);
   EXPECT_EQ(m.queues["vc-b"].jobs, 1);
   EXPECT_EQ(m.queues["vc-b"].completed, 0);
-  EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 0);
+  EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 5);
+  EXPECT_EQ(m.queues["vc-b"].jct_censored, 1);
   EXPECT_EQ(m.queues["vc-a"].big_jobs, 1);  // done: 8 GPUs, waited 2 s.
   EXPECT_EQ(m.queues["vc-a"].big_jobs_waited, 1);
   EXPECT_DOUBLE_EQ(m.queues["vc-a"].big_mean_wait_s, 2);
@@ -460,8 +468,67 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   EXPECT_DOUBLE_EQ(m.big_jobs.longest_wait_s, 2);
   EXPECT_EQ(m.big_jobs.longest_wait_job, "done");
   EXPECT_DOUBLE_EQ(m.makespan_s, 10);
-  // (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
-  EXPECT_DOUBLE_EQ(m.gpu_utilization, 40.0 / 80.0);
+  // Held: (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
+  EXPECT_DOUBLE_EQ(m.gpu_held_fraction, 40.0 / 80.0);
+}
+
+// One partition of 8 GPUs. "ran" (4 GPUs, 100 s) arrives at 0 and completes; "stuck" (2 pods of
+// 2 GPUs) arrives at 100 and deadlocks holding 2 GPUs to the end (1000 s); "late" (1 GPU,
+// 400 s) arrives at 200. Jobs arrive over [0, 200]: the useful work in it is ran's 400
+// GPU-seconds of 8 x 200; the deadlocked job's held GPUs are not work, and the figure does not
+// depend on how long the run went on after the last arrival.
+TEST(LoadtestReplay, UtilizationIsUsefulWorkOverTheArrivalWindow) {
+  auto job = [](const char* name, int64_t arrival_s, int pods, int64_t gpus, int64_t run_s) {
+    scheduler::sim_job j;
+    j.group.meta.name = name;
+    j.arrival = std::chrono::seconds(arrival_s);
+    for (int i = 0; i < pods; ++i) {
+      scheduler::sim_pod p;
+      p.spec.requests.set(scheduler::gpu_resource, gpus);
+      p.run_time = std::chrono::seconds(run_s);
+      j.pods.push_back(std::move(p));
+    }
+    return j;
+  };
+  std::vector<scheduler::sim_job> jobs{job("ran", 0, 1, 4, 100), job("stuck", 100, 2, 2, 50),
+                                       job("late", 200, 1, 1, 400)};
+  scheduler::sim_result r;
+  r.summary.makespan = std::chrono::seconds(1000);
+  r.utilization = {{scheduler::duration{0}, 0, 4},
+                   {std::chrono::seconds(100), 0, 2},
+                   {std::chrono::seconds(200), 0, 3},
+                   {std::chrono::seconds(600), 0, 2}};
+  scheduler::sim_job_result ran, stuck, late;
+  ran.name = "ran";
+  ran.phase = scheduler::sim_job_phase::completed;
+  ran.started_at = std::chrono::seconds(0);
+  ran.time_to_start = std::chrono::seconds(0);
+  ran.completed_at = std::chrono::seconds(100);
+  ran.completion_time = std::chrono::seconds(100);
+  stuck.name = "stuck";
+  stuck.phase = scheduler::sim_job_phase::deadlocked;
+  stuck.placed = 1;
+  late.name = "late";
+  late.phase = scheduler::sim_job_phase::completed;
+  late.started_at = std::chrono::seconds(200);
+  late.time_to_start = std::chrono::seconds(0);
+  late.completed_at = std::chrono::seconds(600);
+  late.completion_time = std::chrono::seconds(400);
+  r.jobs = {ran, stuck, late};
+  scheduler::resources gpus8;
+  gpus8.set(scheduler::gpu_resource, 8);
+  auto m = merge_results(scheduler::sim_policy::pod_by_pod, {{"vc", &r, jobs, gpus8}}, gpus8);
+  EXPECT_DOUBLE_EQ(m.gpu_utilization, 400.0 / (8 * 200));
+  EXPECT_DOUBLE_EQ(m.partitions["vc"].window_s, 200);
+  EXPECT_DOUBLE_EQ(m.partitions["vc"].gpu_utilization, 0.25);
+  // What was held over the makespan, the deadlock's 2 GPUs included, is reported apart.
+  EXPECT_DOUBLE_EQ(m.gpu_held_fraction, (4 * 100 + 2 * 100 + 3 * 400 + 2 * 400) / 8000.0);
+  // The deadlocked job: never started, in the figures at its lower bound (1000 - 100 s).
+  EXPECT_EQ(m.never_started, 1);
+  EXPECT_EQ(m.queueing_censored, 1);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, (0 + 900 + 0) / 3.0);
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, (100 + 900 + 400) / 3.0);
+  EXPECT_EQ(m.jct_censored, 1);
 }
 
 TEST(LoadtestReplay, ParsesEveryPolicyOnce) {
