@@ -268,9 +268,12 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   std::atomic<bool> nothing_to_submit{true};
   progress_meter meter(stdout, stdout_is_tty(), "backlog", "pods", w.total_pods);
   wait_plan plan{static_cast<int64_t>(w.gangs.size()), false, o.timeout_ns, o.sample_interval_ns,
-                 std::chrono::milliseconds(2)};
-  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit,
-                                 [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+                 std::chrono::milliseconds(2), o.stall_after_ns};
+  out.outcome = wait_for_gangs(plan, recorder, meter, nothing_to_submit,
+                               [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+  out.timed_out = out.outcome != run_outcome::completed;
+  out.outcome_message =
+      "backlog " + describe_outcome(out.outcome, plan, recorder, recorder.seconds_since_start());
   meter.finish(recorder.pods_running());
   out.seconds = recorder.last_running_s();
   out.all_scheduled = recorder.gangs_running() == static_cast<int64_t>(w.gangs.size());
@@ -300,7 +303,8 @@ json::object backlog_figures(const backlog_result& b) {
   f["pods_scheduled_at_ready"] = b.pods_scheduled_at_ready;
   f["seconds"] = b.seconds;
   f["pods_per_second"] = json_number(b.pods_per_second);
-  f["timed_out"] = b.timed_out;
+  f["timed_out"] = b.outcome == run_outcome::timed_out;
+  f["outcome"] = std::string(to_string(b.outcome));
   auto quantiles = [&](const std::optional<histogram_data>& h, const char* prefix) {
     if (!h)
       return;
@@ -398,21 +402,22 @@ result<json::object> run_inproc(const inproc_options& options) {
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
   progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
-                 std::chrono::milliseconds(2)};
-  const bool timed_out =
+                 std::chrono::milliseconds(2), o.stall_after_ns};
+  const run_outcome outcome =
       wait_for_gangs(plan, recorder, meter, submitter_done,
                      [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+  const bool timed_out = outcome != run_outcome::completed;
+  run_extras x;
+  x.outcome = outcome;
+  x.outcome_message = describe_outcome(outcome, plan, recorder, recorder.seconds_since_start());
   if (!wait_completion && !timed_out)
     settle(svc, recorder, o, w.total_pods);
   meter.finish(recorder.pods_running());
   stop_submitting = true;
   submitter.join();
   if (timed_out)
-    std::printf("inproc: timed out after %s with %lld of %lld gangs running\n",
-                scheduler::format_duration_ns(o.timeout_ns).c_str(),
-                static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
+    std::printf("inproc: %s\n", x.outcome_message.c_str());
 
-  run_extras x;
   x.setup_seconds = setup_seconds;
   if (auto parsed = parse_prometheus_text(svc.metrics_text()))
     read_runtime_histograms(*parsed, x);
@@ -433,15 +438,20 @@ result<json::object> run_inproc(const inproc_options& options) {
   figures["store"] = json::object{{"writes", store_stats.writes},
                                   {"records_written", store_stats.records_written},
                                   {"bytes_written", store_stats.bytes_written}};
-  figures["timed_out"] = timed_out;
+  figures["timed_out"] = outcome == run_outcome::timed_out;
   x.mode_parameters["store_dir"] = *dir + "/store";
   x.mode_parameters["skip_loop"] = options.skip_loop;
   x.mode_parameters["skip_backlog"] = options.skip_backlog;
   if (!options.config_path.empty())
     x.mode_parameters["config"] = options.config_path;
 
+  // An interrupted run stops here; one that did not complete has nothing to compare the
+  // backlog and the loop with.
+  const bool go_on = outcome == run_outcome::completed;
+  if (!go_on && !options.skip_backlog)
+    std::printf("inproc: the backlog and the planner loop are left out\n");
   std::optional<backlog_result> backlog;
-  if (!options.skip_backlog) {
+  if (!options.skip_backlog && go_on) {
     std::printf("inproc: the same gangs as a backlog: stored first, then scheduled from a restart\n");
     std::fflush(stdout);
     auto b = run_backlog(w, o, config, *dir + "/backlog");
@@ -449,6 +459,11 @@ result<json::object> run_inproc(const inproc_options& options) {
       return status{b.error().code(), "backlog: " + b.error().message()};
     for (const auto& v : b->invariants.violations)
       x.invariants.violations.push_back("backlog: " + v);
+    if (b->outcome != run_outcome::completed) {
+      x.outcome = b->outcome;
+      x.outcome_message = b->outcome_message;
+      std::printf("inproc: %s\n", b->outcome_message.c_str());
+    }
     backlog = std::move(*b);
   }
 
@@ -457,7 +472,7 @@ result<json::object> run_inproc(const inproc_options& options) {
                                 : 0;
   double loop_rate = std::numeric_limits<double>::quiet_NaN();
   double ratio = std::numeric_limits<double>::quiet_NaN();
-  if (!options.skip_loop) {
+  if (!options.skip_loop && x.outcome == run_outcome::completed) {
     std::printf("inproc: the same gangs through the pure planner in one loop\n");
     std::fflush(stdout);
     // The fastest of three: the shared host moves a 0.3 s loop by a quarter from run to run,

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -568,6 +569,89 @@ TEST(LoadtestCli, BadUsageExitsWithTwoAndNamesTheFlag) {
   EXPECT_NE(err.find("--policies: item 1 \"fifo\": unknown policy"), std::string::npos) << err;
   EXPECT_NE(err.find("--pods: must be at least --podgroups"), std::string::npos) << err;
   EXPECT_NE(err.find("unknown mode \"teleport\""), std::string::npos) << err;
+}
+
+// A workload that can never run is refused before anything starts, naming the gang and the
+// resource (exit 2); one whose gangs must queue is a warning with the fraction asked.
+TEST(LoadtestCli, AWorkloadThatCannotFitIsRefusedBeforeItStarts) {
+  scratch_dir dir;
+  // 5 GPU nodes of 8: 40 GPUs; 49 gangs of one 1-GPU pod ask 122% of them at once.
+  const std::vector<std::string> gpus{"inproc", "--nodes", "10", "--gpu-node-fraction", "0.5",
+                                      "--podgroups", "49", "--gang-sizes", "1:1",
+                                      "--gpu-gang-fraction", "1", "--work-dir", dir.path};
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(gpus), 2);
+  // A gang of 12 pods of 2 cpu on two nodes of 4 cpu, which hold 4 of them.
+  EXPECT_EQ(run({"inproc", "--nodes", "2", "--node-cpu", "4", "--gpu-node-fraction", "0",
+                 "--gpu-gang-fraction", "0", "--podgroups", "1", "--gang-sizes", "12:1",
+                 "--pod-cpu", "2", "--pod-duration", "1s", "--work-dir", dir.path}),
+            2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  auto out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(err.find("phalanx-loadtest inproc: the workload cannot fit its cluster:\n  the gangs "
+                     "ask 122% of the cluster's nvidia.com/gpu (49 of 40) at once, and pods run "
+                     "until the end (no --pod-duration)"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("  gang pg-000000 needs 11 worker pods at once; the nodes they may use "
+                     "hold at most 4 of them, even empty"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(out.find("inproc: generating"), std::string::npos) << "refused before it started";
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path));
+
+  // With completing pods the same demand queues: a warning, and the run completes.
+  auto queued = gpus;
+  for (const char* extra : {"--pod-duration", "200ms", "--skip-loop", "--skip-backlog", "--json",
+                            "q.json"})
+    queued.push_back(extra);
+  queued.back() = dir.path + "/q.json";
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(queued), 0);
+  out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("inproc: warning: the gangs ask 122% of the cluster's nvidia.com/gpu (49 of "
+                     "40) in all; they will queue for it"),
+            std::string::npos)
+      << out;
+  auto rep = read_report(dir.path + "/q.json");
+  EXPECT_EQ(rep["workload"].as_object()["fit_warnings"].as_array().size(), 1u);
+  EXPECT_EQ(rep["outcome"].as_string(), "completed");
+}
+
+TEST(LoadtestCli, StallAfterMustOutlastThePods) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"inproc", "--pod-duration", "1m", "--stall-after", "30s"}), 2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("phalanx-loadtest inproc: --stall-after: 30s must be longer than "
+                     "--pod-duration 1m0s (a gang's pods run that long without completing), or "
+                     "0 to never stop early"),
+            std::string::npos)
+      << err;
+}
+
+// A missed target is reported, and with --fail-on-target it is exit code 3. Without
+// --pod-interval pod-by-pod cannot deadlock on the excerpt, so its target is missed.
+TEST(LoadtestCli, FailOnTargetTurnsAMissedTargetIntoExitThree) {
+  scratch_dir dir;
+  const std::vector<std::string> replay{"replay", "--trace", testdata("philly_excerpt.csv"),
+                                        "--cluster-from-vc", testdata("vc_nodes_excerpt.csv"),
+                                        "--vc-scale", "0.5", "--json", dir.path + "/r.json"};
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(replay), 0);
+  auto with_flag = replay;
+  with_flag.push_back("--fail-on-target");
+  EXPECT_EQ(run(with_flag), 3);
+  ::testing::internal::GetCapturedStdout();
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("phalanx-loadtest replay: target missed: pod-by-pod shows the deadlocks "
+                     "(policies.pod-by-pod.deadlocked > 0; value 0)"),
+            std::string::npos)
+      << err;
+  auto rep = read_report(dir.path + "/r.json");
+  EXPECT_EQ(rep["verdict"].as_object()["result"].as_string(), "targets missed");
+  EXPECT_EQ(rep["verdict"].as_object()["targets_missed"].as_int64(), 1);
 }
 
 TEST(LoadtestCli, BadTraceExitsWithOneAndNamesTheLine) {

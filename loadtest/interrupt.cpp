@@ -1,0 +1,56 @@
+#include "loadtest/interrupt.hpp"
+
+#include <atomic>
+
+namespace phalanx::loadtest {
+
+namespace {
+
+std::atomic<int> caught{0};
+static_assert(std::atomic<int>::is_always_lock_free, "the signal handler stores into it");
+
+struct sigaction previous_int {};
+struct sigaction previous_term {};
+
+extern "C" void on_interrupt(int sig) {
+  caught.store(sig);
+}
+
+} // namespace
+
+interrupt_guard::interrupt_guard() {
+  caught.store(0);
+  struct sigaction sa {};
+  sa.sa_handler = on_interrupt;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND | SA_RESTART;
+  ::sigaction(SIGINT, &sa, &previous_int);
+  ::sigaction(SIGTERM, &sa, &previous_term);
+}
+
+interrupt_guard::~interrupt_guard() {
+  caught.store(0); // The run that was interrupted has ended; the next one starts clean.
+  ::sigaction(SIGINT, &previous_int, nullptr);
+  ::sigaction(SIGTERM, &previous_term, nullptr);
+}
+
+int interrupt_signal() noexcept {
+  return caught.load();
+}
+
+const char* signal_name(int sig) noexcept {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    default:
+      return "a signal";
+  }
+}
+
+void simulate_interrupt(int sig) noexcept {
+  caught.store(sig);
+}
+
+} // namespace phalanx::loadtest
