@@ -456,6 +456,8 @@ json::array cdf_points(const std::vector<sch::sim_job_result>& jobs, std::size_t
   if (jcts.empty())
     return pts;
   const double n = double(selected);
+  // The curve rises from 0 at the first completion (one job: a vertical step, still drawn).
+  pts.push_back(json::array{jcts.front(), 0.0});
   std::size_t stride = std::max<std::size_t>(1, jcts.size() / max_points);
   for (std::size_t i = 0; i < jcts.size(); i += stride)
     pts.push_back(json::array{jcts[i], double(i + 1) / n});
@@ -923,7 +925,7 @@ result<json::object> run_replay(const replay_options& o) {
   for (const auto& out : outcomes) {
     per_policy[sch::to_string(out.policy)] = policy_json(out);
     auto at_least = [](double v, bool censored) {
-      return censored ? json::value(">= " + fmt_s(v)) : json::value(v);
+      return censored ? json::value(">= " + format_count(std::llround(v))) : json::value(v);
     };
     table_rows.push_back(json::array{
         json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
@@ -1033,17 +1035,18 @@ result<json::object> run_replay(const replay_options& o) {
                      {"y_label", "fraction of the cluster's GPUs"},
                      {"y_max", 1.0},
                      {"lines", std::move(util_lines)}});
-  // The same CDF per job size: small jobs are most of a trace and hide how the policies treat
-  // the big ones.
+  // The same CDF per job size (the big ones as big_job_gpus defines them): small jobs are most of
+  // a trace and hide how the policies treat the big ones.
   struct size_class {
     const char* id;
     const char* title;
     int64_t min_gpus, max_gpus;
   };
-  for (const auto& c : {size_class{"jct_cdf_small", "jobs of at most 1 GPU", 0, 1},
-                        size_class{"jct_cdf_medium", "jobs of 2 to 8 GPUs", 2, 8},
-                        size_class{"jct_cdf_big", "jobs of more than 8 GPUs", 9,
-                                   std::numeric_limits<int64_t>::max()}}) {
+  for (const auto& c :
+       {size_class{"jct_cdf_small", "jobs of at most 1 GPU", 0, 1},
+        size_class{"jct_cdf_medium", "jobs of 2 to 7 GPUs", 2, big_job_gpus - 1},
+        size_class{"jct_cdf_big", "big jobs, 8 GPUs or more", big_job_gpus,
+                   std::numeric_limits<int64_t>::max()}}) {
     auto keep = [&](const sch::sim_job_result& j) {
       auto g = j.requests.get(sch::gpu_resource);
       return g >= c.min_gpus && g <= c.max_gpus;

@@ -123,8 +123,8 @@ constexpr std::string_view html_tail = R"HTML(
     if (parent) parent.appendChild(e);
     return e;
   }
-  // One notation for every number on the page, ticks and cells alike: digits up to 999, then
-  // SI suffixes (2.5k, 40k, 1.2M), never exponents; at most three decimals.
+  // One notation for every tick: digits up to 999, then SI suffixes (2.5k, 40k, 1.2M), never
+  // exponents; at most three decimals.
   function fmt(v) {
     if (typeof v !== 'number') return v === null || v === undefined ? 'n/a' : String(v);
     if (!isFinite(v)) return String(v);
@@ -209,6 +209,14 @@ constexpr std::string_view html_tail = R"HTML(
     }
     return n;
   }
+  // Table cells are exact: whole numbers with thousands separators (4,946), others rounded to
+  // the unit from 1,000 on and to three decimals below.
+  function cell(v) {
+    if (typeof v !== 'number' || !isFinite(v)) return fmt(v);
+    if (Math.abs(v) >= 1000 || v === Math.round(v))
+      return Math.round(v).toLocaleString('en-US');
+    return String(Math.round(v * 1000) / 1000);
+  }
   function table(spec, parent) {
     html('h2', spec.title, parent);
     var t = html('table', null, parent);
@@ -216,7 +224,7 @@ constexpr std::string_view html_tail = R"HTML(
     spec.columns.forEach(function (c) { html('th', c, tr); });
     spec.rows.forEach(function (row) {
       var r = html('tr', null, t);
-      row.forEach(function (cell) { html('td', typeof cell === 'number' ? fmt(cell) : cell, r); });
+      row.forEach(function (v) { html('td', cell(v), r); });
     });
   }
   try {
@@ -235,7 +243,7 @@ constexpr std::string_view html_tail = R"HTML(
       ['target', 'rule', 'value', 'met'].forEach(function (c) { html('th', c, head); });
       data.targets.forEach(function (g) {
         var r = html('tr', null, t);
-        html('td', g.name, r); html('td', g.rule, r); html('td', fmt(g.value), r);
+        html('td', g.name, r); html('td', g.rule, r); html('td', cell(g.value), r);
         var m = html('td', g.met ? 'yes' : 'no', r);
         m.className = g.met ? 'met' : 'missed';
       });

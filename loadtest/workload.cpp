@@ -531,28 +531,37 @@ fit_check check_fit(const workload& w, const workload_spec& spec) {
     if (!s.tainted)
       for (int64_t k = 0; k < s.count; ++k)
         plain_capacity += s.allocatable;
+  // Each resource once: the cluster's figure, else the CPU nodes' when only that one is over.
+  std::vector<std::string_view> reported;
+  bool refused_demand = false;
   auto over = [&](const scheduler::resources& demand, const scheduler::resources& capacity,
                   const char* whose, const char* where) {
     for (const auto& a : axes) {
       int64_t want = a.get(demand), have = a.get(capacity);
-      if (want == 0 || want <= have)
+      if (want == 0 || want <= have ||
+          std::find(reported.begin(), reported.end(), a.name) != reported.end())
         continue;
+      reported.push_back(a.name);
       std::string what = std::string(whose) + " ask " +
                          (have > 0 ? percent_text(want, have) + " of " : std::string()) + where +
-                         "'s " + a.name + " (" + amount_text(a, want) + " of " +
+                         " " + a.name + " (" + amount_text(a, want) + " of " +
                          amount_text(a, have) + ")";
-      if (spec.pod_duration_ns)
+      if (spec.pod_duration_ns) {
         out.warnings.push_back(what + " in all; they will queue for it");
-      else
-        out.refusals.push_back(
-            what + " at once, and pods run until the end (no --pod-duration): the run waits "
-                   "for every gang to run at once, which can never happen. Ask less (fewer "
-                   "--podgroups, a smaller --gang-sizes or --gpu-gang-fraction), give more (--nodes, "
-                   "--gpu-node-fraction), or give --pod-duration so that gangs queue and complete");
+      } else {
+        out.refusals.push_back(what + " at once, and pods run until the end (no --pod-duration)");
+        refused_demand = true;
+      }
     }
   };
-  over(w.total_requests, w.capacity, "the gangs", "the cluster");
-  over(plain_demand, plain_capacity, "the pods without GPUs", "the CPU nodes");
+  over(w.total_requests, w.capacity, "the gangs", "the cluster's");
+  over(plain_demand, plain_capacity, "the pods without GPUs", "the CPU nodes'");
+  if (refused_demand)
+    out.refusals.push_back(
+        "the run waits for every gang to run at once, which can never happen: ask less (fewer "
+        "--podgroups, smaller --gang-sizes, --pod-cpu, --pod-memory or --gpu-gang-fraction), "
+        "give more (--nodes, --node-cpu, --node-memory, --gpu-node-fraction), or give "
+        "--pod-duration so that gangs queue and complete");
   return out;
 }
 

@@ -149,7 +149,7 @@ workload generate_workload(const workload_spec& spec);
 /// queue, as on a real cluster, and the warning says what fraction was asked. When pods run
 /// until the end, the run waits for every gang to run at once, which can never happen: refused.
 /// Demand is checked on every node, and for pods that do not tolerate the GPU taint on the CPU
-/// nodes alone.
+/// nodes alone (each resource reported once).
 struct fit_check {
   /// Each names a gang (the first of its kind, and how many more) and the resource; non-empty:
   /// the workload can never run (phalanx-loadtest exits 2).

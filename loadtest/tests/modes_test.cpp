@@ -591,7 +591,8 @@ TEST(LoadtestCli, AWorkloadThatCannotFitIsRefusedBeforeItStarts) {
   auto out = ::testing::internal::GetCapturedStdout();
   EXPECT_NE(err.find("phalanx-loadtest inproc: the workload cannot fit its cluster:\n  the gangs "
                      "ask 122% of the cluster's nvidia.com/gpu (49 of 40) at once, and pods run "
-                     "until the end (no --pod-duration)"),
+                     "until the end (no --pod-duration)\n  the run waits for every gang to run "
+                     "at once, which can never happen: ask less"),
             std::string::npos)
       << err;
   EXPECT_NE(err.find("  gang pg-000000 needs 11 worker pods at once; the nodes they may use "
