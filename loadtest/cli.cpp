@@ -17,6 +17,7 @@
 #include "scheduler/quantity.hpp"
 #include "scheduler/validation.hpp"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -96,8 +97,12 @@ int finish(result<json::object> rep, const std::string& mode, const std::string&
     for (const auto& target : t->as_array()) {
       const auto& o = target.as_object();
       std::string value = "n/a";
-      if (o.at("value").is_number())
-        value = report_json_text(o.at("value"), 0);
+      if (o.at("value").is_number()) {
+        char buf[48];
+        double v = o.at("value").to_number<double>();
+        std::snprintf(buf, sizeof buf, v == std::trunc(v) ? "%.0f" : "%.4g", v);
+        value = buf;
+      }
       std::printf("target %-45s %-60s value %-14s %s\n",
                   std::string(o.at("name").as_string()).c_str(),
                   std::string(o.at("rule").as_string()).c_str(), value.c_str(),

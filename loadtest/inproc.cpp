@@ -400,7 +400,9 @@ result<json::object> run_inproc(const inproc_options& options) {
 
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
-  progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
+  // With a pod duration the run waits for completions, and the line counts those.
+  progress_meter meter(stdout, tty, wait_completion ? "completed" : "scheduled", "pods",
+                       w.total_pods);
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
                  std::chrono::milliseconds(2), o.stall_after_ns};
   const run_outcome outcome =
@@ -412,7 +414,7 @@ result<json::object> run_inproc(const inproc_options& options) {
   x.outcome_message = describe_outcome(outcome, plan, recorder, recorder.seconds_since_start());
   if (!wait_completion && !timed_out)
     settle(svc, recorder, o, w.total_pods);
-  meter.finish(recorder.pods_running());
+  meter.finish(wait_completion ? recorder.pods_completed() : recorder.pods_running());
   stop_submitting = true;
   submitter.join();
   if (timed_out)

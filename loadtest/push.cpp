@@ -376,7 +376,9 @@ result<json::object> run_push(const push_options& options) {
 
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
-  progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
+  // With a pod duration the run waits for completions, and the line counts those.
+  progress_meter meter(stdout, tty, wait_completion ? "completed" : "scheduled", "pods",
+                       w.total_pods);
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
                  std::chrono::milliseconds(5), o.stall_after_ns};
   const run_outcome outcome = wait_for_gangs(
@@ -399,7 +401,7 @@ result<json::object> run_push(const push_options& options) {
     if (auto m = take_sample())
       final_metrics = std::move(m);
   }
-  meter.finish(recorder.pods_running());
+  meter.finish(wait_completion ? recorder.pods_completed() : recorder.pods_running());
   stop = true;
   submitter.join();
   watcher.join();

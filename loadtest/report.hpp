@@ -72,7 +72,9 @@ boost::json::object make_target(std::string name, std::string rule, double targe
 
 /// What a report says about its run: one rule for the exit code, the console, the report's
 /// "verdict" and the words at the top of the HTML page.
-///   interrupted     "outcome" is "interrupted" (SIGINT or SIGTERM): the figures are partial;
+///   interrupted     "outcome" is "interrupted" (SIGINT or SIGTERM): the figures are partial,
+///                   so nothing else is judged (the invariants were not checked, targets not
+///                   reached);
 ///   failed          "outcome" is another than "completed" (failed, stalled, timed out), or
 ///                   invariants were violated or not checked, not every gang was scheduled (or
 ///                   not every one of the backlog), submissions failed, or a restarted daemon

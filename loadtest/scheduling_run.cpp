@@ -255,8 +255,10 @@ void run_recorder::observed_completed(int64_t index) {
   observed_running(index); // Completed implies it ran.
   auto& g = gangs_[static_cast<std::size_t>(index)];
   int64_t expected = -1;
-  if (g.completed_ns.compare_exchange_strong(expected, now_ns()))
+  if (g.completed_ns.compare_exchange_strong(expected, now_ns())) {
     gangs_completed_.fetch_add(1);
+    pods_completed_.fetch_add(workload_->gangs[static_cast<std::size_t>(index)].size());
+  }
 }
 
 void run_recorder::failed(const std::string& message) {
@@ -343,7 +345,7 @@ run_outcome wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_mete
       take_sample();
       next_sample = now + std::chrono::nanoseconds(plan.sample_interval_ns);
     }
-    meter.update(r.pods_running());
+    meter.update(plan.wait_completion ? r.pods_completed() : r.pods_running());
     bool done = plan.wait_completion ? r.gangs_completed() == plan.gangs
                                      : r.gangs_running() == plan.gangs;
     if (done)

@@ -154,6 +154,7 @@ class run_recorder {
   int64_t gangs_running() const { return gangs_running_.load(); }
   int64_t pods_running() const { return pods_running_.load(); }
   int64_t gangs_completed() const { return gangs_completed_.load(); }
+  int64_t pods_completed() const { return pods_completed_.load(); }
   int64_t failures() const { return failures_.load(); }
   std::vector<std::string> failure_messages() const;
 
@@ -178,7 +179,7 @@ class run_recorder {
   };
   std::unique_ptr<gang_times[]> gangs_;
   std::atomic<int64_t> gangs_submitted_{0}, pods_submitted_{0}, gangs_running_{0}, pods_running_{0},
-      gangs_completed_{0}, failures_{0};
+      gangs_completed_{0}, pods_completed_{0}, failures_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> failure_messages_;
   std::vector<run_sample> samples_;
@@ -227,7 +228,8 @@ struct wait_plan {
 };
 
 /// Follows the run: samples the metrics (`take_sample`) every sample interval and updates the
-/// meter until it ends. completed: every gang runs (or completed); failed: failed submissions
+/// meter (pods in Running gangs, or in completed gangs when the plan waits for completion) until
+/// it ends. completed: every gang runs (or completed); failed: failed submissions
 /// left it without progress for 10 s, or `stop_early` said so; stalled: no gang started or
 /// completed for plan.stall_after_ns (counted from the call); timed_out: plan.timeout_ns passed;
 /// interrupted: interrupt_signal() is set (checked at every poll).

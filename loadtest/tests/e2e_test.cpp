@@ -137,7 +137,17 @@ std::pair<pid_t, pid_t> start_endless_push(const scratch_dir& dir, const std::st
   EXPECT_TRUE(pid.ok());
   if (!pid)
     return {-1, -1};
+  // Two progress lines (a second apart): the gangs have been submitted and placed by then.
   auto text = wait_for_text(log, " requests (", std::chrono::seconds(120));
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+       std::chrono::steady_clock::now() < until;
+       std::this_thread::sleep_for(std::chrono::milliseconds(50))) {
+    text = read_text_file(log).value_or("");
+    std::regex progress("\\n(completed|scheduled) ");
+    if (std::distance(std::sregex_iterator(text.begin(), text.end(), progress),
+                      std::sregex_iterator()) >= 2)
+      break;
+  }
   std::smatch m;
   pid_t daemon = -1;
   if (std::regex_search(text, m, std::regex("phalanxd \\(pid ([0-9]+)\\) ready")))
@@ -185,6 +195,10 @@ TEST(E2eLoadtestInterrupt, SigtermStopsTheDaemonRemovesTheTempDirAndWritesAParti
             std::string::npos);
   EXPECT_NE(html.find("interrupted by SIGTERM"), std::string::npos);
   EXPECT_NE(text.find("push: interrupted by SIGTERM"), std::string::npos) << text;
+  // The run waits for completions (pods of an hour), and its progress line counts those: not
+  // "scheduled 100.0% ... ETA 0ms" for an hour.
+  EXPECT_NE(text.find("completed   0.0%  0/"), std::string::npos) << text;
+  EXPECT_EQ(text.find("100.0%"), std::string::npos) << text;
 }
 
 // A load tester killed outright (SIGKILL: no handler runs) takes its phalanxd with it.
