@@ -100,7 +100,8 @@ int finish(result<json::object> rep, const std::string& mode, const std::string&
       if (o.at("value").is_number()) {
         char buf[48];
         double v = o.at("value").to_number<double>();
-        std::snprintf(buf, sizeof buf, v == std::trunc(v) ? "%.0f" : "%.4g", v);
+        std::snprintf(buf, sizeof buf, v == std::trunc(v) || std::fabs(v) >= 1000 ? "%.0f" : "%.4g",
+                      v);
         value = buf;
       }
       std::printf("target %-45s %-60s value %-14s %s\n",

@@ -516,12 +516,14 @@ bool is_false(const json::value* v) {
   return v != nullptr && v->is_bool() && !v->as_bool();
 }
 
+// A figure in a sentence: whole from 1,000 on, four significant digits below.
 std::string number_text(const json::value& v) {
   if (!v.is_number())
     return "n/a";
-  std::string out;
-  write_number(out, v.to_number<double>());
-  return out;
+  const double d = v.to_number<double>();
+  char buf[48];
+  std::snprintf(buf, sizeof buf, d == std::trunc(d) || std::fabs(d) >= 1000 ? "%.0f" : "%.4g", d);
+  return buf;
 }
 
 } // namespace

@@ -559,9 +559,10 @@ fit_check check_fit(const workload& w, const workload_spec& spec) {
   if (refused_demand)
     out.refusals.push_back(
         "the run waits for every gang to run at once, which can never happen: ask less (fewer "
-        "--podgroups, smaller --gang-sizes, --pod-cpu, --pod-memory or --gpu-gang-fraction), "
-        "give more (--nodes, --node-cpu, --node-memory, --gpu-node-fraction), or give "
-        "--pod-duration so that gangs queue and complete");
+        "--podgroups, smaller --gang-sizes, --pod-cpu, --pod-memory, --gpu-gang-fraction or "
+        "--gpus-per-pod), give more (--nodes, --node-cpu, --node-memory, --node-pods, "
+        "--gpu-node-fraction or --gpus-per-node), or give --pod-duration so that gangs queue and "
+        "complete");
   return out;
 }
 
