@@ -1,4 +1,5 @@
 #include "loadtest/inproc.hpp"
+#include "loadtest/interrupt.hpp"
 
 #include "loadtest/progress.hpp"
 #include "loadtest/report.hpp"
@@ -474,18 +475,19 @@ result<json::object> run_inproc(const inproc_options& options) {
                                 : 0;
   double loop_rate = std::numeric_limits<double>::quiet_NaN();
   double ratio = std::numeric_limits<double>::quiet_NaN();
-  if (!options.skip_loop && x.outcome == run_outcome::completed) {
+  if (!options.skip_loop && x.outcome == run_outcome::completed && interrupt_signal() == 0) {
     std::printf("inproc: the same gangs through the pure planner in one loop\n");
     std::fflush(stdout);
     // The fastest of three: the shared host moves a 0.3 s loop by a quarter from run to run,
     // and the fastest is what the planner alone can do (the ratio errs low, not high).
     auto loop = run_planner_loop(w, o.workload, config.scheduling.planner, config.seed);
-    for (int round = 1; round < loop_rounds; ++round)
+    int rounds = 1;
+    for (int round = 1; round < loop_rounds && interrupt_signal() == 0; ++round, ++rounds)
       if (auto again = run_planner_loop(w, o.workload, config.scheduling.planner, config.seed);
           again.seconds < loop.seconds)
         loop = std::move(again);
     loop_rate = loop.pods_per_second;
-    figures["loop_rounds"] = loop_rounds;
+    figures["loop_rounds"] = rounds;
     figures["loop_pods_per_second"] = loop.pods_per_second;
     figures["loop_seconds"] = loop.seconds;
     figures["loop_placed_pods"] = loop.placed_pods;
@@ -512,6 +514,15 @@ result<json::object> run_inproc(const inproc_options& options) {
       x.mode_summary.push_back({"backlog / loop pods/s (actor overhead ratio)",
                                 std::isfinite(ratio) ? std::to_string(ratio) : "n/a"});
     }
+  }
+  // A signal after the gangs ran (during the backlog's store or the planner loop, which do not
+  // poll) still ends the run as interrupted: the user asked it to stop.
+  if (interrupt_signal() != 0 && x.outcome == run_outcome::completed) {
+    x.outcome = run_outcome::interrupted;
+    x.outcome_message = std::string("interrupted by ") + signal_name(interrupt_signal()) +
+                        " after the gangs ran; the backlog and the planner loop may be cut "
+                        "short";
+    std::printf("inproc: %s\n", x.outcome_message.c_str());
   }
   x.mode_figures = std::move(figures);
 
