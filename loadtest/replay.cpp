@@ -250,6 +250,40 @@ big_job_outcome big_job_waits(const std::vector<sch::sim_job_result>& jobs) {
   return out;
 }
 
+// What was held, useful or not, over the makespan, from every partition's changes of use
+// (at, cpu delta, GPU delta): the step function of the plot and the held fractions.
+void held_over_makespan(std::vector<std::tuple<sch::duration, int64_t, int64_t>>& deltas,
+                        sch::duration makespan, const sch::resources& total,
+                        policy_outcome& out) {
+  std::stable_sort(deltas.begin(), deltas.end(),
+                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
+  int64_t cpu = 0, gpu = 0;
+  double cpu_area = 0, gpu_area = 0; // Unit-seconds.
+  sch::duration last{};
+  out.utilization.push_back({0.0, 0.0, 0.0});
+  for (std::size_t i = 0; i < deltas.size();) {
+    auto at = std::get<0>(deltas[i]);
+    cpu_area += double(cpu) / 1000.0 * seconds(at - last);
+    gpu_area += double(gpu) * seconds(at - last);
+    last = at;
+    while (i < deltas.size() && std::get<0>(deltas[i]) == at) {
+      cpu += std::get<1>(deltas[i]);
+      gpu += std::get<2>(deltas[i]);
+      ++i;
+    }
+    out.utilization.push_back({seconds(at), double(gpu), double(cpu) / 1000.0});
+  }
+  if (makespan > last) {
+    cpu_area += double(cpu) / 1000.0 * seconds(makespan - last);
+    gpu_area += double(gpu) * seconds(makespan - last);
+  }
+  double span = seconds(makespan);
+  double total_gpu = double(total.get(sch::gpu_resource));
+  double total_cpu = double(total.cpu_milli) / 1000.0;
+  out.gpu_held_fraction = span > 0 && total_gpu > 0 ? gpu_area / (total_gpu * span) : 0;
+  out.cpu_held_fraction = span > 0 && total_cpu > 0 ? cpu_area / (total_cpu * span) : 0;
+}
+
 } // namespace
 
 policy_outcome merge_results(sch::sim_policy policy, const std::vector<partition_run>& parts,
@@ -371,34 +405,7 @@ policy_outcome merge_results(sch::sim_policy policy, const std::vector<partition
   out.queues = by_queue(out.jobs, times);
   out.big_jobs = big_job_waits(out.jobs);
 
-  // What was held, useful or not, over the makespan: the step function of the plot.
-  std::stable_sort(deltas.begin(), deltas.end(),
-                   [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
-  int64_t cpu = 0, gpu = 0;
-  double cpu_area = 0, gpu_area = 0; // Unit-seconds.
-  sch::duration last{};
-  out.utilization.push_back({0.0, 0.0, 0.0});
-  for (std::size_t i = 0; i < deltas.size();) {
-    auto at = std::get<0>(deltas[i]);
-    cpu_area += double(cpu) / 1000.0 * seconds(at - last);
-    gpu_area += double(gpu) * seconds(at - last);
-    last = at;
-    while (i < deltas.size() && std::get<0>(deltas[i]) == at) {
-      cpu += std::get<1>(deltas[i]);
-      gpu += std::get<2>(deltas[i]);
-      ++i;
-    }
-    out.utilization.push_back({seconds(at), double(gpu), double(cpu) / 1000.0});
-  }
-  if (makespan > last) {
-    cpu_area += double(cpu) / 1000.0 * seconds(makespan - last);
-    gpu_area += double(gpu) * seconds(makespan - last);
-  }
-  double span = seconds(makespan);
-  double total_gpu = double(total.get(sch::gpu_resource));
-  double total_cpu = double(total.cpu_milli) / 1000.0;
-  out.gpu_held_fraction = span > 0 && total_gpu > 0 ? gpu_area / (total_gpu * span) : 0;
-  out.cpu_held_fraction = span > 0 && total_cpu > 0 ? cpu_area / (total_cpu * span) : 0;
+  held_over_makespan(deltas, makespan, total, out);
   return out;
 }
 
@@ -463,6 +470,48 @@ json::array cdf_points(const std::vector<sch::sim_job_result>& jobs, std::size_t
     pts.push_back(json::array{jcts[i], double(i + 1) / n});
   pts.push_back(json::array{jcts.back(), double(jcts.size()) / n});
   return pts;
+}
+
+// The JCT CDF per job size (the big ones as big_job_gpus defines them), one plot per size that
+// has jobs, side by side: small jobs are most of a trace and hide how the policies treat the big
+// ones.
+json::array jct_cdf_by_size(const std::vector<policy_outcome>& outcomes) {
+  struct size_class {
+    const char* id;
+    const char* title;
+    int64_t min_gpus, max_gpus;
+  };
+  json::array plots;
+  for (const auto& c :
+       {size_class{"jct_cdf_small", "jobs of at most 1 GPU", 0, 1},
+        size_class{"jct_cdf_medium", "jobs of 2 to 7 GPUs", 2, big_job_gpus - 1},
+        size_class{"jct_cdf_big", "big jobs, 8 GPUs or more", big_job_gpus,
+                   std::numeric_limits<int64_t>::max()}}) {
+    auto keep = [&](const sch::sim_job_result& j) {
+      auto g = j.requests.get(sch::gpu_resource);
+      return g >= c.min_gpus && g <= c.max_gpus;
+    };
+    int64_t n = 0;
+    if (!outcomes.empty())
+      n = std::count_if(outcomes.front().jobs.begin(), outcomes.front().jobs.end(), keep);
+    if (n == 0)
+      continue;
+    json::array lines;
+    for (const auto& out : outcomes)
+      lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
+                                   {"points", cdf_points(out.jobs, 400, keep)}});
+    plots.push_back(json::object{
+        {"id", c.id},
+        {"kind", "line"},
+        {"row", "jct_by_size"},
+        {"title", std::string("JCT CDF, ") + c.title + " (" + std::to_string(n) + ")"},
+        {"x_label", "job completion time (s, log scale)"},
+        {"y_label", "fraction of these jobs"},
+        {"x_log", true},
+        {"y_max", 1.0},
+        {"lines", std::move(lines)}});
+  }
+  return plots;
 }
 
 std::string fmt_s(double s) {
@@ -1035,42 +1084,8 @@ result<json::object> run_replay(const replay_options& o) {
                      {"y_label", "fraction of the cluster's GPUs"},
                      {"y_max", 1.0},
                      {"lines", std::move(util_lines)}});
-  // The same CDF per job size (the big ones as big_job_gpus defines them): small jobs are most of
-  // a trace and hide how the policies treat the big ones.
-  struct size_class {
-    const char* id;
-    const char* title;
-    int64_t min_gpus, max_gpus;
-  };
-  for (const auto& c :
-       {size_class{"jct_cdf_small", "jobs of at most 1 GPU", 0, 1},
-        size_class{"jct_cdf_medium", "jobs of 2 to 7 GPUs", 2, big_job_gpus - 1},
-        size_class{"jct_cdf_big", "big jobs, 8 GPUs or more", big_job_gpus,
-                   std::numeric_limits<int64_t>::max()}}) {
-    auto keep = [&](const sch::sim_job_result& j) {
-      auto g = j.requests.get(sch::gpu_resource);
-      return g >= c.min_gpus && g <= c.max_gpus;
-    };
-    int64_t n = 0;
-    if (!outcomes.empty())
-      n = std::count_if(outcomes.front().jobs.begin(), outcomes.front().jobs.end(), keep);
-    if (n == 0)
-      continue;
-    json::array lines;
-    for (const auto& out : outcomes)
-      lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
-                                   {"points", cdf_points(out.jobs, 400, keep)}});
-    plots.push_back(json::object{
-        {"id", c.id},
-        {"kind", "line"},
-        {"row", "jct_by_size"},
-        {"title", std::string("JCT CDF, ") + c.title + " (" + std::to_string(n) + ")"},
-        {"x_label", "job completion time (s, log scale)"},
-        {"y_label", "fraction of these jobs"},
-        {"x_log", true},
-        {"y_max", 1.0},
-        {"lines", std::move(lines)}});
-  }
+  for (auto& p : jct_cdf_by_size(outcomes))
+    plots.push_back(std::move(p));
   rep["plots"] = std::move(plots);
 
   print_tables(outcomes, o.preemption || o.reclaim);
