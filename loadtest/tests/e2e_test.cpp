@@ -10,12 +10,15 @@
 #include <gtest/gtest.h>
 
 #include <signal.h>
+#include <zlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <thread>
 #include <tuple>
@@ -336,18 +339,131 @@ TEST(E2eLoadtestHtml, ReportsRenderInHeadlessChromium) {
   expect_rendered(replay, 5,
                   {"jct_cdf", "gpu_utilization", "jct_cdf_small", "jct_cdf_medium", "jct_cdf_big"});
   EXPECT_NE(replay.find("pod-by-pod"), std::string::npos);
-  // The screenshot is not one colour: a uniform page of this size compresses to a few KiB
-  // (measured: a blank page, below), charts and text to far more.
-  auto png = screenshot(chromium, dir.path + "/replay.html", dir.path + "/replay.png",
-                        dir.path + "/profile-3");
-  ASSERT_GT(png.size(), 8u);
-  EXPECT_EQ(png.substr(1, 3), "PNG");
-  ASSERT_TRUE(write_text_file(dir.path + "/blank.html", "<!DOCTYPE html><html><body></body></html>")
-                  .ok());
-  auto blank = screenshot(chromium, dir.path + "/blank.html", dir.path + "/blank.png",
-                          dir.path + "/profile-4");
-  EXPECT_GT(png.size(), 10 * blank.size()) << "replay " << png.size() << " bytes, blank "
-                                           << blank.size();
+}
+
+// An RGBA image decoded from a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's
+// screenshots are); empty when the file is something else.
+struct rgba_image {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> pixels; // RGBA, row by row.
+};
+
+uint32_t big_endian32(const std::string& s, std::size_t at) {
+  return uint32_t(uint8_t(s[at])) << 24 | uint32_t(uint8_t(s[at + 1])) << 16 |
+         uint32_t(uint8_t(s[at + 2])) << 8 | uint32_t(uint8_t(s[at + 3]));
+}
+
+rgba_image decode_png(const std::string& png) {
+  rgba_image img;
+  if (png.size() < 8 || png.compare(0, 8, "\x89PNG\r\n\x1a\n") != 0)
+    return img;
+  std::string idat;
+  uint32_t channels = 0;
+  for (std::size_t at = 8; at + 8 <= png.size();) {
+    uint32_t length = big_endian32(png, at);
+    std::string type = png.substr(at + 4, 4);
+    if (at + 12 + length > png.size())
+      return {};
+    if (type == "IHDR") {
+      img.width = big_endian32(png, at + 8);
+      img.height = big_endian32(png, at + 12);
+      uint8_t depth = uint8_t(png[at + 16]), color = uint8_t(png[at + 17]);
+      uint8_t interlace = uint8_t(png[at + 20]);
+      if (depth != 8 || interlace != 0 || (color != 2 && color != 6))
+        return {};
+      channels = color == 6 ? 4 : 3;
+    } else if (type == "IDAT") {
+      idat.append(png, at + 8, length);
+    }
+    at += 12 + length;
+  }
+  const std::size_t stride = std::size_t(img.width) * channels;
+  std::vector<uint8_t> raw((stride + 1) * img.height);
+  uLongf raw_size = raw.size();
+  if (channels == 0 ||
+      ::uncompress(raw.data(), &raw_size, reinterpret_cast<const Bytef*>(idat.data()),
+                   idat.size()) != Z_OK ||
+      raw_size != raw.size())
+    return {};
+  // Undo each scanline's filter (PNG 1.2 section 6): None, Sub, Up, Average, Paeth.
+  std::vector<uint8_t> prev(stride, 0), row(stride);
+  img.pixels.reserve(std::size_t(img.width) * img.height * 4);
+  for (uint32_t y = 0; y < img.height; ++y) {
+    const uint8_t filter = raw[y * (stride + 1)];
+    const uint8_t* in = &raw[y * (stride + 1) + 1];
+    for (std::size_t i = 0; i < stride; ++i) {
+      int a = i >= channels ? row[i - channels] : 0, b = prev[i],
+          c = i >= channels ? prev[i - channels] : 0;
+      int predictor = 0;
+      switch (filter) {
+        case 1: predictor = a; break;
+        case 2: predictor = b; break;
+        case 3: predictor = (a + b) / 2; break;
+        case 4: {
+          int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+          predictor = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          break;
+        }
+        default: break;
+      }
+      row[i] = uint8_t(in[i] + predictor);
+    }
+    for (uint32_t x = 0; x < img.width; ++x) {
+      for (uint32_t k = 0; k < 3; ++k)
+        img.pixels.push_back(row[x * channels + k]);
+      img.pixels.push_back(channels == 4 ? row[x * channels + 3] : 255);
+    }
+    prev = row;
+  }
+  return img;
+}
+
+// Pixels that are clearly coloured (not white, grey or black): chart series, legend swatches.
+int64_t colored_pixels(const rgba_image& img) {
+  int64_t n = 0;
+  for (std::size_t i = 0; i + 3 < img.pixels.size(); i += 4) {
+    auto [lo, hi] = std::minmax({img.pixels[i], img.pixels[i + 1], img.pixels[i + 2]});
+    n += hi - lo > 60;
+  }
+  return n;
+}
+
+// The screenshot itself, decoded: a chart with a line has thousands more coloured pixels than
+// the same chart with no points (its axes, legend and the page's text are the same in both).
+TEST(E2eLoadtestHtml, TheScreenshotShowsTheChartsLines) {
+  auto chromium = find_chromium();
+  ASSERT_FALSE(chromium.empty()) << "headless Chromium is required for this test";
+  auto chart_js = read_chart_js(default_chart_js_path());
+  ASSERT_TRUE(chart_js.ok()) << chart_js.error().message();
+  scratch_dir dir;
+  std::map<std::string, int64_t> colored;
+  for (bool with_points : {true, false}) {
+    boost::json::array points;
+    if (with_points)
+      for (int i = 0; i <= 100; ++i)
+        points.push_back(boost::json::array{i, (i * 37) % 100});
+    boost::json::object rep;
+    rep["mode"] = "push";
+    rep["outcome"] = "completed";
+    rep["plots"] = boost::json::array{boost::json::object{
+        {"id", "zigzag"}, {"kind", "line"}, {"title", "A zigzag"}, {"x_label", "s"},
+        {"y_label", "pods"},
+        {"lines", boost::json::array{boost::json::object{{"name", "series"},
+                                                         {"points", std::move(points)}}}}}};
+    std::string name = with_points ? "line" : "empty";
+    ASSERT_TRUE(
+        write_text_file(dir.path + "/" + name + ".html", render_html_report(rep, *chart_js)).ok());
+    auto png = screenshot(chromium, dir.path + "/" + name + ".html",
+                          dir.path + "/" + name + ".png", dir.path + "/profile-" + name);
+    auto img = decode_png(png);
+    ASSERT_GT(img.width, 0u) << name << ": not a PNG Chromium writes (" << png.size() << " bytes)";
+    EXPECT_EQ(img.pixels.size(), std::size_t(img.width) * img.height * 4);
+    colored[name] = colored_pixels(img);
+  }
+  std::printf("coloured pixels: %lld with the line, %lld without\n",
+              static_cast<long long>(colored["line"]), static_cast<long long>(colored["empty"]));
+  EXPECT_GT(colored["line"], colored["empty"] + 2000)
+      << "with the line " << colored["line"] << " coloured pixels, without " << colored["empty"];
 }
 
 // A run that did not complete says so at the top of its page, in words, and the page still
