@@ -405,6 +405,7 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   o.flags_given = flags.given();
   if (int code = check_html_dependencies("restart", o.html_path); code != 0)
     return code;
+  interrupt_guard interrupts;
   return finish(run_restart(o), "restart", o.json_path, o.html_path, fail_on_target);
 }
 

@@ -1,5 +1,7 @@
 #include "loadtest/interrupt.hpp"
 
+#include <unistd.h>
+
 #include <atomic>
 
 namespace phalanx::loadtest {
@@ -14,6 +16,11 @@ struct sigaction previous_term {};
 
 extern "C" void on_interrupt(int sig) {
   caught.store(sig);
+  // write() is async-signal-safe; the run may take a moment to reach its next check.
+  static constexpr char message[] =
+      "\nphalanx-loadtest: stopping: the daemon, the temporary directory and a partial report "
+      "(again to quit at once)\n";
+  [[maybe_unused]] auto n = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
 } // namespace

@@ -1,8 +1,9 @@
 #pragma once
 
-// Ctrl-C and SIGTERM during a run. While an interrupt_guard lives, the first SIGINT or SIGTERM
-// only sets a flag: the run polls it, stops its child processes, removes its temporary
-// directory and writes a partial report marked "interrupted". The handler is installed with
+// Ctrl-C and SIGTERM during a run (push, inproc, restart). While an interrupt_guard lives, the
+// first SIGINT or SIGTERM sets a flag and says on stderr that the run is stopping: the run polls
+// the flag, stops its child processes, removes its temporary directory and writes a partial
+// report marked "interrupted". The handler is installed with
 // SA_RESETHAND, so a second signal takes the default action and ends the process at once (a
 // phalanxd child started with die_with_parent then dies with it).
 //

@@ -204,6 +204,41 @@ TEST(E2eLoadtestInterrupt, SigtermStopsTheDaemonRemovesTheTempDirAndWritesAParti
   EXPECT_EQ(text.find("100.0%"), std::string::npos) << text;
 }
 
+// restart: SIGTERM while a round waits out --steady-after ends it at once; the report covers
+// the rounds measured, the store's directory is removed.
+TEST(E2eLoadtestInterrupt, SigtermDuringRestartReportsTheRoundsMeasured) {
+  scratch_dir dir;
+  const auto work = dir.path + "/work";
+  std::filesystem::create_directories(work);
+  auto log = dir.path + "/tester.log";
+  auto pid = spawn_with_log({PHALANX_LOADTEST_BINARY, "restart", "--pods", "200", "--podgroups",
+                             "20", "--nodes", "10", "--repeat", "3", "--steady-after", "1h",
+                             "--work-dir", work, "--json", dir.path + "/restart.json"},
+                            log);
+  ASSERT_TRUE(pid.ok());
+  // The first daemon is listening once its port file exists.
+  bool listening = false;
+  for (int i = 0; i < 1200 && !listening; ++i) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(work))
+      listening |= e.path().filename() == "round-0.port";
+    if (!listening)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(listening) << read_text_file(log).value_or("");
+  ASSERT_EQ(::kill(*pid, SIGTERM), 0);
+  int status = wait_exit(*pid);
+  auto text = read_text_file(log).value_or("");
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 143) << text;
+  EXPECT_TRUE(std::filesystem::is_empty(work)) << "the store is left";
+  auto rep = read_report(dir.path + "/restart.json");
+  EXPECT_EQ(rep["outcome"].as_string(), "interrupted");
+  EXPECT_EQ(rep["outcome_message"].as_string(),
+            "interrupted by SIGTERM after 1 of 3 rounds; the figures are over those");
+  EXPECT_GT(number(rep, "restart_seconds"), 0);
+  EXPECT_NE(text.find("phalanx-loadtest: stopping"), std::string::npos) << text;
+}
+
 // A load tester killed outright (SIGKILL: no handler runs) takes its phalanxd with it.
 TEST(E2eLoadtestInterrupt, SigkillOfTheTesterTakesTheDaemonWithIt) {
   scratch_dir dir;
