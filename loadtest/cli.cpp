@@ -113,6 +113,14 @@ int finish(result<json::object> rep, const std::string& mode, const std::string&
   for (const auto& p : verdict.problems)
     if (verdict.kind != verdict_kind::targets_missed || fail_on_target)
       std::cerr << "phalanx-loadtest " << mode << ": " << p << "\n";
+  // The details behind a failure, as the report keeps them: every violation and the first
+  // failed submissions, one a line.
+  if (verdict.kind == verdict_kind::failed)
+    for (const char* key : {"invariant_violations", "submission_failure_messages"})
+      if (const auto* list = rep->if_contains(key); list != nullptr && list->is_array())
+        for (const auto& m : list->as_array())
+          if (m.is_string())
+            std::cerr << "  " << std::string(m.as_string()) << "\n";
   switch (verdict.kind) {
     case verdict_kind::passed:
       return 0;
