@@ -124,13 +124,14 @@ constexpr std::string_view html_tail = R"HTML(
     return e;
   }
   // One notation for every tick: digits up to 999, then SI suffixes (2.5k, 40k, 1.2M), never
-  // exponents; at most three decimals.
+  // exponents down to 1e-6; three decimals, two significant digits below 0.01.
   function fmt(v) {
     if (typeof v !== 'number') return v === null || v === undefined ? 'n/a' : String(v);
     if (!isFinite(v)) return String(v);
     var a = Math.abs(v), units = [[1e12, 'T'], [1e9, 'G'], [1e6, 'M'], [1e3, 'k']];
     for (var i = 0; i < units.length; i++)
       if (a >= units[i][0]) return String(Math.round(v / units[i][0] * 100) / 100) + units[i][1];
+    if (a > 0 && a < 0.01) return String(Number(v.toPrecision(2))); // 0.0005, not 0.
     return String(Math.round(v * 1000) / 1000);
   }
   // Log axes: a label at 1, 2 and 5 times each power of ten, none between.
