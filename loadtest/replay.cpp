@@ -609,6 +609,28 @@ json::object policy_json(const policy_outcome& out) {
 
 // The per-queue table: a row per queue, a mean and a p95 JCT column per policy and, when pods
 // may be evicted, the pods its queue lost and those of them reclaim took.
+// The per-partition table: a row per partition (a VC simulated on its own, or the one cluster)
+// with its arrival window and each policy's useful GPU utilization over it.
+json::object partition_table(const std::vector<policy_outcome>& outcomes) {
+  json::array columns{"partition", "jobs", "arrival window (h)"};
+  for (const auto& out : outcomes)
+    columns.push_back(json::value(std::string(sch::to_string(out.policy)) + " useful GPU (%)"));
+  json::array rows;
+  if (!outcomes.empty())
+    for (const auto& [name, first] : outcomes.front().partitions) {
+      json::array row{json::value(name), first.jobs, first.window_s / 3600.0};
+      for (const auto& out : outcomes) {
+        auto it = out.partitions.find(name);
+        row.push_back(it == out.partitions.end() ? json::value(nullptr)
+                                                 : json::value(it->second.gpu_utilization * 100));
+      }
+      rows.push_back(std::move(row));
+    }
+  return json::object{{"title", "Per partition: useful GPU utilization over its arrival window"},
+                      {"columns", std::move(columns)},
+                      {"rows", std::move(rows)}};
+}
+
 json::object queue_table(const std::vector<policy_outcome>& outcomes, bool evictions) {
   json::array columns{"queue", "jobs"};
   for (const auto& out : outcomes) {
@@ -1061,7 +1083,7 @@ result<json::object> run_replay(const replay_options& o) {
                                            "pods evicted by reclaim",
                                            "GPU-hours wasted by reclaim"}},
                    {"rows", std::move(table_rows)}},
-      queue_table(outcomes, o.preemption || o.reclaim)};
+      queue_table(outcomes, o.preemption || o.reclaim), partition_table(outcomes)};
   json::array plots;
   plots.push_back(json::object{{"id", "jct_cdf"},
                                {"kind", "line"},

@@ -160,7 +160,13 @@ TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
   EXPECT_EQ(rep["parameters"].as_object()["partition"].as_string(), "separate");
   // The CDF plot has one line per policy.
   EXPECT_EQ(rep["plots"].as_array()[0].as_object()["lines"].as_array().size(), 4u);
-  EXPECT_EQ(rep["tables"].as_array().size(), 2u);  // Per policy, per queue.
+  EXPECT_EQ(rep["tables"].as_array().size(), 3u);  // Per policy, per queue, per partition.
+  // A row per VC, with its window and a useful utilization per policy.
+  auto& parts = rep["tables"].as_array()[2].as_object();
+  EXPECT_EQ(parts["rows"].as_array().size(), 2u);
+  EXPECT_EQ(parts["columns"].as_array().size(), 3u + 4u);
+  for (auto& p : {&pods, &fifo, &volcano, &phx})
+    EXPECT_EQ((*p)["partitions"].as_object().size(), 2u);
 }
 
 // One VC of 5 nodes (40 GPUs) full of 1-GPU jobs of 1000 s; an 8-GPU job comes at 10 s. With
