@@ -191,6 +191,13 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
   // the run generates it again, from the same seed.
   {
     auto fit = check_fit(generate_workload(o.workload), o.workload);
+    // --server's cluster may hold more nodes than the workload creates: there the judgement is
+    // the generated nodes' only, a warning.
+    if (push && !po.server.empty()) {
+      for (auto& r : fit.refusals)
+        fit.warnings.push_back("on the generated nodes alone: " + r);
+      fit.refusals.clear();
+    }
     if (!fit.refusals.empty()) {
       std::cerr << "phalanx-loadtest " << mode << ": the workload cannot fit its cluster:\n";
       for (const auto& r : fit.refusals)

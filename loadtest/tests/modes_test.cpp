@@ -608,6 +608,22 @@ TEST(LoadtestCli, AWorkloadThatCannotFitIsRefusedBeforeItStarts) {
   EXPECT_EQ(out.find("inproc: generating"), std::string::npos) << "refused before it started";
   EXPECT_TRUE(std::filesystem::is_empty(dir.path));
 
+  // Against --server, whose cluster may have more nodes, the same is a warning (and the run
+  // then fails to connect).
+  auto served = gpus;
+  served[0] = "push";
+  for (const char* extra : {"--server", "http://127.0.0.1:1"})
+    served.push_back(extra);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(served), 1);
+  out = ::testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("push: warning: on the generated nodes alone: the gangs ask 122% of the "
+                     "cluster's nvidia.com/gpu (49 of 40) at once"),
+            std::string::npos)
+      << out;
+
   // With completing pods the same demand queues: a warning, and the run completes.
   auto queued = gpus;
   for (const char* extra : {"--pod-duration", "200ms", "--skip-loop", "--skip-backlog", "--json",
