@@ -187,7 +187,9 @@ constexpr std::string_view html_tail = R"HTML(
       type: 'bar',
       data: {labels: plot.bars.map(function (b) { return b.label; }),
              datasets: [{label: plot.y_label, data: plot.bars.map(function (b) { return b.value; }),
-                         backgroundColor: plot.bars.map(function (b) { return b.color || COLORS[0]; })}]},
+                         backgroundColor: plot.bars.map(function (b) {
+                           return b.color || COLORS[0];
+                         })}]},
       options: {animation: false, responsive: true, maintainAspectRatio: false,
                 plugins: {legend: {display: false}},
                 scales: {x: {title: {display: true, text: plot.x_label}},

@@ -413,7 +413,8 @@ constexpr resource_axis axes[] = {
     {"cpu", [](const scheduler::resources& r) { return r.cpu_milli; }},
     {"memory", [](const scheduler::resources& r) { return r.memory_bytes; }},
     {"pods", [](const scheduler::resources& r) { return r.pods; }},
-    {"nvidia.com/gpu", [](const scheduler::resources& r) { return r.get(scheduler::gpu_resource); }},
+    {"nvidia.com/gpu",
+     [](const scheduler::resources& r) { return r.get(scheduler::gpu_resource); }},
 };
 
 // An amount in its resource's unit, as a person writes it.

@@ -359,7 +359,8 @@ TEST(LoadtestReport, JsonNumbersReadAsPeopleWriteThem) {
   o["points"] = json::array{json::array{0.5, 20000.0}, json::array{1.0, 2.0}};
   EXPECT_EQ(report_json_text(o, 0),
             "{\"double_40\":40,\"int_40\":40,\"negative\":-3,\"quarter\":0.25,"
-            "\"small\":1e-07,\"quadrillion\":1000000000000000,\"huge\":1e+22,\"nan\":null,\"points\":[[0.5,20000],[1,2]]}");
+            "\"small\":1e-07,\"quadrillion\":1000000000000000,\"huge\":1e+22,\"nan\":null,"
+            "\"points\":[[0.5,20000],[1,2]]}");
   EXPECT_EQ(to_pretty_json(json::object{{"a", 40.0}, {"b", json::array{1.0, 2.5}}}),
             "{\n  \"a\": 40,\n  \"b\": [1, 2.5]\n}\n");
   // A target of 20000 as make_target writes it.
