@@ -3,6 +3,7 @@
 
 #include "loadtest/flags.hpp"
 #include "loadtest/inproc.hpp"
+#include "loadtest/interrupt.hpp"
 #include "loadtest/kube_bench.hpp"
 #include "loadtest/kube_restart.hpp"
 #include "loadtest/push.hpp"
@@ -16,6 +17,7 @@
 #include "scheduler/quantity.hpp"
 #include "scheduler/validation.hpp"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -64,17 +66,33 @@ int usage_error(const std::string& mode, const std::string& message) {
   return 2;
 }
 
-int finish(const result<json::object>& rep, const std::string& mode, const std::string& json_path,
-           const std::string& html_path) {
-  if (!rep) {
-    std::cerr << "phalanx-loadtest " << mode << ": " << rep.error().message() << "\n";
+// Reads Chart.js now when an HTML report is wanted: a missing package fails before the run, not
+// after it. The text is read again when the page is written.
+int check_html_dependencies(const std::string& mode, const std::string& html_path) {
+  if (html_path.empty())
+    return 0;
+  if (auto js = read_chart_js(default_chart_js_path()); !js) {
+    std::cerr << "phalanx-loadtest " << mode << ": --html " << html_path << ": "
+              << js.error().message() << "\n";
     return 1;
   }
+  return 0;
+}
+
+// Writes the reports with their verdict, prints the targets and the problems, and returns the
+// exit code (cli.hpp lists them).
+int finish(result<json::object> rep, const std::string& mode, const std::string& json_path,
+           const std::string& html_path, bool fail_on_target) {
+  if (!rep) {
+    std::cerr << "phalanx-loadtest " << mode << ": " << rep.error().message() << "\n";
+    return interrupt_signal() != 0 ? 128 + interrupt_signal() : 1;
+  }
+  const auto verdict = assess_report(*rep);
+  (*rep)["verdict"] = verdict_json(verdict);
   if (auto s = write_reports(*rep, json_path, html_path); !s.ok()) {
     std::cerr << "phalanx-loadtest " << mode << ": " << s.message() << "\n";
     return 1;
   }
-  // Print the targets.
   if (const auto* t = rep->if_contains("targets"); t != nullptr && t->is_array())
     for (const auto& target : t->as_array()) {
       const auto& o = target.as_object();
@@ -82,8 +100,8 @@ int finish(const result<json::object>& rep, const std::string& mode, const std::
       if (o.at("value").is_number()) {
         char buf[48];
         double v = o.at("value").to_number<double>();
-        std::snprintf(buf, sizeof buf,
-                      v == static_cast<double>(static_cast<int64_t>(v)) ? "%.0f" : "%.4g", v);
+        std::snprintf(buf, sizeof buf, v == std::trunc(v) || std::fabs(v) >= 1000 ? "%.0f" : "%.4g",
+                      v);
         value = buf;
       }
       std::printf("target %-45s %-60s value %-14s %s\n",
@@ -92,44 +110,34 @@ int finish(const result<json::object>& rep, const std::string& mode, const std::
                   o.at("met").as_bool() ? "met" : "NOT met");
     }
   std::fflush(stdout);
-  bool failed = false;
-  if (const auto* v = rep->if_contains("invariants_ok");
-      v != nullptr && v->is_bool() && !v->as_bool()) {
-    std::cerr << "phalanx-loadtest " << mode << ": invariants violated or not checked\n";
-    if (const auto* list = rep->if_contains("invariant_violations");
-        list != nullptr && list->is_array())
-      for (const auto& m : list->as_array())
-        std::cerr << "  " << std::string(m.as_string()) << "\n";
-    failed = true;
+  for (const auto& p : verdict.problems)
+    if (verdict.kind != verdict_kind::targets_missed || fail_on_target)
+      std::cerr << "phalanx-loadtest " << mode << ": " << p << "\n";
+  // The details behind a failure, as the report keeps them: every violation and the first
+  // failed submissions, one a line.
+  if (verdict.kind == verdict_kind::failed)
+    for (const char* key : {"invariant_violations", "submission_failure_messages"})
+      if (const auto* list = rep->if_contains(key); list != nullptr && list->is_array())
+        for (const auto& m : list->as_array())
+          if (m.is_string())
+            std::cerr << "  " << std::string(m.as_string()) << "\n";
+  switch (verdict.kind) {
+    case verdict_kind::passed:
+      return 0;
+    case verdict_kind::targets_missed:
+      return fail_on_target ? 3 : 0;
+    case verdict_kind::failed:
+      return 1;
+    case verdict_kind::interrupted:
+      return 128 + (interrupt_signal() != 0 ? interrupt_signal() : SIGINT);
   }
-  if (const auto* v = rep->if_contains("all_scheduled");
-      v != nullptr && v->is_bool() && !v->as_bool()) {
-    std::cerr << "phalanx-loadtest " << mode << ": not every gang was scheduled\n";
-    failed = true;
-  }
-  if (const auto* b = rep->if_contains("backlog"); b != nullptr && b->is_object())
-    if (const auto* v = b->as_object().if_contains("all_scheduled");
-        v != nullptr && v->is_bool() && !v->as_bool()) {
-      std::cerr << "phalanx-loadtest " << mode << ": not every gang of the backlog was scheduled\n";
-      failed = true;
-    }
-  if (const auto* v = rep->if_contains("submission_failures");
-      v != nullptr && v->is_int64() && v->as_int64() > 0) {
-    std::cerr << "phalanx-loadtest " << mode << ": " << v->as_int64()
-              << " submissions failed; first ones:\n";
-    if (const auto* list = rep->if_contains("submission_failure_messages");
-        list != nullptr && list->is_array())
-      for (const auto& m : list->as_array())
-        std::cerr << "  " << std::string(m.as_string()) << "\n";
-    failed = true;
-  }
-  if (const auto* v = rep->if_contains("all_objects_back");
-      v != nullptr && v->is_bool() && !v->as_bool()) {
-    std::cerr << "phalanx-loadtest " << mode
-              << ": the restarted daemon did not list every PodGroup and node\n";
-    failed = true;
-  }
-  return failed ? 1 : 0;
+  return 1;
+}
+
+void add_fail_on_target(flag_set& flags, bool* target) {
+  flags.add_bool("fail-on-target", target,
+                 "exit with 3 when the run finished but missed a target (default: targets are "
+                 "reported, the exit code is 0)");
 }
 
 int run_scheduling_mode(const std::string& mode, std::span<const std::string> args,
@@ -150,6 +158,8 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
                         "schedules, then stored first and scheduled by a restarted runtime (the "
                         "backlog), then plans the same gangs with the pure planner in one loop.");
   add_run_flags(flags, o, texts);
+  bool fail_on_target = false;
+  add_fail_on_target(flags, &fail_on_target);
   o.concurrency = push ? 32 : 1024;
   flags.add_int("concurrency", &o.concurrency, 1, 100000,
                 push ? "client connections submitting at once (one thread each)"
@@ -174,8 +184,30 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
   }
   if (auto s = flags.parse(args); !s.ok())
     return usage_error(mode, s.message());
+  texts.stall_after_given = flags.was_set("stall-after");
   if (auto s = finish_run_flags(o, texts); !s.ok())
     return usage_error(mode, s.message());
+  // A workload that can never run is refused before anything starts (workload.hpp, check_fit);
+  // the run generates it again, from the same seed.
+  {
+    auto fit = check_fit(generate_workload(o.workload), o.workload);
+    // --server's cluster may hold more nodes than the workload creates: there the judgement is
+    // the generated nodes' only, a warning.
+    if (push && !po.server.empty()) {
+      for (auto& r : fit.refusals)
+        fit.warnings.push_back("on the generated nodes alone: " + r);
+      fit.refusals.clear();
+    }
+    if (!fit.refusals.empty()) {
+      std::cerr << "phalanx-loadtest " << mode << ": the workload cannot fit its cluster:\n";
+      for (const auto& r : fit.refusals)
+        std::cerr << "  " << r << "\n";
+      return 2;
+    }
+    for (const auto& w : fit.warnings)
+      std::cout << mode << ": warning: " << w << "\n";
+    o.fit_warnings = std::move(fit.warnings);
+  }
   if (!config_file.empty()) {
     std::ifstream in(config_file);
     if (!in)
@@ -194,9 +226,12 @@ int run_scheduling_mode(const std::string& mode, std::span<const std::string> ar
   }
   o.command = command;
   o.flags_given = flags.given();
+  if (int code = check_html_dependencies(mode, o.html_path); code != 0)
+    return code;
+  interrupt_guard interrupts;
   if (push)
-    return finish(run_push(po), mode, o.json_path, o.html_path);
-  return finish(run_inproc(io), mode, o.json_path, o.html_path);
+    return finish(run_push(po), mode, o.json_path, o.html_path, fail_on_target);
+  return finish(run_inproc(io), mode, o.json_path, o.html_path, fail_on_target);
 }
 
 int run_replay_mode(std::span<const std::string> args, const std::string& command) {
@@ -295,6 +330,8 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
   flags.add_int("seed", &seed, 0, std::numeric_limits<int64_t>::max(), "seed of the planner");
   flags.add_string("json", &o.json_path, "write the JSON report here");
   flags.add_string("html", &o.html_path, "write the HTML report here");
+  bool fail_on_target = false;
+  add_fail_on_target(flags, &fail_on_target);
   if (wants_help(args)) {
     std::cout << flags.usage();
     return 0;
@@ -331,7 +368,9 @@ int run_replay_mode(std::span<const std::string> args, const std::string& comman
     return usage_error("replay", "--vc-scale: applies to --cluster-from-vc only");
   o.command = command;
   o.flags_given = flags.given();
-  return finish(run_replay(o), "replay", o.json_path, o.html_path);
+  if (int code = check_html_dependencies("replay", o.html_path); code != 0)
+    return code;
+  return finish(run_replay(o), "replay", o.json_path, o.html_path, fail_on_target);
 }
 
 int run_restart_mode(std::span<const std::string> args, const std::string& command) {
@@ -361,6 +400,8 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   flags.add_bool("keep", &o.keep, "keep the store and the daemon logs");
   flags.add_string("json", &o.json_path, "write the JSON report here");
   flags.add_string("html", &o.html_path, "write the HTML report here");
+  bool fail_on_target = false;
+  add_fail_on_target(flags, &fail_on_target);
   if (wants_help(args)) {
     std::cout << flags.usage();
     return 0;
@@ -377,7 +418,10 @@ int run_restart_mode(std::span<const std::string> args, const std::string& comma
   }
   o.command = command;
   o.flags_given = flags.given();
-  return finish(run_restart(o), "restart", o.json_path, o.html_path);
+  if (int code = check_html_dependencies("restart", o.html_path); code != 0)
+    return code;
+  interrupt_guard interrupts;
+  return finish(run_restart(o), "restart", o.json_path, o.html_path, fail_on_target);
 }
 
 // A mode whose flags need no check beyond their own ranges: --json and --html, help, parse, run,
@@ -388,6 +432,8 @@ int run_plain_mode(const std::string& mode, flag_set& flags, Options& o,
                    result<json::object> (*run)(const Options&)) {
   flags.add_string("json", &o.json_path, "write the JSON report here");
   flags.add_string("html", &o.html_path, "write the HTML report here");
+  bool fail_on_target = false;
+  add_fail_on_target(flags, &fail_on_target);
   if (wants_help(args)) {
     std::cout << flags.usage();
     return 0;
@@ -396,7 +442,9 @@ int run_plain_mode(const std::string& mode, flag_set& flags, Options& o,
     return usage_error(mode, s.message());
   o.command = command;
   o.flags_given = flags.given();
-  return finish(run(o), mode, o.json_path, o.html_path);
+  if (int code = check_html_dependencies(mode, o.html_path); code != 0)
+    return code;
+  return finish(run(o), mode, o.json_path, o.html_path, fail_on_target);
 }
 
 int run_big_delete_mode(std::span<const std::string> args, const std::string& command) {

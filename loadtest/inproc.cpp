@@ -1,4 +1,5 @@
 #include "loadtest/inproc.hpp"
+#include "loadtest/interrupt.hpp"
 
 #include "loadtest/progress.hpp"
 #include "loadtest/report.hpp"
@@ -268,9 +269,12 @@ result<backlog_result> run_backlog(const workload& w, const run_options& o,
   std::atomic<bool> nothing_to_submit{true};
   progress_meter meter(stdout, stdout_is_tty(), "backlog", "pods", w.total_pods);
   wait_plan plan{static_cast<int64_t>(w.gangs.size()), false, o.timeout_ns, o.sample_interval_ns,
-                 std::chrono::milliseconds(2)};
-  out.timed_out = wait_for_gangs(plan, recorder, meter, nothing_to_submit,
-                                 [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+                 std::chrono::milliseconds(2), o.stall_after_ns};
+  out.outcome = wait_for_gangs(plan, recorder, meter, nothing_to_submit,
+                               [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+  out.timed_out = out.outcome != run_outcome::completed;
+  out.outcome_message =
+      "backlog " + describe_outcome(out.outcome, plan, recorder, recorder.seconds_since_start());
   meter.finish(recorder.pods_running());
   out.seconds = recorder.last_running_s();
   out.all_scheduled = recorder.gangs_running() == static_cast<int64_t>(w.gangs.size());
@@ -300,7 +304,8 @@ json::object backlog_figures(const backlog_result& b) {
   f["pods_scheduled_at_ready"] = b.pods_scheduled_at_ready;
   f["seconds"] = b.seconds;
   f["pods_per_second"] = json_number(b.pods_per_second);
-  f["timed_out"] = b.timed_out;
+  f["timed_out"] = b.outcome == run_outcome::timed_out;
+  f["outcome"] = std::string(to_string(b.outcome));
   auto quantiles = [&](const std::optional<histogram_data>& h, const char* prefix) {
     if (!h)
       return;
@@ -396,23 +401,26 @@ result<json::object> run_inproc(const inproc_options& options) {
 
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
-  progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
+  // With a pod duration the run waits for completions, and the line counts those.
+  progress_meter meter(stdout, tty, wait_completion ? "completed" : "scheduled", "pods",
+                       w.total_pods);
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
-                 std::chrono::milliseconds(2)};
-  const bool timed_out =
+                 std::chrono::milliseconds(2), o.stall_after_ns};
+  const run_outcome outcome =
       wait_for_gangs(plan, recorder, meter, submitter_done,
                      [&] { take_sample(svc, recorder, o, w.total_pods); }, {});
+  const bool timed_out = outcome != run_outcome::completed;
+  run_extras x;
+  x.outcome = outcome;
+  x.outcome_message = describe_outcome(outcome, plan, recorder, recorder.seconds_since_start());
   if (!wait_completion && !timed_out)
     settle(svc, recorder, o, w.total_pods);
-  meter.finish(recorder.pods_running());
+  meter.finish(wait_completion ? recorder.pods_completed() : recorder.pods_running());
   stop_submitting = true;
   submitter.join();
   if (timed_out)
-    std::printf("inproc: timed out after %s with %lld of %lld gangs running\n",
-                scheduler::format_duration_ns(o.timeout_ns).c_str(),
-                static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
+    std::printf("inproc: %s\n", x.outcome_message.c_str());
 
-  run_extras x;
   x.setup_seconds = setup_seconds;
   if (auto parsed = parse_prometheus_text(svc.metrics_text()))
     read_runtime_histograms(*parsed, x);
@@ -433,15 +441,20 @@ result<json::object> run_inproc(const inproc_options& options) {
   figures["store"] = json::object{{"writes", store_stats.writes},
                                   {"records_written", store_stats.records_written},
                                   {"bytes_written", store_stats.bytes_written}};
-  figures["timed_out"] = timed_out;
+  figures["timed_out"] = outcome == run_outcome::timed_out;
   x.mode_parameters["store_dir"] = *dir + "/store";
   x.mode_parameters["skip_loop"] = options.skip_loop;
   x.mode_parameters["skip_backlog"] = options.skip_backlog;
   if (!options.config_path.empty())
     x.mode_parameters["config"] = options.config_path;
 
+  // An interrupted run stops here; one that did not complete has nothing to compare the
+  // backlog and the loop with.
+  const bool go_on = outcome == run_outcome::completed;
+  if (!go_on && !options.skip_backlog)
+    std::printf("inproc: the backlog and the planner loop are left out\n");
   std::optional<backlog_result> backlog;
-  if (!options.skip_backlog) {
+  if (!options.skip_backlog && go_on) {
     std::printf("inproc: the same gangs as a backlog: stored first, then scheduled from a restart\n");
     std::fflush(stdout);
     auto b = run_backlog(w, o, config, *dir + "/backlog");
@@ -449,6 +462,11 @@ result<json::object> run_inproc(const inproc_options& options) {
       return status{b.error().code(), "backlog: " + b.error().message()};
     for (const auto& v : b->invariants.violations)
       x.invariants.violations.push_back("backlog: " + v);
+    if (b->outcome != run_outcome::completed) {
+      x.outcome = b->outcome;
+      x.outcome_message = b->outcome_message;
+      std::printf("inproc: %s\n", b->outcome_message.c_str());
+    }
     backlog = std::move(*b);
   }
 
@@ -457,18 +475,19 @@ result<json::object> run_inproc(const inproc_options& options) {
                                 : 0;
   double loop_rate = std::numeric_limits<double>::quiet_NaN();
   double ratio = std::numeric_limits<double>::quiet_NaN();
-  if (!options.skip_loop) {
+  if (!options.skip_loop && x.outcome == run_outcome::completed && interrupt_signal() == 0) {
     std::printf("inproc: the same gangs through the pure planner in one loop\n");
     std::fflush(stdout);
     // The fastest of three: the shared host moves a 0.3 s loop by a quarter from run to run,
     // and the fastest is what the planner alone can do (the ratio errs low, not high).
     auto loop = run_planner_loop(w, o.workload, config.scheduling.planner, config.seed);
-    for (int round = 1; round < loop_rounds; ++round)
+    int rounds = 1;
+    for (int round = 1; round < loop_rounds && interrupt_signal() == 0; ++round, ++rounds)
       if (auto again = run_planner_loop(w, o.workload, config.scheduling.planner, config.seed);
           again.seconds < loop.seconds)
         loop = std::move(again);
     loop_rate = loop.pods_per_second;
-    figures["loop_rounds"] = loop_rounds;
+    figures["loop_rounds"] = rounds;
     figures["loop_pods_per_second"] = loop.pods_per_second;
     figures["loop_seconds"] = loop.seconds;
     figures["loop_placed_pods"] = loop.placed_pods;
@@ -495,6 +514,15 @@ result<json::object> run_inproc(const inproc_options& options) {
       x.mode_summary.push_back({"backlog / loop pods/s (actor overhead ratio)",
                                 std::isfinite(ratio) ? std::to_string(ratio) : "n/a"});
     }
+  }
+  // A signal after the gangs ran (during the backlog's store or the planner loop, which do not
+  // poll) still ends the run as interrupted: the user asked it to stop.
+  if (interrupt_signal() != 0 && x.outcome == run_outcome::completed) {
+    x.outcome = run_outcome::interrupted;
+    x.outcome_message = std::string("interrupted by ") + signal_name(interrupt_signal()) +
+                        " after the gangs ran; the backlog and the planner loop may be cut "
+                        "short";
+    std::printf("inproc: %s\n", x.outcome_message.c_str());
   }
   x.mode_figures = std::move(figures);
 

@@ -63,7 +63,9 @@ struct backlog_result {
   int64_t pods_scheduled_at_ready = 0; // Placed while the registry was still restoring.
   double seconds = 0;                // Ready to the last gang seen Running.
   double pods_per_second = 0;        // The pods placed after ready / seconds.
-  bool timed_out = false;
+  bool timed_out = false;                 // Ended other than completed (outcome says how).
+  run_outcome outcome = run_outcome::completed;
+  std::string outcome_message;
   bool all_scheduled = false;             // Every gang seen Running.
   std::optional<histogram_data> placed;   // phalanx_gang_placed_seconds of the restarted runtime.
   std::optional<histogram_data> decision; // phalanx_gang_decision_seconds.

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,7 +53,8 @@ std::optional<int> reap(pid_t pid, bool block) {
 
 } // namespace
 
-result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file) {
+result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file,
+                             const spawn_options& how) {
   if (args.empty())
     return status{errc::invalid_argument, "spawn_with_log: no program"};
   std::vector<std::string> copies = args;
@@ -60,17 +62,84 @@ result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::st
   for (auto& a : copies)
     argv.push_back(a.data());
   argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
-                                   O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-  pid_t pid = -1;
-  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(rc)};
+  if (!how.die_with_parent) {
+    // posix_spawn: no copy of this process's page tables (vfork-like), which matters when the
+    // start itself is timed from a parent holding a big store (restart).
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    if (how.own_process_group) {
+      posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+      posix_spawnattr_setpgroup(&attributes, 0);
+    }
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, argv[0], &actions, &attributes, argv.data(), environ);
+    posix_spawnattr_destroy(&attributes);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+      return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(rc)};
+    return pid;
+  }
+  // PR_SET_PDEATHSIG is set in the child, so this path forks. The log is opened before the fork,
+  // so the child only calls async-signal-safe functions (this process has threads); a pipe
+  // closed on exec carries exec's errno back.
+  int log_fd = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0)
+    return status{errc::io_error, "cannot start " + args[0] + ": cannot open its log " +
+                                      log_file + ": " + std::strerror(errno)};
+  int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  int report[2] = {-1, -1};
+  if (null_fd < 0 || ::pipe2(report, O_CLOEXEC) != 0) {
+    int e = errno;
+    ::close(log_fd);
+    if (null_fd >= 0)
+      ::close(null_fd);
+    return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(e)};
+  }
+  const pid_t parent = ::getpid();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    if (how.own_process_group)
+      ::setpgid(0, 0);
+    if (how.die_with_parent) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) // The parent died before prctl took effect.
+        ::_exit(127);
+    }
+    ::dup2(null_fd, STDIN_FILENO);
+    ::dup2(log_fd, STDOUT_FILENO);
+    ::dup2(log_fd, STDERR_FILENO);
+    ::execve(argv[0], argv.data(), environ);
+    int e = errno;
+    [[maybe_unused]] auto n = ::write(report[1], &e, sizeof e);
+    ::_exit(127);
+  }
+  int fork_errno = errno;
+  ::close(log_fd);
+  ::close(null_fd);
+  ::close(report[1]);
+  if (pid < 0) {
+    ::close(report[0]);
+    return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(fork_errno)};
+  }
+  if (how.own_process_group)
+    ::setpgid(pid, pid); // Also here: whichever runs first, the group exists before we signal it.
+  int exec_errno = 0;
+  ssize_t n;
+  do {
+    n = ::read(report[0], &exec_errno, sizeof exec_errno);
+  } while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+    int ignored = 0;
+    ::waitpid(pid, &ignored, 0);
+    return status{errc::io_error, "cannot start " + args[0] + ": " + std::strerror(exec_errno)};
+  }
   return pid;
 }
 
@@ -110,7 +179,9 @@ result<std::unique_ptr<phalanxd_process>> phalanxd_process::start(phalanxd_optio
   std::unique_ptr<phalanxd_process> p(new phalanxd_process());
   p->options_ = std::move(options);
   auto forked = std::chrono::steady_clock::now();
-  auto pid = spawn_with_log(args, p->options_.log_file);
+  auto pid = spawn_with_log(args, p->options_.log_file,
+                            {.own_process_group = p->options_.own_process_group,
+                             .die_with_parent = p->options_.die_with_parent});
   if (!pid)
     return pid.error();
   p->pid_ = *pid;

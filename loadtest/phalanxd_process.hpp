@@ -20,9 +20,22 @@ namespace phalanx::loadtest {
 /// The phalanxd binary this build made (an absolute path).
 std::string built_phalanxd_path();
 
+/// How a child is tied to this process.
+struct spawn_options {
+  /// The child leads a process group of its own, so a Ctrl-C at the terminal (sent to the
+  /// foreground group) reaches only this process, which then stops the child itself. Default:
+  /// false (the child shares this process's group).
+  bool own_process_group = false;
+  /// The kernel sends the child SIGKILL when the thread that started it ends (prctl
+  /// PR_SET_PDEATHSIG): a parent killed with SIGKILL leaves no daemon behind. Only for children
+  /// started from a thread that outlives them (the main thread). Default: false.
+  bool die_with_parent = false;
+};
+
 /// Starts `args` (args[0] a path to the program) with stdin from /dev/null and stdout and stderr
 /// appended to `log_file`; the child's pid. The error names the program.
-result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file);
+result<pid_t> spawn_with_log(const std::vector<std::string>& args, const std::string& log_file,
+                             const spawn_options& how = {});
 
 /// SIGTERM to `pid`, then waits up to `grace` for it to exit, SIGKILL after that; reaps it and
 /// returns its exit code (128 + the signal when a signal ended it).
@@ -45,6 +58,9 @@ struct phalanxd_options {
   std::chrono::milliseconds ready_timeout{60000};
   /// Client settings for the readiness probe (token, TLS); the server address is filled in.
   api::client_options client;
+  /// See spawn_options. Default: false.
+  bool own_process_group = false;
+  bool die_with_parent = false;
 };
 
 class phalanxd_process {

@@ -70,7 +70,9 @@ std::string format_progress_line(const progress_snapshot& s, int bar_width) {
     line += "  " + format_count(s.done) + " " + s.unit;
   }
   line += "  " + format_rate(rate);
-  if (s.total > 0) {
+  if (s.total > 0 && s.done < s.total && s.idle_seconds >= 5) {
+    line += "  no progress for " + format_eta(s.idle_seconds);
+  } else if (s.total > 0) {
     double eta = s.done >= s.total ? 0 : (rate > 0 ? double(s.total - s.done) / rate : -1);
     line += "  ETA " + format_eta(eta);
   }
@@ -93,6 +95,10 @@ void progress_meter::update(int64_t done) {
   if (finished_)
     return;
   auto now = std::chrono::steady_clock::now();
+  if (done != last_done_) {
+    last_done_ = done;
+    last_change_ = now;
+  }
   auto every = tty_ ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000);
   if (last_draw_ != std::chrono::steady_clock::time_point{} && now - last_draw_ < every)
     return;
@@ -114,6 +120,9 @@ void progress_meter::draw(int64_t done, bool final) {
   last_drawn_ = done;
   snap_.done = done;
   snap_.elapsed_seconds = std::chrono::duration<double>(now - start_).count();
+  snap_.idle_seconds = last_done_ == done
+                           ? std::chrono::duration<double>(now - last_change_).count()
+                           : 0;
   auto line = format_progress_line(snap_, tty_ ? 20 : 0);
   if (tty_) {
     std::string padded = line;

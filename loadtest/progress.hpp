@@ -27,6 +27,9 @@ struct progress_snapshot {
   int64_t done = 0;
   int64_t total = 0; // 0: unknown (no bar, no ETA).
   double elapsed_seconds = 0;
+  /// Seconds since `done` last changed. From 5 s on, the line says "no progress for 12s" where
+  /// the ETA was: a rate averaged from the start would promise an end that is not coming.
+  double idle_seconds = 0;
 };
 
 /// One progress line without a line end. `bar_width` cells of bar (0: none).
@@ -52,6 +55,8 @@ class progress_meter {
   progress_snapshot snap_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_{};
+  std::chrono::steady_clock::time_point last_change_{};
+  int64_t last_done_ = -1;
   bool finished_ = false;
   int64_t last_drawn_ = -1;
   std::size_t last_width_ = 0;

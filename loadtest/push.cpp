@@ -243,6 +243,11 @@ result<json::object> run_push(const push_options& options) {
     po.data_dir = *dir + "/data";
     po.config_file = config_path;
     po.log_file = *dir + "/phalanxd.log";
+    // Ctrl-C at a terminal reaches the whole foreground process group: in its own group the
+    // daemon is stopped by this process, in order, after the partial report's last sample. If
+    // this process dies without stopping it (SIGKILL, a crash), the kernel kills it.
+    po.own_process_group = true;
+    po.die_with_parent = true;
     po.extra_args = {"--http-threads", std::to_string(options.http_threads),
                      "--seed",         std::to_string(o.workload.seed + 1),
                      "--log-level",    "warn"};
@@ -371,10 +376,12 @@ result<json::object> run_push(const push_options& options) {
 
   const bool wait_completion = o.workload.pod_duration_ns.has_value();
   const auto n_gangs = static_cast<int64_t>(w.gangs.size());
-  progress_meter meter(stdout, tty, "scheduled", "pods", w.total_pods);
+  // With a pod duration the run waits for completions, and the line counts those.
+  progress_meter meter(stdout, tty, wait_completion ? "completed" : "scheduled", "pods",
+                       w.total_pods);
   wait_plan plan{n_gangs, wait_completion, o.timeout_ns, o.sample_interval_ns,
-                 std::chrono::milliseconds(5)};
-  const bool timed_out = wait_for_gangs(
+                 std::chrono::milliseconds(5), o.stall_after_ns};
+  const run_outcome outcome = wait_for_gangs(
       plan, recorder, meter, submitter_done, [&] { take_sample(); },
       [&] {
         if (!daemon || daemon->running())
@@ -383,27 +390,28 @@ result<json::object> run_push(const push_options& options) {
                         daemon->log_tail(2000));
         return true;
       });
+  x.outcome = outcome;
+  x.outcome_message = describe_outcome(outcome, plan, recorder, recorder.seconds_since_start());
   // The queues' accounting trails the watch by a few messages: let it settle for the last sample.
   auto final_metrics = take_sample();
   for (auto settle_until = clock_type::now() + std::chrono::seconds(2);
-       !wait_completion && !last_settled && !timed_out && clock_type::now() < settle_until;) {
+       !wait_completion && !last_settled && outcome == run_outcome::completed &&
+       clock_type::now() < settle_until;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     if (auto m = take_sample())
       final_metrics = std::move(m);
   }
-  meter.finish(recorder.pods_running());
+  meter.finish(wait_completion ? recorder.pods_completed() : recorder.pods_running());
   stop = true;
   submitter.join();
   watcher.join();
-  if (timed_out)
-    std::printf("push: timed out after %s with %lld of %lld gangs running\n",
-                scheduler::format_duration_ns(o.timeout_ns).c_str(),
-                static_cast<long long>(recorder.gangs_running()), static_cast<long long>(n_gangs));
+  if (outcome != run_outcome::completed)
+    std::printf("push: %s\n", x.outcome_message.c_str());
   if (final_metrics)
     read_runtime_histograms(*final_metrics, x);
 
-  // Invariants from what the API lists.
-  if (!daemon || daemon->running()) {
+  // Invariants from what the API lists; an interrupted run stops without them.
+  if ((!daemon || daemon->running()) && outcome != run_outcome::interrupted) {
     std::printf("push: checking invariants I1-I4 from the API's lists\n");
     std::fflush(stdout);
     api::http_client c(client);
@@ -441,7 +449,7 @@ result<json::object> run_push(const push_options& options) {
   }
 
   json::object figures;
-  figures["timed_out"] = timed_out;
+  figures["timed_out"] = outcome == run_outcome::timed_out;
   figures["daemon_start_seconds"] = daemon_start_seconds;
   figures["request_count"] = static_cast<int64_t>(items.size());
   figures["request_body_bytes"] = static_cast<int64_t>(body_bytes);

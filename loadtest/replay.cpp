@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -158,11 +160,21 @@ double mean_of(const std::vector<double>& values) {
                               double(values.size());
 }
 
-// Per queue: job counts, and JCT and queueing over the jobs that completed or started.
-std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_result>& jobs) {
+// A job's JCT and queueing delay, each with whether it is censored at the end of the run.
+struct job_times {
+  double jct_s = 0;
+  bool jct_censored = false;
+  double wait_s = 0;
+  bool wait_censored = false;
+};
+
+// Per queue: job counts, and JCT and queueing over every job, censored ones at their bounds.
+std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_result>& jobs,
+                                              const std::vector<job_times>& times) {
   std::map<std::string, std::vector<double>> jcts, waits, big_waits;
   std::map<std::string, queue_outcome> out;
-  for (const auto& j : jobs) {
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const auto& j = jobs[i];
     auto& q = out[j.queue];
     ++q.jobs;
     if (j.phase == sch::sim_job_phase::completed)
@@ -180,10 +192,9 @@ std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_res
         q.big_longest_wait_s = std::max(q.big_longest_wait_s, wait);
       }
     }
-    if (j.completion_time)
-      jcts[j.queue].push_back(seconds(*j.completion_time));
-    if (j.time_to_start)
-      waits[j.queue].push_back(seconds(*j.time_to_start));
+    jcts[j.queue].push_back(times[i].jct_s);
+    q.jct_censored += times[i].jct_censored;
+    waits[j.queue].push_back(times[i].wait_s);
   }
   for (auto& [name, q] : out) {
     auto& v = jcts[name];
@@ -194,6 +205,26 @@ std::map<std::string, queue_outcome> by_queue(const std::vector<sch::sim_job_res
     q.big_mean_wait_s = mean_of(big_waits[name]);
   }
   return out;
+}
+
+// GPU- and cpu-core-seconds of useful work a job did inside [from, to] (see policy_outcome):
+// none unless it started; each pod from the start for its run time, cut at the job's end.
+std::pair<double, double> useful_work(const sch::sim_job& in, const sch::sim_job_result& out,
+                                      double run_end_s, double from, double to) {
+  if (!out.started_at || out.phase == sch::sim_job_phase::deadlocked)
+    return {0, 0};
+  const double start = seconds(*out.started_at);
+  const double end = out.completed_at ? seconds(*out.completed_at) : run_end_s;
+  double gpu = 0, cpu = 0;
+  for (const auto& pod : in.pods) {
+    const double a = std::max(start, from);
+    const double b = std::min({start + seconds(pod.run_time), end, to});
+    if (b <= a)
+      continue;
+    gpu += double(pod.spec.requests.get(sch::gpu_resource)) * (b - a);
+    cpu += double(pod.spec.requests.cpu_milli) / 1000.0 * (b - a);
+  }
+  return {gpu, cpu};
 }
 
 big_job_outcome big_job_waits(const std::vector<sch::sim_job_result>& jobs) {
@@ -219,78 +250,11 @@ big_job_outcome big_job_waits(const std::vector<sch::sim_job_result>& jobs) {
   return out;
 }
 
-} // namespace
-
-policy_outcome merge_results(sch::sim_policy policy,
-                             const std::vector<const sch::sim_result*>& parts,
-                             const sch::resources& total) {
-  policy_outcome out;
-  out.policy = policy;
-  std::vector<double> jcts;
-  double queueing_sum = 0;
-  int64_t started = 0;
-  sch::duration makespan{};
-  // Use changes of every partition as deltas, then one sweep.
-  std::vector<std::tuple<sch::duration, int64_t, int64_t>> deltas;
-  int64_t wasted_gpu_ms = 0;
-  int64_t reclaim_wasted_gpu_ms = 0;
-  for (const auto* r : parts) {
-    out.events += r->events_processed;
-    out.preemptions += r->summary.preemptions;
-    out.reclaims += r->summary.reclaims;
-    out.reclaim_evicted_pods += r->summary.reclaim_evicted_pods;
-    reclaim_wasted_gpu_ms += r->summary.reclaim_wasted_gpu_ms;
-    out.evicted_pods += r->summary.evicted_pods;
-    out.evicted_jobs += r->summary.evicted_jobs;
-    out.restarts += r->summary.restarts;
-    wasted_gpu_ms += r->summary.wasted_gpu_ms;
-    makespan = std::max(makespan, r->summary.makespan);
-    for (const auto& v : r->violations)
-      out.violations.push_back(v);
-    int64_t prev_cpu = 0, prev_gpu = 0;
-    for (const auto& s : r->utilization) {
-      deltas.emplace_back(s.at, s.cpu_milli - prev_cpu, s.gpu - prev_gpu);
-      prev_cpu = s.cpu_milli;
-      prev_gpu = s.gpu;
-    }
-    for (const auto& j : r->jobs) {
-      switch (j.phase) {
-        case sch::sim_job_phase::completed:
-          ++out.completed;
-          break;
-        case sch::sim_job_phase::deadlocked:
-          ++out.deadlocked;
-          break;
-        case sch::sim_job_phase::pending:
-          ++out.starved;
-          break;
-        case sch::sim_job_phase::running:
-          ++out.running;
-          break;
-      }
-      if (j.completion_time)
-        jcts.push_back(seconds(*j.completion_time));
-      if (j.time_to_start) {
-        queueing_sum += seconds(*j.time_to_start);
-        ++started;
-      }
-      if (j.reserved_at)
-        ++out.reserved;
-      out.jobs.push_back(j);
-    }
-  }
-  std::sort(jcts.begin(), jcts.end());
-  if (!jcts.empty()) {
-    out.mean_jct_s = std::accumulate(jcts.begin(), jcts.end(), 0.0) / double(jcts.size());
-    out.p95_jct_s = percentile_sorted(jcts, 0.95);
-  }
-  out.mean_queueing_s = started > 0 ? queueing_sum / double(started) : 0;
-  out.makespan_s = seconds(makespan);
-  out.wasted_gpu_hours = double(wasted_gpu_ms) / 3'600'000.0;
-  out.reclaim_wasted_gpu_hours = double(reclaim_wasted_gpu_ms) / 3'600'000.0;
-  out.queues = by_queue(out.jobs);
-  out.big_jobs = big_job_waits(out.jobs);
-
+// What was held, useful or not, over the makespan, from every partition's changes of use
+// (at, cpu delta, GPU delta): the step function of the plot and the held fractions.
+void held_over_makespan(std::vector<std::tuple<sch::duration, int64_t, int64_t>>& deltas,
+                        sch::duration makespan, const sch::resources& total,
+                        policy_outcome& out) {
   std::stable_sort(deltas.begin(), deltas.end(),
                    [](const auto& a, const auto& b) { return std::get<0>(a) < std::get<0>(b); });
   int64_t cpu = 0, gpu = 0;
@@ -316,8 +280,132 @@ policy_outcome merge_results(sch::sim_policy policy,
   double span = seconds(makespan);
   double total_gpu = double(total.get(sch::gpu_resource));
   double total_cpu = double(total.cpu_milli) / 1000.0;
-  out.gpu_utilization = span > 0 && total_gpu > 0 ? gpu_area / (total_gpu * span) : 0;
-  out.cpu_utilization = span > 0 && total_cpu > 0 ? cpu_area / (total_cpu * span) : 0;
+  out.gpu_held_fraction = span > 0 && total_gpu > 0 ? gpu_area / (total_gpu * span) : 0;
+  out.cpu_held_fraction = span > 0 && total_cpu > 0 ? cpu_area / (total_cpu * span) : 0;
+}
+
+} // namespace
+
+policy_outcome merge_results(sch::sim_policy policy, const std::vector<partition_run>& parts,
+                             const sch::resources& total) {
+  policy_outcome out;
+  out.policy = policy;
+  std::vector<double> jcts, completed_jcts;
+  std::vector<job_times> times;
+  double queueing_sum = 0, started_queueing_sum = 0;
+  int64_t started = 0;
+  sch::duration makespan{};
+  // Use changes of every partition as deltas, then one sweep.
+  std::vector<std::tuple<sch::duration, int64_t, int64_t>> deltas;
+  int64_t wasted_gpu_ms = 0;
+  int64_t reclaim_wasted_gpu_ms = 0;
+  double useful_gpu = 0, useful_cpu = 0, gpu_capacity = 0, cpu_capacity = 0;
+  for (const auto& part : parts) {
+    const auto* r = part.result;
+    out.events += r->events_processed;
+    out.preemptions += r->summary.preemptions;
+    out.reclaims += r->summary.reclaims;
+    out.reclaim_evicted_pods += r->summary.reclaim_evicted_pods;
+    reclaim_wasted_gpu_ms += r->summary.reclaim_wasted_gpu_ms;
+    out.evicted_pods += r->summary.evicted_pods;
+    out.evicted_jobs += r->summary.evicted_jobs;
+    out.restarts += r->summary.restarts;
+    wasted_gpu_ms += r->summary.wasted_gpu_ms;
+    makespan = std::max(makespan, r->summary.makespan);
+    for (const auto& v : r->violations)
+      out.violations.push_back(v);
+    int64_t prev_cpu = 0, prev_gpu = 0;
+    for (const auto& s : r->utilization) {
+      deltas.emplace_back(s.at, s.cpu_milli - prev_cpu, s.gpu - prev_gpu);
+      prev_cpu = s.cpu_milli;
+      prev_gpu = s.gpu;
+    }
+    // The partition's arrival window, the same under every policy.
+    const double run_end = seconds(r->summary.makespan);
+    double first = 0, last = 0;
+    for (std::size_t i = 0; i < part.jobs.size(); ++i) {
+      const double at = seconds(part.jobs[i].arrival);
+      first = i == 0 ? at : std::min(first, at);
+      last = i == 0 ? at : std::max(last, at);
+    }
+    if (last <= first)
+      last = std::max(first, run_end);
+    auto& po = out.partitions[part.name];
+    po.jobs = static_cast<int64_t>(r->jobs.size());
+    po.window_s = last - first;
+    double part_gpu = 0, part_cpu = 0;
+    for (std::size_t i = 0; i < r->jobs.size(); ++i) {
+      const auto& j = r->jobs[i];
+      switch (j.phase) {
+        case sch::sim_job_phase::completed:
+          ++out.completed;
+          break;
+        case sch::sim_job_phase::deadlocked:
+          ++out.deadlocked;
+          break;
+        case sch::sim_job_phase::pending:
+          ++out.starved;
+          break;
+        case sch::sim_job_phase::running:
+          ++out.running;
+          break;
+      }
+      // Censored at the end of the partition's run: a job that did not complete took at least
+      // that long, one that never started waited at least that long.
+      const double arrival = i < part.jobs.size() ? seconds(part.jobs[i].arrival) : 0;
+      const double bound = std::max(0.0, run_end - arrival);
+      job_times t;
+      t.jct_censored = !j.completion_time;
+      t.jct_s = j.completion_time ? seconds(*j.completion_time) : bound;
+      t.wait_censored = !j.time_to_start;
+      t.wait_s = j.time_to_start ? seconds(*j.time_to_start) : bound;
+      jcts.push_back(t.jct_s);
+      out.jct_censored += t.jct_censored;
+      queueing_sum += t.wait_s;
+      out.queueing_censored += t.wait_censored;
+      times.push_back(t);
+      if (j.completion_time)
+        completed_jcts.push_back(seconds(*j.completion_time));
+      if (j.time_to_start) {
+        started_queueing_sum += seconds(*j.time_to_start);
+        ++started;
+      } else {
+        ++out.never_started;
+      }
+      if (j.reserved_at)
+        ++out.reserved;
+      if (i < part.jobs.size()) {
+        auto [g, c] = useful_work(part.jobs[i], j, run_end, first, last);
+        part_gpu += g;
+        part_cpu += c;
+      }
+      out.jobs.push_back(j);
+    }
+    const double gpus = double(part.capacity.get(sch::gpu_resource));
+    const double cores = double(part.capacity.cpu_milli) / 1000.0;
+    po.gpu_utilization = gpus > 0 && po.window_s > 0 ? part_gpu / (gpus * po.window_s) : 0;
+    po.cpu_utilization = cores > 0 && po.window_s > 0 ? part_cpu / (cores * po.window_s) : 0;
+    useful_gpu += part_gpu;
+    useful_cpu += part_cpu;
+    gpu_capacity += gpus * po.window_s;
+    cpu_capacity += cores * po.window_s;
+  }
+  std::sort(jcts.begin(), jcts.end());
+  std::sort(completed_jcts.begin(), completed_jcts.end());
+  out.mean_jct_s = mean_of(jcts);
+  out.p95_jct_s = percentile_sorted(jcts, 0.95);
+  out.mean_jct_completed_s = mean_of(completed_jcts);
+  out.mean_queueing_s = times.empty() ? 0 : queueing_sum / double(times.size());
+  out.mean_queueing_started_s = started > 0 ? started_queueing_sum / double(started) : 0;
+  out.gpu_utilization = gpu_capacity > 0 ? useful_gpu / gpu_capacity : 0;
+  out.cpu_utilization = cpu_capacity > 0 ? useful_cpu / cpu_capacity : 0;
+  out.makespan_s = seconds(makespan);
+  out.wasted_gpu_hours = double(wasted_gpu_ms) / 3'600'000.0;
+  out.reclaim_wasted_gpu_hours = double(reclaim_wasted_gpu_ms) / 3'600'000.0;
+  out.queues = by_queue(out.jobs, times);
+  out.big_jobs = big_job_waits(out.jobs);
+
+  held_over_makespan(deltas, makespan, total, out);
   return out;
 }
 
@@ -357,21 +445,73 @@ json::array downsample_steps(const std::vector<std::array<double, 3>>& u, std::s
   return pts;
 }
 
-json::array cdf_points(const std::vector<sch::sim_job_result>& jobs, std::size_t max_points) {
+// The CDF of the completion times of the jobs `keep` selects, as a fraction of those jobs:
+// jobs that never complete keep it below 1.
+json::array cdf_points(const std::vector<sch::sim_job_result>& jobs, std::size_t max_points,
+                       const std::function<bool(const sch::sim_job_result&)>& keep = {}) {
   std::vector<double> jcts;
-  for (const auto& j : jobs)
+  std::size_t selected = 0;
+  for (const auto& j : jobs) {
+    if (keep && !keep(j))
+      continue;
+    ++selected;
     if (j.completion_time)
       jcts.push_back(std::max(1e-3, seconds(*j.completion_time)));
+  }
   std::sort(jcts.begin(), jcts.end());
   json::array pts;
   if (jcts.empty())
     return pts;
-  const double n = double(jobs.size()); // Of all jobs: jobs that never finish keep it below 1.
+  const double n = double(selected);
+  // The curve rises from 0 at the first completion (one job: a vertical step, still drawn).
+  pts.push_back(json::array{jcts.front(), 0.0});
   std::size_t stride = std::max<std::size_t>(1, jcts.size() / max_points);
   for (std::size_t i = 0; i < jcts.size(); i += stride)
     pts.push_back(json::array{jcts[i], double(i + 1) / n});
   pts.push_back(json::array{jcts.back(), double(jcts.size()) / n});
   return pts;
+}
+
+// The JCT CDF per job size (the big ones as big_job_gpus defines them), one plot per size that
+// has jobs, side by side: small jobs are most of a trace and hide how the policies treat the big
+// ones.
+json::array jct_cdf_by_size(const std::vector<policy_outcome>& outcomes) {
+  struct size_class {
+    const char* id;
+    const char* title;
+    int64_t min_gpus, max_gpus;
+  };
+  json::array plots;
+  for (const auto& c :
+       {size_class{"jct_cdf_small", "jobs of at most 1 GPU", 0, 1},
+        size_class{"jct_cdf_medium", "jobs of 2 to 7 GPUs", 2, big_job_gpus - 1},
+        size_class{"jct_cdf_big", "big jobs, 8 GPUs or more", big_job_gpus,
+                   std::numeric_limits<int64_t>::max()}}) {
+    auto keep = [&](const sch::sim_job_result& j) {
+      auto g = j.requests.get(sch::gpu_resource);
+      return g >= c.min_gpus && g <= c.max_gpus;
+    };
+    int64_t n = 0;
+    if (!outcomes.empty())
+      n = std::count_if(outcomes.front().jobs.begin(), outcomes.front().jobs.end(), keep);
+    if (n == 0)
+      continue;
+    json::array lines;
+    for (const auto& out : outcomes)
+      lines.push_back(json::object{{"name", std::string(sch::to_string(out.policy))},
+                                   {"points", cdf_points(out.jobs, 400, keep)}});
+    plots.push_back(json::object{
+        {"id", c.id},
+        {"kind", "line"},
+        {"row", "jct_by_size"},
+        {"title", std::string("JCT CDF, ") + c.title + " (" + std::to_string(n) + ")"},
+        {"x_label", "job completion time (s, log scale)"},
+        {"y_label", "fraction of these jobs"},
+        {"x_log", true},
+        {"y_max", 1.0},
+        {"lines", std::move(lines)}});
+  }
+  return plots;
 }
 
 std::string fmt_s(double s) {
@@ -387,11 +527,32 @@ json::object policy_json(const policy_outcome& out) {
   p["deadlocked"] = out.deadlocked;
   p["starved"] = out.starved;
   p["running_at_end"] = out.running;
+  p["never_started"] = out.never_started;
+  p["censoring"] = "jobs that did not complete count with JCT = end of run - arrival, jobs that "
+                   "never started with queueing delay = end of run - arrival: lower bounds";
   p["mean_jct_s"] = out.mean_jct_s;
   p["p95_jct_s"] = out.p95_jct_s;
+  p["jct_censored_jobs"] = out.jct_censored;
+  p["mean_jct_is_lower_bound"] = out.jct_censored > 0;
   p["mean_queueing_delay_s"] = out.mean_queueing_s;
+  p["queueing_censored_jobs"] = out.queueing_censored;
+  p["mean_queueing_delay_is_lower_bound"] = out.queueing_censored > 0;
+  p["mean_jct_completed_s"] = out.mean_jct_completed_s;
+  p["mean_queueing_delay_started_s"] = out.mean_queueing_started_s;
+  p["utilization_definition"] =
+      "useful work (GPU or cpu time of the pods of jobs that started, up to their run time) "
+      "over each partition's capacity from its first job's arrival to its last one's";
   p["gpu_utilization"] = out.gpu_utilization;
   p["cpu_utilization"] = out.cpu_utilization;
+  p["gpu_held_fraction_over_makespan"] = out.gpu_held_fraction;
+  p["cpu_held_fraction_over_makespan"] = out.cpu_held_fraction;
+  json::object partitions;
+  for (const auto& [name, part] : out.partitions)
+    partitions[name] = json::object{{"jobs", part.jobs},
+                                    {"window_s", part.window_s},
+                                    {"gpu_utilization", part.gpu_utilization},
+                                    {"cpu_utilization", part.cpu_utilization}};
+  p["partitions"] = std::move(partitions);
   p["makespan_s"] = out.makespan_s;
   p["events"] = out.events;
   p["simulation_wall_seconds"] = out.wall_seconds;
@@ -409,6 +570,7 @@ json::object policy_json(const policy_outcome& out) {
   for (const auto& [name, q] : out.queues)
     queues[name] = json::object{{"jobs", q.jobs},
                                 {"completed", q.completed},
+                                {"jct_censored_jobs", q.jct_censored},
                                 {"mean_jct_s", q.mean_jct_s},
                                 {"p95_jct_s", q.p95_jct_s},
                                 {"mean_queueing_delay_s", q.mean_queueing_s},
@@ -447,6 +609,28 @@ json::object policy_json(const policy_outcome& out) {
 
 // The per-queue table: a row per queue, a mean and a p95 JCT column per policy and, when pods
 // may be evicted, the pods its queue lost and those of them reclaim took.
+// The per-partition table: a row per partition (a VC simulated on its own, or the one cluster)
+// with its arrival window and each policy's useful GPU utilization over it.
+json::object partition_table(const std::vector<policy_outcome>& outcomes) {
+  json::array columns{"partition", "jobs", "arrival window (h)"};
+  for (const auto& out : outcomes)
+    columns.push_back(json::value(std::string(sch::to_string(out.policy)) + " useful GPU (%)"));
+  json::array rows;
+  if (!outcomes.empty())
+    for (const auto& [name, first] : outcomes.front().partitions) {
+      json::array row{json::value(name), first.jobs, first.window_s / 3600.0};
+      for (const auto& out : outcomes) {
+        auto it = out.partitions.find(name);
+        row.push_back(it == out.partitions.end() ? json::value(nullptr)
+                                                 : json::value(it->second.gpu_utilization * 100));
+      }
+      rows.push_back(std::move(row));
+    }
+  return json::object{{"title", "Per partition: useful GPU utilization over its arrival window"},
+                      {"columns", std::move(columns)},
+                      {"rows", std::move(rows)}};
+}
+
 json::object queue_table(const std::vector<policy_outcome>& outcomes, bool evictions) {
   json::array columns{"queue", "jobs"};
   for (const auto& out : outcomes) {
@@ -475,24 +659,28 @@ json::object queue_table(const std::vector<policy_outcome>& outcomes, bool evict
       }
       rows.push_back(std::move(row));
     }
-  return json::object{{"title", "Per queue (VC): JCT over its completed jobs"},
+  return json::object{{"title", "Per queue (VC): JCT over all its jobs (those that did not "
+                                "complete at their lower bound)"},
                       {"columns", std::move(columns)},
                       {"rows", std::move(rows)}};
 }
 
 void print_tables(const std::vector<policy_outcome>& outcomes, bool evictions) {
-  std::printf("%-12s %9s %10s %8s %12s %12s %14s %8s %9s %14s %8s %12s %12s %10s %13s\n",
-              "policy", "completed", "deadlocked", "starved", "mean JCT s", "p95 JCT s",
-              "mean queue s", "GPU %", "reserved", "big max wait s", "evicted", "evicted jobs",
-              "wasted GPU-h", "reclaimed", "reclaim GPU-h");
+  std::printf("%-12s %9s %10s %8s %13s %12s %12s %14s %8s %9s %14s %8s %12s %12s %10s %13s\n",
+              "policy", "completed", "deadlocked", "starved", "never started", "mean JCT s",
+              "p95 JCT s", "mean queue s", "GPU %", "reserved", "big max wait s", "evicted",
+              "evicted jobs", "wasted GPU-h", "reclaimed", "reclaim GPU-h");
   for (const auto& out : outcomes)
     std::printf(
-        "%-12s %9lld %10lld %8lld %12s %12s %14s %8.1f %9lld %14s %8lld %12lld %12.1f %10lld "
-        "%13.1f\n",
+        "%-12s %9lld %10lld %8lld %13lld %12s %12s %14s %8.1f %9lld %14s %8lld %12lld %12.1f "
+        "%10lld %13.1f\n",
         std::string(sch::to_string(out.policy)).c_str(), static_cast<long long>(out.completed),
         static_cast<long long>(out.deadlocked), static_cast<long long>(out.starved),
-        fmt_s(out.mean_jct_s).c_str(), fmt_s(out.p95_jct_s).c_str(),
-        fmt_s(out.mean_queueing_s).c_str(), out.gpu_utilization * 100,
+        static_cast<long long>(out.never_started),
+        ((out.jct_censored > 0 ? ">=" : "") + fmt_s(out.mean_jct_s)).c_str(),
+        ((out.jct_censored > 0 ? ">=" : "") + fmt_s(out.p95_jct_s)).c_str(),
+        ((out.queueing_censored > 0 ? ">=" : "") + fmt_s(out.mean_queueing_s)).c_str(),
+        out.gpu_utilization * 100,
         static_cast<long long>(out.reserved), fmt_s(out.big_jobs.longest_wait_s).c_str(),
         static_cast<long long>(out.evicted_pods), static_cast<long long>(out.evicted_jobs),
         out.wasted_gpu_hours, static_cast<long long>(out.reclaim_evicted_pods),
@@ -511,6 +699,9 @@ void print_tables(const std::vector<policy_outcome>& outcomes, bool evictions) {
                 fmt_s(big.mean_wait_s).c_str(), fmt_s(big.p95_wait_s).c_str(),
                 fmt_s(big.longest_wait_s).c_str(), big.longest_wait_job.c_str(), never.c_str());
   }
+  std::printf("JCT and queueing over every job; \">=\": jobs that did not complete (start) count "
+              "with the time to the end of the run, a lower bound. GPU %%: useful work over the "
+              "arrival window (jobs that never started did none)\n");
   std::printf("per queue, mean / p95 JCT (s)%s:\n%-10s %6s",
               evictions ? ", evicted pods (of them by reclaim)" : "", "queue", "jobs");
   const int width = evictions ? 31 : 21;
@@ -723,13 +914,18 @@ result<json::object> run_replay(const replay_options& o) {
                                         std::string(sch::to_string(o.policies[t.policy])) + ": " +
                                         t.error.message()};
 
+  std::vector<sch::resources> part_capacity(parts.size());
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    for (std::size_t n = 0; n < parts[k].nodes.size(); ++n)
+      part_capacity[k] += parts[k].nodes.at(n).allocatable;
   std::vector<policy_outcome> outcomes;
   for (std::size_t p = 0; p < o.policies.size(); ++p) {
-    std::vector<const sch::sim_result*> results;
+    std::vector<partition_run> results;
     double wall = 0;
     for (const auto& t : tasks)
       if (t.policy == p) {
-        results.push_back(&*t.out);
+        results.push_back({parts[t.part].name, &*t.out, parts[t.part].job_values,
+                           part_capacity[t.part]});
         wall += t.wall;
       }
     auto merged = merge_results(o.policies[p], results, total);
@@ -799,9 +995,14 @@ result<json::object> run_replay(const replay_options& o) {
   json::array cdf_lines, util_lines;
   for (const auto& out : outcomes) {
     per_policy[sch::to_string(out.policy)] = policy_json(out);
+    auto at_least = [](double v, bool censored) {
+      return censored ? json::value(">= " + format_count(std::llround(v))) : json::value(v);
+    };
     table_rows.push_back(json::array{
         json::value(std::string(sch::to_string(out.policy))), out.completed, out.deadlocked,
-        out.starved, out.mean_jct_s, out.p95_jct_s, out.mean_queueing_s, out.gpu_utilization * 100,
+        out.starved, out.never_started, at_least(out.mean_jct_s, out.jct_censored > 0),
+        at_least(out.p95_jct_s, out.jct_censored > 0),
+        at_least(out.mean_queueing_s, out.queueing_censored > 0), out.gpu_utilization * 100,
         out.makespan_s / 3600.0, static_cast<int64_t>(out.violations.size()),
         out.big_jobs.longest_wait_s, out.evicted_pods, out.evicted_jobs, out.wasted_gpu_hours,
         out.reclaims, out.reclaim_evicted_pods, out.reclaim_wasted_gpu_hours});
@@ -869,16 +1070,20 @@ result<json::object> run_replay(const replay_options& o) {
                                               : std::string("one shared cluster")});
   rep["summary"] = std::move(summary);
   rep["tables"] = json::array{
-      json::object{{"title", "Per policy"},
+      json::object{{"title", "Per policy: JCT and queueing over every job (\">=\": jobs that "
+                             "did not complete or start count with the time to the end of the "
+                             "run, a lower bound); GPU utilization is useful work over the "
+                             "arrival window"},
                    {"columns", json::array{"policy", "completed", "deadlocked", "starved",
-                                           "mean JCT (s)", "p95 JCT (s)", "mean queueing (s)",
-                                           "GPU util (%)", "makespan (h)", "violations",
+                                           "never started", "mean JCT (s)", "p95 JCT (s)",
+                                           "mean queueing (s)", "useful GPU util (%)",
+                                           "makespan (h)", "violations",
                                            "longest big-job wait (s)", "evicted pods",
                                            "evicted jobs", "wasted GPU-hours", "reclaims",
                                            "pods evicted by reclaim",
                                            "GPU-hours wasted by reclaim"}},
                    {"rows", std::move(table_rows)}},
-      queue_table(outcomes, o.preemption || o.reclaim)};
+      queue_table(outcomes, o.preemption || o.reclaim), partition_table(outcomes)};
   json::array plots;
   plots.push_back(json::object{{"id", "jct_cdf"},
                                {"kind", "line"},
@@ -894,12 +1099,15 @@ result<json::object> run_replay(const replay_options& o) {
     plots.push_back(
         json::object{{"id", "gpu_utilization"},
                      {"kind", "line"},
-                     {"title", "GPUs allocated over time per policy"},
-                     {"note", "Time-weighted mean over 300 equal intervals of the run."},
+                     {"title", "GPUs held over time per policy"},
+                     {"note", "Allocated, useful or not (a deadlocked job's pods are held to the "
+                              "end); time-weighted mean over 300 equal intervals of the run."},
                      {"x_label", "simulated hours"},
                      {"y_label", "fraction of the cluster's GPUs"},
                      {"y_max", 1.0},
                      {"lines", std::move(util_lines)}});
+  for (auto& p : jct_cdf_by_size(outcomes))
+    plots.push_back(std::move(p));
   rep["plots"] = std::move(plots);
 
   print_tables(outcomes, o.preemption || o.reclaim);

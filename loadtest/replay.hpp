@@ -108,10 +108,14 @@ void apply_priority_gpus(std::vector<scheduler::sim_job>& jobs, int64_t gpus);
 struct queue_outcome {
   int64_t jobs = 0;
   int64_t completed = 0;
-  /// Over its completed jobs (0 when none).
+  /// Over all its jobs, a job that did not complete counted with the time from its arrival to
+  /// the end of the run (censored: a lower bound); 0 when it has no job.
   double mean_jct_s = 0;
   double p95_jct_s = 0;
-  /// Over its started jobs (0 when none).
+  /// Its jobs that did not complete, whose JCT is censored.
+  int64_t jct_censored = 0;
+  /// Over all its jobs, one that never started counted with the time from its arrival to the end
+  /// of the run (a lower bound).
   double mean_queueing_s = 0;
   /// Preemption and reclaim: its pods evicted, and the GPU-hours they had run; and of those, the
   /// ones reclaim evicted.
@@ -138,7 +142,33 @@ struct big_job_outcome {
   std::string longest_wait_job;
 };
 
+/// One partition's figures under one policy.
+struct partition_outcome {
+  int64_t jobs = 0;
+  /// From its first job's arrival to its last one's (to the end of its run when they all arrive
+  /// at once): the window utilization is measured over, the same under every policy.
+  double window_s = 0;
+  /// Useful work in the window over its capacity in the window (see policy_outcome).
+  double gpu_utilization = 0;
+  double cpu_utilization = 0;
+};
+
 /// The merged outcome of one policy.
+///
+/// JCT and queueing cover every job. A job that never completed has a JCT of at least the time
+/// from its arrival to the end of its partition's run, and one that never started a queueing
+/// delay of at least that long: they are counted with those lower bounds (censored), not left
+/// out, so a policy that never starts its hard jobs does not look faster for it; the counts say
+/// how many were censored, and the means are then lower bounds.
+///
+/// Utilization is useful work: the GPU (cpu) time of the pods of jobs that started (reached
+/// min_member running), from the start for the pod's run time, cut at the job's completion or
+/// the end of the run; a job that never started, deadlocked ones included, did none, whatever it
+/// held. It is measured over each partition's arrival window (partition_outcome::window_s), so
+/// every policy is judged over the same time, and the drain at the end (or a deadlock holding
+/// the cluster to the end) does not move the figure. Merged: the work of every partition over
+/// the sum of each one's capacity times its window. A job evicted whole and started again
+/// counts its run once, from its first start.
 struct policy_outcome {
   scheduler::sim_policy policy = scheduler::sim_policy::phalanx;
   std::vector<scheduler::sim_job_result> jobs;
@@ -146,11 +176,25 @@ struct policy_outcome {
   int64_t deadlocked = 0;
   int64_t starved = 0; // Never started: Pending at the end.
   int64_t running = 0; // Started, unfinished at end_time.
+  /// Jobs without a start (deadlocked or pending at the end).
+  int64_t never_started = 0;
+  /// Over every job, censored ones at their lower bound (see above).
   double mean_jct_s = 0;
   double p95_jct_s = 0;
+  int64_t jct_censored = 0;
   double mean_queueing_s = 0;
+  int64_t queueing_censored = 0;
+  /// The same over completed (started) jobs only, as reported before censoring.
+  double mean_jct_completed_s = 0;
+  double mean_queueing_started_s = 0;
+  /// Useful work over the arrival windows (see above).
   double gpu_utilization = 0;
   double cpu_utilization = 0;
+  /// Held (allocated, useful or not) over the makespan, of the whole cluster: what a deadlock
+  /// inflates. For comparison only.
+  double gpu_held_fraction = 0;
+  double cpu_held_fraction = 0;
+  std::map<std::string, partition_outcome> partitions;
   double makespan_s = 0;
   int64_t events = 0;
   double wall_seconds = 0;
@@ -175,10 +219,19 @@ struct policy_outcome {
   std::vector<std::array<double, 3>> utilization;
 };
 
+/// One partition's simulation, as merge_results takes it.
+struct partition_run {
+  std::string name;
+  const scheduler::sim_result* result = nullptr;
+  /// The jobs simulated, in the order of result->jobs (their arrivals and pods' run times).
+  std::span<const scheduler::sim_job> jobs;
+  /// Its nodes' allocatable.
+  scheduler::resources capacity;
+};
+
 /// Merges per-partition simulation results of one policy (jobs in the order given, use summed).
 /// `total` is the whole cluster's allocatable.
-policy_outcome merge_results(scheduler::sim_policy policy,
-                             const std::vector<const scheduler::sim_result*>& parts,
+policy_outcome merge_results(scheduler::sim_policy policy, const std::vector<partition_run>& parts,
                              const scheduler::resources& total);
 
 /// Runs the replay and returns its report (written to the JSON/HTML paths when set).

@@ -1,4 +1,5 @@
 #include "loadtest/restart.hpp"
+#include "loadtest/interrupt.hpp"
 
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/progress.hpp"
@@ -121,7 +122,7 @@ result<json::object> run_restart(const restart_options& o) {
 
   std::vector<restart_round> rounds;
   progress_meter meter(stdout, stdout_is_tty(), "restarts", "rounds", o.repeat);
-  for (int64_t round = 0; round < o.repeat; ++round) {
+  for (int64_t round = 0; round < o.repeat && interrupt_signal() == 0; ++round) {
     std::string data = *dir + "/round-" + std::to_string(round);
     std::error_code ec;
     fs::copy(pristine, data, fs::copy_options::recursive, ec);
@@ -146,9 +147,13 @@ result<json::object> run_restart(const restart_options& o) {
     std::tie(r.rss_settled_bytes, r.settle_seconds) =
         settled_resident_bytes((*d)->pid(), std::chrono::seconds(10));
     if (o.steady_after_ns > 0) {
-      auto since_ready = std::chrono::steady_clock::now() - ready_at;
-      std::this_thread::sleep_for(std::chrono::nanoseconds(o.steady_after_ns) - since_ready);
-      r.rss_steady_bytes = resident_bytes((*d)->pid());
+      // Slept in steps, so a Ctrl-C does not wait out --steady-after.
+      const auto until = ready_at + std::chrono::nanoseconds(o.steady_after_ns);
+      while (std::chrono::steady_clock::now() < until && interrupt_signal() == 0)
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            until - std::chrono::steady_clock::now(), std::chrono::milliseconds(100)));
+      if (interrupt_signal() == 0)
+        r.rss_steady_bytes = resident_bytes((*d)->pid());
     }
     {
       auto client = (*d)->client_options();
@@ -177,7 +182,12 @@ result<json::object> run_restart(const restart_options& o) {
     if (!o.keep)
       fs::remove_all(data, ec);
   }
-  meter.finish(o.repeat);
+  meter.finish(static_cast<int64_t>(rounds.size()));
+  // Interrupted (interrupt.hpp): the rounds done are the report; none done, nothing to report.
+  const int sig = interrupt_signal();
+  if (sig != 0 && rounds.empty())
+    return status{errc::unavailable, std::string("interrupted by ") + signal_name(sig) +
+                                         " before the first restart was measured"};
 
   std::vector<double> times, restores;
   std::vector<int64_t> rss, settled, steady;
@@ -224,6 +234,14 @@ result<json::object> run_restart(const restart_options& o) {
   rep["tool"] = "phalanx-loadtest";
   rep["command"] = o.command;
   rep["started_at"] = utc_now_rfc3339();
+  rep["outcome"] = sig != 0 ? "interrupted" : "completed";
+  rep["outcome_message"] =
+      sig != 0 ? std::string("interrupted by ") + signal_name(sig) + " after " +
+                     std::to_string(rounds.size()) + " of " + std::to_string(o.repeat) +
+                     " rounds; the figures are over those"
+               : "completed: " + std::to_string(rounds.size()) + " rounds";
+  if (sig != 0)
+    rep["interrupted_by"] = signal_name(sig);
   json::object params{
       {"pods", o.store.pods},
       {"podgroups", o.store.groups},

@@ -1,5 +1,6 @@
 #include "loadtest/scheduling_run.hpp"
 
+#include "loadtest/interrupt.hpp"
 #include "loadtest/progress.hpp"
 #include "loadtest/report.hpp"
 
@@ -47,6 +48,22 @@ std::string_view to_string(submit_method m) noexcept {
   return "unknown";
 }
 
+std::string_view to_string(run_outcome o) noexcept {
+  switch (o) {
+    case run_outcome::completed:
+      return "completed";
+    case run_outcome::failed:
+      return "failed";
+    case run_outcome::stalled:
+      return "stalled";
+    case run_outcome::timed_out:
+      return "timed out";
+    case run_outcome::interrupted:
+      return "interrupted";
+  }
+  return "unknown";
+}
+
 json::value json_number(double v) {
   return std::isfinite(v) ? json::value(v) : json::value(nullptr);
 }
@@ -87,6 +104,9 @@ void add_run_flags(flag_set& f, run_options& o, run_flag_texts& t) {
                  "how often the metrics are sampled for the time series");
   f.add_duration("timeout", &o.timeout_ns, 1'000'000'000, int64_t{24} * 3600 * 1'000'000'000,
                  "give up waiting for the gangs after this");
+  f.add_duration("stall-after", &o.stall_after_ns, 0, int64_t{24} * 3600 * 1'000'000'000,
+                 "stop early, as stalled, when no gang started or completed for this long (0: "
+                 "never; with --pod-duration D the default is 30s + D)");
   f.add_int("threads", &o.threads, 1, 64, "scheduler worker threads");
   f.add_string("json", &o.json_path, "write the JSON report here");
   f.add_string("html", &o.html_path, "write the HTML report here");
@@ -129,8 +149,19 @@ status finish_run_flags(run_options& o, const run_flag_texts& t) {
     return {errc::invalid_argument,
             "--node-memory: \"" + t.node_memory + "\" must be a positive quantity (256Gi)"};
   w.node_memory_bytes = *node_mem;
-  if (t.pod_duration_ns > 0)
+  if (t.pod_duration_ns > 0) {
     w.pod_duration_ns = t.pod_duration_ns;
+    // A gang runs for the pod duration without completing: a stall window shorter than that
+    // would stop healthy runs.
+    if (!t.stall_after_given)
+      o.stall_after_ns += t.pod_duration_ns;
+    else if (o.stall_after_ns > 0 && o.stall_after_ns <= t.pod_duration_ns)
+      return {errc::invalid_argument,
+              "--stall-after: " + scheduler::format_duration_ns(o.stall_after_ns) +
+                  " must be longer than --pod-duration " +
+                  scheduler::format_duration_ns(t.pod_duration_ns) +
+                  " (a gang's pods run that long without completing), or 0 to never stop early"};
+  }
   w.seed = static_cast<uint64_t>(t.seed);
   if (o.work_dir.empty()) {
     const char* tmp = std::getenv("TMPDIR");
@@ -224,8 +255,10 @@ void run_recorder::observed_completed(int64_t index) {
   observed_running(index); // Completed implies it ran.
   auto& g = gangs_[static_cast<std::size_t>(index)];
   int64_t expected = -1;
-  if (g.completed_ns.compare_exchange_strong(expected, now_ns()))
+  if (g.completed_ns.compare_exchange_strong(expected, now_ns())) {
     gangs_completed_.fetch_add(1);
+    pods_completed_.fetch_add(workload_->gangs[static_cast<std::size_t>(index)].size());
+  }
 }
 
 void run_recorder::failed(const std::string& message) {
@@ -297,39 +330,74 @@ void read_runtime_histograms(const std::vector<prom_sample>& metrics, run_extras
   x.store_batch_histogram = find_histogram(metrics, "phalanx_store_batch_records");
 }
 
-bool wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
-                    const std::atomic<bool>& submitter_done,
-                    const std::function<void()>& take_sample,
-                    const std::function<bool()>& stop_early) {
+run_outcome wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
+                           const std::atomic<bool>& submitter_done,
+                           const std::function<void()>& take_sample,
+                           const std::function<bool()>& stop_early) {
   using clock_type = std::chrono::steady_clock;
   auto deadline = clock_type::now() + std::chrono::nanoseconds(plan.timeout_ns);
   auto next_sample = clock_type::now();
   auto last_progress = clock_type::now();
-  int64_t last_running = -1;
+  int64_t last_moved = 0;
   while (true) {
     auto now = clock_type::now();
     if (now >= next_sample) {
       take_sample();
       next_sample = now + std::chrono::nanoseconds(plan.sample_interval_ns);
     }
-    meter.update(r.pods_running());
+    meter.update(plan.wait_completion ? r.pods_completed() : r.pods_running());
     bool done = plan.wait_completion ? r.gangs_completed() == plan.gangs
                                      : r.gangs_running() == plan.gangs;
     if (done)
-      return false;
-    if (r.gangs_running() != last_running) {
-      last_running = r.gangs_running();
+      return run_outcome::completed;
+    if (interrupt_signal() != 0)
+      return run_outcome::interrupted;
+    // Progress is a gang starting or completing; submissions alone do not count, since a run
+    // whose gangs are all queued behind one that never fits keeps submitting.
+    const int64_t moved = r.gangs_running() + r.gangs_completed();
+    if (moved != last_moved) {
+      last_moved = moved;
       last_progress = now;
     }
     // Failed submissions never run: stop once nothing moved for a while after the last one.
     if (submitter_done && r.failures() > 0 && now - last_progress > std::chrono::seconds(10))
-      return false;
+      return run_outcome::failed;
     if (stop_early && stop_early())
-      return false;
+      return run_outcome::failed;
+    if (plan.stall_after_ns > 0 &&
+        now - last_progress >= std::chrono::nanoseconds(plan.stall_after_ns))
+      return run_outcome::stalled;
     if (now >= deadline)
-      return true;
+      return run_outcome::timed_out;
     std::this_thread::sleep_for(plan.poll);
   }
+}
+
+std::string describe_outcome(run_outcome o, const wait_plan& plan, const run_recorder& r,
+                             double seconds) {
+  char when[64];
+  std::snprintf(when, sizeof when, "%.1f s into the run", seconds);
+  std::string state = std::to_string(r.gangs_running()) + " of " + std::to_string(plan.gangs) +
+                      " gangs running";
+  if (plan.wait_completion)
+    state += ", " + std::to_string(r.gangs_completed()) + " completed";
+  switch (o) {
+    case run_outcome::completed:
+      return "completed: " + state;
+    case run_outcome::failed:
+      return std::string("failed ") + when + ": " + state +
+             " (submissions failed or phalanxd exited; see the failures)";
+    case run_outcome::stalled:
+      return "stalled: no gang started or completed for " +
+             scheduler::format_duration_ns(plan.stall_after_ns) + ", stopped " + when + "; " +
+             state;
+    case run_outcome::timed_out:
+      return "timed out after " + scheduler::format_duration_ns(plan.timeout_ns) + ": " + state;
+    case run_outcome::interrupted:
+      return std::string("interrupted by ") + signal_name(interrupt_signal()) + " " + when +
+             "; " + state + "; the figures are partial";
+  }
+  return "unknown";
 }
 
 bool record_pod_group(run_recorder& r, const api::pod_group_object& g) {
@@ -401,6 +469,10 @@ json::object build_run_report(std::string_view mode, const run_options& o, const
   rep["tool"] = "phalanx-loadtest";
   rep["command"] = o.command;
   rep["started_at"] = utc_now_rfc3339();
+  rep["outcome"] = std::string(to_string(x.outcome));
+  rep["outcome_message"] = x.outcome_message;
+  if (x.outcome == run_outcome::interrupted)
+    rep["interrupted_by"] = signal_name(interrupt_signal());
 
   // Parameters: every effective setting.
   json::object params;
@@ -439,6 +511,7 @@ json::object build_run_report(std::string_view mode, const run_options& o, const
   params["threads"] = o.threads;
   params["sample_interval"] = scheduler::format_duration_ns(o.sample_interval_ns);
   params["timeout"] = scheduler::format_duration_ns(o.timeout_ns);
+  params["stall_after"] = scheduler::format_duration_ns(o.stall_after_ns);
   for (const auto& kv : x.mode_parameters)
     params[kv.key()] = kv.value();
   json::object given;
@@ -465,6 +538,10 @@ json::object build_run_report(std::string_view mode, const run_options& o, const
                    {"memory", frac(w.total_requests.memory_bytes, w.capacity.memory_bytes)},
                    {"pods", frac(w.total_requests.pods, w.capacity.pods)},
                    {"gpu", frac(w.total_requests.get(gpu), w.capacity.get(gpu))}};
+  json::array fit_warnings;
+  for (const auto& text : o.fit_warnings)
+    fit_warnings.push_back(json::value(text));
+  wl["fit_warnings"] = std::move(fit_warnings);
   wl["capacity"] = w.capacity.to_string();
   wl["total_requests"] = w.total_requests.to_string();
   rep["workload"] = std::move(wl);

@@ -49,6 +49,10 @@ struct run_options {
   int64_t sample_interval_ns = 100'000'000;
   /// Give up waiting for every gang after this. Default: 10 minutes.
   int64_t timeout_ns = int64_t{600} * 1'000'000'000;
+  /// Stop early when no gang started or completed for this long (0: never). With a pod duration
+  /// D the gangs may run D without completing, so the default then becomes 30 s + D, and a
+  /// shorter value given on the command line is refused. Default: 30 s.
+  int64_t stall_after_ns = int64_t{30} * 1'000'000'000;
   /// Spread gangs over this many namespaces ("<namespace>-<i>"). Default: 4.
   int64_t namespaces = 4;
   /// Scheduler worker threads (inproc; push: the phalanxd it starts). Default: 2.
@@ -59,10 +63,24 @@ struct run_options {
   bool keep = false;
   /// Where temporary directories go. Default: $TMPDIR or /tmp.
   std::string work_dir;
+  /// check_fit's warnings, for the report's "workload". Default: none.
+  std::vector<std::string> fit_warnings;
   /// The command line, for the report.
   std::string command;
   std::vector<std::pair<std::string, std::string>> flags_given;
 };
+
+/// How a push or inproc run ended: the report's "outcome".
+enum class run_outcome {
+  completed,   // Every gang ran (with a pod duration: every gang completed).
+  failed,      // It could not go on: the daemon exited, or submissions failed and nothing moved
+               // for 10 s after the last one.
+  stalled,     // No gang started or completed for stall_after_ns.
+  timed_out,   // timeout_ns passed while gangs still started or completed.
+  interrupted, // SIGINT or SIGTERM (interrupt.hpp): the figures are partial.
+};
+std::string_view to_string(run_outcome o) noexcept; // "completed", "failed", "stalled", ...
+inline constexpr run_outcome run_outcome_last = run_outcome::interrupted;
 
 /// Flag values that need parsing after the flags were read.
 struct run_flag_texts {
@@ -76,6 +94,7 @@ struct run_flag_texts {
   std::string node_memory = "256Gi";
   int64_t pod_duration_ns = 0; // 0: pods run until the end.
   int64_t seed = 1;
+  bool stall_after_given = false; // Set by finish_run_flags' caller: --stall-after was given.
 };
 
 /// Declares the flags push and inproc share on `flags`, writing into `o` and `texts`.
@@ -135,6 +154,7 @@ class run_recorder {
   int64_t gangs_running() const { return gangs_running_.load(); }
   int64_t pods_running() const { return pods_running_.load(); }
   int64_t gangs_completed() const { return gangs_completed_.load(); }
+  int64_t pods_completed() const { return pods_completed_.load(); }
   int64_t failures() const { return failures_.load(); }
   std::vector<std::string> failure_messages() const;
 
@@ -159,7 +179,7 @@ class run_recorder {
   };
   std::unique_ptr<gang_times[]> gangs_;
   std::atomic<int64_t> gangs_submitted_{0}, pods_submitted_{0}, gangs_running_{0}, pods_running_{0},
-      gangs_completed_{0}, failures_{0};
+      gangs_completed_{0}, pods_completed_{0}, failures_{0};
   mutable std::mutex mutex_;
   std::vector<std::string> failure_messages_;
   std::vector<run_sample> samples_;
@@ -184,6 +204,8 @@ struct run_extras {
   std::optional<histogram_data> store_commit_histogram;
   std::optional<histogram_data> store_batch_histogram;
   double setup_seconds = 0;         // Nodes and queues created.
+  run_outcome outcome = run_outcome::completed;
+  std::string outcome_message;      // describe_outcome's sentence.
   boost::json::object mode_figures; // Added as is (inproc: the tight loop, store).
   boost::json::object mode_parameters;
   std::vector<std::pair<std::string, std::string>> mode_summary;
@@ -202,15 +224,25 @@ struct wait_plan {
   int64_t timeout_ns = 0;
   int64_t sample_interval_ns = 0;
   std::chrono::milliseconds poll{2};
+  int64_t stall_after_ns = 0; // 0: never stalls.
 };
 
-/// Follows the run: samples the metrics (`take_sample`) every sample interval, updates the
-/// meter, and returns once every gang runs (or completed), once failed submissions have left it
-/// without progress for 10 s, or once `stop_early` says so; true when it timed out instead.
-bool wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
-                    const std::atomic<bool>& submitter_done,
-                    const std::function<void()>& take_sample,
-                    const std::function<bool()>& stop_early);
+/// Follows the run: samples the metrics (`take_sample`) every sample interval and updates the
+/// meter (pods in Running gangs, or in completed gangs when the plan waits for completion) until
+/// it ends. completed: every gang runs (or completed); failed: failed submissions
+/// left it without progress for 10 s, or `stop_early` said so; stalled: no gang started or
+/// completed for plan.stall_after_ns (counted from the call); timed_out: plan.timeout_ns passed;
+/// interrupted: interrupt_signal() is set (checked at every poll).
+run_outcome wait_for_gangs(const wait_plan& plan, run_recorder& r, progress_meter& meter,
+                           const std::atomic<bool>& submitter_done,
+                           const std::function<void()>& take_sample,
+                           const std::function<bool()>& stop_early);
+
+/// One sentence on how the run ended, for the console and the report: "stalled: no gang started
+/// or completed for 30s; 812 of 1000 gangs running, 0 completed". `seconds` is how long the run
+/// had gone on.
+std::string describe_outcome(run_outcome o, const wait_plan& plan, const run_recorder& r,
+                             double seconds);
 
 /// Builds the report of a push or inproc run.
 boost::json::object build_run_report(std::string_view mode, const run_options& o, const workload& w,

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -397,6 +399,171 @@ std::vector<api::queue_object> to_queues(const workload_spec& spec) {
     o.queue.reclaimable = true;
     out.push_back(std::move(o));
   }
+  return out;
+}
+
+namespace {
+
+// The resources a generated workload asks for, with their names in messages.
+struct resource_axis {
+  const char* name;
+  int64_t (*get)(const scheduler::resources&);
+};
+constexpr resource_axis axes[] = {
+    {"cpu", [](const scheduler::resources& r) { return r.cpu_milli; }},
+    {"memory", [](const scheduler::resources& r) { return r.memory_bytes; }},
+    {"pods", [](const scheduler::resources& r) { return r.pods; }},
+    {"nvidia.com/gpu",
+     [](const scheduler::resources& r) { return r.get(scheduler::gpu_resource); }},
+};
+
+// An amount in its resource's unit, as a person writes it.
+std::string amount_text(const resource_axis& a, int64_t v) {
+  char buf[48];
+  if (std::string_view(a.name) == "cpu")
+    std::snprintf(buf, sizeof buf, v % 1000 == 0 ? "%.0f" : "%.3g", double(v) / 1000);
+  else if (std::string_view(a.name) == "memory")
+    std::snprintf(buf, sizeof buf, "%.4gGi", double(v) / double(int64_t{1} << 30));
+  else
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+  return buf;
+}
+
+// Nodes grouped by shape: the same allocatable and the same taint, `count` of them.
+struct node_shape_count {
+  scheduler::resources allocatable;
+  bool tainted = false;
+  int64_t count = 0;
+};
+
+std::vector<node_shape_count> shapes_of(const workload& w) {
+  std::vector<node_shape_count> shapes;
+  for (const auto& n : w.nodes) {
+    bool tainted = !n.taints.empty();
+    auto it = std::find_if(shapes.begin(), shapes.end(), [&](const node_shape_count& s) {
+      return s.tainted == tainted && s.allocatable == n.allocatable;
+    });
+    if (it == shapes.end())
+      shapes.push_back({n.allocatable, tainted, 1});
+    else
+      ++it->count;
+  }
+  return shapes;
+}
+
+// Why a gang can never run on the empty cluster, or "" when both necessary conditions hold.
+std::string gang_refusal(const gang_spec& g, const std::vector<node_shape_count>& shapes) {
+  scheduler::resources usable; // What the nodes any of its pods may use hold.
+  bool any_tolerates = false;
+  for (const auto& t : g.tasks)
+    any_tolerates |= t.gpu;
+  for (const auto& s : shapes)
+    if (!s.tainted || any_tolerates)
+      for (int64_t k = 0; k < s.count; ++k)
+        usable += s.allocatable;
+  for (const auto& t : g.tasks) {
+    // The pods of this task each node shape can hold, and the resource that limits it.
+    int64_t capacity = 0;
+    int64_t largest[std::size(axes)] = {};
+    for (const auto& s : shapes) {
+      if (s.tainted && !t.gpu)
+        continue;
+      int64_t per_node = std::numeric_limits<int64_t>::max();
+      for (std::size_t a = 0; a < std::size(axes); ++a) {
+        largest[a] = std::max(largest[a], axes[a].get(s.allocatable));
+        if (int64_t want = axes[a].get(t.requests); want > 0)
+          per_node = std::min(per_node, axes[a].get(s.allocatable) / want);
+      }
+      capacity += per_node == std::numeric_limits<int64_t>::max() ? t.count : per_node * s.count;
+    }
+    for (std::size_t a = 0; a < std::size(axes); ++a) {
+      int64_t want = axes[a].get(t.requests);
+      if (want > largest[a])
+        return "gang " + g.name + ": a " + t.role + " pod asks " + amount_text(axes[a], want) +
+               " " + axes[a].name + "; the largest node it may use has " +
+               amount_text(axes[a], largest[a]);
+    }
+    if (t.count > capacity)
+      return "gang " + g.name + " needs " + std::to_string(t.count) + " " + t.role +
+             " pods at once; the nodes they may use hold at most " + std::to_string(capacity) +
+             " of them, even empty";
+  }
+  auto total = g.total_requests();
+  for (const auto& a : axes)
+    if (a.get(total) > a.get(usable))
+      return "gang " + g.name + " asks " + amount_text(a, a.get(total)) + " " + a.name +
+             " at once; the nodes its pods may use have " + amount_text(a, a.get(usable));
+  return {};
+}
+
+std::string percent_text(int64_t num, int64_t den) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.0f%%", 100.0 * double(num) / double(den));
+  return buf;
+}
+
+} // namespace
+
+fit_check check_fit(const workload& w, const workload_spec& spec) {
+  fit_check out;
+  const auto shapes = shapes_of(w);
+  int64_t refused = 0;
+  for (const auto& g : w.gangs) {
+    auto why = gang_refusal(g, shapes);
+    if (why.empty())
+      continue;
+    if (++refused <= 5)
+      out.refusals.push_back(why);
+  }
+  if (refused > 5)
+    out.refusals.push_back(std::to_string(refused - 5) + " more gangs cannot fit either (" +
+                           std::to_string(refused) + " of " + std::to_string(w.gangs.size()) +
+                           ")");
+
+  // Demand at once against capacity: every pod on every node, and the pods that do not
+  // tolerate the GPU taint on the untainted nodes.
+  scheduler::resources plain_demand, plain_capacity;
+  for (const auto& g : w.gangs)
+    for (const auto& t : g.tasks)
+      if (!t.gpu)
+        for (int32_t k = 0; k < t.count; ++k)
+          plain_demand += t.requests;
+  for (const auto& s : shapes)
+    if (!s.tainted)
+      for (int64_t k = 0; k < s.count; ++k)
+        plain_capacity += s.allocatable;
+  // Each resource once: the cluster's figure, else the CPU nodes' when only that one is over.
+  std::vector<std::string_view> reported;
+  bool refused_demand = false;
+  auto over = [&](const scheduler::resources& demand, const scheduler::resources& capacity,
+                  const char* whose, const char* where) {
+    for (const auto& a : axes) {
+      int64_t want = a.get(demand), have = a.get(capacity);
+      if (want == 0 || want <= have ||
+          std::find(reported.begin(), reported.end(), a.name) != reported.end())
+        continue;
+      reported.push_back(a.name);
+      std::string what = std::string(whose) + " ask " +
+                         (have > 0 ? percent_text(want, have) + " of " : std::string()) + where +
+                         " " + a.name + " (" + amount_text(a, want) + " of " +
+                         amount_text(a, have) + ")";
+      if (spec.pod_duration_ns) {
+        out.warnings.push_back(what + " in all; they will queue for it");
+      } else {
+        out.refusals.push_back(what + " at once, and pods run until the end (no --pod-duration)");
+        refused_demand = true;
+      }
+    }
+  };
+  over(w.total_requests, w.capacity, "the gangs", "the cluster's");
+  over(plain_demand, plain_capacity, "the pods without GPUs", "the CPU nodes'");
+  if (refused_demand)
+    out.refusals.push_back(
+        "the run waits for every gang to run at once, which can never happen: ask less (fewer "
+        "--podgroups, smaller --gang-sizes, --pod-cpu, --pod-memory, --gpu-gang-fraction or "
+        "--gpus-per-pod), give more (--nodes, --node-cpu, --node-memory, --node-pods, "
+        "--gpu-node-fraction or --gpus-per-node), or give --pod-duration so that gangs queue and "
+        "complete");
   return out;
 }
 

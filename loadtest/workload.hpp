@@ -131,6 +131,35 @@ status validate(const workload_spec& spec);
 /// Generates the cluster and the gangs. Precondition: validate(spec) is ok.
 workload generate_workload(const workload_spec& spec);
 
+/// Whether a generated workload can run on its cluster, judged before anything is submitted.
+///
+/// A gang can never run when its pods cannot be placed on the empty cluster, whatever else runs.
+/// Two necessary conditions are checked per gang, each exact for the workload's node shapes
+/// (every node is one of at most two shapes: CPU nodes, and GPU nodes that only gangs which
+/// tolerate the GPU taint may use):
+///   - every pod fits, resource by resource, on some node it may use ("a worker pod asks 16
+///     nvidia.com/gpu; the largest node it may use has 8");
+///   - for each task (role), its count fits the nodes it may use with the cluster empty:
+///     count <= sum over those nodes of min over resources floor(allocatable / request), and the
+///     gang's whole request fits their sum, resource by resource.
+/// A gang failing either is refused. Passing both does not promise a placement (two tasks still
+/// compete for the same nodes), but the stall check (--stall-after) stops such a run early.
+///
+/// Total demand above capacity is not a refusal when pods complete (--pod-duration): gangs
+/// queue, as on a real cluster, and the warning says what fraction was asked. When pods run
+/// until the end, the run waits for every gang to run at once, which can never happen: refused.
+/// Demand is checked on every node, and for pods that do not tolerate the GPU taint on the CPU
+/// nodes alone (each resource reported once).
+struct fit_check {
+  /// Each names a gang (the first of its kind, and how many more) and the resource; non-empty:
+  /// the workload can never run (phalanx-loadtest exits 2).
+  std::vector<std::string> refusals;
+  /// Total demand over capacity with completing pods: "the gangs ask 122% of the cluster's
+  /// nvidia.com/gpu (4880 of 4000) in all; they will queue".
+  std::vector<std::string> warnings;
+};
+fit_check check_fit(const workload& w, const workload_spec& spec);
+
 /// The label every submitted object carries with its gang index, so watches map events back.
 inline constexpr std::string_view gang_index_label = "loadtest.phalanx.io/gang";
 /// The schedulerName of every job and pod, as Volcano's admission webhook sets it on a job that

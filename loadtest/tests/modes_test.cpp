@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -159,7 +160,13 @@ TEST(LoadtestReplay, PodByPodDeadlocksAndGangPoliciesDoNotOnAPhillyExcerpt) {
   EXPECT_EQ(rep["parameters"].as_object()["partition"].as_string(), "separate");
   // The CDF plot has one line per policy.
   EXPECT_EQ(rep["plots"].as_array()[0].as_object()["lines"].as_array().size(), 4u);
-  EXPECT_EQ(rep["tables"].as_array().size(), 2u);  // Per policy, per queue.
+  EXPECT_EQ(rep["tables"].as_array().size(), 3u);  // Per policy, per queue, per partition.
+  // A row per VC, with its window and a useful utilization per policy.
+  auto& parts = rep["tables"].as_array()[2].as_object();
+  EXPECT_EQ(parts["rows"].as_array().size(), 2u);
+  EXPECT_EQ(parts["columns"].as_array().size(), 3u + 4u);
+  for (auto& p : {&pods, &fifo, &volcano, &phx})
+    EXPECT_EQ((*p)["partitions"].as_object().size(), 2u);
 }
 
 // One VC of 5 nodes (40 GPUs) full of 1-GPU jobs of 1000 s; an 8-GPU job comes at 10 s. With
@@ -195,7 +202,7 @@ TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
   auto& policies = rep["policies"].as_object();
   auto& fifo = policies["gang-fifo"].as_object();
   EXPECT_EQ(fifo["evicted_pods"].as_int64(), 0);
-  EXPECT_EQ(fifo["wasted_gpu_hours"].as_double(), 0.0);
+  EXPECT_EQ(fifo["wasted_gpu_hours"].to_number<double>(), 0.0);
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = policies[name].as_object();
     EXPECT_EQ(p["completed"].as_int64(), 41) << name;
@@ -204,15 +211,15 @@ TEST(LoadtestReplay, PreemptionOfBigJobsIsReportedPerPolicy) {
     EXPECT_EQ(p["evicted_pods"].as_int64(), 8) << name;
     EXPECT_EQ(p["evicted_jobs"].as_int64(), 8) << name;
     EXPECT_EQ(p["restarted_jobs"].as_int64(), 8) << name;
-    EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+    EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 0) << name;
   }
   // Without preemption the big job, first in its queue, waits for the first ends (1000 s).
   auto off = replay({"--priority-gpus", "8"});
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = off["policies"].as_object()[name].as_object();
     EXPECT_EQ(p["evicted_pods"].as_int64(), 0) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 990) << name;
   }
 }
 
@@ -271,12 +278,12 @@ TEST(LoadtestReplay, ReclaimAcrossPooledVcsIsReportedPerPolicyAndQueue) {
       EXPECT_EQ(p["reclaims"].as_int64(), 1) << name;
       EXPECT_EQ(p["evicted_pods"].as_int64(), 1) << name;
       EXPECT_EQ(p["reclaim_evicted_pods"].as_int64(), 1) << name;
-      EXPECT_DOUBLE_EQ(p["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-      EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["reclaim_wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
       auto& vc1 = p["queues"].as_object()["vc1"].as_object();
       EXPECT_EQ(vc1["reclaim_evicted_pods"].as_int64(), 1) << name;
-      EXPECT_DOUBLE_EQ(vc1["reclaim_wasted_gpu_hours"].as_double(), 80.0 / 3600) << name;
-      EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 0) << name;
+      EXPECT_DOUBLE_EQ(vc1["reclaim_wasted_gpu_hours"].to_number<double>(), 80.0 / 3600) << name;
+      EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 0) << name;
     }
     // The per-queue table shows the evictions beside the JCTs.
     auto& table = rep["tables"].as_array()[1].as_object();
@@ -287,7 +294,7 @@ TEST(LoadtestReplay, ReclaimAcrossPooledVcsIsReportedPerPolicyAndQueue) {
   for (const char* name : {"volcano-like", "phalanx"}) {
     auto& p = off["policies"].as_object()[name].as_object();
     EXPECT_EQ(p["reclaims"].as_int64(), 0) << name;
-    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].as_double(), 990) << name;
+    EXPECT_DOUBLE_EQ(p["big_jobs"].as_object()["longest_wait_s"].to_number<double>(), 990) << name;
   }
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(run({"replay", "--trace", trace, "--cluster-from-vc", vcs, "--reclaim"}), 1);
@@ -427,12 +434,19 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   b.jobs = {stuck};
   scheduler::resources total;
   total.set(scheduler::gpu_resource, 8);
-  auto m = merge_results(scheduler::sim_policy::phalanx, {&a, &b}, total);
+  auto m = merge_results(scheduler::sim_policy::phalanx,
+                         {{"vc-a", &a, {}, total}, {"vc-b", &b, {}, total}}, total);
   EXPECT_EQ(m.completed, 2);
   EXPECT_EQ(m.deadlocked, 1);
   EXPECT_EQ(m.reserved, 1);
-  EXPECT_DOUBLE_EQ(m.mean_jct_s, 20);
-  EXPECT_DOUBLE_EQ(m.mean_queueing_s, 11);
+  // stuck never completed nor started: it counts with the 5 s to the end of its partition.
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, (10 + 30 + 5) / 3.0);
+  EXPECT_EQ(m.jct_censored, 1);
+  EXPECT_DOUBLE_EQ(m.mean_jct_completed_s, 20);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, (2 + 20 + 5) / 3.0);
+  EXPECT_EQ(m.queueing_censored, 1);
+  EXPECT_EQ(m.never_started, 1);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_started_s, 11);
   ASSERT_EQ(m.queues.size(), 2u);
   EXPECT_EQ(m.queues["vc-a"].jobs, 2);
   EXPECT_EQ(m.queues["vc-a"].completed, 2);
@@ -440,7 +454,8 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   EXPECT_DOUBLE_EQ(m.queues["vc-a"].p95_jct_s, 30);
   EXPECT_EQ(m.queues["vc-b"].jobs, 1);
   EXPECT_EQ(m.queues["vc-b"].completed, 0);
-  EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 0);
+  EXPECT_DOUBLE_EQ(m.queues["vc-b"].mean_jct_s, 5);
+  EXPECT_EQ(m.queues["vc-b"].jct_censored, 1);
   EXPECT_EQ(m.queues["vc-a"].big_jobs, 1);  // done: 8 GPUs, waited 2 s.
   EXPECT_EQ(m.queues["vc-a"].big_jobs_waited, 1);
   EXPECT_DOUBLE_EQ(m.queues["vc-a"].big_mean_wait_s, 2);
@@ -460,8 +475,67 @@ TEST(LoadtestReplay, MergesPartitionsIntoOneUtilization) {
   EXPECT_DOUBLE_EQ(m.big_jobs.longest_wait_s, 2);
   EXPECT_EQ(m.big_jobs.longest_wait_job, "done");
   EXPECT_DOUBLE_EQ(m.makespan_s, 10);
-  // (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
-  EXPECT_DOUBLE_EQ(m.gpu_utilization, 40.0 / 80.0);
+  // Held: (2 * 10 + 4 * 5) GPU-seconds over 8 GPUs x 10 s.
+  EXPECT_DOUBLE_EQ(m.gpu_held_fraction, 40.0 / 80.0);
+}
+
+// One partition of 8 GPUs. "ran" (4 GPUs, 100 s) arrives at 0 and completes; "stuck" (2 pods of
+// 2 GPUs) arrives at 100 and deadlocks holding 2 GPUs to the end (1000 s); "late" (1 GPU,
+// 400 s) arrives at 200. Jobs arrive over [0, 200]: the useful work in it is ran's 400
+// GPU-seconds of 8 x 200; the deadlocked job's held GPUs are not work, and the figure does not
+// depend on how long the run went on after the last arrival.
+TEST(LoadtestReplay, UtilizationIsUsefulWorkOverTheArrivalWindow) {
+  auto job = [](const char* name, int64_t arrival_s, int pods, int64_t gpus, int64_t run_s) {
+    scheduler::sim_job j;
+    j.group.meta.name = name;
+    j.arrival = std::chrono::seconds(arrival_s);
+    for (int i = 0; i < pods; ++i) {
+      scheduler::sim_pod p;
+      p.spec.requests.set(scheduler::gpu_resource, gpus);
+      p.run_time = std::chrono::seconds(run_s);
+      j.pods.push_back(std::move(p));
+    }
+    return j;
+  };
+  std::vector<scheduler::sim_job> jobs{job("ran", 0, 1, 4, 100), job("stuck", 100, 2, 2, 50),
+                                       job("late", 200, 1, 1, 400)};
+  scheduler::sim_result r;
+  r.summary.makespan = std::chrono::seconds(1000);
+  r.utilization = {{scheduler::duration{0}, 0, 4},
+                   {std::chrono::seconds(100), 0, 2},
+                   {std::chrono::seconds(200), 0, 3},
+                   {std::chrono::seconds(600), 0, 2}};
+  scheduler::sim_job_result ran, stuck, late;
+  ran.name = "ran";
+  ran.phase = scheduler::sim_job_phase::completed;
+  ran.started_at = std::chrono::seconds(0);
+  ran.time_to_start = std::chrono::seconds(0);
+  ran.completed_at = std::chrono::seconds(100);
+  ran.completion_time = std::chrono::seconds(100);
+  stuck.name = "stuck";
+  stuck.phase = scheduler::sim_job_phase::deadlocked;
+  stuck.placed = 1;
+  late.name = "late";
+  late.phase = scheduler::sim_job_phase::completed;
+  late.started_at = std::chrono::seconds(200);
+  late.time_to_start = std::chrono::seconds(0);
+  late.completed_at = std::chrono::seconds(600);
+  late.completion_time = std::chrono::seconds(400);
+  r.jobs = {ran, stuck, late};
+  scheduler::resources gpus8;
+  gpus8.set(scheduler::gpu_resource, 8);
+  auto m = merge_results(scheduler::sim_policy::pod_by_pod, {{"vc", &r, jobs, gpus8}}, gpus8);
+  EXPECT_DOUBLE_EQ(m.gpu_utilization, 400.0 / (8 * 200));
+  EXPECT_DOUBLE_EQ(m.partitions["vc"].window_s, 200);
+  EXPECT_DOUBLE_EQ(m.partitions["vc"].gpu_utilization, 0.25);
+  // What was held over the makespan, the deadlock's 2 GPUs included, is reported apart.
+  EXPECT_DOUBLE_EQ(m.gpu_held_fraction, (4 * 100 + 2 * 100 + 3 * 400 + 2 * 400) / 8000.0);
+  // The deadlocked job: never started, in the figures at its lower bound (1000 - 100 s).
+  EXPECT_EQ(m.never_started, 1);
+  EXPECT_EQ(m.queueing_censored, 1);
+  EXPECT_DOUBLE_EQ(m.mean_queueing_s, (0 + 900 + 0) / 3.0);
+  EXPECT_DOUBLE_EQ(m.mean_jct_s, (100 + 900 + 400) / 3.0);
+  EXPECT_EQ(m.jct_censored, 1);
 }
 
 TEST(LoadtestReplay, ParsesEveryPolicyOnce) {
@@ -501,6 +575,106 @@ TEST(LoadtestCli, BadUsageExitsWithTwoAndNamesTheFlag) {
   EXPECT_NE(err.find("--policies: item 1 \"fifo\": unknown policy"), std::string::npos) << err;
   EXPECT_NE(err.find("--pods: must be at least --podgroups"), std::string::npos) << err;
   EXPECT_NE(err.find("unknown mode \"teleport\""), std::string::npos) << err;
+}
+
+// A workload that can never run is refused before anything starts, naming the gang and the
+// resource (exit 2); one whose gangs must queue is a warning with the fraction asked.
+TEST(LoadtestCli, AWorkloadThatCannotFitIsRefusedBeforeItStarts) {
+  scratch_dir dir;
+  // 5 GPU nodes of 8: 40 GPUs; 49 gangs of one 1-GPU pod ask 122% of them at once.
+  const std::vector<std::string> gpus{"inproc", "--nodes", "10", "--gpu-node-fraction", "0.5",
+                                      "--podgroups", "49", "--gang-sizes", "1:1",
+                                      "--gpu-gang-fraction", "1", "--work-dir", dir.path};
+  ::testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(gpus), 2);
+  // A gang of 12 pods of 2 cpu on two nodes of 4 cpu, which hold 4 of them.
+  EXPECT_EQ(run({"inproc", "--nodes", "2", "--node-cpu", "4", "--gpu-node-fraction", "0",
+                 "--gpu-gang-fraction", "0", "--podgroups", "1", "--gang-sizes", "12:1",
+                 "--pod-cpu", "2", "--pod-duration", "1s", "--work-dir", dir.path}),
+            2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  auto out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(err.find("phalanx-loadtest inproc: the workload cannot fit its cluster:\n  the gangs "
+                     "ask 122% of the cluster's nvidia.com/gpu (49 of 40) at once, and pods run "
+                     "until the end (no --pod-duration)\n  the run waits for every gang to run "
+                     "at once, which can never happen: ask less"),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("  gang pg-000000 needs 11 worker pods at once; the nodes they may use "
+                     "hold at most 4 of them, even empty"),
+            std::string::npos)
+      << err;
+  EXPECT_EQ(out.find("inproc: generating"), std::string::npos) << "refused before it started";
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path));
+
+  // Against --server, whose cluster may have more nodes, the same is a warning (and the run
+  // then fails to connect).
+  auto served = gpus;
+  served[0] = "push";
+  for (const char* extra : {"--server", "http://127.0.0.1:1"})
+    served.push_back(extra);
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(served), 1);
+  out = ::testing::internal::GetCapturedStdout();
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find("push: warning: on the generated nodes alone: the gangs ask 122% of the "
+                     "cluster's nvidia.com/gpu (49 of 40) at once"),
+            std::string::npos)
+      << out;
+
+  // With completing pods the same demand queues: a warning, and the run completes.
+  auto queued = gpus;
+  for (const char* extra : {"--pod-duration", "200ms", "--skip-loop", "--skip-backlog", "--json",
+                            "q.json"})
+    queued.push_back(extra);
+  queued.back() = dir.path + "/q.json";
+  ::testing::internal::CaptureStdout();
+  EXPECT_EQ(run(queued), 0);
+  out = ::testing::internal::GetCapturedStdout();
+  EXPECT_NE(out.find("inproc: warning: the gangs ask 122% of the cluster's nvidia.com/gpu (49 of "
+                     "40) in all; they will queue for it"),
+            std::string::npos)
+      << out;
+  auto rep = read_report(dir.path + "/q.json");
+  EXPECT_EQ(rep["workload"].as_object()["fit_warnings"].as_array().size(), 1u);
+  EXPECT_EQ(rep["outcome"].as_string(), "completed");
+}
+
+TEST(LoadtestCli, StallAfterMustOutlastThePods) {
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run({"inproc", "--pod-duration", "1m", "--stall-after", "30s"}), 2);
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("phalanx-loadtest inproc: --stall-after: 30s must be longer than "
+                     "--pod-duration 1m0s (a gang's pods run that long without completing), or "
+                     "0 to never stop early"),
+            std::string::npos)
+      << err;
+}
+
+// A missed target is reported, and with --fail-on-target it is exit code 3. Without
+// --pod-interval pod-by-pod cannot deadlock on the excerpt, so its target is missed.
+TEST(LoadtestCli, FailOnTargetTurnsAMissedTargetIntoExitThree) {
+  scratch_dir dir;
+  const std::vector<std::string> replay{"replay", "--trace", testdata("philly_excerpt.csv"),
+                                        "--cluster-from-vc", testdata("vc_nodes_excerpt.csv"),
+                                        "--vc-scale", "0.5", "--json", dir.path + "/r.json"};
+  ::testing::internal::CaptureStdout();
+  ::testing::internal::CaptureStderr();
+  EXPECT_EQ(run(replay), 0);
+  auto with_flag = replay;
+  with_flag.push_back("--fail-on-target");
+  EXPECT_EQ(run(with_flag), 3);
+  ::testing::internal::GetCapturedStdout();
+  auto err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("phalanx-loadtest replay: target missed: pod-by-pod shows the deadlocks "
+                     "(policies.pod-by-pod.deadlocked > 0; value 0)"),
+            std::string::npos)
+      << err;
+  auto rep = read_report(dir.path + "/r.json");
+  EXPECT_EQ(rep["verdict"].as_object()["result"].as_string(), "targets missed");
+  EXPECT_EQ(rep["verdict"].as_object()["targets_missed"].as_int64(), 1);
 }
 
 TEST(LoadtestCli, BadTraceExitsWithOneAndNamesTheLine) {

@@ -1,6 +1,7 @@
 // Figures and reports: percentiles, Prometheus histograms and text, progress lines, and the keys
 // of the JSON report the modes write.
 
+#include "loadtest/interrupt.hpp"
 #include "loadtest/progress.hpp"
 #include "loadtest/report.hpp"
 #include "loadtest/scheduling_run.hpp"
@@ -9,7 +10,10 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
 
 namespace phalanx::loadtest {
 namespace {
@@ -110,6 +114,12 @@ TEST(LoadtestProgress, FormatsCountsRatesAndEta) {
   EXPECT_EQ(format_progress_line(s, 0), "scheduled  50.0%  50/100 pods  25.0/s  ETA 2.0s");
   progress_snapshot unknown{"sent", "requests", 1500, 0, 1.0};
   EXPECT_EQ(format_progress_line(unknown, 10), "sent  1,500 requests  1,500/s");
+  // A run that stopped moving says so instead of promising an end.
+  progress_snapshot idle{"scheduled", "pods", 50, 100, 60.0, 12.0};
+  EXPECT_EQ(format_progress_line(idle, 0),
+            "scheduled  50.0%  50/100 pods  0.8/s  no progress for 12.0s");
+  idle.idle_seconds = 4;
+  EXPECT_EQ(format_progress_line(idle, 0), "scheduled  50.0%  50/100 pods  0.8/s  ETA 1m00s");
 }
 
 TEST(LoadtestProgress, PlainLinesWhenNotATerminal) {
@@ -221,21 +231,142 @@ TEST(LoadtestReport, HtmlIsSelfContained) {
   rep["mode"] = "test";
   rep["command"] = "x </script><script>alert(1)</script>";
   rep["plots"] = json::array{};
-  auto html = render_html_report(rep);
+  auto html = render_html_report(rep, "/* the library */ var Chart = function () {};");
   EXPECT_EQ(html.find("<script src"), std::string::npos);
   EXPECT_EQ(html.find("<link"), std::string::npos);
   EXPECT_EQ(html.find("@import"), std::string::npos);
-  EXPECT_EQ(html.find("https://"), std::string::npos);
-  // The only URL is the SVG namespace name, which is never fetched.
-  std::string rest = html;
-  for (auto p = rest.find("http://www.w3.org/2000/svg"); p != std::string::npos;
-       p = rest.find("http://www.w3.org/2000/svg"))
-    rest.erase(p, 26);
-  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos);
+  EXPECT_NE(html.find("/* the library */ var Chart"), std::string::npos) << "inlined";
   EXPECT_EQ(html.find("</script><script>alert"), std::string::npos)
       << "the embedded JSON must not end the script element";
   EXPECT_NE(html.find("\\u003c/script>"), std::string::npos);
   EXPECT_NE(html.find("id=\"report-data\""), std::string::npos);
+}
+
+// Debian's Chart.js goes into the page whole; nothing in it is fetched (its only URLs are in
+// its licence comment), and it cannot end the script element it is inlined in.
+TEST(LoadtestReport, ChartJsComesFromTheDebianPackage) {
+  EXPECT_EQ(default_chart_js_path(), "/usr/share/javascript/chart.js/chart.min.js");
+  auto js = read_chart_js(default_chart_js_path());
+  ASSERT_TRUE(js.ok()) << js.error().message();
+  EXPECT_NE(js->find("Chart.js v3"), std::string::npos);
+  auto html = render_html_report(json::object{{"mode", "test"}}, *js);
+  EXPECT_NE(html.find(*js), std::string::npos);
+  auto missing = read_chart_js("/nonexistent/chart.min.js");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message(),
+            "the HTML report inlines Chart.js from the Debian package libjs-chart.js, and cannot "
+            "read /nonexistent/chart.min.js: No such file or directory (make deps installs it; or "
+            "leave out --html)");
+}
+
+// The verdict of a report and its words at the top of the page, by table.
+TEST(LoadtestReport, TheVerdictSaysHowTheRunEndedInWords) {
+  struct row {
+    json::object report;
+    verdict_kind kind;
+    std::string headline;
+    std::string problem;
+  };
+  auto target = [](bool met) {
+    return json::array{make_target("throughput", "pods_per_second >= 100", 100, 40, met)};
+  };
+  std::vector<row> rows{
+      {{{"outcome", "completed"}, {"targets", target(true)}}, verdict_kind::passed,
+       "Passed: the run finished and every target was met.", ""},
+      {{{"outcome", "completed"}, {"targets", target(false)}}, verdict_kind::targets_missed,
+       "Targets missed: the run finished, but 1 target was not met.",
+       "target missed: throughput (pods_per_second &gt;= 100; value 40)"},
+      {{{"outcome", "stalled"},
+        {"outcome_message", "stalled: no gang started or completed for 30s"},
+        {"all_scheduled", false}},
+       verdict_kind::failed, "This run FAILED.", "stalled: no gang started or completed for 30s"},
+      {{{"outcome", "timed out"}, {"outcome_message", "timed out after 10m0s: 3 of 8 gangs"}},
+       verdict_kind::failed, "This run FAILED.", "timed out after 10m0s: 3 of 8 gangs"},
+      {{{"outcome", "interrupted"},
+        {"outcome_message", "interrupted by SIGTERM 2.0 s into the run"},
+        {"invariants_ok", false},
+        {"all_scheduled", false},
+        {"targets", target(false)}},
+       verdict_kind::interrupted, "This run was INTERRUPTED: the figures below are partial.",
+       "interrupted by SIGTERM 2.0 s into the run"},
+      {{{"invariants_ok", false}, {"invariant_violations", json::array{"I2: node-1 over"}}},
+       verdict_kind::failed, "This run FAILED.",
+       "invariants violated or not checked: I2: node-1 over"},
+  };
+  for (const auto& r : rows) {
+    auto v = assess_report(r.report);
+    EXPECT_EQ(v.kind, r.kind) << json::serialize(r.report);
+    auto html = render_html_report(r.report, "");
+    auto top = html.substr(html.find("<div id=\"verdict\""), 600);
+    EXPECT_NE(top.find("<strong>" + r.headline + "</strong>"), std::string::npos) << top;
+    if (!r.problem.empty()) {
+      EXPECT_NE(top.find("<li>" + r.problem + "</li>"), std::string::npos) << top;
+    }
+  }
+  // An interrupted run is not also blamed for what it did not get to do.
+  EXPECT_EQ(assess_report(rows[4].report).problems.size(), 1u);
+  for (int i = 0; i <= static_cast<int>(verdict_kind_last); ++i)
+    EXPECT_NE(to_string(static_cast<verdict_kind>(i)), "unknown");
+}
+
+// wait_for_gangs stops a run that makes no progress (stalled) and one that is interrupted,
+// instead of waiting for its timeout.
+TEST(LoadtestReport, WaitingStopsOnAStallAndOnAnInterrupt) {
+  workload_spec spec;
+  spec.nodes = 2;
+  spec.podgroups = 2;
+  auto w = generate_workload(spec);
+  run_recorder r(w);
+  r.start();
+  r.acknowledged(0, 1);
+  r.observed_running(0); // One of two gangs runs; the other never will.
+  std::atomic<bool> submitted{true};
+  std::FILE* sink = std::tmpfile();
+  progress_meter meter(sink, false, "scheduled", "pods", w.total_pods);
+  wait_plan plan{2, false, int64_t{20} * 1'000'000'000, 10'000'000, std::chrono::milliseconds(1),
+                 50'000'000};
+  EXPECT_EQ(wait_for_gangs(plan, r, meter, submitted, [] {}, {}), run_outcome::stalled);
+  EXPECT_EQ(describe_outcome(run_outcome::stalled, plan, r, 12.34),
+            "stalled: no gang started or completed for 50ms, stopped 12.3 s into the run; 1 of 2 "
+            "gangs running");
+  {
+    interrupt_guard guard;
+    simulate_interrupt(SIGTERM);
+    plan.stall_after_ns = 0;
+    EXPECT_EQ(wait_for_gangs(plan, r, meter, submitted, [] {}, {}), run_outcome::interrupted);
+    EXPECT_EQ(describe_outcome(run_outcome::interrupted, plan, r, 2),
+              "interrupted by SIGTERM 2.0 s into the run; 1 of 2 gangs running; the figures are "
+              "partial");
+  }
+  std::fclose(sink);
+  for (int i = 0; i <= static_cast<int>(run_outcome_last); ++i)
+    EXPECT_NE(to_string(static_cast<run_outcome>(i)), "unknown");
+}
+
+// Whole numbers print as integers whatever their JSON kind; other numbers in their shortest
+// exact form; the layout keeps scalar arrays on one line.
+TEST(LoadtestReport, JsonNumbersReadAsPeopleWriteThem) {
+  json::object o;
+  o["double_40"] = 40.0;
+  o["int_40"] = 40;
+  o["negative"] = -3.0;
+  o["quarter"] = 0.25;
+  o["small"] = 1e-7;
+  o["quadrillion"] = 1e15; // Shortest form "1e+15"; an integer below 2^53 prints whole.
+  o["huge"] = 1e22;
+  o["nan"] = std::nan("");
+  o["points"] = json::array{json::array{0.5, 20000.0}, json::array{1.0, 2.0}};
+  EXPECT_EQ(report_json_text(o, 0),
+            "{\"double_40\":40,\"int_40\":40,\"negative\":-3,\"quarter\":0.25,"
+            "\"small\":1e-07,\"quadrillion\":1000000000000000,\"huge\":1e+22,\"nan\":null,"
+            "\"points\":[[0.5,20000],[1,2]]}");
+  EXPECT_EQ(to_pretty_json(json::object{{"a", 40.0}, {"b", json::array{1.0, 2.5}}}),
+            "{\n  \"a\": 40,\n  \"b\": [1, 2.5]\n}\n");
+  // A target of 20000 as make_target writes it.
+  auto t = report_json_text(make_target("t", "r", 20000, 40, true), 0);
+  EXPECT_NE(t.find("\"target\":20000,"), std::string::npos) << t;
+  EXPECT_NE(t.find("\"value\":40,"), std::string::npos) << t;
 }
 
 TEST(LoadtestReport, QuoteCommand) {
