@@ -428,6 +428,48 @@ std::string example(const std::string& name) {
                                        << r.out << "stderr:\n" << r.err;
 }
 
+ctl_result kubectl_daemon_test::kubectl(std::vector<std::string> args) {
+  ctl_options o;
+  o.program = "/usr/bin/kubectl";
+  o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}};
+  o.timeout = std::chrono::seconds(90);
+  std::vector<std::string> argv = {"--server", d_->url(), "--cache-dir", home_.path() + "/cache"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_ctl(argv, o);
+}
+
+std::string unplaceable_gang_yaml() {
+  return R"(apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata:
+  name: huge-gang
+spec:
+  minMember: 2
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: huge-0
+  annotations: {scheduling.k8s.io/group-name: huge-gang}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {requests: {cpu: "1000"}}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: huge-1
+  annotations: {scheduling.k8s.io/group-name: huge-gang}
+spec:
+  containers:
+  - name: c
+    image: x
+    resources: {requests: {cpu: "1000"}}
+)";
+}
+
 void daemon_test::SetUp() {
   d_ = daemon::start();
 }

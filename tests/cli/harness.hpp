@@ -175,6 +175,19 @@ class daemon_test : public ::testing::Test {
   std::unique_ptr<daemon> d_;
 };
 
+/// A daemon_test with the real kubectl (1.32, /usr/bin/kubectl) pointed at its phalanxd, from a
+/// home and a kubeconfig of its own.
+class kubectl_daemon_test : public daemon_test {
+ protected:
+  ctl_result kubectl(std::vector<std::string> args);
+  scratch_dir home_;
+  std::string kubeconfig_ = home_.write("kubeconfig", "");
+};
+
+/// A PodGroup of two pods, "huge-gang" with "huge-0" and "huge-1", that no node can hold (1000
+/// cpu each): the events of an unplaceable gang (its Warning, its pods' FailedScheduling).
+std::string unplaceable_gang_yaml();
+
 /// The object at `path` of a JSON value as text ("" when missing).
 std::string field(const boost::json::value& v, std::initializer_list<std::string_view> path);
 

@@ -12,59 +12,18 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class KubectlEvents : public daemon_test {
+class KubectlEvents : public kubectl_daemon_test {
  protected:
   void SetUp() override {
-    daemon_test::SetUp();
+    kubectl_daemon_test::SetUp();
     // A gang no node can hold: its PodGroup's Unresolvable and its pods' FailedScheduling.
-    auto gang = home_.write("gang.yaml", R"(apiVersion: scheduling.volcano.sh/v1beta1
-kind: PodGroup
-metadata:
-  name: huge-gang
-spec:
-  minMember: 2
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: huge-0
-  annotations: {scheduling.k8s.io/group-name: huge-gang}
-spec:
-  containers:
-  - name: c
-    image: x
-    resources: {requests: {cpu: "1000"}}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: huge-1
-  annotations: {scheduling.k8s.io/group-name: huge-gang}
-spec:
-  containers:
-  - name: c
-    image: x
-    resources: {requests: {cpu: "1000"}}
-)");
+    auto gang = home_.write("gang.yaml", unplaceable_gang_yaml());
     ASSERT_TRUE(succeeded(ctl({"apply", "-f", gang})));
     ASSERT_TRUE(eventually([&] {
       auto r = ctl({"get", "events", "--field-selector", "reason=FailedScheduling", "-o", "name"});
       return split_lines(r.out).size() == 2;
     }));
   }
-
-  ctl_result kubectl(std::vector<std::string> args) {
-    ctl_options o;
-    o.program = "/usr/bin/kubectl";
-    o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}};
-    o.timeout = 90s;
-    std::vector<std::string> argv = {"--server", d_->url(), "--cache-dir", home_.path() + "/cache"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_ctl(argv, o);
-  }
-
-  scratch_dir home_;
-  std::string kubeconfig_ = home_.write("kubeconfig", "");
 };
 
 TEST_F(KubectlEvents, ServesEventsK8sIoV1ToKubectl) {

@@ -13,17 +13,8 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class KubectlAgainstPhalanxd : public daemon_test {
+class KubectlAgainstPhalanxd : public kubectl_daemon_test {
  protected:
-  ctl_result kubectl(std::vector<std::string> args) {
-    ctl_options o;
-    o.program = "/usr/bin/kubectl";
-    o.env = {{"KUBECONFIG", kubeconfig_}, {"HOME", home_.path()}};
-    o.timeout = 90s;
-    std::vector<std::string> argv = {"--server", d_->url(), "--cache-dir", home_.path() + "/cache"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    return run_ctl(argv, o);
-  }
 
   // kubectl left running (a watch), read line by line.
   std::unique_ptr<ctl_process> kubectl_process(std::vector<std::string> args) {
@@ -43,9 +34,6 @@ class KubectlAgainstPhalanxd : public daemon_test {
                                            "\nspec:\n  containers:\n  - name: c\n    image: x\n"
                                            "    resources:\n      requests:\n        cpu: 100m\n");
   }
-
-  scratch_dir home_;
-  std::string kubeconfig_ = home_.write("kubeconfig", "");
 };
 
 TEST_F(KubectlAgainstPhalanxd, CreatesAVolcanoJobAndShowsEveryKind) {
@@ -465,35 +453,7 @@ TEST_F(KubectlAgainstPhalanxd, PhalanxctlPrintsTemplatesAsKubectl) {
 // pod, the PodGroup, a cordoned node and a queue lists them under "Events:"; an unsupported field
 // selector is kube-apiserver's 400; and events are read-only.
 TEST_F(KubectlAgainstPhalanxd, ServesEventsToGetAndDescribe) {
-  auto gang = home_.write("gang.yaml", R"(apiVersion: scheduling.volcano.sh/v1beta1
-kind: PodGroup
-metadata:
-  name: huge-gang
-spec:
-  minMember: 2
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: huge-0
-  annotations: {scheduling.k8s.io/group-name: huge-gang}
-spec:
-  containers:
-  - name: c
-    image: x
-    resources: {requests: {cpu: "1000"}}
----
-apiVersion: v1
-kind: Pod
-metadata:
-  name: huge-1
-  annotations: {scheduling.k8s.io/group-name: huge-gang}
-spec:
-  containers:
-  - name: c
-    image: x
-    resources: {requests: {cpu: "1000"}}
-)");
+  auto gang = home_.write("gang.yaml", unplaceable_gang_yaml());
   ASSERT_TRUE(succeeded(kubectl({"create", "-f", gang})));
 
   ctl_result events;
