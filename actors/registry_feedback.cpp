@@ -534,7 +534,6 @@ void group_changed(self_ptr self, group_entry& g) {
 
 namespace {
 
-
 // True while the gang that asked for a binding is the one its pods belong to: not deleted, not
 // replaced by another PodGroup under its name (a lone pod's gang meeting its PodGroup object in
 // Kubernetes mode), not renewed as a new incarnation.
