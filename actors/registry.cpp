@@ -241,10 +241,10 @@ std::string implicit_queue_of(const scheduler::pod& p) {
   return std::string(scheduler::default_queue_name);
 }
 
-status check_queue_accepts(const registry_state& st, const std::string& queue,
+status check_queue_accepts(const scheduling_cache& cache, const std::string& queue,
                            std::string_view field) {
-  auto i = st.queues.find(queue);
-  if (i == st.queues.end())
+  auto i = cache.queues.find(queue);
+  if (i == cache.queues.end())
     return {errc::invalid_argument, std::string(field) + ": Not found: \"" + queue +
                                         "\": queue does not exist"};
   if (i->second.queue->state != scheduler::queue_state::open)
@@ -252,12 +252,12 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
             std::string(field) + ": Forbidden: queue \"" + queue + "\" is " +
                 std::string(scheduler::to_string(i->second.queue->state)) +
                 "; only Open queues accept new work"};
-  if (const auto* child = first_child(st, queue))
+  if (const auto* child = first_child(cache, queue))
     return {errc::invalid_argument, std::string(field) + ": Invalid value: \"" + queue +
                                         "\": the queue has child queues (\"" + *child +
                                         "\"); only leaf queues take PodGroups and jobs"};
   // A closed ancestor closes its subtree to new work (Volcano's hierarchical queues).
-  if (const auto* closed = closed_ancestor(st, *i->second.queue))
+  if (const auto* closed = closed_ancestor(cache, *i->second.queue))
     return {errc::failed_precondition,
             std::string(field) + ": Forbidden: queue \"" + queue + "\" is under queue \"" +
                 closed->meta.name.str() + "\", which is Closed; only queues whose ancestors are "
@@ -265,19 +265,19 @@ status check_queue_accepts(const registry_state& st, const std::string& queue,
   return {};
 }
 
-const std::string* first_child(const registry_state& st, std::string_view queue) {
+const std::string* first_child(const scheduling_cache& cache, std::string_view queue) {
   // Every create asks: a walk of the queues' parents, no copy of their specs.
-  for (const auto& [name, q] : st.queues)
+  for (const auto& [name, q] : cache.queues)
     if (q.queue->parent == queue)
       return &name;
   return nullptr;
 }
 
-const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q) {
+const scheduler::queue* closed_ancestor(const scheduling_cache& cache, const scheduler::queue& q) {
   std::set<std::string, std::less<>> seen{q.meta.name.str()};
   for (auto parent = q.parent; !scheduler::is_child_of_root(parent);) {
-    auto p = st.queues.find(parent);
-    if (p == st.queues.end() || !seen.insert(parent).second)
+    auto p = cache.queues.find(parent);
+    if (p == cache.queues.end() || !seen.insert(parent).second)
       return nullptr;
     if (p->second.queue->state != scheduler::queue_state::open)
       return p->second.queue.get();
@@ -288,14 +288,14 @@ const scheduler::queue* closed_ancestor(const registry_state& st, const schedule
 
 void refresh_queue_states(self_ptr self) {
   auto& st = self->state;
-  for (auto& [name, q] : st.queues) {
+  for (auto& [name, q] : st.cache.queues) {
     auto effective = q.queue;
     if (q.queue->state == scheduler::queue_state::open) {
       // Why it admits nothing, for its waiting gangs' reason.
       std::string because;
-      if (const auto* child = first_child(st, name))
+      if (const auto* child = first_child(st.cache, name))
         because = "it has child queues (\"" + *child + "\"); only leaf queues take PodGroups";
-      else if (const auto* closed = closed_ancestor(st, *q.queue))
+      else if (const auto* closed = closed_ancestor(st.cache, *q.queue))
         because = "it is under queue \"" + closed->meta.name.str() + "\", which is " +
                   std::string(scheduler::to_string(closed->state));
       if (!because.empty()) {
@@ -314,10 +314,10 @@ void refresh_queue_states(self_ptr self) {
   }
 }
 
-std::vector<scheduler::queue> queue_specs(const registry_state& st) {
+std::vector<scheduler::queue> queue_specs(const scheduling_cache& cache) {
   std::vector<scheduler::queue> out;
-  out.reserve(st.queues.size());
-  for (const auto& [name, q] : st.queues)
+  out.reserve(cache.queues.size());
+  for (const auto& [name, q] : cache.queues)
     out.push_back(*q.queue);
   return out;
 }
@@ -419,17 +419,17 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
   st.cluster = std::move(cluster);
   st.random.seed(st.ctx->config.seed ^ 0x5EED5EED5EEDULL);
   st.world = st.ctx->config.kubernetes.enabled ? make_kubernetes_world() : make_standalone_world();
-  st.scheduling = st.world->plans_from_start();
+  st.cache.scheduling = st.world->plans_from_start();
   self->send(st.cluster, spec_atom::value, deserved_listener_actor{self});
   // On shutdown, take every actor spawned here along.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     auto& st = self->state;
-    for (auto& [gang, g] : st.groups)
+    for (auto& [gang, g] : st.cache.groups)
       if (g.actor)
         self->send_exit(g.actor, msg.reason);
-    for (auto& [name, q] : st.queues)
+    for (auto& [name, q] : st.cache.queues)
       self->send_exit(q.actor, msg.reason);
-    for (auto& [name, n] : st.nodes)
+    for (auto& [name, n] : st.cache.nodes)
       self->send_exit(n.actor, msg.reason);
     for (auto& w : st.watchers)
       if (w.sink)
@@ -486,7 +486,7 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     // -- deserved listener
     [self](deserved_atom, const std::string& queue, scheduler::resources& deserved) {
       auto& st = self->state;
-      if (auto i = st.queues.find(queue); i != st.queues.end())
+      if (auto i = st.cache.queues.find(queue); i != st.cache.queues.end())
         i->second.deserved = std::move(deserved);
     },
     // -- API

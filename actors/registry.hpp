@@ -246,15 +246,62 @@ struct registry_state {
     watch_sink_ptr sink;
   };
 
+  /// The scheduling side's state (DESIGN.md 4a, the scheduler cache): the gangs, nodes and
+  /// queues the scheduling actors work with, what waits for them, and preemption's victims. Both
+  /// worlds fill it through the same functions (add_node, change_group, remove_queue_entry...);
+  /// the standalone catalog's objects and the Kubernetes world's deltas are what feed them. The
+  /// pods are the catalog's (`pods`), which both sides read: a pod's entry names its gang.
+  struct scheduling_cache {
+    uint64_t next_gang = 1;
+    int64_t parked_gangs = 0;  // Groups whose actor is parked (the gauge phalanx_parked_gangs).
+    bool park_sweep_armed = false;
+    /// Why a pending pod is pending (its PodScheduled=False message), for the pods that have a
+    /// reason: only pending ones, so a bound pod's entry carries no field for it. Shared: a gang's
+    /// report gives one reason to all its pending pods, one string rather than one per pod. Set
+    /// and read through set_pending_reason and pending_reason (registry_internal.hpp).
+    std::unordered_map<uint64_t, scheduler::shared_string> pending_reasons;
+    group_map groups;
+    /// "<ns>/<name>" -> gang, the key's text being the gang's entry's (a map from a copy of the
+    /// text cost about 75 bytes per PodGroup).
+    scheduler::id_index<std::string_view, group_key_ops> group_ids{group_key_ops{&groups}};
+    /// Queue name -> the gangs of its PodGroups, so a queue's status walks its own groups only
+    /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
+    std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
+    /// Queue name -> its indexed PodGroups by the phase watchers last saw (emitted_phase), in the
+    /// order of scheduler::pod_group_phase: the queue's status counts, kept as phases change
+    /// (count_phase) so that its metrics move with each change instead of a recount.
+    std::unordered_map<std::string, std::array<int64_t, 5>> phases_by_queue;
+    std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
+    std::map<std::string, node_entry, std::less<>> nodes;            // Found by any string type.
+    /// By view index: the live node in that slot of the cluster view, or null. Bindings name
+    /// nodes by index; the entries are the map's own (they stay put as it changes).
+    std::vector<node_entry*> node_at;
+    std::map<std::string, queue_entry> queues;
+    /// Gangs are planned (the world's plans_from_start, else from its lead); before that (a
+    /// standby, or caches not synced) the cache is kept warm and nothing is planned.
+    bool scheduling = true;
+    /// Preemption (registry_preemption.cpp): the planner that chooses victims, made at the first
+    /// ask, and the pods whose eviction the world was asked for (they stay in the cache until the
+    /// world removes them, and are not chosen twice meanwhile).
+    std::unique_ptr<scheduler::gang_planner> preemption_planner;
+    std::unordered_set<uint64_t> evicting;
+    /// Victims offered to a preemptor whose round is not through yet (pod -> the preemptor's gang
+    /// and when): not offered to another, and not counted in their gangs' ready pods, so that two
+    /// preemptors choosing at once cannot take a victim gang below its minMember between them.
+    /// Ended by the eviction order, by the preemptor's next ask, or after offer_lifetime.
+    struct offered_victim {
+      uint64_t preemptor = 0;
+      caf::actor_clock::time_point at{};
+    };
+    std::unordered_map<uint64_t, offered_victim> offered;
+  };
+  scheduling_cache cache;
+
   context_ptr ctx;
   std::shared_ptr<std::atomic<bool>> ready;
   store_writer_actor writer;
   binder_actor binder;
   cluster_actor cluster;
-
-  uint64_t next_gang = 1;
-  int64_t parked_gangs = 0;  // Groups whose actor is parked (the gauge phalanx_parked_gangs).
-  bool park_sweep_armed = false;
 
   uint64_t next_pod = 1;
   uint64_t next_cookie = 1;
@@ -262,11 +309,6 @@ struct registry_state {
   scheduler::rng random;
 
   pod_map pods;
-  /// Why a pending pod is pending (its PodScheduled=False message), for the pods that have a
-  /// reason: only pending ones, so a bound pod's entry carries no field for it. Shared: a gang's
-  /// report gives one reason to all its pending pods, one string rather than one per pod. Set
-  /// and read through set_pending_reason and pending_reason (registry_internal.hpp).
-  std::unordered_map<uint64_t, scheduler::shared_string> pending_reasons;
   /// The ids of the pods in `pods`, found by namespace and name (pod_id_of): 11-16 bytes per
   /// pod, where a node-based set of ids cost 31 and a map from the name's text 64 and most often
   /// a heap block for the text. Not the pods a job made at its creation: those are found through
@@ -278,23 +320,6 @@ struct registry_state {
   /// job pod's name is taken through its task, one entry per task instead of one per pod, and
   /// it stays taken after that pod alone is deleted (storage/README.md).
   std::unordered_map<std::string, job_task_pods> job_tasks;
-  group_map groups;
-  /// "<ns>/<name>" -> gang, the key's text being the gang's entry's (a map from a copy of the
-  /// text cost about 75 bytes per PodGroup).
-  scheduler::id_index<std::string_view, group_key_ops> group_ids{group_key_ops{&groups}};
-  /// Queue name -> the gangs of its PodGroups, so a queue's status walks its own groups only
-  /// (a list of Q queues was Q walks of every group). Kept by index_group and unindex_group.
-  std::unordered_map<std::string, std::unordered_set<uint64_t>> gangs_by_queue;
-  /// Queue name -> its indexed PodGroups by the phase watchers last saw (emitted_phase), in the
-  /// order of scheduler::pod_group_phase: the queue's status counts, kept as phases change
-  /// (count_phase) so that its metrics move with each change instead of a recount.
-  std::unordered_map<std::string, std::array<int64_t, 5>> phases_by_queue;
-  std::unordered_map<std::string, std::vector<uint64_t>> orphans;  // Missing group -> pods.
-  std::map<std::string, node_entry, std::less<>> nodes;            // Found by any string type.
-  /// By view index: the live node in that slot of the cluster view, or null. Bindings name
-  /// nodes by index; the entries are the map's own (they stay put as it changes).
-  std::vector<node_entry*> node_at;
-  std::map<std::string, queue_entry> queues;
   std::map<std::string, job_entry, std::less<>> jobs; // Found by any string type.
   /// The names of creations not yet durable, by kind (reserve_pod_name for pods).
   std::unordered_set<std::string> reserved_names[api::resource_kind_count];
@@ -323,9 +348,6 @@ struct registry_state {
   /// The world this registry's scheduling side runs in (actors/world_port.hpp): standalone, or
   /// Kubernetes, where the apiserver is the truth and the store a checkpoint.
   std::unique_ptr<registry_detail::world_port> world;
-  /// Gangs are planned (the world's plans_from_start, else from its lead); before that (a
-  /// standby, or caches not synced) the cache is kept warm and nothing is planned.
-  bool scheduling = true;
   /// Pods being deleted gracefully (registry_termination.cpp), by id: the mark asked for last
   /// (on its way to the store or durable) and the durable one, which views show
   /// (metadata.deletionTimestamp); each with the resource version it was written with.
@@ -346,20 +368,6 @@ struct registry_state {
   /// A class whose write making it the global default (a create or an update) is on its way to
   /// the store, or empty: no other may become the default meanwhile.
   std::string default_class_on_its_way;
-  /// Preemption (registry_preemption.cpp): the planner that chooses victims, made at the first
-  /// ask, and the pods whose eviction the world was asked for (they stay in the cache until the
-  /// world removes them, and are not chosen twice meanwhile).
-  std::unique_ptr<scheduler::gang_planner> preemption_planner;
-  std::unordered_set<uint64_t> evicting;
-  /// Victims offered to a preemptor whose round is not through yet (pod -> the preemptor's gang
-  /// and when): not offered to another, and not counted in their gangs' ready pods, so that two
-  /// preemptors choosing at once cannot take a victim gang below its minMember between them.
-  /// Ended by the eviction order, by the preemptor's next ask, or after offer_lifetime.
-  struct offered_victim {
-    uint64_t preemptor = 0;
-    caf::actor_clock::time_point at{};
-  };
-  std::unordered_map<uint64_t, offered_victim> offered;
   /// Resource versions are handed out up to a ceiling made durable ahead of them (next_version):
   /// the ceiling last asked of the store, and the largest one the store confirmed.
   uint64_t version_ceiling = 0;

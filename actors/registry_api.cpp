@@ -26,52 +26,52 @@ void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
                                           spec, st.binder, committed);
   st.ctx->nodes->publish(index, handle);
-  auto& e = st.nodes[spec->meta.name.str()];
+  auto& e = st.cache.nodes[spec->meta.name.str()];
   e.index = static_cast<uint32_t>(index);
   e.node = spec;
   e.actor = handle;
   e.allocated = used;
   e.pod_count = static_cast<int32_t>(committed.size());
-  if (st.node_at.size() <= index)
-    st.node_at.resize(index + 1);
-  st.node_at[index] = &e;
+  if (st.cache.node_at.size() <= index)
+    st.cache.node_at.resize(index + 1);
+  st.cache.node_at[index] = &e;
   self->send(st.cluster, capacity_atom::value, spec->allocatable, scheduler::resources{});
 }
 
 void remove_node_entry(self_ptr self, const std::string& name) {
   auto& st = self->state;
-  auto i = st.nodes.find(name);
-  if (i == st.nodes.end())
+  auto i = st.cache.nodes.find(name);
+  if (i == st.cache.nodes.end())
     return;
   auto& n = i->second;
   n.live = false;
   st.ctx->view->set_live(n.index, false);
   self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
   self->send_exit(n.actor, caf::exit_reason::user_shutdown);
-  if (node_at(st, n.index) == &n)
-    st.node_at[n.index] = nullptr;
-  st.nodes.erase(i);
+  if (node_at(st.cache, n.index) == &n)
+    st.cache.node_at[n.index] = nullptr;
+  st.cache.nodes.erase(i);
 }
 
 // -- queues
 
 group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr group) {
   auto& st = self->state;
-  auto gang = st.next_gang++;
-  auto& entry = st.groups[gang];
+  auto gang = st.cache.next_gang++;
+  auto& entry = st.cache.groups[gang];
   entry.gang = gang;
   entry.key = key;
   entry.group = std::move(group);
-  index_group(st, entry);
+  index_group(st.cache, entry);
   // Pods that arrived before their PodGroup join it now.
-  if (auto o = st.orphans.find(key); o != st.orphans.end()) {
+  if (auto o = st.cache.orphans.find(key); o != st.cache.orphans.end()) {
     for (auto id : o->second)
       if (auto p = st.pods.find(id); p != st.pods.end()) {
         p->second.gang = gang;
-        st.pending_reasons.erase(id);
+        st.cache.pending_reasons.erase(id);
         entry.pods.push_back(id);
       }
-    st.orphans.erase(o);
+    st.cache.orphans.erase(o);
   }
   spawn_gang(self, entry);
   mark_emitted(st, entry);
@@ -80,30 +80,30 @@ group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr grou
 
 void remove_group_entry(self_ptr self, uint64_t gang) {
   auto& st = self->state;
-  auto i = st.groups.find(gang);
-  if (i == st.groups.end())
+  auto i = st.cache.groups.find(gang);
+  if (i == st.cache.groups.end())
     return;
   auto& g = i->second;
   end_gang(self, g);
-  auto& waiting = st.orphans[g.key.str()];
+  auto& waiting = st.cache.orphans[g.key.str()];
   scheduler::shared_string why = "pod group \"" + g.group->meta.name + "\" was deleted";
   for (auto id : g.pods)
     if (auto p = st.pods.find(id); p != st.pods.end()) {
       p->second.gang = 0;
       if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
-        set_pending_reason(st, id, why);
+        set_pending_reason(st.cache, id, why);
         waiting.push_back(id);
       }
     }
-  unindex_group(st, g);
-  st.groups.erase(i);
+  unindex_group(st.cache, g);
+  st.cache.groups.erase(i);
 }
 
 void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
   auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
-  auto& entry = st.queues[spec->meta.name.str()];
+  auto& entry = st.cache.queues[spec->meta.name.str()];
   entry = {spec, handle, {}, nullptr, {}};
   bind_queue_series(st, entry);
   self->send(st.cluster, spec_atom::value, spec, queue_actor_fwd{handle});
@@ -112,13 +112,13 @@ void add_queue(self_ptr self, scheduler::queue q) {
 
 void remove_queue_entry(self_ptr self, const std::string& name) {
   auto& st = self->state;
-  auto i = st.queues.find(name);
-  if (i == st.queues.end())
+  auto i = st.cache.queues.find(name);
+  if (i == st.cache.queues.end())
     return;
   // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
   self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
   self->send(st.cluster, removed_atom::value, name);
-  st.queues.erase(i);
+  st.cache.queues.erase(i);
   st.ctx->metrics->remove_queue_series(name);
   refresh_queue_states(self);  // Its parent may be a leaf again.
 }
@@ -178,7 +178,7 @@ void create_node(self_ptr self, scheduler::node n, bool dry_run, object_reply re
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     add_node(self, std::move(n), {});
-    auto view = node_view(st.nodes.at(key));
+    auto view = node_view(st.cache.nodes.at(key));
     record_event(self, resource_kind::node, "", key, "Normal", "Registered",
                  "simulated node registered with " + view.node.allocatable.to_string());
     announce(self, api::watch_event::type::added, view);
@@ -192,7 +192,7 @@ void create_queue(self_ptr self, scheduler::queue q, bool dry_run, object_reply 
   if (name_taken(st, resource_kind::queue, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::queue, key)});
   // The tree's rules: the parent exists, no cycle, guarantees within the parent's.
-  if (auto errors = scheduler::check_queue_tree(q, queue_specs(st)); !errors.empty())
+  if (auto errors = scheduler::check_queue_tree(q, queue_specs(st.cache)); !errors.empty())
     return respond(reply, result<api::object>{scheduler::to_status("Queue", key, errors)});
   stamp_new(self, q.meta);
   if (dry_run)
@@ -207,7 +207,7 @@ void create_queue(self_ptr self, scheduler::queue q, bool dry_run, object_reply 
     if (!s.ok())
       return respond(reply, result<api::object>{s});
     add_queue(self, std::move(q));
-    auto view = queue_view(st, st.queues.at(key));
+    auto view = queue_view(st, st.cache.queues.at(key));
     announce(self, api::watch_event::type::added, view);
     respond(reply, result<api::object>{api::object{view}});
   });
@@ -250,7 +250,7 @@ void create_group(self_ptr self, scheduler::pod_group g, bool dry_run, object_re
   auto key = object_key(g.meta.namespace_name, g.meta.name);
   if (name_taken(st, resource_kind::pod_group, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::pod_group, g.meta.name)});
-  if (auto s = check_queue_accepts(st, g.queue, "spec.queue"); !s.ok())
+  if (auto s = check_queue_accepts(st.cache, g.queue, "spec.queue"); !s.ok())
     return respond(reply, result<api::object>{s});
   auto prio = resolve_priority(st, g.priority_class_name, g.priority, "spec.priorityClassName");
   if (!prio)
@@ -302,7 +302,7 @@ void create_pod(self_ptr self, scheduler::pod p, bool dry_run, object_reply repl
                             "cannot be created bound to a node"}});
   bool ours = is_our_scheduler(st.ctx->config.scheduling, p.scheduler_name);
   if (ours && p.group.empty())
-    if (auto s = check_queue_accepts(st, implicit_queue_of(p),
+    if (auto s = check_queue_accepts(st.cache, implicit_queue_of(p),
                                      "metadata.annotations[scheduling.volcano.sh/queue-name]");
         !s.ok())
       return respond(reply, result<api::object>{s});
@@ -342,7 +342,7 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
   auto key = object_key(j.meta.namespace_name, j.meta.name);
   if (name_taken(st, resource_kind::job, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::job, j.meta.name)});
-  if (auto s = check_queue_accepts(st, j.queue, "spec.queue"); !s.ok())
+  if (auto s = check_queue_accepts(st.cache, j.queue, "spec.queue"); !s.ok())
     return respond(reply, result<api::object>{s});
   auto prio = resolve_priority(st, j.priority_class_name, j.priority, "spec.priorityClassName");
   if (!prio)
@@ -422,14 +422,14 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
     // Ids by position only for pods stored as the job (job_entry::first_pod).
     const uint64_t first_pod = waits ? 0 : st.next_pod;
     st.jobs[key] = {job, status, group_key, first_pod};
-    auto gang = st.next_gang++;
-    auto& g = st.groups[gang];
+    auto gang = st.cache.next_gang++;
+    auto& g = st.cache.groups[gang];
     g.gang = gang;
     g.key = group_key;
     g.job_key = key;
     g.job_waits_on_tasks = waits;
     g.group = group_ptr;
-    index_group(st, g);
+    index_group(st.cache, g);
     g.pods.reserve(pods->size());
     for (std::size_t i = 0; i < pods->size(); ++i)
       join_job_gang(st, insert_job_pod(st, (*pods)[i], first_pod + i), g);
@@ -463,17 +463,17 @@ void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
         f(api::object{pod_view(st, id, e)});
       break;
     case resource_kind::node:
-      for (const auto& [name, n] : st.nodes)
+      for (const auto& [name, n] : st.cache.nodes)
         if (n.live)
           f(api::object{node_view(n)});
       break;
     case resource_kind::pod_group:
-      for (const auto& [gang, g] : st.groups)
+      for (const auto& [gang, g] : st.cache.groups)
         if (!g.removed)
           f(api::object{group_view(st, g)});
       break;
     case resource_kind::queue:
-      for (const auto& [name, q] : st.queues)
+      for (const auto& [name, q] : st.cache.queues)
         f(api::object{queue_view(st, q)});
       break;
     case resource_kind::job:
@@ -496,7 +496,7 @@ bool matches(const api::list_options& options, const api::object& obj) {
 
 void delete_group(self_ptr self, uint64_t gang, bool dry_run, object_reply reply) {
   auto& st = self->state;
-  auto& g = st.groups.at(gang);
+  auto& g = st.cache.groups.at(gang);
   auto key = g.key.str();
   if (change_on_its_way(st, resource_kind::pod_group, key))
     return respond(reply, result<api::object>{
@@ -508,8 +508,8 @@ void delete_group(self_ptr self, uint64_t gang, bool dry_run, object_reply reply
   persist_change(self, resource_kind::pod_group, key, std::move(batch),
                  [self, gang, reply](const status& s) {
     auto& st = self->state;
-    auto i = st.groups.find(gang);
-    if (i == st.groups.end())
+    auto i = st.cache.groups.find(gang);
+    if (i == st.cache.groups.end())
       return respond(reply, result<api::object>{status{errc::not_found, "gone"}});
     if (!s.ok())
       return respond(reply, result<api::object>{s});
@@ -532,9 +532,9 @@ void delete_job(self_ptr self, const std::string& key, bool dry_run, object_repl
   j.waiting.clear();
   std::vector<uint64_t> pods;
   uint64_t gang = 0;
-  if (auto g = st.group_ids.find(j.group_key); g != 0) {
+  if (auto g = st.cache.group_ids.find(j.group_key); g != 0) {
     gang = g;
-    pods = st.groups.at(gang).pods;
+    pods = st.cache.groups.at(gang).pods;
   }
   // One write: the job, its PodGroup, and every key of its pods' expansion, which hold their
   // state updates or tombstones (they have no records: storage/README.md). Its pods leave the
@@ -558,11 +558,11 @@ void delete_job(self_ptr self, const std::string& key, bool dry_run, object_repl
           return respond(reply, result<api::object>{status{errc::not_found, key}});
         auto view = job_view(st, i->second);
         view.job.meta.resource_version = next_version(self);
-        if (auto g = st.groups.find(gang); g != st.groups.end()) {
+        if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end()) {
           auto gv = group_view(st, g->second);
           end_gang(self, g->second);
-          unindex_group(st, g->second);
-          st.groups.erase(g);
+          unindex_group(st.cache, g->second);
+          st.cache.groups.erase(g);
           announce(self, api::watch_event::type::deleted, gv);
         }
         release_job_pods(st, key, *i->second.job);
@@ -581,30 +581,31 @@ void delete_queue(self_ptr self, const std::string& name, bool dry_run, object_r
         reply, result<api::object>{status{errc::failed_precondition,
                                           "queues \"default\" cannot be deleted: it takes every "
                                           "PodGroup that names no queue"}});
-  for (const auto& [child, q] : st.queues)
+  for (const auto& [child, q] : st.cache.queues)
     if (q.queue->parent == name)
       return respond(reply, result<api::object>{status{
                                 errc::failed_precondition,
                                 "queues \"" + name + "\" is the parent of queue \"" + child +
                                     "\": delete its child queues first"}});
-  if (auto gangs = st.gangs_by_queue.find(name); gangs != st.gangs_by_queue.end())
+  if (auto gangs = st.cache.gangs_by_queue.find(name); gangs != st.cache.gangs_by_queue.end())
     return respond(
         reply, result<api::object>{status{
                    errc::failed_precondition,
                    "queues \"" + name + "\" still has PodGroups (" +
-                       st.groups.at(*gangs->second.begin()).key +
+                       st.cache.groups.at(*gangs->second.begin()).key +
                        "): delete them first, or close the queue to stop new work"}});
   if (change_on_its_way(st, resource_kind::queue, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::queue, name)});
   if (dry_run)
-    return respond(reply, result<api::object>{api::object{queue_view(st, st.queues.at(name))}});
+    return respond(reply,
+                   result<api::object>{api::object{queue_view(st, st.cache.queues.at(name))}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::queue, name);
   persist_change(self, resource_kind::queue, name, std::move(batch),
                  [self, name, reply](const status& s) {
     auto& st = self->state;
-    auto i = st.queues.find(name);
-    if (i == st.queues.end())
+    auto i = st.cache.queues.find(name);
+    if (i == st.cache.queues.end())
       return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
     if (!s.ok())
       return respond(reply, result<api::object>{s});
@@ -657,7 +658,7 @@ void delete_node(self_ptr self, const std::string& name, bool dry_run, object_re
   if (change_on_its_way(st, resource_kind::node, name))
     return respond(reply, result<api::object>{change_refused(resource_kind::node, name)});
   if (dry_run)
-    return respond(reply, result<api::object>{api::object{node_view(st.nodes.at(name))}});
+    return respond(reply, result<api::object>{api::object{node_view(st.cache.nodes.at(name))}});
   storage::write_batch batch;
   batch.erase(storage::record_kind::node, name);
   // Pods on a deleted node cannot go on: they fail, as after a node loss. A version of its own:
@@ -681,8 +682,8 @@ void delete_node(self_ptr self, const std::string& name, bool dry_run, object_re
     auto& st = self->state;
     if (!s.ok())
       return respond(reply, result<api::object>{s});
-    auto i = st.nodes.find(name);
-    if (i == st.nodes.end())
+    auto i = st.cache.nodes.find(name);
+    if (i == st.cache.nodes.end())
       return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
     auto view = node_view(i->second);
     view.node.meta.resource_version = next_version(self);
@@ -755,8 +756,8 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   };
   // The suspension and its pods' deletion in one write.
   std::vector<uint64_t> pods;
-  if (auto g = st.group_ids.find(j.group_key); g != 0)
-    pods = st.groups.at(g).pods;
+  if (auto g = st.cache.group_ids.find(j.group_key); g != 0)
+    pods = st.cache.groups.at(g).pods;
   delete_pods(self, std::move(pods), std::move(batch), pod_keys::tombstone, apply);
 }
 
@@ -797,15 +798,15 @@ std::optional<api::object> find_object(const registry_state& st, resource_kind k
         found = pod_view(st, id, st.pods.at(id));
       break;
     case resource_kind::node:
-      if (auto i = st.nodes.find(name); i != st.nodes.end() && i->second.live)
+      if (auto i = st.cache.nodes.find(name); i != st.cache.nodes.end() && i->second.live)
         found = node_view(i->second);
       break;
     case resource_kind::pod_group:
-      if (auto gang = st.group_ids.find(key); gang != 0)
-        found = group_view(st, st.groups.at(gang));
+      if (auto gang = st.cache.group_ids.find(key); gang != 0)
+        found = group_view(st, st.cache.groups.at(gang));
       break;
     case resource_kind::queue:
-      if (auto i = st.queues.find(name); i != st.queues.end())
+      if (auto i = st.cache.queues.find(name); i != st.cache.queues.end())
         found = queue_view(st, i->second);
       break;
     case resource_kind::job:
@@ -863,14 +864,14 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
       return delete_pod(self, id, options, std::move(reply));
     }
     case resource_kind::node:
-      if (auto i = st.nodes.find(name); i == st.nodes.end() || !i->second.live)
+      if (auto i = st.cache.nodes.find(name); i == st.cache.nodes.end() || !i->second.live)
         return respond(reply, result<api::object>{not_found(kind, name)});
       return delete_node(self, name, dry_run, std::move(reply));
     case resource_kind::pod_group: {
-      auto gang = st.group_ids.find(key);
+      auto gang = st.cache.group_ids.find(key);
       if (gang == 0)
         return respond(reply, result<api::object>{not_found(kind, name)});
-      auto& g = st.groups.at(gang);
+      auto& g = st.cache.groups.at(gang);
       if (g.implicit)
         return respond(
             reply, result<api::object>{status{errc::failed_precondition,
@@ -884,7 +885,7 @@ void do_delete(self_ptr self, resource_kind kind, const std::string& ns, const s
       return delete_group(self, gang, dry_run, std::move(reply));
     }
     case resource_kind::queue:
-      if (!st.queues.count(name))
+      if (!st.cache.queues.count(name))
         return respond(reply, result<api::object>{not_found(kind, name)});
       return delete_queue(self, name, dry_run, std::move(reply));
     case resource_kind::job:
@@ -915,8 +916,8 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
     case action_type::uncordon: {
       if (kind != resource_kind::node)
         return wrong_kind();
-      auto i = st.nodes.find(name);
-      if (i == st.nodes.end() || !i->second.live)
+      auto i = st.cache.nodes.find(name);
+      if (i == st.cache.nodes.end() || !i->second.live)
         return respond(reply, result<api::object>{not_found(kind, name)});
       if (change_on_its_way(st, kind, name))
         return respond(reply, result<api::object>{change_refused(kind, name)});
@@ -929,8 +930,8 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
         auto& st = self->state;
         if (!s.ok())
           return respond(reply, result<api::object>{s});
-        auto i = st.nodes.find(name);
-        if (i == st.nodes.end() || !i->second.live)
+        auto i = st.cache.nodes.find(name);
+        if (i == st.cache.nodes.end() || !i->second.live)
           return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
         change_node(self, i->second, copy);
         record_cordon_event(self, name, copy.unschedulable);
@@ -944,8 +945,8 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
     case action_type::close: {
       if (kind != resource_kind::queue)
         return wrong_kind();
-      auto i = st.queues.find(name);
-      if (i == st.queues.end())
+      auto i = st.cache.queues.find(name);
+      if (i == st.cache.queues.end())
         return respond(reply, result<api::object>{not_found(kind, name)});
       if (change_on_its_way(st, kind, name))
         return respond(reply, result<api::object>{change_refused(kind, name)});
@@ -959,8 +960,8 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
         auto& st = self->state;
         if (!s.ok())
           return respond(reply, result<api::object>{s});
-        auto i = st.queues.find(name);
-        if (i == st.queues.end())
+        auto i = st.cache.queues.find(name);
+        if (i == st.cache.queues.end())
           return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
         change_queue(self, i->second, copy);  // This queue, and the subtree it opens or closes.
         record_event(self, resource_kind::queue, "", name, "Normal",
@@ -1029,9 +1030,9 @@ std::optional<scheduler::event> failed_scheduling_event(const registry_state& st
   auto p = st.pods.find(id);
   if (p == st.pods.end() || p->second.is_bound() || scheduler::is_terminal(p->second.phase()))
     return std::nullopt;
-  auto why = pending_reason(st, id);
-  auto g = st.groups.find(p->second.gang);
-  if (why.empty() || g == st.groups.end())
+  auto why = pending_reason(st.cache, id);
+  auto g = st.cache.groups.find(p->second.gang);
+  if (why.empty() || g == st.cache.groups.end())
     return std::nullopt;
   auto kept = st.events.find(
       event_key(resource_kind::pod_group, g->second.group->meta.namespace_name,
@@ -1091,7 +1092,7 @@ void do_all_events(self_ptr self, const all_events_reply& reply) {
   for (const auto& [id, e] : st.pods)
     if (e.pod && e.bound_at() != scheduler::timestamp{})
       add_pod(e);
-  for (const auto& [id, why] : st.pending_reasons)
+  for (const auto& [id, why] : st.cache.pending_reasons)
     if (auto p = st.pods.find(id); p != st.pods.end() && p->second.pod)
       add_pod(p->second);
   api::event_list out;

@@ -65,11 +65,11 @@ bool name_taken(const registry_state& st, resource_kind kind, const std::string&
     case resource_kind::pod:
       return st.pod_ids.contains(split_object_key(key));
     case resource_kind::node:
-      return st.nodes.count(key) != 0;
+      return st.cache.nodes.count(key) != 0;
     case resource_kind::pod_group:
-      return st.group_ids.contains(key);
+      return st.cache.group_ids.contains(key);
     case resource_kind::queue:
-      return st.queues.count(key) != 0;
+      return st.cache.queues.count(key) != 0;
     case resource_kind::job:
       return st.jobs.count(key) != 0;
     case resource_kind::priority_class:
@@ -192,8 +192,8 @@ void release_job_pods(registry_state& st, const std::string& job_key, const sche
   });
 }
 
-registry_state::node_entry* node_at(registry_state& st, uint32_t index) {
-  auto* n = index < st.node_at.size() ? st.node_at[index] : nullptr;
+registry_state::node_entry* node_at(scheduling_cache& cache, uint32_t index) {
+  auto* n = index < cache.node_at.size() ? cache.node_at[index] : nullptr;
   // A node added again under its name moves to a new slot; its old slot names nothing.
   return n && n->index == index ? n : nullptr;
 }
@@ -211,26 +211,26 @@ group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p) {
   g->queue = implicit_queue_of(p);
   g->priority = p.priority;
   g->priority_class_name = p.priority_class_name;
-  auto gang = st.next_gang++;
-  auto& entry = st.groups[gang];
+  auto gang = st.cache.next_gang++;
+  auto& entry = st.cache.groups[gang];
   entry.gang = gang;
   entry.key = object_key(g->meta.namespace_name, g->meta.name);
   entry.group = std::move(g);
   entry.implicit = true;
-  index_group(st, entry);
+  index_group(st.cache, entry);
   return entry;
 }
 
 void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto& st = self->state;
-  if (!st.scheduling)
+  if (!st.cache.scheduling)
     return;  // Before this process may bind: the world's lead spawns it.
-  auto q = st.queues.find(g.group->queue);
-  if (q == st.queues.end()) {
+  auto q = st.cache.queues.find(g.group->queue);
+  if (q == st.cache.queues.end()) {
     scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
     for (auto id : g.pods)
       if (st.pods.count(id))
-        set_pending_reason(st, id, why);
+        set_pending_reason(st.cache, id, why);
     return;
   }
   pod_refs refs;
@@ -247,20 +247,20 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
 void arm_park_sweep(self_ptr self) {
   auto& st = self->state;
   auto after = st.ctx->config.scheduling.park_idle_gangs_after;
-  if (after.count() <= 0 || st.park_sweep_armed)
+  if (after.count() <= 0 || st.cache.park_sweep_armed)
     return;
-  st.park_sweep_armed = true;
+  st.cache.park_sweep_armed = true;
   // Half the idle time: a gang is parked after 1 to 1.5 times it.
   self->delayed_send(self, std::max(after / 2, std::chrono::milliseconds{1}), idle_atom::value);
 }
 
 void sweep_idle_gangs(self_ptr self) {
   auto& st = self->state;
-  st.park_sweep_armed = false;
+  st.cache.park_sweep_armed = false;
   auto after = st.ctx->config.scheduling.park_idle_gangs_after;
   auto now = self->clock().now();
   bool candidates = false;
-  for (auto& [gang, g] : st.groups) {
+  for (auto& [gang, g] : st.cache.groups) {
     auto phase = g.last_report.phase;
     if (!g.actor || (phase != scheduler::gang_phase::running &&
                      phase != scheduler::gang_phase::completed))
@@ -281,18 +281,18 @@ void end_gang(self_ptr self, group_entry& g) {
   auto& st = self->state;
   self->send_exit(g.actor, caf::exit_reason::user_shutdown);
   g.actor = nullptr;
-  if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+  if (auto q = st.cache.queues.find(g.group->queue); q != st.cache.queues.end())
     self->send(q->second.actor, removed_atom::value, g.gang);
   if (g.parked) {
     g.parked = false;
-    st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.parked_gangs));
+    st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.cache.parked_gangs));
   }
 }
 
 void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& actor) {
   auto& st = self->state;
-  auto i = st.groups.find(gang);
-  if (i == st.groups.end())
+  auto i = st.cache.groups.find(gang);
+  if (i == st.cache.groups.end())
     return;
   auto& g = i->second;
   // A request from an actor replaced since, or sent before a pod message it has not seen yet:
@@ -300,12 +300,12 @@ void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& act
   if (g.parked || g.actor != actor || heard != g.sent_to_actor)
     return;
   // The queue first: a woken actor's messages to it come after this (it is spawned later).
-  if (auto q = st.queues.find(g.group->queue); q != st.queues.end())
+  if (auto q = st.cache.queues.find(g.group->queue); q != st.cache.queues.end())
     self->send(q->second.actor, park_atom::value, gang);
   self->send(g.actor, park_atom::value);
   g.actor = nullptr;
   g.parked = true;
-  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.parked_gangs));
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.cache.parked_gangs));
 }
 
 void wake_gang(self_ptr self, group_entry& g) {
@@ -313,24 +313,24 @@ void wake_gang(self_ptr self, group_entry& g) {
   if (g.last_report.phase == scheduler::gang_phase::completed)
     return;
   g.parked = false;
-  st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.parked_gangs));
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(--st.cache.parked_gangs));
   // The new actor tells the queue the gang's whole usage, which replaces the parked one's.
   spawn_gang(self, g, gang_start::woken);
 }
 
-void index_group(registry_state& st, const group_entry& g) {
-  st.group_ids.insert(g.key, g.gang);
-  if (st.gangs_by_queue[g.group->queue].insert(g.gang).second)
-    count_phase(st, g.group->queue, g.emitted_phase, +1);
+void index_group(scheduling_cache& cache, const group_entry& g) {
+  cache.group_ids.insert(g.key, g.gang);
+  if (cache.gangs_by_queue[g.group->queue].insert(g.gang).second)
+    count_phase(cache, g.group->queue, g.emitted_phase, +1);
 }
 
-void unindex_group(registry_state& st, const group_entry& g) {
-  st.group_ids.erase(g.gang);
-  if (auto q = st.gangs_by_queue.find(g.group->queue); q != st.gangs_by_queue.end()) {
+void unindex_group(scheduling_cache& cache, const group_entry& g) {
+  cache.group_ids.erase(g.gang);
+  if (auto q = cache.gangs_by_queue.find(g.group->queue); q != cache.gangs_by_queue.end()) {
     if (q->second.erase(g.gang) != 0)
-      count_phase(st, g.group->queue, g.emitted_phase, -1);
+      count_phase(cache, g.group->queue, g.emitted_phase, -1);
     if (q->second.empty())
-      st.gangs_by_queue.erase(q);
+      cache.gangs_by_queue.erase(q);
   }
 }
 
@@ -339,14 +339,14 @@ group_entry& renew_gang(self_ptr self, uint64_t gang, pod_group_ptr spec) {
   // Indexed by gang and queue: the new id (and queue) replaces the old one. The index reads a
   // gang's key in `groups`, so the entry leaves the index before it leaves the map, and comes
   // back after.
-  unindex_group(st, st.groups.at(gang));
-  auto entry = st.groups.extract(gang);
+  unindex_group(st.cache, st.cache.groups.at(gang));
+  auto entry = st.cache.groups.extract(gang);
   auto& g = entry.mapped();
   if (g.actor || g.parked)
     end_gang(self, g);  // Under the spec it had: its queue hears that it left.
   if (spec)
     g.group = std::move(spec);
-  auto id = st.next_gang++;
+  auto id = st.cache.next_gang++;
   entry.key() = id;
   g.gang = id;
   g.actor = nullptr;
@@ -356,8 +356,8 @@ group_entry& renew_gang(self_ptr self, uint64_t gang, pod_group_ptr spec) {
   for (auto pod : g.pods)
     if (auto p = st.pods.find(pod); p != st.pods.end())
       p->second.gang = id;
-  auto& renewed = st.groups.insert(std::move(entry)).position->second;
-  index_group(st, renewed);
+  auto& renewed = st.cache.groups.insert(std::move(entry)).position->second;
+  index_group(st.cache, renewed);
   spawn_gang(self, renewed);
   return renewed;
 }
@@ -366,7 +366,7 @@ bool not_ours(registry_state& st, const registry_state::pod_slot& slot) {
   const auto& scheduler_name = slot.second.pod->scheduler_name;
   if (is_our_scheduler(st.ctx->config.scheduling, scheduler_name))
     return false;
-  set_pending_reason(st, slot.first,
+  set_pending_reason(st.cache, slot.first,
                      "schedulerName \"" + scheduler_name + "\" is not served by this scheduler");
   return true;
 }
@@ -375,7 +375,7 @@ bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot) {
   const auto& [id, e] = slot;
   if (!e.pod->is_gated() || e.is_bound())
     return false;
-  set_pending_reason(st, id, {});  // pod_view shows why: SchedulingGated.
+  set_pending_reason(st.cache, id, {});  // pod_view shows why: SchedulingGated.
   return true;
 }
 
@@ -399,13 +399,14 @@ void pod_relabelled(self_ptr self, uint64_t id) {
     return;
   auto& e = p->second;
   if (e.is_bound()) {
-    if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end() && n->second.live)
+    if (auto n = st.cache.nodes.find(e.node_name()); n != st.cache.nodes.end() && n->second.live)
       self->send(n->second.actor, labels_atom::value, pod_refs{{id, current_pod(e)}});
     return;
   }
   if (e.gang == 0)
     return;
-  if (auto g = st.groups.find(e.gang); g != st.groups.end() && (g->second.actor || g->second.parked))
+  if (auto g = st.cache.groups.find(e.gang);
+      g != st.cache.groups.end() && (g->second.actor || g->second.parked))
     renew_gang(self, e.gang);
 }
 
@@ -417,11 +418,12 @@ bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_ent
   return true;
 }
 
-void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
+void wait_for_group(scheduling_cache& cache, registry_state::pod_slot& slot,
                     const std::string& group_key) {
   auto& [id, e] = slot;
-  st.orphans[group_key].push_back(id);
-  set_pending_reason(st, id, "pod group \"" + e.pod->group + "\" not found; the pod waits for it");
+  cache.orphans[group_key].push_back(id);
+  set_pending_reason(cache, id,
+                     "pod group \"" + e.pod->group + "\" not found; the pod waits for it");
 }
 
 bool has_pending_pod(const registry_state& st, const group_entry& g) {
@@ -457,9 +459,10 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
   // or our world, created "podgroup-<pod uid>" on the apiserver): the pod joins it, as it would
   // once its group-name annotation is set.
   if (p.group.empty())
-    if (auto gang = st.group_ids.find(object_key(p.meta.namespace_name, "podgroup-" + p.meta.uid));
+    if (auto gang =
+            st.cache.group_ids.find(object_key(p.meta.namespace_name, "podgroup-" + p.meta.uid));
         gang != 0) {
-      auto& g = st.groups.at(gang);
+      auto& g = st.cache.groups.at(gang);
       e.gang = g.gang;
       join_gang(self, g, id, e);
       return;
@@ -475,12 +478,12 @@ void attach_pod(self_ptr self, registry_state::pod_slot& slot) {
     return;
   }
   auto key = object_key(p.meta.namespace_name, p.group);
-  auto gang = st.group_ids.find(key);
+  auto gang = st.cache.group_ids.find(key);
   if (gang == 0) {
-    wait_for_group(st, slot, key);
+    wait_for_group(st.cache, slot, key);
     return;
   }
-  auto& g = st.groups.at(gang);
+  auto& g = st.cache.groups.at(gang);
   e.gang = g.gang;
   join_gang(self, g, id, e);
 }
@@ -512,7 +515,7 @@ void group_changed(self_ptr self, group_entry& g) {
     return;
   bool became_running = summary.phase == scheduler::pod_group_phase::running &&
                         g.emitted_phase != scheduler::pod_group_phase::running;
-  set_emitted_phase(st, g, summary.phase);
+  set_emitted_phase(st.cache, g, summary.phase);
   g.emitted_digest = summary.digest;
   if (became_running && g.group->meta.creation_time != scheduler::timestamp{})
     st.ctx->metrics->volcano_e2e_job_scheduling_latency.observe(
@@ -537,9 +540,9 @@ namespace {
 // True while the gang that asked for a binding is the one its pods belong to: not deleted, not
 // replaced by another PodGroup under its name (a lone pod's gang meeting its PodGroup object in
 // Kubernetes mode), not renewed as a new incarnation.
-bool gang_still_asks(const registry_state& st, uint64_t gang) {
-  auto g = st.groups.find(gang);
-  return g != st.groups.end() && !g->second.removed;
+bool gang_still_asks(const scheduling_cache& cache, uint64_t gang) {
+  auto g = cache.groups.find(gang);
+  return g != cache.groups.end() && !g->second.removed;
 }
 
 // The gang that asked ended while its bindings were being made durable. Its nodes dropped its
@@ -581,8 +584,8 @@ void undo_orphaned_bindings(self_ptr self, const std::vector<durable_binding>& b
       auto p = st.pods.find(id);
       if (p == st.pods.end() || p->second.gang == 0 || !woken.insert(p->second.gang).second)
         continue;
-      auto g = st.groups.find(p->second.gang);
-      if (g == st.groups.end() || g->second.removed)
+      auto g = st.cache.groups.find(p->second.gang);
+      if (g == st.cache.groups.end() || g->second.removed)
         continue;
       if (g->second.parked)
         wake_gang(self, g->second);
@@ -611,7 +614,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     if (e.gang != req.gang || e.binding || e.delete_requested || e.is_bound() ||
         scheduler::is_terminal(e.phase()))
       return refuse("pod " + e.pod->meta.name + " is no longer pending in this gang");
-    auto* node = node_at(st, b.node);
+    auto* node = node_at(st.cache, b.node);
     if (!node)
       return refuse("node " + std::to_string(b.node) + " no longer exists");
     auto state = e.state();
@@ -634,7 +637,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
                 [self, req = std::move(req), bound = std::move(bound),
                  gang = std::move(gang)](const status& s) mutable {
     auto& st = self->state;
-    if (s.ok() && !gang_still_asks(st, req.gang))
+    if (s.ok() && !gang_still_asks(st.cache, req.gang))
       return undo_orphaned_bindings(self, bound);
     for (auto& b : bound) {
       auto& [id, state, node] = b;
@@ -649,9 +652,9 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
         continue;
       st.world->binding_durable(b);
       e.set_state(std::move(state));
-      st.pending_reasons.erase(id);
+      st.cache.pending_reasons.erase(id);
       // The node may have been deleted (and its slot taken by another) meanwhile.
-      if (auto* n = node_at(st, node); n && n->node->meta.name == e.node_name()) {
+      if (auto* n = node_at(st.cache, node); n && n->node->meta.name == e.node_name()) {
         n->allocated += e.pod->requests;
         ++n->pod_count;
       }
@@ -665,15 +668,15 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
     self->send(gang, bound_atom::value, bound_result{req.txn, s});
     if (s.ok())
       commit_durable_round(self, *st.ctx->nodes, req);
-    if (auto g = st.groups.find(req.gang); g != st.groups.end())
+    if (auto g = st.cache.groups.find(req.gang); g != st.cache.groups.end())
       group_changed(self, g->second);
   });
 }
 
 void do_report(self_ptr self, gang_report report) {
   auto& st = self->state;
-  auto i = st.groups.find(report.gang);
-  if (i == st.groups.end())
+  auto i = st.cache.groups.find(report.gang);
+  if (i == st.cache.groups.end())
     return;
   auto& g = i->second;
   bool new_reason = !report.pending_reason.empty() &&
@@ -684,8 +687,8 @@ void do_report(self_ptr self, gang_report report) {
     for (auto id : g.pods)
       if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
                                      !scheduler::is_terminal(p->second.phase())) {
-        bool changed = pending_reason(st, id) != why.view();
-        set_pending_reason(st, id, why);
+        bool changed = pending_reason(st.cache, id) != why.view();
+        set_pending_reason(st.cache, id, why);
         if (changed)
           st.world->pending_reason_changed(self, id, p->second);
       }
@@ -777,11 +780,11 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if ((e.phase() == scheduler::pod_phase::running ||
            e.phase() == scheduler::pod_phase::succeeded) &&
           e.gang != 0)
-        if (auto g = st.groups.find(e.gang);
-            g != st.groups.end() && g->second.job_waits_on_tasks)
+        if (auto g = st.cache.groups.find(e.gang);
+            g != st.cache.groups.end() && g->second.job_waits_on_tasks)
           dependency_syncs.insert(g->second.job_key.str());
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
-        if (auto n = st.nodes.find(e.node_name()); n != st.nodes.end()) {
+        if (auto n = st.cache.nodes.find(e.node_name()); n != st.cache.nodes.end()) {
           n->second.allocated -= e.pod->requests;
           --n->second.pod_count;
           releases[n->second.index].push_back(id);
@@ -798,10 +801,10 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (auto handle = st.ctx->nodes->at(index))
         self->send(handle, release_atom::value, std::move(ids));
     for (auto& [gang, outcomes] : finished)
-      if (auto g = st.groups.find(gang); g != st.groups.end())
+      if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end())
         tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
     for (auto gang : touched)
-      if (auto g = st.groups.find(gang); g != st.groups.end()) {
+      if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end()) {
         g->second.stall_message.clear();  // Something moved.
         end_followers(self, g->second);
         group_changed(self, g->second);
@@ -858,10 +861,10 @@ void do_spawn(self_ptr self, spawn_request req) {
 void do_stalled(self_ptr self, const stall_report& report) {
   auto& st = self->state;
   for (const auto& key : report.stuck_groups) {
-    auto gang = st.group_ids.find(key);
+    auto gang = st.cache.group_ids.find(key);
     if (gang == 0)
       continue;
-    auto& g = st.groups.at(gang);
+    auto& g = st.cache.groups.at(gang);
     if (!g.stall_message.empty())
       continue;  // Reported already: the simulator repeats its report while nothing changes.
     // A deadlock only once the scheduler has tried every pending pod and said why it cannot
@@ -877,7 +880,7 @@ void do_stalled(self_ptr self, const stall_report& report) {
           ++running;
         } else if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
           ++pending;
-          untried |= pending_reason(st, id).empty();
+          untried |= pending_reason(st.cache, id).empty();
         }
       }
     if (pending == 0 || untried)
@@ -918,16 +921,16 @@ constexpr std::size_t removal_slice = 4096;
 void settle_gangs_after_removal(self_ptr self, const pod_removal& work) {
   auto& st = self->state;
   for (auto gang : work.gangs) {
-    auto g = st.groups.find(gang);
-    if (g == st.groups.end())
+    auto g = st.cache.groups.find(gang);
+    if (g == st.cache.groups.end())
       continue;
     std::erase_if(g->second.pods, [&](uint64_t id) { return st.pods.count(id) == 0; });
     if (g->second.implicit && g->second.pods.empty()) {
       // A lone pod's PodGroup goes with it.
       auto view = group_view(st, g->second);
       end_gang(self, g->second);
-      unindex_group(st, g->second);
-      st.groups.erase(g);
+      unindex_group(st.cache, g->second);
+      st.cache.groups.erase(g);
       if (is_watched(self, resource_kind::pod_group))
         announce(self, api::watch_event::type::deleted, view);
       continue;
@@ -954,7 +957,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     auto state = p->second.state();
     auto gang = p->second.gang;
     if (state.is_bound() && !scheduler::is_terminal(state.phase))
-      if (auto n = st.nodes.find(state.node_name); n != st.nodes.end()) {
+      if (auto n = st.cache.nodes.find(state.node_name); n != st.cache.nodes.end()) {
         n->second.allocated -= pod->requests;
         --n->second.pod_count;
         releases[n->second.index].push_back(id);
@@ -965,8 +968,8 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     if (gang != 0)
       gone[gang].push_back({id, scheduler::pod_phase::failed, true});
     if (!pod->group.empty())
-      if (auto o = st.orphans.find(object_key(pod->meta.namespace_name, pod->group));
-          o != st.orphans.end())
+      if (auto o = st.cache.orphans.find(object_key(pod->meta.namespace_name, pod->group));
+          o != st.cache.orphans.end())
         std::erase(o->second, id);
     if (announce_pods) {
       api::pod_object view{*pod, {}};
@@ -977,7 +980,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     // Before `pods` does: the index finds it by its pod's names. A pod stored as its job is
     // there only once its job was updated (find_job_pods_by_name); erase tells.
     st.pod_ids.erase(id);
-    st.pending_reasons.erase(id);
+    st.cache.pending_reasons.erase(id);
     st.terminating.erase(id);
     st.pods.erase(p);
     if (auto w = st.removal_waiters.extract(id))
@@ -991,7 +994,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
       self->send(handle, release_atom::value, std::move(ids));
   for (auto& [gang, outcomes] : gone) {
     work->gangs.insert(gang);
-    if (auto g = st.groups.find(gang); g != st.groups.end())
+    if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end())
       tell_gang(self, g->second, finished_atom::value, std::move(outcomes));
   }
   for (auto& list : waiters)

@@ -20,6 +20,7 @@ namespace phalanx::actors::registry_detail {
 using self_ptr = registry_actor::stateful_pointer<registry_state>;
 using pod_entry = registry_state::pod_entry;
 using group_entry = registry_state::group_entry;
+using scheduling_cache = registry_state::scheduling_cache;
 
 /// The catalog's keys are the store's: "<ns>/<name>" for a namespaced object (a PodGroup's key
 /// in `groups` is the one its record is erased under), the name alone for a cluster-scoped one.
@@ -34,16 +35,17 @@ inline std::pair<std::string_view, std::string_view> split_object_key(std::strin
 }
 
 /// Sets why pod `id` is pending; an empty reason clears it.
-inline void set_pending_reason(registry_state& st, uint64_t id, scheduler::shared_string why) {
+inline void set_pending_reason(scheduling_cache& cache, uint64_t id,
+                               scheduler::shared_string why) {
   if (why.empty())
-    st.pending_reasons.erase(id);
+    cache.pending_reasons.erase(id);
   else
-    st.pending_reasons.insert_or_assign(id, std::move(why));
+    cache.pending_reasons.insert_or_assign(id, std::move(why));
 }
 /// Why pod `id` is pending; empty when it has no reason.
-inline std::string_view pending_reason(const registry_state& st, uint64_t id) {
-  auto i = st.pending_reasons.find(id);
-  return i == st.pending_reasons.end() ? std::string_view{} : std::string_view{i->second};
+inline std::string_view pending_reason(const scheduling_cache& cache, uint64_t id) {
+  auto i = cache.pending_reasons.find(id);
+  return i == cache.pending_reasons.end() ? std::string_view{} : std::string_view{i->second};
 }
 
 inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::size_t>(k); }
@@ -106,11 +108,11 @@ group_summary summarize_group(const registry_state& st, const group_entry& g);
 /// go through group_changed).
 void mark_emitted(registry_state& st, group_entry& g);
 /// Adds `delta` PodGroups in `phase` to the queue's counts and publishes them.
-void count_phase(registry_state& st, const std::string& queue, scheduler::pod_group_phase phase,
-                 int64_t delta);
+void count_phase(scheduling_cache& cache, const std::string& queue,
+                 scheduler::pod_group_phase phase, int64_t delta);
 /// Sets the phase watchers saw of the group, moving it between its queue's phase counts (and
 /// their metrics) while it is indexed.
-void set_emitted_phase(registry_state& st, group_entry& g, scheduler::pod_group_phase phase);
+void set_emitted_phase(scheduling_cache& cache, group_entry& g, scheduler::pod_group_phase phase);
 /// Binds a new queue's PodGroup count series and sets them from the counts kept.
 void bind_queue_series(registry_state& st, registry_state::queue_entry& q);
 scheduler::job_status job_status_of(const registry_state& st, const registry_state::job_entry& j);
@@ -172,8 +174,8 @@ void do_park(self_ptr self, uint64_t gang, uint64_t heard, const gang_actor& act
 group_entry& renew_gang(self_ptr self, uint64_t gang, pod_group_ptr spec = nullptr);
 group_entry& make_implicit_group(self_ptr self, const scheduler::pod& p);
 /// Registers a new group under its key and its queue; unindex_group undoes both.
-void index_group(registry_state& st, const group_entry& g);
-void unindex_group(registry_state& st, const group_entry& g);
+void index_group(scheduling_cache& cache, const group_entry& g);
+void unindex_group(scheduling_cache& cache, const group_entry& g);
 void attach_pod(self_ptr self, registry_state::pod_slot& slot);
 /// The pod's new version `pod` (same uid) has fewer scheduling gates than the one the catalog
 /// holds: it takes its place, and once no gate is left it joins its gang (attach_pod). The
@@ -197,7 +199,7 @@ bool held_by_gates(registry_state& st, const registry_state::pod_slot& slot);
 /// (held_by_gates). True when it joined.
 bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_entry& g);
 /// Files a pod whose PodGroup (key `group_key`) does not exist under it, until the group comes.
-void wait_for_group(registry_state& st, registry_state::pod_slot& slot,
+void wait_for_group(scheduling_cache& cache, registry_state::pod_slot& slot,
                     const std::string& group_key);
 /// Adds a pod to the catalog under a new id; returns its id and entry (valid until it is
 /// erased).
@@ -248,24 +250,24 @@ std::string claim_job_pods(registry_state& st, const std::string& job_key,
 /// suspended).
 void release_job_pods(registry_state& st, const std::string& job_key, const scheduler::job& j);
 /// The live node in slot `index` of the cluster view, or null.
-registry_state::node_entry* node_at(registry_state& st, uint32_t index);
+registry_state::node_entry* node_at(scheduling_cache& cache, uint32_t index);
 
 /// The queue a pod without a PodGroup runs in: the annotation Volcano uses, else "default".
 std::string implicit_queue_of(const scheduler::pod& p);
 
 /// A queue that names `queue` as its parent, or null: only leaf queues take work.
-const std::string* first_child(const registry_state& st, std::string_view queue);
+const std::string* first_child(const scheduling_cache& cache, std::string_view queue);
 /// The nearest ancestor of `q` that is not Open, or null: it closes q's subtree to new work.
-const scheduler::queue* closed_ancestor(const registry_state& st, const scheduler::queue& q);
+const scheduler::queue* closed_ancestor(const scheduling_cache& cache, const scheduler::queue& q);
 /// Gives every queue actor its effective spec after the queues changed: a queue with child
 /// queues, or under an ancestor that is not Open, takes no new work (Volcano's hierarchical
 /// queues), so its actor is given it as Closed; the catalog keeps the state as set.
 void refresh_queue_states(self_ptr self);
 /// Every queue's spec (the tree checks of scheduler/validation.hpp take them whole).
-std::vector<scheduler::queue> queue_specs(const registry_state& st);
+std::vector<scheduler::queue> queue_specs(const scheduling_cache& cache);
 /// Runtime checks of a create (names, queues, priority classes). A queue accepts new work when
 /// it and every ancestor are Open and it is a leaf (has no child queues).
-status check_queue_accepts(const registry_state& st, const std::string& queue,
+status check_queue_accepts(const scheduling_cache& cache, const std::string& queue,
                            std::string_view field);
 /// The priority of an object created now naming `class_name` (at `field`), as Kubernetes'
 /// Priority admission resolves it, from the PriorityClasses served: the class's value; with no

@@ -86,9 +86,9 @@ bool below_minimum_while_running(const scheduler::job& j, const scheduler::job_p
   return running > 0 && running + succeeded < scheduler::job_min_available(j);
 }
 
-const group_entry* group_of_job(const registry_state& st, const registry_state::job_entry& j) {
-  auto gang = st.group_ids.find(j.group_key);
-  return gang == 0 ? nullptr : &st.groups.at(gang);
+const group_entry* group_of_job(const scheduling_cache& cache, const registry_state::job_entry& j) {
+  auto gang = cache.group_ids.find(j.group_key);
+  return gang == 0 ? nullptr : &cache.groups.at(gang);
 }
 
 // The job's status to persist after a step: the transition's phase, retry count, version,
@@ -195,8 +195,8 @@ std::vector<uint64_t> pods_of_lost_nodes(const registry_state& st, const group_e
     if (p == st.pods.end() || p->second.delete_requested || !p->second.is_bound() ||
         !scheduler::is_terminal(p->second.phase()))
       continue;
-    auto n = st.nodes.find(p->second.node_name().view());
-    if (n == st.nodes.end() || !n->second.live)
+    auto n = st.cache.nodes.find(p->second.node_name().view());
+    if (n == st.cache.nodes.end() || !n->second.live)
       out.push_back(id);
   }
   return out;
@@ -207,7 +207,7 @@ std::vector<uint64_t> pods_of_lost_nodes(const registry_state& st, const group_e
 void sync_job(self_ptr self, const std::string& key) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
-  const auto* g = group_of_job(st, j);
+  const auto* g = group_of_job(st.cache, j);
   if (g == nullptr)
     return;
   auto lost = pods_of_lost_nodes(st, *g);
@@ -323,7 +323,7 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
                       const scheduler::job_transition& t, std::function<void()> then) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
-  const auto* g = group_of_job(st, j);
+  const auto* g = group_of_job(st.cache, j);
   std::vector<uint64_t> doomed;
   bool every_pod = true;
   if (g != nullptr)
@@ -391,7 +391,7 @@ void settle_after_kill(self_ptr self, const std::string& key) {
   auto& j = i->second;
   if (j.job->suspended || j.deleting)  // Aborted: shown as such while suspended.
     return end_step(self, key);
-  const auto* g = group_of_job(st, j);
+  const auto* g = group_of_job(st.cache, j);
   auto current = job_status_of(st, j);
   scheduler::resolved_action sync;
   sync.action = scheduler::job_action::sync_job;
@@ -470,7 +470,7 @@ void delay_action(self_ptr self, const job_pod_event& e, scheduler::resolved_act
     auto& j = i->second;
     if (j.acting || j.deleting || j.job->suspended || j.status.version != version)
       return;
-    const auto* g = group_of_job(st, j);
+    const auto* g = group_of_job(st.cache, j);
     if (e.info.event == scheduler::job_event::pod_pending) {
       bool still_pending = false;
       if (g != nullptr)
@@ -498,7 +498,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
   auto i = st.jobs.find(key);
   if (i == st.jobs.end())
     return then(phalanx::status{errc::not_found, "jobs \"" + key + "\" not found"});
-  const auto* g = group_of_job(st, i->second);
+  const auto* g = group_of_job(st.cache, i->second);
   if (g == nullptr)
     return then(phalanx::status{errc::not_found, "the job's PodGroup is gone"});
   const auto gang = g->gang;
@@ -569,7 +569,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
               return then(s);
             auto i = st.jobs.find(key);
             if (i == st.jobs.end() || i->second.deleting || i->second.job->meta.uid != job_uid ||
-                !st.groups.count(gang) || (!write_status && i->second.job->suspended)) {
+                !st.cache.groups.count(gang) || (!write_status && i->second.job->suspended)) {
               // The job went (or goes, or was suspended) meanwhile: what was written for it
               // goes too.
               storage::write_batch undo;
@@ -582,7 +582,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
               i->second.job = job;
               i->second.status = status;
             }
-            auto& group = st.groups.at(gang);
+            auto& group = st.cache.groups.at(gang);
             pod_refs joined;
             for (const auto& [pod, name] : *pods) {
               auto& slot = insert_pod(self, pod, name);
@@ -619,8 +619,8 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
   auto p = st.pods.find(pod);
   if (p == st.pods.end() || p->second.gang == 0)
     return std::nullopt;
-  auto g = st.groups.find(p->second.gang);
-  if (g == st.groups.end() || g->second.job_key.empty())
+  auto g = st.cache.groups.find(p->second.gang);
+  if (g == st.cache.groups.end() || g->second.job_key.empty())
     return std::nullopt;
   job_pod_event out;
   out.was_finished = was_finished;
@@ -669,7 +669,7 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     // went): until it, the job ran, and its policies decide what the event does.
     current.phase = scheduler::job_phase::running;
   }
-  const auto* g = group_of_job(st, j);
+  const auto* g = group_of_job(st.cache, j);
   auto pods = pods_of_job(st, g);
   // A pod that succeeded raises TaskCompleted only once every replica of its task has.
   if (e.info.event == scheduler::job_event::task_completed &&
@@ -738,7 +738,7 @@ void start_job_controller(self_ptr self) {
       continue;
     // Whether it misses pods first: it is cheap (mostly one id lookup per pod), and a job's
     // status, read from its pods with their task names, is not.
-    const auto* g = group_of_job(st, j);
+    const auto* g = group_of_job(st.cache, j);
     if (g != nullptr &&
         (!pods_of_lost_nodes(st, *g).empty() || !missing_positions(st, j, *j.job, *g).empty()) &&
         !scheduler::is_finished(job_status_of(st, j).phase))
@@ -764,7 +764,7 @@ void job_pods_made(self_ptr self, const std::string& key) {
   auto i = st.jobs.find(key);
   if (i == st.jobs.end())
     return;
-  const auto* g = group_of_job(st, i->second);
+  const auto* g = group_of_job(st.cache, i->second);
   if (!scheduler::acts_on_pod_pending(*i->second.job) || g == nullptr)
     return;  // Most jobs have no PodPending policy.
   std::vector<job_pod_event> events;

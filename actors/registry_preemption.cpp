@@ -32,8 +32,8 @@ std::string eviction_message(const group_entry& preemptor, bool reclaim) {
 // A pod leaving already: being deleted (gracefully too: it is terminating), evicted, or offered
 // to a preemptor as its victim.
 bool leaving(const registry_state& st, uint64_t id, const pod_entry& e) {
-  return e.delete_requested || st.terminating.count(id) != 0 || st.evicting.count(id) != 0 ||
-         st.offered.count(id) != 0;
+  return e.delete_requested || st.terminating.count(id) != 0 || st.cache.evicting.count(id) != 0 ||
+         st.cache.offered.count(id) != 0;
 }
 
 bool may_be_victim(const registry_state& st, uint64_t id, const pod_entry& e) {
@@ -57,12 +57,12 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
                                     uint32_t queue_index, int32_t below, uint64_t except,
                                     candidate_set& set) {
   scheduler::resources allocated;
-  auto q = st.gangs_by_queue.find(queue);
-  if (q == st.gangs_by_queue.end())
+  auto q = st.cache.gangs_by_queue.find(queue);
+  if (q == st.cache.gangs_by_queue.end())
     return allocated;
   for (auto gang_id : q->second) {
-    auto g = st.groups.find(gang_id);
-    if (g == st.groups.end() || g->second.removed)
+    auto g = st.cache.groups.find(gang_id);
+    if (g == st.cache.groups.end() || g->second.removed)
       continue;
     const bool eligible = gang_id != except && g->second.group->priority < below;
     scheduler::victim_gang vg{gang_id, 0, std::max(1, g->second.group->min_member)};
@@ -81,8 +81,8 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
         ++vg.ready;
       if (!eligible || !may_be_victim(st, id, e))
         continue;
-      auto n = st.nodes.find(e.node_name().view());
-      if (n == st.nodes.end() || !n->second.live)
+      auto n = st.cache.nodes.find(e.node_name().view());
+      if (n == st.cache.nodes.end() || !n->second.live)
         continue;
       auto state = e.state();
       scheduler::preemption_candidate c;
@@ -124,10 +124,10 @@ scheduler::preemption_plan plan_for(self_ptr self, const preemption_ask& ask,
   req.candidates = set.candidates;
   req.gangs = set.gangs;
   req.queues = queues;
-  if (!st.preemption_planner)
-    st.preemption_planner =
+  if (!st.cache.preemption_planner)
+    st.cache.preemption_planner =
         std::make_unique<scheduler::gang_planner>(st.ctx->config.scheduling.planner);
-  return scheduler::plan_preemption(*st.preemption_planner, *st.ctx->view, req, st.random);
+  return scheduler::plan_preemption(*st.cache.preemption_planner, *st.ctx->view, req, st.random);
 }
 
 // What the preemptor's minimum asks for: its first min_pods pods, the planner's preference.
@@ -171,23 +171,23 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
       offer.placements.emplace_back(ask.pods[p.pod].id, static_cast<uint32_t>(p.node));
     for (const auto& [node, pods] : plan.victims_by_node)
       for (auto id : pods)
-        st.offered[id] = {ask.gang, self->clock().now()};
+        st.cache.offered[id] = {ask.gang, self->clock().now()};
     offer.victims_by_node = std::move(plan.victims_by_node);
     answer();
   };
-  auto me = st.groups.find(ask.gang);
-  if (me == st.groups.end() || me->second.removed) {
+  auto me = st.cache.groups.find(ask.gang);
+  if (me == st.cache.groups.end() || me->second.removed) {
     offer.detail = "its PodGroup is gone";
     answer();
     return;
   }
   const auto& preemptor = *me->second.group;
-  std::erase_if(st.evicting, [&](uint64_t id) { return st.pods.count(id) == 0; });
+  std::erase_if(st.cache.evicting, [&](uint64_t id) { return st.pods.count(id) == 0; });
   // This gang's earlier offer is void (it asks again), and so are stale or orphaned ones.
   const auto now = self->clock().now();
-  std::erase_if(st.offered, [&](const auto& o) {
+  std::erase_if(st.cache.offered, [&](const auto& o) {
     return o.second.preemptor == ask.gang || now - o.second.at > offer_lifetime ||
-           st.pods.count(o.first) == 0 || st.groups.count(o.second.preemptor) == 0;
+           st.pods.count(o.first) == 0 || st.cache.groups.count(o.second.preemptor) == 0;
   });
   std::vector<std::string> why_not;
   // Preempt first (Volcano's `preempt`): lower-priority gangs of its own queue.
@@ -218,16 +218,16 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
   // never below their guarantee. The reclaimer ends within its share and its victims' queues at
   // or above theirs, so neither can reclaim from the other afterwards: no loop.
   if (cfg.reclaim) {
-    auto own = st.queues.find(preemptor.queue);
+    auto own = st.cache.queues.find(preemptor.queue);
     const auto deserved =
-        as_share(own != st.queues.end() ? own->second.deserved : scheduler::resources{});
+        as_share(own != st.cache.queues.end() ? own->second.deserved : scheduler::resources{});
     if (!scheduler::fits(own_allocated + minimum_request(ask), deserved)) {
       why_not.push_back("queue " + preemptor.queue + " would exceed its deserved share " +
                         deserved.to_string() + " (it holds " + own_allocated.to_string() + ")");
     } else {
       candidate_set set;
       std::vector<scheduler::victim_queue> queues;
-      for (const auto& [name, q] : st.queues) {
+      for (const auto& [name, q] : st.cache.queues) {
         if (name == preemptor.queue || !q.queue->reclaimable)
           continue;
         auto index = static_cast<uint32_t>(queues.size());
@@ -258,8 +258,8 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
 
 void do_evict(self_ptr self, eviction_order order) {
   auto& st = self->state;
-  auto me = st.groups.find(order.gang);
-  if (me == st.groups.end() || me->second.removed)
+  auto me = st.cache.groups.find(order.gang);
+  if (me == st.cache.groups.end() || me->second.removed)
     return;  // The preemptor is gone: its holds went with it, and nobody needs the room.
   const auto message = eviction_message(me->second, order.reclaim);
   std::vector<uint64_t> victims;
@@ -267,8 +267,9 @@ void do_evict(self_ptr self, eviction_order order) {
   for (auto id : order.victims) {
     // Offered to this preemptor: evicted now (an offer to another, which cannot be, or a pod
     // already going, is left alone: its node releases it all the same).
-    if (auto o = st.offered.find(id); o != st.offered.end() && o->second.preemptor == order.gang)
-      st.offered.erase(o);
+    if (auto o = st.cache.offered.find(id);
+        o != st.cache.offered.end() && o->second.preemptor == order.gang)
+      st.cache.offered.erase(o);
     auto p = st.pods.find(id);
     if (p == st.pods.end() || !may_be_victim(st, id, p->second))
       continue;
@@ -277,10 +278,10 @@ void do_evict(self_ptr self, eviction_order order) {
                  "Evict", "Pod evicted: " + message);
     ++per_gang[p->second.gang];
     victims.push_back(id);
-    st.evicting.insert(id);
+    st.cache.evicting.insert(id);
   }
   for (const auto& [gang, count] : per_gang)
-    if (auto g = st.groups.find(gang); g != st.groups.end())
+    if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end())
       record_event(self, resource_kind::pod_group, g->second.group->meta.namespace_name,
                    g->second.group->meta.name, "Warning",
                    order.reclaim ? "Reclaimed" : "Preempted",

@@ -173,13 +173,13 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     }
   }
   // Room for everything restored at once: no rehash on the way, and tables no larger than that.
-  st.groups.reserve(loaded.pod_groups.size());
-  st.group_ids.reserve(loaded.pod_groups.size());
+  st.cache.groups.reserve(loaded.pod_groups.size());
+  st.cache.group_ids.reserve(loaded.pod_groups.size());
   st.pods.reserve(loaded.pods.size());
   st.pod_ids.reserve(expanded.first_index); // The others are found through their jobs.
   for (auto& r : loaded.pod_groups) {
-    auto gang = st.next_gang++;
-    auto& g = st.groups[gang];
+    auto gang = st.cache.next_gang++;
+    auto& g = st.cache.groups[gang];
     g.gang = gang;
     const std::string key = object_key(r.group.meta.namespace_name, r.group.meta.name);
     g.key = key;
@@ -189,7 +189,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       g.job_waits_on_tasks = scheduler::has_task_dependencies(*st.jobs.at(j->second).job);
     }
     // A restored gang was admitted if it had bound pods; the gang actor reports again anyway.
-    index_group(st, g);
+    index_group(st.cache, g);
   }
 
   // Node name -> its pods bound and not finished; by the pods' shared name blocks, no copy.
@@ -225,11 +225,11 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       continue;
     }
     auto key = object_key(pod.meta.namespace_name, pod.group);
-    if (auto gang = st.group_ids.find(key); gang != 0) {
+    if (auto gang = st.cache.group_ids.find(key); gang != 0) {
       e.gang = gang;
-      st.groups.at(gang).pods.push_back(id);
+      st.cache.groups.at(gang).pods.push_back(id);
     } else if (!scheduler::is_terminal(pod.phase)) {
-      wait_for_group(st, slot, key);
+      wait_for_group(st.cache, slot, key);
     }
   }
 
@@ -241,7 +241,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
     add_node(self, std::move(n), c == committed.end() ? pod_refs{} : std::move(c->second));
   }
   for (const auto& [node, refs] : committed)
-    if (!st.nodes.count(node) && !refs.empty())
+    if (!st.cache.nodes.count(node) && !refs.empty())
       spdlog::warn("{} pods are bound to node {}, which is not in the store", refs.size(), node);
 
   if (!loaded.quarantined.empty())
@@ -294,8 +294,8 @@ bool restore_parked(self_ptr self, group_entry& g) {
   auto& st = self->state;
   if (st.ctx->config.scheduling.park_idle_gangs_after.count() <= 0)
     return false;
-  auto q = st.queues.find(g.group->queue);
-  if (q == st.queues.end())
+  auto q = st.cache.queues.find(g.group->queue);
+  if (q == st.cache.queues.end())
     return false;  // spawn_gang gives its pods the reason.
   int32_t bound = 0, succeeded = 0, ended = 0;
   std::vector<const scheduler::pod*> present;  // Pods that count toward minMember.
@@ -336,7 +336,7 @@ bool restore_parked(self_ptr self, group_entry& g) {
   if (bound > 0)
     self->send(q->second.actor, usage_atom::value, std::move(usage));
   g.parked = true;
-  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.parked_gangs));
+  st.ctx->metrics->parked_gangs.set(static_cast<double>(++st.cache.parked_gangs));
   return true;
 }
 

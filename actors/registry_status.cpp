@@ -73,7 +73,7 @@ api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry&
     c.reason = scheduler::scheduling_gated_reason;
     c.message = scheduler::scheduling_gated_message;
     c.last_transition_time = e.pod->meta.creation_time;
-  } else if (auto why = pending_reason(st, id); !why.empty()) {
+  } else if (auto why = pending_reason(st.cache, id); !why.empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
     c.message = std::string(why);
@@ -143,7 +143,7 @@ group_summary summarize_group(const registry_state& st, const group_entry& g) {
 
 void mark_emitted(registry_state& st, group_entry& g) {
   auto summary = summarize_group(st, g);
-  set_emitted_phase(st, g, summary.phase);
+  set_emitted_phase(st.cache, g, summary.phase);
   g.emitted_digest = summary.digest;
 }
 
@@ -162,24 +162,24 @@ void publish_phase_counts(const std::array<int64_t, 5>& counts,
 
 } // namespace
 
-void count_phase(registry_state& st, const std::string& queue, scheduler::pod_group_phase phase,
-                 int64_t delta) {
-  auto [at, fresh] = st.phases_by_queue.try_emplace(queue);
+void count_phase(scheduling_cache& cache, const std::string& queue,
+                 scheduler::pod_group_phase phase, int64_t delta) {
+  auto [at, fresh] = cache.phases_by_queue.try_emplace(queue);
   auto& counts = at->second;
   counts[static_cast<std::size_t>(phase)] += delta;
-  if (auto q = st.queues.find(queue); q != st.queues.end())
+  if (auto q = cache.queues.find(queue); q != cache.queues.end())
     publish_phase_counts(counts, q->second);
   if (std::all_of(counts.begin(), counts.end(), [](int64_t n) { return n == 0; }))
-    st.phases_by_queue.erase(at);
+    cache.phases_by_queue.erase(at);
 }
 
-void set_emitted_phase(registry_state& st, group_entry& g, scheduler::pod_group_phase phase) {
+void set_emitted_phase(scheduling_cache& cache, group_entry& g, scheduler::pod_group_phase phase) {
   if (phase == g.emitted_phase)
     return;
-  if (auto q = st.gangs_by_queue.find(g.group->queue);
-      q != st.gangs_by_queue.end() && q->second.count(g.gang) != 0) {
-    count_phase(st, g.group->queue, g.emitted_phase, -1);
-    count_phase(st, g.group->queue, phase, +1);
+  if (auto q = cache.gangs_by_queue.find(g.group->queue);
+      q != cache.gangs_by_queue.end() && q->second.count(g.gang) != 0) {
+    count_phase(cache, g.group->queue, g.emitted_phase, -1);
+    count_phase(cache, g.group->queue, phase, +1);
   }
   g.emitted_phase = phase;
 }
@@ -190,8 +190,8 @@ void bind_queue_series(registry_state& st, registry_state::queue_entry& q) {
   for (std::size_t i = 0; i < q.pod_groups_by_phase.size(); ++i)
     q.pod_groups_by_phase[i] = &m.pod_group_counts[i]->with({name});
   q.pending_gangs = &m.pending_gangs.with({name});
-  auto counts = st.phases_by_queue.find(name);
-  publish_phase_counts(counts != st.phases_by_queue.end() ? counts->second
+  auto counts = st.cache.phases_by_queue.find(name);
+  publish_phase_counts(counts != st.cache.phases_by_queue.end() ? counts->second
                                                           : std::array<int64_t, 5>{},
                        q);
 }
@@ -252,7 +252,7 @@ api::node_object node_view(const registry_state::node_entry& n) {
 // Closed once none is left.
 void show_state(const registry_state& st, api::queue_object& out) {
   const bool closed = out.queue.state != scheduler::queue_state::open ||
-                      closed_ancestor(st, out.queue) != nullptr;
+                      closed_ancestor(st.cache, out.queue) != nullptr;
   if (!closed)
     return;
   const auto& s = out.status;
@@ -264,15 +264,15 @@ void show_state(const registry_state& st, api::queue_object& out) {
 api::queue_object queue_view(const registry_state& st, const registry_state::queue_entry& q) {
   api::queue_object out{*q.queue, {}};
   auto& s = out.status;
-  auto gangs = st.gangs_by_queue.find(q.queue->meta.name.str());
-  if (gangs == st.gangs_by_queue.end()) {
+  auto gangs = st.cache.gangs_by_queue.find(q.queue->meta.name.str());
+  if (gangs == st.cache.gangs_by_queue.end()) {
     s.deserved = q.deserved;
     show_state(st, out);
     return out;
   }
   for (auto gang : gangs->second) {
-    auto i = st.groups.find(gang);
-    if (i == st.groups.end())
+    auto i = st.cache.groups.find(gang);
+    if (i == st.cache.groups.end())
       continue;
     const auto& g = i->second;
     if (g.removed)
@@ -310,8 +310,8 @@ scheduler::job_status job_status_of(const registry_state& st,
   s.pending = s.running = s.succeeded = s.failed = s.terminating = s.unknown = 0;
   s.tasks.clear();
   const group_entry* g = nullptr;
-  if (auto gang = st.group_ids.find(j.group_key); gang != 0)
-    g = &st.groups.at(gang);
+  if (auto gang = st.cache.group_ids.find(j.group_key); gang != 0)
+    g = &st.cache.groups.at(gang);
   int32_t total = 0;
   if (g != nullptr) {
     s.min_available = g->group->min_member;
@@ -393,7 +393,7 @@ registry_snapshot snapshot(const registry_state& st) {
     registry_snapshot::pod_fact f;
     f.id = id;
     f.key = object_key(e.pod->meta.namespace_name, e.pod->meta.name);
-    if (auto g = st.groups.find(e.gang); g != st.groups.end())
+    if (auto g = st.cache.groups.find(e.gang); g != st.cache.groups.end())
       f.group_key = g->second.key.str();
     f.node = e.node_name();
     f.phase = e.phase();
@@ -402,16 +402,16 @@ registry_snapshot snapshot(const registry_state& st) {
     f.object = e.pod;
     out.pods.push_back(std::move(f));
   }
-  for (const auto& [gang, g] : st.groups) {
+  for (const auto& [gang, g] : st.cache.groups) {
     out.groups.push_back(
         {g.key.str(), g.group->queue, g.group->min_member, g.group->min_task_member, gang, g.parked,
          g.last_report.phase == scheduler::gang_phase::completed, g.sent_to_actor});
     if (g.actor)
       out.gang_actors[gang] = caf::actor_cast<caf::strong_actor_ptr>(g.actor);
   }
-  for (const auto& [name, q] : st.queues)
+  for (const auto& [name, q] : st.cache.queues)
     out.queue_actors[name] = caf::actor_cast<caf::strong_actor_ptr>(q.actor);
-  for (const auto& [name, n] : st.nodes)
+  for (const auto& [name, n] : st.cache.nodes)
     if (n.live) {
       out.node_allocatable[name] = n.node->allocatable;
       out.node_index[name] = n.index;

@@ -250,8 +250,8 @@ void update_node(self_ptr self, const scheduler::node& want, bool dry_run,
                  object_reply reply) {
   auto& st = self->state;
   const std::string name = want.meta.name.str();
-  auto i = st.nodes.find(name);
-  if (i == st.nodes.end() || !i->second.live)
+  auto i = st.cache.nodes.find(name);
+  if (i == st.cache.nodes.end() || !i->second.live)
     return respond(reply, result<api::object>{not_found(resource_kind::node, name)});
   const auto& current = *i->second.node;
   if (!may_update(self, resource_kind::node, name, name, want.meta.resource_version,
@@ -277,8 +277,8 @@ void update_node(self_ptr self, const scheduler::node& want, bool dry_run,
   write_update(self, resource_kind::node, name, std::move(batch), reply,
                [self, name, next, cordoned, reply] {
                  auto& st = self->state;
-                 auto i = st.nodes.find(name);
-                 if (i == st.nodes.end() || !i->second.live)
+                 auto i = st.cache.nodes.find(name);
+                 if (i == st.cache.nodes.end() || !i->second.live)
                    return respond(reply,
                                   result<api::object>{not_found(resource_kind::node, name)});
                  change_node(self, i->second, next);
@@ -294,8 +294,8 @@ void update_queue(self_ptr self, const scheduler::queue& want, bool dry_run,
                   object_reply reply) {
   auto& st = self->state;
   const std::string name = want.meta.name.str();
-  auto i = st.queues.find(name);
-  if (i == st.queues.end())
+  auto i = st.cache.queues.find(name);
+  if (i == st.cache.queues.end())
     return respond(reply, result<api::object>{not_found(resource_kind::queue, name)});
   const auto& current = *i->second.queue;
   if (!may_update(self, resource_kind::queue, name, name, want.meta.resource_version,
@@ -308,11 +308,11 @@ void update_queue(self_ptr self, const scheduler::queue& want, bool dry_run,
     return respond(reply, result<api::object>{api::object{queue_view(st, i->second)}});
   // The tree's rules, as for a create: the parent exists, no cycle, guarantees within the
   // parent's and above the children's.
-  if (auto errors = scheduler::check_queue_tree(next, queue_specs(st)); !errors.empty())
+  if (auto errors = scheduler::check_queue_tree(next, queue_specs(st.cache)); !errors.empty())
     return respond(reply, result<api::object>{scheduler::to_status("Queue", name, errors)});
   if (next.parent != current.parent && !next.parent.empty())
-    if (auto gangs = st.gangs_by_queue.find(next.parent);
-        gangs != st.gangs_by_queue.end() && !gangs->second.empty())
+    if (auto gangs = st.cache.gangs_by_queue.find(next.parent);
+        gangs != st.cache.gangs_by_queue.end() && !gangs->second.empty())
       return respond(reply, result<api::object>{scheduler::to_status(
                                 "Queue", name,
                                 {scheduler::forbidden_error(
@@ -331,8 +331,8 @@ void update_queue(self_ptr self, const scheduler::queue& want, bool dry_run,
   write_update(self, resource_kind::queue, name, std::move(batch), reply,
                [self, name, next, reply] {
                  auto& st = self->state;
-                 auto i = st.queues.find(name);
-                 if (i == st.queues.end())
+                 auto i = st.cache.queues.find(name);
+                 if (i == st.cache.queues.end())
                    return respond(reply,
                                   result<api::object>{not_found(resource_kind::queue, name)});
                  change_queue(self, i->second, next);
@@ -428,12 +428,12 @@ void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_
     next->priority = *prio;
   }
   next->spec_json = want.spec_json;
-  const auto gang = st.group_ids.find(entry.group_key);
+  const auto gang = st.cache.group_ids.find(entry.group_key);
   if (gang == 0)
     return respond(reply, result<api::object>{status{
                               errc::failed_precondition,
                               "jobs \"" + name + "\" has no PodGroup to change"}});
-  const auto& g = st.groups.at(gang);
+  const auto& g = st.cache.groups.at(gang);
   auto expanded = scheduler::expand_job(*next);
   if (!expanded)
     return respond(reply, result<api::object>{expanded.error()});
@@ -478,8 +478,8 @@ void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_
     entry.job = stored;
     entry.status = status;
     std::vector<uint64_t> surplus;
-    if (auto gang = st.group_ids.find(entry.group_key); gang != 0) {
-      auto& g = change_group(self, st.groups.at(gang), std::move(group));
+    if (auto gang = st.cache.group_ids.find(entry.group_key); gang != 0) {
+      auto& g = change_group(self, st.cache.groups.at(gang), std::move(group));
       surplus = pods_past_replicas(st, g, *stored);
       group_changed(self, g);
     }
@@ -504,10 +504,10 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
   auto& st = self->state;
   const std::string name = want.meta.name.str();
   const auto key = object_key(want.meta.namespace_name, want.meta.name);
-  auto gang = st.group_ids.find(key);
+  auto gang = st.cache.group_ids.find(key);
   if (gang == 0)
     return respond(reply, result<api::object>{not_found(resource_kind::pod_group, name)});
-  auto& g = st.groups.at(gang);
+  auto& g = st.cache.groups.at(gang);
   const auto& current = *g.group;
   if (!may_update(self, resource_kind::pod_group, key, name, want.meta.resource_version,
                   current.meta.resource_version, reply))
@@ -536,7 +536,7 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
                                 {scheduler::forbidden_error(
                                     "spec.queue", "a PodGroup's queue cannot change once a pod "
                                                   "of it is bound")})});
-    if (auto s = check_queue_accepts(st, next.queue, "spec.queue"); !s.ok())
+    if (auto s = check_queue_accepts(st.cache, next.queue, "spec.queue"); !s.ok())
       return respond(reply, result<api::object>{s});
   }
   if (dry_run) {
@@ -550,11 +550,11 @@ void update_group(self_ptr self, scheduler::pod_group want, bool dry_run,
   write_update(self, resource_kind::pod_group, key, std::move(batch), reply,
                [self, key, name, next, reply] {
                  auto& st = self->state;
-                 auto gang = st.group_ids.find(key);
-                 if (gang == 0 || st.groups.at(gang).group->meta.uid != next.meta.uid)
+                 auto gang = st.cache.group_ids.find(key);
+                 if (gang == 0 || st.cache.groups.at(gang).group->meta.uid != next.meta.uid)
                    return respond(reply,
                                   result<api::object>{not_found(resource_kind::pod_group, name)});
-                 auto& changed = change_group(self, st.groups.at(gang), next);
+                 auto& changed = change_group(self, st.cache.groups.at(gang), next);
                  auto view = group_view(st, changed);
                  if (is_watched(self, resource_kind::pod_group))
                    announce(self, api::watch_event::type::modified, view);

@@ -64,33 +64,33 @@ public:
     // kubelets'.
     auto& st = self->state;
     restore_intents(st, world_meta);
-    for (auto& [gang, g] : st.groups)
+    for (auto& [gang, g] : st.cache.groups)
       mark_emitted(st, g);
     spdlog::info("restored a checkpoint of {} nodes, {} queues, {} PodGroups, {} pods, {} "
                  "binding intents",
-                 st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size(),
-                 intents.size());
+                 st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
+                 st.pods.size(), intents.size());
   }
 
   void lead(self_ptr self) override {
     auto& st = self->state;
-    if (st.scheduling)
+    if (st.cache.scheduling)
       return;
-    st.scheduling = true;
-    spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.groups.size(),
+    st.cache.scheduling = true;
+    spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.cache.groups.size(),
                  intents.size());
-    for (auto& [gang, g] : st.groups)
+    for (auto& [gang, g] : st.cache.groups)
       if (!g.actor && !g.parked && !restore_parked(self, g))
         spawn_gang(self, g);
     // Intents of an earlier run that the apiserver has not confirmed: post them again.
     std::unordered_map<uint32_t, pod_refs> by_node;
     for (const auto& [id, node] : intents)
       if (auto p = st.pods.find(id); p != st.pods.end())
-        if (auto n = st.nodes.find(node); n != st.nodes.end())
+        if (auto n = st.cache.nodes.find(node); n != st.cache.nodes.end())
           by_node[n->second.index].push_back({id, current_pod(p->second)});
     for (auto& [index, pods] : by_node)
       self->send(st.binder, bind_pods_atom::value, index,
-                 st.node_at[index] ? st.node_at[index]->node->meta.name
+                 st.cache.node_at[index] ? st.cache.node_at[index]->node->meta.name
                                    : scheduler::shared_string{},
                  std::move(pods));
   }
@@ -158,7 +158,7 @@ public:
     }
     for (const auto& [pod, node] : order.nominated) {
       auto p = st.pods.find(pod);
-      auto* n = node_at(st, node);
+      auto* n = node_at(st.cache, node);
       if (p != st.pods.end() && n)
         batch.nominations.push_back({p->second.pod->meta.namespace_name.str(),
                                      p->second.pod->meta.name.str(), n->node->meta.name.str()});
@@ -199,8 +199,8 @@ kubernetes_world& world_of(registry_state& st) {
 // Counts a pod bound on a node (by anyone) in that node's ledger and the registry's figures.
 void count_on_node(self_ptr self, uint64_t id, const pod_entry& e) {
   auto& st = self->state;
-  auto n = st.nodes.find(e.node_name());
-  if (n == st.nodes.end())
+  auto n = st.cache.nodes.find(e.node_name());
+  if (n == st.cache.nodes.end())
     return;  // A node not (yet) known: its pods are counted when it comes (restore, upsert).
   n->second.allocated += e.pod->requests;
   ++n->second.pod_count;
@@ -209,8 +209,8 @@ void count_on_node(self_ptr self, uint64_t id, const pod_entry& e) {
 
 void uncount_on_node(self_ptr self, uint64_t id, const pod_entry& e) {
   auto& st = self->state;
-  auto n = st.nodes.find(e.node_name());
-  if (n == st.nodes.end())
+  auto n = st.cache.nodes.find(e.node_name());
+  if (n == st.cache.nodes.end())
     return;
   n->second.allocated -= e.pod->requests;
   --n->second.pod_count;
@@ -223,15 +223,15 @@ void upsert_node(self_ptr self, scheduler::node n, storage::write_batch& batch) 
   auto& st = self->state;
   auto name = n.meta.name.str();
   batch.put(n);
-  auto i = st.nodes.find(name);
-  if (i == st.nodes.end() || !i->second.live) {
+  auto i = st.cache.nodes.find(name);
+  if (i == st.cache.nodes.end() || !i->second.live) {
     // Pods already bound to it (seen before it) count from the start.
     pod_refs committed;
     for (auto& [id, e] : st.pods)
       if (e.node_name() == name && !scheduler::is_terminal(e.phase()))
         committed.push_back({id, current_pod(e)});
-    if (i != st.nodes.end())
-      st.nodes.erase(i);
+    if (i != st.cache.nodes.end())
+      st.cache.nodes.erase(i);
     add_node(self, std::move(n), std::move(committed));
     return;
   }
@@ -252,11 +252,11 @@ void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch
   auto& st = self->state;
   auto name = q.meta.name.str();
   batch.put(storage::queue_record{q});
-  auto i = st.queues.find(name);
-  if (i == st.queues.end()) {
+  auto i = st.cache.queues.find(name);
+  if (i == st.cache.queues.end()) {
     add_queue(self, std::move(q));
     // Gangs that waited for their queue get their actors now.
-    for (auto& [gang, g] : st.groups)
+    for (auto& [gang, g] : st.cache.groups)
       if (g.group->queue == name && !g.actor && !g.parked)
         spawn_gang(self, g);
     return;
@@ -294,8 +294,8 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
   if (auto p = class_priority(st, g.priority_class_name); p && g.priority == 0)
     g.priority = *p;
   batch.put(storage::pod_group_record{g});
-  if (auto gang = st.group_ids.find(key); gang != 0) {
-    auto& entry = st.groups.at(gang);
+  if (auto gang = st.cache.group_ids.find(key); gang != 0) {
+    auto& entry = st.cache.groups.at(gang);
     // A lone pod's gang meets its PodGroup object ("podgroup-<pod uid>", made by us or by
     // Volcano's controller): the same group, now on the apiserver. The gang goes on under the
     // object, its actor and whatever it is doing (a round, a binding on its way to the store)
@@ -332,13 +332,13 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
     }
     // Another PodGroup under the name: the old one was deleted (the watch may fold the two). The
     // index reads a gang's key in `groups`: the entry leaves the index before it leaves the map.
-    unindex_group(st, entry);
-    auto old = st.groups.extract(gang);
+    unindex_group(st.cache, entry);
+    auto old = st.cache.groups.extract(gang);
     end_gang(self, old.mapped());
     for (auto id : old.mapped().pods)
       if (auto p = st.pods.find(id); p != st.pods.end())
         p->second.gang = 0;
-    st.orphans[key] = old.mapped().pods;
+    st.cache.orphans[key] = old.mapped().pods;
   }
   auto& entry = add_group(self, key, std::make_shared<const scheduler::pod_group>(std::move(g)));
   if (is_watched(self, resource_kind::pod_group))
@@ -348,10 +348,10 @@ void upsert_group(self_ptr self, scheduler::pod_group g, storage::write_batch& b
 void remove_group(self_ptr self, const std::string& key, storage::write_batch& batch) {
   auto& st = self->state;
   batch.erase(storage::record_kind::pod_group, key);
-  auto gang = st.group_ids.find(key);
+  auto gang = st.cache.group_ids.find(key);
   if (gang == 0)
     return;
-  auto view = group_view(st, st.groups.at(gang));
+  auto view = group_view(st, st.cache.groups.at(gang));
   remove_group_entry(self, gang);
   if (is_watched(self, resource_kind::pod_group))
     announce(self, api::watch_event::type::deleted, view);
@@ -430,12 +430,12 @@ void update_pod(self_ptr self, uint64_t id, const scheduler::pod& seen,
     count_on_node(self, id, e);
     // Bound by someone else while ours to place: its gang no longer places it.
     if (e.gang != 0 && !intent)
-      if (auto g = st.groups.find(e.gang); g != st.groups.end())
+      if (auto g = st.cache.groups.find(e.gang); g != st.cache.groups.end())
         tell_gang(self, g->second, finished_atom::value,
                   std::vector<pod_outcome>{{id, scheduler::pod_phase::failed, true}});
   }
   if (scheduler::is_terminal(next.phase) && !scheduler::is_terminal(now.phase) && e.gang != 0)
-    if (auto g = st.groups.find(e.gang); g != st.groups.end()) {
+    if (auto g = st.cache.groups.find(e.gang); g != st.cache.groups.end()) {
       tell_gang(self, g->second, finished_atom::value,
                 std::vector<pod_outcome>{{id, next.phase, false}});
       group_changed(self, g->second);
@@ -470,8 +470,8 @@ void upsert_pod(self_ptr self, scheduler::pod p, storage::write_batch& batch,
                                                      e.pod->scheduler_name)) {
     // A member bound before (by us, before a restart without checkpoint): its gang counts it.
     auto gkey = object_key(e.pod->meta.namespace_name, e.pod->group);
-    if (auto gang = st.group_ids.find(gkey); gang != 0) {
-      auto& g = st.groups.at(gang);
+    if (auto gang = st.cache.group_ids.find(gkey); gang != 0) {
+      auto& g = st.cache.groups.at(gang);
       e.gang = gang;
       g.pods.push_back(id);
       tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
@@ -515,16 +515,16 @@ std::vector<std::string> cached_keys(const registry_state& st, resource_kind kin
   std::vector<std::string> out;
   switch (kind) {
     case resource_kind::node:
-      for (const auto& [name, n] : st.nodes)
+      for (const auto& [name, n] : st.cache.nodes)
         if (n.live)
           out.push_back(name);
       break;
     case resource_kind::queue:
-      for (const auto& [name, q] : st.queues)
+      for (const auto& [name, q] : st.cache.queues)
         out.push_back(name);
       break;
     case resource_kind::pod_group:
-      for (const auto& [gang, g] : st.groups)
+      for (const auto& [gang, g] : st.cache.groups)
         if (!g.implicit)
           out.push_back(g.key.str());
       break;
@@ -587,7 +587,7 @@ void apply_priority_classes(self_ptr self, world_delta& d) {
   }
   st.priority_classes_watched = true;
   std::vector<scheduler::pod_group> changed;
-  for (const auto& [gang, g] : st.groups) {
+  for (const auto& [gang, g] : st.cache.groups) {
     // A lone pod's own gang has the pod's priority, which the apiserver's admission resolved.
     if (g.removed || g.implicit)
       continue;
@@ -614,7 +614,7 @@ void apply_namespaces(self_ptr self, scheduler::namespace_directory_ptr namespac
   if (was && namespaces && *was == *namespaces)
     return;
   st.ctx->view->publish_namespaces(std::move(namespaces));
-  for (auto& [name, q] : st.queues)
+  for (auto& [name, q] : st.cache.queues)
     self->send(q.actor, wake_atom::value);
 }
 
@@ -634,7 +634,8 @@ void do_world_delta(self_ptr self, world_delta d) {
   if (d.what == world_delta::type::synced) {
     if (!st.ready->load()) {
       spdlog::info("msg=\"caches synced\" nodes={} queues={} podgroups={} pods={}",
-                   st.nodes.size(), st.queues.size(), st.groups.size(), st.pods.size());
+                   st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
+                   st.pods.size());
       st.ready->store(true);
       st.ctx->metrics->ready.set(1);
     }

@@ -21,7 +21,7 @@ public:
   void provide_defaults(self_ptr self) override {
     auto& st = self->state;
     // Volcano installs a "default" queue; gangs that name no queue go there.
-    if (!st.queues.count(std::string(scheduler::default_queue_name))) {
+    if (!st.cache.queues.count(std::string(scheduler::default_queue_name))) {
       scheduler::queue q;
       q.meta.name = std::string(scheduler::default_queue_name);
       q.meta.uid = new_uid(self);
@@ -44,7 +44,7 @@ public:
   void restored(self_ptr self, restored_pods pods,
                 const std::map<std::string, std::string>& world_meta) override {
     auto& st = self->state;
-    for (auto& [gang, g] : st.groups) {
+    for (auto& [gang, g] : st.cache.groups) {
       if (!restore_parked(self, g))
         spawn_gang(self, g);
       mark_emitted(st, g);
@@ -54,12 +54,13 @@ public:
     if (!pods.finished.empty())
       self->send(st.binder, adopt_atom::value, std::move(pods.finished));
     for (auto& [name, running] : pods.running)
-      if (auto n = st.nodes.find(name); n != st.nodes.end())
+      if (auto n = st.cache.nodes.find(name); n != st.cache.nodes.end())
         self->send(st.binder, bind_pods_atom::value, n->second.index, name, std::move(running));
     restore_terminations(self, world_meta);
     resume_terminations(self);
-    spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs", st.nodes.size(),
-                 st.queues.size(), st.groups.size(), st.pods.size(), st.jobs.size());
+    spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs",
+                 st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
+                 st.pods.size(), st.jobs.size());
     start_job_controller(self);
     st.ready->store(true);
     st.ctx->metrics->ready.set(1);
