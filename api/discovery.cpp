@@ -5,6 +5,7 @@
 
 #include "api/proto/discovery.pb.h"
 #include "api/proto/meta.pb.h"
+#include "api/proto/volcano.pb.h"
 
 #include <boost/json.hpp>
 #include <google/protobuf/descriptor.h>
@@ -139,7 +140,7 @@ json::value openapi_v3_index() {
   for (const auto& [group, version] : served_group_versions()) {
     auto path = openapi_path(group, version);
     // Clients cache a document by its hash: raise the revision whenever the documents change.
-    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-2"}};
+    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-3"}};
   }
   return json::object{{"paths", std::move(paths)}};
 }
@@ -157,6 +158,8 @@ std::string schema_name(const pb::Descriptor* d) {
     {"phalanx.api.v1.EventSource", "io.k8s.api.core.v1.EventSource"},
     {"phalanx.api.v1.ObjectMeta", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
     {"phalanx.api.v1.OwnerReference", "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"},
+    {"phalanx.api.v1.PodGroup", "sh.volcano.scheduling.v1beta1.PodGroup"},
+    {"phalanx.api.v1.Queue", "sh.volcano.scheduling.v1beta1.Queue"},
   };
   auto it = names.find(d->full_name());
   return it != names.end() ? std::string(it->second) : "io.phalanx." + std::string(d->full_name());
@@ -230,6 +233,19 @@ void add_schema(const pb::Descriptor* d, json::object& schemas) {
   schemas[name] = std::move(schema);
 }
 
+// The wire message of a kind whose schema is served (`kubectl explain podgroup`); null for the
+// kinds not described yet.
+const pb::Descriptor* described_message(resource_kind k) {
+  switch (k) {
+    case resource_kind::pod_group:
+      return v1::PodGroup::descriptor();
+    case resource_kind::queue:
+      return v1::Queue::descriptor();
+    default:
+      return nullptr;
+  }
+}
+
 // A query parameter of type string.
 json::object query(std::string_view name) {
   return json::object{
@@ -271,6 +287,10 @@ std::optional<json::value> openapi_v3_document(std::string_view group, std::stri
     paths[collection] = json::object{{"post", operation("create" + name, gvk, true)}};
     paths[collection + "/{name}"] = json::object{{"put", operation("replace" + name, gvk, true)},
                                                  {"patch", operation("patch" + name, gvk, true)}};
+    if (const auto* d = described_message(k.kind)) {
+      add_schema(d, schemas);
+      schemas[schema_name(d)].as_object()["x-kubernetes-group-version-kind"] = json::array{gvk};
+    }
   }
   if (serves_events(group, version)) {
     // Events are read-only, and described: `kubectl explain events` reads the schema. Their

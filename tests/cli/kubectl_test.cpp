@@ -8,6 +8,9 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
+#include <iterator>
+
 namespace phalanx::cli_test {
 namespace {
 
@@ -353,6 +356,40 @@ TEST_F(KubectlAgainstPhalanxd, LabelsARunningPodAndDescribesItsNode) {
 
 // A Volcano Job scaled as its users do it, with kubectl patch (JSON patch) and edit: the worker
 // task goes to 3 replicas and the job makes the pod; what Volcano keeps is refused in its words.
+// `kubectl explain` of Volcano's kinds (issue 30: "kubectl explain podgroup is NotFound"): the
+// PodGroup and Queue schemas in /openapi/v3, with what each field is; and an apply that changes
+// a PodGroup still goes through with them served.
+TEST_F(KubectlAgainstPhalanxd, ExplainsPodGroupsAndQueues) {
+  auto pg = kubectl({"explain", "podgroup"});
+  ASSERT_TRUE(succeeded(pg)) << pg.err;
+  EXPECT_NE(pg.out.find("KIND:       PodGroup"), std::string::npos) << pg.out;
+  EXPECT_NE(pg.out.find("A gang: pods that start together or not at all."), std::string::npos)
+      << pg.out;
+  EXPECT_NE(pg.out.find("spec\t<PodGroupSpec>"), std::string::npos) << pg.out;
+  auto field = kubectl({"explain", "podgroup.spec.minMember"});
+  ASSERT_TRUE(succeeded(field)) << field.err;
+  EXPECT_NE(field.out.find("FIELD: minMember <integer>"), std::string::npos) << field.out;
+  EXPECT_NE(field.out.find("must be placed together"), std::string::npos) << field.out;
+  auto queue = kubectl({"explain", "queue.spec"});
+  ASSERT_TRUE(succeeded(queue)) << queue.err;
+  EXPECT_NE(queue.out.find("reclaimable\t<boolean>"), std::string::npos) << queue.out;
+  EXPECT_NE(queue.out.find("weight\t<integer>"), std::string::npos) << queue.out;
+
+  ASSERT_TRUE(succeeded(kubectl({"apply", "-f", example("queues.yaml")})));
+  ASSERT_TRUE(succeeded(kubectl({"apply", "-f", example("podgroup.yaml")})));
+  std::ifstream in(example("podgroup.yaml"));
+  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto at = text.find("minMember: 4");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 12, "minMember: 3");
+  auto changed = kubectl({"apply", "-f", home_.write("pg.yaml", text)});
+  ASSERT_TRUE(succeeded(changed)) << changed.err;
+  EXPECT_NE(changed.out.find("podgroup.scheduling.volcano.sh/resnet-gang configured"),
+            std::string::npos)
+      << changed.out;
+  EXPECT_EQ(kubectl({"get", "pg", "resnet-gang", "-o", "jsonpath={.spec.minMember}"}).out, "3");
+}
+
 TEST_F(KubectlAgainstPhalanxd, ScalesAVolcanoJob) {
   ASSERT_TRUE(succeeded(kubectl({"create", "-f", example("tensorflow-job.yaml")})));
   auto running = [&](int want) {
