@@ -140,7 +140,7 @@ json::value openapi_v3_index() {
   for (const auto& [group, version] : served_group_versions()) {
     auto path = openapi_path(group, version);
     // Clients cache a document by its hash: raise the revision whenever the documents change.
-    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-3"}};
+    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-4"}};
   }
   return json::object{{"paths", std::move(paths)}};
 }
@@ -160,6 +160,7 @@ std::string schema_name(const pb::Descriptor* d) {
     {"phalanx.api.v1.OwnerReference", "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"},
     {"phalanx.api.v1.PodGroup", "sh.volcano.scheduling.v1beta1.PodGroup"},
     {"phalanx.api.v1.Queue", "sh.volcano.scheduling.v1beta1.Queue"},
+    {"phalanx.api.v1.Job", "sh.volcano.batch.v1alpha1.Job"},
   };
   auto it = names.find(d->full_name());
   return it != names.end() ? std::string(it->second) : "io.phalanx." + std::string(d->full_name());
@@ -190,6 +191,13 @@ json::object value_schema(const pb::FieldDescriptor* f, json::object& schemas) {
     case pb::FieldDescriptor::CPPTYPE_MESSAGE:
       break;
   }
+  const auto* m = f->message_type();
+  // Messages that stand for other JSON shapes (meta.proto): a bare array of their one repeated
+  // field's values, or any value.
+  if (m->options().GetExtension(v1::json_array) && m->field_count() == 1)
+    return {{"type", "array"}, {"items", value_schema(m->field(0), schemas)}};
+  if (m->options().GetExtension(v1::raw_json))
+    return {{"x-kubernetes-preserve-unknown-fields", true}};
   add_schema(f->message_type(), schemas);
   return {{"allOf", json::array{json::object{
              {"$ref", "#/components/schemas/" + schema_name(f->message_type())}}}}};
@@ -241,6 +249,8 @@ const pb::Descriptor* described_message(resource_kind k) {
       return v1::PodGroup::descriptor();
     case resource_kind::queue:
       return v1::Queue::descriptor();
+    case resource_kind::job:
+      return v1::Job::descriptor();
     default:
       return nullptr;
   }

@@ -357,9 +357,9 @@ TEST_F(KubectlAgainstPhalanxd, LabelsARunningPodAndDescribesItsNode) {
 // A Volcano Job scaled as its users do it, with kubectl patch (JSON patch) and edit: the worker
 // task goes to 3 replicas and the job makes the pod; what Volcano keeps is refused in its words.
 // `kubectl explain` of Volcano's kinds (issue 30: "kubectl explain podgroup is NotFound"): the
-// PodGroup and Queue schemas in /openapi/v3, with what each field is; and an apply that changes
-// a PodGroup still goes through with them served.
-TEST_F(KubectlAgainstPhalanxd, ExplainsPodGroupsAndQueues) {
+// PodGroup, Queue and Job schemas in /openapi/v3, with what each field is; and an apply that
+// changes a PodGroup still goes through with them served.
+TEST_F(KubectlAgainstPhalanxd, ExplainsVolcanoKinds) {
   auto pg = kubectl({"explain", "podgroup"});
   ASSERT_TRUE(succeeded(pg)) << pg.err;
   EXPECT_NE(pg.out.find("KIND:       PodGroup"), std::string::npos) << pg.out;
@@ -374,6 +374,14 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsPodGroupsAndQueues) {
   ASSERT_TRUE(succeeded(queue)) << queue.err;
   EXPECT_NE(queue.out.find("reclaimable\t<boolean>"), std::string::npos) << queue.out;
   EXPECT_NE(queue.out.find("weight\t<integer>"), std::string::npos) << queue.out;
+  auto job = kubectl({"explain", "vcjob.spec.tasks"});
+  ASSERT_TRUE(succeeded(job)) << job.err;
+  EXPECT_NE(job.out.find("KIND:       Job"), std::string::npos) << job.out;
+  EXPECT_NE(job.out.find("minAvailable\t<integer>"), std::string::npos) << job.out;
+  EXPECT_NE(job.out.find("template\t<PodTemplateSpec>"), std::string::npos) << job.out;
+  auto plugins = kubectl({"explain", "vcjob.spec.plugins"});
+  ASSERT_TRUE(succeeded(plugins)) << plugins.err;
+  EXPECT_NE(plugins.out.find("<map[string][]string>"), std::string::npos) << plugins.out;
 
   ASSERT_TRUE(succeeded(kubectl({"apply", "-f", example("queues.yaml")})));
   ASSERT_TRUE(succeeded(kubectl({"apply", "-f", example("podgroup.yaml")})));
