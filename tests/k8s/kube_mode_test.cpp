@@ -681,7 +681,9 @@ TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
   kube_harness h;
   h.node("n0", "8");
   auto d = h.start_phalanxd("data");
-  auto container = json::array{json::object{{"name", "main"}, {"image", "registry.k8s.io/pause:3.10"}}};
+  auto container =
+      json::array{json::object{{"name", "main"}, {"image", "registry.k8s.io/pause:3.10"}}};
+  const json::object labels{{"app", "web"}};
   h.apply(json::object{
       {"apiVersion", "apps/v1"},
       {"kind", "ReplicaSet"},
@@ -690,12 +692,12 @@ TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
                                 {"annotations",
                                  json::object{{"scheduling.volcano.sh/group-min-member", "3"},
                                               {"volcano.sh/preemptable", "false"}}}}},
-      {"spec", json::object{{"replicas", 3},
-                            {"selector", json::object{{"matchLabels", json::object{{"app", "web"}}}}},
-                            {"template", json::object{{"metadata", json::object{{"labels",
-                                                          json::object{{"app", "web"}}}}},
-                                                      {"spec", json::object{{"containers",
-                                                                             container}}}}}}}});
+      {"spec", json::object{
+                   {"replicas", 3},
+                   {"selector", json::object{{"matchLabels", labels}}},
+                   {"template",
+                    json::object{{"metadata", json::object{{"labels", labels}}},
+                                 {"spec", json::object{{"containers", container}}}}}}}});
   h.apply(json::object{
       {"apiVersion", "batch/v1"},
       {"kind", "Job"},
@@ -711,6 +713,10 @@ TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
   const auto job_uid = uid_of("/apis/batch/v1/namespaces/" + h.ns() + "/jobs/once");
   ASSERT_FALSE(rs_uid.empty());
   ASSERT_FALSE(job_uid.empty());
+  const json::array one_cpu{json::object{
+      {"name", "main"},
+      {"image", "registry.k8s.io/pause:3.10"},
+      {"resources", json::object{{"requests", json::object{{"cpu", "1"}, {"memory", "64Mi"}}}}}}};
   auto owned_pod = [&](const std::string& name, const std::string& api_version,
                        const std::string& kind, const std::string& owner, const std::string& uid) {
     h.apply(json::object{
@@ -726,14 +732,7 @@ TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
                                                 {"uid", uid},
                                                 {"controller", true},
                                                 {"blockOwnerDeletion", true}}}}}},
-        {"spec", json::object{{"schedulerName", "volcano"},
-                              {"containers",
-                               json::array{json::object{
-                                   {"name", "main"},
-                                   {"image", "registry.k8s.io/pause:3.10"},
-                                   {"resources", json::object{{"requests",
-                                                               json::object{{"cpu", "1"},
-                                                                            {"memory", "64Mi"}}}}}}}}}}});
+        {"spec", json::object{{"schedulerName", "volcano"}, {"containers", one_cpu}}}});
   };
   owned_pod("web-a", "apps/v1", "ReplicaSet", "web", rs_uid);
   owned_pod("web-b", "apps/v1", "ReplicaSet", "web", rs_uid);
