@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <condition_variable>
@@ -33,19 +34,6 @@ namespace phalanx::actors {
 namespace json = boost::json;
 
 namespace {
-
-// The value at `path` in `v` (objects only), or null.
-const json::value* json_at(const json::value& v, std::initializer_list<const char*> path) {
-  const json::value* at = &v;
-  for (const char* key : path) {
-    if (!at->is_object())
-      return nullptr;
-    at = at->as_object().if_contains(key);
-    if (!at)
-      return nullptr;
-  }
-  return at;
-}
 
 using clock_type = std::chrono::steady_clock;
 
@@ -508,17 +496,17 @@ struct kube_world::impl {
     auto& p = o.pod;
     if (!p.group.empty() || !is_our_scheduler(scheduling, p.scheduler_name.str()))
       return;
-    const auto* refs = json_at(item, {"metadata", "ownerReferences"});
+    const auto* refs = k8s::value_at(item, {"metadata", "ownerReferences"});
     if (!refs || !refs->is_array())
       return;
     for (const auto& r : refs->as_array()) {
-      const auto* controller = json_at(r, {"controller"});
+      const auto* controller = k8s::value_at(r, {"controller"});
       auto uid = k8s::string_at(r, {"uid"});
       if (!controller || !controller->is_bool() || !controller->as_bool() || uid.empty())
         continue;
       p.group = "podgroup-" + uid;
       if (!scheduler::is_terminal(p.phase))
-        ask_for_group(p, refs->as_array(), true);
+        ask_for_group(p, &refs->as_array());
       return;
     }
   }
@@ -528,17 +516,14 @@ struct kube_world::impl {
     if (!p.group.empty() || p.is_bound() || scheduler::is_terminal(p.phase) ||
         !is_our_scheduler(scheduling, p.scheduler_name.str()))
       return;
-    ask_for_group(p,
-                  json::array{json::object{{"apiVersion", "v1"},
-                                           {"kind", "Pod"},
-                                           {"name", p.meta.name.str()},
-                                           {"uid", p.meta.uid.str()},
-                                           {"controller", true}}},
-                  false);
+    ask_for_group(p, nullptr);
   }
 
-  // Pod `p`'s PodGroup (p.group, or "podgroup-<its uid>") is to be made unless it exists.
-  void ask_for_group(const scheduler::pod& p, json::array owners, bool by_owner) {
+  // Pod `p`'s PodGroup (p.group, or "podgroup-<its uid>") is to be made unless it exists:
+  // owned by `owners` (the pod's owner references; its minMember is theirs to say), or by the
+  // pod itself when null. Called at every event of such a pod: nothing is copied or built
+  // before the group is known to be missing.
+  void ask_for_group(const scheduler::pod& p, const json::array* owners) {
     auto name = p.group.empty() ? "podgroup-" + p.meta.uid.str() : p.group.str();
     auto key = p.meta.namespace_name.str() + "/" + name;
     {
@@ -552,9 +537,16 @@ struct kube_world::impl {
     std::string queue(scheduler::default_queue_name);
     if (auto q = p.meta.annotations.find("scheduling.volcano.sh/queue-name"))
       queue = std::string(*q);
+    json::array owned_by =
+        owners ? *owners
+               : json::array{json::object{{"apiVersion", "v1"},
+                                          {"kind", "Pod"},
+                                          {"name", p.meta.name.str()},
+                                          {"uid", p.meta.uid.str()},
+                                          {"controller", true}}};
     groups_to_make[key] = {p.meta.namespace_name.str(), std::move(name), p.meta.name.str(),
-                           std::move(queue), p.priority_class_name.str(), std::move(owners),
-                           by_owner, p.requests, {}};
+                           std::move(queue), p.priority_class_name.str(), std::move(owned_by),
+                           owners != nullptr, p.requests, {}};
   }
 
   // A deleted pod's own PodGroup is not to be made (its owner's may still be: other pods).
@@ -577,21 +569,28 @@ struct kube_world::impl {
   std::map<std::string, std::string> owners_annotations(const group_to_make& g) {
     std::map<std::string, std::string> merged;
     for (const auto& r : g.owners) {
+      // The owners Volcano's controller reads, by apiVersion and kind: their collection.
+      struct readable_owner {
+        std::string_view api_version, kind, plural;
+      };
+      static constexpr readable_owner readable[] = {
+          {"apps/v1", "ReplicaSet", "replicasets"},
+          {"apps/v1", "StatefulSet", "statefulsets"},
+          {"apps/v1", "DaemonSet", "daemonsets"},
+          {"batch/v1", "Job", "jobs"},
+      };
+      auto api_version = k8s::string_at(r, {"apiVersion"});
       auto kind = k8s::string_at(r, {"kind"});
       auto owner = k8s::string_at(r, {"name"});
-      std::string_view collection = kind == "ReplicaSet"    ? "/apis/apps/v1/namespaces/"
-                                    : kind == "StatefulSet" ? "/apis/apps/v1/namespaces/"
-                                    : kind == "DaemonSet"   ? "/apis/apps/v1/namespaces/"
-                                    : kind == "Job"         ? "/apis/batch/v1/namespaces/"
-                                                            : "";
-      if (collection.empty() || owner.empty())
+      const auto* known =
+          std::find_if(std::begin(readable), std::end(readable), [&](const auto& o) {
+            return o.api_version == api_version && o.kind == kind;
+          });
+      if (known == std::end(readable) || owner.empty())
         continue;
-      std::string plural = kind == "ReplicaSet"    ? "replicasets"
-                           : kind == "StatefulSet" ? "statefulsets"
-                           : kind == "DaemonSet"   ? "daemonsets"
-                                                   : "jobs";
-      auto read = k8s::get_json(*client, std::string(collection) + g.namespace_name + "/" +
-                                             plural + "/" + owner);
+      auto read = k8s::get_json(*client, "/apis/" + api_version + "/namespaces/" +
+                                             g.namespace_name + "/" + std::string(known->plural) +
+                                             "/" + owner);
       if (!read) {
         spdlog::warn("msg=\"the owner of a pod could not be read; its PodGroup takes minMember "
                      "1\" owner={}/{}/{} error=\"{}\"",
@@ -599,7 +598,7 @@ struct kube_world::impl {
         report_denied("read the owner of a pod", read.error().message());
         continue;
       }
-      if (const auto* a = json_at(*read, {"metadata", "annotations"}); a && a->is_object())
+      if (const auto* a = k8s::value_at(*read, {"metadata", "annotations"}); a && a->is_object())
         for (const auto& [k, v] : a->as_object())
           if (v.is_string())
             merged.emplace(std::string(k), std::string(v.as_string()));

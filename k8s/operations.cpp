@@ -9,16 +9,22 @@
 
 namespace phalanx::k8s {
 
-std::string string_at(const boost::json::value& v, std::initializer_list<const char*> path) {
+const boost::json::value* value_at(const boost::json::value& v,
+                                   std::initializer_list<const char*> path) {
   const boost::json::value* at = &v;
   for (const char* key : path) {
     if (!at->is_object())
-      return {};
+      return nullptr;
     at = at->as_object().if_contains(key);
     if (at == nullptr)
-      return {};
+      return nullptr;
   }
-  return at->is_string() ? std::string(at->as_string()) : std::string{};
+  return at;
+}
+
+std::string string_at(const boost::json::value& v, std::initializer_list<const char*> path) {
+  const auto* at = value_at(v, path);
+  return at && at->is_string() ? std::string(at->as_string()) : std::string{};
 }
 
 

@@ -21,6 +21,11 @@
 
 namespace phalanx::k8s {
 
+/// The value at `path` in `v` ({"metadata", "ownerReferences"}), or null when any step is
+/// missing or not an object.
+const boost::json::value* value_at(const boost::json::value& v,
+                                   std::initializer_list<const char*> path);
+
 /// The string at `path` in `v` ({"metadata", "name"}), or "" when any step is missing or the
 /// value is not a string: for reading the few fields of an apiserver object a caller needs.
 std::string string_at(const boost::json::value& v, std::initializer_list<const char*> path);
