@@ -32,7 +32,9 @@ void recompute(self_ptr self) {
   for (auto& [name, q] : st.queues) {
     if (st.listener)
       self->send(st.listener, deserved_atom::value, name, deserved[i].deserved);
-    self->send(q.handle, deserved_atom::value, std::move(deserved[i].deserved));
+    const bool cut = scheduler::share_cut_by_others(deserved[i].deserved, q.request,
+                                                    st.allocatable);
+    self->send(q.handle, deserved_atom::value, std::move(deserved[i].deserved), cut);
     ++i;
   }
   if (st.nodes_changed) {

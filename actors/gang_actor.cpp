@@ -2,6 +2,7 @@
 
 #include "scheduler/pod_neighbourhood.hpp"
 
+#include "scheduler/gang_book.hpp"
 #include "scheduler/order.hpp"
 #include "scheduler/placeholders.hpp"
 #include "scheduler/room_reservation.hpp"
@@ -124,15 +125,15 @@ gang_counts count_members(const gang_actor_state& st) {
   return c;
 }
 
-int32_t ready_of_role(const gang_actor_state& st, const std::string& role) {
-  int32_t n = 0;
+// The gang's book (scheduler/gang_book.hpp): its members that count as ready (bound, or
+// succeeded; bound placeholders too), by role. The book says what follows from them.
+scheduler::gang_book book_of(const gang_actor_state& st) {
+  scheduler::gang_book book(*st.group);
   for (const auto& m : st.members)
-    if (m.ref.pod->role == role &&
-        (m.status == member_status::bound ||
-         (m.status == member_status::finished &&
-          m.final_phase == scheduler::pod_phase::succeeded)))
-      ++n;
-  return n;
+    if (m.status == member_status::bound ||
+        (m.status == member_status::finished && m.final_phase == scheduler::pod_phase::succeeded))
+      book.count(scheduler::gang_book::role_index(*st.group, m.ref.pod->role));
+  return book;
 }
 
 bool gang_mode(const gang_actor_state& st) { return st.ctx->config.scheduling.gang_scheduling; }
@@ -224,16 +225,12 @@ void release_placeholders(self_ptr self, int32_t keep) {
 }
 
 // Asks the queue for a planning slot (and admission when not admitted yet).
-// The gang's `ready` pods (count_members) meet minMember and every role's minimum now (a gang
-// that ran and lost members below it does not: its replacements come before other gangs'
-// extras).
-bool runs_its_minimum(const gang_actor_state& st, int32_t ready) {
+// The gang runs its minimum now (a gang that ran and lost members below it does not: its
+// replacements come before other gangs' extras).
+bool runs_its_minimum(const gang_actor_state& st) {
   if (!gang_mode(st))
     return st.machine.was_ready();
-  if (ready < st.group->min_member)
-    return false;
-  return std::all_of(st.group->min_task_member.begin(), st.group->min_task_member.end(),
-                     [&](const auto& rm) { return ready_of_role(st, rm.role) >= rm.min; });
+  return book_of(st).runs_minimum(*st.group);
 }
 
 void register_waiting(self_ptr self) {
@@ -247,7 +244,7 @@ void register_waiting(self_ptr self) {
   st.registered = true;
   self->send(st.queue, waiting_atom::value,
              gang_entry{st.id, st.group, st.admitted, pending_demand(st), st.members_joined,
-                        runs_its_minimum(st, count_members(st).ready())},
+                        runs_its_minimum(st)},
              gang_actor{self});
   st.members_joined = false;
 }
@@ -313,26 +310,22 @@ void plan_round(self_ptr self);
 void start_swaps(self_ptr self);
 void settle(self_ptr self);
 
-// What the planner must place of `candidates` (the pending members, in preference order): the
-// gang's minimum less its `ready` pods, every role's minimum likewise, and extras when room
-// exists once the gang runs its minimum. Volcano's allocate: every gang reaches its minimum
-// before any gets more; a gang places its minimum, then asks for an elastic round, which its
-// queue grants after the gangs still short of theirs.
+// What the planner must place of `candidates` (the pending members, in preference order): what
+// the gang's book says its minimum still lacks, and extras when room exists once the gang runs
+// its minimum. Volcano's allocate: every gang reaches its minimum before any gets more; a gang
+// places its minimum, then asks for an elastic round, which its queue grants after the gangs
+// still short of theirs.
 scheduler::gang_request request_for(const gang_actor_state& st,
-                                    std::span<const scheduler::pod* const> candidates,
-                                    int32_t ready) {
+                                    std::span<const scheduler::pod* const> candidates) {
   scheduler::gang_request request;
   request.pods = candidates;
-  request.place_extra = !gang_mode(st) || runs_its_minimum(st, ready);
   if (gang_mode(st)) {
-    request.min_pods = std::max(0, st.group->min_member - ready);
-    for (const auto& rm : st.group->min_task_member) {
-      auto need = rm.min - ready_of_role(st, rm.role);
-      if (need > 0)
-        request.min_per_role.push_back({rm.role, need});
-    }
+    auto book = book_of(st);
+    book.ask_for_minimum(*st.group, request);
+    request.place_extra = book.runs_minimum(*st.group);
   } else {
     request.min_pods = candidates.empty() ? 0 : 1;
+    request.place_extra = true;
   }
   return request;
 }
@@ -384,7 +377,7 @@ std::string reserve_if_starving(self_ptr self, const scheduler::plan_result& pla
   std::vector<const scheduler::pod*> candidates;
   for (auto i : candidate_members)
     candidates.push_back(st.members[i].ref.pod.get());
-  auto request = request_for(st, candidates, count_members(st).ready());
+  auto request = request_for(st, candidates);
   const auto& view = *st.ctx->view;
   auto choice = scheduler::choose_reserved_nodes(view, request, [&](std::size_t n) {
     auto holder = view.reserved_for(n);
@@ -547,7 +540,7 @@ void plan_round(self_ptr self) {
       candidate_members.push_back(i);
     }
   auto counts = count_members(st);
-  auto request = request_for(st, candidates, counts.ready());
+  auto request = request_for(st, candidates);
 
   if (candidates.empty()) {
     finish_slot(self, plan_outcome::nothing_to_do);
@@ -1115,6 +1108,10 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     },
     [self](admission_atom, admission& a) {
       auto& st = self->state;
+      if (a.held_back) {
+        report(self, a.reason, "QueueOverused");
+        return;
+      }
       if (!a.admitted) {
         report(self, "pod group is pending admission: " + a.reason, "Admission");
         return;

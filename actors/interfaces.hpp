@@ -150,7 +150,8 @@ using deserved_listener_actor =
 /// The CLUSTER actor interface: fair share between queues and the cluster-wide enqueue gate.
 using queue_actor_fwd = caf::typed_actor<
   caf::reacts_to<admission_atom, admission>,
-  caf::reacts_to<deserved_atom, scheduler::resources>,
+  // Its deserved share, and whether other queues' claims cut it (share_cut_by_others).
+  caf::reacts_to<deserved_atom, scheduler::resources, bool>,
   // The cluster's nodes changed: gangs that no node could hold may fit now.
   caf::reacts_to<capacity_atom>>;
 

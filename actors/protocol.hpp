@@ -198,6 +198,9 @@ struct admission {
   uint64_t gang = 0;
   bool admitted = false;
   std::string reason;
+  /// Admitted already, but its queue holds its deserved share (overused) and starts nothing
+  /// new: `reason` says so, and the gang waits for a planning slot as before.
+  bool held_back = false;
 };
 
 /// A PodGroup actor asks the registry to make its bindings durable.

@@ -52,12 +52,10 @@ bool is_open(const queue_actor_state& st) {
   return st.spec->state == scheduler::queue_state::open;
 }
 
-// Volcano's "overused": the queue holds at least its deserved share in every dimension it
-// deserves. An overused queue starts nothing new until its share drops.
+// Volcano's "overused" (scheduler::queue_overused): the queue starts nothing new until its
+// share drops.
 bool overused(const queue_actor_state& st) {
-  if (!st.deserved_known || st.deserved.is_zero())
-    return false;
-  return scheduler::fits(st.deserved, st.allocated);
+  return st.deserved_known && scheduler::queue_overused(st.allocated, st.deserved, st.share_cut);
 }
 
 using amount_series = queue_actor_state::amount_series;
@@ -295,14 +293,51 @@ bool minimum_planning(const queue_actor_state& st) {
   });
 }
 
+// The gangs waiting for a slot that an overused queue holds back hear why, once each: without
+// a slot they plan nothing, and would say nothing.
+void tell_held_back(self_ptr self, bool preemptors_plan) {
+  auto& st = self->state;
+  if (!st.ready_grew)
+    return;
+  st.ready_grew = false;
+  const std::string why = "queue \"" + st.spec->meta.name.str() + "\" is overused: it holds " +
+                          scheduler::without_pods(st.allocated).to_string() +
+                          " against a deserved share of " +
+                          scheduler::without_pods(st.deserved).to_string() +
+                          ", and starts nothing new until it holds less";
+  for (const auto& key : st.ready) {
+    if (preemptors_plan && !key.elastic)
+      continue;
+    if (!st.told_overused.insert(key.gang).second)
+      continue;
+    if (auto b = st.gangs.find(key.gang); b != st.gangs.end() && b->second.handle) {
+      admission held;
+      held.gang = key.gang;
+      held.reason = why;
+      held.held_back = true;
+      self->send(b->second.handle, admission_atom::value, std::move(held));
+    }
+  }
+}
+
 void dispatch(self_ptr self) {
   auto& st = self->state;
   if (!is_open(st) || !st.waking.empty())
     return;
   auto limit = static_cast<std::size_t>(std::max(1, st.ctx->config.scheduling.max_planning_per_queue));
+  const bool held = overused(st);
+  if (!held && !st.told_overused.empty()) {
+    st.told_overused.clear();
+    st.ready_grew = true;  // Held back again later, they are told again.
+  }
   while (st.planning.size() < limit && !st.ready.empty()) {
-    if (overused(st))
+    // Overused (Volcano's allocate skips the queue): nothing new starts, but a gang short of its
+    // minimum still plans when it may preempt (Volcano's preempt does not skip the queue).
+    const bool preemptors_plan = st.ctx->config.scheduling.preemption;
+    if (held && (!preemptors_plan || st.ready.begin()->elastic)) {
+      tell_held_back(self, preemptors_plan);
       break;
+    }
     if (wake_ahead_of(self, *st.ready.begin()))
       break;  // They answer first, and come before it if they wait again.
     // Elastic rounds come after every gang short of its minimum (the order puts those first),
@@ -334,6 +369,7 @@ void admit_locally(self_ptr self, uint64_t gang, book& b) {
   b.admitted = true;
   st.to_admit.erase(queue_actor_state::key_of(b, gang));
   st.ready.insert(queue_actor_state::key_of(b, gang));
+  st.ready_grew = true;
   file_pending_pods(st, b, kube_pending_queue::active);
   self->send(b.handle, admission_atom::value, admission{gang, true, {}});
 }
@@ -392,6 +428,7 @@ void forget(self_ptr self, uint64_t gang) {
   }
   st.woken_for_order.erase(gang);
   st.told_not_open.erase(gang);
+  st.told_overused.erase(gang);
   st.planning.erase(gang);
   file_pending_pods(st, b, kube_pending_queue::none);
   st.refused_since_wake.erase(gang);
@@ -456,9 +493,10 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       try_admit(self);
       dispatch(self);
     },
-    [self](deserved_atom, scheduler::resources deserved) {
+    [self](deserved_atom, scheduler::resources deserved, bool share_cut) {
       auto& st = self->state;
       st.deserved = std::move(deserved);
+      st.share_cut = share_cut;
       st.deserved_known = true;
       st.series.share_stale = true;
       dispatch(self);
@@ -490,10 +528,12 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
       b.ready = e.ready;
       sync_claim(self, e.gang, b, claim);
-      if (b.admitted)
+      if (b.admitted) {
         st.ready.insert(queue_actor_state::key_of(b, e.gang));
-      else
+        st.ready_grew = true;
+      } else {
         st.to_admit.insert(queue_actor_state::key_of(b, e.gang));
+      }
       file_pending_pods(st, b, b.admitted ? kube_pending_queue::active : kube_pending_queue::gated);
       report_usage(self);
       try_admit(self);

@@ -98,11 +98,20 @@ struct queue_actor_state {
   bool admitting = false;
   /// Gangs told that the queue admits nothing now (it is not Open); cleared when its spec changes.
   std::unordered_set<uint64_t> told_not_open;
+  /// Gangs told that the queue starts nothing now because it is overused; cleared when it
+  /// starts something again (the gang then plans and says its own reason).
+  std::unordered_set<uint64_t> told_overused;
+  /// A gang entered `ready` since the held-back gangs were last told: only then are they walked
+  /// again (a queue may hold thousands, and dispatch runs at every message).
+  bool ready_grew = false;
 
   scheduler::resources allocated;
   scheduler::resources inqueue;
   scheduler::resources deserved;
   bool deserved_known = false;
+  /// Other queues' claims cut the deserved share (scheduler::share_cut_by_others): only then is
+  /// the queue held back when it holds its share.
+  bool share_cut = false;
   /// The sum of every gang's demand, kept as demands change: reporting usage after each message
   /// must not walk every gang of the queue.
   scheduler::resources demand;

@@ -5,6 +5,7 @@
 
 #include "actors/world_port.hpp"
 
+#include "scheduler/gang_book.hpp"
 #include "scheduler/preemption.hpp"
 
 #include <spdlog/spdlog.h>
@@ -64,8 +65,9 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
     auto g = st.cache.groups.find(gang_id);
     if (g == st.cache.groups.end() || g->second.removed)
       continue;
-    const bool eligible = gang_id != except && g->second.group->priority < below;
-    scheduler::victim_gang vg{gang_id, 0, std::max(1, g->second.group->min_member)};
+    const auto& group = *g->second.group;
+    const bool eligible = gang_id != except && group.priority < below;
+    scheduler::gang_book book(group);
     const auto before = set.candidates.size();
     for (auto id : g->second.pods) {
       auto p = st.pods.find(id);
@@ -78,7 +80,7 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
       // A pod on its way out no longer counts for its gang's minimum: two preemptors may not
       // both take a gang's spare pods.
       if (e.phase() == scheduler::pod_phase::succeeded || (holds && !leaving(st, id, e)))
-        ++vg.ready;
+        book.count(scheduler::gang_book::role_index(group, e.pod->role));
       if (!eligible || !may_be_victim(st, id, e))
         continue;
       auto n = st.cache.nodes.find(e.node_name().view());
@@ -89,19 +91,14 @@ scheduler::resources add_candidates(const registry_state& st, const std::string&
       c.pod_id = id;
       c.node = n->second.index;
       c.gang = gang_id;
-      c.priority = g->second.group->priority;
+      c.priority = group.priority;
       c.start_time = state.start_time != scheduler::timestamp{} ? state.start_time : e.bound_at();
       c.request = e.pod->requests;
       c.queue = queue_index;
       set.candidates.push_back(std::move(c));
     }
-    // plan_preemption's gang rule counts pods, not roles: a pod beyond minMember may still be
-    // the last its role's minTaskMember needs. A gang with role minimums therefore has no spare
-    // pods: it goes whole or keeps them all (I7 per role).
-    if (!g->second.group->min_task_member.empty())
-      vg.min_member = std::max(vg.min_member, vg.ready);
     if (set.candidates.size() != before)
-      set.gangs.push_back(vg);
+      set.gangs.push_back(book.as_victim(group, gang_id));
   }
   return allocated;
 }

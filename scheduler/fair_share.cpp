@@ -302,4 +302,34 @@ ratio queue_share(const resources& allocated, const resources& deserved) {
   return dominant_share(a, deserved);
 }
 
+bool share_cut_by_others(const resources& deserved, const resources& request,
+                         const resources& total) noexcept {
+  auto cut = [](int64_t d, int64_t r, int64_t t) { return d < std::min(r, t); };
+  if (cut(deserved.cpu_milli, request.cpu_milli, total.cpu_milli) ||
+      cut(deserved.memory_bytes, request.memory_bytes, total.memory_bytes) ||
+      cut(deserved.ephemeral_bytes, request.ephemeral_bytes, total.ephemeral_bytes))
+    return true;
+  for (const auto& e : request.extended())
+    if (cut(deserved.get(e.name), e.amount, total.get(e.name)))
+      return true;
+  return false;
+}
+
+bool queue_overused(const resources& allocated, const resources& deserved, bool cut) noexcept {
+  if (!cut)
+    return false;
+  // Pods are left out as queue_share leaves them out (Volcano keeps the pod count apart from
+  // the resources it compares): a queue with pods waiting deserves as many pods as it asks
+  // for, so counting them would keep it from ever being overused.
+  const bool names_a_resource = deserved.cpu_milli != 0 || deserved.memory_bytes != 0 ||
+                                deserved.ephemeral_bytes != 0 || !deserved.extended().empty();
+  if (!names_a_resource)
+    return false;
+  if (deserved.pods <= allocated.pods)
+    return fits(deserved, allocated);  // Its pods cannot fail the comparison: no copy.
+  resources share = deserved;
+  share.pods = 0;
+  return fits(share, allocated);
+}
+
 } // namespace phalanx::scheduler

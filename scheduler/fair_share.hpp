@@ -116,4 +116,21 @@ ratio drf_share(const resources& allocated, const resources& total);
 /// nothing allocated counts as 0.
 ratio queue_share(const resources& allocated, const resources& deserved);
 
+/// Whether other queues' claims cut the queue's `deserved` share below what it would get alone:
+/// below the smaller of its `request` and the cluster's `total` in some dimension but pods.
+bool share_cut_by_others(const resources& deserved, const resources& request,
+                         const resources& total) noexcept;
+
+/// Volcano's proportion plugin's "overused": the queue holds at least its deserved share in
+/// every dimension the share names but pods (Volcano keeps the pod count apart). An overused
+/// queue starts nothing new, neither a gang nor an extra pod, until what it holds drops or its
+/// share grows; the queue actor and the simulation both ask here.
+///
+/// Unlike Volcano, only while other queues cut its share (`cut`, share_cut_by_others): alone, a
+/// queue at its share holds the whole cluster or all it asks for, and holding it back would
+/// leave room idle that no one else wants, and keep a starving gang from planning the
+/// reservation that ends its starvation (in the Philly replay, Volcano's rule took phalanx's
+/// reservations from 62 to 5). Nothing is overused while its share is zero (not computed yet).
+bool queue_overused(const resources& allocated, const resources& deserved, bool cut) noexcept;
+
 } // namespace phalanx::scheduler

@@ -131,29 +131,33 @@ ticket make_ticket(const pod_group& group, ratio queue_share) {
                 group.meta.uid};
 }
 
-std::strong_ordering compare_queues(const queue_standing& a, const queue_standing& b) {
+std::strong_ordering operator<=>(const queue_rank& a, const queue_rank& b) noexcept {
   if (a.priority != b.priority)
     return b.priority <=> a.priority;
-  if (auto c = queue_share(a.allocated, a.deserved) <=> queue_share(b.allocated, b.deserved);
-      c != 0)
+  if (auto c = a.share <=> b.share; c != 0)
     return c;
   return a.name.compare(b.name) <=> 0;
 }
 
+namespace {
+
+queue_rank rank_of(const queue_standing& q) {
+  return {q.priority, queue_share(q.allocated, q.deserved), q.name};
+}
+
+} // namespace
+
+std::strong_ordering compare_queues(const queue_standing& a, const queue_standing& b) {
+  return rank_of(a) <=> rank_of(b);
+}
+
 void sort_queues(std::vector<queue_standing>& queues) {
-  std::vector<std::pair<ratio, std::size_t>> keyed;
+  std::vector<std::pair<queue_rank, std::size_t>> keyed;
   keyed.reserve(queues.size());
   for (std::size_t i = 0; i < queues.size(); ++i)
-    keyed.emplace_back(queue_share(queues[i].allocated, queues[i].deserved), i);
-  std::sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
-    const auto& qa = queues[x.second];
-    const auto& qb = queues[y.second];
-    if (qa.priority != qb.priority)
-      return qa.priority > qb.priority;
-    if (x.first != y.first)
-      return x.first < y.first;
-    return qa.name < qb.name;
-  });
+    keyed.emplace_back(rank_of(queues[i]), i);
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
   std::vector<queue_standing> sorted;
   sorted.reserve(queues.size());
   for (const auto& k : keyed)

@@ -115,6 +115,22 @@ inline bool is_older(const ticket& a, const ticket& b) noexcept { return a < b; 
 // ---------------------------------------------------------------------------------------------
 // Queue order
 
+/// A queue's place in the queue order, for engines that keep the share themselves (the
+/// simulation moves it as gangs start): priority descending, then the share ascending, then
+/// the name ascending. Lower goes first.
+struct queue_rank {
+  int32_t priority = 0;
+  /// queue_share(allocated, deserved), or with what admitted gangs claim counted as allocated
+  /// (the enqueue order, so admissions interleave by weight).
+  ratio share;
+  std::string_view name;
+
+  friend std::strong_ordering operator<=>(const queue_rank& a, const queue_rank& b) noexcept;
+  friend bool operator==(const queue_rank& a, const queue_rank& b) noexcept {
+    return (a <=> b) == std::strong_ordering::equal;
+  }
+};
+
 /// A queue as the order sees it.
 struct queue_standing {
   std::string name;

@@ -1,6 +1,7 @@
 #include "scheduler/simulation.hpp"
 
 #include "scheduler/fair_share.hpp"
+#include "scheduler/gang_book.hpp"
 #include "scheduler/preemption.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/room_reservation.hpp"
@@ -49,6 +50,7 @@ std::string_view to_string(sim_job_phase p) noexcept {
 namespace {
 
 constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+static_assert(npos == gang_book::no_role, "a pod without a role minimum has role npos");
 constexpr uint64_t never = std::numeric_limits<uint64_t>::max();
 
 // Where a pod is in its life. Placement and creation are independent in the gang policies: a
@@ -112,7 +114,7 @@ enum class job_stage : uint8_t {
 struct pod_runtime {
   pod_state state = pod_state::not_created;
   std::size_t node = npos;
-  std::size_t role = npos;     // Index into the job's min_task_member, or npos.
+  std::size_t role = npos;     // Its gang_book::role_index (npos is gang_book::no_role).
   std::size_t shape = npos;    // pod_by_pod: index of its pod class.
   int32_t children_left = 0;   // Spawned pods that have not succeeded yet.
   bool own_done = false;       // run_time elapsed.
@@ -140,8 +142,9 @@ struct job_runtime {
   job_stage stage = job_stage::waiting;
   std::vector<pod_runtime> pods;
   std::vector<std::vector<std::size_t>> children;
-  std::vector<int32_t> placed_by_role;  // Aligned with spec.group.min_task_member.
-  int32_t placed = 0;   // Pods ever placed.
+  // Its pods placed and not evicted since (reserved, bound, running or succeeded), by role: what
+  // counts toward its minimum, as the live gang's ready members do (scheduler/gang_book.hpp).
+  gang_book placed;
   int32_t holding = 0;  // Pods holding resources now.
   int32_t running = 0;
   int32_t succeeded = 0;
@@ -219,6 +222,7 @@ struct queue_runtime {
   resources pending_demand;  // Requests of the queue's unplaced pods of arrived jobs.
   resources claims;          // Gate: minResources of admitted unstarted gangs + started claims.
   resources deserved;        // From compute_deserved, every pass.
+  bool share_cut = false;    // Other queues' claims cut its deserved share (share_cut_by_others).
   std::vector<std::size_t> unadmitted;  // Pending gangs, in gang order.
   std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
   std::vector<std::size_t> started;     // Started gangs not completed: the victims' gangs.
@@ -227,6 +231,10 @@ struct queue_runtime {
   // not Open (the live registry's refresh_queue_states). Empty when it admits by its own state.
   std::string closed_because;
 };
+
+bool overused(const queue_runtime& q) noexcept {
+  return queue_overused(q.allocated, q.deserved, q.share_cut);
+}
 
 // The victims one plan chooses among: bound and running pods of some gangs, with their gangs.
 struct candidate_set {
@@ -543,14 +551,11 @@ void simulation::add_job(const sim_job& j) {
   rt.queue = queued() ? queue_for(rt.spec.group.queue) : 0;
   rt.pods.resize(j.pods.size());
   rt.children.resize(j.pods.size());
-  rt.placed_by_role.assign(rt.spec.group.min_task_member.size(), 0);
+  rt.placed = gang_book(rt.spec.group);
   rt.one_shape = true;
   for (std::size_t p = 0; p < j.pods.size(); ++p) {
     const auto& sp = j.pods[p].spec;
-    const auto& mins = rt.spec.group.min_task_member;
-    for (std::size_t r = 0; r < mins.size(); ++r)
-      if (mins[r].role == sp.role)
-        rt.pods[p].role = r;
+    rt.pods[p].role = gang_book::role_index(rt.spec.group, sp.role);
     if (j.pods[p].spawned_by) {
       rt.children[*j.pods[p].spawned_by].push_back(p);
       ++rt.pods[*j.pods[p].spawned_by].children_left;
@@ -834,14 +839,12 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
   used_gpu_ += request.get(gpu_resource);
   pr.node = node;
   pr.placed_at = now_;
-  ++job.placed;
+  job.placed.count(pr.role);
   ++job.holding;
   if (!job.touched) {
     job.touched = true;
     touched_jobs_.push_back(j);
   }
-  if (pr.role != npos)
-    ++job.placed_by_role[pr.role];
   job.allocated += request;
   if (queued()) {
     auto& q = queues_[job.queue];
@@ -860,19 +863,14 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
 }
 
 bool simulation::gang_ready(const job_runtime& job) const {
-  if (job.placed < job.spec.group.min_member)
-    return false;
-  for (std::size_t r = 0; r < job.placed_by_role.size(); ++r)
-    if (job.placed_by_role[r] < job.spec.group.min_task_member[r].min)
-      return false;
-  return true;
+  return job.placed.runs_minimum(job.spec.group);
 }
 
 void simulation::start_gang(std::size_t j) {
   auto& job = jobs_[j];
   job.stage = job_stage::started;
   active_.push_back(j);
-  if (job.placed < static_cast<int32_t>(job.pods.size()))
+  if (job.placed.ready() < static_cast<int32_t>(job.pods.size()))
     insert_in_gang_order(elastic_, j);
   if (queued()) {
     end_reservation(j);  // Its minimum is placed: the room it reserved is used or not needed.
@@ -888,10 +886,7 @@ void simulation::start_gang(std::size_t j) {
 }
 
 int32_t simulation::still_needed(const job_runtime& job) const {
-  int32_t needed = std::max(0, job.spec.group.min_member - job.placed);
-  for (std::size_t r = 0; r < job.placed_by_role.size(); ++r)
-    needed = std::max(needed, job.spec.group.min_task_member[r].min - job.placed_by_role[r]);
-  return needed;
+  return job.placed.members_short(job.spec.group);
 }
 
 int64_t simulation::gained_on(const std::vector<std::size_t>& nodes,
@@ -968,12 +963,7 @@ gang_request simulation::request_for(const job_runtime& job, bool extras_only,
   // A gang takes its minimum first; extras wait until every unstarted gang had its turn.
   request.place_extra = extras_only;
   if (!extras_only) {
-    request.min_pods = std::max(0, job.spec.group.min_member - job.placed);
-    for (std::size_t r = 0; r < job.placed_by_role.size(); ++r) {
-      const auto& m = job.spec.group.min_task_member[r];
-      if (m.min - job.placed_by_role[r] > 0)
-        request.min_per_role.push_back({m.role, m.min - job.placed_by_role[r]});
-    }
+    job.placed.ask_for_minimum(job.spec.group, request);
   }
   return request;
 }
@@ -984,14 +974,14 @@ plan_result simulation::plan_job(std::size_t j, bool extras_only) {
   std::vector<const pod*> candidates;
   const gang_request request = request_for(job, extras_only, index, candidates);
   plan_result r = planner_.plan(reserved_view(cluster_, reservations_, j), request, random_);
-  const int32_t before = job.placed;
+  const int32_t before = job.placed.ready();
   if (r.code == plan_code::success) {
     for (const auto& pl : r.placements)
       place(j, index[pl.pod], pl.node);
   } else if (r.origin_pod < index.size()) {
     r.detail = describe_plan_failure(r, job.spec.pods[index[r.origin_pod]].spec.meta.name);
   }
-  if (r.code != plan_code::success || job.placed == before) {
+  if (r.code != plan_code::success || job.placed.ready() == before) {
     const resources* shape = job.one_shape ? &job.spec.pods.front().spec.requests : nullptr;
     remember_failure(extras_only ? job.extras_failure : job.gang_failure, shape);
     if (r.code != plan_code::success)
@@ -1121,6 +1111,8 @@ bool simulation::place_extras() {
     auto& job = jobs_[j];
     if (phalanx) {
       const auto& q = queues_[job.queue];
+      if (overused(q))
+        return false;  // As its live queue gives no slot for an elastic round.
       std::size_t first = 0;
       while (!is_unplaced(job.pods[first].state))
         ++first;
@@ -1132,15 +1124,15 @@ bool simulation::place_extras() {
         return false;
       }
     }
-    const int32_t before = job.placed;
+    const int32_t before = job.placed.ready();
     plan_job(j, true);
-    if (job.placed == before)
+    if (job.placed.ready() == before)
       return false;
     changed = true;
     return true;
   };
   auto full = [&](std::size_t j) {
-    return jobs_[j].placed == static_cast<int32_t>(jobs_[j].pods.size());
+    return jobs_[j].placed.ready() == static_cast<int32_t>(jobs_[j].pods.size());
   };
 
   if (!drf) {
@@ -1182,8 +1174,10 @@ void simulation::compute_queue_deserved() {
     demands.push_back({q.spec.name, q.spec.weight, q.spec.capability, q.spec.guarantee,
                        (q.allocated + q.pending_demand).clamped_at_zero(), q.spec.parent});
   auto deserved = compute_deserved(total_, demands);
-  for (std::size_t i = 0; i < queues_.size(); ++i)
+  for (std::size_t i = 0; i < queues_.size(); ++i) {
+    queues_[i].share_cut = share_cut_by_others(deserved[i].deserved, demands[i].request, total_);
     queues_[i].deserved = std::move(deserved[i].deserved);
+  }
 }
 
 bool simulation::phalanx_enqueue() {
@@ -1202,6 +1196,9 @@ bool simulation::phalanx_enqueue() {
                      q.spec.capability, q.allocated, q.claims});
     share[i] = queue_share(q.allocated + q.claims, q.deserved);
   }
+  auto rank = [&](std::size_t q) {
+    return queue_rank{queues_[q].spec.priority, share[q], queues_[q].spec.name};
+  };
 
   // Queues take turns by share, counting what their admitted gangs claim as if allocated: every
   // admission raises the queue's share, so admissions interleave by weight instead of one queue
@@ -1216,11 +1213,7 @@ bool simulation::phalanx_enqueue() {
         best = q;
         continue;
       }
-      const auto& a = queues_[q].spec;
-      const auto& b = queues_[best].spec;
-      if (a.priority != b.priority ? a.priority > b.priority
-                                   : (share[q] != share[best] ? share[q] < share[best]
-                                                              : a.name < b.name))
+      if (rank(q) < rank(best))
         best = q;
     }
     if (best == npos)
@@ -1271,22 +1264,24 @@ bool simulation::phalanx_allocate() {
   std::vector<ratio> share(queues_.size());
   for (std::size_t q = 0; q < queues_.size(); ++q)
     share[q] = queue_share(queues_[q].allocated, queues_[q].deserved);
+  auto rank = [&](std::size_t q) {
+    return queue_rank{queues_[q].spec.priority, share[q], queues_[q].spec.name};
+  };
   bool changed = false;
   for (;;) {
     // The queue first in queue order among those with gangs left; shares move as gangs start.
+    // An overused queue starts none (Volcano's allocate skips it, and the live queue gives no
+    // planning slot) unless they may preempt (Volcano's preempt does not skip it).
     std::size_t best = npos;
     for (std::size_t q = 0; q < queues_.size(); ++q) {
-      if (next[q] >= queues_[q].unstarted.size())
+      if (next[q] >= queues_[q].unstarted.size() ||
+          (!config_.preemption && overused(queues_[q])))
         continue;
       if (best == npos) {
         best = q;
         continue;
       }
-      const auto& a = queues_[q].spec;
-      const auto& b = queues_[best].spec;
-      if (a.priority != b.priority ? a.priority > b.priority
-                                   : (share[q] != share[best] ? share[q] < share[best]
-                                                              : a.name < b.name))
+      if (rank(q) < rank(best))
         best = q;
     }
     if (best == npos)
@@ -1413,15 +1408,15 @@ void simulation::add_candidates(std::size_t q, int32_t below, uint32_t queue_ind
     const auto& victim = jobs_[v];
     if (victim.spec.group.priority >= below)
       continue;
-    victim_gang gang{v + 1, 0, std::max(1, victim.spec.group.min_member)};
+    gang_book ready(victim.spec.group);  // Its pods that exist and were placed.
     const auto before = set.candidates.size();
     for (std::size_t p = 0; p < victim.pods.size(); ++p) {
       const auto& pr = victim.pods[p];
       if (pr.state == pod_state::succeeded)
-        ++gang.ready;
+        ready.count(pr.role);
       if (pr.state != pod_state::bound && pr.state != pod_state::running)
         continue;
-      ++gang.ready;
+      ready.count(pr.role);
       preemption_candidate c;
       c.pod_id = (uint64_t{v} << 32) | p;
       c.node = static_cast<uint32_t>(pr.node);
@@ -1433,12 +1428,8 @@ void simulation::add_candidates(std::size_t q, int32_t below, uint32_t queue_ind
       c.queue = queue_index;
       set.candidates.push_back(std::move(c));
     }
-    // plan_preemption's gang rule counts pods, not roles: a gang with role minimums could lose
-    // a role's last pods as "spare". It shows none spare, so it goes whole or not at all.
-    if (!victim.spec.group.min_task_member.empty())
-      gang.ready = std::min(gang.ready, gang.min_member);
     if (set.candidates.size() != before)
-      set.gangs.push_back(gang);
+      set.gangs.push_back(ready.as_victim(victim.spec.group, v + 1));
   }
 }
 
@@ -1584,7 +1575,7 @@ bool simulation::apply_eviction_plan(std::size_t j, const preemption_plan& plan,
     // It lost pods above its minimum only: it runs on, its evicted pods pending again.
     if (!gang_ready(victim))
       violation("I7: gang " + victim.spec.group.meta.name + " left with " +
-                std::to_string(victim.placed) + " pods placed, minMember " +
+                std::to_string(victim.placed.ready()) + " pods placed, minMember " +
                 std::to_string(victim.spec.group.min_member) +
                 " (or a role below its minimum), by an eviction for " + job.spec.group.meta.name);
     update_claim(victim);
@@ -1621,10 +1612,8 @@ void simulation::unplace(std::size_t j, std::size_t p) {
   used_gpu_ -= request.get(gpu_resource);
   if (pr.state == pod_state::running)
     --job.running;
-  --job.placed;
+  job.placed.count(pr.role, -1);
   --job.holding;
-  if (pr.role != npos)
-    --job.placed_by_role[pr.role];
   job.allocated -= request;
   if (queued()) {
     auto& q = queues_[job.queue];
@@ -1657,9 +1646,7 @@ void simulation::restart(std::size_t j) {
     if (pr.state == pod_state::succeeded) {
       pr.state = pod_state::pending;
       --job.succeeded;
-      --job.placed;
-      if (pr.role != npos)
-        --job.placed_by_role[pr.role];
+      job.placed.count(pr.role, -1);
       q.pending_demand += job.spec.pods[p].spec.requests;
       pr.node = npos;
       ++pr.generation;
@@ -1729,9 +1716,9 @@ void simulation::check_gangs() {
   for (auto j : touched_jobs_) {
     auto& job = jobs_[j];
     job.touched = false;
-    if (config_.policy != sim_policy::pod_by_pod && job.placed != 0 && !gang_ready(job))
+    if (config_.policy != sim_policy::pod_by_pod && job.placed.ready() != 0 && !gang_ready(job))
       violation("I3: gang " + job.spec.group.meta.name + " at rest with " +
-                std::to_string(job.placed) + " pods placed, minMember " +
+                std::to_string(job.placed.ready()) + " pods placed, minMember " +
                 std::to_string(job.spec.group.min_member) + " (or a role below its minimum)");
   }
   touched_jobs_.clear();
@@ -1778,7 +1765,7 @@ sim_result simulation::finish() {
     r.min_member = job.spec.group.min_member;
     r.running = job.running;
     r.succeeded = job.succeeded;
-    r.placed = job.placed;
+    r.placed = job.placed.ready();
     r.queue = job.spec.group.queue;
     for (const auto& p : job.spec.pods)
       r.requests += p.spec.requests;

@@ -40,7 +40,7 @@ inline queue_actor::behavior_type fake_queue(queue_actor::stateful_pointer<fake_
   self->state.log = std::move(log);
   return {
     [](admission_atom, admission&) {},
-    [](deserved_atom, scheduler::resources&) {},
+    [](deserved_atom, scheduler::resources&, bool) {},
     [](capacity_atom) {},
     [self](waiting_atom, gang_entry& e, gang_actor& g) {
       if (!e.admitted)

@@ -449,7 +449,9 @@ TEST(Reclaim, AReclaimedQueueDoesNotReclaimBack) {
   EXPECT_EQ(count_bound(h, "fair", 2), 2);
   EXPECT_EQ(count_bound(h, "greedy", 4), 2);
   EXPECT_FALSE(bound(h, "again-0"));
-  EXPECT_NE(pending_message(h, "again").find("deserved share"), std::string::npos)
+  // a holds its deserved share: it is overused, and the gang is not planned (Volcano's
+  // reclaim, like its allocate, skips an overused queue).
+  EXPECT_NE(pending_message(h, "again").find("is overused"), std::string::npos)
       << pending_message(h, "again");
   EXPECT_TRUE(h.invariants(true).ok()) << h.invariants(true).to_string();
   expect_nothing_held(h);

@@ -407,6 +407,63 @@ TEST(FairShare, QueueShareIsDominantAllocatedOverDeserved) {
             (ratio{1, 4}));
 }
 
+// Volcano's proportion plugin: overused when what the queue holds reaches its deserved share in
+// every dimension but pods (Volcano keeps the pod count out of the resources it compares), here
+// only while other queues cut that share.
+TEST(FairShare, QueueOverusedTable) {
+  struct row {
+    const char* what;
+    resources allocated, deserved;
+    bool overused;
+  };
+  const std::vector<row> rows = {
+      {"below in cpu", res("cpu", "1", "memory", "4Gi"), res("cpu", "2", "memory", "4Gi"), false},
+      {"at its share in every dimension", res("cpu", "2", "memory", "4Gi"),
+       res("cpu", "2", "memory", "4Gi"), true},
+      {"above in one, at in the other", res("cpu", "3", "memory", "4Gi"),
+       res("cpu", "2", "memory", "4Gi"), true},
+      {"a dimension it is not given counts as reached", res("cpu", "2", "nvidia.com/gpu", "1"),
+       res("cpu", "2"), true},
+      {"below in the gpus it deserves", res("cpu", "8", "nvidia.com/gpu", "1"),
+       res("cpu", "2", "nvidia.com/gpu", "4"), false},
+      {"pods waiting raise the pods it deserves: they do not count",
+       res("cpu", "2", "pods", "2"), res("cpu", "2", "pods", "5"), true},
+      {"pods beyond the share do not count either", res("cpu", "1", "pods", "9"),
+       res("cpu", "2", "pods", "5"), false},
+      {"nothing deserved yet", res("cpu", "2"), resources{}, false},
+      {"a share of pods alone", res("pods", "9"), res("pods", "5"), false},
+  };
+  for (const auto& r : rows) {
+    EXPECT_EQ(queue_overused(r.allocated, r.deserved, true), r.overused) << r.what;
+    EXPECT_FALSE(queue_overused(r.allocated, r.deserved, false)) << r.what << ", share not cut";
+  }
+}
+
+// A share is cut when it is below what the queue would get alone: the smaller of what it asks
+// and what the cluster has, in some dimension but pods.
+TEST(FairShare, ShareCutByOthersTable) {
+  const auto total = res("cpu", "8", "memory", "16Gi", "nvidia.com/gpu", "4", "pods", "110");
+  struct row {
+    const char* what;
+    resources deserved, request;
+    bool cut;
+  };
+  const std::vector<row> rows = {
+      {"all it asks", res("cpu", "2", "memory", "2Gi"), res("cpu", "2", "memory", "2Gi"), false},
+      {"alone, asking more than the cluster has: all of it", res("cpu", "8", "memory", "16Gi"),
+       res("cpu", "20", "memory", "40Gi"), false},
+      {"half the cpus it asks", res("cpu", "4", "memory", "2Gi"), res("cpu", "8", "memory", "2Gi"),
+       true},
+      {"gpus cut, the rest not", res("cpu", "2", "nvidia.com/gpu", "1"),
+       res("cpu", "2", "nvidia.com/gpu", "3"), true},
+      {"fewer pods than it asks do not count", res("cpu", "2", "pods", "2"),
+       res("cpu", "2", "pods", "9"), false},
+      {"nothing asked", resources{}, resources{}, false},
+  };
+  for (const auto& r : rows)
+    EXPECT_EQ(share_cut_by_others(r.deserved, r.request, total), r.cut) << r.what;
+}
+
 TEST(FairShare, DrfShareIsDominantOverClusterTotal) {
   const auto total = res("cpu", "100", "memory", "100Gi", "pods", "1000");
   // shares: cpu .01, memory .10 -> .10
