@@ -1,5 +1,7 @@
 #include "actors/gang_actor.hpp"
 
+#include "actors/operator_log.hpp"
+
 #include "scheduler/pod_neighbourhood.hpp"
 
 #include "scheduler/gang_book.hpp"
@@ -8,7 +10,6 @@
 #include "scheduler/room_reservation.hpp"
 
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -50,8 +51,9 @@ void transition(self_ptr self, gang_phase to) {
   auto st = self->state.machine.transition(to);
   if (!st.ok()) {
     // A bug: the protocol reached a state it should not. Say so loudly, keep the old state.
-    spdlog::error("gang {}/{}: {}", self->state.group->meta.namespace_name, gang_name(self),
-                  st.message());
+    oplog::error("illegal gang transition")
+        .kv("gang", self->state.group->meta.namespace_name + "/" + std::string(gang_name(self)))
+        .kv("error", st.message());
     assert(false && "illegal gang transition");
   }
 }
@@ -1256,8 +1258,9 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
     [self](park_atom) {
       // Granted: the registry forgot this actor and answers for the gang until it wakes it.
       if (!parkable(self->state))
-        spdlog::error("gang {}/{} was parked while not idle",
-                      self->state.group->meta.namespace_name, gang_name(self));
+        oplog::error("gang parked while not idle")
+            .kv("gang",
+                self->state.group->meta.namespace_name + "/" + std::string(gang_name(self)));
       assert(parkable(self->state) && "a busy gang was parked");
       self->quit();
     },

@@ -1,5 +1,6 @@
 #include "actors/kube_world.hpp"
 
+#include "actors/operator_log.hpp"
 #include "actors/protocol.hpp"
 #include "actors/registry.hpp"
 
@@ -11,7 +12,6 @@
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
@@ -97,9 +97,12 @@ class denial_reporter {
         return;
       at->second = now;
     }
-    spdlog::error("msg=\"forbidden by RBAC: the ClusterRole lacks this rule\" verb={} "
-                  "resource={} api_group=\"{}\" namespace=\"{}\" call=\"{}\"",
-                  d->verb, d->resource, d->api_group, d->namespace_name, call);
+    oplog::error("forbidden by RBAC: the ClusterRole lacks this rule")
+        .kv("verb", d->verb)
+        .kv("resource", d->resource)
+        .kv("api_group", d->api_group)
+        .kv("namespace", d->namespace_name)
+        .kv("call", call);
   }
 
  private:
@@ -284,8 +287,10 @@ struct kube_world::impl {
       i->second = resource_version;
     }
     if (fresh) {
-      spdlog::warn("msg=\"object left out: it does not decode\" kind={} key={} error=\"{}\"",
-                   api::to_string(kind), key, obj.error().message);
+      oplog::warn("object left out: it does not decode")
+          .kv("kind", api::to_string(kind))
+          .kv("key", key)
+          .kv("error", obj.error().message);
       queue_event({v, std::string(k8s::string_at(v, {"kind"})), "Warning", "Invalid",
                    "phalanx cannot read this object, so it does not schedule it: " +
                        obj.error().message});
@@ -359,7 +364,7 @@ struct kube_world::impl {
   void maybe_lead() {
     if (!synced_sent.load() || !may_bind() || lead_sent.exchange(true))
       return;
-    spdlog::info("msg=\"scheduling: caches synced and this process may bind\"");
+    oplog::info("scheduling: caches synced and this process may bind");
     caf::anon_send(registry, lead_atom::value);
   }
 
@@ -453,8 +458,10 @@ struct kube_world::impl {
       case k8s::bind_result::rejected:
         // For good as asked (RBAC, admission): loudly, and again later in case it is fixed.
         count(&kube_world_counters::bindings_refused);
-        spdlog::error("msg=\"binding refused by the apiserver\" pod={}/{} node={} error=\"{}\"",
-                      job.namespace_name, job.name, job.node, outcome.message);
+        oplog::error("binding refused by the apiserver")
+            .kv("pod", job.namespace_name + "/" + job.name)
+            .kv("node", job.node)
+            .kv("error", outcome.message);
         report_denied("bind a pod", outcome.message);
         job.not_before = clock_type::now() + std::chrono::seconds(30);
         break;
@@ -465,8 +472,10 @@ struct kube_world::impl {
           delay = std::max<std::chrono::milliseconds>(delay, *outcome.retry_after);
         job.not_before = clock_type::now() + delay;
         if (job.attempts % 5 == 4)
-          spdlog::warn("msg=\"binding retried\" pod={}/{} attempts={} error=\"{}\"",
-                       job.namespace_name, job.name, job.attempts + 1, outcome.message);
+          oplog::warn("binding retried")
+              .kv("pod", job.namespace_name + "/" + job.name)
+              .kv("attempts", int64_t{job.attempts} + 1)
+              .kv("error", outcome.message);
         break;
       }
     }
@@ -592,9 +601,9 @@ struct kube_world::impl {
                                              g.namespace_name + "/" + std::string(known->plural) +
                                              "/" + owner);
       if (!read) {
-        spdlog::warn("msg=\"the owner of a pod could not be read; its PodGroup takes minMember "
-                     "1\" owner={}/{}/{} error=\"{}\"",
-                     kind, g.namespace_name, owner, read.error().to_string());
+        oplog::warn("the owner of a pod could not be read; its PodGroup takes minMember 1")
+            .kv("owner", std::string(kind) + "/" + g.namespace_name + "/" + std::string(owner))
+            .kv("error", read.error().to_string());
         report_denied("read the owner of a pod", read.error().message());
         continue;
       }
@@ -618,9 +627,10 @@ struct kube_world::impl {
             n <= std::numeric_limits<int32_t>::max())
           min_member = n;
         else
-          spdlog::warn("msg=\"an owner's group-min-member is not a positive whole number; its "
-                       "PodGroup takes minMember 1\" podgroup={}/{} value=\"{}\"",
-                       g.namespace_name, g.name, m->second);
+          oplog::warn("an owner's group-min-member is not a positive whole number; its "
+                      "PodGroup takes minMember 1")
+              .kv("podgroup", g.namespace_name + "/" + g.name)
+              .kv("value", m->second);
       }
       // Volcano's controller passes its owners' volcano.sh/ annotations on (preemptable, ...).
       for (const auto& [k, v] : inherited)
@@ -676,8 +686,10 @@ struct kube_world::impl {
                            : &kube_world_counters::lone_groups_created);
         groups_made.insert(key);
       } else if (code != errc::not_found) {  // 404: the namespace is going.
-        spdlog::warn("msg=\"PodGroup of a pod not created\" podgroup={} pod={}/{} error=\"{}\"",
-                     key, g.namespace_name, g.pod_name, made.error().to_string());
+        oplog::warn("PodGroup of a pod not created")
+            .kv("podgroup", key)
+            .kv("pod", g.namespace_name + "/" + g.pod_name)
+            .kv("error", made.error().to_string());
         report_denied("create the PodGroup of a pod", made.error().message());
         g.not_before = clock_type::now() + std::chrono::seconds(5);
         groups_to_make.emplace(std::move(key), std::move(g));
@@ -756,8 +768,9 @@ struct kube_world::impl {
         count(&kube_world_counters::pods_evicted);
       if (!done.condition_written.ok() && done.condition_written.code() != errc::not_found &&
           done.condition_written.code() != errc::conflict) {
-        spdlog::warn("msg=\"DisruptionTarget condition not written\" pod={}/{} error=\"{}\"",
-                     v.namespace_name, v.name, done.condition_written.to_string());
+        oplog::warn("DisruptionTarget condition not written")
+            .kv("pod", v.namespace_name + "/" + v.name)
+            .kv("error", done.condition_written.to_string());
         report_denied("write a victim's DisruptionTarget condition",
                       done.condition_written.message());
       }
@@ -766,12 +779,14 @@ struct kube_world::impl {
       // The apiserver busy or away: again at the next turn. Refused (RBAC without pods delete,
       // say): said loudly once; the preemptor gives the room back after preemptionWait.
       if (code == errc::unavailable || code == errc::io_error) {
-        spdlog::warn("msg=\"eviction failed; tried again\" pod={}/{} error=\"{}\"",
-                     v.namespace_name, v.name, done.deleted.to_string());
+        oplog::warn("eviction failed; tried again")
+            .kv("pod", v.namespace_name + "/" + v.name)
+            .kv("error", done.deleted.to_string());
         again.push_back(std::move(v));
       } else {
-        spdlog::error("msg=\"eviction refused\" pod={}/{} error=\"{}\"", v.namespace_name,
-                      v.name, done.deleted.to_string());
+        oplog::error("eviction refused")
+            .kv("pod", v.namespace_name + "/" + v.name)
+            .kv("error", done.deleted.to_string());
         report_denied("evict a pod", done.deleted.message());
       }
     }
@@ -784,8 +799,9 @@ struct kube_world::impl {
       if (done)
         count(&kube_world_counters::nominations_written);
       else if (done.error().code() != errc::not_found) {
-        spdlog::warn("msg=\"nominatedNodeName not written\" pod={}/{} error=\"{}\"",
-                     n.namespace_name, n.name, done.error().to_string());
+        oplog::warn("nominatedNodeName not written")
+            .kv("pod", n.namespace_name + "/" + n.name)
+            .kv("error", done.error().to_string());
         report_denied("write a preemptor's nominatedNodeName", done.error().message());
       }
     }
@@ -843,8 +859,12 @@ struct kube_world::impl {
     if (done)
       count(&kube_world_counters::pod_conditions_written);
     else if (done.error().code() != errc::not_found) {
-      spdlog::warn("msg=\"pod condition not written\" pod={}/{} error=\"{}\"", n.namespace_name,
-                   n.name, done.error().to_string());
+      static oplog::rate_limit limit{std::chrono::seconds(1), 5};
+      if (auto left_out = limit.pass())
+        oplog::warn("pod condition not written")
+            .kv("pod", n.namespace_name + "/" + n.name)
+            .kv("error", done.error().to_string())
+            .kv("suppressed", *left_out);
       report_denied("write a pending pod's PodScheduled condition", done.error().message());
     }
   }
@@ -915,8 +935,8 @@ struct kube_world::impl {
       } else if (done.error().code() == errc::not_found) {
         written = std::move(text);  // Not on the apiserver (the implicit default queue).
       } else {
-        spdlog::warn("msg=\"Queue status not written\" queue={} error=\"{}\"", name,
-                     done.error().to_string());
+        oplog::warn("Queue status not written").kv("queue", name).kv("error",
+                                                                       done.error().to_string());
         report_denied("write a Queue's status", done.error().message());
       }
     }
@@ -950,8 +970,12 @@ struct kube_world::impl {
         break;
       }
       if (put.error().code() != errc::conflict) {
-        spdlog::warn("msg=\"PodGroup status not written\" podgroup={} error=\"{}\"", key,
-                     put.error().to_string());
+        static oplog::rate_limit limit{std::chrono::seconds(1), 5};
+        if (auto left_out = limit.pass())
+          oplog::warn("PodGroup status not written")
+              .kv("podgroup", key)
+              .kv("error", put.error().to_string())
+              .kv("suppressed", *left_out);
         report_denied("write a PodGroup's status", put.error().message());
         return;
       }
@@ -1022,8 +1046,9 @@ struct kube_world::impl {
     if (posted)
       count(&kube_world_counters::events_written);
     else {
-      spdlog::debug("msg=\"event not written\" object={}/{} error=\"{}\"", ns, name,
-                    posted.error().to_string());
+      oplog::debug("event not written")
+          .kv("object", ns + "/" + name)
+          .kv("error", posted.error().to_string());
       report_denied("write an event", posted.error().message());
     }
   }
@@ -1057,8 +1082,10 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
         d.objects.push_back(std::move(*obj));
       }
     }
-    spdlog::info("msg=\"listed\" kind={} objects={} resource_version={}", api::to_string(kind_),
-                 d.objects.size(), resource_version);
+    oplog::info("listed")
+        .kv("kind", api::to_string(kind_))
+        .kv("objects", static_cast<uint64_t>(d.objects.size()))
+        .kv("resource_version", resource_version);
     w_.send_delta(std::move(d));
     w_.check_synced();
   }
@@ -1100,8 +1127,12 @@ class kube_world::impl::sink final : public k8s::reflector_sink {
   }
 
   void on_error(const status& error) override {
-    spdlog::warn("msg=\"watch error\" kind={} error=\"{}\"", api::to_string(kind_),
-                 error.to_string());
+    static oplog::rate_limit limit{std::chrono::seconds(1), 5};
+    if (auto left_out = limit.pass())
+      oplog::warn("watch error")
+          .kv("kind", api::to_string(kind_))
+          .kv("error", error.to_string())
+          .kv("suppressed", *left_out);
     w_.report_denied("list and watch the cluster's objects", error.message());
   }
 
@@ -1136,7 +1167,12 @@ class whole_collection_sink : public k8s::reflector_sink {
   void on_bookmark(const std::string&) override {}
 
   void on_error(const status& error) override {
-    spdlog::warn("msg=\"watch error\" kind={} error=\"{}\"", kind_, error.to_string());
+    static oplog::rate_limit limit{std::chrono::seconds(1), 5};
+    if (auto left_out = limit.pass())
+      oplog::warn("watch error")
+          .kv("kind", kind_)
+          .kv("error", error.to_string())
+          .kv("suppressed", *left_out);
     report_denied_(call_, error.message());
   }
 
@@ -1188,8 +1224,9 @@ class kube_world::impl::priority_class_sink final : public whole_collection_sink
     options.validate = false;
     auto decoded = api::decode_object(v, options);
     if (name.empty() || !decoded) {
-      spdlog::warn("msg=\"PriorityClass left out\" name={} error=\"{}\"", name,
-                   decoded ? std::string("no name") : decoded.error().message);
+      oplog::warn("PriorityClass left out")
+          .kv("name", name)
+          .kv("error", decoded ? std::string("no name") : decoded.error().message);
       return classes_.erase(name) != 0;
     }
     auto c = std::get<api::priority_class_object>(std::move(*decoded)).priority_class;
@@ -1326,7 +1363,9 @@ void watch_collection(kube_world::impl& w, k8s::reflector_options o,
   w.sinks.push_back(std::move(sink));
   auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
   if (!r) {
-    spdlog::critical("msg=\"cannot watch\" path={} error=\"{}\"", path, r.error().to_string());
+    oplog::line(spdlog::level::critical, "cannot watch")
+        .kv("path", path)
+        .kv("error", r.error().to_string());
     return;
   }
   w.reflectors.push_back(std::move(*r));
@@ -1368,14 +1407,13 @@ result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& 
     lo.retry_period = config.retry_period;
     auto* raw = p.get();
     lo.on_started_leading = [raw] {
-      spdlog::info("msg=\"leading\" identity={}", raw->config.identity);
+      oplog::info("leading").kv("identity", raw->config.identity);
       raw->maybe_lead();
     };
     lo.on_stopped_leading = [raw] {
       if (raw->stopping.load())
         return;
-      spdlog::error("msg=\"lost the leader lease: binding stops\" identity={}",
-                    raw->config.identity);
+      oplog::error("lost the leader lease: binding stops").kv("identity", raw->config.identity);
       if (raw->on_failure)
         raw->on_failure("this process lost the leader lease " + raw->config.lock_namespace +
                         "/" + raw->config.lock_name);
@@ -1384,7 +1422,7 @@ result<std::unique_ptr<kube_world>> kube_world::create(const kubernetes_config& 
       raw->report_denied("take or renew the leader Lease", error.message());
     };
     lo.on_new_leader = [](const std::string& identity) {
-      spdlog::info("msg=\"leader\" identity={}", identity.empty() ? "(none)" : identity);
+      oplog::info("leader").kv("identity", identity.empty() ? std::string("(none)") : identity);
     };
     auto e = k8s::lease_elector::create(config.connection, std::move(lo));
     if (!e)

@@ -1,9 +1,10 @@
 #include "actors/node_actor.hpp"
 
+#include "actors/operator_log.hpp"
+
 #include "scheduler/pod_neighbourhood.hpp"
 
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <atomic>
 
@@ -278,8 +279,10 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
           case node_ledger_type::replace_outcome::refused:
             // The coordinator picked the placeholder because the pod fits in it: a bug. The pod
             // is not committed here (its binding is durable, so invariant checks will name it).
-            spdlog::error("node {}: pod {} cannot take over placeholder {}", st.spec->meta.name,
-                          s.pod.pod->meta.name, s.placeholder);
+            oplog::error("pod cannot take over its placeholder")
+                .kv("node", st.spec->meta.name)
+                .kv("pod", s.pod.pod->meta.name)
+                .kv("placeholder", s.placeholder);
             break;
         }
       }

@@ -24,7 +24,9 @@
 #include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
 
-#include <spdlog/sinks/stdout_color_sinks.h>
+#include "actors/operator_log.hpp"
+
+#include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -78,6 +80,8 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
   --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
   --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
   --log-level LEVEL        trace, debug, info (default), warn, error
+  --log-format FORMAT      logfmt (default: ts=... level=info msg="..." key=value) or json
+                           (one object per line); timestamps in UTC
   --token-file FILE        require "Authorization: Bearer <token>" with the token in FILE
   --tls-cert FILE          serve HTTPS with this certificate (needs --tls-key)
   --tls-key FILE           the certificate's private key
@@ -98,6 +102,7 @@ struct options {
   std::string listen = "127.0.0.1:8080";
   std::string config_file;
   std::string log_level = "info";
+  std::string log_format = "logfmt";
   std::string token_file;
   std::string tls_cert;
   std::string tls_key;
@@ -174,6 +179,8 @@ options parse_args(int argc, char** argv) {
       o.config_file = value();
     } else if (name == "--log-level") {
       o.log_level = value();
+    } else if (name == "--log-format") {
+      o.log_format = value();
     } else if (name == "--token-file") {
       o.token_file = value();
     } else if (name == "--tls-cert") {
@@ -286,7 +293,7 @@ std::optional<std::string> read_file(const std::string& path) {
 }
 
 [[noreturn]] void die(const std::string& message) {
-  spdlog::critical("msg=\"{}\"", message);
+  actors::oplog::line(spdlog::level::critical, message);
   spdlog::shutdown();
   std::exit(1);
 }
@@ -298,10 +305,11 @@ void return_freed_memory() {
   auto started = std::chrono::steady_clock::now();
   const std::string purge_all = "arena." + std::to_string(MALLCTL_ARENAS_ALL) + ".purge";
   if (int error = mallctl(purge_all.c_str(), nullptr, nullptr, nullptr, 0); error != 0)
-    spdlog::warn("msg=\"could not return freed memory\" mallctl_error={}", error);
+    actors::oplog::warn("could not return freed memory").kv("mallctl_error", int64_t{error});
   else
-    spdlog::info("msg=\"returned freed memory\" seconds={:.3f}",
-                 std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    actors::oplog::info("returned freed memory")
+        .kv("seconds",
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 #endif
 }
 
@@ -320,8 +328,13 @@ int main(int argc, char** argv) {
   auto started = std::chrono::steady_clock::now();
   auto opt = parse_args(argc, argv);
 
-  auto logger = spdlog::stderr_color_mt("phalanxd");
-  logger->set_pattern("%Y-%m-%dT%H:%M:%S.%e%z level=%l %v");
+  // Every line is built whole by actors/operator_log.hpp, its timestamp and level included.
+  const auto log_format = actors::oplog::format_from_string(opt.log_format);
+  if (!log_format)
+    fail_usage("--log-format: unknown format \"" + opt.log_format + "\" (logfmt or json)");
+  actors::oplog::set_format(*log_format);
+  auto logger = spdlog::stderr_logger_mt("phalanxd");
+  logger->set_pattern("%v");
   spdlog::set_default_logger(logger);
   auto level = spdlog::level::from_str(opt.log_level);
   if (level == spdlog::level::off && opt.log_level != "off")
@@ -394,8 +407,10 @@ int main(int argc, char** argv) {
     die("cannot open the store in " + opt.data_dir + ": " + store.error().message());
   std::shared_ptr<storage::store> shared_store = std::move(*store);
   if (auto from = shared_store->recovery().upgraded_from; from != 0)
-    spdlog::info("upgraded the store in {} from format version {} to {}", opt.data_dir, from,
-                 storage::store::format_version);
+    actors::oplog::info("store upgraded")
+        .kv("data_dir", opt.data_dir)
+        .kv("from_format", int64_t{from})
+        .kv("to_format", int64_t{storage::store::format_version});
 
   auto rt = actors::runtime::start(config, shared_store);
   if (!rt)
@@ -446,10 +461,13 @@ int main(int argc, char** argv) {
     std::rename((opt.port_file + ".tmp").c_str(), opt.port_file.c_str());
   }
   auto to_ready = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
-  spdlog::info("msg=\"ready\" url={} probe_port={} data_dir={} nodes_created={} "
-               "restore_seconds={:.3f} process_to_ready_seconds={:.3f}",
-               (*server)->url(), (*server)->probe_port(), opt.data_dir, created,
-               (*rt)->seconds_to_ready(), to_ready.count());
+  actors::oplog::info("ready")
+      .kv("url", (*server)->url())
+      .kv("probe_port", int64_t{(*server)->probe_port()})
+      .kv("data_dir", opt.data_dir)
+      .kv("nodes_created", static_cast<int64_t>(created))
+      .kv("restore_seconds", (*rt)->seconds_to_ready())
+      .kv("process_to_ready_seconds", to_ready.count());
 
   // Wait for SIGTERM or SIGINT, and watch the runtime meanwhile: if a vital actor stopped, the
   // API can answer nothing more (its probes say so already); exit, so that whoever supervises
@@ -461,19 +479,20 @@ int main(int argc, char** argv) {
     if (signal > 0)
       break;
     if (auto failure = (*rt)->failure(); !failure.empty()) {
-      spdlog::critical("msg=\"exiting: the scheduler cannot go on\" reason=\"{}\"", failure);
+      actors::oplog::line(spdlog::level::critical, "exiting: the scheduler cannot go on")
+          .kv("reason", failure);
       (*server)->stop();
       spdlog::shutdown();
       std::_Exit(3);
     }
   }
-  spdlog::info("msg=\"stopping\" signal={}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  actors::oplog::info("stopping").kv("signal", signal == SIGTERM ? "SIGTERM" : "SIGINT");
   (*server)->stop();
   server->reset();
   (*rt)->shutdown();
   rt->reset();
   shared_store.reset();
-  spdlog::info("msg=\"stopped\"");
+  actors::oplog::info("stopped");
   spdlog::shutdown();
   return 0;
 }

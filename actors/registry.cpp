@@ -1,9 +1,9 @@
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
 #include "scheduler/fair_share.hpp"
 #include "scheduler/validation.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -137,8 +137,9 @@ void reserve_versions(self_ptr self) {
   batch.reserve_versions_through(st.version_ceiling);
   persist(self, std::move(batch), [self, ceiling = st.version_ceiling](const status& s) {
     if (!s.ok()) {
-      spdlog::error("could not make resource versions up to {} durable: {}", ceiling,
-                    s.to_string());
+      oplog::error("resource versions not made durable")
+          .kv("ceiling", uint64_t{ceiling})
+          .kv("error", s.to_string());
       return;
     }
     auto& st = self->state;
@@ -157,8 +158,9 @@ uint64_t next_version(self_ptr self) {
   // (the default queue, the default PriorityClasses) is written after it.
   if (version == st.durable_version_ceiling + 1 && st.durable_version_ceiling != 0 &&
       st.ready->load())
-    spdlog::warn("resource version {} is handed out above the durable ceiling {}", version,
-                 st.durable_version_ceiling);
+    oplog::warn("resource version handed out above the durable ceiling")
+        .kv("version", uint64_t{version})
+        .kv("ceiling", uint64_t{st.durable_version_ceiling});
   return version;
 }
 
@@ -172,6 +174,15 @@ void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
                   std::string_view name, std::string_view type, std::string_view reason,
                   std::string_view message) {
   auto& st = self->state;
+  // A job's actions and phase changes are its events (Volcano's job controller writes them so):
+  // each is an operator's line too. Other kinds' events have lines of their own where they
+  // happen, or would be a storm (a pending pod's FailedScheduling).
+  if (kind == api::resource_kind::job)
+    oplog::info("job event")
+        .kv("job", std::string(ns) + "/" + std::string(name))
+        .kv("type", type)
+        .kv("reason", reason)
+        .kv("message", message);
   auto now = st.ctx->now();
   auto [it, fresh] = st.events.try_emplace(event_key(kind, ns, name));
   auto& list = it->second;

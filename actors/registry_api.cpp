@@ -1,12 +1,12 @@
 // The registry's API operations: create, get, list, delete, actions, events, watch.
 
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
 #include "scheduler/validation.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <optional>
 #include <set>
@@ -16,11 +16,20 @@ namespace phalanx::actors::registry_detail {
 
 using api::resource_kind;
 
+// Objects restored or listed at a start are summed up in one line ("restored", "caches
+// synced"); changes after it get a line each.
+bool started(const registry_state& st) { return st.ready && st.ready->load(); }
+
 // -- nodes
 
 void add_node(self_ptr self, scheduler::node n, pod_refs committed) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::node>(std::move(n));
+  if (started(st))
+    oplog::info("node added")
+        .kv("node", spec->meta.name.view())
+        .kv("allocatable", spec->allocatable.to_string())
+        .kv("unschedulable", spec->unschedulable);
   const auto used = total_requests(committed);
   auto index = st.ctx->view->add_slot(spec, spec->allocatable - used);
   auto handle = self->home_system().spawn(node_actor_impl, st.ctx, static_cast<uint32_t>(index),
@@ -44,6 +53,7 @@ void remove_node_entry(self_ptr self, const std::string& name) {
   if (i == st.cache.nodes.end())
     return;
   auto& n = i->second;
+  oplog::info("node removed").kv("node", name).kv("pods", int64_t{n.pod_count});
   n.live = false;
   st.ctx->view->set_live(n.index, false);
   self->send(st.cluster, capacity_atom::value, scheduler::resources{}, n.node->allocatable);
@@ -103,6 +113,12 @@ void add_queue(self_ptr self, scheduler::queue q) {
   auto& st = self->state;
   auto spec = std::make_shared<const scheduler::queue>(std::move(q));
   auto handle = self->home_system().spawn(queue_actor_impl, st.ctx, spec, st.cluster);
+  if (started(st))
+    oplog::info("queue added")
+        .kv("queue", spec->meta.name.view())
+        .kv("parent", spec->parent)
+        .kv("weight", int64_t{spec->weight})
+        .kv("state", scheduler::to_string(spec->state));
   auto& entry = st.cache.queues[spec->meta.name.str()];
   entry = {spec, handle, {}, nullptr, {}};
   bind_queue_series(st, entry);
@@ -115,6 +131,7 @@ void remove_queue_entry(self_ptr self, const std::string& name) {
   auto i = st.cache.queues.find(name);
   if (i == st.cache.queues.end())
     return;
+  oplog::info("queue removed").kv("queue", name);
   // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
   self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
   self->send(st.cluster, removed_atom::value, name);

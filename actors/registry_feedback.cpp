@@ -3,11 +3,11 @@
 
 #include "actors/world_port.hpp"
 
+#include "actors/operator_log.hpp"
 #include "actors/sim_cluster.hpp"
 
 #include "scheduler/job.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <set>
@@ -508,11 +508,43 @@ void end_followers(self_ptr self, group_entry& g) {
     self->send(st.binder, finished_atom::value, std::move(followers));
 }
 
+namespace {
+
+// A PodGroup's phase changed: the line an operator reads (admitted, placed, lost members,
+// completed). Why it waits is logged where the gang says so (do_report).
+void log_phase_change(const group_entry& g, scheduler::pod_group_phase from,
+                      const group_summary& now) {
+  using scheduler::pod_group_phase;
+  std::string_view what = "gang phase";
+  if (now.phase == pod_group_phase::inqueue && from == pod_group_phase::pending)
+    what = "gang admitted";
+  else if (now.phase == pod_group_phase::running)
+    what = "gang placed";
+  else if (now.phase == pod_group_phase::unknown)
+    what = "gang below its minimum";
+  else if (now.phase == pod_group_phase::completed)
+    what = "gang completed";
+  auto line = oplog::info(what);
+  line.kv("gang", g.group->meta.namespace_name + "/" + g.group->meta.name)
+      .kv("phase", scheduler::to_string(now.phase))
+      .kv("from", scheduler::to_string(from))
+      .kv("queue", g.group->queue)
+      .kv("running", int64_t{now.running})
+      .kv("pods", static_cast<uint64_t>(g.pods.size()))
+      .kv("min_member", int64_t{g.group->min_member});
+  if (!g.job_key.empty())
+    line.kv("job", g.job_key.view());
+}
+
+} // namespace
+
 void group_changed(self_ptr self, group_entry& g) {
   auto& st = self->state;
   auto summary = summarize_group(st, g);
   if (summary.digest == g.emitted_digest)
     return;
+  if (summary.phase != g.emitted_phase)
+    log_phase_change(g, g.emitted_phase, summary);
   bool became_running = summary.phase == scheduler::pod_group_phase::running &&
                         g.emitted_phase != scheduler::pod_group_phase::running;
   set_emitted_phase(st.cache, g, summary.phase);
@@ -576,9 +608,9 @@ void undo_orphaned_bindings(self_ptr self, const std::vector<durable_binding>& b
   persist_state(self, std::move(undo), std::move(written), [self, ids = std::move(ids)](const status& s) {
     auto& st = self->state;
     if (!s.ok())
-      spdlog::error("msg=\"undoing the bindings of an ended gang failed; a restart resolves "
-                    "them\" pods={} error=\"{}\"",
-                    ids.size(), s.to_string());
+      oplog::error("undoing the bindings of an ended gang failed; a restart resolves them")
+          .kv("pods", static_cast<uint64_t>(ids.size()))
+          .kv("error", s.to_string());
     std::unordered_set<uint64_t> woken;
     for (auto id : ids) {
       auto p = st.pods.find(id);
@@ -694,6 +726,15 @@ void do_report(self_ptr self, gang_report report) {
       }
   }
   if (new_reason) {
+    // Once per new reason, but a cluster filling up changes thousands of gangs' reasons at once.
+    static oplog::rate_limit limit{std::chrono::seconds(1), 50};
+    if (auto left_out = limit.pass())
+      oplog::info("gang unschedulable")
+          .kv("gang", g.group->meta.namespace_name + "/" + g.group->meta.name)
+          .kv("code", report.reason_code.empty() ? std::string_view("Unschedulable")
+                                                 : report.reason_code.view())
+          .kv("reason", report.pending_reason.view())
+          .kv("suppressed", *left_out);
     record_event(
         self, resource_kind::pod_group, g.group->meta.namespace_name, g.group->meta.name, "Warning",
         report.reason_code.empty() ? std::string_view("Unschedulable") : report.reason_code.view(),
@@ -752,7 +793,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
                  lost_with_node = std::move(lost_with_node)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
-      spdlog::error("pod status changes were not persisted: {}", s.to_string());
+      oplog::error("pod status changes not persisted").kv("error", s.to_string());
       return;
     }
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
@@ -845,7 +886,7 @@ void do_spawn(self_ptr self, spawn_request req) {
     if (!s.ok()) {
       for (const auto& [pod, name] : created)
         release_pod_name(st, name);
-      spdlog::error("spawned pods were not persisted: {}", s.to_string());
+      oplog::error("spawned pods not persisted").kv("error", s.to_string());
       return;
     }
     for (const auto& [pod, name] : created) {

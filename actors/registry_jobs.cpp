@@ -28,12 +28,12 @@
 // expansion makes: the record wins over the expansion at a start, and its deletion leaves a
 // tombstone (pod_entry::made_again_over_expansion).
 
+#include "actors/operator_log.hpp"
 #include "actors/registry_internal.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
@@ -222,8 +222,9 @@ void sync_job(self_ptr self, const std::string& key) {
                           [self, key](const phalanx::status& s) {
                             // not_found: the job went meanwhile, and its pods with it.
                             if (!s.ok() && s.code() != errc::not_found)
-                              spdlog::error("job {}: its missing pods were not made again: {}",
-                                            key, s.to_string());
+                              oplog::error("a job's missing pods not made again")
+                                  .kv("job", key)
+                                  .kv("error", s.to_string());
                             end_step(self, key);
                           });
   };
@@ -231,8 +232,9 @@ void sync_job(self_ptr self, const std::string& key) {
     return make();
   delete_pods(self, std::move(lost), [self, key, make](const phalanx::status& s) {
     if (!s.ok()) {
-      spdlog::error("job {}: its pods lost with their nodes were not deleted: {}", key,
-                    s.to_string());
+      oplog::error("a job's pods lost with their nodes not deleted")
+          .kv("job", key)
+          .kv("error", s.to_string());
       return end_step(self, key);
     }
     make();
@@ -257,7 +259,7 @@ void collect_when_due(self_ptr self, const std::string& key) {
     if (i == st.jobs.end() || i->second.deleting || i->second.job->meta.uid != uid ||
         !scheduler::is_due_for_deletion(*i->second.job, i->second.status, st.ctx->now()))
       return;
-    spdlog::info("job {} finished and its ttlSecondsAfterFinished passed: deleted", key);
+    oplog::info("job deleted: ttlSecondsAfterFinished passed").kv("job", key);
     job_event(self, *i->second.job, "Normal", "TTLExpired",
               "ttlSecondsAfterFinished passed since it finished: deleted");
     delete_job(self, key, /*dry_run=*/false, nullptr);
@@ -289,7 +291,7 @@ void persist_status(self_ptr self, const std::string& key, scheduler::job_status
     if (i == self->state.jobs.end())
       return;
     if (!s.ok()) {
-      spdlog::error("job {}: its status was not persisted: {}", key, s.to_string());
+      oplog::error("job status not persisted").kv("job", key).kv("error", s.to_string());
       return end_step(self, key);
     }
     i->second.status = status;
@@ -360,7 +362,7 @@ void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_stat
     if (i == st.jobs.end())
       return;
     if (!s.ok()) {
-      spdlog::error("job {}: the lifecycle's step was not persisted: {}", key, s.to_string());
+      oplog::error("job lifecycle step not persisted").kv("job", key).kv("error", s.to_string());
       end_step(self, key);
       return;
     }
@@ -400,7 +402,7 @@ void settle_after_kill(self_ptr self, const std::string& key) {
   auto status = persisted_status(j, t);
   if (status.phase == scheduler::job_phase::restarting) {
     // Not here: delete_pods answers once the old pods are gone.
-    spdlog::warn("job {}: still restarting after its pods were deleted", key);
+    oplog::warn("job still restarting after its pods were deleted").kv("job", key);
     return end_step(self, key);
   }
   if (!t.phase_changed)
@@ -420,7 +422,7 @@ void settle_after_kill(self_ptr self, const std::string& key) {
     return persist_status(self, key, std::move(status));
   make_missing_job_pods(self, key, j.job, status, true, [self, key](const phalanx::status& s) {
     if (!s.ok())
-      spdlog::error("job {}: its pods were not made again: {}", key, s.to_string());
+      oplog::error("a job's pods not made again").kv("job", key).kv("error", s.to_string());
     end_step(self, key);
   });
 }
@@ -745,7 +747,7 @@ void start_job_controller(self_ptr self) {
       going_on.push_back(key);
   }
   for (const auto& key : restarting) {
-    spdlog::info("job {} was restarting when phalanxd stopped: it finishes now", key);
+    oplog::info("job was restarting when phalanxd stopped: it finishes now").kv("job", key);
     st.jobs.at(key).acting = true;
     settle_after_kill(self, key);
   }
@@ -755,7 +757,7 @@ void start_job_controller(self_ptr self) {
     if (auto i = st.jobs.find(key); i != st.jobs.end() && !i->second.acting) {
       sync_job(self, key);
       if (i->second.acting)
-        spdlog::info("job {} misses pods at the start: they are made again", key);
+        oplog::info("job misses pods at the start: they are made again").kv("job", key);
     }
 }
 

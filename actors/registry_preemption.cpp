@@ -3,12 +3,12 @@
 // deserved share, so it chooses the victims (scheduler/preemption.hpp) and evicts them once the
 // preemptor's nodes hold their room for it.
 
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
 #include "scheduler/gang_book.hpp"
 #include "scheduler/preemption.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <limits>
 #include <span>
@@ -283,9 +283,9 @@ void do_evict(self_ptr self, eviction_order order) {
                    g->second.group->meta.name, "Warning",
                    order.reclaim ? "Reclaimed" : "Preempted",
                    std::to_string(count) + " pod(s) evicted: " + message);
-  spdlog::info("msg=\"{}\" preemptor={}/{} victims={}", order.reclaim ? "reclaiming" : "preempting",
-               me->second.group->meta.namespace_name, me->second.group->meta.name,
-               victims.size());
+  oplog::info(order.reclaim ? "reclaiming" : "preempting")
+      .kv("preemptor", me->second.group->meta.namespace_name + "/" + me->second.group->meta.name)
+      .kv("victims", static_cast<uint64_t>(victims.size()));
   st.world->evict(self, std::move(victims), message, order);
 }
 

@@ -1,13 +1,13 @@
 // Start-up: rebuild the catalog from the store, respawn the actors, restore node usage from the
 // persisted bindings, resume simulated pods, and only then report ready (DESIGN.md section 5).
 
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/placeholders.hpp"
 #include "scheduler/validation.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <map>
@@ -54,8 +54,9 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
       continue;
     auto expanded = scheduler::expand_job(j.job);
     if (!expanded) {
-      spdlog::error("job {}/{} could not make its pods again: {}", j.job.meta.namespace_name,
-                    j.job.meta.name, expanded.error().to_string());
+      oplog::error("a stored job's pods cannot be made")
+          .kv("job", j.job.meta.namespace_name + "/" + j.job.meta.name)
+          .kv("error", expanded.error().to_string());
       continue;
     }
     out.first_slot[object_key(j.job.meta.namespace_name, j.job.meta.name)] = out.slots;
@@ -112,9 +113,9 @@ stored_expansions expand_stored_jobs(storage::loaded_state& loaded) {
     if (!taken[i])
       out.stale_keys.push_back(loaded.pod_states[i].key);
   if (!out.stale_keys.empty())
-    spdlog::warn("{} pod keys hold state updates of no pod the jobs make now ({} of an earlier "
-                 "pod of the same name); erased",
-                 out.stale_keys.size(), earlier);
+    oplog::warn("pod keys hold state updates of no pod the jobs make now; erased")
+        .kv("keys", static_cast<uint64_t>(out.stale_keys.size()))
+        .kv("of_earlier_pods", static_cast<uint64_t>(earlier));
   return out;
 }
 
@@ -141,7 +142,7 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       batch.erase(storage::record_kind::pod, key);
     persist(self, std::move(batch), [](const status& s) {
       if (!s.ok())
-        spdlog::error("could not erase stale pod keys: {}", s.to_string());
+        oplog::error("stale pod keys not erased").kv("error", s.to_string());
     });
   }
   // The pods with records take the ids before the expansions' slots.
@@ -167,9 +168,9 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
       // Creation kept the names of jobs' pods apart; a store that has two jobs making the same
       // names was written by something else.
       if (auto taken = claim_job_pods(st, key, *entry.job, {}); !taken.empty())
-        spdlog::warn("job {} makes pod {}, which another job makes too; it is found by name "
-                     "through the other job",
-                     key, taken);
+        oplog::warn("a job makes a pod another job makes too; the pod is found through the other")
+            .kv("job", key)
+            .kv("pod", taken);
     }
   }
   // Room for everything restored at once: no rehash on the way, and tables no larger than that.
@@ -242,10 +243,13 @@ void restore(self_ptr self, storage::loaded_state& loaded) {
   }
   for (const auto& [node, refs] : committed)
     if (!st.cache.nodes.count(node) && !refs.empty())
-      spdlog::warn("{} pods are bound to node {}, which is not in the store", refs.size(), node);
+      oplog::warn("pods are bound to a node not in the store")
+          .kv("pods", static_cast<uint64_t>(refs.size()))
+          .kv("node", node.view());
 
   if (!loaded.quarantined.empty())
-    spdlog::warn("{} undecodable records were quarantined at start", loaded.quarantined.size());
+    oplog::warn("undecodable records quarantined at start")
+        .kv("records", static_cast<uint64_t>(loaded.quarantined.size()));
   st.world->restored(self, restored_pods{std::move(resume), std::move(finished)},
                      loaded.world_meta);
 }
@@ -260,8 +264,10 @@ void create_default_priority_classes(self_ptr self) {
     if (auto i = st.priority_classes.find(name); i != st.priority_classes.end()) {
       // The stored class is the truth: it was created so, or changed through the API since.
       if (i->second->value != value)
-        spdlog::warn("msg=\"PriorityClass kept as stored\" name={} value={} configured={}", name,
-                     i->second->value, value);
+        oplog::warn("PriorityClass kept as stored")
+            .kv("name", name)
+            .kv("value", int64_t{i->second->value})
+            .kv("configured", int64_t{value});
       continue;
     }
     scheduler::priority_class c;
@@ -271,8 +277,9 @@ void create_default_priority_classes(self_ptr self) {
                         ? "Used for system critical pods that must run in the cluster"
                         : "Created at start from phalanxd's configuration (priorityClasses)";
     if (auto errors = scheduler::validate(c); !errors.empty()) {
-      spdlog::error("msg=\"configured PriorityClass not created\" name={} error=\"{}\"", name,
-                    scheduler::to_status("PriorityClass", name, errors).message());
+      oplog::error("configured PriorityClass not created")
+          .kv("name", name)
+          .kv("error", scheduler::to_status("PriorityClass", name, errors).message());
       continue;
     }
     c.meta.uid = new_uid(self);
@@ -286,7 +293,7 @@ void create_default_priority_classes(self_ptr self) {
   // As the default queue: made again at the next start should this write be lost.
   persist(self, std::move(batch), [](const status& s) {
     if (!s.ok())
-      spdlog::error("could not persist the default PriorityClasses: {}", s.to_string());
+      oplog::error("default PriorityClasses not persisted").kv("error", s.to_string());
   });
 }
 

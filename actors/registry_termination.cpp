@@ -9,11 +9,11 @@
 // carries the whole runtime state, and written behind a phase change still on its way to the
 // store it would undo that change at the next start.
 
+#include "actors/operator_log.hpp"
 #include "actors/registry_internal.hpp"
 
 #include "api/codec.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <charconv>
 
@@ -181,7 +181,7 @@ void do_terminated(self_ptr self, const std::vector<uint64_t>& pods) {
   delete_evicted_pods(self, std::move(gone), [](const status& s) {
     // The marks stay: the next start tells the kubelet again (resume_terminations).
     if (!s.ok())
-      spdlog::error("msg=\"terminated pods could not be removed\" error=\"{}\"", s.to_string());
+      oplog::error("terminated pods not removed").kv("error", s.to_string());
   });
 }
 
@@ -204,7 +204,7 @@ void restore_terminations(self_ptr self, const std::map<std::string, std::string
   if (!stale.empty())
     persist(self, std::move(stale), [](const status& s) {
       if (!s.ok())
-        spdlog::warn("msg=\"stale terminating marks not erased\" error=\"{}\"", s.to_string());
+        oplog::warn("stale terminating marks not erased").kv("error", s.to_string());
     });
 }
 

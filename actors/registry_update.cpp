@@ -2,12 +2,12 @@
 // checks them first), and the changes of spec the scheduling side takes from either world: an
 // update made durable here, or a watch event of the apiserver (registry_world.cpp).
 
+#include "actors/operator_log.hpp"
 #include "actors/registry_internal.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/validation.hpp"
 
-#include <spdlog/spdlog.h>
 
 namespace phalanx::actors::registry_detail {
 
@@ -22,6 +22,14 @@ void change_node(self_ptr self, registry_state::node_entry& n, scheduler::node n
                                  was.unschedulable != next.unschedulable ||
                                  was.meta.labels != next.meta.labels;
   auto before = was.allocatable;
+  if (placement_changed)
+    oplog::info(was.unschedulable == next.unschedulable ? "node changed"
+                : next.unschedulable                    ? "node cordoned"
+                                                        : "node uncordoned")
+        .kv("node", next.meta.name.view())
+        .kv("allocatable", next.allocatable.to_string())
+        .kv("taints", static_cast<uint64_t>(next.taints.size()))
+        .kv("labels", static_cast<uint64_t>(next.meta.labels.size()));
   n.node = std::make_shared<const scheduler::node>(std::move(next));
   if (!placement_changed)
     return;
@@ -43,6 +51,13 @@ void change_queue(self_ptr self, registry_state::queue_entry& q, scheduler::queu
     return x;
   };
   const bool spec_changed = spec_of(*q.queue) != spec_of(next);
+  if (spec_changed)
+    oplog::info("queue changed")
+        .kv("queue", next.meta.name.view())
+        .kv("parent", next.parent)
+        .kv("weight", int64_t{next.weight})
+        .kv("state", scheduler::to_string(next.state))
+        .kv("capability", next.capability.to_string());
   q.queue = std::make_shared<const scheduler::queue>(std::move(next));
   refresh_queue_states(self);  // Its actor takes the spec; a new parent may close it.
   // Gangs that slept on its capability or weight try again under the new ones. Not for a change
@@ -493,7 +508,9 @@ void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_
     // Then the controller: pods past their task's replicas go, missing ones are made.
     delete_pods(self, std::move(surplus), [self, key](const phalanx::status& s) {
       if (!s.ok())
-        spdlog::error("job {}: pods past its replicas not deleted: {}", key, s.to_string());
+        oplog::error("a job's pods past its replicas not deleted")
+            .kv("job", key)
+            .kv("error", s.to_string());
       sync_job_pods(self, key);
     });
   });

@@ -8,9 +8,9 @@
 // add_ and change_ functions as the catalog's writes. phalanxd's own HTTP API only reads here
 // (the port's api_write_refusal).
 
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
-#include <spdlog/spdlog.h>
 
 #include <unordered_set>
 
@@ -39,7 +39,7 @@ void persist_checkpoint(self_ptr self, storage::write_batch batch) {
     return;
   persist(self, std::move(batch), [](const status& s) {
     if (!s.ok())
-      spdlog::error("msg=\"the checkpoint could not be written\" error=\"{}\"", s.to_string());
+      oplog::error("checkpoint not written").kv("error", s.to_string());
   });
 }
 
@@ -66,10 +66,12 @@ public:
     restore_intents(st, world_meta);
     for (auto& [gang, g] : st.cache.groups)
       mark_emitted(st, g);
-    spdlog::info("restored a checkpoint of {} nodes, {} queues, {} PodGroups, {} pods, {} "
-                 "binding intents",
-                 st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
-                 st.pods.size(), intents.size());
+    oplog::info("checkpoint restored")
+        .kv("nodes", static_cast<uint64_t>(st.cache.nodes.size()))
+        .kv("queues", static_cast<uint64_t>(st.cache.queues.size()))
+        .kv("podgroups", static_cast<uint64_t>(st.cache.groups.size()))
+        .kv("pods", static_cast<uint64_t>(st.pods.size()))
+        .kv("binding_intents", static_cast<uint64_t>(intents.size()));
   }
 
   void lead(self_ptr self) override {
@@ -77,8 +79,9 @@ public:
     if (st.cache.scheduling)
       return;
     st.cache.scheduling = true;
-    spdlog::info("msg=\"scheduling starts\" gangs={} intents={}", st.cache.groups.size(),
-                 intents.size());
+    oplog::info("scheduling starts")
+        .kv("gangs", static_cast<uint64_t>(st.cache.groups.size()))
+        .kv("intents", static_cast<uint64_t>(intents.size()));
     for (auto& [gang, g] : st.cache.groups)
       if (!g.actor && !g.parked && !restore_parked(self, g))
         spawn_gang(self, g);
@@ -132,8 +135,9 @@ public:
       intents.erase(o.pod);
       batch.erase_world_meta(intent_key(*p->second.pod));
       if (o.what == binding_outcome::type::gone)
-        spdlog::warn("msg=\"binding dropped\" pod={}/{} reason=\"{}\"",
-                     p->second.pod->meta.namespace_name, p->second.pod->meta.name, o.message);
+        oplog::warn("binding dropped")
+            .kv("pod", p->second.pod->meta.namespace_name + "/" + p->second.pod->meta.name)
+            .kv("reason", o.message);
     }
     persist_checkpoint(self, std::move(batch));
   }
@@ -369,8 +373,7 @@ void remove_pod_ids(self_ptr self, std::vector<uint64_t> ids) {
         batch.erase_world_meta(intent_key(*p->second.pod));
   delete_pods(self, std::move(ids), std::move(batch), pod_keys::tombstone, [](const status& s) {
     if (!s.ok())
-      spdlog::error("msg=\"deleted pods could not be removed from the checkpoint\" error=\"{}\"",
-                    s.to_string());
+      oplog::error("deleted pods not removed from the checkpoint").kv("error", s.to_string());
   });
 }
 
@@ -623,8 +626,8 @@ void apply_namespaces(self_ptr self, scheduler::namespace_directory_ptr namespac
 void do_world_delta(self_ptr self, world_delta d) {
   auto& st = self->state;
   if (!dynamic_cast<kubernetes_world*>(st.world.get())) {
-    spdlog::error("msg=\"a delta from the apiserver reached the {} world; dropped\"",
-                  st.world->name());
+    oplog::error("a delta from the apiserver reached another world; dropped")
+        .kv("world", st.world->name());
     return;
   }
   if (d.what == world_delta::type::priority_classes)
@@ -633,9 +636,11 @@ void do_world_delta(self_ptr self, world_delta d) {
     return apply_namespaces(self, std::move(d.namespaces));
   if (d.what == world_delta::type::synced) {
     if (!st.ready->load()) {
-      spdlog::info("msg=\"caches synced\" nodes={} queues={} podgroups={} pods={}",
-                   st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
-                   st.pods.size());
+      oplog::info("caches synced")
+          .kv("nodes", static_cast<uint64_t>(st.cache.nodes.size()))
+          .kv("queues", static_cast<uint64_t>(st.cache.queues.size()))
+          .kv("podgroups", static_cast<uint64_t>(st.cache.groups.size()))
+          .kv("pods", static_cast<uint64_t>(st.pods.size()));
       st.ready->store(true);
       st.ctx->metrics->ready.set(1);
     }

@@ -5,6 +5,7 @@
 #include "actors/gang_actor.hpp"
 #include "actors/kube_world.hpp"
 #include "actors/node_actor.hpp"
+#include "actors/operator_log.hpp"
 #include "actors/queue_actor.hpp"
 #include "actors/registry.hpp"
 #include "actors/sim_cluster.hpp"
@@ -14,7 +15,6 @@
 
 #include <caf/all.hpp>
 #include <caf/scheduler/test_coordinator.hpp>
-#include <spdlog/spdlog.h>
 
 #include <future>
 #include <mutex>
@@ -119,8 +119,9 @@ void watch_vital(const Handle& handle, std::string_view what, std::shared_ptr<fa
     if (!note->why.empty())
       return;
     note->why = "the " + what + " stopped: " + caf::to_string(reason);
-    spdlog::critical("msg=\"a vital actor stopped\" actor={} reason=\"{}\"", what,
-                     caf::to_string(reason));
+    oplog::line(spdlog::level::critical, "a vital actor stopped")
+        .kv("actor", what)
+        .kv("reason", caf::to_string(reason));
   });
 }
 

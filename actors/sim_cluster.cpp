@@ -1,10 +1,11 @@
 #include "actors/sim_cluster.hpp"
 
+#include "actors/operator_log.hpp"
+
 #include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
 
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cassert>
@@ -371,8 +372,9 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
             sp.declared = std::make_unique<sim_cluster_state::declared_behavior>(
                 sim_cluster_state::declared_behavior{std::move(*behavior), std::nullopt});
           else
-            spdlog::warn("pod {}: {}; simulating it without an end", key_of(*ref.pod),
-                         behavior.error().message());
+            oplog::warn("simulating a pod without an end")
+                .kv("pod", key_of(*ref.pod))
+                .kv("error", behavior.error().message());
         }
         if (sp.behavior().barrier > 0)
           gang->second.has_barrier = true;

@@ -2,9 +2,9 @@
 // API's objects, RocksDB, uids and versions minted here), the simulated kubelet runs what is
 // bound, and a preemption's victims are deleted through the catalog.
 
+#include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
-#include <spdlog/spdlog.h>
 
 namespace phalanx::actors::registry_detail {
 
@@ -34,7 +34,7 @@ public:
       // Made again at the next start should this write be lost.
       persist(self, std::move(batch), [](const status& s) {
         if (!s.ok())
-          spdlog::error("could not persist the default queue: {}", s.to_string());
+          oplog::error("default queue not persisted").kv("error", s.to_string());
       });
       add_queue(self, std::move(q));
     }
@@ -58,9 +58,12 @@ public:
         self->send(st.binder, bind_pods_atom::value, n->second.index, name, std::move(running));
     restore_terminations(self, world_meta);
     resume_terminations(self);
-    spdlog::info("restored {} nodes, {} queues, {} PodGroups, {} pods, {} jobs",
-                 st.cache.nodes.size(), st.cache.queues.size(), st.cache.groups.size(),
-                 st.pods.size(), st.jobs.size());
+    oplog::info("restored")
+        .kv("nodes", static_cast<uint64_t>(st.cache.nodes.size()))
+        .kv("queues", static_cast<uint64_t>(st.cache.queues.size()))
+        .kv("podgroups", static_cast<uint64_t>(st.cache.groups.size()))
+        .kv("pods", static_cast<uint64_t>(st.pods.size()))
+        .kv("jobs", static_cast<uint64_t>(st.jobs.size()));
     start_job_controller(self);
     st.ready->store(true);
     st.ctx->metrics->ready.set(1);
@@ -87,7 +90,7 @@ public:
     // PodEvicted for its job, as Volcano's controller sees it.
     delete_evicted_pods(self, std::move(victims), [](const status& s) {
       if (!s.ok())
-        spdlog::error("msg=\"evicted pods could not be deleted\" error=\"{}\"", s.to_string());
+        oplog::error("evicted pods not deleted").kv("error", s.to_string());
     });
   }
 };

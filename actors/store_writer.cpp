@@ -1,7 +1,8 @@
 #include "actors/store_writer.hpp"
 
+#include "actors/operator_log.hpp"
+
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 
@@ -34,8 +35,9 @@ void flush(self_ptr self) {
   st.ctx->metrics->store_commit_seconds.observe(elapsed.count());
   st.ctx->metrics->store_batch_records.observe(double(st.buffered_records));
   if (!outcome.ok())
-    spdlog::error("store write of {} records failed: {}", st.buffered_records,
-                  outcome.to_string());
+    oplog::error("store write failed")
+        .kv("records", static_cast<uint64_t>(st.buffered_records))
+        .kv("error", outcome.to_string());
   for (auto& w : st.buffer)
     self->send(w.listener, persisted_atom::value, w.cookie, outcome);
   st.last_group_batches = st.buffer.size();
@@ -64,12 +66,12 @@ void check_idle(self_ptr self) {
   if (auto outcome = st.store->flush_write_buffers(); !outcome.ok()) {
     if (outcome.code() == errc::unavailable) // An earlier flush still writes.
       return schedule_idle_check(self, idle_after);
-    spdlog::warn("store: could not flush the write buffers: {}", outcome.to_string());
+    oplog::warn("store write buffers not flushed").kv("error", outcome.to_string());
     return;
   }
   st.ctx->metrics->store_idle_flushes.inc();
-  spdlog::debug("store: writes paused; flushing {} bytes of write buffers",
-                stats.write_buffer_bytes);
+  oplog::debug("store writes paused; write buffers flushed")
+      .kv("bytes", static_cast<uint64_t>(stats.write_buffer_bytes));
 }
 
 } // namespace

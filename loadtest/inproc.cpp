@@ -8,6 +8,8 @@
 #include "scheduler/quantity.hpp"
 #include "storage/store.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
@@ -333,6 +335,10 @@ json::object backlog_figures(const backlog_result& b) {
 } // namespace
 
 result<json::object> run_inproc(const inproc_options& options) {
+  // The runtime's operator lines (a gang admitted, placed: one or two per gang) go to this
+  // process's stderr: at tens of thousands of gangs a second they would be part of what is
+  // measured. phalanxd writes them; the in-process run keeps its warnings and errors.
+  spdlog::set_level(spdlog::level::warn);
   run_options o = options.run;
   if (o.concurrency == 0)
     o.concurrency = 1024;
