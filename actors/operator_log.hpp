@@ -45,7 +45,9 @@ public:
   ~line();
 
   line& kv(std::string_view key, std::string_view value);
-  line& kv(std::string_view key, const std::string& value) { return kv(key, std::string_view(value)); }
+  line& kv(std::string_view key, const std::string& value) {
+    return kv(key, std::string_view(value));
+  }
   line& kv(std::string_view key, const char* value) { return kv(key, std::string_view(value)); }
   line& kv(std::string_view key, int64_t value);
   line& kv(std::string_view key, uint64_t value);
