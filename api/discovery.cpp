@@ -3,6 +3,7 @@
 #include "api/json_mapper.hpp"
 #include "api/kinds.hpp"
 
+#include "api/proto/core.pb.h"
 #include "api/proto/discovery.pb.h"
 #include "api/proto/meta.pb.h"
 #include "api/proto/volcano.pb.h"
@@ -140,7 +141,7 @@ json::value openapi_v3_index() {
   for (const auto& [group, version] : served_group_versions()) {
     auto path = openapi_path(group, version);
     // Clients cache a document by its hash: raise the revision whenever the documents change.
-    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-4"}};
+    paths[path] = json::object{{"serverRelativeURL", "/openapi/v3/" + path + "?hash=phalanx-5"}};
   }
   return json::object{{"paths", std::move(paths)}};
 }
@@ -158,12 +159,20 @@ std::string schema_name(const pb::Descriptor* d) {
     {"phalanx.api.v1.EventSource", "io.k8s.api.core.v1.EventSource"},
     {"phalanx.api.v1.ObjectMeta", "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"},
     {"phalanx.api.v1.OwnerReference", "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference"},
+    {"phalanx.api.v1.LabelSelector", "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector"},
+    {"phalanx.api.v1.LabelSelectorRequirement",
+     "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement"},
     {"phalanx.api.v1.PodGroup", "sh.volcano.scheduling.v1beta1.PodGroup"},
     {"phalanx.api.v1.Queue", "sh.volcano.scheduling.v1beta1.Queue"},
     {"phalanx.api.v1.Job", "sh.volcano.batch.v1alpha1.Job"},
+    {"phalanx.api.v1.PriorityClass", "io.k8s.api.scheduling.v1.PriorityClass"},
   };
-  auto it = names.find(d->full_name());
-  return it != names.end() ? std::string(it->second) : "io.phalanx." + std::string(d->full_name());
+  if (auto it = names.find(d->full_name()); it != names.end())
+    return std::string(it->second);
+  // The rest of core.proto stands for core/v1 types of the same names (PodSpec, NodeSpec...).
+  if (d->file()->name() == "api/proto/core.proto")
+    return "io.k8s.api.core.v1." + std::string(d->name());
+  return "io.phalanx." + std::string(d->full_name());
 }
 
 void add_schema(const pb::Descriptor* d, json::object& schemas);
@@ -241,19 +250,23 @@ void add_schema(const pb::Descriptor* d, json::object& schemas) {
   schemas[name] = std::move(schema);
 }
 
-// The wire message of a kind whose schema is served (`kubectl explain podgroup`); null for the
-// kinds not described yet.
-const pb::Descriptor* described_message(resource_kind k) {
+// The wire message of a kind, whose schema is served (`kubectl explain pod`).
+const pb::Descriptor* kind_message(resource_kind k) {
   switch (k) {
+    case resource_kind::pod:
+      return v1::Pod::descriptor();
+    case resource_kind::node:
+      return v1::Node::descriptor();
     case resource_kind::pod_group:
       return v1::PodGroup::descriptor();
     case resource_kind::queue:
       return v1::Queue::descriptor();
     case resource_kind::job:
       return v1::Job::descriptor();
-    default:
-      return nullptr;
+    case resource_kind::priority_class:
+      return v1::PriorityClass::descriptor();
   }
+  return nullptr;  // Not reached: the switch names every kind.
 }
 
 // A query parameter of type string.
@@ -297,10 +310,9 @@ std::optional<json::value> openapi_v3_document(std::string_view group, std::stri
     paths[collection] = json::object{{"post", operation("create" + name, gvk, true)}};
     paths[collection + "/{name}"] = json::object{{"put", operation("replace" + name, gvk, true)},
                                                  {"patch", operation("patch" + name, gvk, true)}};
-    if (const auto* d = described_message(k.kind)) {
-      add_schema(d, schemas);
-      schemas[schema_name(d)].as_object()["x-kubernetes-group-version-kind"] = json::array{gvk};
-    }
+    const auto* d = kind_message(k.kind);
+    add_schema(d, schemas);
+    schemas[schema_name(d)].as_object()["x-kubernetes-group-version-kind"] = json::array{gvk};
   }
   if (serves_events(group, version)) {
     // Events are read-only, and described: `kubectl explain events` reads the schema. Their

@@ -33,10 +33,9 @@ boost::json::value version_info();
 boost::json::value openapi_v3_index();
 /// /openapi/v3/api/v1 and /openapi/v3/apis/{group}/{version}: the paths of each kind, with the
 /// query parameters a write takes (fieldValidation) and the kind each path is of, which kubectl
-/// reads to decide that the server validates fields itself. Events (core/v1 and
-/// events.k8s.io/v1) also have their schemas, generated from their wire messages with the docs
-/// of api/proto/meta.proto, for `kubectl explain events`; the other kinds have none yet.
-/// nullopt when not served.
+/// reads to decide that the server validates fields itself; and every kind's schema (Events in
+/// core/v1 and events.k8s.io/v1 too), generated from its wire message with the docs of the
+/// api/proto files, for `kubectl explain`. nullopt when not served.
 std::optional<boost::json::value> openapi_v3_document(std::string_view group,
                                                       std::string_view version);
 

@@ -417,6 +417,47 @@ TEST_F(Server, ServesOpenApiV3AsKubectlReadsItToValidateOnTheServer) {
   EXPECT_EQ(call(port(), with_method("GET", "/openapi/v2")).status, 404);
 }
 
+// Strict field validation inside a pod's affinity and tolerations: a misspelt key there would
+// drop the rule and place the pod anywhere.
+TEST_F(Server, RefusesMisspeltKeysInsideAPodsAffinityAndTolerations) {
+  auto pod = [](std::string spec_extra) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: picky}\nspec:\n  containers:\n"
+           "  - {name: c, image: x}\n" + spec_extra;
+  };
+  auto strict = [&](const std::string& body) {
+    return call(port(), with_method("POST",
+                                    "/api/v1/namespaces/default/pods?fieldValidation=Strict",
+                                    body, "application/yaml"));
+  };
+  auto affinity = strict(pod("  affinity:\n    nodeAffinity:\n      requiredDuringScheduling:\n"
+                             "        nodeSelectorTerms: []\n"));
+  EXPECT_EQ(affinity.status, 400) << affinity.body;
+  EXPECT_NE(affinity.body.find(
+                "unknown field \\\"spec.affinity.nodeAffinity.requiredDuringScheduling\\\""),
+            std::string::npos)
+      << affinity.body;
+  auto term = strict(pod("  affinity:\n    podAntiAffinity:\n"
+                         "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                         "      - topologyKey: kubernetes.io/hostname\n"
+                         "        labelSelector: {matchLabel: {app: x}}\n"));
+  EXPECT_EQ(term.status, 400) << term.body;
+  EXPECT_NE(term.body.find("unknown field \\\"spec.affinity.podAntiAffinity."
+                           "requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
+                           "matchLabel\\\""),
+            std::string::npos)
+      << term.body;
+  auto toleration = strict(pod("  tolerations:\n  - {key: gpu, operator: Exists, efect: "
+                               "NoSchedule}\n"));
+  EXPECT_EQ(toleration.status, 400) << toleration.body;
+  EXPECT_NE(toleration.body.find("unknown field \\\"spec.tolerations[0].efect\\\""),
+            std::string::npos)
+      << toleration.body;
+  // Spelt right, the same pod goes in.
+  auto right = strict(pod("  tolerations:\n  - {key: gpu, operator: Exists, effect: "
+                          "NoSchedule}\n"));
+  EXPECT_EQ(right.status, 201) << right.body;
+}
+
 // dryRun=All: creates, updates and deletes are checked and answered, nothing stored or removed.
 TEST_F(Server, ADryRunIsAnsweredAndStoresNothing) {
   const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";

@@ -398,6 +398,53 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsVolcanoKinds) {
   EXPECT_EQ(kubectl({"get", "pg", "resnet-gang", "-o", "jsonpath={.spec.minMember}"}).out, "3");
 }
 
+// `kubectl explain` of Pods and Nodes (issue 30), from their schemas in /openapi/v3. A
+// misspelt key inside a pod's tolerations is refused by the server's strict field validation
+// with kubectl's message, and only warned of with --validate=warn.
+TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodes) {
+  auto resources = kubectl({"explain", "pod.spec.containers.resources"});
+  ASSERT_TRUE(succeeded(resources)) << resources.err;
+  EXPECT_NE(resources.out.find("FIELD: resources <ResourceRequirements>"), std::string::npos)
+      << resources.out;
+  EXPECT_NE(resources.out.find("  requests\t<map[string]string>\n    What the container needs"),
+            std::string::npos)
+      << resources.out;
+  auto spec = kubectl({"explain", "node.spec"});
+  ASSERT_TRUE(succeeded(spec)) << spec.err;
+  EXPECT_NE(spec.out.find("KIND:       Node"), std::string::npos) << spec.out;
+  EXPECT_NE(spec.out.find("  unschedulable\t<boolean>\n    Cordoned (kubectl cordon)"),
+            std::string::npos)
+      << spec.out;
+  EXPECT_NE(spec.out.find("  taints\t<[]Taint>"), std::string::npos) << spec.out;
+  auto metadata = kubectl({"explain", "pod.metadata"});
+  ASSERT_TRUE(succeeded(metadata)) << metadata.err;
+  EXPECT_NE(metadata.out.find("scheduling.k8s.io/group-name"), std::string::npos)
+      << metadata.out;
+
+  auto pod = [&](const std::string& toleration) {
+    return home_.write("tolerant.yaml",
+                       "apiVersion: v1\nkind: Pod\nmetadata: {name: tolerant}\nspec:\n"
+                       "  containers:\n  - {name: c, image: x}\n  tolerations:\n  - " +
+                           toleration + "\n");
+  };
+  auto refused = kubectl({"apply", "-f", pod("{key: gpu, operator: Exists, efect: NoSchedule}")});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("Error from server (BadRequest): error when creating"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("strict decoding error: unknown field "
+                             "\"spec.tolerations[0].efect\""),
+            std::string::npos)
+      << refused.err;
+  auto warned = kubectl({"apply", "--validate=warn", "-f",
+                         pod("{key: gpu, operator: Exists, efect: NoSchedule}")});
+  ASSERT_TRUE(succeeded(warned)) << warned.err;
+  EXPECT_NE(warned.err.find("Warning: unknown field \"spec.tolerations[0].efect\""),
+            std::string::npos)
+      << warned.err;
+  EXPECT_EQ(warned.out, "pod/tolerant created\n");
+}
+
 TEST_F(KubectlAgainstPhalanxd, ScalesAVolcanoJob) {
   ASSERT_TRUE(succeeded(kubectl({"create", "-f", example("tensorflow-job.yaml")})));
   auto running = [&](int want) {
