@@ -7,6 +7,7 @@
 #include "api/kinds.hpp"
 #include "api/kube_protobuf.hpp"
 #include "api/label_selector.hpp"
+#include "api/openapi.hpp"
 #include "api/update.hpp"
 
 #include <boost/json.hpp>
@@ -194,6 +195,31 @@ http_response text_response(int status, std::string body, std::string content_ty
   r.content_type = std::move(content_type);
   r.body = std::move(body);
   return r;
+}
+
+// The encodings /openapi/v2 is served in: JSON, and the protobuf kubectl asks for (alone).
+enum class openapi_v2_encoding { json, protobuf };
+
+// The first encoding of the Accept header's that /openapi/v2 is served in (JSON when the
+// header is empty); nullopt when it names none of them (YAML is not served, as
+// kube-apiserver does not).
+std::optional<openapi_v2_encoding> negotiate_openapi_v2(std::string_view accept) {
+  if (trim(accept).empty())
+    return openapi_v2_encoding::json;
+  std::size_t start = 0;
+  while (start <= accept.size()) {
+    std::size_t comma = accept.find(',', start);
+    std::string type = media_type(accept.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (type == openapi_v2_protobuf_type || type == openapi_v2_protobuf_content_type)
+      return openapi_v2_encoding::protobuf;
+    if (type == "application/json" || type == "*/*" || type == "application/*")
+      return openapi_v2_encoding::json;
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return std::nullopt;
 }
 
 api_error not_found_path() {
@@ -575,6 +601,31 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     }
     return std::nullopt;
   }
+  if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v2") {
+    if (!only_get())
+      return std::nullopt;
+    auto encoding = negotiate_openapi_v2(req.accept);
+    if (!encoding) {
+      api_error e;
+      e.reason = status_reason::not_acceptable;
+      e.message = "/openapi/v2 is served as application/json and as " +
+                  std::string(openapi_v2_protobuf_type) + ", not " +
+                  scheduler::go_quote(req.accept);
+      return fail(e);
+    }
+    http_response r;
+    if (*encoding == openapi_v2_encoding::json) {
+      r = json_response(200, openapi_v2_document(), output::json, "OTHER");
+    } else {
+      const auto& bytes = openapi_v2_protobuf();
+      if (!bytes)
+        return fail(bytes.error());
+      r = text_response(200, *bytes, std::string(openapi_v2_protobuf_content_type));
+    }
+    r.headers.emplace_back("Vary", "Accept");
+    respond(std::move(r));
+    return std::nullopt;
+  }
   const bool openapi = !seg.empty() && seg[0] == "openapi";
   bool discovery = seg.empty() || (seg.size() == 1 && seg[0] == "version") ||
                    (seg.size() <= 2 && seg[0] == "api") || (seg.size() <= 3 && seg[0] == "apis") ||
@@ -598,11 +649,11 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                      "/apis/events.k8s.io/v1", "/apis/scheduling.k8s.io",
                      "/apis/scheduling.k8s.io/v1", "/apis/scheduling.volcano.sh",
                      "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
-                     "/openapi/v3", "/readyz", "/version"})
+                     "/openapi/v2", "/openapi/v3", "/readyz", "/version"})
         paths.emplace_back(p);
       doc = json::object{{"paths", std::move(paths)}};
     } else if (openapi) {
-      // /openapi/v3, /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}; v2 is not served.
+      // /openapi/v3, /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version} (v2 is above).
       if (seg.size() == 2 && seg[1] == "v3")
         doc = openapi_v3_index();
       else if (seg.size() == 4 && seg[1] == "v3" && seg[2] == "api")

@@ -1,11 +1,14 @@
 // The OpenAPI documents (issue 30: "OpenAPI v2 and v3 generated from the same schemas the
 // validators use"): the Pod and Node schemas in /openapi/v3 with a sentence for each field a
-// user sets, and every field the server writes described.
+// user sets, every field the server writes described, the strict check inside a pod's
+// affinity and tolerations, and /openapi/v2 as JSON and in kubectl's protobuf encoding.
 
 #include "api/codec.hpp"
 #include "api/kinds.hpp"
-#include "api/discovery.hpp"
+#include "api/openapi.hpp"
 #include "api/tests/server_fixture.hpp"
+
+#include "api/proto/openapi_v2.pb.h"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -182,6 +185,147 @@ TEST(OpenApi, V3HasASchemaForEveryKind) {
   auto index = openapi_v3_index();
   EXPECT_EQ(index.at("paths").at("api/v1").at("serverRelativeURL"),
             "/openapi/v3/api/v1?hash=phalanx-5");
+}
+
+// /openapi/v2: the same schemas as definitions, referred to as v2 does, each kind's paths with
+// its group-version-kind, and its lists.
+TEST(OpenApi, V2DefinesEveryKindAndItsPaths) {
+  const auto& doc = openapi_v2_document();
+  EXPECT_EQ(doc.at("swagger"), "2.0");
+  const auto& definitions = doc.at("definitions").as_object();
+  schema_book book{definitions, "#/definitions/"};
+  // Every reference resolves, and none is v3's.
+  std::vector<const json::value*> todo{&doc.at("definitions"), &doc.at("paths")};
+  while (!todo.empty()) {
+    const auto* v = todo.back();
+    todo.pop_back();
+    if (v->is_array()) {
+      for (const auto& e : v->as_array())
+        todo.push_back(&e);
+    } else if (v->is_object()) {
+      EXPECT_FALSE(v->as_object().contains("allOf")) << *v;
+      if (v->as_object().contains("$ref"))
+        book.resolve(v->as_object());
+      for (const auto& kv : v->as_object())
+        todo.push_back(&kv.value());
+    }
+  }
+  const auto& v3 = v3_schemas("", "v1");
+  for (const auto& name : {"io.k8s.api.core.v1.Pod", "io.k8s.api.core.v1.PodSpec",
+                           "io.k8s.api.core.v1.Node", "io.k8s.api.core.v1.Event"}) {
+    ASSERT_TRUE(definitions.contains(name)) << name;
+    // The same properties and descriptions as /openapi/v3's.
+    EXPECT_EQ(definitions.at(name).at("properties").as_object().size(),
+              v3.at(name).at("properties").as_object().size())
+        << name;
+    EXPECT_EQ(definitions.at(name).at("description"), v3.at(name).at("description")) << name;
+  }
+  EXPECT_EQ(book.field("io.k8s.api.core.v1.Pod", "spec").at("$ref"),
+            "#/definitions/io.k8s.api.core.v1.PodSpec");
+  EXPECT_FALSE(book.field("io.k8s.api.core.v1.Pod", "spec").at("description").as_string().empty());
+  EXPECT_EQ(definitions.at("io.k8s.api.core.v1.PodList").at("x-kubernetes-group-version-kind"),
+            json::parse(R"([{"group":"","version":"v1","kind":"PodList"}])"));
+  EXPECT_EQ(book.field("io.k8s.api.core.v1.PodList", "items").at("items").at("$ref"),
+            "#/definitions/io.k8s.api.core.v1.Pod");
+
+  const auto& paths = doc.at("paths").as_object();
+  for (const auto& k : all_kinds()) {
+    std::string prefix = k.group.empty() ? "/api/v1/"
+                                         : "/apis/" + std::string(k.group) + "/" +
+                                               std::string(k.version) + "/";
+    std::string collection = prefix + (k.namespaced ? "namespaces/{namespace}/" : "") +
+                             std::string(k.plural);
+    ASSERT_TRUE(paths.contains(collection)) << collection;
+    ASSERT_TRUE(paths.contains(collection + "/{name}")) << collection;
+    const auto& item = paths.at(collection + "/{name}").as_object();
+    for (auto verb : {"get", "put", "patch", "delete"}) {
+      ASSERT_TRUE(item.contains(verb)) << collection << " " << verb;
+      EXPECT_EQ(item.at(verb).at("x-kubernetes-group-version-kind").at("kind").as_string(),
+                k.kind_name);
+    }
+    EXPECT_EQ(item.at("patch").at("x-kubernetes-action"), "patch");
+    EXPECT_EQ(item.at("patch").at("parameters").at(1).at("name"), "fieldValidation");
+    // No patch types named: kubectl then builds its patches from its own types.
+    EXPECT_FALSE(item.at("patch").as_object().contains("consumes"));
+    const auto& list = paths.at(collection).at("get");
+    EXPECT_EQ(list.at("x-kubernetes-action"), "list");
+    std::string answer(list.at("responses").at("200").at("schema").at("$ref").as_string());
+    EXPECT_TRUE(answer.ends_with("." + std::string(k.list_kind))) << answer;
+    if (k.namespaced) {
+      EXPECT_TRUE(paths.contains(prefix + std::string(k.plural))) << k.plural;
+    }
+  }
+  // Events are read-only: reads only.
+  const auto& events = paths.at("/api/v1/namespaces/{namespace}/events/{name}").as_object();
+  EXPECT_TRUE(events.contains("get"));
+  EXPECT_FALSE(events.contains("patch"));
+}
+
+// The protobuf kubectl reads says what the JSON says: every definition, property, path and
+// operation, and the vendor extensions as YAML (JSON) text.
+TEST(OpenApi, V2ProtobufSaysWhatTheJsonSays) {
+  const auto& doc = openapi_v2_document();
+  const auto& bytes = openapi_v2_protobuf();
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  openapi_v2::Document parsed;
+  ASSERT_TRUE(parsed.ParseFromString(*bytes));
+  EXPECT_EQ(parsed.swagger(), "2.0");
+  const auto& definitions = doc.at("definitions").as_object();
+  ASSERT_EQ(std::size_t(parsed.definitions().additional_properties_size()), definitions.size());
+  for (const auto& named : parsed.definitions().additional_properties()) {
+    ASSERT_TRUE(definitions.contains(named.name())) << named.name();
+    const auto& json_schema = definitions.at(named.name()).as_object();
+    EXPECT_EQ(std::size_t(named.value().properties().additional_properties_size()),
+              json_schema.at("properties").as_object().size())
+        << named.name();
+    if (json_schema.contains("description")) {
+      EXPECT_EQ(named.value().description(), json_schema.at("description").as_string());
+    }
+  }
+  const openapi_v2::Schema* pod = nullptr;
+  for (const auto& named : parsed.definitions().additional_properties())
+    if (named.name() == "io.k8s.api.core.v1.Pod")
+      pod = &named.value();
+  ASSERT_NE(pod, nullptr);
+  ASSERT_EQ(pod->vendor_extension_size(), 1);
+  EXPECT_EQ(pod->vendor_extension(0).name(), "x-kubernetes-group-version-kind");
+  EXPECT_EQ(json::parse(pod->vendor_extension(0).value().yaml()),
+            json::parse(R"([{"group":"","version":"v1","kind":"Pod"}])"));
+  EXPECT_EQ(pod->type().value(0), "object");
+  for (const auto& p : pod->properties().additional_properties()) {
+    if (p.name() == "spec") {
+      EXPECT_EQ(p.value().ref(), "#/definitions/io.k8s.api.core.v1.PodSpec");
+    }
+  }
+  const auto& paths = doc.at("paths").as_object();
+  ASSERT_EQ(std::size_t(parsed.paths().path_size()), paths.size());
+  for (const auto& named : parsed.paths().path()) {
+    const auto& item = paths.at(named.name()).as_object();
+    EXPECT_EQ(named.value().has_patch(), item.contains("patch")) << named.name();
+    EXPECT_EQ(named.value().has_get(), item.contains("get")) << named.name();
+    if (named.value().has_patch()) {
+      const auto& patch = named.value().patch();
+      EXPECT_EQ(std::size_t(patch.parameters_size()),
+                item.at("patch").at("parameters").as_array().size());
+      EXPECT_EQ(patch.operation_id(), item.at("patch").at("operationId").as_string());
+      bool gvk = false;
+      for (const auto& e : patch.vendor_extension())
+        gvk = gvk || (e.name() == "x-kubernetes-group-version-kind" &&
+                      json::parse(e.value().yaml()) ==
+                          item.at("patch").at("x-kubernetes-group-version-kind"));
+      EXPECT_TRUE(gvk) << named.name();
+    }
+  }
+
+  // A member the encoding has no field for is an error that names it, not a silent loss.
+  auto extra = doc;
+  extra.as_object()["definitions"].as_object()["io.k8s.api.core.v1.Pod"].as_object()["oneOf"] =
+      json::array{};
+  auto refused = openapi_v2_to_protobuf(extra);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("definitions.io.k8s.api.core.v1.Pod.oneOf"),
+            std::string::npos)
+      << refused.error().message;
 }
 
 } // namespace

@@ -4,6 +4,7 @@
 
 #include "tests/cli/harness.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -398,10 +399,11 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsVolcanoKinds) {
   EXPECT_EQ(kubectl({"get", "pg", "resnet-gang", "-o", "jsonpath={.spec.minMember}"}).out, "3");
 }
 
-// `kubectl explain` of Pods and Nodes (issue 30), from their schemas in /openapi/v3. A
-// misspelt key inside a pod's tolerations is refused by the server's strict field validation
-// with kubectl's message, and only warned of with --validate=warn.
-TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodes) {
+// `kubectl explain` of Pods and Nodes (issue 30), from their schemas in /openapi/v3 and, with
+// --output=plaintext-openapiv2, from /openapi/v2, which kubectl reads in protobuf; `get --raw
+// /openapi/v2` is JSON. A misspelt key inside a pod's tolerations is refused by the server's
+// strict field validation with kubectl's message, and only warned of with --validate=warn.
+TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodesInBothOpenApiVersions) {
   auto resources = kubectl({"explain", "pod.spec.containers.resources"});
   ASSERT_TRUE(succeeded(resources)) << resources.err;
   EXPECT_NE(resources.out.find("FIELD: resources <ResourceRequirements>"), std::string::npos)
@@ -420,6 +422,25 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodes) {
   ASSERT_TRUE(succeeded(metadata)) << metadata.err;
   EXPECT_NE(metadata.out.find("scheduling.k8s.io/group-name"), std::string::npos)
       << metadata.out;
+
+  // OpenAPI v2: kubectl asks for protobuf and reads the same schemas.
+  auto v2 = kubectl({"explain", "--output=plaintext-openapiv2", "podgroup"});
+  ASSERT_TRUE(succeeded(v2)) << v2.err;
+  EXPECT_NE(v2.out.find("KIND:     PodGroup"), std::string::npos) << v2.out;
+  EXPECT_NE(v2.out.find("A gang: pods that start together or not at all."), std::string::npos)
+      << v2.out;
+  auto v2_pod = kubectl({"explain", "--output=plaintext-openapiv2",
+                         "pod.spec.tolerations.effect"});
+  ASSERT_TRUE(succeeded(v2_pod)) << v2_pod.err;
+  EXPECT_NE(v2_pod.out.find("FIELD:    effect <string>"), std::string::npos) << v2_pod.out;
+  EXPECT_NE(v2_pod.out.find("NoSchedule, PreferNoSchedule or NoExecute"), std::string::npos)
+      << v2_pod.out;
+  auto raw = kubectl({"get", "--raw", "/openapi/v2"});
+  ASSERT_TRUE(succeeded(raw)) << raw.err;
+  auto doc = boost::json::parse(raw.out);
+  EXPECT_EQ(field(doc, {"swagger"}), "2.0");
+  EXPECT_EQ(field(doc, {"definitions", "io.k8s.api.core.v1.Pod", "properties", "spec", "$ref"}),
+            "#/definitions/io.k8s.api.core.v1.PodSpec");
 
   auto pod = [&](const std::string& toleration) {
     return home_.write("tolerant.yaml",
