@@ -24,7 +24,7 @@ namespace {
 
 // Clients cache a v3 document by the hash in its URL: raise the revision whenever the
 // documents change.
-constexpr std::string_view documents_revision = "phalanx-5";
+constexpr std::string_view documents_revision = "phalanx-6";
 
 // A group-version's path in the OpenAPI v3 index: "api/v1", "apis/<group>/<version>".
 std::string openapi_path(std::string_view group, std::string_view version) {
@@ -195,6 +195,9 @@ struct parameter {
   std::string_view description;
 };
 
+constexpr parameter continue_parameter{
+    "continue", "string",
+    "The metadata.continue of the page before: the list goes on after its last item."};
 constexpr parameter dry_run_parameter{"dryRun", "string",
                                       "All: check and answer the write, and change nothing."};
 constexpr parameter field_manager_parameter{"fieldManager", "string",
@@ -212,6 +215,10 @@ constexpr parameter grace_period_parameter{
     "How long a bound pod may take to stop once deleted; 0: at once."};
 constexpr parameter label_selector_parameter{
     "labelSelector", "string", "Selects by labels: app=x,tier!=db,env in (a,b),!legacy."};
+constexpr parameter limit_parameter{
+    "limit", "integer",
+    "The most items to answer; when more remain, the list's metadata.continue names the next "
+    "page."};
 constexpr parameter resource_version_parameter{
     "resourceVersion", "string", "With watch: the changes after this version."};
 constexpr parameter timeout_parameter{"timeoutSeconds", "integer",
@@ -219,7 +226,8 @@ constexpr parameter timeout_parameter{"timeoutSeconds", "integer",
 constexpr parameter watch_parameter{"watch", "boolean",
                                     "Stream the changes of the list instead of listing it."};
 
-constexpr parameter read_parameters[] = {field_selector_parameter, label_selector_parameter,
+constexpr parameter read_parameters[] = {continue_parameter,         field_selector_parameter,
+                                         label_selector_parameter,   limit_parameter,
                                          resource_version_parameter, timeout_parameter,
                                          watch_parameter};
 // fieldValidation first: kubectl looks for it on a kind's PATCH before a create.
@@ -236,7 +244,7 @@ json::object v3_parameter(const parameter& p) {
 
 // A v3 operation on a kind: a write takes fieldValidation (kubectl checks that a kind's PATCH
 // takes it before leaving validation to the server), dryRun and fieldManager; a read takes
-// the selectors and watch.
+// the selectors, paging and watch.
 json::object v3_operation(std::string_view id, const json::object& gvk, bool write) {
   json::array parameters;
   for (const auto& p : write ? std::span<const parameter>(write_parameters)
@@ -375,7 +383,8 @@ void add_list_definition(schema_set& schemas, const pb::Descriptor* d, std::stri
                          std::string_view plural, json::object gvk) {
   auto items = schemas.reference(d);
   auto meta = schemas.reference(v1::ListMeta::descriptor());
-  meta["description"] = "The list's version: a watch from it sees the changes since.";
+  meta["description"] = "The list's version, and when a page does not hold the rest of the "
+                        "list, the token of the next page.";
   gvk["kind"] = list_kind;
   schemas.schemas()[list_definition(d, list_kind)] = json::object{
       {"description", "A list of " + std::string(plural) + "."},

@@ -13,6 +13,7 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -184,7 +185,7 @@ TEST(OpenApi, V3HasASchemaForEveryKind) {
   }
   auto index = openapi_v3_index();
   EXPECT_EQ(index.at("paths").at("api/v1").at("serverRelativeURL"),
-            "/openapi/v3/api/v1?hash=phalanx-5");
+            "/openapi/v3/api/v1?hash=phalanx-6");
 }
 
 // /openapi/v2: the same schemas as definitions, referred to as v2 does, each kind's paths with
@@ -227,6 +228,8 @@ TEST(OpenApi, V2DefinesEveryKindAndItsPaths) {
             json::parse(R"([{"group":"","version":"v1","kind":"PodList"}])"));
   EXPECT_EQ(book.field("io.k8s.api.core.v1.PodList", "items").at("items").at("$ref"),
             "#/definitions/io.k8s.api.core.v1.Pod");
+  EXPECT_TRUE(book.field("io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta", "continue")
+                  .contains("description"));
 
   const auto& paths = doc.at("paths").as_object();
   for (const auto& k : all_kinds()) {
@@ -251,6 +254,11 @@ TEST(OpenApi, V2DefinesEveryKindAndItsPaths) {
     EXPECT_EQ(list.at("x-kubernetes-action"), "list");
     std::string answer(list.at("responses").at("200").at("schema").at("$ref").as_string());
     EXPECT_TRUE(answer.ends_with("." + std::string(k.list_kind))) << answer;
+    // Lists come in pages.
+    std::set<std::string> parameters;
+    for (const auto& p : list.at("parameters").as_array())
+      parameters.emplace(p.at("name").as_string());
+    EXPECT_TRUE(parameters.count("limit") && parameters.count("continue")) << collection;
     if (k.namespaced) {
       EXPECT_TRUE(paths.contains(prefix + std::string(k.plural))) << k.plural;
     }
