@@ -32,9 +32,10 @@ std::optional<boost::json::value> openapi_v3_document(std::string_view group,
 
 /// /openapi/v2: every kind's schema and list schema under `definitions` (the kinds' with
 /// x-kubernetes-group-version-kind), and the paths Phalanx serves for them, each operation
-/// with its group-version-kind and x-kubernetes-action. The PATCH operations list no
-/// `consumes`: kubectl would then build its patches of Pods and Nodes from these schemas,
-/// which describe the fields Phalanx reads, rather than from its own types, which know all.
+/// with its group-version-kind and x-kubernetes-action. The PATCH operations name no
+/// `consumes`: with strategic merge patch named there, kubectl would build its patches of Pods
+/// and Nodes from these schemas, which describe the fields Phalanx reads, rather than from its
+/// own types, which know every field.
 const boost::json::value& openapi_v2_document();
 
 /// The media type of /openapi/v2 in protobuf: as kubectl asks for it, and as it is answered
