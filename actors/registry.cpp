@@ -13,8 +13,7 @@ namespace registry_detail {
 
 namespace {
 
-// Bounds on what the registry remembers for watches and describe.
-constexpr std::size_t watch_history_limit = 8192;
+// Bounds on what the registry remembers for describe (and, config.watch_history, for watches).
 constexpr std::size_t events_per_object = 20;
 constexpr std::size_t event_objects_limit = 50000;
 
@@ -242,8 +241,10 @@ void announce(self_ptr self, api::watch_event::type type, api::object obj) {
       st.watched[kind_index(w.kind)] = true;
   }
   st.history.emplace_back(version, std::move(event));
-  if (st.history.size() > watch_history_limit)
+  if (st.history.size() > st.ctx->config.watch_history) {
+    st.history_dropped_through = st.history.front().first;
     st.history.pop_front();
+  }
 }
 
 std::string implicit_queue_of(const scheduler::pod& p) {

@@ -374,7 +374,12 @@ struct registry_state {
   uint64_t durable_version_ceiling = 0;
 
   std::vector<watcher> watchers;
+  /// The changes of the watched kinds, newest last, at most config.watch_history of them.
   std::deque<std::pair<uint64_t, api::watch_event>> history;  // (resource version, event)
+  /// The version of the newest change the history dropped for its size (0: none): a list
+  /// continued from a first page older than it could not be replayed by a watch (api
+  /// list_page::first_version).
+  uint64_t history_dropped_through = 0;
   std::array<bool, api::resource_kind_count> watched{};       // Any watcher per kind.
 
   /// An event as kept: `scheduler::event` with its texts shared through `event_texts`, 48

@@ -3,6 +3,8 @@
 #include "actors/operator_log.hpp"
 #include "actors/world_port.hpp"
 
+#include "api/list_page.hpp"
+
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
 #include "scheduler/validation.hpp"
@@ -472,43 +474,54 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
   });
 }
 
+// Calls f(meta, view) for every object of `kind`: its stored metadata (the key and labels a
+// list selects by), and a function that makes its view (the object with its status), which
+// costs a copy of the object and more: a list makes the views of its page only.
 template <class F>
-void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
+void for_each_entry(const registry_state& st, resource_kind kind, F&& f) {
   switch (kind) {
     case resource_kind::pod:
       for (const auto& [id, e] : st.pods)
-        f(api::object{pod_view(st, id, e)});
+        f(e.pod->meta, [&] { return api::object{pod_view(st, id, e)}; });
       break;
     case resource_kind::node:
       for (const auto& [name, n] : st.cache.nodes)
         if (n.live)
-          f(api::object{node_view(n)});
+          f(n.node->meta, [&] { return api::object{node_view(n)}; });
       break;
     case resource_kind::pod_group:
       for (const auto& [gang, g] : st.cache.groups)
         if (!g.removed)
-          f(api::object{group_view(st, g)});
+          f(g.group->meta, [&] { return api::object{group_view(st, g)}; });
       break;
     case resource_kind::queue:
       for (const auto& [name, q] : st.cache.queues)
-        f(api::object{queue_view(st, q)});
+        f(q.queue->meta, [&] { return api::object{queue_view(st, q)}; });
       break;
     case resource_kind::job:
       for (const auto& [key, j] : st.jobs)
-        f(api::object{job_view(st, j)});
+        f(j.job->meta, [&] { return api::object{job_view(st, j)}; });
       break;
     case resource_kind::priority_class:
       for (const auto& [name, c] : st.priority_classes)
-        f(api::object{api::priority_class_object{*c}});
+        f(c->meta, [&] { return api::object{api::priority_class_object{*c}}; });
       break;
   }
 }
 
-bool matches(const api::list_options& options, const api::object& obj) {
-  const auto& meta = api::meta_of(obj);
+template <class F>
+void for_each_object(const registry_state& st, resource_kind kind, F&& f) {
+  for_each_entry(st, kind, [&](const scheduler::object_meta&, const auto& view) { f(view()); });
+}
+
+bool matches(const api::list_options& options, const scheduler::object_meta& meta) {
   if (!options.namespace_name.empty() && meta.namespace_name != options.namespace_name)
     return false;
   return options.selector.matches(meta.labels);
+}
+
+bool matches(const api::list_options& options, const api::object& obj) {
+  return matches(options, api::meta_of(obj));
 }
 
 void delete_group(self_ptr self, uint64_t gang, bool dry_run, object_reply reply) {
@@ -851,13 +864,31 @@ void do_get(self_ptr self, resource_kind kind, const std::string& ns, const std:
 void do_list(self_ptr self, resource_kind kind, const api::list_options& options,
              const list_reply& reply) {
   auto& st = self->state;
+  const auto& page = options.page;
+  // The history dropped a change made after the list's first page: a watch from that page's
+  // version could not replay it (as etcd's compaction, for kube-apiserver).
+  if (page.first_version != 0 && page.first_version < st.history_dropped_through)
+    return respond(reply, result<api::object_list>{status{
+                              errc::failed_precondition,
+                              "the list's first page (version " +
+                                  std::to_string(page.first_version) +
+                                  ") is older than the changes this server keeps"}});
+  // Two walks: the keys of the objects selected find the page's end (api/list_page.hpp), then
+  // the page's objects are viewed, and only they.
+  api::page_finder finder(page);
+  for_each_entry(st, kind, [&](const scheduler::object_meta& meta, const auto&) {
+    if (matches(options, meta))
+      finder.offer({meta.namespace_name, meta.name});
+  });
+  const auto end = finder.end();
   api::object_list out;
   out.resource_version = st.resource_version;
-  for_each_object(st, kind, [&](api::object obj) {
-    if (matches(options, obj))
-      out.items.push_back(std::move(obj));
+  out.remaining = end.remaining;
+  for_each_entry(st, kind, [&](const scheduler::object_meta& meta, const auto& view) {
+    if (matches(options, meta) && api::in_page({meta.namespace_name, meta.name}, page, end))
+      out.items.push_back(view());
   });
-  // Stable output: by namespace, then name, as kubectl shows lists.
+  // By namespace, then name: the list's order, which kubectl shows and pages follow.
   std::sort(out.items.begin(), out.items.end(), [](const auto& a, const auto& b) {
     const auto& ma = api::meta_of(a);
     const auto& mb = api::meta_of(b);

@@ -239,6 +239,9 @@ result<runtime_config> parse_runtime_config(const std::string& yaml_text) {
       {"threads", [&](const YAML::Node& v, const std::string& f) {
          return read_int(v, f, 1, 256, c.threads);
        }},
+      {"watchHistory", [&](const YAML::Node& v, const std::string& f) {
+         return read_int(v, f, 1, 10'000'000, c.watch_history);
+       }},
       {"seed", [&](const YAML::Node& v, const std::string&) {
          c.seed = v.as<uint64_t>();
          return status{};

@@ -142,6 +142,11 @@ struct runtime_config {
   /// CAF scheduler worker threads. Default: 2 (this project's machines have 2 cores; CAF would
   /// otherwise pick 4).
   int32_t threads = 2;
+  /// How many changes of the watched kinds the API keeps (`watchHistory`): a watch resumes
+  /// from a version they reach back to, and a list continues from its first page
+  /// (api/list_page.hpp) until a change made after that page is dropped; then the token is 410
+  /// Expired, as kube-apiserver's after etcd compacts. Default: 8192 changes.
+  std::size_t watch_history = 8192;
   /// Seed of every random choice (planner scan start, backoff jitter, uids). Default: taken from
   /// the clock at start; tests set it.
   uint64_t seed = 0;

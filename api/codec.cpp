@@ -748,7 +748,7 @@ json::value encode_status(const api_error& e) {
   v1::Status st;
   st.set_kind("Status");
   st.set_api_version("v1");
-  st.mutable_metadata();
+  st.mutable_metadata()->set_continue_(e.continue_token);
   st.set_status("Failure");
   st.set_message(e.message);
   st.set_reason(std::string(to_string(e.reason)));

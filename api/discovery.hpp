@@ -2,13 +2,14 @@
 
 // Discovery documents, what kubectl reads before anything else (TOOLCHAIN.md): /api
 // (APIVersions), /apis (APIGroupList), /apis/{group} (APIGroup), /api/v1 and
-// /apis/{group}/{version} (APIResourceList), /version, and the OpenAPI v3 documents kubectl reads
-// to learn that the server validates fields (/openapi/v3).
+// /apis/{group}/{version} (APIResourceList) and /version. The OpenAPI documents are
+// api/openapi.hpp's.
 
 #include <boost/json/value.hpp>
 
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace phalanx::api {
@@ -16,6 +17,8 @@ namespace phalanx::api {
 /// The version /version reports: Kubernetes 1.32's API, as Phalanx serves it.
 inline constexpr std::string_view served_kubernetes_major = "1";
 inline constexpr std::string_view served_kubernetes_minor = "32";
+/// /version's gitVersion, and the version /openapi/v2 states.
+inline constexpr std::string_view served_git_version = "v1.32.0-phalanx";
 
 /// /api: {"kind":"APIVersions","versions":["v1"],...}; `server_address` is host:port.
 boost::json::value api_versions(std::string_view server_address);
@@ -29,15 +32,10 @@ std::optional<boost::json::value> api_resource_list(std::string_view group,
                                                     std::string_view version);
 /// /version.
 boost::json::value version_info();
-/// /openapi/v3: the index of the group-versions' documents.
-boost::json::value openapi_v3_index();
-/// /openapi/v3/api/v1 and /openapi/v3/apis/{group}/{version}: the paths of each kind, with the
-/// query parameters a write takes (fieldValidation) and the kind each path is of, which kubectl
-/// reads to decide that the server validates fields itself. Events (core/v1 and
-/// events.k8s.io/v1) also have their schemas, generated from their wire messages with the docs
-/// of api/proto/meta.proto, for `kubectl explain events`; the other kinds have none yet.
-/// nullopt when not served.
-std::optional<boost::json::value> openapi_v3_document(std::string_view group,
-                                                      std::string_view version);
+/// Whether Events (read-only, api/events.hpp) are served in a group-version: core/v1 and
+/// events.k8s.io/v1.
+bool serves_events(std::string_view group, std::string_view version);
+/// Every group-version served, core/v1 ("", "v1") first.
+std::vector<std::pair<std::string_view, std::string_view>> served_group_versions();
 
 } // namespace phalanx::api

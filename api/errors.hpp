@@ -78,6 +78,9 @@ struct api_error {
   std::string kind;
   std::string group;
   std::string name;
+  /// The Status's metadata.continue: on a paged list's 410 Expired, the token that lists the
+  /// rest without the first page's promise (api/list_page.hpp).
+  std::string continue_token;
 
   int code() const noexcept { return http_code(reason); }
   /// The status a module boundary would return: errc_of(reason) and the message.

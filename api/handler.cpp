@@ -7,6 +7,8 @@
 #include "api/kinds.hpp"
 #include "api/kube_protobuf.hpp"
 #include "api/label_selector.hpp"
+#include "api/list_page.hpp"
+#include "api/openapi.hpp"
 #include "api/update.hpp"
 
 #include <boost/json.hpp>
@@ -194,6 +196,37 @@ http_response text_response(int status, std::string body, std::string content_ty
   r.content_type = std::move(content_type);
   r.body = std::move(body);
   return r;
+}
+
+// The resource a list is of, as continue tokens name it: "pods", "podgroups.scheduling.volcano.sh".
+std::string list_resource(const kind_info& k) {
+  return k.group.empty() ? std::string(k.plural)
+                         : std::string(k.plural) + "." + std::string(k.group);
+}
+
+// The encodings /openapi/v2 is served in: JSON, and the protobuf kubectl asks for (alone).
+enum class openapi_v2_encoding { json, protobuf };
+
+// The first encoding of the Accept header's that /openapi/v2 is served in (JSON when the
+// header is empty); nullopt when it names none of them (YAML is not served, as
+// kube-apiserver does not).
+std::optional<openapi_v2_encoding> negotiate_openapi_v2(std::string_view accept) {
+  if (trim(accept).empty())
+    return openapi_v2_encoding::json;
+  std::size_t start = 0;
+  while (start <= accept.size()) {
+    std::size_t comma = accept.find(',', start);
+    std::string type = media_type(accept.substr(
+        start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (type == openapi_v2_protobuf_type || type == openapi_v2_protobuf_content_type)
+      return openapi_v2_encoding::protobuf;
+    if (type == "application/json" || type == "*/*" || type == "application/*")
+      return openapi_v2_encoding::json;
+    if (comma == std::string_view::npos)
+      break;
+    start = comma + 1;
+  }
+  return std::nullopt;
 }
 
 api_error not_found_path() {
@@ -575,6 +608,31 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
     }
     return std::nullopt;
   }
+  if (seg.size() == 2 && seg[0] == "openapi" && seg[1] == "v2") {
+    if (!only_get())
+      return std::nullopt;
+    auto encoding = negotiate_openapi_v2(req.accept);
+    if (!encoding) {
+      api_error e;
+      e.reason = status_reason::not_acceptable;
+      e.message = "/openapi/v2 is served as application/json and as " +
+                  std::string(openapi_v2_protobuf_type) + ", not " +
+                  scheduler::go_quote(req.accept);
+      return fail(e);
+    }
+    http_response r;
+    if (*encoding == openapi_v2_encoding::json) {
+      r = json_response(200, openapi_v2_document(), output::json, "OTHER");
+    } else {
+      const auto& bytes = openapi_v2_protobuf();
+      if (!bytes)
+        return fail(bytes.error());
+      r = text_response(200, *bytes, std::string(openapi_v2_protobuf_content_type));
+    }
+    r.headers.emplace_back("Vary", "Accept");
+    respond(std::move(r));
+    return std::nullopt;
+  }
   const bool openapi = !seg.empty() && seg[0] == "openapi";
   bool discovery = seg.empty() || (seg.size() == 1 && seg[0] == "version") ||
                    (seg.size() <= 2 && seg[0] == "api") || (seg.size() <= 3 && seg[0] == "apis") ||
@@ -598,11 +656,11 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                      "/apis/events.k8s.io/v1", "/apis/scheduling.k8s.io",
                      "/apis/scheduling.k8s.io/v1", "/apis/scheduling.volcano.sh",
                      "/apis/scheduling.volcano.sh/v1beta1", "/healthz", "/livez", "/metrics",
-                     "/openapi/v3", "/readyz", "/version"})
+                     "/openapi/v2", "/openapi/v3", "/readyz", "/version"})
         paths.emplace_back(p);
       doc = json::object{{"paths", std::move(paths)}};
     } else if (openapi) {
-      // /openapi/v3, /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version}; v2 is not served.
+      // /openapi/v3, /openapi/v3/api/v1, /openapi/v3/apis/{group}/{version} (v2 is above).
       if (seg.size() == 2 && seg[1] == "v3")
         doc = openapi_v3_index();
       else if (seg.size() == 4 && seg[1] == "v3" && seg[2] == "api")
@@ -751,16 +809,36 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                }));
       return std::nullopt;
     }
+    // Pages (?limit, ?continue; api/list_page.hpp). The service pages by the selectors it
+    // applies; the filters below may leave a page shorter than the limit, which clients take
+    // (the continue token says whether more follow).
+    const std::string resource = list_resource(k);
+    auto page = read_page_query(q("limit"), q("continue"), q("resourceVersion"), resource);
+    if (!page)
+      return fail(page.error(), "LIST");
+    options.page = *page;
+    const bool selectors = !q("labelSelector").empty() || !q("fieldSelector").empty();
     svc_.list(route.kind, std::move(options),
               hop([respond, k, out = *out, name_filter, pod_fields = fields->pod_fields,
-                   include = *include, now_fn](result<object_list> r) {
+                   include = *include, now_fn, resource, page = *page,
+                   selectors](result<object_list> r) {
                 if (!r) {
-                  auto resp = error_response(with_details(api_error::from(r.error()), k, ""));
+                  const bool expired =
+                      r.error().code() == errc::failed_precondition && page.first_version != 0;
+                  auto error = expired ? continue_expired(resource, page)
+                                       : with_details(api_error::from(r.error()), k, "");
+                  auto resp = error_response(error);
                   resp.verb = "LIST";
                   respond(std::move(resp));
                   return;
                 }
                 object_list list = std::move(*r);
+                std::optional<list_key> last;
+                if (!list.items.empty())
+                  last = list_key{meta_of(list.items.back()).namespace_name,
+                                  meta_of(list.items.back()).name};
+                auto meta = answer_page(resource, page, list.resource_version, last,
+                                        list.remaining, selectors);
                 if (name_filter) {
                   std::erase_if(list.items,
                                 [&](const object& o) { return meta_of(o).name != *name_filter; });
@@ -768,15 +846,18 @@ std::optional<watch_plan> handler::handle(http_request req, post_fn post,
                 if (!pod_fields.empty())
                   std::erase_if(list.items,
                                 [&](const object& o) { return !pod_fields_match(pod_fields, o); });
+                json::value body;
                 if (out == output::table) {
                   table_options to;
                   to.now = now_fn();
                   to.include = include;
-                  respond(json_response(
-                    200, encode_table(k.kind, list.items, list.resource_version, to), out, "LIST"));
-                  return;
+                  body = encode_table(k.kind, list.items, meta.resource_version, to);
+                } else {
+                  list.resource_version = meta.resource_version;
+                  body = encode_list(k.kind, list);
                 }
-                respond(json_response(200, encode_list(k.kind, list), out, "LIST"));
+                set_page_metadata(body, meta);
+                respond(json_response(200, body, out, "LIST"));
               }));
     return std::nullopt;
   }
@@ -1110,6 +1191,16 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
   table_options table;
   table.now = now();
   table.include = *include;
+  list_page page;
+  const std::string resource = version == event_version::core_v1 ? "events"
+                                                                  : "events.events.k8s.io";
+  if (!watch && !selection.name) {
+    auto asked = read_page_query(q("limit"), q("continue"), q("resourceVersion"), resource);
+    if (!asked)
+      return fail(asked.error());
+    page = *asked;
+  }
+  const bool selectors = !q("labelSelector").empty() || !q("fieldSelector").empty();
   if (watch) {
     watch_plan plan;
     plan.events = std::move(selection);
@@ -1120,8 +1211,8 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
       return fail(*bad);
     return plan;
   }
-  auto answer = [respond, selection = std::move(selection), table, out = *out, verb,
-                 version](result<event_list> r) {
+  auto answer = [respond, selection = std::move(selection), table, out = *out, verb, version,
+                 page, resource, selectors](result<event_list> r) {
     if (!r) {
       auto resp = error_response(api_error::from(r.error()));
       resp.verb = verb;
@@ -1138,14 +1229,34 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
       resp.verb = verb;
       return respond(std::move(resp));
     }
-    if (out == output::table)
-      return respond(json_response(
-        200, encode_event_table(items, r->resource_version, table, version), out, verb));
-    respond(json_response(200,
-                          selection.name
-                            ? encode_event(items.front(), r->resource_version, version)
-                            : encode_event_list(items, r->resource_version, version),
-                          out, verb));
+    if (selection.name)
+      return respond(json_response(200, encode_event(items.front(), r->resource_version, version),
+                                   out, verb));
+    // A page of the events, by the same rule as the objects' pages. Events keep no history,
+    // so a page continues from the events as they are, and is never too old.
+    std::vector<std::pair<std::string, std::string>> names;
+    names.reserve(items.size());
+    for (const auto& e : items)
+      names.emplace_back(event_namespace(e), event_name(e));
+    page_finder finder(page);
+    for (const auto& [ns, n] : names)
+      finder.offer({ns, n});
+    const auto end = finder.end();
+    std::vector<object_event> paged;
+    std::optional<list_key> last;
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      list_key key{names[i].first, names[i].second};
+      if (in_page(key, page, end)) {
+        paged.push_back(std::move(items[i]));
+        last = key;
+      }
+    }
+    auto meta = answer_page(resource, page, r->resource_version, last, end.remaining, selectors);
+    auto body = out == output::table
+                    ? encode_event_table(paged, meta.resource_version, table, version)
+                    : encode_event_list(paged, meta.resource_version, version);
+    set_page_metadata(body, meta);
+    respond(json_response(200, body, out, verb));
   };
   svc_.all_events([post, answer = std::move(answer)](result<event_list> r) {
     auto shared = std::make_shared<result<event_list>>(std::move(r));

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -76,14 +77,34 @@ struct label_selector {
   bool matches(const scheduler::label_set& labels) const;
 };
 
+/// Which part of a list to answer (?limit and ?continue): lists are in the order of their
+/// items' (namespace, name), and a page is the items after the last of the page before.
+struct list_page {
+  /// At most this many items; 0: every one.
+  std::size_t limit = 0;
+  /// Only the items whose (namespace, name) comes after this one: the last item of the page
+  /// before. Unset: from the first.
+  std::optional<std::pair<std::string, std::string>> after;
+  /// On a later page of a list that is to stay consistent with its first page: that page's
+  /// version (0: none). Pages are read from the service's state when asked, not from the first
+  /// page's, so the list and a watch from this version see every change only while the service
+  /// keeps the changes since; once it has dropped one for the size of its history (as etcd
+  /// compacts), the list fails with failed_precondition.
+  uint64_t first_version = 0;
+};
+
 struct list_options {
   std::string namespace_name;  // Empty: all namespaces (or a cluster-scoped kind).
   label_selector selector;
+  list_page page;
 };
 
 struct object_list {
+  /// In (namespace, name) order.
   std::vector<object> items;
   uint64_t resource_version = 0;  // The collection's version, to start a watch from.
+  /// How many items the options select after this page; 0 when it holds the rest of the list.
+  std::size_t remaining = 0;
 };
 
 /// One change, as a Kubernetes watch sends it.
@@ -194,6 +215,10 @@ class service {
   virtual void get(resource_kind kind, std::string namespace_name, std::string name,
                    object_callback done) = 0;
 
+  /// The objects of a kind that `options` select, in (namespace, name) order; one page of them
+  /// when `options.page` says so (api/list_page.hpp finds a page's end). Fails with
+  /// failed_precondition when `options.page.first_version` is too old (list_page), and with
+  /// unavailable.
   virtual void list(resource_kind kind, list_options options, list_callback done) = 0;
 
   /// Deletes an object; a job deletes its PodGroup and pods, a PodGroup does not delete its pods.

@@ -97,6 +97,7 @@ enum class flag_id {
   allow_missing_template_keys,
   client,
   field_selector,
+  chunk_size,
 };
 
 struct flag_spec {
@@ -107,7 +108,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 25> flags = {{
+constexpr std::array<flag_spec, 26> flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -138,6 +139,7 @@ constexpr std::array<flag_spec, 25> flags = {{
   {flag_id::timeout, "timeout", 0, true, bit(command::remove)},
   {flag_id::client, "client", 0, false, bit(command::version)},
   {flag_id::field_selector, "field-selector", 0, true, bit(command::get)},
+  {flag_id::chunk_size, "chunk-size", 0, true, bit(command::get) | bit(command::describe)},
 }};
 
 const flag_spec* find_long(std::string_view name) {
@@ -662,6 +664,15 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
       case flag_id::field_selector:
         inv.field_selector = g.value;
         break;
+      case flag_id::chunk_size: {
+        int64_t n = 0;
+        auto [end, ec] = std::from_chars(g.value.data(), g.value.data() + g.value.size(), n);
+        if (ec != std::errc{} || end != g.value.data() + g.value.size() || n < 0)
+          return usage(g.spelling + " must be a whole number of items, 0 for one list at once "
+                                    "(got \"" + g.value + "\")");
+        inv.chunk_size = n;
+        break;
+      }
     }
     if (!s)
       return s;
@@ -817,6 +828,7 @@ Flags:
       --output-watch-events  print the event type (ADDED, MODIFIED, DELETED) with each change
       --no-headers           the table without its title line
       --show-labels          a LABELS column last
+      --chunk-size N         read lists in pages of N items (default 500; 0: at once)
 
 Columns: jobs as `vcctl job list` (Name Creation Phase JobType Replicas Min Pending Running
 Succeeded Failed Unknown RetryCount), queues as `vcctl queue list` (Name Weight State Parent
@@ -829,7 +841,7 @@ JSONPath is kubectl's dialect: {.a.b} {.items[*].x} [0] [-1] [0:2] [*] .* ..name
   if (t == "describe")
     return R"(Show an object in detail: its spec, status, why it is pending, and its events.
 
-Usage: phalanxctl describe KIND [NAME...] [-n NS | -A] [-l SELECTOR]
+Usage: phalanxctl describe KIND [NAME...] [-n NS | -A] [-l SELECTOR] [--chunk-size N]
 )" + std::string(connection);
   if (t == "delete")
     return R"(Delete objects. Deleting a job deletes its PodGroup and pods; deleting a PodGroup

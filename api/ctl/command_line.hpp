@@ -85,6 +85,9 @@ struct invocation {
   std::string field_selector;
   /// -f / --filename: files, directories, or "-" for standard input.
   std::vector<std::string> files;
+  /// get, describe --chunk-size: lists are read in pages of this many items (?limit, following
+  /// metadata.continue), as kubectl reads them. 0: each list in one answer. Default: 500.
+  int64_t chunk_size = 500;
 
   // get
   output_format output = output_format::table;

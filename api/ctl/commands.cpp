@@ -260,26 +260,46 @@ class session {
     }
     std::string path = t.collection(inv_.all_namespaces ? std::string() : ns_for(t));
     path += selector_query('?');
-    auto r = send("GET", path);
-    if (!r) {
-      code = exit_code::unreachable;
-      return std::nullopt;
+    // In pages of --chunk-size, as kubectl: each page's metadata.continue asks for the next.
+    // Every page has the list's resourceVersion, where a watch starts.
+    std::string next;
+    do {
+      std::string page = path;
+      auto add = [&](const std::string& parameter) {
+        page += (page.find('?') == std::string::npos ? "?" : "&") + parameter;
+      };
+      if (inv_.chunk_size > 0)
+        add("limit=" + std::to_string(inv_.chunk_size));
+      if (!next.empty())
+        add("continue=" + percent_encode(next));
+      auto r = send("GET", page);
+      if (!r) {
+        code = exit_code::unreachable;
+        return std::nullopt;
+      }
+      if (!ok(*r)) {
+        server_error(*r);
+        code = worse(code, exit_code::server_error);
+        return std::nullopt;
+      }
+      auto v = body_of(*r);
+      if (!v) {
+        code = worse(code, exit_code::server_error);
+        return std::nullopt;
+      }
+      f.resource_version = string_at(*v, {"metadata", "resourceVersion"});
+      next = string_at(*v, {"metadata", "continue"});
+      if (const auto* items = find(*v, {"items"}); items && items->is_array())
+        for (const auto& item : items->get_array())
+          f.items.push_back(item);
+      if (f.raw.is_null())
+        f.raw = std::move(*v);
+    } while (!next.empty());
+    // The list as one answer would have been: every page's items, the list's version.
+    if (auto* list = f.raw.if_object()) {
+      (*list)["items"] = json::array(f.items.begin(), f.items.end());
+      (*list)["metadata"] = json::object{{"resourceVersion", f.resource_version}};
     }
-    if (!ok(*r)) {
-      server_error(*r);
-      code = worse(code, exit_code::server_error);
-      return std::nullopt;
-    }
-    auto v = body_of(*r);
-    if (!v) {
-      code = worse(code, exit_code::server_error);
-      return std::nullopt;
-    }
-    f.resource_version = string_at(*v, {"metadata", "resourceVersion"});
-    if (const auto* items = find(*v, {"items"}); items && items->is_array())
-      for (const auto& item : items->get_array())
-        f.items.push_back(item);
-    f.raw = std::move(*v);
     if (!inv_.names.empty() && f.items.empty()) {
       // The server's own NotFound message.
       auto g = send("GET", t.item(ns_for(t), inv_.names.front()));

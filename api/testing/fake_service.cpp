@@ -1,5 +1,7 @@
 #include "api/testing/fake_service.hpp"
 
+#include "api/list_page.hpp"
+
 #include "scheduler/job.hpp"
 
 #include <algorithm>
@@ -247,10 +249,20 @@ void fake_service::list(resource_kind kind, list_options options, list_callback 
     {
       std::lock_guard lock{mu_};
       watcher filter{0, kind, options, nullptr};
+      // The page as the real service finds it (api/list_page.hpp). The fake keeps no history:
+      // a continued list is never too old for it.
+      page_finder finder(options.page);
       for (const auto& [k, o] : objects_) {
         if (std::get<0>(k) == int(kind) && matches(filter, o))
+          finder.offer({std::get<1>(k), std::get<2>(k)});
+      }
+      const auto end = finder.end();
+      for (const auto& [k, o] : objects_) {
+        if (std::get<0>(k) == int(kind) && matches(filter, o) &&
+            in_page({std::get<1>(k), std::get<2>(k)}, options.page, end))
           out.items.push_back(o);
       }
+      out.remaining = end.remaining;
       out.resource_version = rv_;
     }
     done(std::move(out));

@@ -1,6 +1,7 @@
 // The HTTP server over real loopback connections: every endpoint, watches, TLS, tokens, limits,
 // and the table of bad inputs with the status and message each must get.
 
+#include "api/openapi.hpp"
 #include "api/tests/server_fixture.hpp"
 
 #include "api/proto/kube_wire.pb.h"
@@ -414,7 +415,83 @@ TEST_F(Server, ServesOpenApiV3AsKubectlReadsItToValidateOnTheServer) {
                 .at("kind"),
             "Job");
   EXPECT_EQ(call(port(), with_method("GET", "/openapi/v3/apis/apps/v1")).status, 404);
-  EXPECT_EQ(call(port(), with_method("GET", "/openapi/v2")).status, 404);
+}
+
+// /openapi/v2 in the encoding asked for: protobuf for kubectl (which asks for nothing else),
+// JSON for `kubectl get --raw` and curl, and a 406 that says what is served for the rest; never
+// one encoding under the other's name.
+TEST_F(Server, ServesOpenApiV2AsJsonOrProtobufByAccept) {
+  auto v2 = [&](std::string accept) {
+    auto r = with_method("GET", "/openapi/v2");
+    r.accept = std::move(accept);
+    return call(port(), r);
+  };
+  auto proto = v2("application/com.github.proto-openapi.spec.v2@v1.0+protobuf");
+  ASSERT_EQ(proto.status, 200) << proto.body;
+  // Answered in kube-apiserver's spelling, which Go's media type parser takes.
+  EXPECT_EQ(proto.header("content-type"),
+            "application/com.github.proto-openapi.spec.v2.v1.0+protobuf");
+  EXPECT_EQ(proto.header("vary"), "Accept");
+  ASSERT_TRUE(openapi_v2_protobuf().ok());
+  EXPECT_EQ(proto.body, *openapi_v2_protobuf());
+  for (const std::string accept : {"", "application/json", "application/json, */*",
+                                   "application/yaml;q=0.9, */*;q=0.8"}) {
+    auto plain = v2(accept);
+    ASSERT_EQ(plain.status, 200) << accept;
+    EXPECT_EQ(plain.header("content-type"), "application/json") << accept;
+    EXPECT_EQ(body_json(plain), openapi_v2_document()) << accept;
+  }
+  auto refused = v2("application/yaml");
+  EXPECT_EQ(refused.status, 406);
+  EXPECT_EQ(refused.header("content-type"), "application/json");
+  EXPECT_NE(refused.body.find("/openapi/v2 is served as application/json and as "
+                              "application/com.github.proto-openapi.spec.v2@v1.0+protobuf, "
+                              "not \\\"application/yaml\\\""),
+            std::string::npos)
+      << refused.body;
+  EXPECT_EQ(call(port(), with_method("POST", "/openapi/v2", "{}", "application/json")).status,
+            405);
+}
+
+// Strict field validation inside a pod's affinity and tolerations: a misspelt key there would
+// drop the rule and place the pod anywhere.
+TEST_F(Server, RefusesMisspeltKeysInsideAPodsAffinityAndTolerations) {
+  auto pod = [](std::string spec_extra) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: picky}\nspec:\n  containers:\n"
+           "  - {name: c, image: x}\n" + spec_extra;
+  };
+  auto strict = [&](const std::string& body) {
+    return call(port(), with_method("POST",
+                                    "/api/v1/namespaces/default/pods?fieldValidation=Strict",
+                                    body, "application/yaml"));
+  };
+  auto affinity = strict(pod("  affinity:\n    nodeAffinity:\n      requiredDuringScheduling:\n"
+                             "        nodeSelectorTerms: []\n"));
+  EXPECT_EQ(affinity.status, 400) << affinity.body;
+  EXPECT_NE(affinity.body.find(
+                "unknown field \\\"spec.affinity.nodeAffinity.requiredDuringScheduling\\\""),
+            std::string::npos)
+      << affinity.body;
+  auto term = strict(pod("  affinity:\n    podAntiAffinity:\n"
+                         "      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                         "      - topologyKey: kubernetes.io/hostname\n"
+                         "        labelSelector: {matchLabel: {app: x}}\n"));
+  EXPECT_EQ(term.status, 400) << term.body;
+  EXPECT_NE(term.body.find("unknown field \\\"spec.affinity.podAntiAffinity."
+                           "requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector."
+                           "matchLabel\\\""),
+            std::string::npos)
+      << term.body;
+  auto toleration = strict(pod("  tolerations:\n  - {key: gpu, operator: Exists, efect: "
+                               "NoSchedule}\n"));
+  EXPECT_EQ(toleration.status, 400) << toleration.body;
+  EXPECT_NE(toleration.body.find("unknown field \\\"spec.tolerations[0].efect\\\""),
+            std::string::npos)
+      << toleration.body;
+  // Spelt right, the same pod goes in.
+  auto right = strict(pod("  tolerations:\n  - {key: gpu, operator: Exists, effect: "
+                          "NoSchedule}\n"));
+  EXPECT_EQ(right.status, 201) << right.body;
 }
 
 // dryRun=All: creates, updates and deletes are checked and answered, nothing stored or removed.

@@ -4,6 +4,7 @@
 
 #include "tests/cli/harness.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <sys/stat.h>
@@ -396,6 +397,185 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsVolcanoKinds) {
             std::string::npos)
       << changed.out;
   EXPECT_EQ(kubectl({"get", "pg", "resnet-gang", "-o", "jsonpath={.spec.minMember}"}).out, "3");
+}
+
+// `kubectl explain` of Pods and Nodes (issue 30), from their schemas in /openapi/v3 and, with
+// --output=plaintext-openapiv2, from /openapi/v2, which kubectl reads in protobuf; `get --raw
+// /openapi/v2` is JSON. A misspelt key inside a pod's tolerations is refused by the server's
+// strict field validation with kubectl's message, and only warned of with --validate=warn.
+TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodesInBothOpenApiVersions) {
+  auto resources = kubectl({"explain", "pod.spec.containers.resources"});
+  ASSERT_TRUE(succeeded(resources)) << resources.err;
+  EXPECT_NE(resources.out.find("FIELD: resources <ResourceRequirements>"), std::string::npos)
+      << resources.out;
+  EXPECT_NE(resources.out.find("  requests\t<map[string]string>\n    What the container needs"),
+            std::string::npos)
+      << resources.out;
+  auto spec = kubectl({"explain", "node.spec"});
+  ASSERT_TRUE(succeeded(spec)) << spec.err;
+  EXPECT_NE(spec.out.find("KIND:       Node"), std::string::npos) << spec.out;
+  EXPECT_NE(spec.out.find("  unschedulable\t<boolean>\n    Cordoned (kubectl cordon)"),
+            std::string::npos)
+      << spec.out;
+  EXPECT_NE(spec.out.find("  taints\t<[]Taint>"), std::string::npos) << spec.out;
+  auto metadata = kubectl({"explain", "pod.metadata"});
+  ASSERT_TRUE(succeeded(metadata)) << metadata.err;
+  EXPECT_NE(metadata.out.find("scheduling.k8s.io/group-name"), std::string::npos)
+      << metadata.out;
+
+  // OpenAPI v2: kubectl asks for protobuf and reads the same schemas.
+  auto v2 = kubectl({"explain", "--output=plaintext-openapiv2", "podgroup"});
+  ASSERT_TRUE(succeeded(v2)) << v2.err;
+  EXPECT_NE(v2.out.find("KIND:     PodGroup"), std::string::npos) << v2.out;
+  EXPECT_NE(v2.out.find("A gang: pods that start together or not at all."), std::string::npos)
+      << v2.out;
+  auto v2_pod = kubectl({"explain", "--output=plaintext-openapiv2",
+                         "pod.spec.tolerations.effect"});
+  ASSERT_TRUE(succeeded(v2_pod)) << v2_pod.err;
+  EXPECT_NE(v2_pod.out.find("FIELD:    effect <string>"), std::string::npos) << v2_pod.out;
+  EXPECT_NE(v2_pod.out.find("NoSchedule, PreferNoSchedule or NoExecute"), std::string::npos)
+      << v2_pod.out;
+  auto raw = kubectl({"get", "--raw", "/openapi/v2"});
+  ASSERT_TRUE(succeeded(raw)) << raw.err;
+  auto doc = boost::json::parse(raw.out);
+  EXPECT_EQ(field(doc, {"swagger"}), "2.0");
+  EXPECT_EQ(field(doc, {"definitions", "io.k8s.api.core.v1.Pod", "properties", "spec", "$ref"}),
+            "#/definitions/io.k8s.api.core.v1.PodSpec");
+
+  auto pod = [&](const std::string& toleration) {
+    return home_.write("tolerant.yaml",
+                       "apiVersion: v1\nkind: Pod\nmetadata: {name: tolerant}\nspec:\n"
+                       "  containers:\n  - {name: c, image: x}\n  tolerations:\n  - " +
+                           toleration + "\n");
+  };
+  auto refused = kubectl({"apply", "-f", pod("{key: gpu, operator: Exists, efect: NoSchedule}")});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("Error from server (BadRequest): error when creating"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_NE(refused.err.find("strict decoding error: unknown field "
+                             "\"spec.tolerations[0].efect\""),
+            std::string::npos)
+      << refused.err;
+  auto warned = kubectl({"apply", "--validate=warn", "-f",
+                         pod("{key: gpu, operator: Exists, efect: NoSchedule}")});
+  ASSERT_TRUE(succeeded(warned)) << warned.err;
+  EXPECT_NE(warned.err.find("Warning: unknown field \"spec.tolerations[0].efect\""),
+            std::string::npos)
+      << warned.err;
+  EXPECT_EQ(warned.out, "pod/tolerant created\n");
+}
+
+// Lists in pages (issue 30), on the real registry: kubectl's --chunk-size over 5 pods lists each
+// once in 3 requests (its -v=6 log shows limit and continue); a watch from the paged list sees
+// what changes next; phalanxctl get pages too (--chunk-size, default 500: the server's request
+// count tells); and a token once the server has dropped a change made after its first page (it
+// keeps 16 here) is kube-apiserver's 410 Expired, whose own token lists the rest.
+TEST_F(KubectlAgainstPhalanxd, ListsPodsInPagesAndWatchesFromThem) {
+  d_ = daemon::start({"--config", home_.write("config.yaml", "watchHistory: 16\n")});
+  auto pod = [](int i) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: p-" + std::to_string(i) +
+           "}\nspec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: 10m}}}]\n";
+  };
+  ASSERT_TRUE(succeeded(kubectl(
+      {"create", "-f", home_.write("pods.yaml", pod(0) + "---\n" + pod(1) + "---\n" + pod(2) +
+                                                    "---\n" + pod(3) + "---\n" + pod(4))})));
+  const std::string all = "pod/p-0\npod/p-1\npod/p-2\npod/p-3\npod/p-4\n";
+
+  auto listed = kubectl({"get", "pods", "--chunk-size=2", "-o", "name", "-v=6"});
+  ASSERT_TRUE(succeeded(listed)) << listed.err;
+  EXPECT_EQ(listed.out, all);
+  int requests = 0;
+  int continued = 0;
+  for (const auto& line : split_lines(listed.err)) {
+    if (line.find("GET " + d_->url() + "/api/v1/namespaces/default/pods?") == std::string::npos)
+      continue;
+    ++requests;
+    EXPECT_NE(line.find("limit=2"), std::string::npos) << line;
+    continued += line.find("continue=") != std::string::npos;
+  }
+  EXPECT_EQ(requests, 3) << listed.err;
+  EXPECT_EQ(continued, 2) << listed.err;
+
+  // phalanxctl pages as kubectl: the LIST requests the server counted.
+  api::http_client http(d_->client_options());
+  auto lists = [&] {
+    api::client_request r;
+    r.target = "/metrics";
+    auto m = http.send(r);
+    if (!m)
+      return -1;
+    for (const auto& line : split_lines(m->body))
+      if (line.starts_with("phalanx_http_requests_total{verb=\"LIST\",code=\"200\"} "))
+        return std::stoi(line.substr(line.rfind(' ') + 1));
+    return 0;
+  };
+  int before = lists();
+  auto paged = ctl({"get", "pods", "--chunk-size", "2", "-o", "name"});
+  ASSERT_TRUE(succeeded(paged));
+  EXPECT_EQ(paged.out, all);
+  EXPECT_EQ(lists() - before, 3);
+  before = lists();
+  auto whole = ctl({"get", "pods", "--chunk-size=0", "-o", "json"});
+  ASSERT_TRUE(succeeded(whole));
+  EXPECT_EQ(lists() - before, 1);
+  before = lists();
+  auto joined = ctl_json({"get", "pods", "--chunk-size=2"});
+  EXPECT_EQ(lists() - before, 3);
+  EXPECT_EQ(joined.at("items").as_array().size(), 5u) << joined;
+  EXPECT_FALSE(joined.at("metadata").as_object().contains("continue")) << joined;
+  auto refused = ctl({"get", "pods", "--chunk-size=-1"});
+  EXPECT_TRUE(failed_with(refused, 2));
+  EXPECT_NE(refused.err.find("--chunk-size must be a whole number of items"), std::string::npos)
+      << refused.err;
+
+  // A watch after a paged list starts from its version and sees the next change.
+  auto watch = kubectl_process({"get", "pods", "--chunk-size=2", "-w", "-o", "name"});
+  ASSERT_TRUE(watch->wait_for({"pod/p-4"})) << watch->err();
+  ASSERT_TRUE(succeeded(kubectl({"create", "-f", home_.write("p5.yaml", pod(5))})));
+  EXPECT_TRUE(watch->wait_for({"pod/p-5"})) << watch->err();
+  watch->stop();
+
+  // The first page, then more changes than the history keeps: the token is too old.
+  auto get = [&](const std::string& target) {
+    api::client_request r;
+    r.target = target;
+    auto res = http.send(r);
+    EXPECT_TRUE(res.ok());
+    return res ? *res : api::client_response{};
+  };
+  auto first = get("/api/v1/namespaces/default/pods?limit=2");
+  ASSERT_EQ(first.status, 200) << first.body;
+  auto token = field(boost::json::parse(first.body), {"metadata", "continue"});
+  ASSERT_FALSE(token.empty()) << first.body;
+  // Nodes watched meanwhile: the history keeps the changes of watched kinds, 16 here.
+  auto nodes = kubectl_process({"get", "nodes", "-w", "-o", "name"});
+  ASSERT_TRUE(nodes->wait_for({"node/cpu-a-0"})) << nodes->err();
+  auto beyond = get("/api/v1/namespaces/default/pods?limit=2&continue=" + token);
+  EXPECT_EQ(beyond.status, 200) << beyond.body;  // No change dropped yet.
+  for (int i = 0; i < 20; ++i)
+    ASSERT_TRUE(succeeded(kubectl({"label", "node", "cpu-a-0", "--overwrite",
+                                   "churn=" + std::to_string(i)})));
+  nodes->stop();
+  auto gone = get("/api/v1/namespaces/default/pods?limit=2&continue=" + token);
+  ASSERT_EQ(gone.status, 410) << gone.body;
+  auto status = boost::json::parse(gone.body);
+  EXPECT_EQ(field(status, {"reason"}), "Expired");
+  EXPECT_EQ(field(status, {"message"}).rfind("The provided continue parameter is too old to "
+                                             "display a consistent list result. You can start a "
+                                             "new list without the continue parameter, or use "
+                                             "the continue token in this response",
+                                             0),
+            0u)
+      << gone.body;
+  auto rest = get("/api/v1/namespaces/default/pods?continue=" +
+                  field(status, {"metadata", "continue"}));
+  ASSERT_EQ(rest.status, 200) << rest.body;
+  std::vector<std::string> names;
+  auto rest_list = boost::json::parse(rest.body);
+  for (const auto& item : rest_list.at("items").as_array())
+    names.emplace_back(item.at("metadata").at("name").as_string());
+  EXPECT_EQ(names, (std::vector<std::string>{"p-2", "p-3", "p-4", "p-5"}));
 }
 
 TEST_F(KubectlAgainstPhalanxd, ScalesAVolcanoJob) {
