@@ -803,6 +803,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::vector<job_pod_event> job_events;
     // Jobs whose tasks wait for others (dependsOn) and one of whose pods ran or succeeded.
     std::set<std::string> dependency_syncs;
+    // Jobs one of whose pods went Running: they may go Running (persist_own_start).
+    std::set<std::string> job_starts;
     for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
@@ -821,9 +823,12 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if ((e.phase() == scheduler::pod_phase::running ||
            e.phase() == scheduler::pod_phase::succeeded) &&
           e.gang != 0)
-        if (auto g = st.cache.groups.find(e.gang);
-            g != st.cache.groups.end() && g->second.job_waits_on_tasks)
-          dependency_syncs.insert(g->second.job_key.str());
+        if (auto g = st.cache.groups.find(e.gang); g != st.cache.groups.end()) {
+          if (g->second.job_waits_on_tasks)
+            dependency_syncs.insert(g->second.job_key.str());
+          if (!g->second.job_key.empty())
+            job_starts.insert(g->second.job_key.str());
+        }
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.cache.nodes.find(e.node_name()); n != st.cache.nodes.end()) {
           n->second.allocated -= e.pod->requests;
@@ -854,6 +859,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       on_job_pod_event(self, je);
     for (const auto& key : dependency_syncs)
       sync_job_pods(self, key);
+    for (const auto& key : job_starts)
+      persist_own_start(self, key);
   });
 }
 

@@ -415,6 +415,9 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
 /// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It
 /// waits for a step under way; a job that ended or is suspended is left alone.
 void sync_job_pods(self_ptr self, const std::string& key);
+/// A job one of whose pods went Running: if its pods now run its minimum, its Running phase is
+/// persisted with its time and condition (registry_jobs.cpp).
+void persist_own_start(self_ptr self, const std::string& key);
 /// Deletes a job with its PodGroup and pods (the API's delete, and the collector of finished
 /// jobs past their ttlSecondsAfterFinished); `reply` may be null. Dry run: the answer only.
 void delete_job(self_ptr self, const std::string& key, bool dry_run, object_reply reply);

@@ -723,10 +723,39 @@ void sync_job_pods(self_ptr self, const std::string& key) {
     sync_job(self, key);
 }
 
+// A job whose pods now run its minimum goes Running, as Volcano's syncJob moves it: the phase
+// is persisted with its time and appended to the job's conditions, as its own end is, so that
+// its history reads Pending (or Restarting), then Running. Its phase is still read from its pods
+// (registry_status.cpp); what this keeps is when it changed.
+void persist_own_start(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  auto& j = i->second;
+  if (j.acting || j.deleting || j.job->suspended ||
+      j.status.phase == scheduler::job_phase::running)
+    return;
+  const auto current = job_status_of(st, j);
+  if (current.phase != scheduler::job_phase::running)
+    return;
+  auto status = j.status;
+  status.phase = scheduler::job_phase::running;
+  status.reason = "Running";
+  status.message = std::to_string(current.running + current.succeeded) +
+                   " pod(s) running or succeeded, of minAvailable " +
+                   std::to_string(current.min_available);
+  status.last_transition_time = st.ctx->now();
+  scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
+  j.acting = true;
+  persist_status(self, key, std::move(status));
+}
+
 void start_job_controller(self_ptr self) {
   auto& st = self->state;
   std::vector<std::string> restarting;
   std::vector<std::string> going_on;
+  std::vector<std::string> started;
   for (const auto& [key, j] : st.jobs) {
     if (j.job->suspended)
       continue;
@@ -738,6 +767,10 @@ void start_job_controller(self_ptr self) {
     }
     if (scheduler::is_finished(j.status.phase))
       continue;
+    // Maybe running since before the stop, the transition not persisted yet (a store written
+    // before the transition was): persisted now, with the time of this start.
+    if (j.status.phase == scheduler::job_phase::pending)
+      started.push_back(key);
     // Whether it misses pods first: it is cheap (mostly one id lookup per pod), and a job's
     // status, read from its pods with their task names, is not.
     const auto* g = group_of_job(st.cache, j);
@@ -759,6 +792,8 @@ void start_job_controller(self_ptr self) {
       if (i->second.acting)
         oplog::info("job misses pods at the start: they are made again").kv("job", key);
     }
+  for (const auto& key : started)
+    persist_own_start(self, key);
 }
 
 void job_pods_made(self_ptr self, const std::string& key) {

@@ -92,8 +92,12 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
     runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-worker-1"),
                              "delete");
     ASSERT_TRUE(h.run_until(
-        [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
-        10ms))
+        [&] {
+          auto now = status_of(h, "tf");
+          return now.retry_count == 1 && all_running(h, "tf", 3) && !now.conditions.empty() &&
+                 now.conditions.back().status == scheduler::job_phase::running;
+        },
+        5000ms, 10ms))
         << scheduler::to_string(status_of(h, "tf").phase);
     auto after = pods_of(h, "tf");
     for (const auto& [name, p] : after)
@@ -101,12 +105,15 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
     auto s = status_of(h, "tf");
     EXPECT_EQ(s.phase, scheduler::job_phase::running);
     EXPECT_EQ(s.version, 1);
-    // Its history: created Pending, Restarting, then Pending again (each phase once, at its
-    // latest entry), with their times; Running is read from the pods.
-    ASSERT_EQ(s.conditions.size(), 2u);
+    // Its history: created Pending, Running, Restarting, then Pending and Running again (each
+    // phase once, at its latest entry), with their times.
+    ASSERT_EQ(s.conditions.size(), 3u);
     EXPECT_EQ(s.conditions[0].status, scheduler::job_phase::restarting);
     EXPECT_EQ(s.conditions[1].status, scheduler::job_phase::pending);
+    EXPECT_EQ(s.conditions[2].status, scheduler::job_phase::running);
     EXPECT_LE(s.conditions[0].last_transition_time, s.conditions[1].last_transition_time);
+    EXPECT_LE(s.conditions[1].last_transition_time, s.conditions[2].last_transition_time);
+    EXPECT_EQ(s.last_transition_time, s.conditions[2].last_transition_time);
     EXPECT_GT(s.conditions[0].last_transition_time, scheduler::timestamp{});
     EXPECT_TRUE(has_job_event(h, "tf", "RestartJob"));
     std::string events;
