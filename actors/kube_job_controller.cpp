@@ -17,10 +17,8 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <chrono>
 #include <map>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -42,8 +40,8 @@ struct kube_job_input {
   std::vector<json::value> objects;
 };
 
-/// A policy's delayed action that is due (Volcano's delayAction), or, without one, a failed step
-/// of the job to try again (as a sync).
+/// A policy's delayed action that is due (Volcano's delayAction), or, without one, the event of a
+/// failed step of the job to handle again.
 struct kube_job_timer {
   std::string job_key;
   std::string job_uid;
@@ -54,7 +52,6 @@ struct kube_job_timer {
 namespace {
 
 using namespace std::chrono_literals;
-using scheduler::job_phase;
 
 constexpr auto retry_after = 2s;
 // A step that changes the phase syncs the job again; a chain of such syncs stops after this many
@@ -89,6 +86,8 @@ struct job_entry {
   /// The controller's record of the job's status: what it last wrote, or what the apiserver
   /// showed when the controller first saw the job.
   scheduler::job_status status;
+  /// `status` holds the apiserver's (read once, when the job first decoded).
+  bool status_loaded = false;
   /// The status has a phase (Volcano's initJobStatus ran).
   bool initiated = false;
   bool deleting = false;  // metadata.deletionTimestamp: Volcano leaves such a job alone.
@@ -538,7 +537,8 @@ void job_seen(self_ptr self, const json::value& raw) {
     // Volcano's admission webhook makes maxRetry 0 (or unset) its default, 3.
     if (obj.job.max_retry == 0)
       obj.job.max_retry = 3;
-    if (fresh) {
+    if (!e.status_loaded) {
+      e.status_loaded = true;
       e.status = obj.status;
       e.initiated = !k8s::string_at(raw, {"status", "state", "phase"}).empty();
     }
