@@ -209,8 +209,9 @@ bool delete_group(self_ptr self, const std::string& job_uid) {
   auto g = st.groups.find(job_uid);
   if (g == st.groups.end())
     return true;
-  auto deleted = k8s::delete_object(*st.client, group_path(g->second.namespace_name, g->second.name),
-                                    g->second.uid);
+  const auto& group = g->second;
+  auto deleted = k8s::delete_object(*st.client, group_path(group.namespace_name, group.name),
+                                    group.uid);
   if (!deleted.ok() && !gone(deleted)) {
     spdlog::warn("msg=\"PodGroup of a job not deleted\" podgroup={}/{} error=\"{}\"",
                  g->second.namespace_name, g->second.name, deleted.to_string());
@@ -748,8 +749,9 @@ void on_input(self_ptr self, const kube_job_input& in) {
         for (const auto& item : in.objects)
           job_seen(self, item);
       } else if (in.change == k8s::event_type::deleted) {
-        if (auto i = st.jobs.find(key_of(in.objects[0]));
-            i != st.jobs.end() && i->second.uid == k8s::string_at(in.objects[0], {"metadata", "uid"}))
+        const auto& gone_job = in.objects[0];
+        if (auto i = st.jobs.find(key_of(gone_job));
+            i != st.jobs.end() && i->second.uid == k8s::string_at(gone_job, {"metadata", "uid"}))
           job_gone(self, i->first);
       } else {
         job_seen(self, in.objects[0]);

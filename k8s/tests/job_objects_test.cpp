@@ -98,8 +98,8 @@ TEST(JobObjects, ThePodGroupIsTheExpansionsOwnedByTheJob) {
   auto raw = json::parse(tf_job);
   auto expanded = scheduler::expand_job(decode(raw));
   ASSERT_TRUE(expanded.ok());
-  auto pg = job_pod_group_manifest(expanded->group,
-                                   job_owner_reference("tf", "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90"));
+  const auto* uid = "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90";
+  auto pg = job_pod_group_manifest(expanded->group, job_owner_reference("tf", uid));
   EXPECT_EQ(string_at(pg, {"metadata", "name"}), "tf-0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90");
   EXPECT_EQ(string_at(pg, {"metadata", "labels", "team"}), "vision");
   EXPECT_EQ(string_at(pg, {"metadata", "annotations", "volcano.sh/preemptable"}), "false");

@@ -15,14 +15,13 @@
 #include <boost/json/value.hpp>
 
 #include <atomic>
-#include <thread>
-
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace phalanx::kube_tests {
@@ -132,15 +131,11 @@ class test_kubelet {
   test_kubelet(const test_kubelet&) = delete;
   test_kubelet& operator=(const test_kubelet&) = delete;
 
-  /// Status writes and removals done so far.
-  int actions() const { return actions_.load(); }
-
  private:
   void step();
 
   kube_harness& h_;
   std::atomic<bool> stopping_{false};
-  std::atomic<int> actions_{0};
   std::map<std::string, std::chrono::steady_clock::time_point> started_;  // Pod uid -> Running.
   std::thread thread_;
 };

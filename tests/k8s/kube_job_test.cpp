@@ -43,6 +43,11 @@ struct task_spec {
 json::value vcjob(const std::string& ns, const std::string& name, int min_available,
                   const std::vector<task_spec>& tasks, json::array policies = {},
                   int max_retry = 0) {
+  const json::array containers{json::object{
+      {"name", "main"},
+      {"image", "registry.k8s.io/pause:3.10"},
+      {"resources",
+       json::object{{"requests", json::object{{"cpu", "500m"}, {"memory", "64Mi"}}}}}}};
   json::array ts;
   for (const auto& t : tasks) {
     json::object annotations;
@@ -55,15 +60,7 @@ json::value vcjob(const std::string& ns, const std::string& name, int min_availa
          json::object{
              {"metadata", json::object{{"annotations", annotations},
                                        {"labels", json::object{{"app", name}}}}},
-             {"spec",
-              json::object{{"restartPolicy", "Never"},
-                           {"containers",
-                            json::array{json::object{
-                                {"name", "main"},
-                                {"image", "registry.k8s.io/pause:3.10"},
-                                {"resources",
-                                 json::object{{"requests", json::object{{"cpu", "500m"},
-                                                                        {"memory", "64Mi"}}}}}}}}}}}}});
+             {"spec", json::object{{"restartPolicy", "Never"}, {"containers", containers}}}}}});
   }
   json::object spec{{"minAvailable", min_available}, {"schedulerName", "volcano"},
                     {"queue", "default"}, {"tasks", std::move(ts)}};
