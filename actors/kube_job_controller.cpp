@@ -759,13 +759,23 @@ void on_input(self_ptr self, const kube_job_input& in) {
       break;
     case c::pods:
       if (in.listed) {
-        // What the list lacks is gone; the rest is seen (each a change only if it changed).
+        // What the list lacks is gone; the rest is seen (each a change only if it changed). A
+        // pod this controller made that no watch event told of yet may be missing only because
+        // the list was read before its create: the apiserver is asked.
         auto listed = uids_of(in.objects);
         std::vector<std::array<std::string, 3>> vanished;  // Job uid, name, uid.
         for (const auto& [job_uid, pods] : st.pods)
-          for (const auto& [name, p] : pods)
-            if (!listed.count(p.facts.uid))
-              vanished.push_back({job_uid, name, p.facts.uid});
+          for (const auto& [name, p] : pods) {
+            if (listed.count(p.facts.uid))
+              continue;
+            if (!p.watched) {
+              auto now = k8s::get_json(*st.client, pods_path(p.facts.namespace_name) + "/" + name);
+              if (now ? k8s::string_at(*now, {"metadata", "uid"}) == p.facts.uid
+                      : now.error().code() != errc::not_found)
+                continue;
+            }
+            vanished.push_back({job_uid, name, p.facts.uid});
+          }
         for (const auto& [job_uid, name, uid] : vanished)
           pod_gone(self, job_uid, name, uid, nullptr);
         for (const auto& item : in.objects)
