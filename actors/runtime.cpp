@@ -657,8 +657,10 @@ void runtime::shutdown() {
   if (!impl_ || impl_->stopped)
     return;
   impl_->stopped = true;
-  if (impl_->job_controller)
+  if (impl_->job_controller) {
     impl_->job_controller->stop();  // Its watches send to it, and it asks the world.
+    impl_->job_controller.reset();  // Its handles to its actor go before the actor system.
+  }
   if (impl_->world)
     impl_->world->stop();  // Its threads send to the actors below: first.
   auto reason = caf::exit_reason::user_shutdown;

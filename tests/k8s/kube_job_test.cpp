@@ -247,6 +247,10 @@ TEST(KubeJobController, ATwoTaskJobGetsItsPodGroupAndPodsRunsAndCompletes) {
   EXPECT_EQ(int_at(done, {"status", "retryCount"}), 0);
   EXPECT_EQ(count_of(read_log(*d), "msg=\"job pod created\""), 3u);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  // A clean stop with the controller running: exit code 0.
+  auto stopped = d->stop();
+  ASSERT_TRUE(stopped.ok()) << stopped.error().to_string();
+  EXPECT_EQ(*stopped, 0) << read_log(*d);
 }
 
 // `policies: [{event: PodEvicted, action: RestartJob}]`, maxRetry 2: a pod deleted restarts the
