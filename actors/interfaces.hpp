@@ -214,4 +214,16 @@ using store_writer_actor = caf::typed_actor<
   // Internal: writes may have paused for store.flushWhenIdleAfter; if so, flush the memtables.
   caf::reacts_to<idle_atom>>;
 
+/// The Kubernetes-mode JOB CONTROLLER interface (--controllers job): Volcano's job controller
+/// over the apiserver (actors/kube_job_controller.hpp).
+using kube_job_controller_actor = caf::typed_actor<
+  // One of its watches (Jobs, their pods, PodGroups) listed its collection or saw a change.
+  caf::reacts_to<watched_atom, kube_job_input_ptr>,
+  // A policy's timeout passed (its delayed action), or a failed step is due to be tried again.
+  caf::reacts_to<timeout_atom, kube_job_timer_ptr>,
+  // Internal: sync job `key` ("<namespace>/<name>") again (a step changed its phase).
+  caf::reacts_to<job_sync_atom, std::string>,
+  // Internal, every second: whether this process leads now (a new leader syncs every job).
+  caf::reacts_to<tick_atom>>;
+
 } // namespace phalanx::actors

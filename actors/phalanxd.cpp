@@ -2,7 +2,8 @@
 //
 //   phalanxd --mode kubernetes --data-dir DIR [--kubeconfig FILE] [--scheduler-name N,...]
 //            [--leader-elect=true|false] [--lock-namespace NS] [--lock-name NAME]
-//            [--kube-api-qps Q] [--kube-api-burst B] [--listen ...] [--probe-port N]
+//            [--kube-api-qps Q] [--kube-api-burst B] [--controllers job] [--listen ...]
+//            [--probe-port N]
 //   phalanxd --mode standalone --data-dir DIR [--cluster FILE] [--listen 127.0.0.1:PORT]
 //            [--config FILE] [--log-level info] [--token-file F] [--tls-cert F --tls-key F]
 //            [--quarantine-corrupt] [--port-file F] [--http-threads N] [--probe-port N]
@@ -11,7 +12,8 @@
 // Kubernetes mode schedules a real cluster through its apiserver (actors/kube_world.hpp): it
 // watches nodes, pods, PodGroups and Queues, binds the pods whose schedulerName is ours, and
 // keeps a checkpoint of its cache and its binding intents in --data-dir. Its own HTTP API then
-// only reads; /readyz answers once the caches are synced.
+// only reads; /readyz answers once the caches are synced. With --controllers job it also runs
+// Volcano's job controller on the apiserver (actors/kube_job_controller.hpp).
 // It answers /readyz only once restart recovery finished, and exits cleanly on SIGTERM/SIGINT.
 // Exit codes: 0 stopped by a signal; 1 could not start; 2 bad command line; 3 a vital part of
 // the scheduler stopped while it ran (/readyz and /healthz said so first; restart it).
@@ -76,6 +78,10 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
   --kube-api-qps Q         requests per second to the apiserver (default 50)
   --kube-api-burst B       requests at once after a quiet spell (default 100)
   --kube-binding-workers N Bindings posted at once, each on a connection of its own (default 16)
+  --controllers LIST       Kubernetes mode: controllers to run besides the scheduler; "job" is
+                           Volcano's job controller (batch.volcano.sh Jobs get their PodGroup,
+                           pods and status from phalanxd). Default: none, since Volcano's own
+                           vc-controller-manager usually runs it; never run both
   --cluster FILE           simulated nodes (YAML); created on start unless they exist
   --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
   --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
@@ -123,6 +129,7 @@ struct options {
   double kube_api_qps = 50;
   int kube_api_burst = 100;
   int kube_binding_workers = 16;
+  bool job_controller = false;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -238,6 +245,13 @@ options parse_args(int argc, char** argv) {
         o.renew_deadline = ms;
       else
         o.retry_period = ms;
+    } else if (name == "--controllers") {
+      auto v = value();
+      for (const auto& c : split_commas(v)) {
+        if (c != "job")
+          fail_usage("--controllers: unknown controller \"" + c + "\" (known: job)");
+        o.job_controller = true;
+      }
     } else if (name == "--kube-binding-workers") {
       auto v = value();
       try {
@@ -276,6 +290,9 @@ options parse_args(int argc, char** argv) {
     fail_usage("--cluster: Kubernetes mode schedules the cluster's own nodes, not simulated ones");
   if (o.mode == "standalone" && !o.kubeconfig.empty())
     fail_usage("--kubeconfig: only with --mode kubernetes");
+  if (o.mode == "standalone" && o.job_controller)
+    fail_usage("--controllers: only with --mode kubernetes (standalone mode always runs its own "
+               "job controller)");
   if (o.data_dir.empty())
     fail_usage("--data-dir is required");
   if (o.tls_cert.empty() != o.tls_key.empty())
@@ -366,6 +383,7 @@ int main(int argc, char** argv) {
     k.connection.qps = opt.kube_api_qps;
     k.connection.burst = opt.kube_api_burst;
     k.binding_workers = opt.kube_binding_workers;
+    k.job_controller = opt.job_controller;
     k.leader_elect = opt.leader_elect;
     k.lock_namespace = opt.lock_namespace;
     k.lock_name = opt.lock_name;

@@ -308,6 +308,14 @@ struct binding_outcome {
 /// A write for the store writer and who to tell.
 using batch_ptr = std::shared_ptr<storage::write_batch>;
 
+/// The Kubernetes-mode job controller's inputs (actors/kube_job_controller.cpp defines them):
+/// what its watches listed or saw change, and a policy's delayed action or a step to try again.
+/// Passed by pointer, so that this header needs no JSON.
+struct kube_job_input;
+struct kube_job_timer;
+using kube_job_input_ptr = std::shared_ptr<const kube_job_input>;
+using kube_job_timer_ptr = std::shared_ptr<const kube_job_timer>;
+
 /// Bindings persisted (or not) for a txn.
 struct bound_result {
   scheduler::txn_id txn;
@@ -490,6 +498,10 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, delta_atom, "delta")
   CAF_ADD_ATOM(phalanx, phalanx::actors, lead_atom, "lead")
   CAF_ADD_ATOM(phalanx, phalanx::actors, outcome_atom, "outcome")
+  // The Kubernetes-mode job controller.
+  CAF_ADD_ATOM(phalanx, phalanx::actors, watched_atom, "watched")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, timeout_atom, "timeout")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, job_sync_atom, "jobsync")
 
   // Message types.
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::pod_ptr))
@@ -543,6 +555,8 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::preemption_offer))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::eviction_order))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::eviction_batch))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::kube_job_input_ptr))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::kube_job_timer_ptr))
 
 CAF_END_TYPE_ID_BLOCK(phalanx)
 
@@ -599,3 +613,5 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::preemption_ask)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::preemption_offer)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::eviction_order)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::eviction_batch)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::kube_job_input_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::kube_job_timer_ptr)

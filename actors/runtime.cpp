@@ -3,6 +3,7 @@
 
 #include "actors/cluster_actor.hpp"
 #include "actors/gang_actor.hpp"
+#include "actors/kube_job_controller.hpp"
 #include "actors/kube_world.hpp"
 #include "actors/node_actor.hpp"
 #include "actors/operator_log.hpp"
@@ -513,6 +514,8 @@ struct runtime::impl {
   std::shared_ptr<failure_note> failure = std::make_shared<failure_note>();
   /// Kubernetes mode: the world behind the binder (null in standalone mode).
   std::unique_ptr<kube_world> world;
+  /// Kubernetes mode with --controllers job: Volcano's job controller (null otherwise).
+  std::unique_ptr<kube_job_controller> job_controller;
   cluster_actor cluster;
   store_writer_actor writer;
   binder_actor binder;
@@ -577,6 +580,12 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
       return world.error();
     p->world = std::move(*world);
     p->binder = p->world->spawn_binder(sys);
+    if (ctx->config.kubernetes.job_controller) {
+      auto controller = kube_job_controller::create(ctx->config.kubernetes);
+      if (!controller)
+        return controller.error();
+      p->job_controller = std::move(*controller);
+    }
     for (const auto& [key, value] : loaded->world_meta)
       if (key.starts_with("watch/"))
         watch_versions.emplace(key, value);
@@ -605,6 +614,12 @@ result<std::unique_ptr<runtime>> runtime::start(runtime_config config,
                    if (note->why.empty())
                      note->why = std::move(why);
                  });
+    if (auto& controller = rt->impl_->job_controller) {
+      // It acts only while this process may bind: a standby's controller keeps its watches.
+      auto* w = world.get();
+      auto actor = controller->start(*rt->impl_->system, [w] { return w->may_bind(); });
+      watch_vital(actor, "job controller", note);
+    }
     rt->impl_->ready_seconds = 0;
     return rt;
   }
@@ -643,6 +658,10 @@ void runtime::shutdown() {
   if (!impl_ || impl_->stopped)
     return;
   impl_->stopped = true;
+  if (impl_->job_controller) {
+    impl_->job_controller->stop();  // Its watches send to it, and it asks the world.
+    impl_->job_controller.reset();  // Its handles to its actor go before the actor system.
+  }
   if (impl_->world)
     impl_->world->stop();  // Its threads send to the actors below: first.
   auto reason = caf::exit_reason::user_shutdown;

@@ -132,6 +132,11 @@ struct kubernetes_config {
   /// posted about 480 Bindings/s where the apiserver took 1,400; docs/PERFORMANCE.md).
   /// Default: 16.
   int32_t binding_workers = 16;
+  /// Run Volcano's job controller too (`--controllers job`; actors/kube_job_controller.hpp):
+  /// batch.volcano.sh Jobs get their PodGroup, pods and status from this process. Off by
+  /// default: where Volcano is installed, its vc-controller-manager does that, and two job
+  /// controllers would fight over the same pods. Default: false.
+  bool job_controller = false;
 };
 
 struct runtime_config {

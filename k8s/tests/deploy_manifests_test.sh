@@ -65,6 +65,8 @@ for object in customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling
   namespace/phalanx-system serviceaccount/phalanx-scheduler \
   clusterrole.rbac.authorization.k8s.io/phalanx-scheduler \
   clusterrolebinding.rbac.authorization.k8s.io/phalanx-scheduler \
+  clusterrole.rbac.authorization.k8s.io/phalanx-job-controller \
+  clusterrolebinding.rbac.authorization.k8s.io/phalanx-job-controller \
   deployment.apps/phalanxd service/phalanxd-metrics poddisruptionbudget.policy/phalanxd \
   queue.scheduling.volcano.sh/default; do
   grep -q "^$object .*(server dry run)$" <<<"$out" || fail "$object was not in the server dry run"

@@ -228,7 +228,8 @@ std::string shipped_role_without(kube_harness& h, const std::string& account,
   if (!docs)
     throw std::runtime_error("rbac.yaml: " + docs.error().message);
   for (auto& doc : *docs) {
-    if (doc.at("kind") != "ClusterRole")
+    // The scheduler's role (the job controller's has one of its own, not bound here).
+    if (doc.at("kind") != "ClusterRole" || doc.at("metadata").at("name") != "phalanx-scheduler")
       continue;
     auto& role = doc.as_object();
     role["metadata"] = json::object{{"name", account}};

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -267,6 +268,89 @@ kube_harness::start_phalanxd(const std::string& data, const std::vector<std::str
   if (!d)
     throw std::runtime_error("phalanxd did not start: " + d.error().message());
   return std::move(*d);
+}
+
+test_kubelet::test_kubelet(kube_harness& h) : h_(h) {
+  thread_ = std::thread([this] {
+    while (!stopping_.load()) {
+      step();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  });
+}
+
+test_kubelet::~test_kubelet() {
+  stopping_ = true;
+  thread_.join();
+}
+
+void test_kubelet::step() {
+  auto list = k8s::get_json(h_.admin(), "/api/v1/namespaces/" + h_.ns() + "/pods");
+  if (!list)
+    return;
+  auto now_text = api::format_time(scheduler::timestamp{
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())});
+  for (const auto& item : list->as_object().at("items").as_array()) {
+    auto name = k8s::string_at(item, {"metadata", "name"});
+    auto uid = k8s::string_at(item, {"metadata", "uid"});
+    auto path = "/api/v1/namespaces/" + h_.ns() + "/pods/" + name;
+    if (!k8s::string_at(item, {"metadata", "deletionTimestamp"}).empty()) {
+      k8s::delete_object(h_.admin(), path, uid, 0).permit_unchecked();
+      started_.erase(uid);
+      continue;
+    }
+    if (k8s::string_at(item, {"spec", "nodeName"}).empty())
+      continue;
+    auto phase = k8s::string_at(item, {"status", "phase"});
+    const auto& container = item.at("spec").at("containers").at(0);
+    json::object status_of_container{{"name", container.at("name")},
+                                     {"image", container.at("image")},
+                                     {"imageID", ""},
+                                     {"restartCount", 0}};
+    json::object status;
+    if (phase == "Pending") {
+      status_of_container["ready"] = true;
+      status_of_container["state"] =
+          json::object{{"running", json::object{{"startedAt", now_text}}}};
+      status = json::object{{"phase", "Running"}, {"startTime", now_text}};
+      started_[uid] = std::chrono::steady_clock::now();
+    } else if (phase == "Running") {
+      auto at = started_.find(uid);
+      if (at == started_.end())  // Running before this kubelet: from now.
+        at = started_.emplace(uid, std::chrono::steady_clock::now()).first;
+      auto annotation = [&](const char* key) {
+        return k8s::string_at(item, {"metadata", "annotations", key});
+      };
+      bool fails = !annotation("sim.phalanx.io/fail-after").empty();
+      auto after = annotation(fails ? "sim.phalanx.io/fail-after" : "sim.phalanx.io/duration");
+      auto ns = scheduler::parse_duration_ns(after);
+      if (after.empty() || !ns ||
+          std::chrono::steady_clock::now() - at->second < std::chrono::nanoseconds(*ns))
+        continue;
+      int64_t exit_code = 0;
+      if (fails) {
+        exit_code = 1;
+        auto code = annotation("sim.phalanx.io/exit-code");
+        std::from_chars(code.data(), code.data() + code.size(), exit_code);  // Else 1.
+      }
+      status_of_container["ready"] = false;
+      status_of_container["state"] = json::object{
+          {"terminated", json::object{{"exitCode", exit_code},
+                                      {"reason", fails ? "Error" : "Completed"},
+                                      {"startedAt", now_text},
+                                      {"finishedAt", now_text}}}};
+      status = json::object{{"phase", fails ? "Failed" : "Succeeded"}};
+    } else {
+      continue;
+    }
+    status["containerStatuses"] = json::array{std::move(status_of_container)};
+    json::object patch{{"metadata", json::object{{"uid", uid}}}, {"status", std::move(status)}};
+    // A write that failed is made again at the next step, the pod still being where it was.
+    k8s::patch_json(h_.admin(), path + "/status", patch, k8s::patch_type::merge)
+        .error()
+        .permit_unchecked();
+  }
 }
 
 } // namespace phalanx::kube_tests

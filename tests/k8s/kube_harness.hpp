@@ -14,12 +14,14 @@
 
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace phalanx::kube_tests {
@@ -109,6 +111,33 @@ class kube_harness {
   std::string ns_;
   std::string scratch_;
   std::map<std::string, std::string> bound_before_;  // Pod uid -> node, as first seen.
+};
+
+/// The kubelet of the test's nodes, on a thread of its own while it lives, over the admin's
+/// client: every 100 ms it reads the pods of the harness's namespace and
+/// - a pod bound to a node and Pending goes Running (its first container running);
+/// - a Running pod annotated sim.phalanx.io/duration (a duration: "0s", "2s") goes Succeeded
+///   that long after it went Running (its first container terminated with exit code 0), one
+///   annotated sim.phalanx.io/fail-after Failed (exit code sim.phalanx.io/exit-code, default 1);
+///   without either it runs until deleted;
+/// - a terminating pod (metadata.deletionTimestamp) has stopped: it is removed (gracePeriodSeconds
+///   0), as a kubelet's final delete.
+/// Times are the kubelet's own (when it saw the pod Running); tests wait for what follows, they
+/// never assert a time.
+class test_kubelet {
+ public:
+  explicit test_kubelet(kube_harness& h);
+  ~test_kubelet();
+  test_kubelet(const test_kubelet&) = delete;
+  test_kubelet& operator=(const test_kubelet&) = delete;
+
+ private:
+  void step();
+
+  kube_harness& h_;
+  std::atomic<bool> stopping_{false};
+  std::map<std::string, std::chrono::steady_clock::time_point> started_;  // Pod uid -> Running.
+  std::thread thread_;
 };
 
 } // namespace phalanx::kube_tests

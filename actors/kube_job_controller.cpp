@@ -1,0 +1,945 @@
+#include "actors/kube_job_controller.hpp"
+
+#include "actors/interfaces.hpp"
+
+#include "api/codec.hpp"
+#include "k8s/client.hpp"
+#include "k8s/job_objects.hpp"
+#include "k8s/operations.hpp"
+#include "k8s/reflector.hpp"
+#include "scheduler/job.hpp"
+#include "scheduler/job_lifecycle.hpp"
+#include "scheduler/job_sync.hpp"
+
+#include <boost/json.hpp>
+#include <caf/all.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+namespace phalanx::actors {
+
+namespace json = boost::json;
+
+/// What one of the controller's watches delivered: a whole list, or one change.
+struct kube_job_input {
+  enum class collection { jobs, pods, pod_groups };
+  collection from = collection::jobs;
+  /// A whole list: `objects` is every object of the collection (what is not in it is gone).
+  bool listed = false;
+  /// For one change: what happened to objects[0].
+  k8s::event_type change = k8s::event_type::added;
+  std::vector<json::value> objects;
+};
+
+/// A policy's delayed action that is due (Volcano's delayAction), or, without one, the event of a
+/// failed step of the job to handle again.
+struct kube_job_timer {
+  std::string job_key;
+  std::string job_uid;
+  /// The delayed action's id in its job's list of delayed actions (0 for a retry).
+  uint64_t delay_id = 0;
+};
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr auto retry_after = 2s;
+// A step that changes the phase syncs the job again; a chain of such syncs stops after this many
+// (no chain of the table is longer; a longer one would be two rules disagreeing about the pods).
+constexpr int max_follow_ups = 4;
+constexpr auto tick_period = 1s;
+
+scheduler::timestamp wall_now() {
+  return scheduler::timestamp{std::chrono::duration_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now().time_since_epoch())};
+}
+
+std::string key_of(const json::value& v) {
+  return k8s::string_at(v, {"metadata", "namespace"}) + "/" +
+         k8s::string_at(v, {"metadata", "name"});
+}
+
+// A policy's action waiting for its timeout (Volcano's delayAction), until an event about its
+// pod or another action cancels it.
+struct delayed_action {
+  uint64_t id = 0;
+  scheduler::resolved_action action;
+  std::string pod_uid;
+};
+
+// A Job as the controller keeps it.
+struct job_entry {
+  json::value raw;  // As last listed or watched.
+  std::string uid;
+  std::shared_ptr<const scheduler::job> job;  // Null when it does not decode: left alone.
+  std::string spec_text;                      // Its spec, to see spec changes.
+  /// The controller's record of the job's status: what it last wrote, or what the apiserver
+  /// showed when the controller first saw the job.
+  scheduler::job_status status;
+  /// `status` holds the apiserver's (read once, when the job first decoded).
+  bool status_loaded = false;
+  /// The status has a phase (Volcano's initJobStatus ran).
+  bool initiated = false;
+  bool deleting = false;  // metadata.deletionTimestamp: Volcano leaves such a job alone.
+  /// A step failed: its event is handled again after retry_after (Volcano requeues it).
+  bool retry_armed = false;
+  scheduler::job_event_info retry_event;
+  std::vector<delayed_action> delays;
+  /// Syncs sent by steps that changed the phase, one after the other (see execute).
+  int follow_ups = 0;
+};
+
+struct pod_entry {
+  k8s::job_pod_facts facts;
+  /// This controller marked and deleted it: terminating and out of sync until it is gone,
+  /// whatever a watch event from before the delete says.
+  bool deleted_by_us = false;
+  /// The pod watch told of it. A pod this controller made is kept from its create's answer
+  /// until then, and the watch's first word of it is its addition (PodPending).
+  bool watched = false;
+};
+
+struct group_entry {
+  std::string uid;
+  std::string namespace_name, name;
+  std::string phase;  // status.phase; "" before the scheduler wrote one.
+};
+
+struct controller_state {
+  static inline const char* name = "phalanx.kube_job_controller";
+  std::shared_ptr<k8s::client> client;
+  std::function<bool()> may_act;
+  std::map<std::string, job_entry> jobs;                    // By "<namespace>/<name>".
+  std::unordered_map<std::string, std::string> key_of_uid;  // Job uid -> key.
+  /// The pods of each job, by the uid of the job that controls them, then by name.
+  std::unordered_map<std::string, std::map<std::string, pod_entry>> pods;
+  /// Each job's PodGroup, by the uid of the job that controls it.
+  std::unordered_map<std::string, group_entry> groups;
+  /// PodGroups this controller deleted: a late watch event of one does not bring it back.
+  std::unordered_set<std::string> deleted_groups;
+  bool listed[3] = {false, false, false};
+  /// Acting: every collection was listed and this process leads.
+  bool active = false;
+  /// A deleted job's objects were not all deleted: tried again at the next tick.
+  bool collect_again = false;
+  uint64_t next_delay_id = 1;
+};
+
+using self_ptr = kube_job_controller_actor::stateful_pointer<controller_state>;
+
+const char* collection_name(kube_job_input::collection c) {
+  switch (c) {
+    case kube_job_input::collection::jobs: return "jobs";
+    case kube_job_input::collection::pods: return "pods";
+    case kube_job_input::collection::pod_groups: return "podgroups";
+  }
+  return "?";
+}
+
+std::vector<scheduler::job_pod_view> views_of(const controller_state& st, const std::string& uid) {
+  std::vector<scheduler::job_pod_view> out;
+  if (auto i = st.pods.find(uid); i != st.pods.end())
+    for (const auto& [name, p] : i->second)
+      out.push_back(p.facts.view);
+  return out;
+}
+
+// Volcano's controller makes a job's pods once the scheduler moved its PodGroup past Pending;
+// Phalanx's scheduling side admits (Inqueue) only gangs that have pods, so a PodGroup without
+// them would wait for ever. The pods are made at once, as the standalone controller makes them
+// (registry_jobs.cpp), and the enqueue gate holds them unbound until it admits the gang.
+constexpr bool pod_group_admitted = true;
+
+std::string pods_path(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/pods"; }
+
+std::string group_path(const std::string& ns, const std::string& name) {
+  return "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + ns + "/podgroups/" + name;
+}
+
+bool gone(const status& s) {
+  return s.code() == errc::not_found || s.code() == errc::conflict;
+}
+
+// -- the apiserver's side of a step: each call true when done (or moot: the object is gone).
+
+// Volcano's killPods for one pod: the out-of-sync mark first (its deletion then raises
+// OutOfSync, also for a process that restarts meanwhile), then the delete, both with the pod's
+// uid as precondition.
+bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, pod_entry& p) {
+  auto& st = self->state;
+  const auto& name = p.facts.view.name;
+  json::object patch{
+      {"metadata", json::object{{"uid", p.facts.uid},
+                                {"annotations",
+                                 json::object{{scheduler::out_of_sync_key, "true"}}}}}};
+  auto marked = k8s::patch_json(*st.client, pods_path(ns) + "/" + name, patch,
+                                k8s::patch_type::merge);
+  if (!marked && !gone(marked.error())) {
+    spdlog::warn("msg=\"job pod not marked out of sync\" pod={}/{} error=\"{}\"", ns, name,
+                 marked.error().to_string());
+    return false;
+  }
+  if (marked) {
+    auto deleted = k8s::delete_object(*st.client, pods_path(ns) + "/" + name, p.facts.uid);
+    if (!deleted.ok() && !gone(deleted)) {
+      spdlog::warn("msg=\"job pod not deleted\" pod={}/{} error=\"{}\"", ns, name,
+                   deleted.to_string());
+      return false;
+    }
+  }
+  p.deleted_by_us = true;
+  p.facts.view.terminating = true;
+  p.facts.view.out_of_sync = true;
+  spdlog::info("msg=\"job pod deleted\" pod={}/{} job_uid={}", ns, name, job_uid);
+  return true;
+}
+
+bool delete_group(self_ptr self, const std::string& job_uid) {
+  auto& st = self->state;
+  auto g = st.groups.find(job_uid);
+  if (g == st.groups.end())
+    return true;
+  const auto& group = g->second;
+  auto deleted = k8s::delete_object(*st.client, group_path(group.namespace_name, group.name),
+                                    group.uid);
+  if (!deleted.ok() && !gone(deleted)) {
+    spdlog::warn("msg=\"PodGroup of a job not deleted\" podgroup={}/{} error=\"{}\"",
+                 g->second.namespace_name, g->second.name, deleted.to_string());
+    return false;
+  }
+  st.deleted_groups.insert(g->second.uid);
+  st.groups.erase(g);
+  return true;
+}
+
+// Volcano's createOrUpdatePodGroup, the create half: the job's PodGroup when it has none.
+bool ensure_group(self_ptr self, const job_entry& e) {
+  auto& st = self->state;
+  if (st.groups.count(e.uid))
+    return true;
+  auto expanded = scheduler::expand_job(*e.job);
+  if (!expanded) {
+    spdlog::error("msg=\"job not expanded\" job={} error=\"{}\"", key_of(e.raw),
+                  expanded.error().to_string());
+    return false;
+  }
+  const auto& g = expanded->group;
+  auto manifest = k8s::job_pod_group_manifest(
+      g, k8s::job_owner_reference(e.job->meta.name.view(), e.uid));
+  auto made = k8s::post_json(*st.client,
+                             "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                 g.meta.namespace_name.str() + "/podgroups",
+                             manifest);
+  if (!made) {
+    if (made.error().code() == errc::already_exists)
+      return true;  // The watch brings it.
+    spdlog::warn("msg=\"PodGroup of a job not created\" job={} error=\"{}\"", key_of(e.raw),
+                 made.error().to_string());
+    return false;
+  }
+  st.groups[e.uid] = {k8s::string_at(*made, {"metadata", "uid"}), g.meta.namespace_name.str(),
+                      g.meta.name.str(), k8s::string_at(*made, {"status", "phase"})};
+  spdlog::info("msg=\"PodGroup of a job created\" podgroup={}/{}", g.meta.namespace_name.str(),
+               g.meta.name.str());
+  return true;
+}
+
+// Volcano's syncJob, the pods' half: the missing pods made (when `create`), the surplus and
+// marked ones deleted.
+bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& status,
+               bool create) {
+  auto& st = self->state;
+  const auto ns = e.job->meta.namespace_name.str();
+  auto plan = scheduler::plan_job_sync(*e.job, views_of(st, e.uid));
+  bool ok = true;
+  auto& pods = st.pods[e.uid];
+  for (const auto& name : plan.remove)
+    if (auto p = pods.find(name); p != pods.end())
+      ok = kill_pod(self, e.uid, ns, p->second) && ok;
+  if (!create || plan.create.empty())
+    return ok;
+  auto made = scheduler::make_job_pods(*e.job, plan.create);
+  if (!made) {
+    spdlog::error("msg=\"job pods not made\" job={} error=\"{}\"", key_of(e.raw),
+                  made.error().to_string());
+    return false;
+  }
+  for (auto& p : *made) {
+    p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
+    p.meta.annotations.set(scheduler::job_retry_count_key, std::to_string(status.retry_count));
+    auto manifest = k8s::job_pod_manifest(e.raw, p);
+    if (!manifest) {
+      spdlog::error("msg=\"job pod not made\" pod={}/{} error=\"{}\"", ns, p.meta.name.str(),
+                    manifest.error().to_string());
+      ok = false;
+      continue;
+    }
+    auto created = k8s::post_json(*st.client, pods_path(ns), *manifest);
+    if (!created) {
+      // Taken: another pod of that name (the watch brings it; a sync deletes it if it is not
+      // the job's to keep), as Volcano skips AlreadyExists.
+      if (created.error().code() == errc::already_exists)
+        continue;
+      spdlog::warn("msg=\"job pod not created\" pod={}/{} error=\"{}\"", ns, p.meta.name.str(),
+                   created.error().to_string());
+      ok = false;
+      continue;
+    }
+    auto facts = k8s::read_job_pod(*created);
+    spdlog::info("msg=\"job pod created\" pod={}/{} uid={}", ns, facts.view.name, facts.uid);
+    auto name = facts.view.name;  // Before the move: an assignment's right side goes first.
+    pods[name] = {std::move(facts), false, false};
+  }
+  return ok;
+}
+
+bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& status) {
+  auto& st = self->state;
+  json::array patch{json::object{
+      {"op", "add"}, {"path", "/status"}, {"value", k8s::job_status_json(status)}}};
+  auto path = "/apis/batch.volcano.sh/v1alpha1/namespaces/" + e.job->meta.namespace_name.str() +
+              "/jobs/" + e.job->meta.name.str() + "/status";
+  auto written = k8s::patch_json(*st.client, path, patch, k8s::patch_type::json_patch);
+  if (!written && written.error().code() != errc::not_found) {
+    spdlog::warn("msg=\"job status not written\" job={} error=\"{}\"", key_of(e.raw),
+                 written.error().to_string());
+    return false;
+  }
+  e.status = status;
+  return true;
+}
+
+// A failed step's event is handled again later, as Volcano requeues the job's request: its
+// policies are consulted anew then. Of several failed events the first that is not a plain sync
+// is kept.
+void retry_later(self_ptr self, job_entry& e, const scheduler::job_event_info& event) {
+  if (!e.retry_armed || e.retry_event.event == scheduler::job_event::out_of_sync)
+    e.retry_event = event;
+  if (e.retry_armed)
+    return;
+  e.retry_armed = true;
+  auto t = std::make_shared<kube_job_timer>();
+  t->job_key = key_of(e.raw);
+  t->job_uid = e.uid;
+  self->delayed_send(self, retry_after, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
+}
+
+// One step of the lifecycle for `action` (Volcano's state handlers): what next_state decides, on
+// the apiserver. The status is written only when every call of the step went through, as
+// Volcano writes none after a failed kill or create; the step's event is handled again later.
+void execute(self_ptr self, const std::string& key, const scheduler::resolved_action& action) {
+  auto& st = self->state;
+  auto& e = st.jobs.at(key);
+  const auto ns = e.job->meta.namespace_name.str();
+  const auto views = views_of(st, e.uid);
+  auto t = scheduler::next_state(*e.job, e.status,
+                                 scheduler::count_job_pods(views, pod_group_admitted), action,
+                                 wall_now());
+  bool ok = true;
+  if (t.kill.scope != scheduler::kill_scope::none)
+    for (auto& [name, p] : st.pods[e.uid])
+      if (!p.facts.view.terminating && scheduler::kill_takes(t.kill, p.facts.view))
+        ok = kill_pod(self, e.uid, ns, p) && ok;
+  if (t.delete_pod_group)
+    ok = delete_group(self, e.uid) && ok;
+  const bool goes_on = !scheduler::is_finished(t.status.phase) && !t.delete_pod_group;
+  if (goes_on) {
+    ok = ensure_group(self, e) && ok;
+    // Volcano's syncTask (see pod_group_admitted).
+    if (t.kill.scope == scheduler::kill_scope::none)
+      ok = sync_pods(self, e, t.status, t.create_missing_pods) && ok;
+  }
+  if (!ok)
+    return retry_later(self, e, action.cause);
+  if (action.action != scheduler::job_action::sync_job) {
+    std::erase_if(e.delays, [&](const delayed_action& d) {
+      return scheduler::action_cancels_delay(action, d.action);
+    });
+  }
+  const auto from = e.status.phase;
+  if (!(t.status == e.status) && !write_status(self, e, t.status))
+    return retry_later(self, e, action.cause);
+  if (t.phase_changed) {
+    spdlog::info("msg=\"job phase\" job={} from={} to={} action={} reason={} message=\"{}\" "
+                 "pending={} running={} succeeded={} failed={} terminating={} retry_count={}",
+                 key, scheduler::to_string(from), scheduler::to_string(t.status.phase),
+                 scheduler::to_string(action.action), t.status.reason, t.status.message,
+                 t.status.pending, t.status.running, t.status.succeeded, t.status.failed,
+                 t.status.terminating, t.status.retry_count);
+    // What Volcano's controller does on the job's update event after a phase change: sync again
+    // (a restart whose pods are gone already goes on to Pending so).
+    if (e.follow_ups < max_follow_ups) {
+      ++e.follow_ups;
+      self->send(self, job_sync_atom::value, key);
+    } else {
+      spdlog::warn("msg=\"job phase changed {} times in a row; no further sync until its next "
+                   "event\" job={}",
+                   max_follow_ups + 1, key);
+    }
+  }
+}
+
+// An event about job `key` (Volcano's processNextReq): the action its policies name, now or
+// after the policy's timeout.
+void handle_event(self_ptr self, const std::string& key, const scheduler::job_event_info& event,
+                  const std::string& pod_uid = {}, bool follow_up = false) {
+  auto& st = self->state;
+  if (!st.active)
+    return;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end() || !i->second.job || i->second.deleting)
+    return;
+  auto& e = i->second;
+  if (!follow_up)
+    e.follow_ups = 0;
+  // Volcano's CleanPodDelayActionsIfNeed: this event about a pod may cancel actions delayed for
+  // it.
+  if (!event.pod.empty())
+    std::erase_if(e.delays, [&](const delayed_action& d) {
+      return d.action.cause.pod == event.pod &&
+             scheduler::pod_event_cancels_delay(d.action.cause.event, event.event,
+                                                d.pod_uid == pod_uid);
+    });
+  if (!e.initiated) {
+    // Volcano's initJobStatus: Pending since now, with its condition.
+    auto init = scheduler::initial_transition(*e.job, wall_now());
+    if (!write_status(self, e, init.status))
+      return retry_later(self, e, event);
+    e.initiated = true;
+    spdlog::info("msg=\"job initiated\" job={}", key);
+  }
+  auto action = scheduler::resolve_action(*e.job, e.status, event);
+  if (action.delay > scheduler::duration::zero()) {
+    const auto delay = action.delay;
+    action.delay = {};
+    delayed_action d{st.next_delay_id++, std::move(action), pod_uid};
+    auto t = std::make_shared<kube_job_timer>();
+    t->job_key = key;
+    t->job_uid = e.uid;
+    t->delay_id = d.id;
+    spdlog::info("msg=\"job action delayed\" job={} action={} after_ms={}", key,
+                 scheduler::to_string(d.action.action),
+                 std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+    e.delays.push_back(std::move(d));
+    self->delayed_send(self, delay, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
+    return;
+  }
+  execute(self, key, action);
+}
+
+void sync_job(self_ptr self, const std::string& key) {
+  handle_event(self, key, scheduler::job_event_info{});
+}
+
+void on_timer(self_ptr self, const kube_job_timer& t) {
+  auto& st = self->state;
+  auto i = st.jobs.find(t.job_key);
+  if (i == st.jobs.end() || i->second.uid != t.job_uid)
+    return;
+  auto& e = i->second;
+  if (t.delay_id == 0) {
+    e.retry_armed = false;
+    auto event = std::exchange(e.retry_event, {});
+    return handle_event(self, t.job_key, event);
+  }
+  auto d = std::find_if(e.delays.begin(), e.delays.end(),
+                        [&](const delayed_action& x) { return x.id == t.delay_id; });
+  if (d == e.delays.end() || !st.active || !e.job || e.deleting)
+    return;  // Cancelled meanwhile.
+  auto action = std::move(d->action);
+  e.delays.erase(d);
+  if (scheduler::is_finished(e.status.phase))
+    return;
+  spdlog::info("msg=\"job delayed action due\" job={} action={}", t.job_key,
+               scheduler::to_string(action.action));
+  execute(self, t.job_key, action);
+}
+
+// -- what the watches saw
+
+// The pods and PodGroup of a job that is gone (deleted, or another job under its name), deleted
+// as the garbage collector would delete them by their owner reference.
+void collect(self_ptr self, const std::string& job_uid) {
+  auto& st = self->state;
+  if (!st.active)
+    return;
+  bool ok = delete_group(self, job_uid);
+  if (auto i = st.pods.find(job_uid); i != st.pods.end())
+    for (auto& [name, p] : i->second) {
+      if (p.facts.view.terminating)
+        continue;
+      auto deleted = k8s::delete_object(*st.client, pods_path(p.facts.namespace_name) + "/" + name,
+                                        p.facts.uid);
+      if (!deleted.ok() && !gone(deleted)) {
+        spdlog::warn("msg=\"pod of a deleted job not deleted\" pod={}/{} error=\"{}\"",
+                     p.facts.namespace_name, name, deleted.to_string());
+        ok = false;
+        continue;
+      }
+      p.deleted_by_us = true;
+      p.facts.view.terminating = true;
+      p.facts.view.out_of_sync = true;
+    }
+  if (!ok)
+    st.collect_again = true;
+}
+
+void job_gone(self_ptr self, const std::string& key) {
+  auto& st = self->state;
+  auto i = st.jobs.find(key);
+  if (i == st.jobs.end())
+    return;
+  auto uid = i->second.uid;
+  st.jobs.erase(i);
+  st.key_of_uid.erase(uid);
+  spdlog::info("msg=\"job deleted: its pods and PodGroup go\" job={} uid={}", key, uid);
+  collect(self, uid);
+}
+
+void job_seen(self_ptr self, const json::value& raw) {
+  auto& st = self->state;
+  auto key = key_of(raw);
+  auto uid = k8s::string_at(raw, {"metadata", "uid"});
+  if (auto i = st.jobs.find(key); i != st.jobs.end() && i->second.uid != uid)
+    job_gone(self, key);  // Deleted and made again under its name while the watch was away.
+  auto [i, fresh] = st.jobs.try_emplace(key);
+  auto& e = i->second;
+  const auto* spec = k8s::value_at(raw, {"spec"});
+  auto spec_text = spec ? json::serialize(*spec) : std::string();
+  const bool spec_changed = fresh || spec_text != e.spec_text;
+  e.raw = raw;
+  e.uid = uid;
+  e.deleting = !k8s::string_at(raw, {"metadata", "deletionTimestamp"}).empty();
+  st.key_of_uid[uid] = key;
+  if (spec_changed) {
+    e.spec_text = std::move(spec_text);
+    api::decode_options o;
+    o.expected_kind = api::resource_kind::job;
+    o.read_status = true;
+    o.validate = true;
+    auto decoded = api::decode_object(raw, o);
+    if (!decoded) {
+      spdlog::warn("msg=\"job left alone: it does not decode\" job={} error=\"{}\"", key,
+                   decoded.error().message);
+      e.job.reset();
+      return;
+    }
+    auto& obj = std::get<api::job_object>(*decoded);
+    // Volcano's admission webhook makes maxRetry 0 (or unset) its default, 3.
+    if (obj.job.max_retry == 0)
+      obj.job.max_retry = 3;
+    if (!e.status_loaded) {
+      e.status_loaded = true;
+      e.status = obj.status;
+      e.initiated = !k8s::string_at(raw, {"status", "state", "phase"}).empty();
+    }
+    e.job = std::make_shared<const scheduler::job>(std::move(obj.job));
+    sync_job(self, key);
+  }
+}
+
+// The event a pod's change raises for its job (Volcano's addPod, updatePod, deletePod).
+void pod_changed(self_ptr self, const std::string& job_uid, const pod_entry& p,
+                 scheduler::pod_change_info change) {
+  auto& st = self->state;
+  if (!st.active)
+    return;
+  auto k = st.key_of_uid.find(job_uid);
+  if (k == st.key_of_uid.end())
+    return;
+  auto j = st.jobs.find(k->second);
+  if (j == st.jobs.end() || !j->second.job)
+    return;
+  const auto& f = p.facts;
+  change.new_phase = f.view.phase;
+  change.out_of_sync = change.out_of_sync || f.view.out_of_sync || p.deleted_by_us;
+  change.task_completed = scheduler::task_completed(
+      *j->second.job, scheduler::count_job_pods(views_of(st, job_uid), pod_group_admitted),
+      f.view.task);
+  scheduler::job_event_info e;
+  e.event = scheduler::pod_event(change);
+  e.task = f.view.task;
+  e.pod = f.view.name;
+  if (change.change != scheduler::pod_change::deleted)
+    e.pod_state = f.view.phase;
+  if (e.event == scheduler::job_event::pod_failed)
+    e.exit_code = f.exit_code;
+  e.job_uid = scheduler::object_uid(job_uid);
+  e.job_version = f.job_version.value_or(0);
+  handle_event(self, k->second, e, f.uid);
+}
+
+void pod_seen(self_ptr self, const json::value& raw) {
+  auto& st = self->state;
+  auto facts = k8s::read_job_pod(raw);
+  if (facts.job_uid.empty())
+    return;
+  auto& pods = st.pods[facts.job_uid];
+  scheduler::pod_change_info change;
+  change.change = scheduler::pod_change::added;
+  auto [i, fresh] = pods.try_emplace(facts.view.name);
+  auto& p = i->second;
+  const bool same = !fresh && p.facts.uid == facts.uid;
+  if (same && p.watched) {
+    change.change = scheduler::pod_change::updated;
+    change.old_phase = p.facts.view.phase;
+  }
+  if (same && p.deleted_by_us) {
+    facts.view.terminating = true;
+    facts.view.out_of_sync = true;
+  }
+  if (!same)
+    p.deleted_by_us = false;
+  p.watched = true;
+  p.facts = std::move(facts);
+  if (!st.key_of_uid.count(p.facts.job_uid)) {
+    // Its job is gone: the pod goes too, once everything is listed (the job may come later in
+    // the list order otherwise).
+    if (st.active && !p.facts.view.terminating)
+      collect(self, p.facts.job_uid);
+    return;
+  }
+  pod_changed(self, p.facts.job_uid, p, change);
+}
+
+// Pod `name` (uid `uid`) of job `job_uid` is gone; `last` is its last state when the watch
+// told it (a list that lacks it does not).
+void pod_gone(self_ptr self, const std::string& job_uid, const std::string& name,
+              const std::string& uid, const k8s::job_pod_facts* last) {
+  auto& st = self->state;
+  auto i = st.pods.find(job_uid);
+  if (job_uid.empty() || i == st.pods.end())
+    return;
+  auto p = i->second.find(name);
+  if (p == i->second.end() || p->second.facts.uid != uid)
+    return;  // Not the incarnation known.
+  pod_entry was = std::move(p->second);
+  if (last != nullptr)
+    was.facts.view = last->view;
+  was.facts.view.out_of_sync = was.facts.view.out_of_sync || was.deleted_by_us;
+  i->second.erase(p);
+  if (i->second.empty())
+    st.pods.erase(i);
+  scheduler::pod_change_info change;
+  change.change = scheduler::pod_change::deleted;
+  pod_changed(self, job_uid, was, change);
+}
+
+void pod_deleted(self_ptr self, const json::value& raw) {
+  auto facts = k8s::read_job_pod(raw);
+  pod_gone(self, facts.job_uid, facts.view.name, facts.uid, &facts);
+}
+
+void group_seen(self_ptr self, const json::value& raw) {
+  auto& st = self->state;
+  auto owner = k8s::controlling_job(raw);
+  auto uid = k8s::string_at(raw, {"metadata", "uid"});
+  if (!owner || st.deleted_groups.count(uid))
+    return;
+  auto& g = st.groups[owner->uid];
+  const auto before = g.uid == uid ? g.phase : std::string("?");
+  g.uid = uid;
+  g.namespace_name = k8s::string_at(raw, {"metadata", "namespace"});
+  g.name = k8s::string_at(raw, {"metadata", "name"});
+  g.phase = k8s::string_at(raw, {"status", "phase"});
+  if (before == g.phase || !st.active)
+    return;
+  auto k = st.key_of_uid.find(owner->uid);
+  if (k == st.key_of_uid.end()) {
+    delete_group(self, owner->uid);  // Its job is gone.
+    return;
+  }
+  // Volcano's updatePodGroup: a phase change syncs the job; Unknown raises the job's Unknown.
+  scheduler::job_event_info e;
+  if (g.phase == "Unknown")
+    e.event = scheduler::job_event::unknown;
+  handle_event(self, k->second, e);
+}
+
+// Job `job_uid`'s PodGroup `uid` is gone.
+void group_gone(self_ptr self, const std::string& job_uid, const std::string& uid) {
+  auto& st = self->state;
+  st.deleted_groups.erase(uid);
+  auto g = st.groups.find(job_uid);
+  if (g == st.groups.end() || g->second.uid != uid)
+    return;
+  st.groups.erase(g);
+  // Volcano's controller makes the PodGroup of a job that goes on again at its next sync.
+  if (auto k = st.key_of_uid.find(job_uid); k != st.key_of_uid.end())
+    sync_job(self, k->second);
+}
+
+void group_deleted(self_ptr self, const json::value& raw) {
+  if (auto owner = k8s::controlling_job(raw))
+    group_gone(self, owner->uid, k8s::string_at(raw, {"metadata", "uid"}));
+}
+
+// The objects of jobs that are gone (deleted while nobody acted, or a delete that failed).
+void collect_orphans(self_ptr self) {
+  auto& st = self->state;
+  std::vector<std::string> orphans;
+  for (const auto& [uid, pods] : st.pods)
+    if (!st.key_of_uid.count(uid))
+      orphans.push_back(uid);
+  for (const auto& [uid, g] : st.groups)
+    if (!st.key_of_uid.count(uid))
+      orphans.push_back(uid);
+  std::sort(orphans.begin(), orphans.end());
+  orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
+  for (const auto& uid : orphans)
+    collect(self, uid);
+}
+
+void becomes_active(self_ptr self) {
+  auto& st = self->state;
+  spdlog::info("msg=\"job controller acting\" jobs={}", st.jobs.size());
+  collect_orphans(self);
+  // As Volcano's controller syncs every job it lists when it starts.
+  std::vector<std::string> keys;
+  for (const auto& [key, e] : st.jobs)
+    keys.push_back(key);
+  for (const auto& key : keys)
+    sync_job(self, key);
+}
+
+void check_active(self_ptr self) {
+  auto& st = self->state;
+  const bool now = st.listed[0] && st.listed[1] && st.listed[2] && st.may_act();
+  if (now == st.active)
+    return;
+  st.active = now;
+  if (now)
+    becomes_active(self);
+  else
+    spdlog::info("msg=\"job controller standing by: not leading\"");
+}
+
+std::unordered_set<std::string> uids_of(const std::vector<json::value>& items) {
+  std::unordered_set<std::string> out;
+  for (const auto& item : items)
+    out.insert(k8s::string_at(item, {"metadata", "uid"}));
+  return out;
+}
+
+void on_input(self_ptr self, const kube_job_input& in) {
+  auto& st = self->state;
+  using c = kube_job_input::collection;
+  switch (in.from) {
+    case c::jobs:
+      if (in.listed) {
+        std::vector<std::string> gone_keys;
+        std::unordered_set<std::string> listed;
+        for (const auto& item : in.objects)
+          listed.insert(key_of(item) + "\n" + k8s::string_at(item, {"metadata", "uid"}));
+        for (const auto& [key, e] : st.jobs)
+          if (!listed.count(key + "\n" + e.uid))
+            gone_keys.push_back(key);
+        for (const auto& key : gone_keys)
+          job_gone(self, key);
+        for (const auto& item : in.objects)
+          job_seen(self, item);
+      } else if (in.change == k8s::event_type::deleted) {
+        const auto& gone_job = in.objects[0];
+        if (auto i = st.jobs.find(key_of(gone_job));
+            i != st.jobs.end() && i->second.uid == k8s::string_at(gone_job, {"metadata", "uid"}))
+          job_gone(self, i->first);
+      } else {
+        job_seen(self, in.objects[0]);
+      }
+      break;
+    case c::pods:
+      if (in.listed) {
+        // What the list lacks is gone; the rest is seen (each a change only if it changed). A
+        // pod this controller made that no watch event told of yet may be missing only because
+        // the list was read before its create: the apiserver is asked.
+        auto listed = uids_of(in.objects);
+        std::vector<std::array<std::string, 3>> vanished;  // Job uid, name, uid.
+        for (const auto& [job_uid, pods] : st.pods)
+          for (const auto& [name, p] : pods) {
+            if (listed.count(p.facts.uid))
+              continue;
+            if (!p.watched) {
+              auto now = k8s::get_json(*st.client, pods_path(p.facts.namespace_name) + "/" + name);
+              if (now ? k8s::string_at(*now, {"metadata", "uid"}) == p.facts.uid
+                      : now.error().code() != errc::not_found)
+                continue;
+            }
+            vanished.push_back({job_uid, name, p.facts.uid});
+          }
+        for (const auto& [job_uid, name, uid] : vanished)
+          pod_gone(self, job_uid, name, uid, nullptr);
+        for (const auto& item : in.objects)
+          pod_seen(self, item);
+      } else if (in.change == k8s::event_type::deleted) {
+        pod_deleted(self, in.objects[0]);
+      } else {
+        pod_seen(self, in.objects[0]);
+      }
+      break;
+    case c::pod_groups:
+      if (in.listed) {
+        auto listed = uids_of(in.objects);
+        std::vector<std::pair<std::string, std::string>> vanished;  // Job uid, uid.
+        for (const auto& [job_uid, g] : st.groups)
+          if (!listed.count(g.uid))
+            vanished.emplace_back(job_uid, g.uid);
+        for (const auto& [job_uid, uid] : vanished)
+          group_gone(self, job_uid, uid);
+        for (const auto& item : in.objects)
+          group_seen(self, item);
+      } else if (in.change == k8s::event_type::deleted) {
+        group_deleted(self, in.objects[0]);
+      } else {
+        group_seen(self, in.objects[0]);
+      }
+      break;
+  }
+  if (in.listed) {
+    st.listed[static_cast<int>(in.from)] = true;
+    spdlog::info("msg=\"job controller listed\" collection={} objects={}",
+                 collection_name(in.from), in.objects.size());
+    check_active(self);
+  }
+}
+
+kube_job_controller_actor::behavior_type
+controller_impl(kube_job_controller_actor::stateful_pointer<controller_state> self,
+                std::shared_ptr<k8s::client> client, std::function<bool()> may_act) {
+  self->state.client = std::move(client);
+  self->state.may_act = std::move(may_act);
+  self->delayed_send(self, tick_period, tick_atom::value);
+  return {
+      [self](watched_atom, const kube_job_input_ptr& in) { on_input(self, *in); },
+      [self](timeout_atom, const kube_job_timer_ptr& t) { on_timer(self, *t); },
+      [self](job_sync_atom, const std::string& key) {
+        handle_event(self, key, scheduler::job_event_info{}, {}, true);
+      },
+      [self](tick_atom) {
+        check_active(self);
+        if (self->state.active && self->state.collect_again) {
+          self->state.collect_again = false;
+          collect_orphans(self);
+        }
+        self->delayed_send(self, tick_period, tick_atom::value);
+      },
+  };
+}
+
+// Hands what a reflector lists and watches to the actor.
+class input_sink final : public k8s::reflector_sink {
+ public:
+  input_sink(kube_job_controller_actor actor, kube_job_input::collection from)
+      : actor_(std::move(actor)), from_(from) {}
+
+  void on_list(std::vector<json::value> items, const std::string&) override {
+    auto in = std::make_shared<kube_job_input>();
+    in->from = from_;
+    in->listed = true;
+    in->objects = std::move(items);
+    caf::anon_send(actor_, watched_atom::value, kube_job_input_ptr{std::move(in)});
+  }
+
+  void on_event(k8s::event_type type, json::value object, const std::string&) override {
+    auto in = std::make_shared<kube_job_input>();
+    in->from = from_;
+    in->change = type;
+    in->objects.push_back(std::move(object));
+    caf::anon_send(actor_, watched_atom::value, kube_job_input_ptr{std::move(in)});
+  }
+
+  void on_bookmark(const std::string&) override {}
+
+  void on_error(const status& error) override {
+    spdlog::warn("msg=\"job controller watch error\" collection={} error=\"{}\"",
+                 collection_name(from_), error.to_string());
+  }
+
+ private:
+  kube_job_controller_actor actor_;
+  kube_job_input::collection from_;
+};
+
+} // namespace
+
+struct kube_job_controller::impl {
+  std::shared_ptr<k8s::client> client;
+  std::vector<std::unique_ptr<input_sink>> sinks;
+  std::vector<std::unique_ptr<k8s::reflector>> reflectors;
+  kube_job_controller_actor actor;
+  bool stopped = false;
+};
+
+kube_job_controller::kube_job_controller(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+
+kube_job_controller::~kube_job_controller() { stop(); }
+
+result<std::unique_ptr<kube_job_controller>>
+kube_job_controller::create(const kubernetes_config& config) {
+  auto c = k8s::client::create(config.connection);
+  if (!c)
+    return c.error();
+  auto p = std::make_unique<impl>();
+  p->client = std::shared_ptr<k8s::client>(std::move(*c));
+  return std::unique_ptr<kube_job_controller>(new kube_job_controller(std::move(p)));
+}
+
+caf::actor kube_job_controller::start(caf::actor_system& sys, std::function<bool()> may_act) {
+  auto& w = *impl_;
+  w.actor = sys.spawn<caf::detached>(controller_impl, w.client, std::move(may_act));
+  struct watched {
+    kube_job_input::collection from;
+    const char* path;
+    const char* kind;
+    const char* api_version;
+    const char* label_selector;
+  };
+  const watched collections[] = {
+      {kube_job_input::collection::jobs, "/apis/batch.volcano.sh/v1alpha1/jobs", "Job",
+       "batch.volcano.sh/v1alpha1", ""},
+      // The pods Volcano's controller makes carry the job's name as a label.
+      {kube_job_input::collection::pods, "/api/v1/pods", "Pod", "v1", "volcano.sh/job-name"},
+      {kube_job_input::collection::pod_groups, "/apis/scheduling.volcano.sh/v1beta1/podgroups",
+       "PodGroup", "scheduling.volcano.sh/v1beta1", ""},
+  };
+  for (const auto& c : collections) {
+    k8s::reflector_options o;
+    o.path = c.path;
+    o.kind = c.kind;
+    o.api_version = c.api_version;
+    o.label_selector = c.label_selector;
+    w.sinks.push_back(std::make_unique<input_sink>(w.actor, c.from));
+    auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
+    if (!r) {
+      spdlog::critical("msg=\"job controller cannot watch\" path={} error=\"{}\"", c.path,
+                       r.error().to_string());
+      continue;
+    }
+    w.reflectors.push_back(std::move(*r));
+  }
+  for (auto& r : w.reflectors)
+    r->start();
+  return caf::actor_cast<caf::actor>(w.actor);
+}
+
+void kube_job_controller::stop() {
+  auto& w = *impl_;
+  if (w.stopped)
+    return;
+  w.stopped = true;
+  for (auto& r : w.reflectors)
+    r->stop();
+  if (w.actor)
+    caf::anon_send_exit(w.actor, caf::exit_reason::user_shutdown);
+}
+
+} // namespace phalanx::actors

@@ -1,0 +1,177 @@
+#include "k8s/job_objects.hpp"
+
+#include "api/codec.hpp"
+#include "api/service.hpp"
+#include "k8s/operations.hpp"
+#include "scheduler/job.hpp"
+#include "scheduler/quantity.hpp"
+
+#include <boost/json.hpp>
+
+#include <charconv>
+
+namespace phalanx::k8s {
+
+namespace json = boost::json;
+
+namespace {
+
+json::object string_map(const scheduler::label_set& set) {
+  json::object out;
+  for (const auto& [k, v] : set.entries())
+    out[k] = v;
+  return out;
+}
+
+std::optional<int32_t> to_int32(std::string_view text) {
+  int32_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc{} || end != text.data() + text.size())
+    return std::nullopt;
+  return n;
+}
+
+} // namespace
+
+json::object job_owner_reference(std::string_view name, std::string_view uid) {
+  return json::object{{"apiVersion", volcano_job_api_version},
+                      {"kind", volcano_job_kind},
+                      {"name", name},
+                      {"uid", uid},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}};
+}
+
+std::optional<owner_job> controlling_job(const json::value& object) {
+  const auto* refs = value_at(object, {"metadata", "ownerReferences"});
+  if (refs == nullptr || !refs->is_array())
+    return std::nullopt;
+  for (const auto& r : refs->as_array()) {
+    const auto* controller = value_at(r, {"controller"});
+    if (controller == nullptr || !controller->is_bool() || !controller->as_bool())
+      continue;
+    if (string_at(r, {"apiVersion"}) != volcano_job_api_version ||
+        string_at(r, {"kind"}) != volcano_job_kind)
+      return std::nullopt;  // One controller only: another kind's.
+    auto uid = string_at(r, {"uid"});
+    if (uid.empty())
+      return std::nullopt;
+    return owner_job{string_at(r, {"name"}), std::move(uid)};
+  }
+  return std::nullopt;
+}
+
+result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler::pod& pod) {
+  const auto* tasks = value_at(raw_job, {"spec", "tasks"});
+  if (tasks == nullptr || !tasks->is_array())
+    return status{errc::invalid_argument, "spec.tasks: required"};
+  const json::value* task = nullptr;
+  std::string at;
+  for (std::size_t i = 0; i < tasks->as_array().size(); ++i) {
+    const auto& t = tasks->as_array()[i];
+    auto name = string_at(t, {"name"});
+    if (name.empty())
+      name = std::string(scheduler::default_task_prefix) + std::to_string(i);
+    if (name == pod.role.view()) {
+      task = &t;
+      at = "spec.tasks[" + std::to_string(i) + "].template";
+      break;
+    }
+  }
+  if (task == nullptr)
+    return status{errc::invalid_argument,
+                  "spec.tasks: no task \"" + pod.role.str() + "\" for pod " + pod.meta.name.str()};
+  const auto* tmpl = value_at(*task, {"template"});
+  if (tmpl == nullptr || !tmpl->is_object())
+    return status{errc::invalid_argument, at + ": must be an object"};
+  const auto* spec_in = value_at(*tmpl, {"spec"});
+  if (spec_in == nullptr || !spec_in->is_object())
+    return status{errc::invalid_argument, at + ".spec: must be an object"};
+  json::object spec = spec_in->as_object();
+  if (string_at(spec, {"schedulerName"}).empty()) {
+    auto name = pod.scheduler_name.str();
+    spec["schedulerName"] = name.empty() ? std::string(default_job_scheduler) : name;
+  }
+  if (string_at(spec, {"priorityClassName"}).empty()) {
+    auto job_class = string_at(raw_job, {"spec", "priorityClassName"});
+    if (!job_class.empty())
+      spec["priorityClassName"] = job_class;
+  }
+  json::object meta{{"name", pod.meta.name.str()},
+                    {"namespace", pod.meta.namespace_name.str()},
+                    {"labels", string_map(pod.meta.labels)},
+                    {"annotations", string_map(pod.meta.annotations)},
+                    {"ownerReferences",
+                     json::array{job_owner_reference(string_at(raw_job, {"metadata", "name"}),
+                                                     string_at(raw_job, {"metadata", "uid"}))}}};
+  return json::value(json::object{{"apiVersion", "v1"},
+                                  {"kind", "Pod"},
+                                  {"metadata", std::move(meta)},
+                                  {"spec", std::move(spec)}});
+}
+
+json::value job_pod_group_manifest(const scheduler::pod_group& group, const json::object& owner) {
+  json::object spec{{"minMember", group.min_member}, {"queue", group.queue}};
+  if (!group.min_task_member.empty()) {
+    json::object roles;
+    for (const auto& m : group.min_task_member)
+      roles[m.role] = m.min;
+    spec["minTaskMember"] = std::move(roles);
+  }
+  if (!group.priority_class_name.empty())
+    spec["priorityClassName"] = group.priority_class_name;
+  json::object min_resources;
+  group.min_resources.for_each([&](std::string_view name, int64_t amount) {
+    if (name != scheduler::pods_resource)
+      min_resources[name] = scheduler::format_resource_amount(name, amount);
+  });
+  if (!min_resources.empty())
+    spec["minResources"] = std::move(min_resources);
+  json::object meta{{"name", group.meta.name.str()},
+                    {"namespace", group.meta.namespace_name.str()},
+                    {"ownerReferences", json::array{owner}}};
+  if (!group.meta.labels.empty())
+    meta["labels"] = string_map(group.meta.labels);
+  if (!group.meta.annotations.empty())
+    meta["annotations"] = string_map(group.meta.annotations);
+  return json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                      {"kind", "PodGroup"},
+                      {"metadata", std::move(meta)},
+                      {"spec", std::move(spec)}};
+}
+
+json::value job_status_json(const scheduler::job_status& status) {
+  api::job_object o;
+  o.status = status;
+  auto encoded = api::encode_object(api::object{std::move(o)});
+  if (const auto* s = encoded.as_object().if_contains("status"))
+    return *s;
+  return json::object{};
+}
+
+job_pod_facts read_job_pod(const json::value& pod) {
+  job_pod_facts out;
+  auto& v = out.view;
+  v.name = string_at(pod, {"metadata", "name"});
+  v.task = string_at(pod, {"metadata", "annotations", scheduler::task_spec_key.data()});
+  v.phase = scheduler::pod_phase_from_string(string_at(pod, {"status", "phase"}))
+                .value_or(scheduler::pod_phase::pending);
+  v.terminating = !string_at(pod, {"metadata", "deletionTimestamp"}).empty();
+  const auto* annotations = value_at(pod, {"metadata", "annotations"});
+  v.out_of_sync = annotations != nullptr && annotations->is_object() &&
+                  annotations->as_object().contains(scheduler::out_of_sync_key);
+  out.namespace_name = string_at(pod, {"metadata", "namespace"});
+  out.uid = string_at(pod, {"metadata", "uid"});
+  if (auto owner = controlling_job(pod))
+    out.job_uid = owner->uid;
+  out.job_version =
+      to_int32(string_at(pod, {"metadata", "annotations", scheduler::job_version_key.data()}));
+  if (const auto* statuses = value_at(pod, {"status", "containerStatuses"});
+      statuses != nullptr && statuses->is_array() && !statuses->as_array().empty())
+    if (const auto* code = value_at(statuses->as_array()[0], {"state", "terminated", "exitCode"});
+        code != nullptr && code->is_int64())
+      out.exit_code = static_cast<int32_t>(code->as_int64());
+  return out;
+}
+
+} // namespace phalanx::k8s

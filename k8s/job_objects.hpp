@@ -1,0 +1,95 @@
+#pragma once
+
+// The objects Volcano's job controller writes on the apiserver, as JSON, and what it reads back
+// from the pods it made (Kubernetes mode, `phalanxd --controllers job`;
+// actors/kube_job_controller.hpp):
+// - a job's pod: its task's template (metadata and spec as the user wrote them) under the name,
+//   labels and annotations scheduler::expand_job gives it (Volcano's createJobPod: volcano.sh/
+//   job-name, job-namespace, task-spec, task-index, queue-name, job-version, template-uid,
+//   job-retry-count, scheduling.k8s.io/group-name), owned by the job as its controller;
+// - the job's PodGroup "<job>-<job uid>" (scheduler::pod_group_name): minMember, minTaskMember,
+//   minResources, queue and priorityClassName of the expansion, the job's labels and annotations,
+//   owned by the job;
+// - the job's status (Volcano's JobStatus: state, counts, minAvailable, retryCount, version,
+//   taskStatusCount, conditions), as api::encode_object writes a job's status.
+//
+// Pure functions of their arguments; thread-safe.
+
+#include "scheduler/job_sync.hpp"
+#include "scheduler/model.hpp"
+#include "scheduler/object_status.hpp"
+#include "scheduler/result.hpp"
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace phalanx::k8s {
+
+/// Volcano's Job: apiVersion and kind, and its collection.
+inline constexpr std::string_view volcano_job_api_version = "batch.volcano.sh/v1alpha1";
+inline constexpr std::string_view volcano_job_kind = "Job";
+inline constexpr std::string_view volcano_jobs_path = "/apis/batch.volcano.sh/v1alpha1/jobs";
+
+/// The scheduler name of a job's pods when neither the template nor the job names one
+/// (Volcano's admission webhook makes the job's "volcano").
+inline constexpr std::string_view default_job_scheduler = "volcano";
+
+/// An ownerReference to Volcano Job `name` with `uid` as the controller (Volcano's
+/// NewControllerRef: controller and blockOwnerDeletion true).
+boost::json::object job_owner_reference(std::string_view name, std::string_view uid);
+
+/// The name and uid of the Volcano Job that controls `object` (its ownerReference with
+/// controller true, apiVersion batch.volcano.sh/v1alpha1 and kind Job); nullopt without one.
+struct owner_job {
+  std::string name;
+  std::string uid;
+  friend bool operator==(const owner_job&, const owner_job&) = default;
+};
+std::optional<owner_job> controlling_job(const boost::json::value& object);
+
+/// The pod Volcano's createJobPod makes from `raw_job` (the Job as the apiserver has it) for
+/// `pod`, one of scheduler::make_job_pods's pods of that job: the template of pod.role's task
+/// (spec.tasks[i].template, i being the task whose defaulted name is pod.role) with metadata
+/// {name, namespace, labels and annotations of `pod`, ownerReferences: the job}, and in its spec
+/// schedulerName (the template's, else the job's, else "volcano") and priorityClassName (the
+/// template's, else the job's). Errors: invalid_argument naming the field when the job has no
+/// such task, or the template or its spec is not an object.
+result<boost::json::value> job_pod_manifest(const boost::json::value& raw_job,
+                                            const scheduler::pod& pod);
+
+/// The PodGroup Volcano's createOrUpdatePodGroup makes for the job: `group` as
+/// scheduler::expand_job gives it (name, namespace, labels, annotations, minMember,
+/// minTaskMember, queue, priorityClassName, minResources without the "pods" count), owned by
+/// the job `owner` (job_owner_reference).
+boost::json::value job_pod_group_manifest(const scheduler::pod_group& group,
+                                          const boost::json::object& owner);
+
+/// The job's status as Volcano writes it (api::encode_object's status of a job), for a JSON
+/// patch that sets /status whole.
+boost::json::value job_status_json(const scheduler::job_status& status);
+
+/// What a job controller reads of one of its job's pods.
+struct job_pod_facts {
+  /// Name, task (annotation volcano.sh/task-spec), phase, terminating (deletionTimestamp set),
+  /// out of sync (annotation volcano.sh/controller-out-of-sync).
+  scheduler::job_pod_view view;
+  std::string namespace_name;
+  std::string uid;
+  /// The controlling job's uid (controlling_job), "" without one.
+  std::string job_uid;
+  /// Annotation volcano.sh/job-version as a number; nullopt when missing or not one.
+  std::optional<int32_t> job_version;
+  /// status.containerStatuses[0].state.terminated.exitCode, if any: what a PodFailed policy's
+  /// exitCode is matched against (Volcano reads the first container only).
+  std::optional<int32_t> exit_code;
+};
+/// Reads a pod as the apiserver shows it. A phase that is not one of Kubernetes' five (or none)
+/// reads as Pending.
+job_pod_facts read_job_pod(const boost::json::value& pod);
+
+} // namespace phalanx::k8s

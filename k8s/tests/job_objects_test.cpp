@@ -1,0 +1,169 @@
+// The objects the Kubernetes-mode job controller writes (k8s/job_objects.hpp), from a Volcano Job
+// as the apiserver holds it, through the same expansion the standalone controller uses.
+
+#include "k8s/job_objects.hpp"
+
+#include "api/codec.hpp"
+#include "api/service.hpp"
+#include "k8s/operations.hpp"
+#include "scheduler/job.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+namespace phalanx::k8s {
+namespace {
+
+namespace json = boost::json;
+
+const char* const tf_job = R"({
+  "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+  "metadata": {"name": "tf", "namespace": "ml", "uid": "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90",
+               "labels": {"team": "vision"}, "annotations": {"volcano.sh/preemptable": "false"}},
+  "spec": {"minAvailable": 3, "queue": "research", "priorityClassName": "high",
+    "tasks": [
+      {"name": "ps", "replicas": 1, "template": {
+        "metadata": {"labels": {"role": "ps"}},
+        "spec": {"containers": [{"name": "main", "image": "tf:2",
+          "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}}},
+      {"name": "worker", "replicas": 2, "template": {
+        "spec": {"schedulerName": "phalanx", "priorityClassName": "low",
+          "containers": [{"name": "main", "image": "tf:2",
+          "resources": {"requests": {"cpu": "2"}}}]}}}]}})";
+
+scheduler::job decode(const json::value& v) {
+  api::decode_options o;
+  o.read_status = true;
+  auto decoded = api::decode_object(v, o);
+  EXPECT_TRUE(decoded.ok()) << (decoded.ok() ? "" : decoded.error().message);
+  if (!decoded)
+    return {};
+  return std::get<api::job_object>(*decoded).job;
+}
+
+TEST(JobObjects, APodIsItsTemplateUnderVolcanosNamesLabelsAndOwner) {
+  auto raw = json::parse(tf_job);
+  auto job = decode(raw);
+  auto expanded = scheduler::expand_job(job);
+  ASSERT_TRUE(expanded.ok()) << expanded.error().to_string();
+  ASSERT_EQ(expanded->pods.size(), 3u);
+
+  auto ps = job_pod_manifest(raw, expanded->pods[0]);
+  ASSERT_TRUE(ps.ok()) << ps.error().to_string();
+  EXPECT_EQ(string_at(*ps, {"metadata", "name"}), "tf-ps-0");
+  EXPECT_EQ(string_at(*ps, {"metadata", "namespace"}), "ml");
+  EXPECT_EQ(string_at(*ps, {"metadata", "labels", "role"}), "ps");
+  EXPECT_EQ(string_at(*ps, {"metadata", "labels", "volcano.sh/job-name"}), "tf");
+  EXPECT_EQ(string_at(*ps, {"metadata", "labels", "volcano.sh/job-namespace"}), "ml");
+  EXPECT_EQ(string_at(*ps, {"metadata", "labels", "volcano.sh/task-index"}), "0");
+  EXPECT_EQ(string_at(*ps, {"metadata", "annotations", "volcano.sh/task-spec"}), "ps");
+  EXPECT_EQ(string_at(*ps, {"metadata", "annotations", "scheduling.k8s.io/group-name"}),
+            "tf-0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90");
+  EXPECT_EQ(string_at(*ps, {"metadata", "annotations", "volcano.sh/job-version"}), "0");
+  EXPECT_EQ(string_at(*ps, {"metadata", "annotations", "volcano.sh/queue-name"}), "research");
+  // The template's spec as written, with the job's scheduler and class where it names none.
+  EXPECT_EQ(ps->at("spec").at("containers").at(0).at("image").as_string(), "tf:2");
+  EXPECT_EQ(string_at(*ps, {"spec", "schedulerName"}), "volcano");
+  EXPECT_EQ(string_at(*ps, {"spec", "priorityClassName"}), "high");
+  auto owner = controlling_job(*ps);
+  ASSERT_TRUE(owner.has_value());
+  EXPECT_EQ(*owner, (owner_job{"tf", "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90"}));
+  EXPECT_TRUE(ps->at("metadata").at("ownerReferences").at(0).at("blockOwnerDeletion").as_bool());
+
+  // A template's own scheduler and class stay.
+  auto worker = job_pod_manifest(raw, expanded->pods[2]);
+  ASSERT_TRUE(worker.ok()) << worker.error().to_string();
+  EXPECT_EQ(string_at(*worker, {"metadata", "name"}), "tf-worker-1");
+  EXPECT_EQ(string_at(*worker, {"metadata", "labels", "volcano.sh/task-index"}), "1");
+  EXPECT_EQ(string_at(*worker, {"spec", "schedulerName"}), "phalanx");
+  EXPECT_EQ(string_at(*worker, {"spec", "priorityClassName"}), "low");
+}
+
+TEST(JobObjects, APodOfNoTaskOrABrokenTemplateIsAnErrorNamingTheField) {
+  auto raw = json::parse(tf_job);
+  auto expanded = scheduler::expand_job(decode(raw));
+  ASSERT_TRUE(expanded.ok());
+  auto stray = expanded->pods[0];
+  stray.role = "chief";
+  auto made = job_pod_manifest(raw, stray);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().message(), "spec.tasks: no task \"chief\" for pod tf-ps-0");
+  raw.at("spec").at("tasks").at(0).as_object()["template"] = "x";
+  made = job_pod_manifest(raw, expanded->pods[0]);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.error().message(), "spec.tasks[0].template: must be an object");
+}
+
+TEST(JobObjects, ThePodGroupIsTheExpansionsOwnedByTheJob) {
+  auto raw = json::parse(tf_job);
+  auto expanded = scheduler::expand_job(decode(raw));
+  ASSERT_TRUE(expanded.ok());
+  const auto* uid = "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90";
+  auto pg = job_pod_group_manifest(expanded->group, job_owner_reference("tf", uid));
+  EXPECT_EQ(string_at(pg, {"metadata", "name"}), "tf-0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90");
+  EXPECT_EQ(string_at(pg, {"metadata", "labels", "team"}), "vision");
+  EXPECT_EQ(string_at(pg, {"metadata", "annotations", "volcano.sh/preemptable"}), "false");
+  EXPECT_EQ(string_at(pg, {"spec", "queue"}), "research");
+  EXPECT_EQ(string_at(pg, {"spec", "priorityClassName"}), "high");
+  const auto& spec = pg.at("spec").as_object();
+  EXPECT_EQ(spec.at("minMember").as_int64(), 3);
+  EXPECT_EQ(spec.at("minTaskMember").at("ps").as_int64(), 1);
+  EXPECT_EQ(spec.at("minTaskMember").at("worker").as_int64(), 2);
+  // 1 + 2 x 2 CPUs; no "pods" count.
+  EXPECT_EQ(spec.at("minResources").at("cpu").as_string(), "5");
+  EXPECT_FALSE(spec.at("minResources").as_object().contains("pods"));
+  EXPECT_TRUE(controlling_job(pg).has_value());
+}
+
+TEST(JobObjects, TheStatusIsVolcanosJobStatus) {
+  scheduler::job_status s;
+  s.phase = scheduler::job_phase::restarting;
+  s.reason = "RestartJob";
+  s.retry_count = 1;
+  s.version = 2;
+  s.min_available = 3;
+  s.terminating = 3;
+  s.tasks.push_back({"worker", 0, 1, 0, 1, 0});
+  scheduler::timestamp at{std::chrono::seconds(1767225600)};
+  s.last_transition_time = at;
+  s.conditions = {{scheduler::job_phase::pending, at}, {scheduler::job_phase::restarting, at}};
+  auto v = job_status_json(s);
+  EXPECT_EQ(string_at(v, {"state", "phase"}), "Restarting");
+  EXPECT_EQ(string_at(v, {"state", "lastTransitionTime"}), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(v.at("retryCount").as_int64(), 1);
+  EXPECT_EQ(v.at("version").as_int64(), 2);
+  EXPECT_EQ(v.at("minAvailable").as_int64(), 3);
+  EXPECT_EQ(v.at("terminating").as_int64(), 3);
+  EXPECT_EQ(v.at("taskStatusCount").at("worker").at("phase").at("Running").as_int64(), 1);
+  EXPECT_EQ(v.at("conditions").at(1).at("status").as_string(), "Restarting");
+}
+
+TEST(JobObjects, APodReadBack) {
+  auto pod = json::parse(R"({"metadata": {"name": "tf-worker-1", "uid": "u1",
+      "deletionTimestamp": "2026-01-01T00:00:00Z",
+      "annotations": {"volcano.sh/task-spec": "worker", "volcano.sh/job-version": "2",
+                      "volcano.sh/controller-out-of-sync": "true"},
+      "ownerReferences": [{"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+                           "name": "tf", "uid": "j1", "controller": true}]},
+    "status": {"phase": "Failed", "containerStatuses": [
+      {"name": "main", "state": {"terminated": {"exitCode": 137}}}]}})");
+  auto f = read_job_pod(pod);
+  EXPECT_EQ(f.view, (scheduler::job_pod_view{"tf-worker-1", "worker",
+                                             scheduler::pod_phase::failed, true, true}));
+  EXPECT_EQ(f.uid, "u1");
+  EXPECT_EQ(f.job_uid, "j1");
+  EXPECT_EQ(f.job_version, 2);
+  EXPECT_EQ(f.exit_code, 137);
+  // Another controller, no version, no phase.
+  auto other = json::parse(R"({"metadata": {"name": "x", "annotations":
+      {"volcano.sh/job-version": "two"}, "ownerReferences": [{"apiVersion": "apps/v1",
+      "kind": "ReplicaSet", "name": "r", "uid": "r1", "controller": true}]}})");
+  auto g = read_job_pod(other);
+  EXPECT_EQ(g.job_uid, "");
+  EXPECT_EQ(g.job_version, std::nullopt);
+  EXPECT_EQ(g.view.phase, scheduler::pod_phase::pending);
+  EXPECT_FALSE(g.view.out_of_sync);
+}
+
+} // namespace
+} // namespace phalanx::k8s

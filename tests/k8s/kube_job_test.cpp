@@ -1,0 +1,409 @@
+// Volcano's job controller in Kubernetes mode (`phalanxd --controllers job`, issue 29) on a real
+// kube-apiserver and etcd: Jobs get their PodGroup and pods, the scheduler binds them whole, the
+// test's kubelet runs them, and the controller writes the job's phases and acts on its pods'
+// events through the lifecycle table (scheduler/job_lifecycle.hpp). One control plane per test
+// process: ctest runs each case in a process of its own.
+
+#include "tests/k8s/kube_harness.hpp"
+
+#include "k8s/operations.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace phalanx::kube_tests {
+namespace {
+
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+const std::vector<std::string> job_controller = {"--controllers", "job"};
+
+// A task of pods asking for 500m cpu each; the template's annotations (sim.phalanx.io/ ones tell
+// the test's kubelet what to do).
+struct task_spec {
+  task_spec(std::string n, int r, std::map<std::string, std::string> a = {})
+      : name(std::move(n)), replicas(r), annotations(std::move(a)) {}
+  std::string name;
+  int replicas;
+  std::map<std::string, std::string> annotations;
+};
+
+// A Volcano Job as a user writes it.
+json::value vcjob(const std::string& ns, const std::string& name, int min_available,
+                  const std::vector<task_spec>& tasks, json::array policies = {},
+                  int max_retry = 0) {
+  const json::array containers{json::object{
+      {"name", "main"},
+      {"image", "registry.k8s.io/pause:3.10"},
+      {"resources",
+       json::object{{"requests", json::object{{"cpu", "500m"}, {"memory", "64Mi"}}}}}}};
+  json::array ts;
+  for (const auto& t : tasks) {
+    json::object annotations;
+    for (const auto& [k, v] : t.annotations)
+      annotations[k] = v;
+    ts.push_back(json::object{
+        {"name", t.name},
+        {"replicas", t.replicas},
+        {"template",
+         json::object{
+             {"metadata", json::object{{"annotations", annotations},
+                                       {"labels", json::object{{"app", name}}}}},
+             {"spec", json::object{{"restartPolicy", "Never"}, {"containers", containers}}}}}});
+  }
+  json::object spec{{"minAvailable", min_available}, {"schedulerName", "volcano"},
+                    {"queue", "default"}, {"tasks", std::move(ts)}};
+  if (!policies.empty())
+    spec["policies"] = std::move(policies);
+  if (max_retry != 0)
+    spec["maxRetry"] = max_retry;
+  return json::object{{"apiVersion", "batch.volcano.sh/v1alpha1"},
+                      {"kind", "Job"},
+                      {"metadata", json::object{{"name", name}, {"namespace", ns}}},
+                      {"spec", std::move(spec)}};
+}
+
+std::string jobs_path(kube_harness& h) {
+  return "/apis/batch.volcano.sh/v1alpha1/namespaces/" + h.ns() + "/jobs";
+}
+
+json::value get_job(kube_harness& h, const std::string& name) {
+  auto j = k8s::get_json(h.admin(), jobs_path(h) + "/" + name);
+  return j ? *j : json::value{};
+}
+
+std::string phase_of(const json::value& job) {
+  return k8s::string_at(job, {"status", "state", "phase"});
+}
+
+int64_t int_at(const json::value& v, std::initializer_list<const char*> path) {
+  const auto* at = k8s::value_at(v, path);
+  return at != nullptr && at->is_int64() ? at->as_int64() : 0;
+}
+
+// The job's phase history: status.conditions' phases in order, each with a transition time.
+std::vector<std::string> history(const json::value& job) {
+  std::vector<std::string> out;
+  const auto* conditions = k8s::value_at(job, {"status", "conditions"});
+  if (conditions == nullptr || !conditions->is_array())
+    return out;
+  for (const auto& c : conditions->as_array())
+    out.push_back(k8s::string_at(c, {"status"}) +
+                  (k8s::string_at(c, {"lastTransitionTime"}).empty() ? "(no time)" : ""));
+  return out;
+}
+
+// The namespace's pods as the apiserver has them, whole.
+std::map<std::string, json::value> raw_pods(kube_harness& h) {
+  std::map<std::string, json::value> out;
+  auto list = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods");
+  if (list)
+    for (const auto& item : list->as_object().at("items").as_array())
+      out[k8s::string_at(item, {"metadata", "name"})] = item;
+  return out;
+}
+
+// Pods of job `name` (by the label Volcano's controller sets) that are not terminating, with
+// their phases.
+std::map<std::string, seen_pod> job_pods(kube_harness& h, const std::string& name) {
+  std::map<std::string, seen_pod> out;
+  auto seen = h.pods();
+  for (const auto& [pod, raw] : raw_pods(h))
+    if (k8s::string_at(raw, {"metadata", "labels", "volcano.sh/job-name"}) == name &&
+        k8s::string_at(raw, {"metadata", "deletionTimestamp"}).empty() && seen.count(pod))
+      out[pod] = seen[pod];
+  return out;
+}
+
+bool all_in_phase(const std::map<std::string, seen_pod>& pods, std::size_t n,
+                  const std::string& phase) {
+  if (pods.size() != n)
+    return false;
+  for (const auto& [name, p] : pods)
+    if (p.phase != phase)
+      return false;
+  return true;
+}
+
+std::string read_log(const loadtest::phalanxd_process& d) {
+  std::ifstream in(d.log_file());
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+// The namespace's jobs, PodGroups and pods: for failure messages.
+std::string describe(kube_harness& h) {
+  std::string out;
+  auto jobs = k8s::get_json(h.admin(), jobs_path(h));
+  if (jobs)
+    for (const auto& j : jobs->as_object().at("items").as_array())
+      out += "job " + k8s::string_at(j, {"metadata", "name"}) + ": " +
+             json::serialize(j.as_object().contains("status") ? j.at("status") : json::value{}) +
+             "\n";
+  for (const auto& [name, g] : h.groups())
+    out += "podgroup " + name + ": " + g.phase + " \"" + g.message + "\"\n";
+  for (const auto& [name, p] : h.pods())
+    out += "pod " + name + ": node \"" + p.node + "\" " + p.phase +
+           (p.terminating ? " terminating" : "") + " uid " + p.uid + "\n";
+  return out;
+}
+
+// Tells the test's kubelet that the pods of job `name` are done: they succeed now.
+void finish_pods(kube_harness& h, const std::string& name) {
+  for (const auto& [pod, p] : job_pods(h, name)) {
+    json::object patch{
+        {"metadata", json::object{{"annotations",
+                                   json::object{{"sim.phalanx.io/duration", "0s"}}}}}};
+    auto done = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod,
+                                patch, k8s::patch_type::merge);
+    ASSERT_TRUE(done.ok()) << done.error().to_string();
+  }
+}
+
+// A job of two tasks (ps 1, worker 2, minAvailable 3): its PodGroup "<job>-<uid>" and three pods
+// "<job>-<task>-<index>" with Volcano's labels, annotations and owner, bound whole, Running, then
+// Completed as the kubelet finishes them, the phases' history in status.conditions.
+TEST(KubeJobController, ATwoTaskJobGetsItsPodGroupAndPodsRunsAndCompletes) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  const auto group = "tf-" + uid;
+
+  ASSERT_TRUE(h.wait_for([&] { return h.groups().count(group) != 0; })) << read_log(*d);
+  auto pg = k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                                         "/podgroups/" + group);
+  ASSERT_TRUE(pg.ok());
+  EXPECT_EQ(int_at(*pg, {"spec", "minMember"}), 3);
+  EXPECT_EQ(int_at(*pg, {"spec", "minTaskMember", "ps"}), 1);
+  EXPECT_EQ(int_at(*pg, {"spec", "minTaskMember", "worker"}), 2);
+  EXPECT_EQ(k8s::string_at(*pg, {"spec", "queue"}), "default");
+  const auto& pg_owner = pg->at("metadata").at("ownerReferences").at(0);
+  EXPECT_EQ(pg_owner.at("kind"), "Job");
+  EXPECT_EQ(pg_owner.at("uid"), uid.c_str());
+  EXPECT_TRUE(pg_owner.at("controller").as_bool());
+
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  auto raw = raw_pods(h);
+  for (const auto& [pod, task, index] :
+       {std::tuple{"tf-ps-0", "ps", "0"}, {"tf-worker-0", "worker", "0"},
+        {"tf-worker-1", "worker", "1"}}) {
+    SCOPED_TRACE(pod);
+    ASSERT_TRUE(raw.count(pod));
+    const auto& p = raw[pod];
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "labels", "volcano.sh/job-name"}), "tf");
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "labels", "volcano.sh/job-namespace"}), h.ns());
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "labels", "volcano.sh/task-spec"}), task);
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "labels", "volcano.sh/task-index"}), index);
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "labels", "app"}), "tf");  // The template's.
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "annotations", "scheduling.k8s.io/group-name"}),
+              group);
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "annotations", "volcano.sh/task-spec"}), task);
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "annotations", "volcano.sh/job-name"}), "tf");
+    EXPECT_EQ(k8s::string_at(p, {"metadata", "annotations", "volcano.sh/job-version"}), "0");
+    EXPECT_EQ(k8s::string_at(p, {"spec", "schedulerName"}), "volcano");
+    const auto& owner = p.at("metadata").at("ownerReferences").at(0);
+    EXPECT_EQ(owner.at("apiVersion"), "batch.volcano.sh/v1alpha1");
+    EXPECT_EQ(owner.at("kind"), "Job");
+    EXPECT_EQ(owner.at("name"), "tf");
+    EXPECT_EQ(owner.at("uid"), uid.c_str());
+    EXPECT_TRUE(owner.at("controller").as_bool());
+  }
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});  // I3: bound whole.
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Running"; }))
+      << describe(h);
+  auto running = get_job(h, "tf");
+  EXPECT_EQ(int_at(running, {"status", "running"}), 3);
+  EXPECT_EQ(int_at(running, {"status", "minAvailable"}), 3);
+  EXPECT_EQ(int_at(running, {"status", "taskStatusCount", "worker", "phase", "Running"}), 2);
+
+  finish_pods(h, "tf");
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Completed"; }))
+      << describe(h) << read_log(*d);
+  auto done = get_job(h, "tf");
+  EXPECT_EQ(history(done), (std::vector<std::string>{"Pending", "Running", "Completed"}));
+  EXPECT_EQ(int_at(done, {"status", "succeeded"}), 3);
+  EXPECT_EQ(int_at(done, {"status", "retryCount"}), 0);
+  EXPECT_EQ(count_of(read_log(*d), "msg=\"job pod created\""), 3u);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  // A clean stop with the controller running: exit code 0.
+  auto stopped = d->stop();
+  ASSERT_TRUE(stopped.ok()) << stopped.error().to_string();
+  EXPECT_EQ(*stopped, 0) << read_log(*d);
+}
+
+// `policies: [{event: PodEvicted, action: RestartJob}]`, maxRetry 2: a pod deleted restarts the
+// job (retryCount 1, every pod made again with the job's new version), and it runs again. Each
+// pod name is made twice in all (once per incarnation), never twice in one.
+TEST(KubeJobController, AnEvictedPodRestartsTheJobAndNoPodIsMadeTwice) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}},
+                json::array{json::object{{"event", "PodEvicted"}, {"action", "RestartJob"}}}, 2));
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Running"; }))
+      << describe(h);
+  std::set<std::string> first;
+  for (const auto& [name, p] : job_pods(h, "tf"))
+    first.insert(p.uid);
+
+  h.delete_pod("tf-worker-1");
+  ASSERT_TRUE(h.wait_for([&] { return int_at(get_job(h, "tf"), {"status", "retryCount"}) == 1; }))
+      << describe(h) << read_log(*d);
+  // Never more than the job's three pods alive at once, while it restarts and runs again.
+  bool again = h.wait_for(
+      [&] {
+        auto pods = job_pods(h, "tf");
+        EXPECT_LE(pods.size(), 3u) << describe(h);
+        bool fresh = pods.size() == 3;
+        for (const auto& [name, p] : pods)
+          fresh = fresh && !first.count(p.uid) && p.phase == "Running";
+        return fresh && phase_of(get_job(h, "tf")) == "Running";
+      },
+      60s);
+  ASSERT_TRUE(again) << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "retryCount"}), 1);
+  EXPECT_EQ(int_at(job, {"status", "version"}), 1);
+  // Each phase once, at its latest entry: Pending, Running, Restarting, Pending, Running.
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  for (const auto& [name, raw] : raw_pods(h))
+    if (!first.count(k8s::string_at(raw, {"metadata", "uid"}))) {
+      EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-version"}), "1")
+          << name;
+      EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-retry-count"}),
+                "1")
+          << name;
+    }
+  auto log = read_log(*d);
+  EXPECT_EQ(count_of(log, "msg=\"job pod created\""), 6u) << log;
+  for (const auto* name : {"tf-ps-0 ", "tf-worker-0 ", "tf-worker-1 "})
+    EXPECT_EQ(count_of(log, std::string("msg=\"job pod created\" pod=") + h.ns() + "/" + name),
+              2u)
+        << name;
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// `policies: [{event: PodFailed, action: RestartJob}]`, maxRetry 2: the workers fail, the job
+// restarts once, they fail again, and the second restart is past maxRetry: Failed, retryCount 2,
+// the pods that failed last kept, none left running.
+TEST(KubeJobController, PodsFailingPastMaxRetryFailTheJob) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3,
+                {{"ps", 1}, {"worker", 2, {{"sim.phalanx.io/fail-after", "1s"}}}},
+                json::array{json::object{{"event", "PodFailed"}, {"action", "RestartJob"}}}, 2));
+  ASSERT_TRUE(
+      h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Failed"; }, 90s))
+      << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "retryCount"}), 2);
+  auto phases = history(job);
+  ASSERT_FALSE(phases.empty());
+  EXPECT_EQ(phases.back(), "Failed");
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "Restarting"), phases.end())
+      << json::serialize(job);
+  EXPECT_EQ(k8s::string_at(job, {"status", "state", "reason"}), "MaxRetryReached");
+  // What runs of it goes; the failed pods of the last attempt stay for their logs.
+  ASSERT_TRUE(h.wait_for([&] {
+    for (const auto& [name, p] : job_pods(h, "tf"))
+      if (p.phase == "Running" || p.phase == "Pending")
+        return false;
+    return true;
+  })) << describe(h);
+  int failed = 0;
+  for (const auto& [name, p] : job_pods(h, "tf"))
+    failed += p.phase == "Failed" ? 1 : 0;
+  EXPECT_GE(failed, 1) << describe(h) << read_log(*d);
+}
+
+// Deleting a Job deletes its pods and its PodGroup (the test control plane runs no garbage
+// collector).
+TEST(KubeJobController, DeletingTheJobDeletesItsPodsAndPodGroup) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.groups().count("tf-" + uid));
+
+  auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
+  ASSERT_TRUE(deleted.ok()) << deleted.to_string();
+  ASSERT_TRUE(h.wait_for([&] { return h.pods().empty() && h.groups().empty(); }))
+      << describe(h) << read_log(*d);
+}
+
+// phalanxd killed mid-job, and a pod of the job deleted while it is down: the restarted process
+// lists again, makes only the pod that is missing (the others keep their uids: none is made
+// twice), and the job goes on to Completed.
+TEST(KubeJobController, ARestartedPhalanxdMakesOnlyWhatIsMissing) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Running"; }))
+      << describe(h);
+  std::map<std::string, std::string> uids;
+  for (const auto& [name, p] : job_pods(h, "tf"))
+    uids[name] = p.uid;
+
+  d->kill();
+  h.delete_pod("tf-worker-0");  // Its deletion is not seen by anyone acting on the job.
+  auto again = h.start_phalanxd("data-2", job_controller, "", "data");
+  // It acts once it holds the Lease the killed process held (up to its 15 s).
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = job_pods(h, "tf");
+    return pods.size() == 3 && pods.count("tf-worker-0") &&
+           pods["tf-worker-0"].uid != uids["tf-worker-0"] &&
+           pods["tf-worker-0"].phase == "Running";
+  }, 60s)) << describe(h) << read_log(*again);
+  auto pods = job_pods(h, "tf");
+  EXPECT_EQ(pods["tf-ps-0"].uid, uids["tf-ps-0"]);
+  EXPECT_EQ(pods["tf-worker-1"].uid, uids["tf-worker-1"]);
+  EXPECT_EQ(count_of(read_log(*again), "msg=\"job pod created\""), 1u) << read_log(*again);
+
+  finish_pods(h, "tf");
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Completed"; }))
+      << describe(h) << read_log(*again);
+  EXPECT_EQ(int_at(get_job(h, "tf"), {"status", "retryCount"}), 0);
+  EXPECT_EQ(count_of(read_log(*again), "msg=\"job pod created\""), 1u);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+} // namespace
+} // namespace phalanx::kube_tests
