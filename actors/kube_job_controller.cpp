@@ -1,6 +1,7 @@
 #include "actors/kube_job_controller.hpp"
 
 #include "actors/interfaces.hpp"
+#include "actors/operator_log.hpp"
 
 #include "api/codec.hpp"
 #include "k8s/client.hpp"
@@ -13,7 +14,6 @@
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
@@ -185,22 +185,26 @@ bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, 
   auto marked = k8s::patch_json(*st.client, pods_path(ns) + "/" + name, patch,
                                 k8s::patch_type::merge);
   if (!marked && !gone(marked.error())) {
-    spdlog::warn("msg=\"job pod not marked out of sync\" pod={}/{} error=\"{}\"", ns, name,
-                 marked.error().to_string());
+    oplog::warn("job pod not marked out of sync")
+        .kv("pod", std::string(ns) + "/" + std::string(name))
+        .kv("error", marked.error().to_string());
     return false;
   }
   if (marked) {
     auto deleted = k8s::delete_object(*st.client, pods_path(ns) + "/" + name, p.facts.uid);
     if (!deleted.ok() && !gone(deleted)) {
-      spdlog::warn("msg=\"job pod not deleted\" pod={}/{} error=\"{}\"", ns, name,
-                   deleted.to_string());
+      oplog::warn("job pod not deleted")
+          .kv("pod", std::string(ns) + "/" + std::string(name))
+          .kv("error", deleted.to_string());
       return false;
     }
   }
   p.deleted_by_us = true;
   p.facts.view.terminating = true;
   p.facts.view.out_of_sync = true;
-  spdlog::info("msg=\"job pod deleted\" pod={}/{} job_uid={}", ns, name, job_uid);
+  oplog::info("job pod deleted")
+      .kv("pod", std::string(ns) + "/" + std::string(name))
+      .kv("job_uid", job_uid);
   return true;
 }
 
@@ -213,8 +217,9 @@ bool delete_group(self_ptr self, const std::string& job_uid) {
   auto deleted = k8s::delete_object(*st.client, group_path(group.namespace_name, group.name),
                                     group.uid);
   if (!deleted.ok() && !gone(deleted)) {
-    spdlog::warn("msg=\"PodGroup of a job not deleted\" podgroup={}/{} error=\"{}\"",
-                 g->second.namespace_name, g->second.name, deleted.to_string());
+    oplog::warn("PodGroup of a job not deleted")
+        .kv("podgroup", std::string(g->second.namespace_name) + "/" + std::string(g->second.name))
+        .kv("error", deleted.to_string());
     return false;
   }
   st.deleted_groups.insert(g->second.uid);
@@ -229,8 +234,9 @@ bool ensure_group(self_ptr self, const job_entry& e) {
     return true;
   auto expanded = scheduler::expand_job(*e.job);
   if (!expanded) {
-    spdlog::error("msg=\"job not expanded\" job={} error=\"{}\"", key_of(e.raw),
-                  expanded.error().to_string());
+    oplog::error("job not expanded")
+        .kv("job", key_of(e.raw))
+        .kv("error", expanded.error().to_string());
     return false;
   }
   const auto& g = expanded->group;
@@ -243,14 +249,15 @@ bool ensure_group(self_ptr self, const job_entry& e) {
   if (!made) {
     if (made.error().code() == errc::already_exists)
       return true;  // The watch brings it.
-    spdlog::warn("msg=\"PodGroup of a job not created\" job={} error=\"{}\"", key_of(e.raw),
-                 made.error().to_string());
+    oplog::warn("PodGroup of a job not created")
+        .kv("job", key_of(e.raw))
+        .kv("error", made.error().to_string());
     return false;
   }
   st.groups[e.uid] = {k8s::string_at(*made, {"metadata", "uid"}), g.meta.namespace_name.str(),
                       g.meta.name.str(), k8s::string_at(*made, {"status", "phase"})};
-  spdlog::info("msg=\"PodGroup of a job created\" podgroup={}/{}", g.meta.namespace_name.str(),
-               g.meta.name.str());
+  oplog::info("PodGroup of a job created")
+      .kv("podgroup", g.meta.namespace_name.str() + "/" + g.meta.name.str());
   return true;
 }
 
@@ -270,8 +277,9 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
     return ok;
   auto made = scheduler::make_job_pods(*e.job, plan.create);
   if (!made) {
-    spdlog::error("msg=\"job pods not made\" job={} error=\"{}\"", key_of(e.raw),
-                  made.error().to_string());
+    oplog::error("job pods not made")
+        .kv("job", key_of(e.raw))
+        .kv("error", made.error().to_string());
     return false;
   }
   for (auto& p : *made) {
@@ -279,8 +287,9 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
     p.meta.annotations.set(scheduler::job_retry_count_key, std::to_string(status.retry_count));
     auto manifest = k8s::job_pod_manifest(e.raw, p);
     if (!manifest) {
-      spdlog::error("msg=\"job pod not made\" pod={}/{} error=\"{}\"", ns, p.meta.name.str(),
-                    manifest.error().to_string());
+      oplog::error("job pod not made")
+          .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
+          .kv("error", manifest.error().to_string());
       ok = false;
       continue;
     }
@@ -290,13 +299,16 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
       // the job's to keep), as Volcano skips AlreadyExists.
       if (created.error().code() == errc::already_exists)
         continue;
-      spdlog::warn("msg=\"job pod not created\" pod={}/{} error=\"{}\"", ns, p.meta.name.str(),
-                   created.error().to_string());
+      oplog::warn("job pod not created")
+          .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
+          .kv("error", created.error().to_string());
       ok = false;
       continue;
     }
     auto facts = k8s::read_job_pod(*created);
-    spdlog::info("msg=\"job pod created\" pod={}/{} uid={}", ns, facts.view.name, facts.uid);
+    oplog::info("job pod created")
+        .kv("pod", std::string(ns) + "/" + std::string(facts.view.name))
+        .kv("uid", facts.uid);
     auto name = facts.view.name;  // Before the move: an assignment's right side goes first.
     pods[name] = {std::move(facts), false, false};
   }
@@ -311,8 +323,9 @@ bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& stat
               "/jobs/" + e.job->meta.name.str() + "/status";
   auto written = k8s::patch_json(*st.client, path, patch, k8s::patch_type::json_patch);
   if (!written && written.error().code() != errc::not_found) {
-    spdlog::warn("msg=\"job status not written\" job={} error=\"{}\"", key_of(e.raw),
-                 written.error().to_string());
+    oplog::warn("job status not written")
+        .kv("job", key_of(e.raw))
+        .kv("error", written.error().to_string());
     return false;
   }
   e.status = status;
@@ -370,21 +383,28 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
   if (!(t.status == e.status) && !write_status(self, e, t.status))
     return retry_later(self, e, action.cause);
   if (t.phase_changed) {
-    spdlog::info("msg=\"job phase\" job={} from={} to={} action={} reason={} message=\"{}\" "
-                 "pending={} running={} succeeded={} failed={} terminating={} retry_count={}",
-                 key, scheduler::to_string(from), scheduler::to_string(t.status.phase),
-                 scheduler::to_string(action.action), t.status.reason, t.status.message,
-                 t.status.pending, t.status.running, t.status.succeeded, t.status.failed,
-                 t.status.terminating, t.status.retry_count);
+    oplog::info("job phase")
+        .kv("job", key)
+        .kv("from", scheduler::to_string(from))
+        .kv("to", scheduler::to_string(t.status.phase))
+        .kv("action", scheduler::to_string(action.action))
+        .kv("reason", t.status.reason)
+        .kv("message", t.status.message)
+        .kv("pending", t.status.pending)
+        .kv("running", t.status.running)
+        .kv("succeeded", t.status.succeeded)
+        .kv("failed", t.status.failed)
+        .kv("terminating", t.status.terminating)
+        .kv("retry_count", t.status.retry_count);
     // What Volcano's controller does on the job's update event after a phase change: sync again
     // (a restart whose pods are gone already goes on to Pending so).
     if (e.follow_ups < max_follow_ups) {
       ++e.follow_ups;
       self->send(self, job_sync_atom::value, key);
     } else {
-      spdlog::warn("msg=\"job phase changed {} times in a row; no further sync until its next "
-                   "event\" job={}",
-                   max_follow_ups + 1, key);
+      oplog::warn("job phase changed too often in a row; no further sync until its next event")
+          .kv("job", key)
+          .kv("changes", int64_t{max_follow_ups} + 1);
     }
   }
 }
@@ -416,7 +436,7 @@ void handle_event(self_ptr self, const std::string& key, const scheduler::job_ev
     if (!write_status(self, e, init.status))
       return retry_later(self, e, event);
     e.initiated = true;
-    spdlog::info("msg=\"job initiated\" job={}", key);
+    oplog::info("job initiated").kv("job", key);
   }
   auto action = scheduler::resolve_action(*e.job, e.status, event);
   if (action.delay > scheduler::duration::zero()) {
@@ -427,9 +447,10 @@ void handle_event(self_ptr self, const std::string& key, const scheduler::job_ev
     t->job_key = key;
     t->job_uid = e.uid;
     t->delay_id = d.id;
-    spdlog::info("msg=\"job action delayed\" job={} action={} after_ms={}", key,
-                 scheduler::to_string(d.action.action),
-                 std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+    oplog::info("job action delayed")
+        .kv("job", key)
+        .kv("action", scheduler::to_string(d.action.action))
+        .kv("after_ms", std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
     e.delays.push_back(std::move(d));
     self->delayed_send(self, delay, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
     return;
@@ -460,8 +481,9 @@ void on_timer(self_ptr self, const kube_job_timer& t) {
   e.delays.erase(d);
   if (scheduler::is_finished(e.status.phase))
     return;
-  spdlog::info("msg=\"job delayed action due\" job={} action={}", t.job_key,
-               scheduler::to_string(action.action));
+  oplog::info("job delayed action due")
+      .kv("job", t.job_key)
+      .kv("action", scheduler::to_string(action.action));
   execute(self, t.job_key, action);
 }
 
@@ -481,8 +503,9 @@ void collect(self_ptr self, const std::string& job_uid) {
       auto deleted = k8s::delete_object(*st.client, pods_path(p.facts.namespace_name) + "/" + name,
                                         p.facts.uid);
       if (!deleted.ok() && !gone(deleted)) {
-        spdlog::warn("msg=\"pod of a deleted job not deleted\" pod={}/{} error=\"{}\"",
-                     p.facts.namespace_name, name, deleted.to_string());
+        oplog::warn("pod of a deleted job not deleted")
+            .kv("pod", std::string(p.facts.namespace_name) + "/" + std::string(name))
+            .kv("error", deleted.to_string());
         ok = false;
         continue;
       }
@@ -502,7 +525,7 @@ void job_gone(self_ptr self, const std::string& key) {
   auto uid = i->second.uid;
   st.jobs.erase(i);
   st.key_of_uid.erase(uid);
-  spdlog::info("msg=\"job deleted: its pods and PodGroup go\" job={} uid={}", key, uid);
+  oplog::info("job deleted: its pods and PodGroup go").kv("job", key).kv("uid", uid);
   collect(self, uid);
 }
 
@@ -529,8 +552,9 @@ void job_seen(self_ptr self, const json::value& raw) {
     o.validate = true;
     auto decoded = api::decode_object(raw, o);
     if (!decoded) {
-      spdlog::warn("msg=\"job left alone: it does not decode\" job={} error=\"{}\"", key,
-                   decoded.error().message);
+      oplog::warn("job left alone: it does not decode")
+          .kv("job", key)
+          .kv("error", decoded.error().message);
       e.job.reset();
       return;
     }
@@ -702,7 +726,7 @@ void collect_orphans(self_ptr self) {
 
 void becomes_active(self_ptr self) {
   auto& st = self->state;
-  spdlog::info("msg=\"job controller acting\" jobs={}", st.jobs.size());
+  oplog::info("job controller acting").kv("jobs", st.jobs.size());
   collect_orphans(self);
   // As Volcano's controller syncs every job it lists when it starts.
   std::vector<std::string> keys;
@@ -721,7 +745,7 @@ void check_active(self_ptr self) {
   if (now)
     becomes_active(self);
   else
-    spdlog::info("msg=\"job controller standing by: not leading\"");
+    oplog::info("job controller standing by: not leading");
 }
 
 std::unordered_set<std::string> uids_of(const std::vector<json::value>& items) {
@@ -806,8 +830,9 @@ void on_input(self_ptr self, const kube_job_input& in) {
   }
   if (in.listed) {
     st.listed[static_cast<int>(in.from)] = true;
-    spdlog::info("msg=\"job controller listed\" collection={} objects={}",
-                 collection_name(in.from), in.objects.size());
+    oplog::info("job controller listed")
+        .kv("collection", collection_name(in.from))
+        .kv("objects", in.objects.size());
     check_active(self);
   }
 }
@@ -860,8 +885,9 @@ class input_sink final : public k8s::reflector_sink {
   void on_bookmark(const std::string&) override {}
 
   void on_error(const status& error) override {
-    spdlog::warn("msg=\"job controller watch error\" collection={} error=\"{}\"",
-                 collection_name(from_), error.to_string());
+    oplog::warn("job controller watch error")
+        .kv("collection", collection_name(from_))
+        .kv("error", error.to_string());
   }
 
  private:
@@ -920,8 +946,9 @@ caf::actor kube_job_controller::start(caf::actor_system& sys, std::function<bool
     w.sinks.push_back(std::make_unique<input_sink>(w.actor, c.from));
     auto r = k8s::reflector::create(*w.client, std::move(o), *w.sinks.back());
     if (!r) {
-      spdlog::critical("msg=\"job controller cannot watch\" path={} error=\"{}\"", c.path,
-                       r.error().to_string());
+      oplog::line(spdlog::level::critical, "job controller cannot watch")
+          .kv("path", c.path)
+          .kv("error", r.error().to_string());
       continue;
     }
     w.reflectors.push_back(std::move(*r));
