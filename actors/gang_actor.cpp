@@ -992,8 +992,16 @@ void add_members(self_ptr self, pod_refs& pods) {
 void want_scheduling(self_ptr self) {
   auto& st = self->state;
   start_swaps(self);
-  if (!has_pending(st))
+  if (!has_pending(st)) {
+    // A PodGroup whose pods have not come yet still asks its queue for admission, as Volcano's
+    // enqueue admits PodGroups whatever their pods: Volcano's job controller makes a job's pods
+    // only once its PodGroup is Inqueue. Admitted, it claims its minResources at the gate and
+    // waits for its pods (plan_round, waiting_for_pods).
+    if (st.admit_before_pods && st.members.empty() && st.machine.phase() == gang_phase::pending &&
+        !st.admitted && !st.registered && gang_mode(st))
+      register_waiting(self);
     return;
+  }
   if (st.swapping && bound_placeholders(st) > 0)
     return;  // The swap's end offers the placeholders left to the pods still pending.
   switch (st.machine.phase()) {
@@ -1044,6 +1052,7 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
   st.queue = std::move(queue);
   st.sink = std::move(sink);
   st.random.seed(st.ctx->config.seed ^ (id * 0x9E3779B97F4A7C15ULL));
+  st.admit_before_pods = start == gang_start::before_its_pods;
   add_members(self, pods);
   // A gang restored with bound pods was running: bindings are persisted for whole gangs only.
   // Its placeholders were not persisted (like holds): it reserves them again at once, and, being

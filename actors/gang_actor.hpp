@@ -63,6 +63,7 @@ struct gang_actor_state {
   bool registered = false;      // A `waiting` entry is at the queue.
   bool members_joined = false;  // Pods joined since the last `waiting` entry (gang_entry says so).
   bool waiting_for_pods = false;// Backoff without a timer: fewer pods exist than minMember.
+  bool admit_before_pods = false;  // gang_start::before_its_pods.
 
   // The current round.
   uint32_t round = 0;
@@ -129,8 +130,10 @@ struct gang_actor_state {
   int32_t last_placeholders = 0;
 };
 
-/// How a gang's actor starts: for a new or restored PodGroup, or woken from parking.
-enum class gang_start : uint8_t { fresh, woken };
+/// How a gang's actor starts: for a new or restored PodGroup, or woken from parking. A new
+/// PodGroup whose pods another controller makes once it is admitted (Volcano's job controller
+/// waits for Inqueue) starts `before_its_pods`: it asks for admission with no pod.
+enum class gang_start : uint8_t { fresh, woken, before_its_pods };
 
 /// Spawn with: sys.spawn(gang_actor_impl, ctx, id, group, initial pods, queue, sink, start).
 gang_actor::behavior_type gang_actor_impl(gang_actor::stateful_pointer<gang_actor_state> self,

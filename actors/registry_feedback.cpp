@@ -238,6 +238,13 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   for (auto id : g.pods)
     if (auto p = st.pods.find(id); p != st.pods.end())
       refs.push_back({id, current_pod(p->second)});
+  // A PodGroup that never ran, with no pod yet and no job of ours to make them, asks for
+  // admission without them, as Volcano's enqueue does: whoever makes its pods may wait for
+  // Inqueue (Volcano's job controller does). Our job controller makes a job's pods with its
+  // PodGroup, and a PodGroup that ran and lost its pods (a job that ended) is not Pending.
+  if (start == gang_start::fresh && refs.empty() && g.job_key.empty() &&
+      g.emitted_phase == scheduler::pod_group_phase::pending)
+    start = gang_start::before_its_pods;
   g.actor = self->home_system().spawn(gang_actor_impl, st.ctx, g.gang, g.group, std::move(refs),
                                       q->second.actor, gang_sink_actor{self}, start);
   g.sent_to_actor = 0;

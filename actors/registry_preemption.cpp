@@ -219,8 +219,11 @@ void do_preempt(self_ptr self, preemption_ask ask, const gang_actor& gang) {
     const auto deserved =
         as_share(own != st.cache.queues.end() ? own->second.deserved : scheduler::resources{});
     if (!scheduler::fits(own_allocated + minimum_request(ask), deserved)) {
+      // As the simulation says it: as_share's unbounded pods are not the user's.
       why_not.push_back("queue " + preemptor.queue + " would exceed its deserved share " +
-                        deserved.to_string() + " (it holds " + own_allocated.to_string() + ")");
+                        scheduler::without_pods(deserved).to_string() +
+                        " with this gang's minimum (it holds " +
+                        scheduler::without_pods(own_allocated).to_string() + ")");
     } else {
       candidate_set set;
       std::vector<scheduler::victim_queue> queues;

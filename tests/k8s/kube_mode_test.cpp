@@ -1119,5 +1119,29 @@ TEST(KubeMode, GarbageFromTheApiGetsAnEventAndNoCrash) {
   EXPECT_NE(read_log(*d).find("does not decode"), std::string::npos);
 }
 
+// Volcano's job controller makes a job's pods only once the job's PodGroup is Inqueue: a
+// PodGroup with no pod yet is admitted, its phase written Inqueue on the apiserver, and the
+// pods made then are bound. (With a scheduler that waited for the pods, vc-controller-manager's
+// jobs would never start.)
+TEST(KubeMode, APodGroupWithoutPodsGoesInqueueForTheControllerThatWaitsOnIt) {
+  kube_harness h;
+  h.node("n0", "8");
+  auto d = h.start_phalanxd("data");
+  h.podgroup("vcjob-pg", 2, {}, "2");
+  auto phase = [&] {
+    auto g = k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                                          "/podgroups/vcjob-pg");
+    return g ? std::string(k8s::string_at(*g, {"status", "phase"})) : std::string();
+  };
+  ASSERT_TRUE(h.wait_for([&] { return phase() == "Inqueue"; })) << phase() << read_log(*d);
+  h.pod("vcjob-pg-0", "vcjob-pg", "1");
+  h.pod("vcjob-pg-1", "vcjob-pg", "1");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = h.pods();
+    return bound_of(pods, "vcjob-pg") == 2;
+  })) << describe(h);
+  EXPECT_TRUE(h.wait_for([&] { return phase() == "Running"; })) << phase();
+}
+
 } // namespace
 } // namespace phalanx::kube_tests
