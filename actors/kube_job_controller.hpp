@@ -12,8 +12,9 @@
 // apiserver it
 // - creates each job's PodGroup "<job>-<job uid>" and its pods "<job>-<task>-<index>"
 //   (k8s/job_objects.hpp: Volcano's labels and annotations, the job as controller owner). Unlike
-//   Volcano's controller it does not wait for the PodGroup to be Inqueue: Phalanx admits only
-//   gangs that have pods (docs/NOTES.md); the enqueue gate holds the pods unbound meanwhile;
+//   Volcano's controller it does not wait for the PodGroup to be Inqueue (Phalanx admits a
+//   PodGroup with or without its pods, docs/NOTES.md): the enqueue gate holds the pods unbound
+//   until the gang is admitted;
 // - writes the job's status subresource (a JSON patch that sets /status whole): phase with its
 //   history in conditions, counts, minAvailable, retryCount, version;
 // - raises Volcano's events from its pods' changes (PodPending, PodRunning, PodFailed with the
