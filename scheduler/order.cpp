@@ -13,7 +13,7 @@ std::strong_ordering compare_times(timestamp a, timestamp b) noexcept {
 }
 
 // Volcano's sla plugin: a gang with an sla-waiting-time before one without, the earlier deadline
-// first. Its tier comes before drf's, so it orders before the DRF share too.
+// first.
 std::strong_ordering compare_sla(const pod_group& a, const pod_group& b) noexcept {
   auto deadline_a = sla_deadline(a);
   auto deadline_b = sla_deadline(b);
@@ -34,50 +34,6 @@ std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexc
   if (auto c = compare_times(a.meta.creation_time, b.meta.creation_time); c != 0)
     return c;
   return a.meta.uid <=> b.meta.uid;
-}
-
-std::string_view to_string(gang_order_policy p) noexcept {
-  switch (p) {
-    case gang_order_policy::priority:
-      return "priority";
-    case gang_order_policy::drf:
-      return "drf";
-  }
-  return "unknown";
-}
-
-std::strong_ordering compare_gangs_drf(const pod_group& a, ratio share_a, const pod_group& b,
-                                       ratio share_b) noexcept {
-  if (a.priority != b.priority)
-    return b.priority <=> a.priority;
-  if (auto c = compare_sla(a, b); c != 0)
-    return c;
-  if (auto c = share_a <=> share_b; c != 0)
-    return c;
-  return compare_gangs(a, b);
-}
-
-void sort_gangs(std::vector<gang_standing>& gangs, gang_order_policy policy,
-                const resources& cluster_total) {
-  if (policy == gang_order_policy::priority) {
-    std::stable_sort(gangs.begin(), gangs.end(), [](const auto& x, const auto& y) {
-      return gang_before(*x.group, *y.group);
-    });
-    return;
-  }
-  std::vector<std::pair<ratio, std::size_t>> keyed;
-  keyed.reserve(gangs.size());
-  for (std::size_t i = 0; i < gangs.size(); ++i)
-    keyed.emplace_back(drf_share(gangs[i].allocated, cluster_total), i);
-  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
-    return compare_gangs_drf(*gangs[x.second].group, x.first, *gangs[y.second].group,
-                             y.first) < 0;
-  });
-  std::vector<gang_standing> sorted;
-  sorted.reserve(gangs.size());
-  for (const auto& k : keyed)
-    sorted.push_back(std::move(gangs[k.second]));
-  gangs = std::move(sorted);
 }
 
 int32_t quantize_share(ratio share) noexcept {

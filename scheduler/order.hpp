@@ -2,8 +2,7 @@
 
 // The orders of the scheduling core (DESIGN.md sections 1, 4 and 7):
 // - gang order within a queue: priority descending, the sla-waiting-time deadline, creation time
-//   ascending, uid ascending (Volcano's priority and sla plugins, then its default job order),
-//   or DRF as an option;
+//   ascending, uid ascending (Volcano's priority and sla plugins, then its default job order);
 // - queue order: priority descending, then the lowest share allocated / deserved (Volcano's
 //   proportion plugin), then name;
 // - the conflict ticket of the two-phase gang commit: (queue share, priority descending,
@@ -34,32 +33,6 @@ std::strong_ordering compare_gangs(const pod_group& a, const pod_group& b) noexc
 inline bool gang_before(const pod_group& a, const pod_group& b) noexcept {
   return compare_gangs(a, b) < 0;
 }
-
-/// How the gangs of one queue are ordered.
-enum class gang_order_policy {
-  priority,  // compare_gangs. The default.
-  drf,       // Priority descending, the sla deadline, then the lowest DRF share of the gang's
-             // allocation over the cluster total, then creation time and uid (Volcano's drf
-             // plugin below priority and sla).
-};
-std::string_view to_string(gang_order_policy p) noexcept;  // "priority", "drf"
-inline constexpr gang_order_policy gang_order_policy_last = gang_order_policy::drf;
-
-/// A gang and what it holds now, for ordering. `group` must outlive the standing.
-struct gang_standing {
-  const pod_group* group = nullptr;
-  /// Requests of the gang's pods that hold resources (bound or reserved, not finished).
-  resources allocated;
-};
-
-/// The DRF order of two gangs given their shares (drf_share of their allocations).
-std::strong_ordering compare_gangs_drf(const pod_group& a, ratio share_a, const pod_group& b,
-                                       ratio share_b) noexcept;
-
-/// Sorts `gangs` into scheduling order under `policy`; `cluster_total` is the allocatable of the
-/// cluster (used by drf only). Deterministic: the result does not depend on the input order.
-void sort_gangs(std::vector<gang_standing>& gangs, gang_order_policy policy,
-                const resources& cluster_total);
 
 // ---------------------------------------------------------------------------------------------
 // Conflict ticket

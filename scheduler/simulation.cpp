@@ -1099,12 +1099,10 @@ void simulation::pass_gang_fifo() {
 }
 
 bool simulation::place_extras() {
-  // One pod at a time, to the first elastic job in gang order (under phalanx with DRF, to the
-  // job with the lowest dominant share, so extra capacity spreads over the elastic jobs), and
-  // under phalanx never beyond the queue's capability nor into the room a reserved node keeps
-  // (plan_job). A job that fails is done for this pass.
+  // One pod at a time, to the first elastic job in gang order, as the live queue grants elastic
+  // rounds in its gang order; under phalanx never beyond the queue's capability nor into the
+  // room a reserved node keeps (plan_job). A job that fails is done for this pass.
   const bool phalanx = queued();
-  const bool drf = phalanx && config_.gang_order == gang_order_policy::drf;
   bool changed = false;
   // Places one extra pod of job j; false when it cannot take one now.
   auto place_one = [&](std::size_t j) {
@@ -1135,32 +1133,11 @@ bool simulation::place_extras() {
     return jobs_[j].placed.ready() == static_cast<int32_t>(jobs_[j].pods.size());
   };
 
-  if (!drf) {
-    // elastic_ is in gang order, and a job's place in it never changes.
-    for (auto j : elastic_) {
-      if (!worth_planning(jobs_[j], jobs_[j].extras_failure, 1))
-        continue;
-      while (!full(j) && place_one(j)) {
-      }
-    }
-  } else {
-    struct entry {
-      ratio share;
-      std::size_t job;
-    };
-    auto later = [&](const entry& a, const entry& b) {
-      return compare_gangs_drf(jobs_[a.job].spec.group, a.share, jobs_[b.job].spec.group,
-                               b.share) > 0;
-    };
-    std::priority_queue<entry, std::vector<entry>, decltype(later)> heap(later);
-    for (auto j : elastic_)
-      if (worth_planning(jobs_[j], jobs_[j].extras_failure, 1))
-        heap.push({drf_share(jobs_[j].allocated, total_), j});
-    while (!heap.empty()) {
-      const std::size_t j = heap.top().job;
-      heap.pop();
-      if (!full(j) && place_one(j) && !full(j))
-        heap.push({drf_share(jobs_[j].allocated, total_), j});
+  // elastic_ is in gang order, and a job's place in it never changes.
+  for (auto j : elastic_) {
+    if (!worth_planning(jobs_[j], jobs_[j].extras_failure, 1))
+      continue;
+    while (!full(j) && place_one(j)) {
     }
   }
   std::erase_if(elastic_, full);

@@ -29,7 +29,7 @@
 //   another (the live gate has no head of line). Admitted gangs are placed queue by queue in
 //   queue order (priority, then lowest share allocated / deserved, with deserved from
 //   compute_deserved over the queues' weights, capabilities, guarantees and requests, recomputed
-//   every pass), and within a queue in gang order (or DRF). A gang that cannot be placed does not
+//   every pass), and within a queue in gang order. A gang that cannot be placed does not
 //   stop the gangs after it (backfill). No gang starves, by the rule the live runtime applies,
 //   computed by scheduler/room_reservation.hpp's functions:
 //   - a gang is blocked from the first pass that could not place its minimum after it was
@@ -56,9 +56,8 @@
 // delay) as reservations - placeholders, as YuniKorn does for Spark: they count toward
 // minMember and hold their node's resources; when the pod is created it binds to its reserved
 // node. Pods beyond minMember (elastic extras) are placed when room exists, after every unstarted
-// gang was tried, one pod at a time: to the first elastic job in gang order or, under phalanx and
-// volcano_like with gang_order drf, to the job with the lowest dominant share; under those two
-// never beyond the queue's capability.
+// gang was tried, one pod at a time, to the first elastic job in gang order; under phalanx and
+// volcano_like never beyond the queue's capability.
 //
 // Preemption (sim_config::preemption; phalanx and volcano_like): the live runtime's rule within a
 // queue (Volcano's `preempt`, docs/NOTES.md "Preemption"), chosen by scheduler/preemption.hpp's
@@ -236,9 +235,6 @@ struct sim_config {
   std::vector<sim_queue> queues;
   /// phalanx and volcano_like: the enqueue gate. Default: overcommit factor 1.2.
   enqueue_config gate;
-  /// phalanx and volcano_like: gang order within a queue. Unstarted gangs hold nothing, so drf and
-  /// priority order them alike; drf shows in how elastic extras are shared. Default: priority.
-  gang_order_policy gang_order = gang_order_policy::priority;
   /// phalanx: how long a gang may stay blocked (its minimum placed nowhere, counted from the
   /// first pass after admission that could not place it) before it reserves the nodes where it
   /// fits soonest (see the file comment). Zero: no gang ever reserves, the policy is then

@@ -25,13 +25,6 @@ pod_group group(std::string name, int32_t priority, std::chrono::seconds created
   return g;
 }
 
-std::vector<std::string> names_of(const std::vector<gang_standing>& gangs) {
-  std::vector<std::string> out;
-  for (const auto& g : gangs)
-    out.push_back(g.group->meta.name.str());
-  return out;
-}
-
 TEST(GangOrder, PriorityThenCreationThenUid) {
   struct row {
     const char* what;
@@ -53,36 +46,6 @@ TEST(GangOrder, PriorityThenCreationThenUid) {
   auto g = group("same", 0, 1s);
   EXPECT_EQ(compare_gangs(g, g), std::strong_ordering::equal);
   EXPECT_FALSE(gang_before(g, g));
-}
-
-TEST(GangOrder, SortByPriorityPolicy) {
-  auto a = group("a", 0, 3s), b = group("b", 10, 5s), c = group("c", 0, 1s);
-  std::vector<gang_standing> gangs = {{&a, {}}, {&b, {}}, {&c, {}}};
-  sort_gangs(gangs, gang_order_policy::priority, res("cpu", "10"));
-  EXPECT_EQ(names_of(gangs), (std::vector<std::string>{"b", "c", "a"}));
-}
-
-TEST(GangOrder, SortByDrfPolicy) {
-  const auto total = res("cpu", "100", "memory", "100Gi");
-  auto a = group("a", 0, 1s), b = group("b", 0, 2s), c = group("c", 0, 3s), d = group("d", 1, 4s);
-  // shares: a = .30 (cpu), b = .05 (memory), c = 0, d = .90 but priority 1
-  std::vector<gang_standing> gangs = {{&a, res("cpu", "30")},
-                                      {&b, res("cpu", "1", "memory", "5Gi")},
-                                      {&c, {}},
-                                      {&d, res("cpu", "90")}};
-  sort_gangs(gangs, gang_order_policy::drf, total);
-  EXPECT_EQ(names_of(gangs), (std::vector<std::string>{"d", "c", "b", "a"}));
-  // With equal shares, the gang order decides.
-  std::vector<gang_standing> even = {{&b, res("cpu", "10")}, {&a, res("cpu", "10")}};
-  sort_gangs(even, gang_order_policy::drf, total);
-  EXPECT_EQ(names_of(even), (std::vector<std::string>{"a", "b"}));
-}
-
-TEST(GangOrder, PolicyNames) {
-  for (int i = 0; i <= int(gang_order_policy_last); ++i)
-    EXPECT_NE(to_string(gang_order_policy(i)), "unknown") << i;
-  EXPECT_EQ(to_string(gang_order_policy::priority), "priority");
-  EXPECT_EQ(to_string(gang_order_policy::drf), "drf");
 }
 
 TEST(Ticket, QuantizesShareToWholePercent) {
