@@ -446,10 +446,21 @@ bool has_pending_pod(const registry_state& st, const group_entry& g) {
 // controller made them anew, or a user did). Its actor would keep them pending forever.
 void join_gang(self_ptr self, group_entry& g, uint64_t id, const pod_entry& e) {
   g.pods.push_back(id);
-  if (g.last_report.phase == scheduler::gang_phase::completed)
+  if (g.last_report.phase == scheduler::gang_phase::completed) {
     renew_gang(self, g.gang);
-  else
-    tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
+    return;
+  }
+  // The gang said why it waits before this pod came (a PodGroup is admitted, or refused, before
+  // its pods): the pod says so too, until the gang says something new (do_report).
+  if (!g.last_report.pending_reason.empty() && !e.is_bound() &&
+      !scheduler::is_terminal(e.phase())) {
+    const auto& r = g.last_report;
+    auto& cache = self->state.cache;
+    set_pending_reason(cache, id,
+                       r.origin_pod_reason.empty() ? r.pending_reason : r.origin_pod_reason);
+    self->state.world->pending_reason_changed(self, id, e);
+  }
+  tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
 }
 
 void attach_pod(self_ptr self, registry_state::pod_slot& slot) {

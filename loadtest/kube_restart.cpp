@@ -196,7 +196,7 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
   auto stopped = d->stop();
   auto short_log = read_file((logs / "short.log").string());
   auto long_log = read_file((logs / "long.log").string());
-  bool short_resumed = short_log.find("restored a checkpoint") != std::string::npos &&
+  bool short_resumed = short_log.find("msg=\"checkpoint restored\"") != std::string::npos &&
                        short_log.find("msg=\"listed\" kind=pods") == std::string::npos;
   bool long_relisted = long_log.find("msg=\"listed\" kind=pods") != std::string::npos;
   const bool all_met = short_bind <= 2 && short_resumed && long_relisted;

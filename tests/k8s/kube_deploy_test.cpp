@@ -327,7 +327,7 @@ INSTANTIATE_TEST_SUITE_P(
         denied_case{"binding", "pods/binding", "create",
                     R"(verb=create resource=pods/binding api_group="")", false},
         denied_case{"podgroup-update", "podgroups", "update",
-                    R"(verb=update resource=podgroups api_group="scheduling.volcano.sh")", true}),
+                    "verb=update resource=podgroups api_group=scheduling.volcano.sh", true}),
     [](const ::testing::TestParamInfo<denied_case>& info) {
       std::string name;
       for (char ch : std::string(info.param.name))

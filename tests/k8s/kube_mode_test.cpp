@@ -251,7 +251,7 @@ TEST(KubeMode, AWatchTooOldListsAgainAndLosesNothing) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
   // It resumed from the checkpoint, was told 410, and listed the pods again.
   auto log = read_log(*again);
-  EXPECT_NE(log.find("restored a checkpoint"), std::string::npos) << log;
+  EXPECT_NE(log.find("msg=\"checkpoint restored\""), std::string::npos) << log;
   EXPECT_NE(log.find("msg=\"listed\" kind=pods"), std::string::npos) << log;
 }
 
