@@ -73,6 +73,10 @@ private:
   std::string text_;
 };
 
+/// Whether lines of `level` are written: a hot path asks before it builds a line's values (they
+/// are computed before kv() can skip them).
+inline bool enabled(spdlog::level::level_enum level) { return spdlog::should_log(level); }
+
 inline line trace(std::string_view msg) { return line(spdlog::level::trace, msg); }
 inline line debug(std::string_view msg) { return line(spdlog::level::debug, msg); }
 inline line info(std::string_view msg) { return line(spdlog::level::info, msg); }

@@ -533,6 +533,8 @@ namespace {
 void log_phase_change(const group_entry& g, scheduler::pod_group_phase from,
                       const group_summary& now) {
   using scheduler::pod_group_phase;
+  if (!oplog::enabled(spdlog::level::info))
+    return;  // Two phase changes a gang: its key is not built for nothing.
   std::string_view what = "gang phase";
   if (now.phase == pod_group_phase::inqueue && from == pod_group_phase::pending)
     what = "gang admitted";
