@@ -196,19 +196,19 @@ TEST(OpenApi, V2DefinesEveryKindAndItsPaths) {
   const auto& definitions = doc.at("definitions").as_object();
   schema_book book{definitions, "#/definitions/"};
   // Every reference resolves, and none is v3's.
-  std::vector<const json::value*> todo{&doc.at("definitions"), &doc.at("paths")};
-  while (!todo.empty()) {
-    const auto* v = todo.back();
-    todo.pop_back();
+  std::vector<const json::value*> to_visit{&doc.at("definitions"), &doc.at("paths")};
+  while (!to_visit.empty()) {
+    const auto* v = to_visit.back();
+    to_visit.pop_back();
     if (v->is_array()) {
       for (const auto& e : v->as_array())
-        todo.push_back(&e);
+        to_visit.push_back(&e);
     } else if (v->is_object()) {
       EXPECT_FALSE(v->as_object().contains("allOf")) << *v;
       if (v->as_object().contains("$ref"))
         book.resolve(v->as_object());
       for (const auto& kv : v->as_object())
-        todo.push_back(&kv.value());
+        to_visit.push_back(&kv.value());
     }
   }
   const auto& v3 = v3_schemas("", "v1");
