@@ -94,7 +94,8 @@ struct registry_state {
   };
   /// A pod in the catalog; its id is its key in `pods`. 32 bytes, so that the map's node (a
   /// next pointer and the key besides) is 48: one per pod (docs/NOTES.md, "Memory the daemon no
-  /// longer keeps"). Why a pending pod is pending is kept beside, in `pending_reasons`.
+  /// longer keeps"). Why a pending pod is pending is its gang's `pods_reason`, or, in no gang, kept
+  /// beside in `pending_reasons`.
   struct pod_entry {
     /// The pod as created or restored, shared with its gang's actor, the binder and the store
     /// writer. A binding or phase change does not copy it: its runtime fields keep the values
@@ -160,22 +161,27 @@ struct registry_state {
     scheduler::shared_string key; // "<ns>/<name>"
     pod_group_ptr group;
     gang_actor actor;
-    bool implicit = false;    // Made for a pod without a PodGroup; not persisted.
-    /// Its job has tasks that wait for others (dependsOn): a pod of it that runs or succeeds
-    /// makes the job sync. Kept here so that a pod's status change asks no job.
-    bool job_waits_on_tasks = false;
     scheduler::shared_string job_key; // The job that owns it, if any.
     std::vector<uint64_t> pods;
     gang_report last_report;
+    /// Why its pending pods wait: the last reason its gang gave (or the missing queue). A pod in
+    /// a gang has no reason of its own (pending_reason reads this one): a copy per pod cost a map
+    /// entry for every pod that joined a waiting gang, on the path of a burst.
+    scheduler::shared_string pods_reason;
     scheduler::shared_string stall_message; // Set while the simulation reports a deadlock.
     /// What watchers last saw of its status: the phase, and a digest of what the status is
     /// made of (mark_emitted; group_changed finds a change without building the status).
     scheduler::pod_group_phase emitted_phase = scheduler::pod_group_phase::pending;
-    uint64_t emitted_digest = 0;
+    // The flags beside the phase, in the word it starts.
+    bool implicit = false;    // Made for a pod without a PodGroup; not persisted.
+    /// Its job has tasks that wait for others (dependsOn): a pod of it that runs or succeeds
+    /// makes the job sync. Kept here so that a pod's status change asks no job.
+    bool job_waits_on_tasks = false;
     bool removed = false;
     /// Its actor was ended while idle (docs/NOTES.md "Idle gangs are parked"); `actor` is null
     /// and tell_gang starts a new one when a pod of the gang changes.
     bool parked = false;
+    uint64_t emitted_digest = 0;  // With emitted_phase, what watchers last saw.
     /// Pod messages sent to the current actor: a park request must have heard them all.
     uint64_t sent_to_actor = 0;
     /// When the registry last heard from or told its actor anything (a report, a pod message,
@@ -255,9 +261,8 @@ struct registry_state {
     uint64_t next_gang = 1;
     int64_t parked_gangs = 0;  // Groups whose actor is parked (the gauge phalanx_parked_gangs).
     bool park_sweep_armed = false;
-    /// Why a pending pod is pending (its PodScheduled=False message), for the pods that have a
-    /// reason: only pending ones, so a bound pod's entry carries no field for it. Shared: a gang's
-    /// report gives one reason to all its pending pods, one string rather than one per pod. Set
+    /// Why a pending pod in no gang is pending (its PodScheduled=False message): not ours, gated,
+    /// or waiting for its PodGroup. A pod in a gang reads its gang's `pods_reason` instead. Set
     /// and read through set_pending_reason and pending_reason (registry_internal.hpp).
     std::unordered_map<uint64_t, scheduler::shared_string> pending_reasons;
     group_map groups;

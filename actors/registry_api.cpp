@@ -1078,7 +1078,7 @@ std::optional<scheduler::event> failed_scheduling_event(const registry_state& st
   auto p = st.pods.find(id);
   if (p == st.pods.end() || p->second.is_bound() || scheduler::is_terminal(p->second.phase()))
     return std::nullopt;
-  auto why = pending_reason(st.cache, id);
+  auto why = pending_reason(st, id, p->second);
   auto g = st.cache.groups.find(p->second.gang);
   if (why.empty() || g == st.cache.groups.end())
     return std::nullopt;
@@ -1138,11 +1138,8 @@ void do_all_events(self_ptr self, const all_events_reply& reply) {
     objects.insert({resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
   };
   for (const auto& [id, e] : st.pods)
-    if (e.pod && e.bound_at() != scheduler::timestamp{})
+    if (e.pod && (e.bound_at() != scheduler::timestamp{} || !pending_reason(st, id, e).empty()))
       add_pod(e);
-  for (const auto& [id, why] : st.cache.pending_reasons)
-    if (auto p = st.pods.find(id); p != st.pods.end() && p->second.pod)
-      add_pod(p->second);
   api::event_list out;
   out.resource_version = st.resource_version;
   for (const auto& [kind, ns, name] : objects) {

@@ -227,10 +227,7 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
     return;  // Before this process may bind: the world's lead spawns it.
   auto q = st.cache.queues.find(g.group->queue);
   if (q == st.cache.queues.end()) {
-    scheduler::shared_string why = "queue \"" + g.group->queue + "\" does not exist";
-    for (auto id : g.pods)
-      if (st.pods.count(id))
-        set_pending_reason(st.cache, id, why);
+    g.pods_reason = "queue \"" + g.group->queue + "\" does not exist";
     return;
   }
   pod_refs refs;
@@ -422,6 +419,7 @@ bool join_job_gang(registry_state& st, registry_state::pod_slot& slot, group_ent
     return false;
   slot.second.gang = g.gang;
   g.pods.push_back(slot.first);
+  st.cache.pending_reasons.erase(slot.first);  // Its gang's reason is its own now.
   return true;
 }
 
@@ -446,20 +444,15 @@ bool has_pending_pod(const registry_state& st, const group_entry& g) {
 // controller made them anew, or a user did). Its actor would keep them pending forever.
 void join_gang(self_ptr self, group_entry& g, uint64_t id, const pod_entry& e) {
   g.pods.push_back(id);
+  self->state.cache.pending_reasons.erase(id);  // Its gang's reason is its own now.
   if (g.last_report.phase == scheduler::gang_phase::completed) {
     renew_gang(self, g.gang);
     return;
   }
   // The gang said why it waits before this pod came (a PodGroup is admitted, or refused, before
-  // its pods): the pod says so too, until the gang says something new (do_report).
-  if (!g.last_report.pending_reason.empty() && !e.is_bound() &&
-      !scheduler::is_terminal(e.phase())) {
-    const auto& r = g.last_report;
-    auto& cache = self->state.cache;
-    set_pending_reason(cache, id,
-                       r.origin_pod_reason.empty() ? r.pending_reason : r.origin_pod_reason);
+  // its pods): the pod says so too (pending_reason reads the gang's), which the world shows.
+  if (!g.pods_reason.empty() && !e.is_bound() && !scheduler::is_terminal(e.phase()))
     self->state.world->pending_reason_changed(self, id, e);
-  }
   tell_gang(self, g, pods_atom::value, pod_refs{{id, current_pod(e)}});
 }
 
@@ -733,17 +726,18 @@ void do_report(self_ptr self, gang_report report) {
   auto& g = i->second;
   bool new_reason = !report.pending_reason.empty() &&
                     report.pending_reason != g.last_report.pending_reason;
+  // Its pods' reason: the pod that could not be placed says its own, the others the gang's.
+  // One reason for all of them (pending_reason reads it), kept until the gang gives another.
   if (!report.pending_reason.empty()) {
-    scheduler::shared_string why =
+    const auto& why =
         report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
-    for (auto id : g.pods)
-      if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
-                                     !scheduler::is_terminal(p->second.phase())) {
-        bool changed = pending_reason(st.cache, id) != why.view();
-        set_pending_reason(st.cache, id, why);
-        if (changed)
+    if (why != g.pods_reason) {
+      g.pods_reason = why;
+      for (auto id : g.pods)
+        if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
+                                       !scheduler::is_terminal(p->second.phase()))
           st.world->pending_reason_changed(self, id, p->second);
-      }
+    }
   }
   if (new_reason) {
     // Once per new reason, but a cluster filling up changes thousands of gangs' reasons at once.
@@ -823,8 +817,9 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::vector<job_pod_event> job_events;
     // Jobs whose tasks wait for others (dependsOn) and one of whose pods ran or succeeded.
     std::set<std::string> dependency_syncs;
-    // Jobs one of whose pods went Running: they may go Running (persist_own_start).
-    std::set<std::string> job_starts;
+    // Gangs of jobs one of whose pods went Running: their jobs may go Running
+    // (persist_own_starts). Gangs, not job keys: a key's copy per pod cost on a burst's path.
+    std::unordered_set<uint64_t> job_starts;
     for (auto& [id, next] : changed) {
       auto p = st.pods.find(id);
       if (p == st.pods.end())
@@ -847,7 +842,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
           if (g->second.job_waits_on_tasks)
             dependency_syncs.insert(g->second.job_key.str());
           if (!g->second.job_key.empty())
-            job_starts.insert(g->second.job_key.str());
+            job_starts.insert(e.gang);
         }
       if (scheduler::is_terminal(e.phase()) && e.is_bound()) {
         if (auto n = st.cache.nodes.find(e.node_name()); n != st.cache.nodes.end()) {
@@ -879,8 +874,12 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       on_job_pod_event(self, je);
     for (const auto& key : dependency_syncs)
       sync_job_pods(self, key);
-    for (const auto& key : job_starts)
-      persist_own_start(self, key);
+    std::vector<std::string> started_jobs;
+    for (auto gang : job_starts)
+      if (auto g = st.cache.groups.find(gang);
+          g != st.cache.groups.end() && !g->second.job_key.empty())
+        started_jobs.push_back(g->second.job_key.str());
+    persist_own_starts(self, started_jobs);
   });
 }
 
@@ -948,7 +947,7 @@ void do_stalled(self_ptr self, const stall_report& report) {
           ++running;
         } else if (!p->second.is_bound() && !scheduler::is_terminal(p->second.phase())) {
           ++pending;
-          untried |= pending_reason(st.cache, id).empty();
+          untried |= pending_reason(st, id, p->second).empty();
         }
       }
     if (pending == 0 || untried)

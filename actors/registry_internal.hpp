@@ -12,6 +12,7 @@
 #include <caf/all.hpp>
 
 #include <optional>
+#include <span>
 #include <string>
 #include <tuple>
 
@@ -34,7 +35,7 @@ inline std::pair<std::string_view, std::string_view> split_object_key(std::strin
   return {key.substr(0, slash), key.substr(slash + 1)};
 }
 
-/// Sets why pod `id` is pending; an empty reason clears it.
+/// Sets why pod `id`, in no gang, is pending; an empty reason clears it.
 inline void set_pending_reason(scheduling_cache& cache, uint64_t id,
                                scheduler::shared_string why) {
   if (why.empty())
@@ -42,10 +43,18 @@ inline void set_pending_reason(scheduling_cache& cache, uint64_t id,
   else
     cache.pending_reasons.insert_or_assign(id, std::move(why));
 }
-/// Why pod `id` is pending; empty when it has no reason.
-inline std::string_view pending_reason(const scheduling_cache& cache, uint64_t id) {
-  auto i = cache.pending_reasons.find(id);
-  return i == cache.pending_reasons.end() ? std::string_view{} : std::string_view{i->second};
+/// Why pod `id` (entry `e`) is pending: its gang's reason, or its own when in no gang; empty
+/// when it has none or is bound.
+inline std::string_view pending_reason(const registry_state& st, uint64_t id,
+                                       const pod_entry& e) {
+  if (e.is_bound())
+    return {};
+  if (e.gang != 0) {
+    auto g = st.cache.groups.find(e.gang);
+    return g == st.cache.groups.end() ? std::string_view{} : g->second.pods_reason.view();
+  }
+  auto i = st.cache.pending_reasons.find(id);
+  return i == st.cache.pending_reasons.end() ? std::string_view{} : i->second.view();
 }
 
 inline std::size_t kind_index(api::resource_kind k) { return static_cast<std::size_t>(k); }
@@ -415,9 +424,9 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
 /// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It
 /// waits for a step under way; a job that ended or is suspended is left alone.
 void sync_job_pods(self_ptr self, const std::string& key);
-/// A job one of whose pods went Running: if its pods now run its minimum, its Running phase is
-/// persisted with its time and condition (registry_jobs.cpp).
-void persist_own_start(self_ptr self, const std::string& key);
+/// Jobs one of whose pods went Running: those whose pods now run their minimum have their
+/// Running phase persisted with its time and condition, in one write (registry_jobs.cpp).
+void persist_own_starts(self_ptr self, std::span<const std::string> keys);
 /// Deletes a job with its PodGroup and pods (the API's delete, and the collector of finished
 /// jobs past their ttlSecondsAfterFinished); `reply` may be null. Dry run: the answer only.
 void delete_job(self_ptr self, const std::string& key, bool dry_run, object_reply reply);

@@ -282,21 +282,30 @@ void announce_phase(self_ptr self, const std::string& key) {
 
 // Writes the job's new status (its step's last write); once durable the job takes it, its
 // phase is announced and the step ends.
+namespace {
+// A status write of the job's step is durable (or failed): the job takes the status, its phase
+// is announced, and the step ends.
+void status_written(self_ptr self, const std::string& key, const phalanx::status& s,
+                    scheduler::job_status status) {
+  auto i = self->state.jobs.find(key);
+  if (i == self->state.jobs.end())
+    return;
+  if (!s.ok()) {
+    oplog::error("job status not persisted").kv("job", key).kv("error", s.to_string());
+    return end_step(self, key);
+  }
+  i->second.status = std::move(status);
+  announce_phase(self, key);
+  end_step(self, key);
+}
+} // namespace
+
 void persist_status(self_ptr self, const std::string& key, scheduler::job_status status) {
   auto& j = self->state.jobs.at(key);
   storage::write_batch batch;
   batch.put(storage::job_record{*j.job, status});
   persist(self, std::move(batch), [self, key, status](const phalanx::status& s) {
-    auto i = self->state.jobs.find(key);
-    if (i == self->state.jobs.end())
-      return;
-    if (!s.ok()) {
-      oplog::error("job status not persisted").kv("job", key).kv("error", s.to_string());
-      return end_step(self, key);
-    }
-    i->second.status = status;
-    announce_phase(self, key);
-    end_step(self, key);
+    status_written(self, key, s, status);
   });
 }
 
@@ -723,32 +732,66 @@ void sync_job_pods(self_ptr self, const std::string& key) {
     sync_job(self, key);
 }
 
-// A job whose pods now run its minimum goes Running, as Volcano's syncJob moves it: the phase
+namespace {
+// As many of the gang's pods run or succeeded as its minMember (the job's minAvailable).
+bool runs_min_member(const registry_state& st, const group_entry& g) {
+  if (g.group->min_member <= 0)
+    return true;
+  int32_t started = 0;
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end() &&
+                                   (p->second.phase() == scheduler::pod_phase::running ||
+                                    p->second.phase() == scheduler::pod_phase::succeeded))
+      if (++started >= g.group->min_member)
+        return true;
+  return false;
+}
+} // namespace
+
+// Jobs whose pods now run their minimum go Running, as Volcano's syncJob moves them: the phase
 // is persisted with its time and appended to the job's conditions, as its own end is, so that
 // its history reads Pending (or Restarting), then Running. Its phase is still read from its pods
-// (registry_status.cpp); what this keeps is when it changed.
-void persist_own_start(self_ptr self, const std::string& key) {
+// (registry_status.cpp); what this keeps is when it changed. One write for all of them: a burst
+// starts thousands of jobs in a few turns, and a write each made as many batches for the store
+// writer, whose groups then looked busy and waited (docs/PERFORMANCE.md, thirtieth session).
+void persist_own_starts(self_ptr self, std::span<const std::string> keys) {
   auto& st = self->state;
-  auto i = st.jobs.find(key);
-  if (i == st.jobs.end())
+  storage::write_batch batch;
+  std::vector<std::pair<std::string, scheduler::job_status>> starts;
+  for (const auto& key : keys) {
+    auto i = st.jobs.find(key);
+    if (i == st.jobs.end())
+      continue;
+    auto& j = i->second;
+    if (j.acting || j.deleting || j.job->suspended ||
+        j.status.phase == scheduler::job_phase::running)
+      continue;
+    // Most calls come before the job runs its minimum (a gang's pods start over several turns):
+    // a count of its running pods says so without building the job's whole status.
+    const auto* g = group_of_job(st.cache, j);
+    if (g == nullptr || !runs_min_member(st, *g))
+      continue;
+    const auto current = job_status_of(st, j);
+    if (current.phase != scheduler::job_phase::running)
+      continue;
+    auto status = j.status;
+    status.phase = scheduler::job_phase::running;
+    status.reason = "Running";
+    status.message = std::to_string(current.running + current.succeeded) +
+                     " pod(s) running or succeeded, of minAvailable " +
+                     std::to_string(current.min_available);
+    status.last_transition_time = st.ctx->now();
+    scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
+    j.acting = true;
+    batch.put(storage::job_record{*j.job, status});
+    starts.emplace_back(key, std::move(status));
+  }
+  if (starts.empty())
     return;
-  auto& j = i->second;
-  if (j.acting || j.deleting || j.job->suspended ||
-      j.status.phase == scheduler::job_phase::running)
-    return;
-  const auto current = job_status_of(st, j);
-  if (current.phase != scheduler::job_phase::running)
-    return;
-  auto status = j.status;
-  status.phase = scheduler::job_phase::running;
-  status.reason = "Running";
-  status.message = std::to_string(current.running + current.succeeded) +
-                   " pod(s) running or succeeded, of minAvailable " +
-                   std::to_string(current.min_available);
-  status.last_transition_time = st.ctx->now();
-  scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
-  j.acting = true;
-  persist_status(self, key, std::move(status));
+  persist(self, std::move(batch), [self, starts = std::move(starts)](const phalanx::status& s) {
+    for (auto& [key, status] : starts)
+      status_written(self, key, s, std::move(status));
+  });
 }
 
 void start_job_controller(self_ptr self) {
@@ -792,8 +835,7 @@ void start_job_controller(self_ptr self) {
       if (i->second.acting)
         oplog::info("job misses pods at the start: they are made again").kv("job", key);
     }
-  for (const auto& key : started)
-    persist_own_start(self, key);
+  persist_own_starts(self, started);
 }
 
 void job_pods_made(self_ptr self, const std::string& key) {

@@ -73,7 +73,7 @@ api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry&
     c.reason = scheduler::scheduling_gated_reason;
     c.message = scheduler::scheduling_gated_message;
     c.last_transition_time = e.pod->meta.creation_time;
-  } else if (auto why = pending_reason(st.cache, id); !why.empty()) {
+  } else if (auto why = pending_reason(st, id, e); !why.empty()) {
     c.status = "False";
     c.reason = "Unschedulable";
     c.message = std::string(why);
