@@ -47,12 +47,23 @@ std::string_view gang_name(self_ptr self) {
   return self->state.group->meta.name;
 }
 
+// The gang as operators name it, "<ns>/<name>": the first key of each of its lines.
+std::string gang_key(self_ptr self) {
+  return self->state.group->meta.namespace_name + "/" + std::string(gang_name(self));
+}
+
+// The details of its rounds are written at debug (a round: planned, refused, reserved,
+// committed, or no placement) and trace (each node's vote), for an operator who asks why one
+// gang waits (issue 30: state changes at info, details at debug). A burst makes a few lines per
+// gang; with the level off nothing is built: each caller asks first.
+bool rounds_logged() { return oplog::enabled(spdlog::level::debug); }
+
 void transition(self_ptr self, gang_phase to) {
   auto st = self->state.machine.transition(to);
   if (!st.ok()) {
     // A bug: the protocol reached a state it should not. Say so loudly, keep the old state.
     oplog::error("illegal gang transition")
-        .kv("gang", self->state.group->meta.namespace_name + "/" + std::string(gang_name(self)))
+        .kv("gang", gang_key(self))
         .kv("error", st.message());
     assert(false && "illegal gang transition");
   }
@@ -471,6 +482,14 @@ void on_plan_failure(self_ptr self, scheduler::plan_result plan,
                      std::vector<std::size_t> candidate_members) {
   auto& st = self->state;
   st.ctx->metrics->plan_failures.inc();
+  if (rounds_logged())
+    oplog::debug("round found no placement")
+        .kv("gang", gang_key(self))
+        .kv("code", scheduler::to_string(plan.code))
+        .kv("candidates", static_cast<uint64_t>(candidate_members.size()))
+        .kv("min_pods", request.min_pods)
+        .kv("attempt", st.replans + 1)
+        .kv("detail", plan.detail);
   if (!may_preempt(st, plan, candidate_members)) {
     fail_plan(self, plan, candidate_members);
     return;
@@ -642,6 +661,19 @@ void start_round(self_ptr self, const std::vector<std::pair<std::size_t, uint32_
   st.tally.start(txn, nodes);
   transition(self, gang_phase::preparing);
   st.ctx->metrics->reserve_rounds.inc();
+  if (rounds_logged()) {
+    std::size_t victim_count = 0;
+    for (const auto& [node, pods] : victims)
+      victim_count += pods.size();
+    oplog::debug("round planned")
+        .kv("gang", gang_key(self))
+        .kv("round", st.round)
+        .kv("pods", static_cast<uint64_t>(placements.size()))
+        .kv("nodes", static_cast<uint64_t>(nodes.size()))
+        .kv("victims", static_cast<uint64_t>(victim_count))
+        .kv("attempt", st.replans + 1)
+        .kv("waits_for_younger", may_wait);
+  }
   for (auto& [node, items] : per_node) {
     auto handle = st.ctx->nodes->at(node);
     if (!handle) {
@@ -722,6 +754,11 @@ void on_all_reserved(self_ptr self) {
   if (!victims_gone(st))
     return;  // Each node with victims says `cleared` once they are gone.
   st.preemption.reset();  // Its victims are gone: the round goes on as any other.
+  if (rounds_logged())
+    oplog::debug("round reserved")
+        .kv("gang", gang_key(self))
+        .kv("round", st.round)
+        .kv("nodes", static_cast<uint64_t>(st.round_members.size()));
   st.ctx->metrics->gang_placed_seconds.observe(
       std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
   transition(self, gang_phase::committing);
@@ -741,6 +778,12 @@ void on_all_reserved(self_ptr self) {
 void on_refused(self_ptr self) {
   auto& st = self->state;
   st.ctx->metrics->reserve_refusals.inc();
+  if (rounds_logged())
+    oplog::debug("round refused")
+        .kv("gang", gang_key(self))
+        .kv("round", st.round)
+        .kv("attempt", st.replans + 1)
+        .kv("replans_left", st.ctx->config.scheduling.max_replans - st.replans);
   abort_round(self);
   if (st.replans < st.ctx->config.scheduling.max_replans) {
     ++st.replans;
@@ -770,8 +813,14 @@ void on_round_committed(self_ptr self) {
   st.round_members = {};  // Frees its buckets too: a running gang may never plan again.
   st.ctx->metrics->pods_scheduled.inc(static_cast<uint64_t>(pods));
   st.ctx->metrics->gangs_scheduled.inc();
-  st.ctx->metrics->gang_decision_seconds.observe(
-      std::chrono::duration<double>(self->clock().now() - st.slot_granted).count());
+  const std::chrono::duration<double> decision = self->clock().now() - st.slot_granted;
+  st.ctx->metrics->gang_decision_seconds.observe(decision.count());
+  if (rounds_logged())
+    oplog::debug("round committed")
+        .kv("gang", gang_key(self))
+        .kv("round", st.round)
+        .kv("pods", pods)
+        .kv("decision_ms", decision.count() * 1e3);
   self->send(st.queue, usage_atom::value, std::move(delta));
   st.backoff = std::chrono::milliseconds{0};
   // Ready: the room it reserved is used (its nodes that took pods ended the reservation at the
@@ -1093,6 +1142,12 @@ gang_actor::behavior_type gang_actor_impl(self_ptr self, context_ptr ctx, uint64
       auto& st = self->state;
       if (st.machine.phase() != gang_phase::preparing || v.txn != st.tally.txn())
         return;  // A vote of an earlier round: that round was aborted already.
+      if (oplog::enabled(spdlog::level::trace))
+        oplog::trace("vote")
+            .kv("gang", gang_key(self))
+            .kv("round", v.txn.round)
+            .kv("node", st.ctx->view->at(v.node).meta.name.view())
+            .kv("vote", scheduler::to_string(v.kind));
       switch (st.tally.record(v.node, v.kind)) {
         case scheduler::vote_tally::result_kind::pending:
           break;

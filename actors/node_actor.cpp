@@ -186,6 +186,15 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
     [self](reserve_atom, reserve_request& req, gang_actor& coordinator) {
       auto& st = self->state;
       remember_coordinator(self, req.txn.gang, coordinator);
+      // Each reserve's decision is a trace line (issue 30: the details below debug): the gang
+      // is named as its PodGroup, read before the pods move into the ledger.
+      std::string traced_gang;
+      const std::size_t victim_count = req.victims.size();
+      if (oplog::enabled(spdlog::level::trace) && !req.items.empty()) {
+        const auto& first = *req.items.front().pod;  // A lone pod is its own gang.
+        traced_gang = first.meta.namespace_name + "/" +
+                      (first.group.empty() ? first.meta.name : first.group);
+      }
       std::vector<node_ledger_type::item> items;
       items.reserve(req.items.size());
       for (auto& ref : req.items)
@@ -225,6 +234,23 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
       } else {
         for (auto id : added)
           st.ctx->view->remove_pod(st.index, id);
+      }
+      if (!traced_gang.empty()) {
+        std::string missing;
+        for (const auto& m : outcome.missing)
+          missing += (missing.empty() ? "" : ", ") + m.resource + " " +
+                     std::to_string(m.requested) + " > " + std::to_string(m.available);
+        oplog::trace("reserve")
+            .kv("node", st.spec->meta.name.view())
+            .kv("gang", traced_gang)
+            .kv("round", req.txn.round)
+            .kv("pods", static_cast<uint64_t>(ids.size()))
+            .kv("vote", scheduler::to_string(outcome.vote))
+            .kv("rule", broken == scheduler::predicate_failure::none
+                            ? std::string_view()
+                            : scheduler::to_string(broken))
+            .kv("victims", static_cast<uint64_t>(victim_count))
+            .kv("missing", missing);
       }
       if (outcome.vote == scheduler::vote_kind::reserved)
         publish(self);

@@ -25,7 +25,8 @@ std::string read_all(const std::string& path) {
 
 class OperatorLog : public ::testing::Test {
  protected:
-  void SetUp() override { d_ = daemon::start({"--log-format", "json"}); }
+  void SetUp() override { d_ = daemon::start(daemon_flags()); }
+  virtual std::vector<std::string> daemon_flags() const { return {"--log-format", "json"}; }
 
   ctl_result ctl(std::vector<std::string> args, const ctl_options& options = {}) const {
     return d_->ctl(std::move(args), options);
@@ -126,6 +127,11 @@ TEST_F(OperatorLog, WhatAnOperatorDoesIsLoggedAsOneJsonObjectALine) {
   ASSERT_TRUE(logged("node removed", "node", node));
   EXPECT_GE(line_of("node removed", "node", node)->at("pods").as_int64(), 1);
 
+  // The rounds' details are debug and trace lines: none at the default level.
+  for (const auto& l : lines())
+    EXPECT_TRUE(l.at("level") == "info" || l.at("level") == "warn" || l.at("level") == "error")
+        << json::serialize(l);
+
   // Every line: ts, level and msg first, the timestamp in UTC.
   for (const auto& l : lines()) {
     ASSERT_GE(l.size(), 3u);
@@ -135,6 +141,51 @@ TEST_F(OperatorLog, WhatAnOperatorDoesIsLoggedAsOneJsonObjectALine) {
     EXPECT_EQ((++key)->key(), "msg");
     EXPECT_EQ(std::string(l.at("ts").as_string()).back(), 'Z');
   }
+}
+
+// At --log-level trace the details of each round: the gang's rounds at debug, each node's
+// decision and each vote at trace, with the gang named as its PodGroup.
+class OperatorLogDetails : public OperatorLog {
+ protected:
+  std::vector<std::string> daemon_flags() const override {
+    return {"--log-format", "json", "--log-level", "trace"};
+  }
+};
+
+TEST_F(OperatorLogDetails, EachRoundAndEachNodesVoteIsALine) {
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, with_input(job_yaml("train", "1", 2)))));
+  ASSERT_TRUE(logged("gang placed", "job", "default/train"));
+  const std::string gang(line_of("gang placed", "job", "default/train")->at("gang").as_string());
+  ASSERT_TRUE(logged("round committed", "gang", gang)) << read_all(d_->process().log_file());
+  const auto planned = *line_of("round planned", "gang", gang);
+  EXPECT_EQ(planned.at("level"), "debug");
+  EXPECT_EQ(planned.at("pods"), 2);
+  const auto committed = *line_of("round committed", "gang", gang);
+  EXPECT_EQ(committed.at("round"), planned.at("round"));
+  EXPECT_EQ(committed.at("pods"), 2);
+  EXPECT_TRUE(line_of("round reserved", "gang", gang).has_value());
+  // One reserve and one vote per node of the round, each "reserved".
+  int reserves = 0;
+  int votes = 0;
+  for (const auto& l : lines()) {
+    if (!l.contains("gang") || l.at("gang") != gang.c_str())
+      continue;
+    if (l.at("msg") == "reserve" || l.at("msg") == "vote") {
+      EXPECT_EQ(l.at("level"), "trace");
+      EXPECT_EQ(l.at("vote"), "reserved") << json::serialize(l);
+      EXPECT_FALSE(std::string(l.at("node").as_string()).empty());
+      ++(l.at("msg") == "reserve" ? reserves : votes);
+    }
+  }
+  EXPECT_EQ(reserves, planned.at("nodes").as_int64());
+  EXPECT_EQ(votes, planned.at("nodes").as_int64());
+
+  // A gang no node can hold: each round that finds nothing says so, with the planner's code.
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, with_input(unplaceable_gang_yaml()))));
+  ASSERT_TRUE(logged("round found no placement", "gang", "default/huge-gang"))
+      << read_all(d_->process().log_file());
+  EXPECT_EQ(line_of("round found no placement", "gang", "default/huge-gang")->at("level"),
+            "debug");
 }
 
 TEST(OperatorLogFlag, AnUnknownFormatIsRefusedNamingTheFlag) {
