@@ -164,9 +164,10 @@ struct registry_state {
     scheduler::shared_string job_key; // The job that owns it, if any.
     std::vector<uint64_t> pods;
     gang_report last_report;
-    /// Why its pending pods wait: the last reason its gang gave (or the missing queue). A pod in
-    /// a gang has no reason of its own (pending_reason reads this one): a copy per pod cost a map
-    /// entry for every pod that joined a waiting gang, on the path of a burst.
+    /// Why its pending pods wait: the reason of its gang's latest report (or the missing
+    /// queue); empty while it gives none. A pod in a gang has no reason of its own
+    /// (pending_reason reads this one): a copy per pod cost a map entry for every pod that
+    /// joined a waiting gang, on the path of a burst.
     scheduler::shared_string pods_reason;
     scheduler::shared_string stall_message; // Set while the simulation reports a deadlock.
     /// What watchers last saw of its status: the phase, and a digest of what the status is

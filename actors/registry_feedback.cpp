@@ -726,18 +726,20 @@ void do_report(self_ptr self, gang_report report) {
   auto& g = i->second;
   bool new_reason = !report.pending_reason.empty() &&
                     report.pending_reason != g.last_report.pending_reason;
-  // Its pods' reason: the pod that could not be placed says its own, the others the gang's.
-  // One reason for all of them (pending_reason reads it), kept until the gang gives another.
-  if (!report.pending_reason.empty()) {
-    const auto& why =
-        report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
-    if (why != g.pods_reason) {
-      g.pods_reason = why;
+  // Its pods' reason is the gang's latest: the pod that could not be placed says its own, the
+  // others the gang's. One reason for all of them (pending_reason reads it). A report without
+  // one (admitted now, or placing them) clears it: a gate's refusal is not why an admitted
+  // gang's pods wait, nor an old shortage why a pod that joined a running gang does. The world
+  // hears of reasons, not of their clearing (a Kubernetes pod keeps its condition until bound).
+  const auto& why =
+      report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
+  if (why != g.pods_reason) {
+    g.pods_reason = why;
+    if (!why.empty())
       for (auto id : g.pods)
         if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
                                        !scheduler::is_terminal(p->second.phase()))
           st.world->pending_reason_changed(self, id, p->second);
-    }
   }
   if (new_reason) {
     // Once per new reason, but a cluster filling up changes thousands of gangs' reasons at once.

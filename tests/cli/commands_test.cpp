@@ -111,11 +111,12 @@ TEST_F(CliDescribe, EveryObjectOfAKindAndNodesAndQueues) {
              "{accelerator: nvidia-a100}\n  containers:\n    - name: c\n      image: i\n"
              "      resources: {requests: {cpu: \"8\"}}\n";
   ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, in)));
+  // Bound first, Running a moment later (the simulated kubelet's start): wait for both.
   ASSERT_TRUE(eventually([&] {
     node = ctl({"describe", "node", "gpu-0"});
-    return described(node.out, "Non-terminated Pods") == "(1 in total)";
+    return described(node.out, "Non-terminated Pods") == "(1 in total)" &&
+           described(node.out, "default/busy") == "Running";
   })) << node.out;
-  EXPECT_EQ(described(node.out, "default/busy"), "Running") << node.out;
   EXPECT_EQ(described(node.out, "cpu"), "8 (25%)") << node.out;
   auto missing = ctl({"describe", "queue", "nope"});
   EXPECT_TRUE(failed_with(missing, 1));
