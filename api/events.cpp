@@ -386,19 +386,23 @@ std::vector<object_event> select_events(std::vector<object_event> events,
 
 std::vector<event_changes::change> event_changes::next(std::vector<object_event> snapshot) {
   std::vector<change> out;
-  std::map<std::string, std::pair<int32_t, scheduler::timestamp>> now;
+  std::map<std::string, object_event> now;
   for (auto& e : snapshot) {
     auto name = event_name(e);
-    std::pair<int32_t, scheduler::timestamp> state{e.event.count, e.event.last_time};
     auto before = seen_.find(name);
     if (started_ || !from_now_) {
       if (before == seen_.end())
         out.emplace_back(watch_event::type::added, e);
-      else if (before->second != state)
+      else if (before->second.event.count != e.event.count ||
+               before->second.event.last_time != e.event.last_time)
         out.emplace_back(watch_event::type::modified, e);
     }
-    now.emplace(std::move(name), state);
+    if (before != seen_.end())
+      seen_.erase(before);  // What is left in seen_ at the end has left.
+    now.emplace(std::move(name), std::move(e));
   }
+  for (auto& [name, gone] : seen_)
+    out.emplace_back(watch_event::type::deleted, std::move(gone));
   seen_ = std::move(now);
   started_ = true;
   return out;

@@ -99,8 +99,9 @@ std::vector<object_event> select_events(std::vector<object_event> events,
 
 /// A watch of events made from successive snapshots (the service keeps no history of events):
 /// an event whose name was not in the last snapshot is ADDED, one whose count or last time
-/// changed is MODIFIED. An event that leaves (its object's oldest, past the number kept) is not
-/// reported. Not thread-safe; one per watch.
+/// changed is MODIFIED, and one that left (its object's oldest, past the number kept; a
+/// FailedScheduling once its pod is bound; its object deleted) is DELETED, as kube-apiserver's
+/// watch says of an Event its TTL ends. Not thread-safe; one per watch.
 class event_changes {
  public:
   using change = std::pair<watch_event::type, object_event>;
@@ -108,13 +109,14 @@ class event_changes {
   /// resourceVersion) and yields nothing; otherwise its events come as ADDED, as a watch from
   /// resourceVersion 0 starts.
   explicit event_changes(bool from_now) : from_now_(from_now) {}
-  /// The changes since the last snapshot, in the snapshot's order.
+  /// The changes since the last snapshot: ADDED and MODIFIED in the snapshot's order, then
+  /// DELETED (with the event as last seen) in name order.
   std::vector<change> next(std::vector<object_event> snapshot);
 
  private:
   bool from_now_;
   bool started_ = false;
-  std::map<std::string, std::pair<int32_t, scheduler::timestamp>> seen_;  // name -> count, last.
+  std::map<std::string, object_event> seen_;  // By name, as last seen: what a DELETED carries.
 };
 
 /// kube-apiserver's columns of a Table of Events, in either version: LAST SEEN, TYPE, REASON,

@@ -316,11 +316,22 @@ TEST(EventChanges, FromAListsVersionStreamsNewEventsAndCountBumps) {
   EXPECT_EQ(out[0].second.event.count, 5);
   EXPECT_EQ(out[1].first, watch_event::type::added);
   EXPECT_EQ(out[1].second.event.reason, "NodeNotSchedulable");
-  // An event that leaves is not reported; one that comes back is new again.
+  // An event that leaves is DELETED, as last seen, once; one that comes back is new again.
+  out = changes.next({bumped});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].first, watch_event::type::deleted);
+  EXPECT_EQ(out[0].second.event.reason, "NodeNotSchedulable");
   EXPECT_TRUE(changes.next({bumped}).empty());
   out = changes.next({bumped, node_event()});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].first, watch_event::type::added);
+  // Changes first, in the snapshot's order, then what left.
+  auto bumped_again = bumped;
+  bumped_again.event.count = 6;
+  out = changes.next({bumped_again});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].first, watch_event::type::modified);
+  EXPECT_EQ(out[1].first, watch_event::type::deleted);
 }
 
 TEST(EventChanges, FromVersionZeroStartsWithEveryEventAdded) {

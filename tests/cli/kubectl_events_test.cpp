@@ -167,5 +167,18 @@ TEST_F(KubectlEvents, PhalanxctlWatchesEvents) {
     EXPECT_EQ(l.find("pod/"), std::string::npos) << l;
 }
 
+// An event that leaves is DELETED in a watch: a pod's FailedScheduling goes with the pod.
+TEST_F(KubectlEvents, AWatchSaysDeletedOfAnEventThatLeaves) {
+  auto watch = ctl_process::start(
+      d_->args({"get", "events", "--watch", "--output-watch-events", "--field-selector",
+                "involvedObject.name=huge-0,reason=FailedScheduling"}));
+  ASSERT_TRUE(watch->wait_for({"ADDED", "Warning", "FailedScheduling", "pod/huge-0"}))
+      << watch->err();
+  ASSERT_TRUE(succeeded(ctl({"delete", "pod", "huge-0"})));
+  EXPECT_TRUE(watch->wait_for({"DELETED", "Warning", "FailedScheduling", "pod/huge-0"}))
+      << watch->err();
+  watch->stop();
+}
+
 } // namespace
 } // namespace phalanx::cli_test
