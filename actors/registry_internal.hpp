@@ -125,6 +125,19 @@ void set_emitted_phase(scheduling_cache& cache, group_entry& g, scheduler::pod_g
 /// Binds a new queue's PodGroup count series and sets them from the counts kept.
 void bind_queue_series(registry_state& st, registry_state::queue_entry& q);
 scheduler::job_status job_status_of(const registry_state& st, const registry_state::job_entry& j);
+/// A job's pods by phase, as its phase is read from them (job_phase_of).
+struct job_pod_totals {
+  int32_t total = 0;
+  int32_t running = 0;
+  int32_t succeeded = 0;
+  int32_t failed = 0;
+};
+/// The totals of gang `g`'s pods: one walk, without the per-task counts of job_status_of.
+job_pod_totals pod_totals(const registry_state& st, const group_entry& g);
+/// The job's phase from its pods' totals: job_status_of's, and persist_own_starts' without
+/// building the whole status. `min_available`: its PodGroup's minMember.
+scheduler::job_phase job_phase_of(const registry_state::job_entry& j, const job_pod_totals& t,
+                                  int32_t min_available);
 
 /// Announces the group's (and its job's) status when it changed since last announced.
 void group_changed(self_ptr self, group_entry& g);

@@ -732,22 +732,6 @@ void sync_job_pods(self_ptr self, const std::string& key) {
     sync_job(self, key);
 }
 
-namespace {
-// As many of the gang's pods run or succeeded as its minMember (the job's minAvailable).
-bool runs_min_member(const registry_state& st, const group_entry& g) {
-  if (g.group->min_member <= 0)
-    return true;
-  int32_t started = 0;
-  for (auto id : g.pods)
-    if (auto p = st.pods.find(id); p != st.pods.end() &&
-                                   (p->second.phase() == scheduler::pod_phase::running ||
-                                    p->second.phase() == scheduler::pod_phase::succeeded))
-      if (++started >= g.group->min_member)
-        return true;
-  return false;
-}
-} // namespace
-
 // Jobs whose pods now run their minimum go Running, as Volcano's syncJob moves them: the phase
 // is persisted with its time and appended to the job's conditions, as its own end is, so that
 // its history reads Pending (or Restarting), then Running. Its phase is still read from its pods
@@ -766,20 +750,22 @@ void persist_own_starts(self_ptr self, std::span<const std::string> keys) {
     if (j.acting || j.deleting || j.job->suspended ||
         j.status.phase == scheduler::job_phase::running)
       continue;
-    // Most calls come before the job runs its minimum (a gang's pods start over several turns):
-    // a count of its running pods says so without building the job's whole status.
+    // The phase as job_status_of reads it, from its pods' totals: most calls come before the
+    // job runs its minimum (a gang's pods start over several turns), and the whole status, with
+    // its counts per task, was most of this path's cost.
     const auto* g = group_of_job(st.cache, j);
-    if (g == nullptr || !runs_min_member(st, *g))
+    if (g == nullptr)
       continue;
-    const auto current = job_status_of(st, j);
-    if (current.phase != scheduler::job_phase::running)
+    const auto totals = pod_totals(st, *g);
+    const int32_t min_available = g->group->min_member;
+    if (job_phase_of(j, totals, min_available) != scheduler::job_phase::running)
       continue;
     auto status = j.status;
     status.phase = scheduler::job_phase::running;
     status.reason = "Running";
-    status.message = std::to_string(current.running + current.succeeded) +
+    status.message = std::to_string(totals.running + totals.succeeded) +
                      " pod(s) running or succeeded, of minAvailable " +
-                     std::to_string(current.min_available);
+                     std::to_string(min_available);
     status.last_transition_time = st.ctx->now();
     scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
     j.acting = true;

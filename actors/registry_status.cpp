@@ -304,6 +304,47 @@ api::queue_object queue_view(const registry_state& st, const registry_state::que
   return out;
 }
 
+scheduler::job_phase job_phase_of(const registry_state::job_entry& j, const job_pod_totals& t,
+                                  int32_t min_available) {
+  using scheduler::job_phase;
+  // Phases the job controller reached and persisted (registry_jobs.cpp) hold until it moves
+  // the job on; Pending, Running and the end of a job's own run are read from its pods.
+  // Restarting holds while the controller's step is under way (a targeted restart leaves pods
+  // of other tasks running meanwhile); a resumed job is written Restarting with its new pods,
+  // and is read from them.
+  const auto stored = j.status.phase;
+  const bool held = stored == job_phase::failed || stored == job_phase::completed ||
+                    stored == job_phase::terminated || stored == job_phase::terminating ||
+                    stored == job_phase::completing || stored == job_phase::aborting ||
+                    (stored == job_phase::restarting && j.acting);
+  if (j.job->suspended)
+    return job_phase::aborted;
+  if (held)
+    return stored;
+  if (t.total == 0)
+    return stored == job_phase::restarting ? job_phase::restarting : job_phase::pending;
+  if (t.succeeded + t.failed == t.total)
+    return t.succeeded >= min_available ? job_phase::completed : job_phase::failed;
+  if (t.running + t.succeeded >= min_available)
+    return job_phase::running;
+  return job_phase::pending;
+}
+
+job_pod_totals pod_totals(const registry_state& st, const group_entry& g) {
+  job_pod_totals t;
+  for (auto id : g.pods)
+    if (auto p = st.pods.find(id); p != st.pods.end()) {
+      ++t.total;
+      switch (p->second.phase()) {
+        case scheduler::pod_phase::running: ++t.running; break;
+        case scheduler::pod_phase::succeeded: ++t.succeeded; break;
+        case scheduler::pod_phase::failed: ++t.failed; break;
+        default: break;
+      }
+    }
+  return t;
+}
+
 scheduler::job_status job_status_of(const registry_state& st,
                                     const registry_state::job_entry& j) {
   auto s = j.status;
@@ -354,31 +395,7 @@ scheduler::job_status job_status_of(const registry_state& st,
     for (auto& [name, t] : tasks)
       s.tasks.push_back(std::move(t));
   }
-  using scheduler::job_phase;
-  // Phases the job controller reached and persisted (registry_jobs.cpp) hold until it moves
-  // the job on; Pending, Running and the end of a job's own run are read from its pods.
-  // Restarting holds while the controller's step is under way (a targeted restart leaves pods
-  // of other tasks running meanwhile); a resumed job is written Restarting with its new pods,
-  // and is read from them.
-  const auto stored = j.status.phase;
-  const bool held = stored == job_phase::failed || stored == job_phase::completed ||
-                    stored == job_phase::terminated || stored == job_phase::terminating ||
-                    stored == job_phase::completing || stored == job_phase::aborting ||
-                    (stored == job_phase::restarting && j.acting);
-  if (j.job->suspended)
-    s.phase = scheduler::job_phase::aborted;
-  else if (held)
-    s.phase = stored;
-  else if (total == 0)
-    s.phase = j.status.phase == scheduler::job_phase::restarting ? scheduler::job_phase::restarting
-                                                                  : scheduler::job_phase::pending;
-  else if (s.succeeded + s.failed == total)
-    s.phase = s.succeeded >= s.min_available ? scheduler::job_phase::completed
-                                             : scheduler::job_phase::failed;
-  else if (s.running + s.succeeded >= s.min_available)
-    s.phase = scheduler::job_phase::running;
-  else
-    s.phase = scheduler::job_phase::pending;
+  s.phase = job_phase_of(j, {total, s.running, s.succeeded, s.failed}, s.min_available);
   return s;
 }
 
