@@ -75,6 +75,12 @@ TEST(LoadtestFlags, ErrorsNameTheFlagAndTheRule) {
       {{"--nodes", "3", "--nodes", "4"}, "--nodes: given twice"},
       {{"stray"}, "unexpected argument \"stray\""},
       {{"--name="}, "--name: must not be empty"},
+      {{"--nodes="}, "--nodes: \"\" is not an integer"},
+      {{"-x"}, "unexpected argument \"-x\": flags start with --, and phalanx-loadtest test takes "
+               "no positional arguments"},
+      {{"--colour=red"}, "unknown flag --colour for phalanx-loadtest test (see --help)"},
+      {{"--keep", "--keep"}, "--keep: given twice"},
+      {{"--nodes", "--keep"}, "--nodes: \"--keep\" is not an integer"},
   };
   for (const auto& r : rows) {
     parsed p;
