@@ -61,6 +61,11 @@ TEST(PhalanxdCommandLine, RefusalsNameTheFlagAndTheRuleThenShowTheUsage) {
       {{"--data-dir", "d", "--log-level", "loud"}, "--log-level: unknown level \"loud\""},
       {{"--data-dir", "d", "--listen", "127.0.0.1:99999"},
        "--listen 127.0.0.1:99999: the port must be a number from 0 to 65535"},
+      // A switch takes no value; the hand-written parser read --quarantine-corrupt=false as true.
+      {{"--data-dir", "d", "--quarantine-corrupt=false"}, "--quarantine-corrupt: takes no value"},
+      {{"--help=yes"}, "--help: takes no value"},
+      // "--" ends the flags; phalanxd takes no other arguments.
+      {{"--data-dir", "d", "--", "--mode"}, "unknown option --mode"},
   };
   for (const auto& r : rows) {
     auto result = run_phalanxd(r.args);
