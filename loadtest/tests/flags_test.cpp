@@ -55,6 +55,15 @@ TEST(LoadtestFlags, KeepsDefaultsWhenAbsent) {
   EXPECT_FALSE(p.keep);
 }
 
+// "--" ends the flags (Boost.Program_options' rule; the hand-written parser refused it as an
+// unexpected argument): with nothing after it, the command line is whole.
+TEST(LoadtestFlags, DoubleDashEndsTheFlags) {
+  parsed p;
+  auto s = parse({"--nodes", "3", "--"}, p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(p.nodes, 3);
+}
+
 TEST(LoadtestFlags, ErrorsNameTheFlagAndTheRule) {
   struct row {
     std::vector<std::string> args;
@@ -81,6 +90,9 @@ TEST(LoadtestFlags, ErrorsNameTheFlagAndTheRule) {
       {{"--colour=red"}, "unknown flag --colour for phalanx-loadtest test (see --help)"},
       {{"--keep", "--keep"}, "--keep: given twice"},
       {{"--nodes", "--keep"}, "--nodes: \"--keep\" is not an integer"},
+      {{"--nodes", "3", "--", "--keep"},
+       "unexpected argument \"--keep\": flags start with --, and phalanx-loadtest test takes no "
+       "positional arguments"},
   };
   for (const auto& r : rows) {
     parsed p;
