@@ -21,6 +21,7 @@
 #include "actors/cluster_file.hpp"
 #include "actors/runtime.hpp"
 
+#include "api/flags/split.hpp"
 #include "api/process_metrics.hpp"
 #include "api/server.hpp"
 #include "scheduler/quantity.hpp"
@@ -152,136 +153,180 @@ std::vector<std::string> split_commas(const std::string& text) {
   std::exit(2);
 }
 
+// Every flag usage lists; --leader-elect is a switch that also takes "=true" or "=false".
+const std::vector<api::flags::flag_spec>& flag_table() {
+  static const std::vector<api::flags::flag_spec> table = {
+      {"help", 'h', false},
+      {"version", 0, false},
+      {"mode"},
+      {"data-dir"},
+      {"cluster"},
+      {"listen"},
+      {"config"},
+      {"log-level"},
+      {"log-format"},
+      {"token-file"},
+      {"tls-cert"},
+      {"tls-key"},
+      {"port-file"},
+      {"quarantine-corrupt", 0, false},
+      {"http-threads"},
+      {"probe-port"},
+      {"kubeconfig"},
+      {"scheduler-name"},
+      {"leader-elect", 0, false},
+      {"lock-namespace"},
+      {"lock-name"},
+      {"leader-elect-lease-duration"},
+      {"leader-elect-renew-deadline"},
+      {"leader-elect-retry-period"},
+      {"controllers"},
+      {"kube-binding-workers"},
+      {"kube-api-qps"},
+      {"kube-api-burst"},
+      {"seed"},
+  };
+  return table;
+}
+
 options parse_args(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const auto split = api::flags::split(args, flag_table());
+  if (split.error) {
+    const auto& e = *split.error;
+    switch (e.failure) {
+      case api::flags::split_failure::unknown_flag:
+      case api::flags::split_failure::unknown_shorthand:
+        fail_usage("unknown option " + e.argument);
+      case api::flags::split_failure::missing_value:
+        fail_usage(e.spelling + " needs a value");
+      case api::flags::split_failure::malformed:
+        fail_usage(e.detail);
+    }
+  }
+  if (!split.words.empty())
+    fail_usage("unknown option " + split.words.front());
+
   options o;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      auto eq = arg.find('=');
-      if (eq != std::string::npos)
-        return arg.substr(eq + 1);
-      if (i + 1 >= argc)
-        fail_usage(arg + " needs a value");
-      return argv[++i];
-    };
-    auto name = arg.substr(0, arg.find('='));
-    if (name == "--help" || name == "-h") {
+  for (const auto& flag : split.flags) {
+    const std::string& name = flag.name;
+    const std::string& spelling = flag.spelling;
+    // A switch's "=VALUE" means something to --leader-elect only; elsewhere it would be read as
+    // the switch alone, and --quarantine-corrupt=false as true.
+    if (flag.value && (name == "help" || name == "version" || name == "quarantine-corrupt"))
+      fail_usage(spelling + ": takes no value");
+    const std::string value = flag.value.value_or("");
+    if (name == "help") {
       std::cout << usage;
       std::exit(0);
-    } else if (name == "--version") {
+    } else if (name == "version") {
       // What phalanx_build_info says on /metrics, for a shell.
       const auto build = phalanx::api::this_build();
       std::cout << "phalanxd " << build.version << " (" << build.compiler << ", "
                 << build.build_type << ")\n";
       std::exit(0);
-    } else if (name == "--mode") {
-      o.mode = value();
-    } else if (name == "--data-dir") {
-      o.data_dir = value();
-    } else if (name == "--cluster") {
-      o.cluster_file = value();
-    } else if (name == "--listen") {
-      o.listen = value();
-    } else if (name == "--config") {
-      o.config_file = value();
-    } else if (name == "--log-level") {
-      o.log_level = value();
-    } else if (name == "--log-format") {
-      o.log_format = value();
-    } else if (name == "--token-file") {
-      o.token_file = value();
-    } else if (name == "--tls-cert") {
-      o.tls_cert = value();
-    } else if (name == "--tls-key") {
-      o.tls_key = value();
-    } else if (name == "--port-file") {
-      o.port_file = value();
-    } else if (name == "--quarantine-corrupt") {
+    } else if (name == "mode") {
+      o.mode = value;
+    } else if (name == "data-dir") {
+      o.data_dir = value;
+    } else if (name == "cluster") {
+      o.cluster_file = value;
+    } else if (name == "listen") {
+      o.listen = value;
+    } else if (name == "config") {
+      o.config_file = value;
+    } else if (name == "log-level") {
+      o.log_level = value;
+    } else if (name == "log-format") {
+      o.log_format = value;
+    } else if (name == "token-file") {
+      o.token_file = value;
+    } else if (name == "tls-cert") {
+      o.tls_cert = value;
+    } else if (name == "tls-key") {
+      o.tls_key = value;
+    } else if (name == "port-file") {
+      o.port_file = value;
+    } else if (name == "quarantine-corrupt") {
       o.quarantine = true;
-    } else if (name == "--http-threads") {
-      auto v = value();
+    } else if (name == "http-threads") {
       try {
-        o.http_threads = static_cast<unsigned>(std::stoul(v));
+        o.http_threads = static_cast<unsigned>(std::stoul(value));
       } catch (...) {
-        fail_usage("--http-threads: \"" + v + "\" is not a number");
+        fail_usage(spelling + ": \"" + value + "\" is not a number");
       }
       if (o.http_threads == 0 || o.http_threads > 64)
-        fail_usage("--http-threads: must be between 1 and 64");
-    } else if (name == "--probe-port") {
-      auto v = value();
+        fail_usage(spelling + ": must be between 1 and 64");
+    } else if (name == "probe-port") {
       try {
-        auto p = std::stoul(v);
+        auto p = std::stoul(value);
         if (p > 65535)
           throw std::out_of_range("port");
         o.probe_port = static_cast<uint16_t>(p);
       } catch (...) {
-        fail_usage("--probe-port: \"" + v + "\" is not a port number from 0 to 65535");
+        fail_usage(spelling + ": \"" + value + "\" is not a port number from 0 to 65535");
       }
-    } else if (name == "--kubeconfig") {
-      o.kubeconfig = value();
-    } else if (name == "--scheduler-name") {
-      o.scheduler_names = split_commas(value());
+    } else if (name == "kubeconfig") {
+      o.kubeconfig = value;
+    } else if (name == "scheduler-name") {
+      o.scheduler_names = split_commas(value);
       if (o.scheduler_names.empty())
-        fail_usage("--scheduler-name: name at least one schedulerName");
-    } else if (name == "--leader-elect") {
-      auto v = arg.find('=') == std::string::npos ? std::string("true") : value();
+        fail_usage(spelling + ": name at least one schedulerName");
+    } else if (name == "leader-elect") {
+      const std::string v = flag.value.value_or("true");
       if (v != "true" && v != "false")
-        fail_usage("--leader-elect: \"" + v + "\" is not true or false");
+        fail_usage(spelling + ": \"" + v + "\" is not true or false");
       o.leader_elect = v == "true";
-    } else if (name == "--lock-namespace") {
-      o.lock_namespace = value();
-    } else if (name == "--lock-name") {
-      o.lock_name = value();
-    } else if (name == "--leader-elect-lease-duration" || name == "--leader-elect-renew-deadline" ||
-               name == "--leader-elect-retry-period") {
-      auto v = value();
-      auto d = scheduler::parse_duration_ns(v);
+    } else if (name == "lock-namespace") {
+      o.lock_namespace = value;
+    } else if (name == "lock-name") {
+      o.lock_name = value;
+    } else if (name == "leader-elect-lease-duration" || name == "leader-elect-renew-deadline" ||
+               name == "leader-elect-retry-period") {
+      auto d = scheduler::parse_duration_ns(value);
       if (!d || *d <= 0)
-        fail_usage(name + ": \"" + v + "\" is not a duration such as 15s or 500ms");
+        fail_usage(spelling + ": \"" + value + "\" is not a duration such as 15s or 500ms");
       auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::nanoseconds(*d));
-      if (name == "--leader-elect-lease-duration")
+      if (name == "leader-elect-lease-duration")
         o.lease_duration = ms;
-      else if (name == "--leader-elect-renew-deadline")
+      else if (name == "leader-elect-renew-deadline")
         o.renew_deadline = ms;
       else
         o.retry_period = ms;
-    } else if (name == "--controllers") {
-      auto v = value();
-      for (const auto& c : split_commas(v)) {
+    } else if (name == "controllers") {
+      for (const auto& c : split_commas(value)) {
         if (c != "job")
-          fail_usage("--controllers: unknown controller \"" + c + "\" (known: job)");
+          fail_usage(spelling + ": unknown controller \"" + c + "\" (known: job)");
         o.job_controller = true;
       }
-    } else if (name == "--kube-binding-workers") {
-      auto v = value();
+    } else if (name == "kube-binding-workers") {
       try {
-        o.kube_binding_workers = std::stoi(v);
+        o.kube_binding_workers = std::stoi(value);
       } catch (...) {
-        fail_usage(name + ": \"" + v + "\" is not a number");
+        fail_usage(spelling + ": \"" + value + "\" is not a number");
       }
       if (o.kube_binding_workers < 1 || o.kube_binding_workers > 256)
-        fail_usage(name + ": must be between 1 and 256");
-    } else if (name == "--kube-api-qps" || name == "--kube-api-burst") {
-      auto v = value();
+        fail_usage(spelling + ": must be between 1 and 256");
+    } else if (name == "kube-api-qps" || name == "kube-api-burst") {
       try {
-        if (name == "--kube-api-qps")
-          o.kube_api_qps = std::stod(v);
+        if (name == "kube-api-qps")
+          o.kube_api_qps = std::stod(value);
         else
-          o.kube_api_burst = std::stoi(v);
+          o.kube_api_burst = std::stoi(value);
       } catch (...) {
-        fail_usage(name + ": \"" + v + "\" is not a number");
+        fail_usage(spelling + ": \"" + value + "\" is not a number");
       }
       if (o.kube_api_qps <= 0 || o.kube_api_burst < 1)
-        fail_usage(name + ": must be positive");
-    } else if (name == "--seed") {
-      auto v = value();
+        fail_usage(spelling + ": must be positive");
+    } else if (name == "seed") {
       try {
-        o.seed = std::stoull(v);
+        o.seed = std::stoull(value);
       } catch (...) {
-        fail_usage("--seed: \"" + v + "\" is not a number");
+        fail_usage(spelling + ": \"" + value + "\" is not a number");
       }
     } else {
-      fail_usage("unknown option " + arg);
+      // A flag of flag_table() that this chain forgot.
+      fail_usage("unknown option " + spelling);
     }
   }
   if (o.mode != "standalone" && o.mode != "kubernetes")

@@ -1,5 +1,6 @@
 #include "loadtest/flags.hpp"
 
+#include "api/flags/split.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <charconv>
@@ -150,34 +151,40 @@ bool flag_set::was_set(std::string_view name) const {
 }
 
 status flag_set::parse(std::span<const std::string> args) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 3 || arg.compare(0, 2, "--") != 0)
-      return {errc::invalid_argument, "unexpected argument \"" + arg +
-                                          "\": flags start with --, and " + command_ +
-                                          " takes no positional arguments"};
-    auto eq = arg.find('=');
-    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
-    const flag* f = find(name);
-    if (f == nullptr)
-      return {errc::invalid_argument,
-              "unknown flag --" + name + " for " + command_ + " (see --help)"};
-    if (was_set(name))
-      return {errc::invalid_argument, "--" + name + ": given twice"};
-    std::string value;
-    if (!f->takes_value) {
-      if (eq != std::string::npos)
-        return {errc::invalid_argument, "--" + name + ": takes no value"};
-    } else if (eq != std::string::npos) {
-      value = arg.substr(eq + 1);
-    } else {
-      if (i + 1 >= args.size())
-        return {errc::invalid_argument, "--" + name + ": needs a value (" + f->metavar + ")"};
-      value = args[++i];
+  std::vector<api::flags::flag_spec> table;
+  for (const auto& f : flags_)
+    table.push_back({f.name, 0, f.takes_value});
+  const auto split = api::flags::split(args, table);
+  if (split.error) {
+    const auto& e = *split.error;
+    switch (e.failure) {
+      case api::flags::split_failure::unknown_flag:
+        return {errc::invalid_argument,
+                "unknown flag " + e.spelling + " for " + command_ + " (see --help)"};
+      case api::flags::split_failure::missing_value:
+        return {errc::invalid_argument,
+                e.spelling + ": needs a value (" + find(e.spelling.substr(2))->metavar + ")"};
+      case api::flags::split_failure::unknown_shorthand:  // None here: "-x" is a word.
+        return {errc::invalid_argument,
+                "unknown flag " + e.argument + " for " + command_ + " (see --help)"};
+      case api::flags::split_failure::malformed:
+        return {errc::invalid_argument, e.detail};
     }
+  }
+  if (!split.words.empty())
+    return {errc::invalid_argument, "unexpected argument \"" + split.words.front() +
+                                        "\": flags start with --, and " + command_ +
+                                        " takes no positional arguments"};
+  for (const auto& g : split.flags) {
+    const flag* f = find(g.name);
+    if (was_set(g.name))
+      return {errc::invalid_argument, g.spelling + ": given twice"};
+    if (!f->takes_value && g.value)
+      return {errc::invalid_argument, g.spelling + ": takes no value"};
+    const std::string value = g.value.value_or("true");
     if (auto error = f->parse(value))
-      return {errc::invalid_argument, "--" + name + ": " + *error};
-    given_.emplace_back(name, f->takes_value ? value : "true");
+      return {errc::invalid_argument, g.spelling + ": " + *error};
+    given_.emplace_back(g.name, value);
   }
   for (const auto& f : flags_)
     if (f.required && !was_set(f.name))

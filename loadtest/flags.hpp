@@ -4,7 +4,8 @@
 // variable, bounds and a help line; parse() fills the targets and fails with a message that names
 // the flag, the value and the rule ("--podgroups: \"ten\" is not an integer",
 // "--podgroups: 0 is out of range: must be between 1 and 1000000"). Flags take their value as
-// "--name VALUE" or "--name=VALUE"; booleans take none.
+// "--name VALUE" or "--name=VALUE"; booleans take none. Boost.Program_options splits the
+// arguments (api/flags/split.hpp); the rules and the messages are this class's.
 //
 // Not thread-safe; one flag_set per parse.
 
@@ -47,7 +48,10 @@ class flag_set {
 
   /// Parses `args` (without the program and mode names). Errors (errc::invalid_argument) name
   /// the flag and the rule: an unknown flag, a missing value, a bad value, a missing required
-  /// flag, a flag given twice, or a positional argument.
+  /// flag, a flag given twice, or a positional argument. What is not a flag of the set (an
+  /// unknown flag, a positional argument) and a missing value are refused first; then each flag
+  /// in command-line order; a missing required flag last. "--" ends the flags: any argument
+  /// after it is a positional one.
   status parse(std::span<const std::string> args);
 
   /// True when the flag was on the command line.

@@ -1,5 +1,6 @@
 #include "api/ctl/command_line.hpp"
 
+#include "api/flags/split.hpp"
 #include "api/kinds.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -108,7 +109,7 @@ struct flag_spec {
   unsigned commands;
 };
 
-constexpr std::array<flag_spec, 26> flags = {{
+constexpr std::array<flag_spec, 26> known_flags = {{
   {flag_id::server, "server", 's', true, all_commands},
   {flag_id::token, "token", 0, true, all_commands},
   {flag_id::certificate_authority, "certificate-authority", 0, true, all_commands},
@@ -143,23 +144,44 @@ constexpr std::array<flag_spec, 26> flags = {{
 }};
 
 const flag_spec* find_long(std::string_view name) {
-  for (const auto& f : flags)
+  for (const auto& f : known_flags)
     if (f.name == name)
       return &f;
   return nullptr;
 }
 
-const flag_spec* find_short(char c) {
-  for (const auto& f : flags)
-    if (f.short_name != 0 && f.short_name == c)
-      return &f;
-  return nullptr;
+// The table as the splitter (api/flags/split.hpp) reads it: every flag of every command, since
+// the command may come after its flags.
+const std::vector<flags::flag_spec>& split_table() {
+  static const std::vector<flags::flag_spec> table = [] {
+    std::vector<flags::flag_spec> t;
+    for (const auto& f : known_flags)
+      t.push_back({std::string(f.name), f.short_name, f.takes_value});
+    return t;
+  }();
+  return table;
+}
+
+// The splitter's refusals in kubectl's words.
+status split_refused(const flags::split_error& e) {
+  switch (e.failure) {
+    case flags::split_failure::unknown_flag:
+      return usage("unknown flag: " + e.spelling + " (see phalanxctl --help)");
+    case flags::split_failure::unknown_shorthand:
+      return usage("unknown shorthand flag: '" + e.spelling.substr(1) + "' in " + e.argument +
+                   " (see phalanxctl --help)");
+    case flags::split_failure::missing_value:
+      return usage(e.spelling + " needs a value");
+    case flags::split_failure::malformed:
+      return usage(e.detail + " (see phalanxctl --help)");
+  }
+  return usage(e.detail);
 }
 
 struct given_flag {
   const flag_spec* spec;
   std::string spelling;  // As typed, for messages: "-w", "--watch".
-  std::string value;     // For bool flags: "true" or "false".
+  std::string value;     // For bool flags: "true" unless given "=VALUE".
 };
 
 result<bool> parse_bool(const given_flag& g) {
@@ -402,74 +424,13 @@ result<invocation> parse_command_line(const std::vector<std::string>& args,
 
   // Pass 1: flags apart from positional words. Which flags apply depends on the command, which
   // may come after them, so they are checked in pass 2.
+  const auto split = flags::split(args, split_table());
+  if (split.error)
+    return split_refused(*split.error);
   std::vector<given_flag> given;
-  std::vector<std::string> words;
-  bool flags_ended = false;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (flags_ended || a.size() < 2 || a[0] != '-') {
-      words.push_back(a);
-      continue;
-    }
-    if (a == "--") {
-      flags_ended = true;
-      continue;
-    }
-    auto take_value = [&](const flag_spec& f, std::string spelling,
-                          std::optional<std::string> inline_value) -> status {
-      given_flag g{&f, std::move(spelling), ""};
-      if (!f.takes_value) {
-        g.value = inline_value.value_or("true");
-      } else if (inline_value) {
-        g.value = *inline_value;
-      } else if (i + 1 < args.size()) {
-        g.value = args[++i];
-      } else {
-        return usage(g.spelling + " needs a value");
-      }
-      given.push_back(std::move(g));
-      return status::ok_status();
-    };
-    if (a[1] == '-') {
-      std::string body = a.substr(2);
-      std::optional<std::string> value;
-      if (auto eq = body.find('='); eq != std::string::npos) {
-        value = body.substr(eq + 1);
-        body = body.substr(0, eq);
-      }
-      const flag_spec* f = find_long(body);
-      if (f == nullptr)
-        return usage("unknown flag: --" + body + " (see phalanxctl --help)");
-      if (auto s = take_value(*f, "--" + body, value); !s)
-        return s;
-      continue;
-    }
-    // Short flags: "-n default", "-ndefault", "-n=default", and bundles of booleans ("-Aw").
-    for (std::size_t j = 1; j < a.size(); ++j) {
-      const flag_spec* f = find_short(a[j]);
-      if (f == nullptr)
-        return usage("unknown shorthand flag: '" + std::string(1, a[j]) + "' in " + a +
-                     " (see phalanxctl --help)");
-      std::string spelling = "-" + std::string(1, a[j]);
-      if (f->takes_value) {
-        std::optional<std::string> value;
-        if (j + 1 < a.size())
-          value = a[j + 1] == '=' ? a.substr(j + 2) : a.substr(j + 1);
-        if (auto s = take_value(*f, spelling, value); !s)
-          return s;
-        break;
-      }
-      std::optional<std::string> value;
-      if (j + 1 < a.size() && a[j + 1] == '=') {
-        value = a.substr(j + 2);
-        if (auto s = take_value(*f, spelling, value); !s)
-          return s;
-        break;
-      }
-      if (auto s = take_value(*f, spelling, std::nullopt); !s)
-        return s;
-    }
-  }
+  for (const auto& f : split.flags)
+    given.push_back({find_long(f.name), f.spelling, f.value.value_or("true")});
+  const std::vector<std::string>& words = split.words;
 
   // The command.
   bool help_flag = false;

@@ -128,8 +128,9 @@ struct invocation {
 using getenv_fn = std::function<std::optional<std::string>(const std::string&)>;
 
 /// Parses the arguments after the program name. Flags may come before or after the command and
-/// its arguments; "--" ends the flags. Errors are usage errors (errc::invalid_argument) whose
-/// message names the flag or argument.
+/// its arguments, in kubectl's spellings (api/flags/split.hpp splits them); "--" ends the flags;
+/// a flag given twice takes its last value, except -f, which adds a file each time. Errors are
+/// usage errors (errc::invalid_argument) whose message names the flag or argument.
 result<invocation> parse_command_line(const std::vector<std::string>& args,
                                       const getenv_fn& getenv);
 

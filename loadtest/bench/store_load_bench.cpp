@@ -15,6 +15,7 @@
 // clock; the page cache is warm (a restart on the same machine). CPU time is printed too, since a
 // busy machine stretches wall time.
 
+#include "api/flags/split.hpp"
 #include "loadtest/store_builder.hpp"
 #include "storage/store.hpp"
 
@@ -23,12 +24,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,40 +68,42 @@ struct config {
 
 config parse_args(int argc, char** argv) {
   config c;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> std::string {
-      if (i + 1 >= argc)
+  int threads = static_cast<int>(c.threads);
+  const std::map<std::string, bool*> switches = {
+      {"wal", &c.wal}, {"keep", &c.keep}, {"measure", &c.measure}, {"bare-pods", &c.bare_pods}};
+  const std::map<std::string, int*> counts = {
+      {"pods", &c.pods},       {"groups", &c.groups},   {"nodes", &c.nodes},
+      {"jobs", &c.jobs},       {"threads", &threads},   {"spec-bytes", &c.spec_bytes},
+      {"repeat", &c.repeat}};
+  std::vector<phalanx::api::flags::flag_spec> table = {{"dir"}};
+  for (const auto& [name, target] : switches)
+    table.push_back({name, 0, false});
+  for (const auto& [name, target] : counts)
+    table.push_back({name});
+
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const auto split = phalanx::api::flags::split(args, table);
+  if (split.error || !split.words.empty())
+    usage(argv[0]);
+  for (const auto& f : split.flags) {
+    if (auto s = switches.find(f.name); s != switches.end()) {
+      if (f.value)
         usage(argv[0]);
-      return argv[++i];
-    };
-    if (a == "--dir")
-      c.dir = next();
-    else if (a == "--pods")
-      c.pods = std::stoi(next());
-    else if (a == "--groups")
-      c.groups = std::max(1, std::stoi(next()));
-    else if (a == "--nodes")
-      c.nodes = std::stoi(next());
-    else if (a == "--jobs")
-      c.jobs = std::stoi(next());
-    else if (a == "--spec-bytes")
-      c.spec_bytes = std::stoi(next());
-    else if (a == "--threads")
-      c.threads = static_cast<unsigned>(std::stoi(next()));
-    else if (a == "--repeat")
-      c.repeat = std::max(1, std::stoi(next()));
-    else if (a == "--wal")
-      c.wal = true;
-    else if (a == "--keep")
-      c.keep = true;
-    else if (a == "--measure")
-      c.measure = true;
-    else if (a == "--bare-pods")
-      c.bare_pods = true;
-    else
-      usage(argv[0]);
+      *s->second = true;
+    } else if (f.name == "dir") {
+      c.dir = *f.value;
+    } else {
+      const std::string& text = *f.value;
+      int n = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+      if (ec != std::errc{} || end != text.data() + text.size())
+        usage(argv[0]);
+      *counts.at(f.name) = n;
+    }
   }
+  c.threads = static_cast<unsigned>(threads);
+  c.groups = std::max(1, c.groups);
+  c.repeat = std::max(1, c.repeat);
   return c;
 }
 

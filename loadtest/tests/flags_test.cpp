@@ -55,6 +55,15 @@ TEST(LoadtestFlags, KeepsDefaultsWhenAbsent) {
   EXPECT_FALSE(p.keep);
 }
 
+// "--" ends the flags (Boost.Program_options' rule; the hand-written parser refused it as an
+// unexpected argument): with nothing after it, the command line is whole.
+TEST(LoadtestFlags, DoubleDashEndsTheFlags) {
+  parsed p;
+  auto s = parse({"--nodes", "3", "--"}, p);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(p.nodes, 3);
+}
+
 TEST(LoadtestFlags, ErrorsNameTheFlagAndTheRule) {
   struct row {
     std::vector<std::string> args;
@@ -75,6 +84,15 @@ TEST(LoadtestFlags, ErrorsNameTheFlagAndTheRule) {
       {{"--nodes", "3", "--nodes", "4"}, "--nodes: given twice"},
       {{"stray"}, "unexpected argument \"stray\""},
       {{"--name="}, "--name: must not be empty"},
+      {{"--nodes="}, "--nodes: \"\" is not an integer"},
+      {{"-x"}, "unexpected argument \"-x\": flags start with --, and phalanx-loadtest test takes "
+               "no positional arguments"},
+      {{"--colour=red"}, "unknown flag --colour for phalanx-loadtest test (see --help)"},
+      {{"--keep", "--keep"}, "--keep: given twice"},
+      {{"--nodes", "--keep"}, "--nodes: \"--keep\" is not an integer"},
+      {{"--nodes", "3", "--", "--keep"},
+       "unexpected argument \"--keep\": flags start with --, and phalanx-loadtest test takes no "
+       "positional arguments"},
   };
   for (const auto& r : rows) {
     parsed p;
