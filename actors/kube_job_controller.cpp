@@ -210,7 +210,7 @@ struct controller_state {
   /// object is deleted.
   std::map<std::string, json::value> commands;
   job_event_log events;
-  /// Acting: every collection was listed and this process leads.
+  /// Acting: Jobs, pods and PodGroups were listed and this process leads.
   bool active = false;
   /// A deleted job's objects were not all deleted: tried again at the next tick.
   bool collect_again = false;
