@@ -217,7 +217,8 @@ using store_writer_actor = caf::typed_actor<
 /// The Kubernetes-mode JOB CONTROLLER interface (--controllers job): Volcano's job controller
 /// over the apiserver (actors/kube_job_controller.hpp).
 using kube_job_controller_actor = caf::typed_actor<
-  // One of its watches (Jobs, their pods, PodGroups) listed its collection or saw a change.
+  // One of its watches (Jobs, their pods, PodGroups, Commands) listed its collection or saw a
+  // change.
   caf::reacts_to<watched_atom, kube_job_input_ptr>,
   // A policy's timeout passed (its delayed action), or a failed step is due to be tried again.
   caf::reacts_to<timeout_atom, kube_job_timer_ptr>,

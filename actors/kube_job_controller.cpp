@@ -11,6 +11,7 @@
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
 #include "scheduler/job_sync.hpp"
+#include "scheduler/quantity.hpp"
 
 #include <boost/json.hpp>
 #include <caf/all.hpp>
@@ -18,6 +19,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -31,7 +33,7 @@ namespace json = boost::json;
 
 /// What one of the controller's watches delivered: a whole list, or one change.
 struct kube_job_input {
-  enum class collection { jobs, pods, pod_groups };
+  enum class collection { jobs, pods, pod_groups, commands };
   collection from = collection::jobs;
   /// A whole list: `objects` is every object of the collection (what is not in it is gone).
   bool listed = false;
@@ -83,6 +85,9 @@ struct job_entry {
   std::string uid;
   std::shared_ptr<const scheduler::job> job;  // Null when it does not decode: left alone.
   std::string spec_text;                      // Its spec, to see spec changes.
+  /// Its PodGroup as expand_job makes it from the spec now, once a sync needed it (null before,
+  /// and again after a spec change): what the PodGroup on the apiserver is kept in step with.
+  std::shared_ptr<const scheduler::pod_group> group_wanted;
   /// The controller's record of the job's status: what it last wrote, or what the apiserver
   /// showed when the controller first saw the job.
   scheduler::job_status status;
@@ -91,6 +96,8 @@ struct job_entry {
   /// The status has a phase (Volcano's initJobStatus ran).
   bool initiated = false;
   bool deleting = false;  // metadata.deletionTimestamp: Volcano leaves such a job alone.
+  /// Its ttlSecondsAfterFinished passed and this controller deleted it: its watch event comes.
+  bool deleted_after_ttl = false;
   /// A step failed: its event is handled again after retry_after (Volcano requeues it).
   bool retry_armed = false;
   scheduler::job_event_info retry_event;
@@ -113,6 +120,75 @@ struct group_entry {
   std::string uid;
   std::string namespace_name, name;
   std::string phase;  // status.phase; "" before the scheduler wrote one.
+  /// The object as last watched, or as this controller's create or patch answered: its spec is
+  /// compared with the job's (k8s::job_pod_group_update).
+  json::value raw;
+};
+
+// The Events this controller wrote on each job, so that the same Event again (a failed step tried
+// every 2 s, an action its policy fires on every pod) bumps the count and lastTimestamp of the
+// one written before instead of adding one more, as client-go's EventCorrelator aggregates a
+// storm: a job shows one line per reason and message, with how often and when last. The same is
+// type, reason and message on the same job (its uid). Per job the latest few are kept (a message
+// that carries an error's text differs each time); a job's are forgotten when it goes.
+// Best effort: an Event not written is logged, and the step goes on.
+class job_event_log {
+ public:
+  void record(k8s::client& c, const json::value& raw_job, const std::string& job_uid,
+              std::string_view type, std::string_view reason, const std::string& message) {
+    const auto now = wall_now();
+    const auto ns = k8s::string_at(raw_job, {"metadata", "namespace"});
+    auto& written = written_[job_uid];
+    auto same = std::find_if(written.begin(), written.end(), [&](const written_event& w) {
+      return w.type == type && w.reason == reason && w.message == message;
+    });
+    if (same != written.end()) {
+      json::object bump{{"count", same->count + 1}, {"lastTimestamp", api::format_time(now)}};
+      auto patched = k8s::patch_json(c, "/api/v1/namespaces/" + ns + "/events/" + same->name,
+                                     bump, k8s::patch_type::merge);
+      if (patched) {
+        ++same->count;
+        std::rotate(same, same + 1, written.end());  // The latest last.
+        return;
+      }
+      written.erase(same);
+      // Gone (the apiserver keeps Events an hour by default): a new one is written.
+      if (patched.error().code() != errc::not_found) {
+        warn_not_written(raw_job, reason, patched.error());
+        return;
+      }
+    }
+    auto posted =
+        k8s::create_event(c, ns, k8s::job_event_manifest(raw_job, type, reason, message, now));
+    if (!posted) {
+      warn_not_written(raw_job, reason, posted.error());
+      return;
+    }
+    written.push_back({std::string(type), std::string(reason), message,
+                       k8s::string_at(*posted, {"metadata", "name"}), 1});
+    if (written.size() > kept_per_job)
+      written.pop_front();
+  }
+
+  void forget(const std::string& job_uid) { written_.erase(job_uid); }
+
+ private:
+  struct written_event {
+    std::string type, reason, message;
+    std::string name;  // The Event's, as the apiserver completed it.
+    int64_t count = 1;
+  };
+  static constexpr std::size_t kept_per_job = 16;
+
+  static void warn_not_written(const json::value& raw_job, std::string_view reason,
+                               const status& error) {
+    oplog::warn("job event not written")
+        .kv("job", key_of(raw_job))
+        .kv("reason", std::string(reason))
+        .kv("error", error.to_string());
+  }
+
+  std::unordered_map<std::string, std::deque<written_event>> written_;
 };
 
 struct controller_state {
@@ -127,8 +203,14 @@ struct controller_state {
   std::unordered_map<std::string, group_entry> groups;
   /// PodGroups this controller deleted: a late watch event of one does not bring it back.
   std::unordered_set<std::string> deleted_groups;
-  bool listed[3] = {false, false, false};
-  /// Acting: every collection was listed and this process leads.
+  /// Whether each collection (kube_job_input::collection) was listed.
+  bool listed[4] = {false, false, false, false};
+  /// Commands (bus.volcano.sh/v1alpha1) aimed at a Job, not executed yet, by
+  /// "<namespace>/<name>"; each waits here until it is executed or dropped, and leaves when its
+  /// object is deleted.
+  std::map<std::string, json::value> commands;
+  job_event_log events;
+  /// Acting: Jobs, pods and PodGroups were listed and this process leads.
   bool active = false;
   /// A deleted job's objects were not all deleted: tried again at the next tick.
   bool collect_again = false;
@@ -142,6 +224,7 @@ const char* collection_name(kube_job_input::collection c) {
     case kube_job_input::collection::jobs: return "jobs";
     case kube_job_input::collection::pods: return "pods";
     case kube_job_input::collection::pod_groups: return "podgroups";
+    case kube_job_input::collection::commands: return "commands";
   }
   return "?";
 }
@@ -170,12 +253,34 @@ bool gone(const status& s) {
   return s.code() == errc::not_found || s.code() == errc::conflict;
 }
 
-// -- the apiserver's side of a step: each call true when done (or moot: the object is gone).
+// -- the apiserver's side of a step: each call ok when done (or moot: the object is gone).
+
+// What went wrong in one step: the step is tried again later, and the job gets the Warning
+// Events Volcano's controller writes for it (FailedCreate, FailedDelete, PodGroupError).
+struct step_failures {
+  std::vector<std::string> created, deleted;  // Each failed call's error.
+  std::string pod_group;                      // The PodGroup's create or update.
+  bool any() const { return !created.empty() || !deleted.empty() || !pod_group.empty(); }
+};
+
+// Go's "%+v" of a list of errors, as Volcano's events print them: "[first second]".
+std::string error_list(const std::vector<std::string>& errors) {
+  std::string out = "[";
+  for (const auto& e : errors)
+    out += (out.size() > 1 ? " " : "") + e;
+  return out + "]";
+}
+
+void record_event(self_ptr self, const job_entry& e, std::string_view type,
+                  std::string_view reason, const std::string& message) {
+  auto& st = self->state;
+  st.events.record(*st.client, e.raw, e.uid, type, reason, message);
+}
 
 // Volcano's killPods for one pod: the out-of-sync mark first (its deletion then raises
 // OutOfSync, also for a process that restarts meanwhile), then the delete, both with the pod's
 // uid as precondition.
-bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, pod_entry& p) {
+status kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, pod_entry& p) {
   auto& st = self->state;
   const auto& name = p.facts.view.name;
   json::object patch{
@@ -188,7 +293,7 @@ bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, 
     oplog::warn("job pod not marked out of sync")
         .kv("pod", std::string(ns) + "/" + std::string(name))
         .kv("error", marked.error().to_string());
-    return false;
+    return marked.error();
   }
   if (marked) {
     auto deleted = k8s::delete_object(*st.client, pods_path(ns) + "/" + name, p.facts.uid);
@@ -196,7 +301,7 @@ bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, 
       oplog::warn("job pod not deleted")
           .kv("pod", std::string(ns) + "/" + std::string(name))
           .kv("error", deleted.to_string());
-      return false;
+      return deleted;
     }
   }
   p.deleted_by_us = true;
@@ -205,14 +310,14 @@ bool kill_pod(self_ptr self, const std::string& job_uid, const std::string& ns, 
   oplog::info("job pod deleted")
       .kv("pod", std::string(ns) + "/" + std::string(name))
       .kv("job_uid", job_uid);
-  return true;
+  return {};
 }
 
-bool delete_group(self_ptr self, const std::string& job_uid) {
+status delete_group(self_ptr self, const std::string& job_uid) {
   auto& st = self->state;
   auto g = st.groups.find(job_uid);
   if (g == st.groups.end())
-    return true;
+    return {};
   const auto& group = g->second;
   auto deleted = k8s::delete_object(*st.client, group_path(group.namespace_name, group.name),
                                     group.uid);
@@ -220,26 +325,52 @@ bool delete_group(self_ptr self, const std::string& job_uid) {
     oplog::warn("PodGroup of a job not deleted")
         .kv("podgroup", std::string(g->second.namespace_name) + "/" + std::string(g->second.name))
         .kv("error", deleted.to_string());
-    return false;
+    return deleted;
   }
   st.deleted_groups.insert(g->second.uid);
   st.groups.erase(g);
-  return true;
+  return {};
 }
 
-// Volcano's createOrUpdatePodGroup, the create half: the job's PodGroup when it has none.
-bool ensure_group(self_ptr self, const job_entry& e) {
+// Volcano's createOrUpdatePodGroup: the job's PodGroup made when it has none, else its
+// minMember, minTaskMember, minResources and priorityClassName brought in step with the job's
+// spec (a scale up or down changes them). Errors: the expansion's, the create's, the patch's.
+status create_or_update_group(self_ptr self, job_entry& e) {
   auto& st = self->state;
-  if (st.groups.count(e.uid))
-    return true;
-  auto expanded = scheduler::expand_job(*e.job);
-  if (!expanded) {
-    oplog::error("job not expanded")
-        .kv("job", key_of(e.raw))
-        .kv("error", expanded.error().to_string());
-    return false;
+  if (!e.group_wanted) {
+    auto expanded = scheduler::expand_job(*e.job);
+    if (!expanded) {
+      oplog::error("job not expanded")
+          .kv("job", key_of(e.raw))
+          .kv("error", expanded.error().to_string());
+      return expanded.error();
+    }
+    e.group_wanted = std::make_shared<const scheduler::pod_group>(std::move(expanded->group));
   }
-  const auto& g = expanded->group;
+  const auto& g = *e.group_wanted;
+  const auto group_key = g.meta.namespace_name.str() + "/" + g.meta.name.str();
+  if (auto known = st.groups.find(e.uid); known != st.groups.end()) {
+    auto patch = k8s::job_pod_group_update(g, known->second.raw);
+    if (!patch)
+      return {};
+    auto patched = k8s::patch_json(
+        *st.client, group_path(known->second.namespace_name, known->second.name), *patch,
+        k8s::patch_type::merge);
+    if (!patched) {
+      // Gone or replaced: its watch event comes, and the job's next sync makes it again.
+      if (gone(patched.error()))
+        return {};
+      oplog::warn("PodGroup of a job not updated")
+          .kv("podgroup", group_key)
+          .kv("error", patched.error().to_string());
+      return patched.error();
+    }
+    known->second.raw = std::move(*patched);
+    oplog::info("PodGroup of a job updated")
+        .kv("podgroup", group_key)
+        .kv("min_member", g.min_member);
+    return {};
+  }
   auto manifest = k8s::job_pod_group_manifest(
       g, k8s::job_owner_reference(e.job->meta.name.view(), e.uid));
   auto made = k8s::post_json(*st.client,
@@ -248,39 +379,39 @@ bool ensure_group(self_ptr self, const job_entry& e) {
                              manifest);
   if (!made) {
     if (made.error().code() == errc::already_exists)
-      return true;  // The watch brings it.
+      return {};  // The watch brings it; the next sync updates it if it differs.
     oplog::warn("PodGroup of a job not created")
         .kv("job", key_of(e.raw))
         .kv("error", made.error().to_string());
-    return false;
+    return made.error();
   }
   st.groups[e.uid] = {k8s::string_at(*made, {"metadata", "uid"}), g.meta.namespace_name.str(),
-                      g.meta.name.str(), k8s::string_at(*made, {"status", "phase"})};
-  oplog::info("PodGroup of a job created")
-      .kv("podgroup", g.meta.namespace_name.str() + "/" + g.meta.name.str());
-  return true;
+                      g.meta.name.str(), k8s::string_at(*made, {"status", "phase"}), *made};
+  oplog::info("PodGroup of a job created").kv("podgroup", group_key);
+  return {};
 }
 
 // Volcano's syncJob, the pods' half: the missing pods made (when `create`), the surplus and
 // marked ones deleted.
-bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& status,
-               bool create) {
+void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& status,
+               bool create, step_failures& failures) {
   auto& st = self->state;
   const auto ns = e.job->meta.namespace_name.str();
   auto plan = scheduler::plan_job_sync(*e.job, views_of(st, e.uid));
-  bool ok = true;
   auto& pods = st.pods[e.uid];
   for (const auto& name : plan.remove)
     if (auto p = pods.find(name); p != pods.end())
-      ok = kill_pod(self, e.uid, ns, p->second) && ok;
+      if (auto killed = kill_pod(self, e.uid, ns, p->second); !killed.ok())
+        failures.deleted.push_back(killed.to_string());
   if (!create || plan.create.empty())
-    return ok;
+    return;
   auto made = scheduler::make_job_pods(*e.job, plan.create);
   if (!made) {
     oplog::error("job pods not made")
         .kv("job", key_of(e.raw))
         .kv("error", made.error().to_string());
-    return false;
+    failures.created.push_back(made.error().to_string());
+    return;
   }
   for (auto& p : *made) {
     p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
@@ -290,7 +421,7 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
       oplog::error("job pod not made")
           .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
           .kv("error", manifest.error().to_string());
-      ok = false;
+      failures.created.push_back(manifest.error().to_string());
       continue;
     }
     auto created = k8s::post_json(*st.client, pods_path(ns), *manifest);
@@ -302,7 +433,7 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
       oplog::warn("job pod not created")
           .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
           .kv("error", created.error().to_string());
-      ok = false;
+      failures.created.push_back(created.error().to_string());
       continue;
     }
     auto facts = k8s::read_job_pod(*created);
@@ -312,7 +443,6 @@ bool sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
     auto name = facts.view.name;  // Before the move: an assignment's right side goes first.
     pods[name] = {std::move(facts), false, false};
   }
-  return ok;
 }
 
 bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& status) {
@@ -347,6 +477,19 @@ void retry_later(self_ptr self, job_entry& e, const scheduler::job_event_info& e
   self->delayed_send(self, retry_after, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
 }
 
+// The job's Warning Events for a step that failed, in Volcano's words.
+void record_failures(self_ptr self, const job_entry& e, const step_failures& failures) {
+  if (!failures.pod_group.empty())
+    record_event(self, e, "Warning", "PodGroupError",
+                 "Failed to create PodGroup, err: " + failures.pod_group);
+  if (!failures.created.empty())
+    record_event(self, e, "Warning", "FailedCreate",
+                 "Error creating pods: " + error_list(failures.created));
+  if (!failures.deleted.empty())
+    record_event(self, e, "Warning", "FailedDelete",
+                 "Error deleting pods: " + error_list(failures.deleted));
+}
+
 // One step of the lifecycle for `action` (Volcano's state handlers): what next_state decides, on
 // the apiserver. The status is written only when every call of the step went through, as
 // Volcano writes none after a failed kill or create; the step's event is handled again later.
@@ -358,22 +501,27 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
   auto t = scheduler::next_state(*e.job, e.status,
                                  scheduler::count_job_pods(views, pod_group_admitted), action,
                                  wall_now());
-  bool ok = true;
+  step_failures failures;
+  bool group_deleted = true;
   if (t.kill.scope != scheduler::kill_scope::none)
     for (auto& [name, p] : st.pods[e.uid])
       if (!p.facts.view.terminating && scheduler::kill_takes(t.kill, p.facts.view))
-        ok = kill_pod(self, e.uid, ns, p) && ok;
+        if (auto killed = kill_pod(self, e.uid, ns, p); !killed.ok())
+          failures.deleted.push_back(killed.to_string());
   if (t.delete_pod_group)
-    ok = delete_group(self, e.uid) && ok;
+    group_deleted = delete_group(self, e.uid).ok();
   const bool goes_on = !scheduler::is_finished(t.status.phase) && !t.delete_pod_group;
   if (goes_on) {
-    ok = ensure_group(self, e) && ok;
+    if (auto group = create_or_update_group(self, e); !group.ok())
+      failures.pod_group = group.to_string();
     // Volcano's syncTask (see pod_group_admitted).
     if (t.kill.scope == scheduler::kill_scope::none)
-      ok = sync_pods(self, e, t.status, t.create_missing_pods) && ok;
+      sync_pods(self, e, t.status, t.create_missing_pods, failures);
   }
-  if (!ok)
+  if (failures.any() || !group_deleted) {
+    record_failures(self, e, failures);
     return retry_later(self, e, action.cause);
+  }
   if (action.action != scheduler::job_action::sync_job) {
     std::erase_if(e.delays, [&](const delayed_action& d) {
       return scheduler::action_cancels_delay(action, d.action);
@@ -451,10 +599,20 @@ void handle_event(self_ptr self, const std::string& key, const scheduler::job_ev
         .kv("job", key)
         .kv("action", scheduler::to_string(d.action.action))
         .kv("after_ms", std::chrono::duration_cast<std::chrono::milliseconds>(delay).count());
+    record_event(self, e, "Normal", "ExecuteAction",
+                 "Execute action " + std::string(scheduler::to_string(d.action.action)) +
+                     " after " +
+                     scheduler::format_duration_ns(
+                         std::chrono::duration_cast<std::chrono::nanoseconds>(delay).count()));
     e.delays.push_back(std::move(d));
     self->delayed_send(self, delay, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
     return;
   }
+  // Volcano announces every action but a sync before it runs it, and again when the step is
+  // tried again (here the Event's count grows).
+  if (action.action != scheduler::job_action::sync_job)
+    record_event(self, e, "Normal", "ExecuteAction",
+                 "Start to execute action " + std::string(scheduler::to_string(action.action)));
   execute(self, key, action);
 }
 
@@ -495,7 +653,7 @@ void collect(self_ptr self, const std::string& job_uid) {
   auto& st = self->state;
   if (!st.active)
     return;
-  bool ok = delete_group(self, job_uid);
+  bool ok = delete_group(self, job_uid).ok();
   if (auto i = st.pods.find(job_uid); i != st.pods.end())
     for (auto& [name, p] : i->second) {
       if (p.facts.view.terminating)
@@ -525,6 +683,7 @@ void job_gone(self_ptr self, const std::string& key) {
   auto uid = i->second.uid;
   st.jobs.erase(i);
   st.key_of_uid.erase(uid);
+  st.events.forget(uid);
   oplog::info("job deleted: its pods and PodGroup go").kv("job", key).kv("uid", uid);
   collect(self, uid);
 }
@@ -546,6 +705,7 @@ void job_seen(self_ptr self, const json::value& raw) {
   st.key_of_uid[uid] = key;
   if (spec_changed) {
     e.spec_text = std::move(spec_text);
+    e.group_wanted.reset();
     api::decode_options o;
     o.expected_kind = api::resource_kind::job;
     o.read_status = true;
@@ -676,11 +836,14 @@ void group_seen(self_ptr self, const json::value& raw) {
   g.namespace_name = k8s::string_at(raw, {"metadata", "namespace"});
   g.name = k8s::string_at(raw, {"metadata", "name"});
   g.phase = k8s::string_at(raw, {"status", "phase"});
+  g.raw = raw;
   if (before == g.phase || !st.active)
     return;
   auto k = st.key_of_uid.find(owner->uid);
   if (k == st.key_of_uid.end()) {
-    delete_group(self, owner->uid);  // Its job is gone.
+    // Its job is gone. A delete that failed is logged, and the next tick collects again.
+    if (!delete_group(self, owner->uid).ok())
+      st.collect_again = true;
     return;
   }
   // Volcano's updatePodGroup: a phase change syncs the job; Unknown raises the job's Unknown.
@@ -724,6 +887,165 @@ void collect_orphans(self_ptr self) {
     collect(self, uid);
 }
 
+// -- ttlSecondsAfterFinished (Volcano's garbage collector)
+
+std::string job_path(const std::string& ns, const std::string& name) {
+  return "/apis/batch.volcano.sh/v1alpha1/namespaces/" + ns + "/jobs/" + name;
+}
+
+// A finished job (Completed, Failed or Terminated: scheduler::is_finished, Volcano's rule; an
+// Aborted job may be resumed) with ttlSecondsAfterFinished is deleted that long after its last
+// transition, the time its status holds (scheduler::deletion_due), so a restarted process or a
+// new leader keeps the deadline the job already had. As Volcano's collector, the job is read
+// again first and left for now when its TTL changed meanwhile (its watch event comes and says
+// when); the delete carries its uid as precondition. Volcano deletes in the foreground; this
+// one in the background (the default), since a cluster without a garbage collector would keep
+// a job with a foregroundDeletion finalizer for ever: the controller deletes its pods and
+// PodGroup itself once the job is gone (collect).
+void delete_expired_jobs(self_ptr self) {
+  auto& st = self->state;
+  const auto now = wall_now();
+  std::vector<std::string> due;
+  for (const auto& [key, e] : st.jobs)
+    if (e.job && !e.deleting && !e.deleted_after_ttl &&
+        scheduler::is_due_for_deletion(*e.job, e.status, now))
+      due.push_back(key);
+  for (const auto& key : due) {
+    auto& e = st.jobs.at(key);
+    const auto path = job_path(e.job->meta.namespace_name.str(), e.job->meta.name.str());
+    auto fresh = k8s::get_json(*st.client, path);
+    if (!fresh) {
+      if (fresh.error().code() != errc::not_found)
+        oplog::warn("finished job not read before its deletion")
+            .kv("job", key)
+            .kv("error", fresh.error().to_string());
+      continue;
+    }
+    const auto* ttl = k8s::value_at(*fresh, {"spec", "ttlSecondsAfterFinished"});
+    if (k8s::string_at(*fresh, {"metadata", "uid"}) != e.uid || ttl == nullptr ||
+        !ttl->is_int64() || ttl->as_int64() != *e.job->ttl_seconds_after_finished)
+      continue;
+    auto deleted = k8s::delete_object(*st.client, path, e.uid);
+    if (!deleted.ok() && !gone(deleted)) {
+      oplog::warn("finished job not deleted")
+          .kv("job", key)
+          .kv("error", deleted.to_string());
+      continue;
+    }
+    e.deleted_after_ttl = true;
+    oplog::info("job deleted: its ttlSecondsAfterFinished passed")
+        .kv("job", key)
+        .kv("phase", scheduler::to_string(e.status.phase))
+        .kv("finished", api::format_time(e.status.last_transition_time))
+        .kv("ttl_seconds", int64_t{*e.job->ttl_seconds_after_finished});
+  }
+}
+
+// -- Commands (bus.volcano.sh/v1alpha1): what vcctl writes to act on a job (`vcctl job
+// suspend` an AbortJob, `resume` a ResumeJob), aimed at it by an ownerReference in `target`.
+
+constexpr std::string_view commands_api_version = "bus.volcano.sh/v1alpha1";
+
+std::string commands_path(const std::string& ns) {
+  return "/apis/bus.volcano.sh/v1alpha1/namespaces/" + ns + "/commands";
+}
+
+// Volcano's job controller takes only the Commands whose target is a Volcano Job.
+bool aimed_at_job(const json::value& command) {
+  return k8s::string_at(command, {"target", "apiVersion"}) == k8s::volcano_job_api_version &&
+         k8s::string_at(command, {"target", "kind"}) == k8s::volcano_job_kind &&
+         !k8s::string_at(command, {"target", "name"}).empty();
+}
+
+enum class command_outcome {
+  done,  // Executed, or dropped: it leaves the list.
+  waits, // Tried again at the next tick.
+};
+
+// Volcano's processNextCommand for one Command: the Command is deleted first, with its uid as
+// precondition, so that it runs at most once (one that another controller deleted first is that
+// one's to run); then the job gets its CommandIssued Event and the action runs as the job's
+// CommandIssued event, through resolve_action and next_state as every other step (AbortJob:
+// Aborting, then Aborted once no pod is alive; ResumeJob: Restarting, then Pending and Running;
+// a step that fails is tried again as any step). An action that is none of Volcano's syncs, as
+// Volcano's state handlers treat one.
+command_outcome run_command(self_ptr self, const json::value& command) {
+  auto& st = self->state;
+  const auto ns = k8s::string_at(command, {"metadata", "namespace"});
+  const auto name = k8s::string_at(command, {"metadata", "name"});
+  const auto target = k8s::string_at(command, {"target", "name"});
+  const auto target_uid = k8s::string_at(command, {"target", "uid"});
+  const auto action_text = k8s::string_at(command, {"action"});
+  const auto job_key = ns + "/" + target;
+  const auto path = commands_path(ns) + "/" + name;
+  auto j = st.jobs.find(job_key);
+  if (j == st.jobs.end() || (!target_uid.empty() && j->second.uid != target_uid)) {
+    if (j == st.jobs.end()) {
+      // The job's watch event may trail the Command's: the apiserver says whether it exists.
+      auto now = k8s::get_json(*st.client, job_path(ns, target));
+      if (now ? target_uid.empty() || k8s::string_at(*now, {"metadata", "uid"}) == target_uid
+              : now.error().code() != errc::not_found)
+        return command_outcome::waits;
+    }
+    auto deleted = k8s::delete_object(*st.client, path,
+                                      k8s::string_at(command, {"metadata", "uid"}));
+    if (!deleted.ok() && !gone(deleted))
+      return command_outcome::waits;
+    oplog::info("job command dropped: its job is gone")
+        .kv("command", ns + "/" + name)
+        .kv("job", job_key)
+        .kv("action", action_text);
+    return command_outcome::done;
+  }
+  auto deleted =
+      k8s::delete_object(*st.client, path, k8s::string_at(command, {"metadata", "uid"}));
+  if (!deleted.ok()) {
+    if (gone(deleted))
+      return command_outcome::done;
+    oplog::warn("job command not deleted; not run yet")
+        .kv("command", ns + "/" + name)
+        .kv("error", deleted.to_string());
+    return command_outcome::waits;
+  }
+  auto& e = j->second;
+  if (!e.job || e.deleting) {
+    oplog::info("job command dropped: its job is left alone")
+        .kv("command", ns + "/" + name)
+        .kv("job", job_key)
+        .kv("action", action_text);
+    return command_outcome::done;
+  }
+  auto action = scheduler::job_action_from_string(action_text);
+  if (!action)
+    oplog::warn("job command names no action of Volcano's; the job is synced")
+        .kv("command", ns + "/" + name)
+        .kv("action", action_text);
+  oplog::info("job command")
+      .kv("command", ns + "/" + name)
+      .kv("job", job_key)
+      .kv("action", action_text);
+  record_event(self, e, "Normal", "CommandIssued",
+               "Start to execute command " + action_text +
+                   ", and clean it up to make sure executed not more than once.");
+  scheduler::job_event_info event;
+  event.event = scheduler::job_event::command_issued;
+  event.command = action.value_or(scheduler::job_action::sync_job);
+  handle_event(self, job_key, event);
+  return command_outcome::done;
+}
+
+// The Commands waiting, once they and the jobs are listed and this process acts.
+void run_commands(self_ptr self) {
+  auto& st = self->state;
+  if (!st.active || !st.listed[static_cast<int>(kube_job_input::collection::commands)])
+    return;
+  std::vector<std::pair<std::string, json::value>> waiting(st.commands.begin(),
+                                                           st.commands.end());
+  for (const auto& [key, command] : waiting)
+    if (run_command(self, command) == command_outcome::done)
+      st.commands.erase(key);
+}
+
 void becomes_active(self_ptr self) {
   auto& st = self->state;
   oplog::info("job controller acting").kv("jobs", st.jobs.size());
@@ -734,11 +1056,16 @@ void becomes_active(self_ptr self) {
     keys.push_back(key);
   for (const auto& key : keys)
     sync_job(self, key);
+  run_commands(self);
 }
 
 void check_active(self_ptr self) {
   auto& st = self->state;
-  const bool now = st.listed[0] && st.listed[1] && st.listed[2] && st.may_act();
+  // Commands are not waited for: without their CRD (a cluster that did not apply it) the jobs
+  // are still run, and only Commands are not (the watch's error says why).
+  using c = kube_job_input::collection;
+  const bool now = st.listed[static_cast<int>(c::jobs)] && st.listed[static_cast<int>(c::pods)] &&
+                   st.listed[static_cast<int>(c::pod_groups)] && st.may_act();
   if (now == st.active)
     return;
   st.active = now;
@@ -827,6 +1154,21 @@ void on_input(self_ptr self, const kube_job_input& in) {
         group_seen(self, in.objects[0]);
       }
       break;
+    case c::commands:
+      // Volcano's controller acts on a Command's addition; one changed before it ran runs as it
+      // is now.
+      if (in.listed) {
+        st.commands.clear();
+        for (const auto& item : in.objects)
+          if (aimed_at_job(item))
+            st.commands[key_of(item)] = item;
+      } else if (in.change == k8s::event_type::deleted) {
+        st.commands.erase(key_of(in.objects[0]));
+      } else if (aimed_at_job(in.objects[0])) {
+        st.commands[key_of(in.objects[0])] = in.objects[0];
+        run_commands(self);
+      }
+      break;
   }
   if (in.listed) {
     st.listed[static_cast<int>(in.from)] = true;
@@ -834,6 +1176,8 @@ void on_input(self_ptr self, const kube_job_input& in) {
         .kv("collection", collection_name(in.from))
         .kv("objects", in.objects.size());
     check_active(self);
+    if (in.from == c::commands)
+      run_commands(self);
   }
 }
 
@@ -854,6 +1198,10 @@ controller_impl(kube_job_controller_actor::stateful_pointer<controller_state> se
         if (self->state.active && self->state.collect_again) {
           self->state.collect_again = false;
           collect_orphans(self);
+        }
+        if (self->state.active) {
+          delete_expired_jobs(self);
+          run_commands(self);
         }
         self->delayed_send(self, tick_period, tick_atom::value);
       },
@@ -936,6 +1284,8 @@ caf::actor kube_job_controller::start(caf::actor_system& sys, std::function<bool
       {kube_job_input::collection::pods, "/api/v1/pods", "Pod", "v1", "volcano.sh/job-name"},
       {kube_job_input::collection::pod_groups, "/apis/scheduling.volcano.sh/v1beta1/podgroups",
        "PodGroup", "scheduling.volcano.sh/v1beta1", ""},
+      {kube_job_input::collection::commands, "/apis/bus.volcano.sh/v1alpha1/commands", "Command",
+       commands_api_version.data(), ""},
   };
   for (const auto& c : collections) {
     k8s::reflector_options o;

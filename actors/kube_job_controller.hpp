@@ -4,17 +4,19 @@
 // issue 29). Off by default: on a cluster with Volcano, vc-controller-manager runs it, and two
 // controllers of one Job would fight over its pods and status.
 //
-// It watches batch.volcano.sh/v1alpha1 Jobs, the pods they control (label volcano.sh/job-name)
-// and PodGroups, and acts on them as Volcano's controller does, through the same pure code the
-// standalone world's controller drives (actors/registry_jobs.cpp): scheduler::expand_job and
-// make_job_pods make the PodGroup and the pods, scheduler::resolve_action and next_state decide
-// every step, scheduler::plan_job_sync says which pods a sync makes and deletes. On the
-// apiserver it
+// It watches batch.volcano.sh/v1alpha1 Jobs, the pods they control (label volcano.sh/job-name),
+// PodGroups and bus.volcano.sh/v1alpha1 Commands, and acts on them as Volcano's controller does,
+// through the same pure code the standalone world's controller drives (actors/registry_jobs.cpp):
+// scheduler::expand_job and make_job_pods make the PodGroup and the pods,
+// scheduler::resolve_action and next_state decide every step, scheduler::plan_job_sync says which
+// pods a sync makes and deletes. On the apiserver it
 // - creates each job's PodGroup "<job>-<job uid>" and its pods "<job>-<task>-<index>"
 //   (k8s/job_objects.hpp: Volcano's labels and annotations, the job as controller owner). Unlike
 //   Volcano's controller it does not wait for the PodGroup to be Inqueue (Phalanx admits a
 //   PodGroup with or without its pods, docs/NOTES.md): the enqueue gate holds the pods unbound
-//   until the gang is admitted;
+//   until the gang is admitted. A sync brings the PodGroup's minMember, minTaskMember,
+//   minResources and priorityClassName in step with the job's spec (a scaled job), as Volcano's
+//   createOrUpdatePodGroup does;
 // - writes the job's status subresource (a JSON patch that sets /status whole): phase with its
 //   history in conditions, counts, minAvailable, retryCount, version;
 // - raises Volcano's events from its pods' changes (PodPending, PodRunning, PodFailed with the
@@ -23,6 +25,14 @@
 //   volcano.sh/controller-out-of-sync, then deletes it with its uid as precondition (and, for
 //   the whole job, the PodGroup); a sync makes the missing pods and deletes surplus and marked
 //   ones. A policy's timeout delays its action;
+// - runs each Command aimed at a Job (vcctl's job suspend, AbortJob, and resume, ResumeJob)
+//   once: deletes it, then executes its action as the job's CommandIssued event;
+// - deletes a finished job (Completed, Failed, Terminated) ttlSecondsAfterFinished after the
+//   last transition its status holds (Volcano's garbage collector), so the deadline survives a
+//   restart;
+// - writes core/v1 Events on the Job in Volcano's words (ExecuteAction, CommandIssued,
+//   FailedCreate, FailedDelete, PodGroupError); the same Event again bumps the count and
+//   lastTimestamp of the one written before (one line per reason and message, not a flood);
 // - deletes the pods and PodGroup of a Job that was deleted (and, once everything is listed,
 //   those whose Job is gone), as the garbage collector would: a cluster without
 //   kube-controller-manager has none.
@@ -31,10 +41,11 @@
 //
 // The actor is detached (a thread of its own): its steps are blocking requests to the apiserver,
 // one job step at a time, which is the order Volcano's controller keeps per job. It acts only
-// once its three collections were listed and while this process may bind (the Lease): a new
-// leader syncs every job. The status it writes is its own record: a job's status from the
-// apiserver is read only when the controller first sees the job (a start, a relist), so a watch
-// event of an older write never takes it back.
+// once Jobs, pods and PodGroups were listed (Commands are not waited for: without their CRD,
+// only Commands go unrun) and while this process may bind (the Lease): a new leader syncs every
+// job. The status it writes is its own record: a job's status from the apiserver is read only
+// when the controller first sees the job (a start, a relist), so a watch event of an older write
+// never takes it back.
 //
 // Thread model: the reflectors run on threads of their own and send to the actor; start() and
 // stop() are called by the runtime from one thread.

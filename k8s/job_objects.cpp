@@ -31,6 +31,56 @@ std::optional<int32_t> to_int32(std::string_view text) {
   return n;
 }
 
+// A PodGroup's spec.minTaskMember as the job's controller writes it.
+json::object min_task_member_of(const scheduler::pod_group& group) {
+  json::object roles;
+  for (const auto& m : group.min_task_member)
+    roles[m.role] = m.min;
+  return roles;
+}
+
+// A PodGroup's spec.minResources as the job's controller writes it: without the pod count, which
+// the model keeps as a resource and Volcano's PodGroup does not.
+json::object min_resources_of(const scheduler::pod_group& group) {
+  json::object out;
+  group.min_resources.for_each([&](std::string_view name, int64_t amount) {
+    if (name != scheduler::pods_resource)
+      out[name] = scheduler::format_resource_amount(name, amount);
+  });
+  return out;
+}
+
+// Whether `have`, a resource list as the apiserver shows it, holds the same amounts as `want`
+// (min_resources_of's). A quantity that does not parse differs from every amount.
+bool same_amounts(const json::value* have, const json::object& want) {
+  const json::object empty;
+  const json::object& h = have != nullptr && have->is_object() ? have->as_object() : empty;
+  if (h.size() != want.size())
+    return false;
+  for (const auto& [name, text] : want) {
+    const auto* other = h.if_contains(name);
+    if (other == nullptr || !other->is_string())
+      return false;
+    auto a = scheduler::parse_resource_amount(name, other->as_string());
+    auto b = scheduler::parse_resource_amount(name, text.as_string());
+    if (!a || !b || *a != *b)
+      return false;
+  }
+  return true;
+}
+
+// A merge patch's value for the map `want` over `have`: `want`, with every key of `have` that
+// `want` lacks set to null (a merge patch keeps keys it does not name).
+json::value replacing(const json::value* have, json::object want) {
+  if (have != nullptr && have->is_object())
+    for (const auto& [key, value] : have->as_object())
+      if (!want.contains(key))
+        want[key] = nullptr;
+  if (want.empty())
+    return nullptr;
+  return want;
+}
+
 } // namespace
 
 json::object job_owner_reference(std::string_view name, std::string_view uid) {
@@ -112,20 +162,11 @@ result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler
 
 json::value job_pod_group_manifest(const scheduler::pod_group& group, const json::object& owner) {
   json::object spec{{"minMember", group.min_member}, {"queue", group.queue}};
-  if (!group.min_task_member.empty()) {
-    json::object roles;
-    for (const auto& m : group.min_task_member)
-      roles[m.role] = m.min;
+  if (auto roles = min_task_member_of(group); !roles.empty())
     spec["minTaskMember"] = std::move(roles);
-  }
   if (!group.priority_class_name.empty())
     spec["priorityClassName"] = group.priority_class_name;
-  json::object min_resources;
-  group.min_resources.for_each([&](std::string_view name, int64_t amount) {
-    if (name != scheduler::pods_resource)
-      min_resources[name] = scheduler::format_resource_amount(name, amount);
-  });
-  if (!min_resources.empty())
+  if (auto min_resources = min_resources_of(group); !min_resources.empty())
     spec["minResources"] = std::move(min_resources);
   json::object meta{{"name", group.meta.name.str()},
                     {"namespace", group.meta.namespace_name.str()},
@@ -138,6 +179,60 @@ json::value job_pod_group_manifest(const scheduler::pod_group& group, const json
                       {"kind", "PodGroup"},
                       {"metadata", std::move(meta)},
                       {"spec", std::move(spec)}};
+}
+
+std::optional<json::object> job_pod_group_update(const scheduler::pod_group& group,
+                                                 const json::value& current) {
+  json::object spec;
+  const auto* min_member = value_at(current, {"spec", "minMember"});
+  if (min_member == nullptr || !min_member->is_int64() ||
+      min_member->as_int64() != group.min_member)
+    spec["minMember"] = group.min_member;
+  auto roles = min_task_member_of(group);
+  const auto* have_roles = value_at(current, {"spec", "minTaskMember"});
+  if (have_roles == nullptr || !have_roles->is_object() || have_roles->as_object() != roles)
+    spec["minTaskMember"] = replacing(have_roles, std::move(roles));
+  auto min_resources = min_resources_of(group);
+  const auto* have_resources = value_at(current, {"spec", "minResources"});
+  if (!same_amounts(have_resources, min_resources))
+    spec["minResources"] = replacing(have_resources, std::move(min_resources));
+  if (string_at(current, {"spec", "priorityClassName"}) != group.priority_class_name) {
+    if (group.priority_class_name.empty())
+      spec["priorityClassName"] = nullptr;
+    else
+      spec["priorityClassName"] = group.priority_class_name;
+  }
+  if (spec.empty())
+    return std::nullopt;
+  return json::object{{"metadata", json::object{{"uid", string_at(current, {"metadata", "uid"})}}},
+                      {"spec", std::move(spec)}};
+}
+
+json::value job_event_manifest(const json::value& raw_job, std::string_view type,
+                               std::string_view reason, std::string_view message,
+                               scheduler::timestamp now) {
+  const auto ns = string_at(raw_job, {"metadata", "namespace"});
+  const auto name = string_at(raw_job, {"metadata", "name"});
+  const auto at = api::format_time(now);
+  // Kubernetes refuses an Event message longer than 1 KiB.
+  constexpr std::size_t max_message_bytes = 1024;
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Event"},
+      {"metadata", json::object{{"generateName", name + "."}, {"namespace", ns}}},
+      {"involvedObject", json::object{{"apiVersion", volcano_job_api_version},
+                                      {"kind", volcano_job_kind},
+                                      {"namespace", ns},
+                                      {"name", name},
+                                      {"uid", string_at(raw_job, {"metadata", "uid"})}}},
+      {"type", type},
+      {"reason", reason},
+      {"message", message.substr(0, max_message_bytes)},
+      {"source", json::object{{"component", job_controller_component}}},
+      {"reportingComponent", job_controller_component},
+      {"firstTimestamp", at},
+      {"lastTimestamp", at},
+      {"count", 1}};
 }
 
 json::value job_status_json(const scheduler::job_status& status) {

@@ -69,9 +69,32 @@ result<boost::json::value> job_pod_manifest(const boost::json::value& raw_job,
 boost::json::value job_pod_group_manifest(const scheduler::pod_group& group,
                                           const boost::json::object& owner);
 
+/// The merge patch that brings PodGroup `current` (the job's, as the apiserver shows it) back in
+/// step with its job, as Volcano's createOrUpdatePodGroup does when a job is scaled:
+/// spec.minMember, minTaskMember, minResources and priorityClassName of `group` (expand_job's, as
+/// job_pod_group_manifest writes them). minResources are compared as amounts ("1.5" and "1500m"
+/// agree), "pods" left out; a task or resource `current` has and `group` has not is set to null
+/// (removed). The patch carries `current`'s metadata.uid, which the apiserver takes as a
+/// precondition (409 when another PodGroup took the name). nullopt when nothing differs.
+std::optional<boost::json::object> job_pod_group_update(const scheduler::pod_group& group,
+                                                        const boost::json::value& current);
+
 /// The job's status as Volcano writes it (api::encode_object's status of a job), for a JSON
 /// patch that sets /status whole.
 boost::json::value job_status_json(const scheduler::job_status& status);
+
+/// The component a job controller's Events name as their source (Volcano's recorder names
+/// "vc-controller-manager"; these are Phalanx's).
+inline constexpr std::string_view job_controller_component = "phalanx-job-controller";
+
+/// A core/v1 Event about Job `raw_job` (the Job as the apiserver has it: its namespace, name and
+/// uid go into involvedObject), as client-go's recorder writes one for Volcano's controller:
+/// `type` "Normal" or "Warning", `reason`, `message` (cut at 1024 bytes), source.component and
+/// reportingComponent job_controller_component, firstTimestamp = lastTimestamp = `now`, count 1,
+/// metadata.generateName "<job>." (the apiserver completes the name).
+boost::json::value job_event_manifest(const boost::json::value& raw_job, std::string_view type,
+                                      std::string_view reason, std::string_view message,
+                                      scheduler::timestamp now);
 
 /// What a job controller reads of one of its job's pods.
 struct job_pod_facts {

@@ -115,6 +115,69 @@ TEST(JobObjects, ThePodGroupIsTheExpansionsOwnedByTheJob) {
   EXPECT_TRUE(controlling_job(pg).has_value());
 }
 
+// The PodGroup as the apiserver gives back the manifest, with a uid.
+json::value stored(const json::value& manifest, const char* uid) {
+  auto out = manifest;
+  out.at("metadata").as_object()["uid"] = uid;
+  return json::parse(json::serialize(out));
+}
+
+TEST(JobObjects, APodGroupInStepWithItsJobIsNotPatched) {
+  auto expanded = scheduler::expand_job(decode(json::parse(tf_job)));
+  ASSERT_TRUE(expanded.ok());
+  auto pg = stored(job_pod_group_manifest(expanded->group, job_owner_reference("tf", "j1")), "g1");
+  EXPECT_EQ(job_pod_group_update(expanded->group, pg), std::nullopt);
+  // The same amounts written otherwise ("5000m" is "5") are the same.
+  pg.at("spec").at("minResources").as_object()["cpu"] = "5000m";
+  EXPECT_EQ(job_pod_group_update(expanded->group, pg), std::nullopt);
+}
+
+TEST(JobObjects, AScaledJobsPodGroupIsPatchedToItsNewMinimum) {
+  auto raw = json::parse(tf_job);
+  auto expanded = scheduler::expand_job(decode(raw));
+  ASSERT_TRUE(expanded.ok());
+  auto pg = stored(job_pod_group_manifest(expanded->group, job_owner_reference("tf", "j1")), "g1");
+  // What another writer left: a task and a resource the job does not have.
+  pg.at("spec").at("minTaskMember").as_object()["evaluator"] = 1;
+  pg.at("spec").at("minResources").as_object()["nvidia.com/gpu"] = "1";
+
+  // Scaled down: minAvailable 2, one worker.
+  raw.at("spec").as_object()["minAvailable"] = 2;
+  raw.at("spec").at("tasks").at(1).as_object()["replicas"] = 1;
+  auto scaled = scheduler::expand_job(decode(raw));
+  ASSERT_TRUE(scaled.ok());
+  auto patch = job_pod_group_update(scaled->group, pg);
+  ASSERT_TRUE(patch.has_value());
+  EXPECT_EQ(json::value(*patch), json::parse(R"({
+    "metadata": {"uid": "g1"},
+    "spec": {"minMember": 2, "minTaskMember": {"ps": 1, "worker": 1, "evaluator": null},
+             "minResources": {"cpu": "3", "memory": "1Gi", "nvidia.com/gpu": null}}})"))
+      << json::serialize(*patch);
+}
+
+TEST(JobObjects, AnEventOnAJob) {
+  auto raw = json::parse(tf_job);
+  scheduler::timestamp at{std::chrono::seconds(1767225600)};
+  auto e = job_event_manifest(raw, "Normal", "ExecuteAction",
+                              "Start to execute action RestartJob", at);
+  EXPECT_EQ(string_at(e, {"kind"}), "Event");
+  EXPECT_EQ(string_at(e, {"metadata", "namespace"}), "ml");
+  EXPECT_EQ(string_at(e, {"metadata", "generateName"}), "tf.");
+  EXPECT_EQ(string_at(e, {"involvedObject", "apiVersion"}), "batch.volcano.sh/v1alpha1");
+  EXPECT_EQ(string_at(e, {"involvedObject", "kind"}), "Job");
+  EXPECT_EQ(string_at(e, {"involvedObject", "name"}), "tf");
+  EXPECT_EQ(string_at(e, {"involvedObject", "uid"}), "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90");
+  EXPECT_EQ(string_at(e, {"type"}), "Normal");
+  EXPECT_EQ(string_at(e, {"reason"}), "ExecuteAction");
+  EXPECT_EQ(string_at(e, {"message"}), "Start to execute action RestartJob");
+  EXPECT_EQ(string_at(e, {"firstTimestamp"}), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(string_at(e, {"lastTimestamp"}), "2026-01-01T00:00:00Z");
+  EXPECT_EQ(e.at("count").as_int64(), 1);
+  // Kubernetes refuses a message over 1 KiB.
+  auto long_one = job_event_manifest(raw, "Warning", "FailedCreate", std::string(5000, 'x'), at);
+  EXPECT_EQ(string_at(long_one, {"message"}).size(), 1024u);
+}
+
 TEST(JobObjects, TheStatusIsVolcanosJobStatus) {
   scheduler::job_status s;
   s.phase = scheduler::job_phase::restarting;

@@ -38,12 +38,14 @@ kube_harness::kube_harness(std::string ns)
   fs::create_directories(scratch_);
   apply_file("k8s/deploy/crd-scheduling.volcano.sh.yaml");
   apply_file("k8s/deploy/crd-batch.volcano.sh.yaml");
+  apply_file("k8s/deploy/crd-bus.volcano.sh.yaml");
   apply_file("k8s/deploy/rbac.yaml");
   // The CRDs serve once established.
   if (!wait_for([&] {
-        return k8s::get_json(admin(), "/apis/scheduling.volcano.sh/v1beta1/queues").ok();
+        return k8s::get_json(admin(), "/apis/scheduling.volcano.sh/v1beta1/queues").ok() &&
+               k8s::get_json(admin(), "/apis/bus.volcano.sh/v1alpha1/commands").ok();
       }))
-    throw std::runtime_error("the PodGroup and Queue CRDs were not established");
+    throw std::runtime_error("the PodGroup, Queue and Command CRDs were not established");
   apply_file("k8s/deploy/queue-default.yaml");
   if (auto s = cp_.create_namespace(ns_); !s.ok())
     throw std::runtime_error("namespace " + ns_ + ": " + s.to_string());

@@ -6,19 +6,22 @@
 
 #include "tests/k8s/kube_harness.hpp"
 
+#include "api/codec.hpp"
 #include "k8s/operations.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <tuple>
-
+#include <cctype>
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <ostream>
 #include <set>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 namespace phalanx::kube_tests {
@@ -175,6 +178,128 @@ void finish_pods(kube_harness& h, const std::string& name) {
                                 patch, k8s::patch_type::merge);
     ASSERT_TRUE(done.ok()) << done.error().to_string();
   }
+}
+
+json::value get_group(kube_harness& h, const std::string& name) {
+  auto g = k8s::get_json(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                                        "/podgroups/" + name);
+  return g ? *g : json::value{};
+}
+
+// Changes a Job as `kubectl patch --type=json` does (a task's replicas, minAvailable...).
+void patch_job(kube_harness& h, const std::string& name, json::array operations) {
+  auto done = k8s::patch_json(h.admin(), jobs_path(h) + "/" + name, operations,
+                              k8s::patch_type::json_patch);
+  ASSERT_TRUE(done.ok()) << done.error().to_string();
+}
+
+// The job's minimum after a scale: spec.minAvailable and task `task`'s replicas and minAvailable.
+json::array scale_operations(int min_available, std::size_t task, int replicas,
+                             int task_min_available) {
+  const auto at = "/spec/tasks/" + std::to_string(task);
+  return json::array{
+      json::object{{"op", "replace"}, {"path", "/spec/minAvailable"}, {"value", min_available}},
+      json::object{{"op", "replace"}, {"path", at + "/replicas"}, {"value", replicas}},
+      json::object{{"op", "add"}, {"path", at + "/minAvailable"}, {"value", task_min_available}}};
+}
+
+// The PodGroup's minimum as its spec says it: minMember, minTaskMember, minResources.
+struct group_minimum {
+  int64_t min_member = 0;
+  std::map<std::string, int64_t> min_task_member;
+  std::string cpu, memory;
+  friend bool operator==(const group_minimum&, const group_minimum&) = default;
+};
+
+std::ostream& operator<<(std::ostream& out, const group_minimum& m) {
+  out << "minMember " << m.min_member << ", minTaskMember {";
+  for (const auto& [task, n] : m.min_task_member)
+    out << " " << task << ": " << n;
+  return out << " }, minResources cpu " << m.cpu << " memory " << m.memory;
+}
+
+group_minimum minimum_of(const json::value& group) {
+  group_minimum m;
+  m.min_member = int_at(group, {"spec", "minMember"});
+  if (const auto* roles = k8s::value_at(group, {"spec", "minTaskMember"});
+      roles != nullptr && roles->is_object())
+    for (const auto& [task, n] : roles->as_object())
+      m.min_task_member[task] = n.is_int64() ? n.as_int64() : -1;
+  m.cpu = k8s::string_at(group, {"spec", "minResources", "cpu"});
+  m.memory = k8s::string_at(group, {"spec", "minResources", "memory"});
+  return m;
+}
+
+// The lastTransitionTime of the job's condition for `phase` ("" without one).
+std::string entered(const json::value& job, const std::string& phase) {
+  if (const auto* conditions = k8s::value_at(job, {"status", "conditions"});
+      conditions != nullptr && conditions->is_array())
+    for (const auto& c : conditions->as_array())
+      if (k8s::string_at(c, {"status"}) == phase)
+        return k8s::string_at(c, {"lastTransitionTime"});
+  return "";
+}
+
+// The core/v1 Events about job `name`, as `kubectl get events --field-selector
+// involvedObject.name=<name>` reads them.
+std::vector<json::value> job_events(kube_harness& h, const std::string& name) {
+  std::vector<json::value> out;
+  auto list = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() +
+                                           "/events?fieldSelector=involvedObject.name%3D" + name);
+  if (list)
+    for (const auto& item : list->as_object().at("items").as_array())
+      if (k8s::string_at(item, {"involvedObject", "kind"}) == "Job")
+        out.push_back(item);
+  return out;
+}
+
+std::vector<json::value> with_reason(const std::vector<json::value>& events,
+                                     const std::string& reason) {
+  std::vector<json::value> out;
+  for (const auto& e : events)
+    if (k8s::string_at(e, {"reason"}) == reason)
+      out.push_back(e);
+  return out;
+}
+
+std::string describe_events(const std::vector<json::value>& events) {
+  std::string out;
+  for (const auto& e : events)
+    out += k8s::string_at(e, {"type"}) + " " + k8s::string_at(e, {"reason"}) + " x" +
+           std::to_string(int_at(e, {"count"})) + ": " + k8s::string_at(e, {"message"}) + "\n";
+  return out;
+}
+
+// A Command as `vcctl job suspend` (AbortJob) and `vcctl job resume` (ResumeJob) write it
+// (pkg/cli/util CreateJobCommand): named "<job>-<action, lower case>-" plus a suffix, owned by
+// the job, aimed at it by the same controller reference.
+void command(kube_harness& h, const std::string& job, const std::string& action) {
+  auto j = get_job(h, job);
+  const json::object owner{{"apiVersion", "batch.volcano.sh/v1alpha1"},
+                           {"kind", "Job"},
+                           {"name", job},
+                           {"uid", k8s::string_at(j, {"metadata", "uid"})},
+                           {"controller", true},
+                           {"blockOwnerDeletion", true}};
+  std::string lower;
+  for (char c : action)
+    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  json::object cmd{{"apiVersion", "bus.volcano.sh/v1alpha1"},
+                   {"kind", "Command"},
+                   {"metadata", json::object{{"generateName", job + "-" + lower + "-"},
+                                             {"namespace", h.ns()},
+                                             {"ownerReferences", json::array{owner}}}},
+                   {"target", owner},
+                   {"action", action}};
+  auto made = k8s::post_json(
+      h.admin(), "/apis/bus.volcano.sh/v1alpha1/namespaces/" + h.ns() + "/commands", cmd);
+  ASSERT_TRUE(made.ok()) << made.error().to_string();
+}
+
+std::size_t command_count(kube_harness& h) {
+  auto list =
+      k8s::get_json(h.admin(), "/apis/bus.volcano.sh/v1alpha1/namespaces/" + h.ns() + "/commands");
+  return list ? list->as_object().at("items").as_array().size() : 99;
 }
 
 // A job of two tasks (ps 1, worker 2, minAvailable 3): its PodGroup "<job>-<uid>" and three pods
@@ -402,6 +527,248 @@ TEST(KubeJobController, ARestartedPhalanxdMakesOnlyWhatIsMissing) {
       << describe(h) << read_log(*again);
   EXPECT_EQ(int_at(get_job(h, "tf"), {"status", "retryCount"}), 0);
   EXPECT_EQ(count_of(read_log(*again), "msg=\"job pod created\""), 1u);
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// Scaling a running job by patching it (minAvailable, a task's replicas and minAvailable), up,
+// down and to no pod of a task: its PodGroup's minMember, minTaskMember and minResources follow
+// (Volcano's createOrUpdatePodGroup), the new pods are made and run, a scale-down deletes the
+// highest indices and keeps the others, and the job stays Running throughout.
+TEST(KubeJobController, ScalingAJobUpdatesItsPodGroupAndItsPods) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 2, {{"ps", 1}, {"worker", 2}});
+  job.at("spec").at("tasks").at(1).as_object()["minAvailable"] = 1;
+  h.apply(job);
+  const auto group = "tf-" + k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Running"; }))
+      << describe(h);
+  EXPECT_EQ(minimum_of(get_group(h, group)),
+            (group_minimum{2, {{"ps", 1}, {"worker", 1}}, "1", "128Mi"}));
+  const auto running_since = entered(get_job(h, "tf"), "Running");
+  ASSERT_FALSE(running_since.empty());
+  std::map<std::string, std::string> uids;
+  for (const auto& [name, p] : job_pods(h, "tf"))
+    uids[name] = p.uid;
+
+  struct step {
+    const char* what;
+    int min_available, replicas, task_min_available;
+    group_minimum minimum;
+    std::vector<std::string> pods;
+  };
+  const step steps[] = {
+      {"up", 3, 4, 2, {3, {{"ps", 1}, {"worker", 2}}, "1500m", "192Mi"},
+       {"tf-ps-0", "tf-worker-0", "tf-worker-1", "tf-worker-2", "tf-worker-3"}},
+      {"down", 2, 1, 1, {2, {{"ps", 1}, {"worker", 1}}, "1", "128Mi"},
+       {"tf-ps-0", "tf-worker-0"}},
+      {"to no worker", 1, 0, 0, {1, {{"ps", 1}, {"worker", 0}}, "500m", "64Mi"}, {"tf-ps-0"}},
+  };
+  for (const auto& s : steps) {
+    SCOPED_TRACE(s.what);
+    patch_job(h, "tf", scale_operations(s.min_available, 1, s.replicas, s.task_min_available));
+    ASSERT_TRUE(h.wait_for([&] { return minimum_of(get_group(h, group)) == s.minimum; }))
+        << minimum_of(get_group(h, group)) << "\n"
+        << describe(h) << read_log(*d);
+    ASSERT_TRUE(h.wait_for([&] {
+      auto pods = job_pods(h, "tf");
+      std::vector<std::string> names;
+      for (const auto& [name, p] : pods)
+        names.push_back(name);
+      return names == s.pods && all_in_phase(pods, s.pods.size(), "Running") &&
+             int_at(get_job(h, "tf"), {"status", "minAvailable"}) == s.min_available;
+    })) << describe(h) << read_log(*d);
+    // The pods that stay are the ones there were: none made again.
+    for (const auto& [name, p] : job_pods(h, "tf"))
+      if (uids.count(name))
+        EXPECT_EQ(p.uid, uids[name]) << name;
+      else
+        uids[name] = p.uid;
+    auto now = get_job(h, "tf");
+    EXPECT_EQ(phase_of(now), "Running");
+    EXPECT_EQ(entered(now, "Running"), running_since) << json::serialize(now);
+    EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  }
+  EXPECT_EQ(int_at(get_job(h, "tf"), {"status", "retryCount"}), 0);
+}
+
+// ttlSecondsAfterFinished 1: the job, once Completed, is deleted (with its pods and PodGroup),
+// while a job without one that completed beside it stays.
+TEST(KubeJobController, AFinishedJobIsDeletedItsTtlAfterItFinished) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  auto done_at_once = std::map<std::string, std::string>{{"sim.phalanx.io/duration", "0s"}};
+  auto kept = vcjob(h.ns(), "kept", 1, {{"main", 1, done_at_once}});
+  h.apply(kept);
+  auto expiring = vcjob(h.ns(), "tf", 2, {{"main", 2, done_at_once}});
+  expiring.at("spec").as_object()["ttlSecondsAfterFinished"] = 1;
+  h.apply(expiring);
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_FALSE(uid.empty());
+
+  ASSERT_TRUE(h.wait_for([&] {
+    return !k8s::get_json(h.admin(), jobs_path(h) + "/tf").ok() && job_pods(h, "tf").empty() &&
+           !h.groups().count("tf-" + uid);
+  })) << describe(h) << read_log(*d);
+  auto log = read_log(*d);
+  EXPECT_EQ(count_of(log, "msg=\"job deleted: its ttlSecondsAfterFinished passed\" job=" +
+                              h.ns() + "/tf phase=Completed"),
+            1u)
+      << log;
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "kept")) == "Completed"; }))
+      << describe(h);
+  EXPECT_EQ(count_of(read_log(*d), "job=" + h.ns() + "/kept phase=Completed"), 0u);
+}
+
+// The deadline is the job's last transition, as its status says, not when a process first saw
+// it: a Completed job with ttlSecondsAfterFinished 3600, whose status says it finished two hours
+// ago (written while phalanxd was down), is deleted by the next phalanxd at once.
+TEST(KubeJobController, ARestartedPhalanxdDeletesAJobWhoseTtlPassedWhileItWasDown) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 1, {{"main", 1, {{"sim.phalanx.io/duration", "0s"}}}});
+  job.at("spec").as_object()["ttlSecondsAfterFinished"] = 3600;
+  h.apply(job);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Completed"; }))
+      << describe(h) << read_log(*d);
+  d->kill();
+
+  const auto finished = api::format_time(std::chrono::time_point_cast<std::chrono::nanoseconds>(
+      std::chrono::system_clock::now() - std::chrono::hours(2)));
+  auto backdated = k8s::patch_json(
+      h.admin(), jobs_path(h) + "/tf/status",
+      json::array{json::object{{"op", "replace"},
+                               {"path", "/status/state/lastTransitionTime"},
+                               {"value", finished}}},
+      k8s::patch_type::json_patch);
+  ASSERT_TRUE(backdated.ok()) << backdated.error().to_string();
+
+  auto again = h.start_phalanxd("data-2", job_controller, "", "data");
+  // It acts once it holds the Lease the killed process held (up to its 15 s).
+  ASSERT_TRUE(h.wait_for([&] { return !k8s::get_json(h.admin(), jobs_path(h) + "/tf").ok(); },
+                         60s))
+      << describe(h) << read_log(*again);
+  ASSERT_TRUE(h.wait_for([&] { return h.pods().empty() && h.groups().empty(); }))
+      << describe(h) << read_log(*again);
+}
+
+// `policies: [{event: PodEvicted, action: RestartJob}]`: each pod deleted by a user restarts
+// the job, and the job shows it as Volcano's controller writes it, a Normal ExecuteAction
+// Event "Start to execute action RestartJob" on the Job (its uid); the second restart counts on
+// the same Event (count 2) instead of adding one.
+TEST(KubeJobController, AnActionIsAnEventOnTheJobAndItsRepeatIsCounted) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}},
+                json::array{json::object{{"event", "PodEvicted"}, {"action", "RestartJob"}}}, 3));
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  for (int restart = 1; restart <= 2; ++restart) {
+    SCOPED_TRACE(restart);
+    ASSERT_TRUE(h.wait_for([&] {
+      return all_in_phase(job_pods(h, "tf"), 3, "Running") &&
+             phase_of(get_job(h, "tf")) == "Running";
+    }, 60s)) << describe(h) << read_log(*d);
+    h.delete_pod("tf-worker-1");
+    ASSERT_TRUE(h.wait_for([&] {
+      return int_at(get_job(h, "tf"), {"status", "retryCount"}) == restart;
+    })) << describe(h) << read_log(*d);
+    ASSERT_TRUE(h.wait_for([&] {
+      auto actions = with_reason(job_events(h, "tf"), "ExecuteAction");
+      return actions.size() == 1 && int_at(actions[0], {"count"}) == restart;
+    })) << describe_events(job_events(h, "tf"));
+  }
+  auto actions = with_reason(job_events(h, "tf"), "ExecuteAction");
+  ASSERT_EQ(actions.size(), 1u) << describe_events(job_events(h, "tf"));
+  const auto& e = actions[0];
+  EXPECT_EQ(k8s::string_at(e, {"type"}), "Normal");
+  EXPECT_EQ(k8s::string_at(e, {"message"}), "Start to execute action RestartJob");
+  EXPECT_EQ(k8s::string_at(e, {"involvedObject", "apiVersion"}), "batch.volcano.sh/v1alpha1");
+  EXPECT_EQ(k8s::string_at(e, {"involvedObject", "uid"}), uid);
+  EXPECT_EQ(k8s::string_at(e, {"source", "component"}), "phalanx-job-controller");
+  EXPECT_NE(k8s::string_at(e, {"firstTimestamp"}), "");
+  EXPECT_NE(k8s::string_at(e, {"lastTimestamp"}), "");
+}
+
+// A job whose pods the apiserver refuses (a container without an image): every retry of its
+// sync fails again, and the job shows one Warning FailedCreate Event, in Volcano's words, whose
+// count grows, not one Event per retry.
+TEST(KubeJobController, AStepThatKeepsFailingIsOneWarningEventThatCounts) {
+  kube_harness h;
+  h.node("n0", "2");
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 1, {{"main", 1}});
+  job.at("spec").at("tasks").at(0).at("template").at("spec").at("containers").at(0)
+      .as_object().erase("image");
+  h.apply(job);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = with_reason(job_events(h, "tf"), "FailedCreate");
+    return !failed.empty() && int_at(failed[0], {"count"}) >= 3;
+  })) << describe_events(job_events(h, "tf")) << read_log(*d);
+  auto failed = with_reason(job_events(h, "tf"), "FailedCreate");
+  ASSERT_EQ(failed.size(), 1u) << describe_events(job_events(h, "tf"));
+  EXPECT_EQ(k8s::string_at(failed[0], {"type"}), "Warning");
+  const auto message = k8s::string_at(failed[0], {"message"});
+  EXPECT_EQ(message.rfind("Error creating pods: [", 0), 0u) << message;
+  EXPECT_NE(message.find("image"), std::string::npos) << message;
+  EXPECT_TRUE(job_pods(h, "tf").empty());
+}
+
+// vcctl's suspend and resume: a Command AbortJob on a running job deletes its pods and the job
+// ends Aborted; a Command ResumeJob makes its pods again (a restart: retryCount 1) and it runs.
+// Each Command is deleted once taken, and the job shows a CommandIssued Event for each.
+TEST(KubeJobController, CommandsSuspendAndResumeAJob) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  ASSERT_TRUE(h.wait_for([&] {
+    return all_in_phase(job_pods(h, "tf"), 3, "Running") &&
+           phase_of(get_job(h, "tf")) == "Running";
+  })) << describe(h) << read_log(*d);
+  std::set<std::string> first;
+  for (const auto& [name, p] : job_pods(h, "tf"))
+    first.insert(p.uid);
+
+  command(h, "tf", "AbortJob");
+  ASSERT_TRUE(h.wait_for([&] {
+    return phase_of(get_job(h, "tf")) == "Aborted" && h.pods().empty() && command_count(h) == 0;
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(history(get_job(h, "tf")),
+            (std::vector<std::string>{"Pending", "Running", "Aborting", "Aborted"}));
+
+  command(h, "tf", "ResumeJob");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = job_pods(h, "tf");
+    bool fresh = pods.size() == 3;
+    for (const auto& [name, p] : pods)
+      fresh = fresh && !first.count(p.uid) && p.phase == "Running";
+    return fresh && phase_of(get_job(h, "tf")) == "Running" && command_count(h) == 0;
+  }, 60s)) << describe(h) << read_log(*d);
+  EXPECT_EQ(int_at(get_job(h, "tf"), {"status", "retryCount"}), 1);
+  auto issued = with_reason(job_events(h, "tf"), "CommandIssued");
+  std::set<std::string> messages;
+  for (const auto& e : issued)
+    messages.insert(k8s::string_at(e, {"message"}));
+  EXPECT_EQ(messages, (std::set<std::string>{
+                          "Start to execute command AbortJob, and clean it up to make sure "
+                          "executed not more than once.",
+                          "Start to execute command ResumeJob, and clean it up to make sure "
+                          "executed not more than once."}))
+      << describe_events(job_events(h, "tf"));
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
