@@ -47,7 +47,8 @@ section() { printf '\n== %s ==\n' "$*"; }
 
 section "1. A Kubernetes control plane, and k8s/deploy/ applied to it"
 "$src/k8s/testing/control-plane.sh" start "$dir/cp" 2>&1 | tail -n1 || exit 1
-k apply -f "$src/k8s/deploy/crd-scheduling.volcano.sh.yaml" -f "$src/k8s/deploy/crd-batch.volcano.sh.yaml"
+k apply -f "$src/k8s/deploy/crd-scheduling.volcano.sh.yaml" -f "$src/k8s/deploy/crd-batch.volcano.sh.yaml" \
+  -f "$src/k8s/deploy/crd-bus.volcano.sh.yaml"
 k wait --for=condition=Established --timeout=30s crd/podgroups.scheduling.volcano.sh \
   crd/queues.scheduling.volcano.sh crd/jobs.batch.volcano.sh >/dev/null
 k apply -f "$src/k8s/deploy/rbac.yaml"

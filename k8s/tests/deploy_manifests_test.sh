@@ -44,15 +44,17 @@ must() {
 }
 
 # 1. The CRDs on a cluster without them: accepted, and nothing stored.
-must apply --dry-run=server -f "$deploy/crd-scheduling.volcano.sh.yaml" -f "$deploy/crd-batch.volcano.sh.yaml"
+must apply --dry-run=server -f "$deploy/crd-scheduling.volcano.sh.yaml" -f "$deploy/crd-batch.volcano.sh.yaml" \
+  -f "$deploy/crd-bus.volcano.sh.yaml"
 [[ -z $(k get crd -o name | grep volcano.sh) ]] || fail "a server dry run stored a CRD"
 
 # 2. The CRDs and the Namespace for real (the namespaced objects' dry runs need them), then every
 #    manifest of the directory in one dry run.
-k apply -f "$deploy/crd-scheduling.volcano.sh.yaml" -f "$deploy/crd-batch.volcano.sh.yaml" >/dev/null ||
-  fail "the CRDs were not applied"
+k apply -f "$deploy/crd-scheduling.volcano.sh.yaml" -f "$deploy/crd-batch.volcano.sh.yaml" \
+  -f "$deploy/crd-bus.volcano.sh.yaml" >/dev/null || fail "the CRDs were not applied"
 k wait --for=condition=Established --timeout=30s crd/podgroups.scheduling.volcano.sh \
-  crd/queues.scheduling.volcano.sh crd/jobs.batch.volcano.sh >/dev/null || fail "the CRDs were not established"
+  crd/queues.scheduling.volcano.sh crd/jobs.batch.volcano.sh crd/commands.bus.volcano.sh >/dev/null ||
+  fail "the CRDs were not established"
 k create namespace phalanx-system --save-config >/dev/null || fail "namespace phalanx-system not created"
 out=$(k apply --dry-run=server -f "$deploy/")
 rc=$?
@@ -62,6 +64,7 @@ echo "$out" | sed 's/^/  /'
 for object in customresourcedefinition.apiextensions.k8s.io/podgroups.scheduling.volcano.sh \
   customresourcedefinition.apiextensions.k8s.io/queues.scheduling.volcano.sh \
   customresourcedefinition.apiextensions.k8s.io/jobs.batch.volcano.sh \
+  customresourcedefinition.apiextensions.k8s.io/commands.bus.volcano.sh \
   namespace/phalanx-system serviceaccount/phalanx-scheduler \
   clusterrole.rbac.authorization.k8s.io/phalanx-scheduler \
   clusterrolebinding.rbac.authorization.k8s.io/phalanx-scheduler \
