@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -243,12 +244,16 @@ struct pod_outcome {
   bool deleted = false;
 };
 
-/// A pod's phase change reported by the binder (the simulated cluster in standalone mode).
+/// A pod's phase change, or a restart of its containers, reported by the binder (the simulated
+/// cluster in standalone mode).
 struct pod_status_update {
   uint64_t pod = 0;
   scheduler::pod_phase phase = scheduler::pod_phase::running;
   scheduler::timestamp at{};
   std::string message;
+  /// Set when its containers restarted: how many times in all (scheduler::pod::restart_count),
+  /// not how many more, so an update told twice counts once. Unset: unchanged.
+  std::optional<uint16_t> restart_count = std::nullopt;
 };
 
 /// A graceful deletion the registry made durable, for the pod's kubelet (standalone: the

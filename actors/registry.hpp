@@ -125,6 +125,9 @@ struct registry_state {
     scheduler::pod_phase phase() const noexcept {
       return changed ? changed->state.phase : pod->phase;
     }
+    uint16_t restart_count() const noexcept {
+      return changed ? changed->state.restart_count : pod->restart_count;
+    }
     bool is_bound() const noexcept { return !node_name().empty(); }
     const scheduler::shared_string& node_name() const noexcept {
       return changed ? changed->state.node_name : pod->node_name;

@@ -778,32 +778,53 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   std::vector<std::pair<uint64_t, scheduler::pod_runtime>> changed;
   std::vector<uint64_t> written;
   std::unordered_set<uint64_t> lost_with_node;
+  // A pod's updates in one batch build on each other (it went Running and its container
+  // restarted in the same tick): its entry in `changed`.
+  std::unordered_map<uint64_t, std::size_t> change_of;
   auto version = next_version(self);
   for (auto& u : updates) {
     auto p = st.pods.find(u.pod);
     if (p == st.pods.end() || p->second.delete_requested)
       continue;  // Deleted (or being deleted: writing it now would bring it back).
     const auto& e = p->second;
-    if (scheduler::is_terminal(e.phase()) || e.phase() == u.phase)
+    auto earlier = change_of.find(u.pod);
+    if (u.restart_count && earlier == change_of.end() && has_state_write(st, u.pod)) {
+      // Its Running is not durable yet, so not applied: a restart built on the state before
+      // it would be taken as the start, at the restart's time. It waits for that write.
+      when_no_state_write(self, u.pod, [self, u] { do_pod_status(self, {u}); });
       continue;
-    auto next = e.state();
-    next.phase = u.phase;
-    if (u.phase == scheduler::pod_phase::running)
-      next.start_time = u.at;
-    if (scheduler::is_terminal(u.phase)) {
-      if (next.start_time == scheduler::timestamp{})
-        next.start_time = u.at;
-      next.finish_time = u.at;
     }
+    auto next = earlier != change_of.end() ? changed[earlier->second].second : e.state();
+    const bool restarted = u.restart_count && *u.restart_count != next.restart_count;
+    if (scheduler::is_terminal(next.phase) || (next.phase == u.phase && !restarted))
+      continue;
+    if (next.phase != u.phase) {
+      next.phase = u.phase;
+      if (u.phase == scheduler::pod_phase::running)
+        next.start_time = u.at;
+      if (scheduler::is_terminal(u.phase)) {
+        if (next.start_time == scheduler::timestamp{})
+          next.start_time = u.at;
+        next.finish_time = u.at;
+      }
+    }
+    if (restarted)
+      next.restart_count = *u.restart_count;
     next.resource_version = version;
-    batch.put_pod_state(e.pod, next);
-    changed.emplace_back(u.pod, std::move(next));
-    written.push_back(u.pod);
+    if (earlier != change_of.end()) {
+      changed[earlier->second].second = std::move(next);
+    } else {
+      change_of.emplace(u.pod, changed.size());
+      changed.emplace_back(u.pod, std::move(next));
+      written.push_back(u.pod);
+    }
     if (u.message == pod_lost_with_its_node)
       lost_with_node.insert(u.pod);
   }
   if (changed.empty())
     return;
+  for (const auto& [id, next] : changed)
+    batch.put_pod_state(st.pods.at(id).pod, next);
   persist_state(self, std::move(batch), std::move(written),
                 [self, changed = std::move(changed),
                  lost_with_node = std::move(lost_with_node)](const status& s) mutable {
@@ -815,7 +836,8 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
     std::unordered_map<uint64_t, std::vector<pod_outcome>> finished;
     std::unordered_set<uint64_t> touched;
-    // A job's pod failed (PodFailed) or succeeded (TaskCompleted, if its task is complete).
+    // A job's pod failed (PodFailed), succeeded (TaskCompleted, if its task is complete) or
+    // restarted its containers (TaskFailed, if its task failed).
     std::vector<job_pod_event> job_events;
     // Jobs whose tasks wait for others (dependsOn) and one of whose pods ran or succeeded.
     std::set<std::string> dependency_syncs;
@@ -827,7 +849,16 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
+      const auto phase_before = e.phase();
+      const bool restarted = next.restart_count > e.restart_count();
       e.set_state(std::move(next));
+      if (is_watched(self, resource_kind::pod))
+        announce(self, api::watch_event::type::modified, pod_view(st, id, e));
+      if (restarted)
+        if (auto je = restart_event_of(st, id, phase_before))
+          job_events.push_back(std::move(*je));
+      if (e.phase() == phase_before)
+        continue;  // Only its containers restarted: nothing else about it changed.
       if (e.phase() == scheduler::pod_phase::failed ||
           e.phase() == scheduler::pod_phase::succeeded)
         if (auto je = job_event_of(st, id,
@@ -857,8 +888,6 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       }
       if (e.gang != 0)
         touched.insert(e.gang);
-      if (is_watched(self, resource_kind::pod))
-        announce(self, api::watch_event::type::modified, pod_view(st, id, e));
     }
     for (auto& [index, ids] : releases)
       if (auto handle = st.ctx->nodes->at(index))

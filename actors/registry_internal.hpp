@@ -71,6 +71,9 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
 /// none is (the registry's turn that applied the last of them), so that a record of the pod
 /// written whole by `work` carries its latest state.
 void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work);
+/// Whether a state update of pod `id` is on its way to the store. A scan of the writes on their
+/// way (a few at a time).
+bool has_state_write(const registry_state& st, uint64_t id);
 
 /// The next resource version. Versions are handed out only under a ceiling the store holds
 /// (storage::write_batch::reserve_versions_through), asked for ahead of need, so no version is
@@ -421,6 +424,14 @@ struct job_pod_event {
 /// not.
 std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
                                           scheduler::job_event event, bool was_finished);
+/// The event a restart of pod `pod`'s containers raises (Volcano's updatePod), its phase before
+/// the update being `phase_before`: TaskFailed when it is in a job, Running or Pending, and the
+/// pending and running pods of its task (those not being deleted) restarted their containers the
+/// task's maxRetry times in all (scheduler::task_failed), again at each restart after; otherwise
+/// none. (Volcano's OutOfSync for such an update only syncs the job, which makes nothing here.)
+/// O(the job's pods).
+std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t pod,
+                                              scheduler::pod_phase phase_before);
 /// Acts on an event as the job's lifecycle policies say (scheduler/job_lifecycle.hpp).
 void on_job_pod_event(self_ptr self, const job_pod_event& e);
 /// Makes the job's pods that no pod of its gang has ("<job>-<task>-<index>", a terminating pod

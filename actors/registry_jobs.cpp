@@ -1,6 +1,7 @@
 // The Volcano job controller of the standalone world (issue 29 §2). A job's pod that is evicted
-// (deleted by a user or a preemptor, or lost with its node), fails, or completes its task
-// raises Volcano's event (and Unknown when the gang is left below its minimum while pods run);
+// (deleted by a user or a preemptor, or lost with its node), fails, completes its task, or
+// restarts its containers until its task's pods restarted maxRetry times (TaskFailed) raises
+// Volcano's event (and Unknown when the gang is left below its minimum while pods run);
 // scheduler::resolve_action finds the action the job's lifecycle policies name, and
 // scheduler::next_state says what to do. The catalog executes it, and the phase it reaches is
 // persisted with the job, not derived from its pods on a read.
@@ -37,6 +38,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 
 namespace phalanx::actors::registry_detail {
 
@@ -649,6 +651,47 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
   }
   out.info.job_version = version;
   return out;
+}
+
+std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t pod,
+                                              scheduler::pod_phase phase_before) {
+  auto p = st.pods.find(pod);
+  if (p == st.pods.end() || p->second.gang == 0)
+    return std::nullopt;
+  auto g = st.cache.groups.find(p->second.gang);
+  if (g == st.cache.groups.end() || g->second.job_key.empty())
+    return std::nullopt;
+  auto j = st.jobs.find(g->second.job_key.view());
+  if (j == st.jobs.end())
+    return std::nullopt;
+  const auto& role = p->second.pod->role;
+  const auto& tasks = j->second.job->tasks;
+  const scheduler::job_task* task = nullptr;
+  for (std::size_t i = 0; i < tasks.size() && task == nullptr; ++i)
+    if (scheduler::task_name(tasks[i], i) == role.view())
+      task = &tasks[i];
+  if (task == nullptr)
+    return std::nullopt;
+  // Volcano's cache sums the restarts of the task's Pending and Running pods, init containers
+  // included (pod::restart_count holds both).
+  int64_t restarts = 0;
+  for (auto id : g->second.pods) {
+    auto q = st.pods.find(id);
+    if (q == st.pods.end() || q->second.delete_requested || q->second.pod->role != role)
+      continue;
+    const auto phase = q->second.phase();
+    if (phase == scheduler::pod_phase::pending || phase == scheduler::pod_phase::running)
+      restarts += q->second.restart_count();
+  }
+  scheduler::pod_change_info change;
+  change.change = scheduler::pod_change::updated;
+  change.old_phase = phase_before;
+  change.new_phase = p->second.phase();
+  change.task_failed = scheduler::task_failed(
+      *task, static_cast<int32_t>(std::min<int64_t>(restarts, std::numeric_limits<int32_t>::max())));
+  if (scheduler::pod_event(change) != scheduler::job_event::task_failed)
+    return std::nullopt;
+  return job_event_of(st, pod, scheduler::job_event::task_failed, false);
 }
 
 void on_job_pod_event(self_ptr self, const job_pod_event& e) {

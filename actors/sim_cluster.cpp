@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace phalanx::actors {
 
@@ -70,10 +71,11 @@ void arm(self_ptr self) {
   self->delayed_send(self, delay, tick_atom::value);
 }
 
-void emit(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message = {}) {
+void emit(self_ptr self, uint64_t id, scheduler::pod_phase phase, std::string message = {},
+          std::optional<uint16_t> restart_count = std::nullopt) {
   auto& st = self->state;
   ++st.changes;
-  st.outbox.push_back({id, phase, st.ctx->now(), std::move(message)});
+  st.outbox.push_back({id, phase, st.ctx->now(), std::move(message), restart_count});
 }
 
 void flush_outbox(self_ptr self) {
@@ -180,6 +182,31 @@ void start_clock(self_ptr self, uint64_t id, sim_cluster_state::sim_pod& sp) {
     st.timers.push({now + *sp.behavior().duration, id, timer::what::succeed});
 }
 
+// The next restart of a running pod's container, unless it declares none or has restarted as
+// often as it declares.
+void schedule_restart(self_ptr self, uint64_t id, const sim_cluster_state::sim_pod& sp) {
+  auto& st = self->state;
+  const auto& b = sp.behavior();
+  if (!b.restart_every || (b.restarts && sp.declared->restart_count >= *b.restarts))
+    return;
+  st.timers.push({self->clock().now() + *b.restart_every, id, timer::what::restart});
+  ++st.restart_timers;
+}
+
+// A kubelet restarting a crashed container: the pod stays Running and its restart count grows,
+// which the registry hears as a status update (Volcano's job controller reads it for TaskFailed).
+void restart_container(self_ptr self, uint64_t id) {
+  auto& st = self->state;
+  auto i = st.pods.find(id);
+  if (i == st.pods.end() || i->second.phase != sim_phase::running || !i->second.declared)
+    return;  // Ended or deleted since.
+  auto& sp = i->second;
+  sp.declared->restart_count = scheduler::add_restarts(sp.declared->restart_count, 1);
+  emit(self, id, scheduler::pod_phase::running, "its container restarted",
+       sp.declared->restart_count);
+  schedule_restart(self, id, sp);
+}
+
 // Starts the clocks of a gang's pods waiting at a barrier once enough of the gang runs.
 void release_barrier(self_ptr self, const gang_key& key) {
   auto& st = self->state;
@@ -206,6 +233,7 @@ void start_pod(self_ptr self, uint64_t id) {
     return;
   sp.phase = sim_phase::running;
   emit(self, id, scheduler::pod_phase::running);
+  schedule_restart(self, id, sp);
   if (sp.behavior().barrier > 0)
     sp.at_barrier = true;
   else
@@ -223,8 +251,8 @@ void start_pod(self_ptr self, uint64_t id) {
 
 void check_stall(self_ptr self) {
   auto& st = self->state;
-  if (!st.timers.empty())
-    return;  // Some pod will still start, finish or fail on its own.
+  if (st.timers.size() > st.restart_timers)
+    return;  // Some pod will still start, finish or fail on its own (a restart ends none).
   // Walking every pod is what costs (a loaded cluster holds 10^5 pods that run until deleted):
   // when no pod changed since the last walk, the stuck groups are the same ones. They are still
   // reported again, because the registry may have learnt of pending pods for them since.
@@ -303,6 +331,26 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   if (!stop)
     return stop.error();
   b.stop_after = *stop;
+  auto every = duration_annotation(p, sim_restart_every_key);
+  if (!every)
+    return every.error();
+  if (*every && **every <= scheduler::duration::zero())
+    return status{errc::invalid_argument, "metadata.annotations[" +
+                                              std::string(sim_restart_every_key) +
+                                              "]: must be longer than zero"};
+  b.restart_every = *every;
+  if (auto n = p.meta.annotations.find(sim_restarts_key)) {
+    auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
+    if (!count || *count < 0 || *count > std::numeric_limits<uint16_t>::max())
+      return status{errc::invalid_argument, "metadata.annotations[" +
+                                                std::string(sim_restarts_key) +
+                                                "]: must be an integer between 0 and 65535"};
+    if (!b.restart_every)
+      return status{errc::invalid_argument, "metadata.annotations[" +
+                                                std::string(sim_restarts_key) + "]: needs " +
+                                                std::string(sim_restart_every_key)};
+    b.restarts = static_cast<uint16_t>(*count);
+  }
   if (auto role = p.meta.annotations.find(sim_spawn_role_key))
     b.spawn_role = *role;
   if (auto n = p.meta.annotations.find(sim_barrier_key)) {
@@ -370,7 +418,8 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
           auto behavior = parse_sim_behavior(*ref.pod);
           if (behavior)
             sp.declared = std::make_unique<sim_cluster_state::declared_behavior>(
-                sim_cluster_state::declared_behavior{std::move(*behavior), std::nullopt});
+                sim_cluster_state::declared_behavior{std::move(*behavior), std::nullopt,
+                                                     ref.pod->restart_count});
           else
             oplog::warn("simulating a pod without an end")
                 .kv("pod", key_of(*ref.pod))
@@ -393,6 +442,8 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
             st.timers.push({until(*sp.behavior().fail_after), ref.id, timer::what::fail});
           else if (sp.behavior().duration)
             st.timers.push({until(*sp.behavior().duration), ref.id, timer::what::succeed});
+          // Its restarts go on from its count, the next one an interval from now.
+          schedule_restart(self, ref.id, sp);
           if (sp.behavior().spawn > 0) {
             expect_children(ref.id, sp, st);
             spawn_request req;  // Idempotent at the registry: existing children are kept.
@@ -460,6 +511,11 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
       while (!st.timers.empty() && st.timers.top().due <= now) {
         auto t = st.timers.top();
         st.timers.pop();
+        if (t.action == timer::what::restart) {
+          --st.restart_timers;
+          restart_container(self, t.pod);
+          continue;
+        }
         if (t.action == timer::what::stop) {
           if (st.terminating.erase(t.pod) != 0) {
             drop_pod(st, t.pod);  // Stopped: no phase of it is reported any more.
@@ -481,6 +537,7 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
             end_pod(self, t.pod, scheduler::pod_phase::failed, "failed after its declared time");
             break;
           case timer::what::stop:
+          case timer::what::restart:
             break;  // Handled above.
 
         }

@@ -16,6 +16,15 @@
 //   sim.phalanx.io/stop-after: 20s     Deleted gracefully, it takes 20 s to stop (killed at the
 //                                      end of its grace period if that comes first); without
 //                                      it, a pod stops as soon as it is told to.
+//   sim.phalanx.io/restart-every: 2s   While it runs, its container restarts every 2 s (a crash
+//                                      the kubelet restarts it from): its restart count, shown in
+//                                      status.containerStatuses[].restartCount, grows by one each
+//                                      time. Its declared end does not move. A Volcano job's
+//                                      task raises TaskFailed once its pods restarted maxRetry
+//                                      times.
+//   sim.phalanx.io/restarts: "3"       With restart-every: it stops restarting once its count
+//                                      is 3 (a count kept from before a restart of phalanxd
+//                                      included); without it, it restarts until it ends.
 //   (none of the above)                Runs until every pod of its gang that declares an end has
 //                                      finished ("until its job ends"): a TensorFlow ps, an MPI
 //                                      master. With no such pod in the gang: until deleted.
@@ -55,6 +64,8 @@ inline constexpr std::string_view sim_spawn_duration_key = "sim.phalanx.io/spawn
 inline constexpr std::string_view sim_spawn_role_key = "sim.phalanx.io/spawn-role";
 inline constexpr std::string_view sim_barrier_key = "sim.phalanx.io/barrier";
 inline constexpr std::string_view sim_stop_after_key = "sim.phalanx.io/stop-after";
+inline constexpr std::string_view sim_restart_every_key = "sim.phalanx.io/restart-every";
+inline constexpr std::string_view sim_restarts_key = "sim.phalanx.io/restarts";
 
 /// How a simulated pod ends, read from its annotations.
 struct sim_behavior {
@@ -68,6 +79,10 @@ struct sim_behavior {
   int32_t barrier = 0;
   /// How long it takes to stop once deleted gracefully; unset: it stops at once.
   std::optional<scheduler::duration> stop_after;
+  /// How often its container restarts while it runs; unset: never. Greater than zero.
+  std::optional<scheduler::duration> restart_every;
+  /// With restart_every: the restart count at which it stops restarting; unset: never stops.
+  std::optional<uint16_t> restarts;
   /// Declares its own end (duration, fail-after or spawn).
   bool declares_end() const noexcept { return duration || fail_after || spawn > 0; }
 };
@@ -92,6 +107,9 @@ struct sim_cluster_state {
   struct declared_behavior {
     sim_behavior behavior;
     std::optional<spawned_children> spawned;
+    /// Its container restarts so far: the pod's count when bound here (a restored pod keeps
+    /// its own), then one more at each restart.
+    uint16_t restart_count = 0;
   };
   struct sim_pod {
     pod_ptr pod;
@@ -135,8 +153,9 @@ struct sim_cluster_state {
   struct timer {
     caf::actor_clock::time_point due;
     uint64_t pod;
-    /// stop: a terminating pod's containers have stopped (or its grace period ended).
-    enum class what : uint8_t { start, succeed, fail, stop } action;
+    /// stop: a terminating pod's containers have stopped (or its grace period ended);
+    /// restart: a running pod's container restarts (sim.phalanx.io/restart-every).
+    enum class what : uint8_t { start, succeed, fail, stop, restart } action;
     friend bool operator>(const timer& a, const timer& b) {
       return a.due != b.due ? a.due > b.due : a.pod > b.pod;
     }
@@ -152,6 +171,9 @@ struct sim_cluster_state {
   std::set<std::string> finished_names;                // "<ns>/<name>"
   std::unordered_map<std::string, uint64_t> parent_of; // Child "<ns>/<name>" -> spawner id.
   std::priority_queue<timer, std::vector<timer>, std::greater<>> timers;
+  /// How many of `timers` are restarts: they end no pod, so a stall is reported even while they
+  /// are pending.
+  std::size_t restart_timers = 0;
   std::optional<caf::actor_clock::time_point> armed;   // The next tick already scheduled.
   std::vector<pod_status_update> outbox;
   /// Pods being deleted gracefully, until their stop timer fires; and those that stopped, for

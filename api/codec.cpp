@@ -657,6 +657,32 @@ json::object object_json(const google::protobuf::Message& m) {
   return message_to_json(m);
 }
 
+// wire::write_pod shows the one container of the spec it writes; a pod whose own spec is kept
+// shows a status per container of that spec, under its name. The pod's restarts are on the first
+// one, the container the simulated kubelet restarts; kubectl and phalanxctl sum them.
+void name_container_statuses(json::object& pod) {
+  auto* status = pod.if_contains("status");
+  auto* spec = pod.if_contains("spec");
+  if (status == nullptr || !status->is_object() || spec == nullptr || !spec->is_object())
+    return;
+  auto* written = status->as_object().if_contains("containerStatuses");
+  const auto* containers = spec->as_object().if_contains("containers");
+  if (written == nullptr || !written->is_array() || written->as_array().size() != 1 ||
+      containers == nullptr || !containers->is_array() || containers->as_array().empty())
+    return;
+  const json::object first = written->as_array().front().as_object();
+  json::array statuses;
+  for (const auto& c : containers->as_array()) {
+    json::object one = first;
+    const auto* name = c.is_object() ? c.as_object().if_contains("name") : nullptr;
+    one["name"] = name != nullptr && name->is_string() ? *name : json::value("");
+    if (!statuses.empty())
+      one["restartCount"] = 0;
+    statuses.push_back(std::move(one));
+  }
+  *written = std::move(statuses);
+}
+
 } // namespace
 
 json::value encode_object(const object& o) {
@@ -669,6 +695,7 @@ json::value encode_object(const object& o) {
           json::value spec = parse_kept(x.pod.spec_json);
           overlay_pod_spec(spec.as_object(), x.pod);
           out["spec"] = std::move(spec);
+          name_container_statuses(out);
         }
         return out;
       } else if constexpr (std::is_same_v<T, node_object>) {

@@ -165,7 +165,7 @@ std::vector<json::value> table_cells(const object& o, scheduler::timestamp now) 
                            : p.phase == scheduler::pod_phase::succeeded ? std::string("Completed")
                            : p.phase == scheduler::pod_phase::failed    ? std::string("Error")
                                                          : std::string(scheduler::to_string(p.phase)));
-        cells.emplace_back("0");
+        cells.emplace_back(std::to_string(p.restart_count));
         cells.emplace_back(age(p.meta.creation_time, now));
         cells.emplace_back("<none>");
         cells.emplace_back(p.node_name.empty() ? std::string("<none>") : p.node_name.str());

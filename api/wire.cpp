@@ -838,6 +838,11 @@ pod_object read_pod(const v1::Pod& in, const json::value& raw, reader& r) {
                                               index("status.conditions", std::size_t(i)), r));
     }
     p.start_time = read_time(st.start_time(), "status.startTime", r);
+    // The pod's restarts are its containers', init containers included (what Volcano's
+    // TaskFailed sums).
+    for (const auto* list : {&st.container_statuses(), &st.init_container_statuses()})
+      for (const auto& c : *list)
+        p.restart_count = scheduler::add_restarts(p.restart_count, c.restart_count());
     // An apiserver's terminating pod (Kubernetes mode, or phalanxctl reading phalanxd).
     if (!in.metadata().deletion_timestamp().empty())
       out.termination = scheduler::pod_termination{
@@ -932,6 +937,14 @@ v1::Pod write_pod(const pod_object& in) {
     pc->set_last_transition_time(format_time(c.last_transition_time));
   }
   st->set_start_time(format_time(p.start_time));
+  if (p.is_bound()) {
+    // Its kubelet knows it: the one container write_pod_spec shows, with the pod's restarts
+    // (encode_object names a kept spec's containers instead).
+    auto* c = st->add_container_statuses();
+    c->set_name("main");
+    c->set_ready(p.phase == scheduler::pod_phase::running);
+    c->set_restart_count(p.restart_count);
+  }
   if (in.termination) {
     out.mutable_metadata()->set_deletion_timestamp(format_time(in.termination->deadline));
     out.mutable_metadata()->set_deletion_grace_period_seconds(in.termination->grace_seconds);

@@ -647,11 +647,13 @@ const placement_constraints& pod::placement() const noexcept {
 }
 
 pod_runtime runtime_of(const pod& p) {
-  return {p.phase, p.node_name, p.start_time, p.finish_time, p.meta.resource_version};
+  return {p.phase, p.restart_count, p.node_name, p.start_time, p.finish_time,
+          p.meta.resource_version};
 }
 
 void set_runtime(pod& p, const pod_runtime& r) {
   p.phase = r.phase;
+  p.restart_count = r.restart_count;
   p.node_name = r.node_name;
   p.start_time = r.start_time;
   p.finish_time = r.finish_time;

@@ -8,6 +8,7 @@
 #include "scheduler/resources.hpp"
 #include "scheduler/shared_string.hpp"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <compare>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -394,7 +396,9 @@ struct node {
   friend bool operator==(const node&, const node&) = default;
 };
 
-enum class pod_phase { pending, running, succeeded, failed, unknown };
+// One byte: beside it a pod keeps its container restart count where the phase's other bytes were
+// (see pod).
+enum class pod_phase : uint8_t { pending, running, succeeded, failed, unknown };
 std::string_view to_string(pod_phase p) noexcept;  // "Pending", "Running", ...
 std::optional<pod_phase> pod_phase_from_string(std::string_view text) noexcept;
 inline constexpr pod_phase pod_phase_last = pod_phase::unknown;
@@ -433,6 +437,12 @@ struct pod {
   // Runtime state (with node_name, start_time and finish_time below); beside `priority` it fills
   // what would be padding, which keeps a pod and its shared_ptr's count small (see above).
   pod_phase phase = pod_phase::pending;
+  /// How many times its containers restarted, init containers included (Kubernetes' restartCount
+  /// summed over the pod's container statuses). Saturates at 65535 (add_restarts): 16 bits fit
+  /// beside the one-byte phase, where an int32 would make the pod 216 bytes (a 256-byte slot);
+  /// a container restarting every 10 s, faster than a kubelet's back-off lets it, reaches it
+  /// after a week.
+  uint16_t restart_count = 0;
   shared_string priority_class_name;
   shared_string scheduler_name;
   /// Shared by pods of one template; nullptr means no constraints.
@@ -466,6 +476,8 @@ inline constexpr std::string_view scheduling_gated_message =
 /// pod it created, so a state change does not copy the whole pod, which other actors share.
 struct pod_runtime {
   pod_phase phase = pod_phase::pending;
+  /// pod::restart_count.
+  uint16_t restart_count = 0;
   shared_string node_name;
   timestamp start_time{};
   timestamp finish_time{};
@@ -488,6 +500,14 @@ struct pod_termination {
 /// A pod's grace period when neither its spec (terminationGracePeriodSeconds) nor the delete
 /// names one: Kubernetes' default.
 inline constexpr int64_t default_termination_grace_seconds = 30;
+
+/// `count` plus `more` restarts, saturated at the largest count a pod holds (pod::restart_count);
+/// `more` < 0 counts as 0.
+constexpr uint16_t add_restarts(uint16_t count, int64_t more) noexcept {
+  constexpr int64_t most = std::numeric_limits<uint16_t>::max();
+  const int64_t sum = int64_t{count} + std::clamp<int64_t>(more, 0, most);
+  return static_cast<uint16_t>(std::min(sum, most));
+}
 
 /// The runtime fields of `p`.
 pod_runtime runtime_of(const pod& p);

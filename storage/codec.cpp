@@ -7,7 +7,9 @@
 #include <google/protobuf/io/coded_stream.h>
 
 #include <concepts>
+#include <algorithm>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -209,6 +211,7 @@ void encode_pod_body(const sch::pod& p, v1::Pod* out) {
   assign(out->mutable_node_name(), p.node_name);
   out->set_start_time_ns(to_ns(p.start_time));
   out->set_finish_time_ns(to_ns(p.finish_time));
+  out->set_restart_count(p.restart_count);
 }
 
 void encode_policies(const std::vector<sch::lifecycle_policy>& policies,
@@ -1140,6 +1143,7 @@ class pod_writer {
     put_bytes(out, 11, p.node_name);
     put_signed(out, 12, to_ns(p.start_time));
     put_signed(out, 13, to_ns(p.finish_time));
+    put_varint_field(out, 15, p.restart_count);
   }
 
   std::string body_;
@@ -1172,7 +1176,7 @@ std::string reference_encode_pod(const scheduler::pod& p) {
 } // namespace detail
 
 // Written by hand rather than through v1::PodRecord: this runs for every binding and every phase
-// change, and the message is five fields. Every field is written even when zero, so the update
+// change, and the message is six fields. Every field is written even when zero, so the update
 // sets the state whatever the record held before (protobuf keeps the last value of a scalar).
 std::string encode_pod_state(const scheduler::pod_runtime& p) {
   std::string out;
@@ -1182,8 +1186,8 @@ std::string encode_pod_state(const scheduler::pod_runtime& p) {
 
 void encode_pod_state(const scheduler::pod_runtime& p, std::string& out) {
   // PodRecord { 2: Pod { 1: ObjectMeta { 7: resource_version }, 10: phase, 11: node_name,
-  // 12: start, 13: finish } }, written into one string: the lengths are known up front. Every
-  // tag is one byte (fields below 16).
+  // 12: start, 13: finish, 15: restart_count } }, written into one string: the lengths are known
+  // up front. Every tag is one byte (fields below 16).
   auto varint_size = [](uint64_t v) -> std::size_t {
     return google::protobuf::io::CodedOutputStream::VarintSize64(v);
   };
@@ -1191,10 +1195,12 @@ void encode_pod_state(const scheduler::pod_runtime& p, std::string& out) {
   const auto phase = static_cast<uint64_t>(to_record(p.phase));
   const auto start = static_cast<uint64_t>(to_ns(p.start_time));
   const auto finish = static_cast<uint64_t>(to_ns(p.finish_time));
+  const uint64_t restarts = p.restart_count;
   const std::size_t meta = 1 + varint_size(version);
   const std::size_t body = 1 + varint_size(meta) + meta + 1 + varint_size(phase) + 1 +
                            varint_size(p.node_name.size()) + p.node_name.size() + 1 +
-                           varint_size(start) + 1 + varint_size(finish);
+                           varint_size(start) + 1 + varint_size(finish) + 1 +
+                           varint_size(restarts);
   out.clear();
   out.reserve(1 + varint_size(body) + body);
   put_length_prefix(out, 2, body);
@@ -1209,6 +1215,8 @@ void encode_pod_state(const scheduler::pod_runtime& p, std::string& out) {
   put_varint(out, start);
   put_varint(out, (13 << 3) | 0);
   put_varint(out, finish);
+  put_varint(out, (15 << 3) | 0);
+  put_varint(out, restarts);
 }
 
 std::string encode_pod_tombstone(uint64_t resource_version) {
@@ -1379,6 +1387,7 @@ struct record_decoder::impl {
     out.node_name = names.share(in.node_name());
     out.start_time = from_ns(in.start_time_ns());
     out.finish_time = from_ns(in.finish_time_ns());
+    out.restart_count = sch::add_restarts(0, in.restart_count());
     return true;
   }
 };
@@ -1445,7 +1454,8 @@ bool record_decoder::impl::decode_pod_record(std::string_view bytes, sch::pod& o
 
 namespace {
 
-// Fields 10-13 of Pod, the runtime state, which a record's body and a state update both carry.
+// Fields 10-13 and 15 of Pod, the runtime state, which a record's body and a state update both
+// carry.
 // False for any other field; `ok` says whether the field was well formed. The node name is shared
 // through `names`: a node's pods name it.
 bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& phase, bool& ok,
@@ -1467,6 +1477,14 @@ bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& p
       ok = f.i64(ns);
       out.finish_time = from_ns(ns);
       return true;
+    case 15: {
+      uint64_t restarts = 0;
+      ok = f.u64(restarts);
+      // A uint32 on the wire; the model holds up to 65535 (pod::restart_count).
+      out.restart_count = sch::add_restarts(0, static_cast<int64_t>(std::min<uint64_t>(
+                                                   restarts, std::numeric_limits<uint16_t>::max())));
+      return true;
+    }
     default:
       return false;
   }
@@ -1474,9 +1492,9 @@ bool read_state_field(uint32_t field, field_reader& f, sch::pod& out, int64_t& p
 
 } // namespace
 
-// A state update (encode_pod_state): only meta.resource_version, phase, node name and times. An
-// update carrying any other field is refused: merging it would need protobuf's rules for
-// repeated and message fields, which nothing writes.
+// A state update (encode_pod_state): only meta.resource_version, phase, node name, times and the
+// restart count. An update carrying any other field is refused: merging it would need protobuf's
+// rules for repeated and message fields, which nothing writes.
 bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t record_size,
                                            sch::pod& out, std::string& error, bool* deleted) {
   wire_reader p(update);
@@ -1522,8 +1540,8 @@ bool record_decoder::impl::apply_pod_state(std::string_view update, std::size_t 
         if (read_state_field(field, f, out, phase, ok, names))
           break;
         return fail(error, "pod state update: field " + std::to_string(field) +
-                               " (an update holds only the phase, node name, times and "
-                               "resource_version)");
+                               " (an update holds only the phase, node name, times, restart "
+                               "count and resource_version)");
     }
     if (!ok)
       return malformed(error, "PodRecord", record_size);

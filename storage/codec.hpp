@@ -41,11 +41,13 @@ std::string encode(const scheduler::priority_class& c);
 /// The pod's record into `out`, replacing its contents: the buffer's capacity is reused.
 void encode(const scheduler::pod& p, std::string& out);
 
-/// The runtime state of a pod (phase, node name, start and finish times, resource version) as an
-/// update of its record: PodRecord bytes holding only those Pod fields. Appended to the pod's
-/// record (the pods column family merges by concatenation), it overrides them there, as protobuf
-/// merges a message that appears twice: decode(encode(p) + encode_pod_state(runtime_of(q))) is p
-/// with q's state. A few dozen bytes instead of the whole pod, for every binding and phase change.
+/// The runtime state of a pod (phase, container restart count, node name, start and finish times,
+/// resource version) as an update of its record: PodRecord bytes holding only those Pod fields.
+/// Appended to the pod's record (the pods column family merges by concatenation), it overrides
+/// them there, as protobuf merges a message that appears twice: decode(encode(p) +
+/// encode_pod_state(runtime_of(q))) is p with q's state. A few dozen bytes instead of the whole
+/// pod, for every binding, phase change and container restart. Records and updates written
+/// before the restart count existed lack it and decode with 0.
 std::string encode_pod_state(const scheduler::pod_runtime& state);
 /// The same into `out`, replacing its contents (the buffer's capacity is reused).
 void encode_pod_state(const scheduler::pod_runtime& state, std::string& out);

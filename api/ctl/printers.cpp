@@ -51,6 +51,16 @@ std::string pod_ready(const json::value& pod) {
   return std::to_string(ready) + "/" + std::to_string(containers);
 }
 
+// kubectl's RESTARTS: the restarts of every container, init containers included.
+std::string pod_restarts(const json::value& pod) {
+  int64_t restarts = 0;
+  for (std::string_view list : {"containerStatuses", "initContainerStatuses"})
+    if (const auto* c = find(pod, {"status", list}); c && c->is_array())
+      for (const auto& container : c->get_array())
+        restarts += int_at(container, {"restartCount"});
+  return std::to_string(restarts);
+}
+
 std::string annotation_or_label(const json::value& o, std::string_view key) {
   if (const auto* a = find(o, {"metadata", "annotations", key}); a && a->is_string())
     return std::string(a->get_string());
@@ -682,7 +692,7 @@ std::vector<std::string> table_row(resource_kind kind, const json::value& o,
     case resource_kind::pod:
       r.push_back(pod_ready(o));
       r.push_back(pod_status_text(o));
-      r.push_back("0");
+      r.push_back(pod_restarts(o));
       r.push_back(age_of(o, options.now));
       if (options.wide) {
         r.push_back(or_none(string_at(o, {"spec", "nodeName"})));

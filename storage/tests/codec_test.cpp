@@ -905,6 +905,7 @@ TEST(CodecPodState, UpdatesAppliedInOrderByBothDecoders) {
           with_state(p, u % 2 == 0 ? "node-" + std::to_string(gen.between(0, 9)) : "", phase,
                      gen.between(0, 1) * gen.between(1, 2'000'000'000),
                      gen.between(0, 1) * gen.between(1, 2'000'000'000), gen.between(0, 1'000'000));
+      expected.restart_count = static_cast<uint16_t>(gen.between(0, 1) * gen.between(1, 65535));
       record += encode_pod_state(scheduler::runtime_of(expected));
     }
     auto fast = d.decode_pod(record);
@@ -934,6 +935,74 @@ TEST(CodecPodState, AnUpdateWithoutItsPodIsCorrupt) {
   EXPECT_EQ(alone.error().code(), errc::corruption);
   EXPECT_NE(alone.error().message().find("record_version"), std::string::npos)
       << alone.error().message();
+}
+
+// A pod's container restart count (what TaskFailed sums) is part of its state: kept by a record
+// and set by every update, by both decoders, back to 0 too. Records and updates written before
+// it existed have no field 15 and read 0, and such an update leaves the count as it was.
+TEST(CodecPodState, TheRestartCountIsKeptAndOldRecordsReadZero) {
+  record_decoder d;
+  auto p = st::make_pod("job-worker-0").cpu("1").obj();
+  auto restarted = with_state(p, "n-3", sch::pod_phase::running, 1'700'000'000, 0, 31);
+  restarted.restart_count = 4;
+  auto record = d.decode_pod(encode(restarted));
+  ASSERT_TRUE(record.ok()) << record.error().to_string();
+  EXPECT_EQ(record->restart_count, 4);
+
+  auto again = restarted;
+  again.restart_count = 5;
+  again.meta.resource_version = 32;
+  std::string value = encode(restarted) + encode_pod_state(scheduler::runtime_of(again));
+  auto fast = d.decode_pod(value);
+  ASSERT_TRUE(fast.ok()) << fast.error().to_string();
+  EXPECT_EQ(fast->restart_count, 5);
+  auto reference = detail::reference_decode_pod(value);
+  ASSERT_TRUE(reference.ok()) << reference.error().to_string();
+  EXPECT_EQ(reference->restart_count, 5);
+
+  // A pod made again by its job restarts from 0: an update to 0 is written, not left out.
+  auto fresh = again;
+  fresh.restart_count = 0;
+  fresh.meta.resource_version = 33;
+  auto reset = d.decode_pod(value + encode_pod_state(scheduler::runtime_of(fresh)));
+  ASSERT_TRUE(reset.ok()) << reset.error().to_string();
+  EXPECT_EQ(reset->restart_count, 0);
+
+  // Only updates on a key (a job's pod stored as its job) carry it too.
+  sch::pod_runtime state;
+  bool deleted = false;
+  ASSERT_TRUE(d.decode_pod_state(encode_pod_state(scheduler::runtime_of(again)), state, deleted)
+                  .ok());
+  EXPECT_EQ(state.restart_count, 5);
+
+  // The state update as written before field 15 existed: the same fields, through the generated
+  // code, which leaves out a field never set.
+  v1::PodRecord old_update;
+  auto* old_pod = old_update.mutable_pod();
+  old_pod->mutable_meta()->set_resource_version(34);
+  old_pod->set_phase(v1::PodPhase(int(sch::pod_phase::running)));
+  old_pod->set_node_name("n-3");
+  old_pod->set_start_time_ns(1'700'000'000'000'000'000);
+  std::string old_bytes = bytes_of(old_update);
+  ASSERT_TRUE(record_decoder::holds_only_pod_state(old_bytes));
+  ASSERT_TRUE(d.decode_pod_state(old_bytes, state, deleted).ok());
+  EXPECT_EQ(state.restart_count, 0);
+  EXPECT_EQ(state.node_name, "n-3");
+  auto old_record = d.decode_pod(encode(p) + old_bytes);
+  ASSERT_TRUE(old_record.ok()) << old_record.error().to_string();
+  EXPECT_EQ(old_record->restart_count, 0);
+  auto kept = d.decode_pod(value + old_bytes);
+  ASSERT_TRUE(kept.ok()) << kept.error().to_string();
+  EXPECT_EQ(kept->restart_count, 5);
+  EXPECT_EQ(kept->meta.resource_version, 34u);
+
+  // Counts past what the model holds saturate rather than wrap.
+  v1::PodRecord huge;
+  ASSERT_TRUE(huge.ParseFromString(encode(p)));
+  huge.mutable_pod()->set_restart_count(70'000);
+  auto saturated = d.decode_pod(bytes_of(huge));
+  ASSERT_TRUE(saturated.ok()) << saturated.error().to_string();
+  EXPECT_EQ(saturated->restart_count, 65535);
 }
 
 // A pod stored as its job's expansion has no record: its key holds only state updates, and a

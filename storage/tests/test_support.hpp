@@ -81,6 +81,7 @@ inline std::string diff(const sch::pod& a, const sch::pod& b) {
   PHALANX_CMP(priority_class_name)
   PHALANX_CMP(scheduler_name)
   PHALANX_CMP(phase)
+  PHALANX_CMP(restart_count)
   PHALANX_CMP(node_name)
   PHALANX_CMP(start_time)
   PHALANX_CMP(finish_time)
@@ -445,6 +446,7 @@ class random_objects {
     p.node_name = chance(50) ? name() : "";
     p.start_time = time();
     p.finish_time = time();
+    p.restart_count = chance(30) ? static_cast<uint16_t>(between(1, 65535)) : 0;
     return p;
   }
 

@@ -345,6 +345,21 @@ TEST(CtlTables, PodStatusIsKubectls) {
             "Terminating");
 }
 
+// kubectl's RESTARTS column: every container's restartCount, init containers' included; a pod
+// with no container status (not bound yet) shows 0.
+TEST(CtlTables, PodRestartsSumTheContainerStatuses) {
+  table_options o;
+  auto restarts_of = [&](const char* json) {
+    return table_row(resource_kind::pod, json::parse(json), o)[3];
+  };
+  EXPECT_EQ(restarts_of(R"({"metadata":{"name":"a"},"status":{"phase":"Pending"}})"), "0");
+  EXPECT_EQ(restarts_of(R"({"metadata":{"name":"a"},"status":{"phase":"Running",
+                            "containerStatuses":[{"name":"main","restartCount":3},
+                                                 {"name":"side","restartCount":1}],
+                            "initContainerStatuses":[{"name":"init","restartCount":2}]}})"),
+            "6");
+}
+
 // --show-labels: kubectl's LABELS column, last, pairs sorted by key.
 TEST(CtlTables, ShowLabelsAddsALabelsColumn) {
   table_options o;

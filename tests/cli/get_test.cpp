@@ -84,6 +84,28 @@ TEST_F(CliGet, TableShowsKubectlColumnsAndWideAddsTheNode) {
   EXPECT_EQ(row_of(wide.out, "web-1").at(5), field(pod, {"spec", "nodeName"}));
 }
 
+// A pod the simulated kubelet restarts (sim.phalanx.io/restart-every, twice in all): its
+// container status and the RESTARTS column count the restarts, under its container's name.
+TEST_F(CliGet, RestartsAreTheContainersRestartCount) {
+  ctl_options in;
+  in.input = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: flaky\n  namespace: team-b\n"
+             "  annotations: {sim.phalanx.io/restart-every: 100ms, sim.phalanx.io/restarts: '2'}"
+             "\nspec:\n  containers:\n    - name: app\n      image: busybox\n"
+             "      resources:\n        requests: {cpu: 100m, memory: 64Mi}\n";
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", "-"}, in)));
+  ASSERT_TRUE(eventually([&] {
+    auto r = ctl({"get", "pods", "-n", "team-b"});
+    auto row = row_of(r.out, "flaky");
+    return row.size() == 5 && row[3] == "2";
+  })) << ctl({"get", "pods", "-n", "team-b"}).out;
+  auto pod = object("/api/v1/namespaces/team-b/pods/flaky");
+  const auto& statuses = pod.at("status").at("containerStatuses").as_array();
+  ASSERT_EQ(statuses.size(), 1u) << json::serialize(pod);
+  EXPECT_EQ(field(statuses[0], {"name"}), "app");
+  EXPECT_EQ(statuses[0].at("restartCount").to_number<int64_t>(), 2);
+  EXPECT_EQ(row_of(ctl({"get", "pods", "-n", "team-a"}).out, "web-1").at(3), "0");
+}
+
 TEST_F(CliGet, JsonYamlAndNameOutputs) {
   auto list = ctl_json({"get", "pods", "-n", "team-a"});
   EXPECT_EQ(field(list, {"kind"}), "PodList");
