@@ -237,6 +237,9 @@ struct registry_state {
     uint64_t first_pod = 0;
     /// The job controller has a step under way (registry_jobs.cpp): events wait for it.
     bool acting = false;
+    /// The step is only the write of a phase the job reached on its own (its Running, its
+    /// end): a user's update waits the few milliseconds for it instead of being refused.
+    bool writing_own_phase = false;
     /// Its deletion was asked for: the controller takes no step any more.
     bool deleting = false;
     /// Events that came while a step was under way, acted on in order once it ends (as

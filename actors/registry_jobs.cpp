@@ -182,6 +182,7 @@ void end_step(self_ptr self, const std::string& key) {
   if (i == self->state.jobs.end())
     return;
   i->second.acting = false;
+  i->second.writing_own_phase = false;
   auto waiting = std::move(i->second.waiting);
   i->second.waiting.clear();
   for (auto& act : waiting)
@@ -326,6 +327,7 @@ void persist_own_end(self_ptr self, const std::string& key, const scheduler::job
   status.last_transition_time = st.ctx->now();
   scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   j.acting = true;
+  j.writing_own_phase = true;
   persist_status(self, key, std::move(status));
 }
 
@@ -812,6 +814,7 @@ void persist_own_starts(self_ptr self, std::span<const std::string> keys) {
     status.last_transition_time = st.ctx->now();
     scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
     j.acting = true;
+    j.writing_own_phase = true;
     batch.put(storage::job_record{*j.job, status});
     starts.emplace_back(key, std::move(status));
   }

@@ -425,6 +425,13 @@ void update_job(self_ptr self, const scheduler::job& want, bool dry_run, object_
   if (entry.deleting)
     return respond(reply, result<api::object>{status{errc::failed_precondition,
                                                      "jobs \"" + name + "\" is being deleted"}});
+  // The job's own Running or end on its way to the store: the update follows it (its write
+  // carries the spec it read), as on Kubernetes a status write never refuses a spec update.
+  if (entry.acting && entry.writing_own_phase) {
+    entry.waiting.push_back(
+        [self, want, dry_run, reply] { update_job(self, want, dry_run, reply); });
+    return;
+  }
   if (entry.acting)  // Its controller's step is on its way to the store.
     return respond(reply, result<api::object>{change_refused(resource_kind::job, name)});
   auto next = std::make_shared<scheduler::job>(current);
