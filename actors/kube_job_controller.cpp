@@ -733,8 +733,10 @@ void job_seen(self_ptr self, const json::value& raw) {
 }
 
 // The event a pod's change raises for its job (Volcano's addPod, updatePod, deletePod).
+// `restarted`: the change is an update in which the pod's restart count grew, so its task may
+// have failed (TaskFailed).
 void pod_changed(self_ptr self, const std::string& job_uid, const pod_entry& p,
-                 scheduler::pod_change_info change) {
+                 scheduler::pod_change_info change, bool restarted = false) {
   auto& st = self->state;
   if (!st.active)
     return;
@@ -747,9 +749,22 @@ void pod_changed(self_ptr self, const std::string& job_uid, const pod_entry& p,
   const auto& f = p.facts;
   change.new_phase = f.view.phase;
   change.out_of_sync = change.out_of_sync || f.view.out_of_sync || p.deleted_by_us;
+  const auto views = views_of(st, job_uid);
   change.task_completed = scheduler::task_completed(
-      *j->second.job, scheduler::count_job_pods(views_of(st, job_uid), pod_group_admitted),
-      f.view.task);
+      *j->second.job, scheduler::count_job_pods(views, pod_group_admitted), f.view.task);
+  // Volcano's cache sums the restarts of the task's live pods at the update of one of them and
+  // raises TaskFailed once they reach the task's maxRetry (pod_event takes it only for a Running
+  // or Pending pod that stays so). Only a grown count asks: any other update would raise it again
+  // for restarts already acted on.
+  if (restarted) {
+    const auto& tasks = j->second.job->tasks;
+    for (std::size_t t = 0; t < tasks.size(); ++t)
+      if (scheduler::task_name(tasks[t], t) == f.view.task) {
+        change.task_failed =
+            scheduler::task_failed(tasks[t], scheduler::task_restarts(views, f.view.task));
+        break;
+      }
+  }
   scheduler::job_event_info e;
   e.event = scheduler::pod_event(change);
   e.task = f.view.task;
@@ -774,9 +789,11 @@ void pod_seen(self_ptr self, const json::value& raw) {
   auto [i, fresh] = pods.try_emplace(facts.view.name);
   auto& p = i->second;
   const bool same = !fresh && p.facts.uid == facts.uid;
+  bool restarted = false;
   if (same && p.watched) {
     change.change = scheduler::pod_change::updated;
     change.old_phase = p.facts.view.phase;
+    restarted = facts.view.restarts > p.facts.view.restarts;
   }
   if (same && p.deleted_by_us) {
     facts.view.terminating = true;
@@ -793,7 +810,7 @@ void pod_seen(self_ptr self, const json::value& raw) {
       collect(self, p.facts.job_uid);
     return;
   }
-  pod_changed(self, p.facts.job_uid, p, change);
+  pod_changed(self, p.facts.job_uid, p, change, restarted);
 }
 
 // Pod `name` (uid `uid`) of job `job_uid` is gone; `last` is its last state when the watch

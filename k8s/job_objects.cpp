@@ -8,7 +8,10 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <charconv>
+#include <cstdint>
+#include <limits>
 
 namespace phalanx::k8s {
 
@@ -261,6 +264,16 @@ job_pod_facts read_job_pod(const json::value& pod) {
     out.job_uid = owner->uid;
   out.job_version =
       to_int32(string_at(pod, {"metadata", "annotations", scheduler::job_version_key.data()}));
+  // Kubernetes counts per container; TaskFailed counts the pod's, init containers included.
+  int64_t restarts = 0;
+  for (const char* list : {"containerStatuses", "initContainerStatuses"})
+    if (const auto* statuses = value_at(pod, {"status", list});
+        statuses != nullptr && statuses->is_array())
+      for (const auto& c : statuses->as_array())
+        if (const auto* n = value_at(c, {"restartCount"}); n != nullptr && n->is_int64())
+          restarts += std::clamp<int64_t>(n->as_int64(), 0, std::numeric_limits<int32_t>::max());
+  v.restarts =
+      static_cast<int32_t>(std::min<int64_t>(restarts, std::numeric_limits<int32_t>::max()));
   if (const auto* statuses = value_at(pod, {"status", "containerStatuses"});
       statuses != nullptr && statuses->is_array() && !statuses->as_array().empty())
     if (const auto* code = value_at(statuses->as_array()[0], {"state", "terminated", "exitCode"});

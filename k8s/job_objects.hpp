@@ -99,7 +99,9 @@ boost::json::value job_event_manifest(const boost::json::value& raw_job, std::st
 /// What a job controller reads of one of its job's pods.
 struct job_pod_facts {
   /// Name, task (annotation volcano.sh/task-spec), phase, terminating (deletionTimestamp set),
-  /// out of sync (annotation volcano.sh/controller-out-of-sync).
+  /// out of sync (annotation volcano.sh/controller-out-of-sync), restarts (the restartCount of
+  /// every status.containerStatuses and status.initContainerStatuses entry, summed; a missing or
+  /// negative one counts 0, the sum saturates at the largest int32_t).
   scheduler::job_pod_view view;
   std::string namespace_name;
   std::string uid;

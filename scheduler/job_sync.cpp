@@ -3,6 +3,8 @@
 #include "scheduler/job.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string_view>
@@ -31,6 +33,15 @@ job_pods count_job_pods(std::span<const job_pod_view> pods, bool pod_group_admit
   for (auto& [name, t] : tasks)
     out.tasks.push_back(std::move(t));
   return out;
+}
+
+int32_t task_restarts(std::span<const job_pod_view> pods, std::string_view task) noexcept {
+  int64_t sum = 0;
+  for (const auto& p : pods)
+    if (p.task == task && !p.terminating &&
+        (p.phase == pod_phase::pending || p.phase == pod_phase::running))
+      sum += std::max<int32_t>(p.restarts, 0);
+  return static_cast<int32_t>(std::min<int64_t>(sum, std::numeric_limits<int32_t>::max()));
 }
 
 bool kill_takes(const pod_kill& kill, const job_pod_view& p) noexcept {

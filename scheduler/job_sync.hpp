@@ -34,6 +34,10 @@ struct job_pod_view {
   /// Marked by a kill of this controller (volcano.sh/controller-out-of-sync): a sync deletes it,
   /// and its events raise OutOfSync.
   bool out_of_sync = false;
+  /// How often its containers restarted, init containers included (Kubernetes' restartCount,
+  /// summed over status.containerStatuses and status.initContainerStatuses); what TaskFailed
+  /// counts (task_restarts). Never negative.
+  int32_t restarts = 0;
   friend bool operator==(const job_pod_view&, const job_pod_view&) = default;
 };
 
@@ -44,6 +48,11 @@ inline constexpr std::string_view out_of_sync_key = "volcano.sh/controller-out-o
 /// terminating, the others by phase, under their task; one entry per task that has pods, sorted
 /// by task name. `pod_group_admitted` is passed on.
 job_pods count_job_pods(std::span<const job_pod_view> pods, bool pod_group_admitted);
+
+/// The restarts of task `task`'s pods that are Pending or Running and not terminating, summed
+/// (what Volcano's cache compares with the task's maxRetry for TaskFailed: task_failed());
+/// saturates at the largest int32_t. Pods of other tasks or phases do not count.
+int32_t task_restarts(std::span<const job_pod_view> pods, std::string_view task) noexcept;
 
 /// Whether `kill` (a transition's) takes `p`: scope job, every pod but finished ones when
 /// keep_finished; task, every pod of the task; pod, the pod of that name; none, no pod. Whether

@@ -212,7 +212,7 @@ TEST(JobObjects, APodReadBack) {
       {"name": "main", "state": {"terminated": {"exitCode": 137}}}]}})");
   auto f = read_job_pod(pod);
   EXPECT_EQ(f.view, (scheduler::job_pod_view{"tf-worker-1", "worker",
-                                             scheduler::pod_phase::failed, true, true}));
+                                             scheduler::pod_phase::failed, true, true, 0}));
   EXPECT_EQ(f.uid, "u1");
   EXPECT_EQ(f.job_uid, "j1");
   EXPECT_EQ(f.job_version, 2);
@@ -226,6 +226,30 @@ TEST(JobObjects, APodReadBack) {
   EXPECT_EQ(g.job_version, std::nullopt);
   EXPECT_EQ(g.view.phase, scheduler::pod_phase::pending);
   EXPECT_FALSE(g.view.out_of_sync);
+  EXPECT_EQ(g.view.restarts, 0);  // No status at all.
+}
+
+// TaskFailed counts a pod's restarts as Volcano's cache does: every container's and every init
+// container's restartCount, summed.
+TEST(JobObjects, APodsRestartsSumItsContainersAndInitContainers) {
+  auto pod = json::parse(R"({"metadata": {"name": "tf-worker-0"},
+    "status": {"phase": "Running",
+      "initContainerStatuses": [{"name": "setup", "restartCount": 4}],
+      "containerStatuses": [{"name": "main", "restartCount": 2},
+                            {"name": "sidecar", "restartCount": 1},
+                            {"name": "odd", "restartCount": -5},
+                            {"name": "none"}]}})");
+  auto f = read_job_pod(pod);
+  EXPECT_EQ(f.view.restarts, 7);
+  // The view's equality sees the count: the same pod restarted once more is another view.
+  auto again = pod;
+  again.at("status").at("containerStatuses").at(0).as_object()["restartCount"] = 3;
+  EXPECT_EQ(read_job_pod(again).view.restarts, 8);
+  EXPECT_NE(read_job_pod(again).view, f.view);
+  // Counts past an int32 (the apiserver's type) saturate instead of wrapping.
+  auto huge = json::parse(R"({"status": {"containerStatuses": [
+      {"restartCount": 2147483647}, {"restartCount": 2147483647}]}})");
+  EXPECT_EQ(read_job_pod(huge).view.restarts, 2147483647);
 }
 
 } // namespace

@@ -286,6 +286,24 @@ test_kubelet::~test_kubelet() {
   thread_.join();
 }
 
+bool test_kubelet::restart_due(const json::value& pod, const std::string& uid,
+                               std::chrono::steady_clock::time_point running_since,
+                               int64_t restarts) {
+  auto every = scheduler::parse_duration_ns(
+      k8s::string_at(pod, {"metadata", "annotations", "sim.phalanx.io/restart-every"}));
+  if (!every || *every <= 0)
+    return false;
+  auto cap = k8s::string_at(pod, {"metadata", "annotations", "sim.phalanx.io/restarts"});
+  int64_t most = 0;
+  if (!cap.empty() &&
+      std::from_chars(cap.data(), cap.data() + cap.size(), most).ec == std::errc() &&
+      restarts >= most)
+    return false;
+  auto last = restarted_.find(uid);
+  auto since = last == restarted_.end() ? running_since : last->second;
+  return std::chrono::steady_clock::now() - since >= std::chrono::nanoseconds(*every);
+}
+
 void test_kubelet::step() {
   auto list = k8s::get_json(h_.admin(), "/api/v1/namespaces/" + h_.ns() + "/pods");
   if (!list)
@@ -300,16 +318,25 @@ void test_kubelet::step() {
     if (!k8s::string_at(item, {"metadata", "deletionTimestamp"}).empty()) {
       k8s::delete_object(h_.admin(), path, uid, 0).permit_unchecked();
       started_.erase(uid);
+      restarted_.erase(uid);
       continue;
     }
     if (k8s::string_at(item, {"spec", "nodeName"}).empty())
       continue;
     auto phase = k8s::string_at(item, {"status", "phase"});
     const auto& container = item.at("spec").at("containers").at(0);
+    // The count so far is the apiserver's (the first container's, where this kubelet writes it),
+    // so a test that restarts the kubelet or phalanxd goes on from it.
+    int64_t restarts = 0;
+    if (const auto* n = k8s::value_at(item, {"status", "containerStatuses"});
+        n != nullptr && n->is_array() && !n->as_array().empty())
+      if (const auto* c = k8s::value_at(n->as_array()[0], {"restartCount"});
+          c != nullptr && c->is_int64())
+        restarts = c->as_int64();
     json::object status_of_container{{"name", container.at("name")},
                                      {"image", container.at("image")},
                                      {"imageID", ""},
-                                     {"restartCount", 0}};
+                                     {"restartCount", restarts}};
     json::object status;
     if (phase == "Pending") {
       status_of_container["ready"] = true;
@@ -328,21 +355,38 @@ void test_kubelet::step() {
       auto after = annotation(fails ? "sim.phalanx.io/fail-after" : "sim.phalanx.io/duration");
       auto ns = scheduler::parse_duration_ns(after);
       if (after.empty() || !ns ||
-          std::chrono::steady_clock::now() - at->second < std::chrono::nanoseconds(*ns))
-        continue;
-      int64_t exit_code = 0;
-      if (fails) {
-        exit_code = 1;
-        auto code = annotation("sim.phalanx.io/exit-code");
-        std::from_chars(code.data(), code.data() + code.size(), exit_code);  // Else 1.
+          std::chrono::steady_clock::now() - at->second < std::chrono::nanoseconds(*ns)) {
+        if (!restart_due(item, uid, at->second, restarts))
+          continue;
+        // The container crashed and was started again: the pod stays Running, its count + 1.
+        status_of_container["restartCount"] = restarts + 1;
+        status_of_container["ready"] = true;
+        status_of_container["state"] =
+            json::object{{"running", json::object{{"startedAt", now_text}}}};
+        status_of_container["lastState"] = json::object{
+            {"terminated", json::object{{"exitCode", 1},
+                                        {"reason", "Error"},
+                                        {"startedAt", now_text},
+                                        {"finishedAt", now_text}}}};
+        status = json::object{{"phase", "Running"}};
+        // The interval runs from this attempt; one not written is made at the next interval, its
+        // count read again from the pod.
+        restarted_[uid] = std::chrono::steady_clock::now();
+      } else {
+        int64_t exit_code = 0;
+        if (fails) {
+          exit_code = 1;
+          auto code = annotation("sim.phalanx.io/exit-code");
+          std::from_chars(code.data(), code.data() + code.size(), exit_code);  // Else 1.
+        }
+        status_of_container["ready"] = false;
+        status_of_container["state"] = json::object{
+            {"terminated", json::object{{"exitCode", exit_code},
+                                        {"reason", fails ? "Error" : "Completed"},
+                                        {"startedAt", now_text},
+                                        {"finishedAt", now_text}}}};
+        status = json::object{{"phase", fails ? "Failed" : "Succeeded"}};
       }
-      status_of_container["ready"] = false;
-      status_of_container["state"] = json::object{
-          {"terminated", json::object{{"exitCode", exit_code},
-                                      {"reason", fails ? "Error" : "Completed"},
-                                      {"startedAt", now_text},
-                                      {"finishedAt", now_text}}}};
-      status = json::object{{"phase", fails ? "Failed" : "Succeeded"}};
     } else {
       continue;
     }

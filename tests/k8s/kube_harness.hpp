@@ -120,6 +120,11 @@ class kube_harness {
 ///   that long after it went Running (its first container terminated with exit code 0), one
 ///   annotated sim.phalanx.io/fail-after Failed (exit code sim.phalanx.io/exit-code, default 1);
 ///   without either it runs until deleted;
+/// - a Running pod annotated sim.phalanx.io/restart-every (a duration) has its container
+///   restarted that often until it ends (the first after it went Running): it stays Running and
+///   its first container's restartCount grows by one, as the apiserver shows it; with
+///   sim.phalanx.io/restarts: N it stops once that count is N (standalone's simulated kubelet
+///   reads the same annotations, actors/sim_cluster.hpp);
 /// - a terminating pod (metadata.deletionTimestamp) has stopped: it is removed (gracePeriodSeconds
 ///   0), as a kubelet's final delete.
 /// Times are the kubelet's own (when it saw the pod Running); tests wait for what follows, they
@@ -133,10 +138,16 @@ class test_kubelet {
 
  private:
   void step();
+  // Whether running pod `pod` (uid `uid`, Running since `running_since`, its container restarted
+  // `restarts` times so far) restarts its container now (sim.phalanx.io/restart-every).
+  bool restart_due(const boost::json::value& pod, const std::string& uid,
+                   std::chrono::steady_clock::time_point running_since, int64_t restarts);
 
   kube_harness& h_;
   std::atomic<bool> stopping_{false};
   std::map<std::string, std::chrono::steady_clock::time_point> started_;  // Pod uid -> Running.
+  // Pod uid -> its container's last restart by this kubelet.
+  std::map<std::string, std::chrono::steady_clock::time_point> restarted_;
   std::thread thread_;
 };
 

@@ -35,11 +35,12 @@ const std::vector<std::string> job_controller = {"--controllers", "job"};
 // A task of pods asking for 500m cpu each; the template's annotations (sim.phalanx.io/ ones tell
 // the test's kubelet what to do).
 struct task_spec {
-  task_spec(std::string n, int r, std::map<std::string, std::string> a = {})
-      : name(std::move(n)), replicas(r), annotations(std::move(a)) {}
+  task_spec(std::string n, int r, std::map<std::string, std::string> a = {}, int m = 0)
+      : name(std::move(n)), replicas(r), annotations(std::move(a)), max_retry(m) {}
   std::string name;
   int replicas;
   std::map<std::string, std::string> annotations;
+  int max_retry;  // The task's maxRetry; 0 writes none.
 };
 
 // A Volcano Job as a user writes it.
@@ -56,14 +57,17 @@ json::value vcjob(const std::string& ns, const std::string& name, int min_availa
     json::object annotations;
     for (const auto& [k, v] : t.annotations)
       annotations[k] = v;
-    ts.push_back(json::object{
+    json::object task{
         {"name", t.name},
         {"replicas", t.replicas},
         {"template",
          json::object{
              {"metadata", json::object{{"annotations", annotations},
                                        {"labels", json::object{{"app", name}}}}},
-             {"spec", json::object{{"restartPolicy", "Never"}, {"containers", containers}}}}}});
+             {"spec", json::object{{"restartPolicy", "Never"}, {"containers", containers}}}}}};
+    if (t.max_retry != 0)
+      task["maxRetry"] = t.max_retry;
+    ts.push_back(std::move(task));
   }
   json::object spec{{"minAvailable", min_available}, {"schedulerName", "volcano"},
                     {"queue", "default"}, {"tasks", std::move(ts)}};
@@ -770,6 +774,60 @@ TEST(KubeJobController, CommandsSuspendAndResumeAJob) {
                           "executed not more than once."}))
       << describe_events(job_events(h, "tf"));
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// `policies: [{event: TaskFailed, action: TerminateJob}]`: a task whose Running and Pending pods
+// restarted their containers its maxRetry (2) times in all fails, and its job is terminated, its
+// pods deleted. A job whose worker stops restarting at 1 (below maxRetry) with the same policy
+// runs on; its restart is in the pod watch before the other job's pods exist, so the controller
+// has handled it by the time the first job ends.
+TEST(KubeJobController, ATaskWhosePodsRestartedMaxRetryTimesTerminatesItsJob) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  const json::array on_task_failed{
+      json::object{{"event", "TaskFailed"}, {"action", "TerminateJob"}}};
+  auto restarts_of = [&](const std::string& pod) {
+    auto pods = raw_pods(h);
+    auto p = pods.find(pod);
+    if (p == pods.end())
+      return int64_t{-1};
+    const auto* statuses = k8s::value_at(p->second, {"status", "containerStatuses"});
+    return statuses != nullptr && statuses->is_array() && !statuses->as_array().empty()
+               ? int_at(statuses->as_array()[0], {"restartCount"})
+               : int64_t{0};
+  };
+  h.apply(vcjob(h.ns(), "capped", 2,
+                {{"ps", 1},
+                 {"worker", 1,
+                  {{"sim.phalanx.io/restart-every", "300ms"}, {"sim.phalanx.io/restarts", "1"}},
+                  2}},
+                on_task_failed));
+  ASSERT_TRUE(h.wait_for([&] {
+    return all_in_phase(job_pods(h, "capped"), 2, "Running") &&
+           restarts_of("capped-worker-0") == 1;
+  }, 60s)) << describe(h) << read_log(*d);
+
+  h.apply(vcjob(h.ns(), "tf", 2,
+                {{"ps", 1}, {"worker", 1, {{"sim.phalanx.io/restart-every", "300ms"}}, 2}},
+                on_task_failed));
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Terminated"; }, 60s))
+      << describe(h) << read_log(*d);
+  auto phases = history(get_job(h, "tf"));
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "Running"), phases.end());
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "Terminating"), phases.end());
+  auto actions = with_reason(job_events(h, "tf"), "ExecuteAction");
+  ASSERT_EQ(actions.size(), 1u) << describe_events(job_events(h, "tf"));
+  EXPECT_EQ(k8s::string_at(actions[0], {"message"}), "Start to execute action TerminateJob");
+  // Its pods, the ps that never restarted too, are deleted.
+  ASSERT_TRUE(h.wait_for([&] { return job_pods(h, "tf").empty(); })) << describe(h);
+
+  // One restart of maxRetry 2: the other job goes on with its pods.
+  EXPECT_EQ(phase_of(get_job(h, "capped")), "Running");
+  EXPECT_TRUE(all_in_phase(job_pods(h, "capped"), 2, "Running")) << describe(h);
+  EXPECT_TRUE(with_reason(job_events(h, "capped"), "ExecuteAction").empty())
+      << describe_events(job_events(h, "capped"));
 }
 
 } // namespace
