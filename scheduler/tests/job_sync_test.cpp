@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -100,6 +101,21 @@ TEST(JobSync, CountsPodsByTaskAndPhaseWithTerminatingApart) {
     EXPECT_TRUE(counted.pod_group_admitted);
   }
   EXPECT_FALSE(count_job_pods({}, false).pod_group_admitted);
+}
+
+// What TaskFailed compares with maxRetry: the task's Pending and Running pods' restarts, not
+// those of other tasks, finished pods or pods being deleted; the sum saturates.
+TEST(JobSync, ATasksRestartsSumItsPendingAndRunningPodsOnly) {
+  auto views = pods("tf-worker-0:R tf-worker-1:P tf-worker-2:S tf-worker-3:F tf-worker-4:RT "
+                    "tf-ps-0:R");
+  const std::vector<int32_t> restarts = {2, 3, 5, 7, 11, 13};
+  for (std::size_t i = 0; i < views.size(); ++i)
+    views[i].restarts = restarts[i];
+  EXPECT_EQ(task_restarts(views, "worker"), 2 + 3);
+  EXPECT_EQ(task_restarts(views, "ps"), 13);
+  EXPECT_EQ(task_restarts(views, "chief"), 0);
+  views[0].restarts = std::numeric_limits<int32_t>::max();
+  EXPECT_EQ(task_restarts(views, "worker"), std::numeric_limits<int32_t>::max());
 }
 
 TEST(JobSync, AKillTakesThePodsOfItsScope) {
