@@ -629,24 +629,36 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
           });
 }
 
-std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
-                                          scheduler::job_event event, bool was_finished) {
+namespace {
+// Pod `pod` and its gang, when the gang is a job's; nullopt for a pod of no job.
+std::optional<std::pair<const pod_entry*, const group_entry*>> job_pod_of(const registry_state& st,
+                                                                          uint64_t pod) {
   auto p = st.pods.find(pod);
   if (p == st.pods.end() || p->second.gang == 0)
     return std::nullopt;
   auto g = st.cache.groups.find(p->second.gang);
   if (g == st.cache.groups.end() || g->second.job_key.empty())
     return std::nullopt;
+  return std::pair{&p->second, &g->second};
+}
+} // namespace
+
+std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod,
+                                          scheduler::job_event event, bool was_finished) {
+  auto found = job_pod_of(st, pod);
+  if (!found)
+    return std::nullopt;
+  const auto& [e, g] = *found;
   job_pod_event out;
   out.was_finished = was_finished;
-  out.job_key = g->second.job_key.str();
+  out.job_key = g->job_key.str();
   out.info.event = event;
-  out.info.task = p->second.pod->role.str();
-  out.info.pod = p->second.pod->meta.name.str();
+  out.info.task = e->pod->role.str();
+  out.info.pod = e->pod->meta.name.str();
   if (event != scheduler::job_event::pod_evicted)
-    out.info.pod_state = p->second.phase();
+    out.info.pod_state = e->phase();
   int32_t version = 0;
-  if (auto v = p->second.pod->meta.annotations.find(scheduler::job_version_key)) {
+  if (auto v = e->pod->meta.annotations.find(scheduler::job_version_key)) {
     auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), version);
     if (ec != std::errc{} || end != v->data() + v->size())
       version = 0;
@@ -657,16 +669,14 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
 
 std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t pod,
                                               scheduler::pod_phase phase_before) {
-  auto p = st.pods.find(pod);
-  if (p == st.pods.end() || p->second.gang == 0)
+  auto found = job_pod_of(st, pod);
+  if (!found)
     return std::nullopt;
-  auto g = st.cache.groups.find(p->second.gang);
-  if (g == st.cache.groups.end() || g->second.job_key.empty())
-    return std::nullopt;
-  auto j = st.jobs.find(g->second.job_key.view());
+  const auto& [e, g] = *found;
+  auto j = st.jobs.find(g->job_key.view());
   if (j == st.jobs.end())
     return std::nullopt;
-  const auto& role = p->second.pod->role;
+  const auto& role = e->pod->role;
   const auto& tasks = j->second.job->tasks;
   const scheduler::job_task* task = nullptr;
   for (std::size_t i = 0; i < tasks.size() && task == nullptr; ++i)
@@ -677,7 +687,7 @@ std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t
   // Volcano's cache sums the restarts of the task's Pending and Running pods, init containers
   // included (pod::restart_count holds both).
   int64_t restarts = 0;
-  for (auto id : g->second.pods) {
+  for (auto id : g->pods) {
     auto q = st.pods.find(id);
     if (q == st.pods.end() || q->second.delete_requested || q->second.pod->role != role)
       continue;
@@ -688,9 +698,10 @@ std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t
   scheduler::pod_change_info change;
   change.change = scheduler::pod_change::updated;
   change.old_phase = phase_before;
-  change.new_phase = p->second.phase();
+  change.new_phase = e->phase();
   change.task_failed = scheduler::task_failed(
-      *task, static_cast<int32_t>(std::min<int64_t>(restarts, std::numeric_limits<int32_t>::max())));
+      *task,
+      static_cast<int32_t>(std::min<int64_t>(restarts, std::numeric_limits<int32_t>::max())));
   if (scheduler::pod_event(change) != scheduler::job_event::task_failed)
     return std::nullopt;
   return job_event_of(st, pod, scheduler::job_event::task_failed, false);
