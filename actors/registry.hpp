@@ -105,10 +105,10 @@ struct registry_state {
     /// Null while the pod's own runtime fields are current (every pod at restore, so a restored
     /// pod costs a pointer here rather than a second copy of its state).
     std::unique_ptr<pod_change> changed;
-    /// 0: not scheduled by a gang (its group is missing, or not ours). The gang id and the five
-    /// flags below share one word; a gang id is a counter, and 59 bits last 18,000 years at a
+    /// 0: not scheduled by a gang (its group is missing, or not ours). The gang id and the six
+    /// flags below share one word; a gang id is a counter, and 58 bits last 9,000 years at a
     /// million gangs a second.
-    uint64_t gang : 59 = 0;
+    uint64_t gang : 58 = 0;
     uint64_t binding : 1 = false; // In a binding being made durable.
     uint64_t delete_requested : 1 = false;
     /// The simulation: the pod declares when it ends (a duration or a failure time). Read once
@@ -121,6 +121,10 @@ struct registry_state {
     /// its job: it has a record, under a key the job's expansion also makes. Deleting it erases
     /// the record and writes a tombstone, or the expansion would bring it back at the next start.
     uint64_t made_again_over_expansion : 1 = false;
+    /// A phase change or restart of it (do_pod_status) is on its way to the store, not applied
+    /// yet: its next update waits for it, or a Succeeded that follows its Running within a
+    /// write would be built on Pending (its start time taken from its end).
+    uint64_t status_writing : 1 = false;
 
     scheduler::pod_phase phase() const noexcept {
       return changed ? changed->state.phase : pod->phase;

@@ -788,9 +788,10 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       continue;  // Deleted (or being deleted: writing it now would bring it back).
     const auto& e = p->second;
     auto earlier = change_of.find(u.pod);
-    if (u.restart_count && earlier == change_of.end() && has_state_write(st, u.pod)) {
-      // Its Running is not durable yet, so not applied: a restart built on the state before
-      // it would be taken as the start, at the restart's time. It waits for that write.
+    if (e.status_writing && earlier == change_of.end()) {
+      // Its last change is not durable yet, so not applied: built on the state before it, a
+      // Succeeded would take its end for its start, a restart its time. It waits for that
+      // write (rare: a pod that changes twice within one write).
       when_no_state_write(self, u.pod, [self, u] { do_pod_status(self, {u}); });
       continue;
     }
@@ -823,14 +824,20 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
   }
   if (changed.empty())
     return;
-  for (const auto& [id, next] : changed)
-    batch.put_pod_state(st.pods.at(id).pod, next);
+  for (const auto& [id, next] : changed) {
+    auto& e = st.pods.at(id);
+    batch.put_pod_state(e.pod, next);
+    e.status_writing = true;
+  }
   persist_state(self, std::move(batch), std::move(written),
                 [self, changed = std::move(changed),
                  lost_with_node = std::move(lost_with_node)](const status& s) mutable {
     auto& st = self->state;
     if (!s.ok()) {
       oplog::error("pod status changes not persisted").kv("error", s.to_string());
+      for (const auto& [id, next] : changed)
+        if (auto p = st.pods.find(id); p != st.pods.end())
+          p->second.status_writing = false;
       return;
     }
     std::unordered_map<uint32_t, std::vector<uint64_t>> releases;
@@ -849,6 +856,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
       if (p == st.pods.end())
         continue;
       auto& e = p->second;
+      e.status_writing = false;
       const auto phase_before = e.phase();
       const bool restarted = next.restart_count > e.restart_count();
       e.set_state(std::move(next));

@@ -6,6 +6,7 @@
 // back as they were, that a pod deleted on its own stays deleted, and that a deleted, suspended
 // or resumed job leaves nothing behind under its pods' keys.
 
+#include "actors/runtime_probe.hpp"
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/runtime_harness.hpp"
 
@@ -57,6 +58,37 @@ TEST(PodState, TheViewAndARestartShowWhatBindingAndStartingWrote) {
   auto restored = get_pod(h, "a");
   EXPECT_EQ(scheduler::runtime_of(restored), scheduler::runtime_of(running));
   EXPECT_EQ(restored.meta.uid, running.meta.uid);
+}
+
+// A pod's updates in two registry turns, the second before the first's write is durable (a pod
+// that runs for less than a store write takes): the second waits for that write and builds on
+// it, so the pod's start time is its Running's, not its end's. The pod is one no node holds, so
+// that nothing but these two updates moves it.
+TEST(PodState, AnUpdateBuildsOnTheStateStillOnItsWayToTheStore) {
+  runtime_harness h{deterministic_config(12), {make_node("n-0").cpu("4").memory("8Gi")}};
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("a").cpu("64"), {}}), "create a");
+  uint64_t id = 0;
+  for (const auto& p : runtime_probe::snapshot(h.rt()).pods)
+    if (p.key == "default/a")
+      id = p.id;
+  ASSERT_NE(id, 0u);
+  const auto started = scheduler::timestamp{} + std::chrono::seconds(100);
+  const auto ended = scheduler::timestamp{} + std::chrono::seconds(101);
+  // Both reach the registry before anything else runs: the first's write is on its way when
+  // the second comes.
+  const auto registry = runtime_probe::registry(h.rt());
+  caf::anon_send(registry, pod_status_atom::value,
+                 std::vector<pod_status_update>{{id, scheduler::pod_phase::running, started, ""}});
+  caf::anon_send(registry, pod_status_atom::value,
+                 std::vector<pod_status_update>{{id, scheduler::pod_phase::succeeded, ended, ""}});
+  ASSERT_TRUE(h.run_until(
+      [&] { return get_pod(h, "a").phase == scheduler::pod_phase::succeeded; },
+      std::chrono::milliseconds(5000), std::chrono::milliseconds(10)));
+  auto done = get_pod(h, "a");
+  EXPECT_EQ(done.start_time, started);
+  EXPECT_EQ(done.finish_time, ended);
+  h.restart();
+  EXPECT_EQ(get_pod(h, "a").start_time, started);
 }
 
 TEST(PodState, ANodeDeletedUnderRunningPodsFailsThemWhereTheyRan) {
