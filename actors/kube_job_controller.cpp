@@ -756,15 +756,10 @@ void pod_changed(self_ptr self, const std::string& job_uid, const pod_entry& p,
   // raises TaskFailed once they reach the task's maxRetry (pod_event takes it only for a Running
   // or Pending pod that stays so). Only a grown count asks: any other update would raise it again
   // for restarts already acted on.
-  if (restarted) {
-    const auto& tasks = j->second.job->tasks;
-    for (std::size_t t = 0; t < tasks.size(); ++t)
-      if (scheduler::task_name(tasks[t], t) == f.view.task) {
-        change.task_failed =
-            scheduler::task_failed(tasks[t], scheduler::task_restarts(views, f.view.task));
-        break;
-      }
-  }
+  if (restarted)
+    if (const auto* task = scheduler::task_named(*j->second.job, f.view.task))
+      change.task_failed =
+          scheduler::task_failed(*task, scheduler::task_restarts(views, f.view.task));
   scheduler::job_event_info e;
   e.event = scheduler::pod_event(change);
   e.task = f.view.task;

@@ -93,22 +93,17 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
   });
 }
 
-bool has_state_write(const registry_state& st, uint64_t id) {
-  for (const auto& [ticket, pods] : st.state_writes)
-    if (std::find(pods.begin(), pods.end(), id) != pods.end())
-      return true;
-  return false;
-}
-
 void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work) {
   auto& st = self->state;
-  // A scan: relabels of pods are rare, and few writes are on their way at a time.
-  if (has_state_write(st, id)) {
-    st.after_state_writes.push_back([self, id, work = std::move(work)]() mutable {
-      when_no_state_write(self, id, std::move(work));
-    });
-    return;
-  }
+  // A scan: relabels of pods, and updates of a pod whose last one is on its way, are rare, and
+  // few writes are on their way at a time.
+  for (const auto& [ticket, pods] : st.state_writes)
+    if (std::find(pods.begin(), pods.end(), id) != pods.end()) {
+      st.after_state_writes.push_back([self, id, work = std::move(work)]() mutable {
+        when_no_state_write(self, id, std::move(work));
+      });
+      return;
+    }
   work();
 }
 

@@ -71,9 +71,6 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
 /// none is (the registry's turn that applied the last of them), so that a record of the pod
 /// written whole by `work` carries its latest state.
 void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work);
-/// Whether a state update of pod `id` is on its way to the store. A scan of the writes on their
-/// way (a few at a time).
-bool has_state_write(const registry_state& st, uint64_t id);
 
 /// The next resource version. Versions are handed out only under a ceiling the store holds
 /// (storage::write_batch::reserve_versions_through), asked for ahead of need, so no version is

@@ -677,11 +677,7 @@ std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t
   if (j == st.jobs.end())
     return std::nullopt;
   const auto& role = e->pod->role;
-  const auto& tasks = j->second.job->tasks;
-  const scheduler::job_task* task = nullptr;
-  for (std::size_t i = 0; i < tasks.size() && task == nullptr; ++i)
-    if (scheduler::task_name(tasks[i], i) == role.view())
-      task = &tasks[i];
+  const auto* task = scheduler::task_named(*j->second.job, role.view());
   if (task == nullptr)
     return std::nullopt;
   // Volcano's cache sums the restarts of the task's Pending and Running pods, init containers

@@ -61,6 +61,13 @@ object_uid derived_uid(std::string_view job_uid, std::string_view object_name) {
   return object_uid::make_uuid(hi, mix64(h2 ^ hi), 8);
 }
 
+const job_task* task_named(const job& j, std::string_view name) {
+  for (std::size_t i = 0; i < j.tasks.size(); ++i)
+    if (task_name(j.tasks[i], i) == name)
+      return &j.tasks[i];
+  return nullptr;
+}
+
 std::string task_name(const job_task& task, std::size_t index) {
   if (!task.name.empty())
     return task.name;

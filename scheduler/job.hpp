@@ -57,6 +57,8 @@ object_uid derived_uid(std::string_view job_uid, std::string_view object_name);
 
 /// A task's name after defaulting: its own, or "default<index>".
 std::string task_name(const job_task& task, std::size_t index);
+/// The task of `j` named `name` (after defaulting, task_name); null when it has none.
+const job_task* task_named(const job& j, std::string_view name);
 
 /// A task's minAvailable after defaulting: its own, or its replicas.
 int32_t task_min_available(const job_task& task) noexcept;

@@ -686,13 +686,11 @@ bool is_due_for_deletion(const job& j, const job_status& s, timestamp now) noexc
 }
 
 bool task_completed(const job& j, const job_pods& pods, std::string_view task) noexcept {
-  for (std::size_t i = 0; i < j.tasks.size(); ++i) {
-    if (task_name(j.tasks[i], i) != task)
-      continue;
-    const auto* t = find_task(pods.tasks, task);
-    return j.tasks[i].replicas > 0 && t != nullptr && t->counts.succeeded >= j.tasks[i].replicas;
-  }
-  return false;
+  const auto* spec = task_named(j, task);
+  if (spec == nullptr)
+    return false;
+  const auto* t = find_task(pods.tasks, task);
+  return spec->replicas > 0 && t != nullptr && t->counts.succeeded >= spec->replicas;
 }
 
 bool task_failed(const job_task& task, int32_t restarts) noexcept {

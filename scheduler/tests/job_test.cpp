@@ -44,6 +44,11 @@ TEST(Job, Defaults) {
   EXPECT_EQ(task_name(j.tasks[0], 0), "ps");
   EXPECT_EQ(task_name(j.tasks[1], 1), "default1");
   EXPECT_EQ(task_name(j.tasks[2], 2), "default2");
+  // A task is found by its name after defaulting.
+  EXPECT_EQ(task_named(j, "ps"), &j.tasks[0]);
+  EXPECT_EQ(task_named(j, "default2"), &j.tasks[2]);
+  EXPECT_EQ(task_named(j, ""), nullptr);
+  EXPECT_EQ(task_named(j, "worker"), nullptr);
   EXPECT_EQ(task_min_available(j.tasks[0]), 2);
   EXPECT_EQ(task_min_available(j.tasks[1]), 3);
   // Sum of the tasks' minAvailable: 2 + 3 + 1.
