@@ -3,6 +3,7 @@
 #include "actors/operator_log.hpp"
 
 #include "scheduler/pod_neighbourhood.hpp"
+#include "scheduler/quantity.hpp"
 
 #include <caf/all.hpp>
 
@@ -239,7 +240,8 @@ node_actor::behavior_type node_actor_impl(self_ptr self, context_ptr ctx, uint32
         std::string missing;
         for (const auto& m : outcome.missing)
           missing += (missing.empty() ? "" : ", ") + m.resource + " " +
-                     std::to_string(m.requested) + " > " + std::to_string(m.available);
+                     scheduler::format_resource_amount(m.resource, m.requested) + " > " +
+                     scheduler::format_resource_amount(m.resource, m.available);
         oplog::trace("reserve")
             .kv("node", st.spec->meta.name.view())
             .kv("gang", traced_gang)
