@@ -111,7 +111,7 @@ public:
     }
   }
 
-  // Until the apiserver confirms it (binding_outcomes).
+  // Until the watch shows it (update_pod), or the binder finds it not ours to bind.
   void binding_durable(const durable_binding& b) override {
     intents[b.id] = b.state.node_name.str();
   }
@@ -132,7 +132,12 @@ public:
       auto p = st.pods.find(o.pod);
       if (p == st.pods.end())
         continue;
-      intents.erase(o.pod);
+      // The apiserver has the binding now, so a restart needs no record of it. The cache keeps
+      // the intent until its watch shows the pod bound: the watch may still deliver a version
+      // from before the binding (a condition written while the gang waited), and that one must
+      // not unbind the pod, or the binding the watch shows next looks like someone else's.
+      if (o.what == binding_outcome::type::gone)
+        intents.erase(o.pod);
       batch.erase_world_meta(intent_key(*p->second.pod));
       if (o.what == binding_outcome::type::gone)
         oplog::warn("binding dropped")
@@ -170,9 +175,9 @@ public:
     self->send(st.binder, evict_atom::value, std::move(batch));
   }
 
-  /// Bindings made durable and not yet confirmed by the apiserver, by pod id (the node's
-  /// name): posted again when a restarted process may bind, ended by the binder's outcome or
-  /// when the watch shows the pod bound there.
+  /// Bindings made durable and not yet seen by the watch, by pod id (the node's name): posted
+  /// again when a restarted process may bind; ended when the watch shows the pod bound there,
+  /// when the pod leaves, or by the binder's `gone`.
   std::unordered_map<uint64_t, std::string> intents;
 
 private:
