@@ -3,6 +3,7 @@
 #include "scheduler/sla.hpp"
 
 #include "scheduler/fair_share.hpp"
+#include "scheduler/job_plugins.hpp"
 #include "scheduler/placeholders.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -1306,6 +1307,13 @@ field_errors validate(const job& j) {
     else if (!contains(job_plugins, name))
       out.push_back(not_supported_error(keyed("spec.plugins", name), name, job_plugins));
   }
+  // Their arguments, as the plugins parse them: where Volcano logs a bad one and runs the job
+  // with the defaults, the user is told which.
+  std::vector<plugin_argument_error> argument_errors;
+  plugin_settings_of(j, &argument_errors);
+  for (const auto& e : argument_errors)
+    out.push_back(invalid_error(indexed(keyed("spec.plugins", e.plugin), e.index),
+                                j.plugins[e.plugin_index].second[e.index], e.message));
 
   // Volumes, as Volcano's webhook checks them (validateIO).
   std::set<std::string_view> mount_paths;

@@ -1308,6 +1308,27 @@ TEST(validate_job, table) {
            {"spec.plugins[big_plugin]: Unsupported value: \"big_plugin\": supported values: "
             "\"env\", \"svc\", \"ssh\", \"tensorflow\", \"mpi\", \"pytorch\", "
             "\"hcclrank\", \"ray\""}},
+          {"a plugin flag that does not exist",
+           [](job& j) { j.plugins[2].second.push_back("--publish-ready"); },
+           {"spec.plugins[svc][1]: Invalid value: \"--publish-ready\": flag provided but not "
+            "defined: --publish-ready (the svc plugin knows --publish-not-ready-addresses, "
+            "--disable-network-policy, --inject-hosts-env)"}},
+          {"a plugin's bool flag with another value",
+           [](job& j) { j.plugins[2].second = {"--disable-network-policy=yes"}; },
+           {"spec.plugins[svc][0]: Invalid value: \"--disable-network-policy=yes\": invalid "
+            "boolean value \"yes\" for flag --disable-network-policy"}},
+          {"a plugin's number flag with a word",
+           [](job& j) { j.plugins[1].second = {"--ssh-port", "ssh"}; },
+           {"spec.plugins[ssh][1]: Invalid value: \"ssh\": invalid value \"ssh\" for flag "
+            "--ssh-port: not an integer"}},
+          {"a plugin's flag without its value",
+           [](job& j) { j.plugins[1].second = {"--ssh-key-file-path"}; },
+           {"spec.plugins[ssh][0]: Invalid value: \"--ssh-key-file-path\": flag needs an "
+            "argument: --ssh-key-file-path"}},
+          {"a plugin argument that is not a flag",
+           [](job& j) { j.plugins[0].second = {"true"}; },
+           {"spec.plugins[env][0]: Invalid value: \"true\": 'true' is not a flag (flags are "
+            "written -name or --name)"}},
           {"dependsOn a cycle",
            [](job& j) { j.tasks[0].depends_on = {"worker"}; },
            {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "

@@ -1,0 +1,115 @@
+#pragma once
+
+// What a Volcano job's plugins (spec.plugins) add to it, as Volcano's job controller does it
+// (pkg/controllers/job/plugins): the one place where plugin arguments are read and where the
+// names and contents of the objects they make are decided, for both worlds.
+// - env: every container and init container of a pod gets VK_TASK_INDEX and VC_TASK_INDEX, its
+//   index in its task.
+// - svc: a headless Service named as the job (selector: the job's name and namespace labels;
+//   publishNotReadyAddresses with --publish-not-ready-addresses), a NetworkPolicy of the same name
+//   admitting the job's own pods only (not with --disable-network-policy), and the ConfigMap
+//   "<job>-svc" of host lists (job_hosts); each pod gets hostname (its name) and subdomain (the
+//   job's name) unless its template sets them, the ConfigMap mounted at /etc/volcano, and
+//   VC_<TASK>_HOSTS and VC_<TASK>_NUM from it (not with --inject-hosts-env=false).
+// - ssh: the Secret "<job>-ssh" of a key pair (generated, or --ssh-private-key and
+//   --ssh-public-key), authorized_keys and an ssh config naming every host (ssh_config), mounted
+//   in every container at --ssh-key-file-path (default /root/.ssh) with mode 0600 (0644 at
+//   another path).
+// The other plugin names Volcano registers (tensorflow, mpi, pytorch, hcclrank, ray) are accepted
+// and add nothing here.
+//
+// Arguments are Go flags as Volcano parses them ("--flag", "-flag", "--flag=value",
+// "--flag value" for the string and number flags). Where Volcano logs a bad argument and goes on
+// with the defaults, Phalanx refuses the job with the argument's field path (validation.cpp).
+//
+// Pure functions; the JSON of the pods and objects is written by api/job_plugins.hpp and k8s/.
+
+#include "scheduler/model.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace phalanx::scheduler {
+
+struct svc_plugin_settings {
+  bool publish_not_ready_addresses = false;
+  bool disable_network_policy = false;
+  bool inject_hosts_env = true;
+  friend bool operator==(const svc_plugin_settings&, const svc_plugin_settings&) = default;
+};
+
+struct ssh_plugin_settings {
+  std::string key_file_path = "/root/.ssh";
+  std::string private_key;  // Empty: a key pair is generated for the job.
+  std::string public_key;
+  int32_t port = 22;        // Out of 1-65535: 22, as Volcano falls back.
+  friend bool operator==(const ssh_plugin_settings&, const ssh_plugin_settings&) = default;
+};
+
+/// The plugins a job names, with their settings.
+struct job_plugin_settings {
+  bool env = false;
+  std::optional<svc_plugin_settings> svc;
+  std::optional<ssh_plugin_settings> ssh;
+  friend bool operator==(const job_plugin_settings&, const job_plugin_settings&) = default;
+};
+
+/// One argument that does not parse: the plugin (its name, and its place in job::plugins), the
+/// argument's index in the plugin's list, and why.
+struct plugin_argument_error {
+  std::string plugin;
+  std::size_t plugin_index = 0;
+  std::size_t index = 0;
+  std::string message;
+  friend bool operator==(const plugin_argument_error&, const plugin_argument_error&) = default;
+};
+
+/// The settings of `j`'s plugins; bad arguments (an unknown flag, a value a flag cannot take, a
+/// flag lacking its value, a positional argument) go to `errors` when given, and are otherwise
+/// left out as Volcano does.
+job_plugin_settings plugin_settings_of(const job& j,
+                                       std::vector<plugin_argument_error>* errors = nullptr);
+
+/// What a task's template says of its pods' host names: spec.hostname and spec.subdomain (empty
+/// when unset). One per task of the job, in the job's order.
+struct task_host_naming {
+  std::string hostname;
+  std::string subdomain;
+};
+
+/// The host names of a task's pods, as the svc ConfigMap and the ssh config list them:
+/// "<hostname>.<subdomain>", hostname the pod's name (<job>-<task>-<i>) unless the template sets
+/// one (then one host only), subdomain the job's name unless the template sets one.
+std::vector<std::string> task_hosts(const job& j, std::size_t task, const task_host_naming& naming);
+
+/// The data of the svc plugin's ConfigMap: per task, "<task>.host" (hosts, one per line),
+/// "VC_<TASK>_HOSTS" (comma-separated) and "VC_<TASK>_NUM", the task's name with '-' as '_' (and
+/// upper-cased in the variable names). `namings` has one entry per task.
+std::map<std::string, std::string> job_hosts(const job& j,
+                                             const std::vector<task_host_naming>& namings);
+
+/// The ssh plugin's config file: no host key checking, then a Host entry per host of every task
+/// with its HostName and Port.
+std::string ssh_config(const job& j, const std::vector<task_host_naming>& namings, int32_t port);
+
+/// The environment variable names the svc plugin gives every pod, per task: VC_<TASK>_HOSTS,
+/// VC_<TASK>_NUM, in the job's task order.
+std::vector<std::string> svc_host_variables(const job& j);
+
+/// The objects' names: the Service and NetworkPolicy are the job's name.
+std::string svc_config_map_name(std::string_view job_name);
+std::string ssh_secret_name(std::string_view job_name);
+
+/// Where the svc ConfigMap is mounted in every container.
+inline constexpr std::string_view svc_mount_path = "/etc/volcano";
+/// The keys of the ssh Secret, each mounted as ".ssh/<key>".
+inline constexpr std::string_view ssh_private_key_key = "id_rsa";
+inline constexpr std::string_view ssh_public_key_key = "id_rsa.pub";
+inline constexpr std::string_view ssh_authorized_keys_key = "authorized_keys";
+inline constexpr std::string_view ssh_config_key = "config";
+
+} // namespace phalanx::scheduler

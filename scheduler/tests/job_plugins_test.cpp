@@ -1,0 +1,117 @@
+// The job plugins' settings and the contents of the objects they make, against what Volcano's
+// job controller makes for the same job (pkg/controllers/job/plugins/svc GenerateHosts, ssh
+// generateSSHConfig, and their flag sets).
+
+#include "scheduler/job_plugins.hpp"
+
+#include <gtest/gtest.h>
+
+namespace phalanx::scheduler {
+namespace {
+
+job mpi_job() {
+  job j;
+  j.meta.name = "lm-mpi";
+  j.meta.namespace_name = "default";
+  job_task master;
+  master.name = "mpimaster";
+  master.replicas = 1;
+  job_task worker;
+  worker.name = "mpi-worker";
+  worker.replicas = 2;
+  j.tasks = {master, worker};
+  return j;
+}
+
+TEST(JobPlugins, SettingsDefaultAsVolcanos) {
+  auto j = mpi_job();
+  j.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {}}};
+  auto s = plugin_settings_of(j);
+  EXPECT_TRUE(s.env);
+  ASSERT_TRUE(s.svc);
+  EXPECT_EQ(*s.svc, svc_plugin_settings{});
+  EXPECT_FALSE(s.svc->publish_not_ready_addresses);
+  EXPECT_TRUE(s.svc->inject_hosts_env);
+  ASSERT_TRUE(s.ssh);
+  EXPECT_EQ(s.ssh->key_file_path, "/root/.ssh");
+  EXPECT_EQ(s.ssh->port, 22);
+
+  j.plugins = {{"mpi", {}}};
+  EXPECT_EQ(plugin_settings_of(j), job_plugin_settings{});
+}
+
+TEST(JobPlugins, FlagsAreReadAsGoReadsThem) {
+  auto j = mpi_job();
+  j.plugins = {{"ssh", {"-ssh-key-file-path", "/home/mpi/.ssh", "--ssh-port=2222"}},
+               {"svc", {"--publish-not-ready-addresses", "-disable-network-policy=true",
+                        "--inject-hosts-env=F"}}};
+  std::vector<plugin_argument_error> errors;
+  auto s = plugin_settings_of(j, &errors);
+  EXPECT_EQ(errors, std::vector<plugin_argument_error>{});
+  EXPECT_EQ(*s.svc, (svc_plugin_settings{true, true, false}));
+  EXPECT_EQ(s.ssh->key_file_path, "/home/mpi/.ssh");
+  EXPECT_EQ(s.ssh->port, 2222);
+
+  // A port out of range falls back to 22, as Volcano's validateSSHPort does.
+  j.plugins = {{"ssh", {"--ssh-port=70000"}}};
+  EXPECT_EQ(plugin_settings_of(j, &errors).ssh->port, 22);
+  EXPECT_TRUE(errors.empty());
+}
+
+TEST(JobPlugins, BadArgumentsAreNamedAndTheRestStillApply) {
+  auto j = mpi_job();
+  j.plugins = {{"env", {}}, {"svc", {"--bogus", "--publish-not-ready-addresses", "---x", "--"}}};
+  std::vector<plugin_argument_error> errors;
+  auto s = plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].plugin, "svc");
+  EXPECT_EQ(errors[0].plugin_index, 1u);
+  EXPECT_EQ(errors[0].index, 0u);
+  EXPECT_EQ(errors[1].index, 2u);
+  EXPECT_EQ(errors[1].message, "bad flag syntax: ---x");
+  EXPECT_TRUE(s.svc->publish_not_ready_addresses);
+}
+
+TEST(JobPlugins, HostsPerTaskAsTheSvcConfigMapHoldsThem) {
+  auto j = mpi_job();
+  auto data = job_hosts(j, {{}, {}});
+  const std::map<std::string, std::string> want{
+      {"mpimaster.host", "lm-mpi-mpimaster-0.lm-mpi"},
+      {"VC_MPIMASTER_HOSTS", "lm-mpi-mpimaster-0.lm-mpi"},
+      {"VC_MPIMASTER_NUM", "1"},
+      {"mpi_worker.host", "lm-mpi-mpi-worker-0.lm-mpi\nlm-mpi-mpi-worker-1.lm-mpi"},
+      {"VC_MPI_WORKER_HOSTS", "lm-mpi-mpi-worker-0.lm-mpi,lm-mpi-mpi-worker-1.lm-mpi"},
+      {"VC_MPI_WORKER_NUM", "2"},
+  };
+  EXPECT_EQ(data, want);
+  EXPECT_EQ(svc_host_variables(j),
+            (std::vector<std::string>{"VC_MPIMASTER_HOSTS", "VC_MPIMASTER_NUM",
+                                      "VC_MPI_WORKER_HOSTS", "VC_MPI_WORKER_NUM"}));
+}
+
+TEST(JobPlugins, ATemplatesHostnameIsOneHostAndItsSubdomainReplacesTheJobs) {
+  auto j = mpi_job();
+  auto data = job_hosts(j, {{"master", ""}, {"", "workers"}});
+  EXPECT_EQ(data["mpimaster.host"], "master.lm-mpi");
+  EXPECT_EQ(data["VC_MPIMASTER_NUM"], "1");
+  EXPECT_EQ(data["VC_MPI_WORKER_HOSTS"], "lm-mpi-mpi-worker-0.workers,lm-mpi-mpi-worker-1.workers");
+
+  j.tasks[1].replicas = 0;  // Scaled to no pod: the task is listed, empty.
+  data = job_hosts(j, {{}, {}});
+  EXPECT_EQ(data["mpi_worker.host"], "");
+  EXPECT_EQ(data["VC_MPI_WORKER_NUM"], "0");
+}
+
+TEST(JobPlugins, SshConfigNamesEveryHost) {
+  auto j = mpi_job();
+  EXPECT_EQ(ssh_config(j, {{}, {}}, 2222),
+            "StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n"
+            "Host lm-mpi-mpimaster-0\n  HostName lm-mpi-mpimaster-0.lm-mpi\n  Port 2222\n"
+            "Host lm-mpi-mpi-worker-0\n  HostName lm-mpi-mpi-worker-0.lm-mpi\n  Port 2222\n"
+            "Host lm-mpi-mpi-worker-1\n  HostName lm-mpi-mpi-worker-1.lm-mpi\n  Port 2222\n");
+  EXPECT_EQ(svc_config_map_name("lm-mpi"), "lm-mpi-svc");
+  EXPECT_EQ(ssh_secret_name("lm-mpi"), "lm-mpi-ssh");
+}
+
+} // namespace
+} // namespace phalanx::scheduler
