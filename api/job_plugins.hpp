@@ -1,0 +1,37 @@
+#pragma once
+
+// What a Volcano job's plugins (scheduler/job_plugins.hpp) write into the spec of each pod the
+// job makes, as JSON, for both worlds: the Kubernetes-mode job controller's pod manifests
+// (k8s/job_objects.hpp) and the standalone catalog's job pods (their spec as `get pod -o yaml`
+// shows it). Plugins apply in name order (env, ssh, svc); Volcano's order is its map's, random.
+//
+// Pure functions; thread-safe.
+
+#include "scheduler/job_plugins.hpp"
+#include "scheduler/model.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string_view>
+#include <vector>
+
+namespace phalanx::api {
+
+/// Each task's spec.hostname and spec.subdomain, read from its template's kept spec (empty
+/// where unset), in the job's task order.
+std::vector<scheduler::task_host_naming> task_namings_of(const scheduler::job& j);
+
+/// Adds to `pod_spec` (a pod's spec: containers, initContainers, volumes...) what `settings`'
+/// plugins give pod `pod_name`, index `task_index` of its task, of job `j`:
+/// - env: VK_TASK_INDEX and VC_TASK_INDEX in every container and init container;
+/// - ssh: the "<job>-ssh" Secret as a volume (its four keys under ".ssh/", mode 0600, or 0644
+///   at another path than /root/.ssh), mounted at the key file path with subPath ".ssh";
+/// - svc: hostname (the pod's name) and subdomain (the job's) where the spec has none, the
+///   "<job>-svc" ConfigMap as a volume mounted at /etc/volcano, and every task's
+///   VC_<TASK>_HOSTS and VC_<TASK>_NUM from it (unless --inject-hosts-env=false).
+/// A container's env or volumeMounts that is not an array is replaced.
+void add_plugins_to_pod_spec(boost::json::object& pod_spec, const scheduler::job& j,
+                             const scheduler::job_plugin_settings& settings,
+                             std::string_view pod_name, std::string_view task_index);
+
+} // namespace phalanx::api

@@ -1,0 +1,119 @@
+// What the job plugins write into a pod's spec (api/job_plugins.hpp), against the pod Volcano's
+// job controller creates for the same job and plugins (pkg/controllers/job/plugins: env, svc,
+// ssh OnPodCreate).
+
+#include "api/job_plugins.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+namespace phalanx::api {
+namespace {
+
+namespace json = boost::json;
+
+scheduler::job two_task_job(std::string template_spec = "") {
+  scheduler::job j;
+  j.meta.name = "tf";
+  j.meta.namespace_name = "default";
+  scheduler::job_task ps;
+  ps.name = "ps";
+  ps.replicas = 1;
+  ps.pod_template.spec_json = template_spec;
+  scheduler::job_task worker;
+  worker.name = "worker";
+  worker.replicas = 2;
+  j.tasks = {ps, worker};
+  return j;
+}
+
+json::object pod_spec() {
+  return json::parse(R"({"containers":[{"name":"main","image":"busybox",
+                         "env":[{"name":"A","value":"1"}]}],
+                         "initContainers":[{"name":"init","image":"busybox"}]})")
+      .as_object();
+}
+
+TEST(JobPluginsPodSpec, EnvGivesEveryContainerItsTaskIndex) {
+  auto j = two_task_job();
+  j.plugins = {{"env", {}}};
+  auto spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-worker-1", "1");
+  EXPECT_EQ(spec, json::parse(R"({"containers":[{"name":"main","image":"busybox",
+      "env":[{"name":"A","value":"1"},{"name":"VK_TASK_INDEX","value":"1"},
+             {"name":"VC_TASK_INDEX","value":"1"}]}],
+      "initContainers":[{"name":"init","image":"busybox",
+      "env":[{"name":"VK_TASK_INDEX","value":"1"},{"name":"VC_TASK_INDEX","value":"1"}]}]})"));
+}
+
+TEST(JobPluginsPodSpec, SvcNamesTheHostAndMountsTheHostLists) {
+  auto j = two_task_job();
+  j.plugins = {{"svc", {}}};
+  auto spec = pod_spec();
+  spec.erase("initContainers");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  auto ref = [](const char* key) {
+    return json::object{{"name", key},
+                        {"valueFrom", json::object{{"configMapKeyRef",
+                                                    json::object{{"name", "tf-svc"}, {"key", key}}}}}};
+  };
+  json::object want{
+      {"containers",
+       json::array{json::object{
+           {"name", "main"},
+           {"image", "busybox"},
+           {"env", json::array{json::object{{"name", "A"}, {"value", "1"}}, ref("VC_PS_HOSTS"),
+                               ref("VC_PS_NUM"), ref("VC_WORKER_HOSTS"), ref("VC_WORKER_NUM")}},
+           {"volumeMounts",
+            json::array{json::object{{"mountPath", "/etc/volcano"}, {"name", "tf-svc"}}}}}}},
+      {"hostname", "tf-ps-0"},
+      {"subdomain", "tf"},
+      {"volumes", json::array{json::object{{"name", "tf-svc"},
+                                           {"configMap", json::object{{"name", "tf-svc"}}}}}}};
+  EXPECT_EQ(spec, want) << json::serialize(spec);
+
+  // A template's own hostname and subdomain stay; without host variables only the mount comes.
+  j.plugins = {{"svc", {"--inject-hosts-env=false"}}};
+  spec = json::parse(R"({"hostname":"ps","subdomain":"cluster","containers":[{"name":"m"}]})")
+             .as_object();
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  EXPECT_EQ(spec.at("hostname"), "ps");
+  EXPECT_EQ(spec.at("subdomain"), "cluster");
+  EXPECT_FALSE(spec.at("containers").at(0).as_object().contains("env"))
+      << json::serialize(spec);
+}
+
+TEST(JobPluginsPodSpec, SshMountsTheKeysAtTheKeyPath) {
+  auto j = two_task_job();
+  j.plugins = {{"ssh", {}}};
+  auto spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  auto volume = spec.at("volumes").at(0);
+  EXPECT_EQ(volume, json::parse(R"({"name":"tf-ssh","secret":{"secretName":"tf-ssh","items":[
+      {"key":"id_rsa","path":".ssh/id_rsa"},{"key":"id_rsa.pub","path":".ssh/id_rsa.pub"},
+      {"key":"authorized_keys","path":".ssh/authorized_keys"},{"key":"config","path":".ssh/config"}],
+      "defaultMode":384}})"));
+  for (const char* list : {"containers", "initContainers"})
+    EXPECT_EQ(spec.at(list).at(0).at("volumeMounts"),
+              json::parse(R"([{"mountPath":"/root/.ssh","subPath":".ssh","name":"tf-ssh"}])"))
+        << list;
+
+  j.plugins = {{"ssh", {"--ssh-key-file-path=/home/mpi/.ssh"}}};
+  spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  EXPECT_EQ(spec.at("volumes").at(0).at("secret").at("defaultMode"), 420);  // 0644
+  EXPECT_EQ(spec.at("containers").at(0).at("volumeMounts").at(0).at("mountPath"),
+            "/home/mpi/.ssh");
+}
+
+TEST(JobPluginsPodSpec, TemplatesHostNamingIsReadFromTheirSpec) {
+  auto j = two_task_job(R"({"hostname":"ps","containers":[]})");
+  auto namings = task_namings_of(j);
+  ASSERT_EQ(namings.size(), 2u);
+  EXPECT_EQ(namings[0].hostname, "ps");
+  EXPECT_EQ(namings[0].subdomain, "");
+  EXPECT_EQ(namings[1].hostname, "");
+}
+
+} // namespace
+} // namespace phalanx::api
