@@ -4,9 +4,11 @@
 
 #include "actors/registry_internal.hpp"
 
+#include "api/job_plugins.hpp"
 #include "scheduler/random.hpp"
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <functional>
 #include <string_view>
 
@@ -54,8 +56,44 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 
 } // namespace
 
+namespace {
+
+// What its job's plugins give a job's pod (api/job_plugins.hpp): the task index variables,
+// volumes, mounts and host names Volcano's controller writes into the pods it creates. Made
+// where a pod is shown rather than kept in each pod, as a restart makes a job's pods again
+// from the job: only the pods of jobs with plugins pay for it. Standalone only: in Kubernetes
+// mode the apiserver's pods already carry them, and no job is in the catalog.
+void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::pod& pod) {
+  if (e.gang == 0)
+    return;
+  auto g = st.cache.groups.find(e.gang);
+  if (g == st.cache.groups.end() || g->second.job_key.empty())
+    return;
+  auto j = st.jobs.find(g->second.job_key.view());
+  if (j == st.jobs.end() || j->second.job->plugins.empty())
+    return;
+  const auto& job = *j->second.job;
+  const auto settings = scheduler::plugin_settings_of(job);
+  if (!settings.env && !settings.svc && !settings.ssh)
+    return;  // Only plugins that add nothing to a pod (tensorflow, mpi, ...).
+  boost::json::object spec;
+  if (!pod.spec_json.empty()) {
+    boost::system::error_code ec;
+    auto parsed = boost::json::parse(pod.spec_json.view(), ec);
+    if (!ec && parsed.is_object())
+      spec = std::move(parsed.as_object());
+  }
+  auto index = pod.meta.annotations.find(scheduler::task_index_key);
+  api::add_plugins_to_pod_spec(spec, job, settings, pod.meta.name.view(),
+                               index ? *index : std::string_view{});
+  pod.spec_json = boost::json::serialize(spec);
+}
+
+} // namespace
+
 api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry& e) {
   api::pod_object out{*e.pod, {}, {}};
+  add_job_plugins(st, e, out.pod);
   if (e.changed)
     scheduler::set_runtime(out.pod, e.changed->state);
   if (auto t = st.terminating.find(id); t != st.terminating.end() && t->second.shown) {

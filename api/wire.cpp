@@ -1353,6 +1353,9 @@ v1::Job write_job(const job_object& in) {
   st->set_unknown(s.unknown);
   st->set_retry_count(s.retry_count);
   st->set_version(s.version);
+  // What the job's plugins made, as Volcano's OnJobAdd records it: "plugin-<name>": <name>.
+  for (const auto& [name, args] : j.plugins)
+    (*st->mutable_controlled_resources())["plugin-" + name] = name;
   for (const auto& c : s.conditions) {
     auto* pc = st->add_conditions();
     pc->set_status(std::string(scheduler::to_string(c.status)));

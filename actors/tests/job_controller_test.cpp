@@ -11,6 +11,7 @@
 
 #include "scheduler/placeholders.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <map>
@@ -614,6 +615,69 @@ TEST(JobController, AFinishedJobIsKeptUntilItsTtlAfterFinishedThenDeleted) {
   EXPECT_EQ(status_of(h, "kept").phase, scheduler::job_phase::completed);
   EXPECT_EQ(pods_of(h, "kept").size(), 3u);
   EXPECT_INVARIANTS(h);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// The spec of a job's pod as the API shows it.
+boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
+  auto shown = h.pod(pod).pod.spec_json;
+  return boost::json::parse(shown.view()).as_object();
+}
+
+// A job's plugins (env, svc, ssh) give its pods what Volcano's controller writes into the pods
+// it creates: the task index, host name and subdomain, the svc ConfigMap's host variables and
+// mount, the ssh Secret's mount. Its pods are made again from the job at a restart, and show the
+// same; a pod of a job without plugins shows its template's spec untouched.
+TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARestart) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
+  auto plain = job;
+  plain.job.meta.name = "plain";
+  job.job.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {}}};
+  runtime_harness::must_ok(h.create(job), "tf");
+  runtime_harness::must_ok(h.create(plain), "plain");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+
+  auto check = [&] {
+    auto spec = shown_spec(h, "tf-worker-1");
+    EXPECT_EQ(spec.at("hostname"), "tf-worker-1");
+    EXPECT_EQ(spec.at("subdomain"), "tf");
+    const auto& container = spec.at("containers").at(0).as_object();
+    std::map<std::string, std::string> env;
+    for (const auto& v : container.at("env").as_array()) {
+      const auto& o = v.as_object();
+      env[std::string(o.at("name").as_string())] =
+          o.contains("value") ? std::string(o.at("value").as_string())
+                              : std::string(o.at("valueFrom")
+                                                .at("configMapKeyRef")
+                                                .at("key")
+                                                .as_string());
+    }
+    EXPECT_EQ(env, (std::map<std::string, std::string>{{"VK_TASK_INDEX", "1"},
+                                                       {"VC_TASK_INDEX", "1"},
+                                                       {"VC_PS_HOSTS", "VC_PS_HOSTS"},
+                                                       {"VC_PS_NUM", "VC_PS_NUM"},
+                                                       {"VC_WORKER_HOSTS", "VC_WORKER_HOSTS"},
+                                                       {"VC_WORKER_NUM", "VC_WORKER_NUM"}}));
+    std::vector<std::string> mounts;
+    for (const auto& m : container.at("volumeMounts").as_array())
+      mounts.push_back(std::string(m.at("mountPath").as_string()));
+    EXPECT_EQ(mounts, (std::vector<std::string>{"/root/.ssh", "/etc/volcano"}));
+    EXPECT_EQ(shown_spec(h, "tf-ps-0").at("containers").at(0).at("env").at(0).at("value"), "0");
+    EXPECT_EQ(shown_spec(h, "plain-worker-1"),
+              boost::json::parse(R"({"containers":[{"image":"busybox","name":"main"}]})"));
+  };
+  check();
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  check();
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "api/codec.hpp"
 #include "api/ctl/json_util.hpp"
 #include "api/events.hpp"
+#include "api/job_plugins.hpp"
 #include "api/kinds.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -413,6 +414,48 @@ void describe_pod_group(describe_writer& w, const json::value& o) {
   describe_conditions(w, o);
 }
 
+// The objects a job's plugins make (scheduler/job_plugins.hpp), as the job controller makes
+// them from its spec: a Service and NetworkPolicy named as the job, the svc ConfigMap of host
+// lists, the ssh Secret. The standalone world runs no container, so nothing is made on a node;
+// Kubernetes mode makes them on the apiserver, with the Secret's generated key pair.
+void describe_plugin_objects(describe_writer& w, const json::value& o) {
+  decode_options options;
+  options.expected_kind = resource_kind::job;
+  options.validate = false;
+  auto decoded = decode_object(o, options);
+  if (!decoded)
+    return;
+  const auto& j = std::get<job_object>(*decoded).job;
+  const auto settings = scheduler::plugin_settings_of(j);
+  if (!settings.svc && !settings.ssh)
+    return;
+  const std::string name(j.meta.name.view());
+  w.heading(0, "Plugin Objects:");
+  if (settings.svc) {
+    w.field(1, "Service " + name,
+            "headless, selects volcano.sh/job-name=" + name + ", volcano.sh/job-namespace=" +
+                std::string(j.meta.namespace_name.view()) +
+                (settings.svc->publish_not_ready_addresses ? ", publishes not-ready addresses"
+                                                           : ""));
+    if (!settings.svc->disable_network_policy)
+      w.field(1, "NetworkPolicy " + name, "ingress from the job's own pods only");
+    std::string data;
+    for (const auto& [key, value] : scheduler::job_hosts(j, task_namings_of(j))) {
+      std::string shown = value;
+      std::replace(shown.begin(), shown.end(), '\n', ' ');
+      data += (data.empty() ? "" : "\n") + key + "=" + shown;
+    }
+    w.field(1, "ConfigMap " + scheduler::svc_config_map_name(name), data);
+  }
+  if (settings.ssh)
+    w.field(1, "Secret " + scheduler::ssh_secret_name(name),
+            std::string(scheduler::ssh_private_key_key) + ", " +
+                std::string(scheduler::ssh_public_key_key) + ", " +
+                std::string(scheduler::ssh_authorized_keys_key) + ", " +
+                std::string(scheduler::ssh_config_key) + " mounted at " +
+                settings.ssh->key_file_path);
+}
+
 void describe_job(describe_writer& w, const json::value& o, const json::value* pod_group) {
   w.field(0, "Queue", or_none(string_at(o, {"spec", "queue"})));
   w.field(0, "Scheduler", or_none(string_at(o, {"spec", "schedulerName"})));
@@ -434,6 +477,7 @@ void describe_job(describe_writer& w, const json::value& o, const json::value* p
     }
     return out;
   }());
+  describe_plugin_objects(w, o);
   if (const auto* tasks = find(o, {"spec", "tasks"}); tasks && tasks->is_array()) {
     w.heading(0, "Tasks:");
     std::vector<std::vector<std::string>> rows;

@@ -4,6 +4,8 @@
 
 #include "api/job_plugins.hpp"
 
+#include "api/codec.hpp"
+
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
@@ -113,6 +115,19 @@ TEST(JobPluginsPodSpec, TemplatesHostNamingIsReadFromTheirSpec) {
   EXPECT_EQ(namings[0].hostname, "ps");
   EXPECT_EQ(namings[0].subdomain, "");
   EXPECT_EQ(namings[1].hostname, "");
+}
+
+// The job's status names what its plugins control, as Volcano's OnJobAdd records it.
+TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
+  job_object o;
+  o.job = two_task_job();
+  o.job.plugins = {{"env", {}}, {"mpi", {}}, {"svc", {"--disable-network-policy"}}};
+  auto v = encode_object(o);
+  EXPECT_EQ(v.at("status").at("controlledResources"),
+            json::parse(R"({"plugin-env":"env","plugin-mpi":"mpi","plugin-svc":"svc"})"))
+      << json::serialize(v);
+  o.job.plugins.clear();
+  EXPECT_FALSE(encode_object(o).at("status").as_object().contains("controlledResources"));
 }
 
 } // namespace

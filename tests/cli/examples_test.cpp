@@ -174,6 +174,41 @@ TEST_F(CliExamples, MpiJobRunsMasterAndWorkersAsOneGang) {
   EXPECT_EQ(desc.out.find("Pending Reason"), std::string::npos) << "a running job waits for nothing";
 }
 
+// The MPI seed's plugins as its comment promises: its pods have host names under the job's
+// Service, the host list mounted at /etc/volcano (the launcher's command reads
+// mpiworker.host) and the ssh keys at /root/.ssh; describe lists the objects its plugins make,
+// and the job's status names them, as Volcano's does.
+TEST_F(CliExamples, TheMpiSeedsPluginsGiveItsPodsHostListsAndKeys) {
+  ASSERT_TRUE(succeeded(ctl({"apply", "-f", example("mpi-job.yaml")})));
+  expect_job_running(*d_, "lm-mpi-job", 4);
+  auto pod = ctl_json({"get", "pod", "lm-mpi-job-mpiworker-1"});
+  const auto& spec = pod.at("spec");
+  EXPECT_EQ(spec.at("hostname"), "lm-mpi-job-mpiworker-1");
+  EXPECT_EQ(spec.at("subdomain"), "lm-mpi-job");
+  std::vector<std::string> volumes;
+  for (const auto& v : spec.at("volumes").as_array())
+    volumes.push_back(std::string(v.at("name").as_string()));
+  EXPECT_EQ(volumes, (std::vector<std::string>{"lm-mpi-job-ssh", "lm-mpi-job-svc"}));
+  std::vector<std::string> mounts;
+  for (const auto& m : spec.at("containers").at(0).at("volumeMounts").as_array())
+    mounts.push_back(std::string(m.at("mountPath").as_string()));
+  EXPECT_EQ(mounts, (std::vector<std::string>{"/root/.ssh", "/etc/volcano"}));
+
+  auto desc = ctl({"describe", "vcjob", "lm-mpi-job"});
+  ASSERT_TRUE(succeeded(desc));
+  EXPECT_NE(desc.out.find("mpiworker.host=lm-mpi-job-mpiworker-0.lm-mpi-job "
+                          "lm-mpi-job-mpiworker-1.lm-mpi-job lm-mpi-job-mpiworker-2.lm-mpi-job"),
+            std::string::npos)
+      << desc.out;
+  EXPECT_EQ(described(desc.out, "Service lm-mpi-job"),
+            "headless, selects volcano.sh/job-name=lm-mpi-job, volcano.sh/job-namespace=default");
+  EXPECT_EQ(described(desc.out, "Secret lm-mpi-job-ssh"),
+            "id_rsa, id_rsa.pub, authorized_keys, config mounted at /root/.ssh");
+  auto job = ctl_json({"get", "vcjob", "lm-mpi-job"});
+  EXPECT_EQ(job.at("status").at("controlledResources"),
+            boost::json::parse(R"({"plugin-ssh":"ssh","plugin-svc":"svc"})"));
+}
+
 // The issue's report, with the seeds as written: the TensorFlow job says `PodEvicted:
 // RestartJob`, so a worker deleted restarts the whole job (retry count 1, every pod made again);
 // the MPI job has no such policy, so its deleted worker is only made again under its name.
