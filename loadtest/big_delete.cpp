@@ -1,7 +1,10 @@
 #include "loadtest/big_delete.hpp"
 
+#include "loadtest/interrupt.hpp"
+
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/report.hpp"
+#include "loadtest/scheduling_run.hpp"
 #include "loadtest/stats.hpp"
 
 #include "api/client.hpp"
@@ -112,6 +115,8 @@ result<json::object> run_big_delete(const big_delete_options& o) {
   fs::create_directories(dir, ec);
   if (ec)
     return status{errc::io_error, "cannot create " + dir.string() + ": " + ec.message()};
+  // On every way out, after the daemon (declared below, so stopped first) is gone.
+  dir_cleanup remove_dir(dir.string(), false);
   {
     std::ofstream cluster(dir / "cluster.yaml");
     cluster << "nodes:\n  - name: node\n    count: 1\n    cpu: \"8\"\n    memory: 32Gi\n";
@@ -130,7 +135,8 @@ result<json::object> run_big_delete(const big_delete_options& o) {
 
   api::http_client client(daemon.client_options());
   reader other(daemon.client_options());
-  std::this_thread::sleep_for(std::chrono::milliseconds(200)); // A few reads at rest.
+  if (!sleep_unless_interrupted(std::chrono::milliseconds(200))) // A few reads at rest.
+    return interrupted_while("starting");
 
   auto timed = [&](api::client_request req, double& seconds) -> result<api::client_response> {
     auto start = clock_type::now();
@@ -152,7 +158,10 @@ result<json::object> run_big_delete(const big_delete_options& o) {
                   "creating the job failed: " +
                       (created ? std::to_string(created->status) + " " + created->body.substr(0, 300)
                                : created.error().message())};
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // A job of many pods takes a while to create: the signal is seen once it is there, and the
+  // daemon (with the job) goes with the run.
+  if (!sleep_unless_interrupted(std::chrono::milliseconds(500)))
+    return interrupted_while("creating the job");
 
   api::client_request remove;
   remove.method = "DELETE";
@@ -161,8 +170,10 @@ result<json::object> run_big_delete(const big_delete_options& o) {
   auto delete_start = clock_type::now();
   auto deleted = timed(remove, delete_seconds);
   auto delete_end = clock_type::now();
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const bool rested = sleep_unless_interrupted(std::chrono::milliseconds(200));
   other.stop();
+  if (!rested)
+    return interrupted_while("deleting the job");
   if (!deleted || deleted->status != 200)
     return status{errc::internal,
                   "deleting the job failed: " +
@@ -177,7 +188,6 @@ result<json::object> run_big_delete(const big_delete_options& o) {
   auto during_create = read_figures(other.between(create_start, create_end));
   auto during_delete = read_figures(other.between(delete_start, delete_end));
   auto code = daemon.stop();
-  fs::remove_all(dir, ec);
 
   json::object rep;
   rep["mode"] = "big-delete";

@@ -444,6 +444,8 @@ int run_plain_mode(const std::string& mode, flag_set& flags, Options& o,
   o.flags_given = flags.given();
   if (int code = check_html_dependencies(mode, o.html_path); code != 0)
     return code;
+  // The run polls it in its waits; finish reads the signal for the exit code.
+  interrupt_guard interrupts;
   return finish(run(o), mode, o.json_path, o.html_path, fail_on_target);
 }
 

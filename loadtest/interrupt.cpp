@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <string>
+#include <thread>
 
 namespace phalanx::loadtest {
 
@@ -18,8 +20,8 @@ extern "C" void on_interrupt(int sig) {
   caught.store(sig);
   // write() is async-signal-safe; the run may take a moment to reach its next check.
   static constexpr char message[] =
-      "\nphalanx-loadtest: stopping: the daemon, the temporary directory and a partial report "
-      "(again to quit at once)\n";
+      "\nphalanx-loadtest: stopping: its daemons and temporary files go, what was measured is "
+      "reported (again to quit at once)\n";
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, message, sizeof message - 1);
 }
 
@@ -54,6 +56,25 @@ const char* signal_name(int sig) noexcept {
     default:
       return "a signal";
   }
+}
+
+bool sleep_unless_interrupted(std::chrono::milliseconds pause) {
+  // In slices, so a long pause ends soon after the signal.
+  const auto until = std::chrono::steady_clock::now() + pause;
+  while (caught.load() == 0) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero())
+      return true;
+    std::this_thread::sleep_for(
+        std::min<std::chrono::steady_clock::duration>(left, std::chrono::milliseconds(20)));
+  }
+  return false;
+}
+
+status interrupted_while(std::string_view doing) {
+  return status{errc::unavailable,
+                std::string("interrupted by ") + signal_name(caught.load()) + " while " +
+                    std::string(doing)};
 }
 
 void simulate_interrupt(int sig) noexcept {

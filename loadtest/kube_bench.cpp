@@ -1,5 +1,6 @@
 #include "loadtest/kube_bench.hpp"
 
+#include "loadtest/interrupt.hpp"
 #include "loadtest/parallel.hpp"
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/report.hpp"
@@ -558,7 +559,8 @@ status wait_for(const std::function<bool()>& done, std::chrono::seconds limit,
   while (clock_type::now() < deadline) {
     if (done())
       return {};
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!sleep_unless_interrupted(std::chrono::milliseconds(20)))
+      return interrupted_while("waiting for " + what);
   }
   return status{errc::unavailable, what + " did not happen within " +
                                        std::to_string(limit.count()) + " s"};
@@ -664,7 +666,11 @@ scheduler_run run_one(const bench_context& b, const std::string& scheduler) {
     } else if (clock_type::now() - last_progress > std::chrono::seconds(b.options.stall_seconds)) {
       break;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (!sleep_unless_interrupted(std::chrono::milliseconds(50))) {
+      // Its pods are deleted below all the same: the cluster is left as it was found.
+      run.error = interrupted_while("waiting for " + scheduler + "'s binds").message();
+      break;
+    }
   }
   started->reset();  // The scheduler stops before anything is read back.
   (*reflector)->stop();
@@ -1038,7 +1044,16 @@ result<json::object> run_kube_bench(const kube_bench_options& o) {
                                           {"y_label", "pods bound"},
                                           {"lines", std::move(lines)}}};
 
-  const bool clean = all_met && o.log_dir.empty();
+  if (interrupt_signal() != 0) {
+    // Partial figures: the verdict says so, and the exit code is the signal's.
+    rep["outcome"] = "interrupted";
+    rep["outcome_message"] = std::string("interrupted by ") + signal_name(interrupt_signal()) +
+                             " during the run of " + (runs.empty() ? "none" : runs.back().name) +
+                             " (" +
+                             std::to_string(runs.size()) + " of " +
+                             std::to_string(schedulers.size()) + " schedulers)";
+  }
+  const bool clean = (all_met || interrupt_signal() != 0) && o.log_dir.empty();
   if (clean)
     fs::remove_all(dir);
   else

@@ -1,5 +1,6 @@
 #include "loadtest/kube_restart.hpp"
 
+#include "loadtest/interrupt.hpp"
 #include "loadtest/parallel.hpp"
 #include "loadtest/phalanxd_process.hpp"
 #include "loadtest/report.hpp"
@@ -94,7 +95,8 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
       !s.ok())
     return s;
   for (int i = 0; i < 100 && !k8s::get_json(admin, "/apis/scheduling.volcano.sh/v1beta1/queues"); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!sleep_unless_interrupted(std::chrono::milliseconds(100)))
+      return interrupted_while("waiting for the Volcano CRDs");
   if (auto s = k8s::testing::apply(
           admin, json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
                               {"kind", "Queue"},
@@ -148,6 +150,14 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
                    "--leader-elect=false",          "--kube-api-qps", "500",
                    "--kube-api-burst", "1000"};
 
+  // An interrupted run leaves nothing behind but the logs asked for with --log-dir (a failed one
+  // keeps its logs: below).
+  auto interrupted = [&](std::unique_ptr<phalanxd_process>& d, std::string_view doing) {
+    d.reset();  // Killed before its directory goes.
+    std::error_code ec;
+    fs::remove_all(o.log_dir.empty() ? dir : fs::path(po.data_dir), ec);
+    return interrupted_while(doing);
+  };
   auto start = [&](const std::string& log) -> result<std::unique_ptr<phalanxd_process>> {
     po.log_file = (logs / log).string();
     return phalanxd_process::start(po);
@@ -157,7 +167,8 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
   if (!first)
     return first.error();
   double first_ready = (*first)->seconds_to_ready();
-  std::this_thread::sleep_for(std::chrono::seconds(3));  // The checkpoint catches up.
+  if (!sleep_unless_interrupted(std::chrono::seconds(3)))  // The checkpoint catches up.
+    return interrupted(*first, "the first phalanxd checkpointed");
 
   // A restart: kill, a new gang meanwhile, start again, time to the new gang's first bind.
   auto restart = [&](std::unique_ptr<phalanxd_process>& d, const std::string& gang,
@@ -182,7 +193,8 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
         first_bind = seconds_since(t0);
         return {};
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (!sleep_unless_interrupted(std::chrono::milliseconds(5)))
+        return interrupted(d, "waiting for " + gang + " to be bound");
     }
     return status{errc::unavailable, "the new gang " + gang + " was not bound within 5 minutes"};
   };
@@ -190,7 +202,8 @@ result<json::object> run_kube_restart(const kube_restart_options& o) {
   double short_ready = 0, short_bind = 0, long_ready = 0, long_bind = 0;
   if (auto s = restart(d, "after-short", "short.log", false, short_ready, short_bind); !s.ok())
     return s;
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  if (!sleep_unless_interrupted(std::chrono::seconds(3)))
+    return interrupted(d, "between the restarts");
   if (auto s = restart(d, "after-long", "long.log", true, long_ready, long_bind); !s.ok())
     return s;
   auto stopped = d->stop();

@@ -239,6 +239,37 @@ TEST(E2eLoadtestInterrupt, SigtermDuringRestartReportsTheRoundsMeasured) {
   EXPECT_NE(text.find("phalanx-loadtest: stopping"), std::string::npos) << text;
 }
 
+// big-delete (a mode that returns its figures at the end): SIGTERM while its job of many pods
+// is being made stops the run there; the daemon and the work directory go, and the exit code
+// is 128 + 15 with the reason on stderr.
+TEST(E2eLoadtestInterrupt, SigtermDuringBigDeleteStopsTheDaemonAndRemovesItsDirectory) {
+  scratch_dir dir;
+  const auto work = dir.path + "/work";
+  std::filesystem::create_directories(work);
+  auto log = dir.path + "/tester.log";
+  auto pid = spawn_with_log({PHALANX_LOADTEST_BINARY, "big-delete", "--pods", "200000",
+                             "--work-dir", work, "--json", dir.path + "/big-delete.json"},
+                            log);
+  ASSERT_TRUE(pid.ok());
+  // The daemon is listening once its log says ready.
+  std::string daemon_log;
+  for (int i = 0; i < 1200 && daemon_log.find("msg=\"ready\"") == std::string::npos; ++i) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(work))
+      if (e.path().filename() == "phalanxd.log")
+        daemon_log = read_text_file(e.path().string()).value_or("");
+    if (daemon_log.find("msg=\"ready\"") == std::string::npos)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(daemon_log.find("msg=\"ready\""), std::string::npos) << read_text_file(log).value_or("");
+  ASSERT_EQ(::kill(*pid, SIGTERM), 0);
+  int status = wait_exit(*pid);
+  auto text = read_text_file(log).value_or("");
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 143) << text;
+  EXPECT_TRUE(std::filesystem::is_empty(work)) << "the daemon's directory is left";
+  EXPECT_NE(text.find("big-delete: interrupted by SIGTERM while"), std::string::npos) << text;
+}
+
 // A load tester killed outright (SIGKILL: no handler runs) takes its phalanxd with it.
 TEST(E2eLoadtestInterrupt, SigkillOfTheTesterTakesTheDaemonWithIt) {
   scratch_dir dir;
