@@ -367,6 +367,35 @@ TEST_F(Server, FieldValidationRefusesWarnsOfOrIgnoresUnknownFields) {
   EXPECT_EQ(body_json(typo).at("message"),
             "strict decoding error: unknown field \"spec.nodeSelectr\", unknown field "
             "\"spec.containers[0].resource\", unknown field \"spec.containers[0].ports[0].nam\"");
+  // Inside a container's env, mounts and probes and a pod's volumes too, as the apiserver
+  // looks (k8s.io/api v0.37.2): "valu" for "value" would start the container without it.
+  auto valid_inside = call(
+      port(), post("/api/v1/namespaces/team/pods?fieldValidation=Strict",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"inside"},"spec":{)"
+                   R"("volumes":[{"name":"cm","configMap":{"name":"c"}}],"containers":[{"name":"c","image":"i",)"
+                   R"("env":[{"name":"A","value":"1"},{"name":"B","valueFrom":{"configMapKeyRef":{"name":"c","key":"k","optional":true}}},)"
+                   R"({"name":"C","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}},)"
+                   R"({"name":"D","valueFrom":{"resourceFieldRef":{"resource":"limits.cpu","divisor":1}}}],)"
+                   R"("envFrom":[{"prefix":"X_","secretRef":{"name":"s"}}],)"
+                   R"("volumeMounts":[{"name":"cm","mountPath":"/etc/c","readOnly":true}],)"
+                   R"("livenessProbe":{"httpGet":{"path":"/","port":8080,"httpHeaders":[{"name":"h","value":"v"}]},"periodSeconds":5},)"
+                   R"("readinessProbe":{"tcpSocket":{"port":"http"}},"startupProbe":{"exec":{"command":["true"]}}}]}})"));
+  EXPECT_EQ(valid_inside.status, 201) << valid_inside.body;
+  auto typo_inside = call(
+      port(), post("/api/v1/namespaces/team/pods?fieldValidation=Strict",
+                   R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"typo-inside"},"spec":{)"
+                   R"("volumes":[{"name":"cm","configmap":{"name":"c"}}],"containers":[{"name":"c","image":"i",)"
+                   R"("env":[{"name":"A","valu":"1"},{"name":"B","valueFrom":{"configMapKeyRef":{"nme":"c","key":"k"}}}],)"
+                   R"("envFrom":[{"secretref":{"name":"s"}}],"volumeMounts":[{"name":"cm","mountpath":"/etc/c"}],)"
+                   R"("livenessProbe":{"httpGet":{"port":8080},"periodSecond":5}}]}})"));
+  EXPECT_EQ(typo_inside.status, 400) << typo_inside.body;
+  EXPECT_EQ(body_json(typo_inside).at("message"),
+            "strict decoding error: unknown field \"spec.volumes[0].configmap\", unknown field "
+            "\"spec.containers[0].env[0].valu\", unknown field "
+            "\"spec.containers[0].env[1].valueFrom.configMapKeyRef.nme\", unknown field "
+            "\"spec.containers[0].envFrom[0].secretref\", unknown field "
+            "\"spec.containers[0].volumeMounts[0].mountpath\", unknown field "
+            "\"spec.containers[0].livenessProbe.periodSecond\"");
   // A job's pod template is the same type.
   auto job = call(port(), post("/apis/batch.volcano.sh/v1alpha1/namespaces/team/jobs?fieldValidation=Strict",
                                R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j"},)"

@@ -418,6 +418,12 @@ TEST_F(KubectlAgainstPhalanxd, ExplainsPodsAndNodesInBothOpenApiVersions) {
             std::string::npos)
       << spec.out;
   EXPECT_NE(spec.out.find("  taints\t<[]Taint>"), std::string::npos) << spec.out;
+  // The objects inside a container that Phalanx checks but does not read.
+  auto env = kubectl({"explain", "pod.spec.containers.env.valueFrom"});
+  ASSERT_TRUE(succeeded(env)) << env.err;
+  EXPECT_NE(env.out.find("  configMapKeyRef\t<KeySelector>\n    A key of a ConfigMap."),
+            std::string::npos)
+      << env.out;
   auto metadata = kubectl({"explain", "pod.metadata"});
   ASSERT_TRUE(succeeded(metadata)) << metadata.err;
   EXPECT_NE(metadata.out.find("scheduling.k8s.io/group-name"), std::string::npos)
