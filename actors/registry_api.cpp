@@ -7,6 +7,7 @@
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
+#include "scheduler/job_plugins.hpp"
 #include "scheduler/validation.hpp"
 
 
@@ -380,6 +381,8 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
   // Volcano's admission webhook makes maxRetry 0 (or unset) its default, 3.
   if (j.max_retry == 0)
     j.max_retry = 3;
+  // It also adds the plugins the distributed-framework plugins need (svc; ssh for mpi).
+  scheduler::add_implied_plugins(j);
   auto expanded = scheduler::expand_job(j);
   if (!expanded)
     return respond(reply, result<api::object>{expanded.error()});

@@ -74,8 +74,9 @@ void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::po
     return;
   const auto& job = *j->second.job;
   const auto settings = scheduler::plugin_settings_of(job);
-  if (!settings.env && !settings.svc && !settings.ssh)
-    return;  // Only plugins that add nothing to a pod (tensorflow, mpi, ...).
+  if (!settings.env && !settings.svc && !settings.ssh && !settings.tensorflow && !settings.mpi &&
+      !settings.pytorch)
+    return;  // Only plugins that add nothing to a pod (hcclrank, ray).
   boost::json::object spec;
   if (!pod.spec_json.empty()) {
     boost::system::error_code ec;
@@ -84,7 +85,7 @@ void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::po
       spec = std::move(parsed.as_object());
   }
   auto index = pod.meta.annotations.find(scheduler::task_index_key);
-  api::add_plugins_to_pod_spec(spec, job, settings, pod.meta.name.view(),
+  api::add_plugins_to_pod_spec(spec, job, settings, pod.meta.name.view(), pod.role.view(),
                                index ? *index : std::string_view{});
   pod.spec_json = boost::json::serialize(spec);
 }

@@ -2,6 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <charconv>
+#include <optional>
 #include <string>
 
 namespace phalanx::api {
@@ -37,6 +40,28 @@ void for_each_container(json::object& spec, Add add) {
   }
 }
 
+// Calls `add` with every container (not init container) of `spec` that is an object.
+template <typename Add>
+void for_each_app_container(json::object& spec, Add add) {
+  auto* v = spec.if_contains("containers");
+  if (v == nullptr || !v->is_array())
+    return;
+  for (auto& c : v->as_array())
+    if (c.is_object())
+      add(c.as_object());
+}
+
+// Adds container port `port` named `name` to `c`, unless a port of it has that number.
+void open_port(json::object& c, int32_t port, std::string_view name) {
+  auto& ports = array_at(c, "ports");
+  for (const auto& p : ports)
+    if (p.is_object())
+      if (const auto* n = p.get_object().if_contains("containerPort");
+          n != nullptr && n->is_int64() && n->get_int64() == port)
+        return;
+  ports.push_back(json::object{{"name", name}, {"containerPort", port}});
+}
+
 } // namespace
 
 std::vector<scheduler::task_host_naming> task_namings_of(const scheduler::job& j) {
@@ -59,14 +84,65 @@ std::vector<scheduler::task_host_naming> task_namings_of(const scheduler::job& j
 
 void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
                              const scheduler::job_plugin_settings& settings,
-                             std::string_view pod_name, std::string_view task_index) {
+                             std::string_view pod_name, std::string_view task,
+                             std::string_view task_index) {
   const auto job_name = j.meta.name.view();
+  int32_t index = 0;
+  std::from_chars(task_index.data(), task_index.data() + task_index.size(), index);
+  const bool frameworks = settings.tensorflow || settings.mpi || settings.pytorch;
+  const auto namings = frameworks ? task_namings_of(j) : std::vector<scheduler::task_host_naming>{};
   if (settings.env)
     for_each_container(pod_spec, [&](json::object& c) {
       auto& env = array_at(c, "env");
       env.push_back(json::object{{"name", "VK_TASK_INDEX"}, {"value", task_index}});
       env.push_back(json::object{{"name", "VC_TASK_INDEX"}, {"value", task_index}});
     });
+
+  if (settings.mpi) {
+    const auto& mpi = *settings.mpi;
+    std::optional<std::string> hosts;
+    const bool launcher = task == mpi.master;
+    if (launcher)
+      hosts = scheduler::mpi_worker_hosts(j, namings, mpi);
+    if (!launcher || hosts)
+      for_each_container(pod_spec, [&](json::object& c) {
+        open_port(c, mpi.port, "mpijob-port");
+        if (launcher)
+          array_at(c, "env").push_back(json::object{{"name", "MPI_HOST"}, {"value", *hosts}});
+      });
+  }
+
+  if (settings.pytorch) {
+    const auto& torch = *settings.pytorch;
+    if (auto master = scheduler::pytorch_master_address(j, namings, torch)) {
+      if (task == torch.worker && torch.wait_master_enabled) {
+        auto& init = array_at(pod_spec, "initContainers");
+        const bool present = std::any_of(init.begin(), init.end(), [](const json::value& c) {
+          return c.is_object() && string_field(c.get_object(), "name") == "wait-for-master";
+        });
+        if (!present)
+          init.push_back(json::object{
+              {"name", "wait-for-master"},
+              {"image", torch.wait_master_image},
+              {"command", json::array{"sh", "-c", scheduler::pytorch_wait_script(*master, torch)}}});
+      }
+      const auto world_size = std::to_string(scheduler::pytorch_world_size(j, torch));
+      std::optional<int32_t> rank;
+      if (task == torch.worker)
+        rank = index + 1;
+      else if (task == torch.master)
+        rank = 0;
+      for_each_app_container(pod_spec, [&](json::object& c) {
+        open_port(c, torch.port, "pytorchjob-port");
+        auto& env = array_at(c, "env");
+        env.push_back(json::object{{"name", "MASTER_ADDR"}, {"value", *master}});
+        env.push_back(json::object{{"name", "MASTER_PORT"}, {"value", std::to_string(torch.port)}});
+        env.push_back(json::object{{"name", "WORLD_SIZE"}, {"value", world_size}});
+        if (rank)
+          env.push_back(json::object{{"name", "RANK"}, {"value", std::to_string(*rank)}});
+      });
+    }
+  }
 
   if (settings.ssh) {
     const auto secret = scheduler::ssh_secret_name(job_name);
@@ -114,6 +190,14 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
       array_at(c, "volumeMounts")
           .push_back(json::object{{"mountPath", scheduler::svc_mount_path}, {"name", config_map}});
     });
+  }
+
+  if (settings.tensorflow) {
+    auto config = scheduler::tensorflow_config(j, namings, *settings.tensorflow, task, index);
+    if (!config.empty())
+      for_each_app_container(pod_spec, [&](json::object& c) {
+        array_at(c, "env").push_back(json::object{{"name", "TF_CONFIG"}, {"value", config}});
+      });
   }
 }
 

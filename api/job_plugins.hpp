@@ -3,7 +3,8 @@
 // What a Volcano job's plugins (scheduler/job_plugins.hpp) write into the spec of each pod the
 // job makes, as JSON, for both worlds: the Kubernetes-mode job controller's pod manifests
 // (k8s/job_objects.hpp) and the standalone catalog's job pods (their spec as `get pod -o yaml`
-// shows it). Plugins apply in name order (env, ssh, svc); Volcano's order is its map's, random.
+// shows it). Plugins apply in name order (env, mpi, pytorch, ssh, svc, tensorflow); Volcano's
+// order is its map's, random.
 //
 // Pure functions; thread-safe.
 
@@ -22,16 +23,23 @@ namespace phalanx::api {
 std::vector<scheduler::task_host_naming> task_namings_of(const scheduler::job& j);
 
 /// Adds to `pod_spec` (a pod's spec: containers, initContainers, volumes...) what `settings`'
-/// plugins give pod `pod_name`, index `task_index` of its task, of job `j`:
+/// plugins give pod `pod_name`, index `task_index` of task `task`, of job `j`:
 /// - env: VK_TASK_INDEX and VC_TASK_INDEX in every container and init container;
 /// - ssh: the "<job>-ssh" Secret as a volume (its four keys under ".ssh/", mode 0600, or 0644
 ///   at another path than /root/.ssh), mounted at the key file path with subPath ".ssh";
 /// - svc: hostname (the pod's name) and subdomain (the job's) where the spec has none, the
 ///   "<job>-svc" ConfigMap as a volume mounted at /etc/volcano, and every task's
 ///   VC_<TASK>_HOSTS and VC_<TASK>_NUM from it (unless --inject-hosts-env=false).
-/// A container's env or volumeMounts that is not an array is replaced.
+/// - mpi: the port opened in every container lacking it ("mpijob-port"); MPI_HOST in the
+///   launcher's (nothing at all for a launcher when the job has no worker task);
+/// - pytorch: MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK (a worker's index + 1; the
+///   master's 0) in every container, the port opened ("pytorchjob-port"), and a worker's
+///   "wait-for-master" init container with --wait-master-enabled;
+/// - tensorflow: TF_CONFIG in every container.
+/// A container's env, ports or volumeMounts that is not an array is replaced.
 void add_plugins_to_pod_spec(boost::json::object& pod_spec, const scheduler::job& j,
                              const scheduler::job_plugin_settings& settings,
-                             std::string_view pod_name, std::string_view task_index);
+                             std::string_view pod_name, std::string_view task,
+                             std::string_view task_index);
 
 } // namespace phalanx::api

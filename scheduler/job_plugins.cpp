@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <climits>
+#include <cstdint>
 
 namespace phalanx::scheduler {
 
@@ -102,6 +104,19 @@ void parse_go_flags(const std::string& plugin, std::size_t plugin_index,
   }
 }
 
+// A whole number flag's value (parse_go_flags checked it is one); clamped to int32.
+int32_t parse_port(std::string_view value) {
+  int64_t n = 0;
+  std::from_chars(value.data(), value.data() + value.size(), n);
+  return int32_t(std::clamp<int64_t>(n, INT32_MIN, INT32_MAX));
+}
+
+// Whether the job names plugin `name`.
+bool names(const job& j, std::string_view name) {
+  return std::any_of(j.plugins.begin(), j.plugins.end(),
+                     [&](const auto& p) { return p.first == name; });
+}
+
 std::string task_key_of(std::string_view task) {
   std::string key(task);
   std::replace(key.begin(), key.end(), '-', '_');
@@ -140,6 +155,61 @@ job_plugin_settings plugin_settings_of(const job& j, std::vector<plugin_argument
           },
           errors);
       out.svc = s;
+    } else if (name == "tensorflow") {
+      tensorflow_plugin_settings t;
+      parse_go_flags(
+          name, p, args,
+          {{"ps"}, {"worker"}, {"chief"}, {"evaluator"}, {"port", false, true}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "ps")
+              t.ps = value;
+            else if (flag == "worker")
+              t.worker = value;
+            else if (flag == "chief")
+              t.chief = value;
+            else if (flag == "evaluator")
+              t.evaluator = value;
+            else
+              t.port = parse_port(value);
+          },
+          errors);
+      out.tensorflow = t;
+    } else if (name == "mpi") {
+      mpi_plugin_settings m;
+      parse_go_flags(
+          name, p, args, {{"master"}, {"worker"}, {"port", false, true}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "master")
+              m.master = value;
+            else if (flag == "worker")
+              m.worker = value;
+            else
+              m.port = parse_port(value);
+          },
+          errors);
+      out.mpi = m;
+    } else if (name == "pytorch") {
+      pytorch_plugin_settings t;
+      parse_go_flags(
+          name, p, args,
+          {{"master"}, {"worker"}, {"port", false, true}, {"wait-master-enabled", true},
+           {"wait-master-timeout", false, true}, {"wait-master-image"}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "master")
+              t.master = value;
+            else if (flag == "worker")
+              t.worker = value;
+            else if (flag == "port")
+              t.port = parse_port(value);
+            else if (flag == "wait-master-enabled")
+              t.wait_master_enabled = value == "true";
+            else if (flag == "wait-master-timeout")
+              t.wait_master_timeout = parse_port(value);
+            else
+              t.wait_master_image = value;
+          },
+          errors);
+      out.pytorch = t;
     } else if (name == "ssh") {
       ssh_plugin_settings s;
       parse_go_flags(
@@ -154,16 +224,142 @@ job_plugin_settings plugin_settings_of(const job& j, std::vector<plugin_argument
             else if (flag == "ssh-public-key")
               s.public_key = value;
             else {
-              int64_t port = 0;
-              std::from_chars(value.data(), value.data() + value.size(), port);
-              s.port = port >= 1 && port <= 65535 ? int32_t(port) : 22;
+              const auto port = parse_port(value);
+              s.port = port >= 1 && port <= 65535 ? port : 22;
             }
           },
           errors);
       out.ssh = s;
     }
   }
+  // What the admission webhook adds (add_implied_plugins), for a job written before it ran.
+  if ((out.tensorflow || out.mpi || out.pytorch || names(j, "ray")) && !out.svc)
+    out.svc = svc_plugin_settings{};
+  if (out.mpi && !out.ssh)
+    out.ssh = ssh_plugin_settings{};
   return out;
+}
+
+bool add_implied_plugins(job& j) {
+  const bool framework = names(j, "tensorflow") || names(j, "mpi") || names(j, "pytorch") ||
+                         names(j, "ray");
+  bool added = false;
+  auto add = [&](const char* name) {
+    if (names(j, name))
+      return;
+    j.plugins.emplace_back(name, std::vector<std::string>{});
+    added = true;
+  };
+  if (framework)
+    add("svc");
+  if (names(j, "mpi"))
+    add("ssh");
+  if (added)
+    std::sort(j.plugins.begin(), j.plugins.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  return added;
+}
+
+namespace {
+
+// "<host>.<subdomain>" of the pod of task `t` at `index`, as Volcano's MakeDomainName: the
+// template's hostname (the same for every replica) or the pod's name.
+std::string domain_name(const job& j, const job_task& t, const task_host_naming& naming,
+                        int32_t index) {
+  const std::string& subdomain = naming.subdomain.empty() ? j.meta.name.str() : naming.subdomain;
+  return (naming.hostname.empty() ? job_pod_name(j.meta.name.view(), t.name, index)
+                                  : naming.hostname) +
+         "." + subdomain;
+}
+
+std::optional<std::size_t> task_index_of(const job& j, std::string_view name) {
+  for (std::size_t t = 0; t < j.tasks.size(); ++t)
+    if (j.tasks[t].name == name)
+      return t;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::string tensorflow_config(const job& j, const std::vector<task_host_naming>& namings,
+                              const tensorflow_plugin_settings& s, std::string_view task,
+                              int32_t index) {
+  if (j.tasks.size() == 1 && j.tasks[0].replicas == 1)
+    return {};
+  // Go's json.Marshal of Volcano's tfClusterSpec: roles in its field order, empty ones left out.
+  std::string cluster;
+  for (const auto* role : {&s.ps, &s.worker, &s.chief, &s.evaluator}) {
+    auto t = task_index_of(j, *role);
+    if (!t || j.tasks[*t].replicas == 0)
+      continue;
+    std::string hosts;
+    for (int32_t i = 0; i < j.tasks[*t].replicas; ++i)
+      hosts += std::string(hosts.empty() ? "" : ",") + "\"" +
+               domain_name(j, j.tasks[*t], namings.at(*t), i) + ":" + std::to_string(s.port) +
+               "\"";
+    const char* key = role == &s.ps ? "ps" : role == &s.worker ? "worker"
+                                         : role == &s.chief    ? "chief"
+                                                               : "evaluator";
+    cluster += std::string(cluster.empty() ? "" : ",") + "\"" + key + "\":[" + hosts + "]";
+  }
+  // A task that is none of the roles is its own type, named as the task.
+  std::string type(task);
+  if (task == s.chief)
+    type = "chief";
+  else if (task == s.worker)
+    type = "worker";
+  else if (task == s.ps)
+    type = "ps";
+  else if (task == s.evaluator)
+    type = "evaluator";
+  return "{\"cluster\":{" + cluster + "},\"task\":{\"type\":\"" + type +
+         "\",\"index\":" + std::to_string(index) + "}}";
+}
+
+std::optional<std::string> mpi_worker_hosts(const job& j,
+                                            const std::vector<task_host_naming>& namings,
+                                            const mpi_plugin_settings& s) {
+  auto t = task_index_of(j, s.worker);
+  if (!t)
+    return std::nullopt;
+  std::string hosts;
+  for (const auto& h : task_hosts(j, *t, namings.at(*t)))
+    hosts += (hosts.empty() ? "" : ",") + h;
+  return hosts;
+}
+
+std::optional<std::string> pytorch_master_address(const job& j,
+                                                  const std::vector<task_host_naming>& namings,
+                                                  const pytorch_plugin_settings& s) {
+  auto t = task_index_of(j, s.master);
+  if (!t)
+    return std::nullopt;
+  return domain_name(j, j.tasks[*t], namings.at(*t), 0);
+}
+
+int32_t pytorch_world_size(const job& j, const pytorch_plugin_settings& s) {
+  int32_t size = 0;
+  for (const auto& t : j.tasks)
+    if (t.name == s.master || t.name == s.worker)
+      size += t.replicas;
+  return size;
+}
+
+std::string pytorch_wait_script(std::string_view master_address,
+                                const pytorch_plugin_settings& s) {
+  const std::string target = std::string(master_address) + " " + std::to_string(s.port);
+  const std::string where = std::string(master_address) + ":" + std::to_string(s.port);
+  // nc where the image has it, else bash's /dev/tcp; one try every 2 s up to the timeout.
+  return "waited=0\n"
+         "until nc -z " + target + " 2>/dev/null || (echo > /dev/tcp/" +
+         std::string(master_address) + "/" + std::to_string(s.port) + ") 2>/dev/null; do\n"
+         "  if [ \"$waited\" -ge " + std::to_string(s.wait_master_timeout) + " ]; then\n"
+         "    echo \"the master " + where + " did not listen within " +
+         std::to_string(s.wait_master_timeout) + " s\"; exit 1\n"
+         "  fi\n"
+         "  sleep 2; waited=$((waited + 2))\n"
+         "done\n"
+         "echo \"the master " + where + " listens\"\n";
 }
 
 std::vector<std::string> task_hosts(const job& j, std::size_t task,

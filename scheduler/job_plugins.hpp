@@ -15,8 +15,13 @@
 //   --ssh-public-key), authorized_keys and an ssh config naming every host (ssh_config), mounted
 //   in every container at --ssh-key-file-path (default /root/.ssh) with mode 0600 (0644 at
 //   another path).
-// The other plugin names Volcano registers (tensorflow, mpi, pytorch, hcclrank, ray) are accepted
-// and add nothing here.
+// - tensorflow: TF_CONFIG in every container (tensorflow_config).
+// - mpi: MPI_HOST (the workers' hosts) in the launcher's containers, and the port (22) opened in
+//   every container.
+// - pytorch: MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK, the port (23456) opened, and with
+//   --wait-master-enabled a worker's init container that waits for the master to listen.
+// hcclrank and ray (Volcano's too) are accepted and add nothing: what they write is not built
+// (docs/NOTES.md, "Job plugins").
 //
 // Arguments are Go flags as Volcano parses them ("--flag", "-flag", "--flag=value",
 // "--flag value" for the string and number flags). Where Volcano logs a bad argument and goes on
@@ -50,11 +55,47 @@ struct ssh_plugin_settings {
   friend bool operator==(const ssh_plugin_settings&, const ssh_plugin_settings&) = default;
 };
 
-/// The plugins a job names, with their settings.
+/// tensorflow: the tasks that are TF_CONFIG's roles, and the port in its host list.
+struct tensorflow_plugin_settings {
+  std::string ps = "ps";
+  std::string worker = "worker";
+  std::string chief = "chief";
+  std::string evaluator = "evaluator";
+  int32_t port = 2222;
+  friend bool operator==(const tensorflow_plugin_settings&,
+                         const tensorflow_plugin_settings&) = default;
+};
+
+/// mpi: the launcher's and the workers' tasks, and the port (sshd's) every container opens.
+struct mpi_plugin_settings {
+  std::string master = "master";
+  std::string worker = "worker";
+  int32_t port = 22;
+  friend bool operator==(const mpi_plugin_settings&, const mpi_plugin_settings&) = default;
+};
+
+/// pytorch: the master's and the workers' tasks, the rendezvous port, and whether workers wait
+/// for the master in an init container.
+struct pytorch_plugin_settings {
+  std::string master = "master";
+  std::string worker = "worker";
+  int32_t port = 23456;
+  bool wait_master_enabled = false;
+  int32_t wait_master_timeout = 300;
+  std::string wait_master_image = "busybox:1.36.1";
+  friend bool operator==(const pytorch_plugin_settings&, const pytorch_plugin_settings&) = default;
+};
+
+/// The plugins a job names, with their settings. tensorflow, mpi and pytorch imply svc (their
+/// host names are the svc plugin's), and mpi implies ssh, as Volcano's admission webhook adds
+/// them to the job.
 struct job_plugin_settings {
   bool env = false;
   std::optional<svc_plugin_settings> svc;
   std::optional<ssh_plugin_settings> ssh;
+  std::optional<tensorflow_plugin_settings> tensorflow;
+  std::optional<mpi_plugin_settings> mpi;
+  std::optional<pytorch_plugin_settings> pytorch;
   friend bool operator==(const job_plugin_settings&, const job_plugin_settings&) = default;
 };
 
@@ -99,6 +140,35 @@ std::string ssh_config(const job& j, const std::vector<task_host_naming>& naming
 /// The environment variable names the svc plugin gives every pod, per task: VC_<TASK>_HOSTS,
 /// VC_<TASK>_NUM, in the job's task order.
 std::vector<std::string> svc_host_variables(const job& j);
+
+/// The plugins Volcano's admission webhook adds to a job that names tensorflow, mpi, pytorch or
+/// ray (svc) or mpi (ssh), with no arguments; true when it added any.
+bool add_implied_plugins(job& j);
+
+/// tensorflow's TF_CONFIG for the pod of `task` at `index`: {"cluster": {"ps": [...],
+/// "worker": [...], "chief": [...], "evaluator": [...]}, "task": {"type": ..., "index": ...}}, each
+/// role's list "<host>.<subdomain>:<port>" per replica (empty roles left out). Empty when the job
+/// is one task of one replica (no cluster to describe).
+std::string tensorflow_config(const job& j, const std::vector<task_host_naming>& namings,
+                              const tensorflow_plugin_settings& s, std::string_view task,
+                              int32_t index);
+
+/// mpi's MPI_HOST for the launcher's pods: the worker task's hosts, comma-separated; nullopt
+/// when the job has no such task (the launcher then gets nothing, as in Volcano).
+std::optional<std::string> mpi_worker_hosts(const job& j,
+                                            const std::vector<task_host_naming>& namings,
+                                            const mpi_plugin_settings& s);
+
+/// pytorch's MASTER_ADDR: the master task's first host; nullopt when the job has no such task
+/// (the plugin then adds nothing).
+std::optional<std::string> pytorch_master_address(const job& j,
+                                                  const std::vector<task_host_naming>& namings,
+                                                  const pytorch_plugin_settings& s);
+/// pytorch's WORLD_SIZE: the replicas of the master and worker tasks.
+int32_t pytorch_world_size(const job& j, const pytorch_plugin_settings& s);
+/// The shell script of the wait-for-master init container: tries a TCP connection to the
+/// master every 2 s and fails after the timeout.
+std::string pytorch_wait_script(std::string_view master_address, const pytorch_plugin_settings& s);
 
 /// The objects' names: the Service and NetworkPolicy are the job's name.
 std::string svc_config_map_name(std::string_view job_name);

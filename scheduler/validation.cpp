@@ -1314,6 +1314,13 @@ field_errors validate(const job& j) {
   for (const auto& e : argument_errors)
     out.push_back(invalid_error(indexed(keyed("spec.plugins", e.plugin), e.index),
                                 j.plugins[e.plugin_index].second[e.index], e.message));
+  // Volcano's webhook: the mpi plugin's launcher must be a task of the job.
+  if (auto settings = plugin_settings_of(j); settings.mpi)
+    if (std::none_of(j.tasks.begin(), j.tasks.end(),
+                     [&](const job_task& t) { return t.name == settings.mpi->master; }))
+      out.push_back(invalid_error(keyed("spec.plugins", "mpi"), settings.mpi->master,
+                                  "the specified mpi master task was not found: no task of the "
+                                  "job is named so (--master names it; \"master\" by default)"));
 
   // Volumes, as Volcano's webhook checks them (validateIO).
   std::set<std::string_view> mount_paths;

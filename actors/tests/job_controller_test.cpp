@@ -682,3 +682,33 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
 
 } // namespace
 } // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// A job naming mpi gets svc and ssh added at its creation, as Volcano's admission webhook adds
+// them (the launcher's host list is svc's host names, reached over ssh), and its launcher's
+// containers the workers' hosts.
+TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts) {
+  runtime_harness h{deterministic_config(1), nodes()};
+  auto job = tf_job("lm", "PodEvicted", "RestartJob", 3);
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"mpi","name":"main"}]})";
+  job.job.plugins = {{"mpi", {"--master=ps"}}};
+  runtime_harness::must_ok(h.create(job), "lm");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "lm", 3); }, 5000ms, 10ms));
+  auto got = h.get(api::resource_kind::job, "default", "lm");
+  runtime_harness::must_ok(got, "get lm");
+  EXPECT_EQ(std::get<api::job_object>(*got).job.plugins,
+            (decltype(job.job.plugins){{"mpi", {"--master=ps"}}, {"ssh", {}}, {"svc", {}}}));
+  auto launcher = shown_spec(h, "lm-ps-0").at("containers").at(0).as_object();
+  std::string hosts;
+  for (const auto& v : launcher.at("env").as_array())
+    if (v.at("name") == "MPI_HOST")
+      hosts = std::string(v.at("value").as_string());
+  EXPECT_EQ(hosts, "lm-worker-0.lm,lm-worker-1.lm");
+  EXPECT_EQ(launcher.at("ports").at(0).at("containerPort"), 22);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing

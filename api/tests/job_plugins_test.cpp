@@ -9,6 +9,9 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 namespace phalanx::api {
 namespace {
 
@@ -40,7 +43,8 @@ TEST(JobPluginsPodSpec, EnvGivesEveryContainerItsTaskIndex) {
   auto j = two_task_job();
   j.plugins = {{"env", {}}};
   auto spec = pod_spec();
-  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-worker-1", "1");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-worker-1", "worker",
+                          "1");
   EXPECT_EQ(spec, json::parse(R"({"containers":[{"name":"main","image":"busybox",
       "env":[{"name":"A","value":"1"},{"name":"VK_TASK_INDEX","value":"1"},
              {"name":"VC_TASK_INDEX","value":"1"}]}],
@@ -53,7 +57,7 @@ TEST(JobPluginsPodSpec, SvcNamesTheHostAndMountsTheHostLists) {
   j.plugins = {{"svc", {}}};
   auto spec = pod_spec();
   spec.erase("initContainers");
-  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
   auto ref = [](const char* key) {
     return json::object{{"name", key},
                         {"valueFrom", json::object{{"configMapKeyRef",
@@ -78,7 +82,7 @@ TEST(JobPluginsPodSpec, SvcNamesTheHostAndMountsTheHostLists) {
   j.plugins = {{"svc", {"--inject-hosts-env=false"}}};
   spec = json::parse(R"({"hostname":"ps","subdomain":"cluster","containers":[{"name":"m"}]})")
              .as_object();
-  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
   EXPECT_EQ(spec.at("hostname"), "ps");
   EXPECT_EQ(spec.at("subdomain"), "cluster");
   EXPECT_FALSE(spec.at("containers").at(0).as_object().contains("env"))
@@ -89,7 +93,7 @@ TEST(JobPluginsPodSpec, SshMountsTheKeysAtTheKeyPath) {
   auto j = two_task_job();
   j.plugins = {{"ssh", {}}};
   auto spec = pod_spec();
-  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
   auto volume = spec.at("volumes").at(0);
   EXPECT_EQ(volume, json::parse(R"({"name":"tf-ssh","secret":{"secretName":"tf-ssh","items":[
       {"key":"id_rsa","path":".ssh/id_rsa"},{"key":"id_rsa.pub","path":".ssh/id_rsa.pub"},
@@ -102,7 +106,7 @@ TEST(JobPluginsPodSpec, SshMountsTheKeysAtTheKeyPath) {
 
   j.plugins = {{"ssh", {"--ssh-key-file-path=/home/mpi/.ssh"}}};
   spec = pod_spec();
-  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "0");
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
   EXPECT_EQ(spec.at("volumes").at(0).at("secret").at("defaultMode"), 420);  // 0644
   EXPECT_EQ(spec.at("containers").at(0).at("volumeMounts").at(0).at("mountPath"),
             "/home/mpi/.ssh");
@@ -115,6 +119,77 @@ TEST(JobPluginsPodSpec, TemplatesHostNamingIsReadFromTheirSpec) {
   EXPECT_EQ(namings[0].hostname, "ps");
   EXPECT_EQ(namings[0].subdomain, "");
   EXPECT_EQ(namings[1].hostname, "");
+}
+
+// The names of `c`'s env variables with their values (a value from elsewhere as "<from>").
+std::map<std::string, std::string> env_of(const json::value& c) {
+  std::map<std::string, std::string> out;
+  if (const auto* env = c.as_object().if_contains("env"))
+    for (const auto& v : env->as_array())
+      out[std::string(v.at("name").as_string())] =
+          v.as_object().contains("value") ? std::string(v.at("value").as_string()) : "<from>";
+  return out;
+}
+
+// mpi: the launcher knows its workers and every container opens sshd's port; the workers
+// only open the port. Implied ssh and svc come with it.
+TEST(JobPluginsPodSpec, MpiGivesTheLauncherItsWorkersAndOpensThePort) {
+  auto j = two_task_job();
+  j.tasks[0].name = "master";
+  j.plugins = {{"mpi", {}}};
+  auto settings = scheduler::plugin_settings_of(j);
+  auto spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-master-0", "master", "0");
+  const auto& main = spec.at("containers").at(0);
+  EXPECT_EQ(env_of(main)["MPI_HOST"], "tf-worker-0.tf,tf-worker-1.tf");
+  EXPECT_EQ(main.at("ports"),
+            json::parse(R"([{"name":"mpijob-port","containerPort":22}])"));
+  EXPECT_EQ(spec.at("initContainers").at(0).at("ports").as_array().size(), 1u);
+  EXPECT_EQ(spec.at("hostname"), "tf-master-0") << "svc comes with mpi";
+  EXPECT_EQ(spec.at("volumes").at(0).at("name"), "tf-ssh") << "ssh comes with mpi";
+
+  spec = json::parse(R"({"containers":[{"name":"w","ports":[{"containerPort":22}]}]})")
+             .as_object();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-worker-1", "worker", "1");
+  EXPECT_EQ(spec.at("containers").at(0).at("ports").as_array().size(), 1u) << "already open";
+  EXPECT_EQ(env_of(spec.at("containers").at(0)).count("MPI_HOST"), 0u);
+}
+
+// pytorch: every container learns the master's address, the port, the world size and its rank;
+// a worker waits for the master when asked to.
+TEST(JobPluginsPodSpec, PytorchGivesRanksAndAWorkerWaitsForTheMaster) {
+  auto j = two_task_job();
+  j.tasks[0].name = "master";
+  j.plugins = {{"pytorch", {"--wait-master-enabled"}}};
+  auto settings = scheduler::plugin_settings_of(j);
+  auto spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-worker-1", "worker", "1");
+  auto env = env_of(spec.at("containers").at(0));
+  EXPECT_EQ(env["MASTER_ADDR"], "tf-master-0.tf");
+  EXPECT_EQ(env["MASTER_PORT"], "23456");
+  EXPECT_EQ(env["WORLD_SIZE"], "3");
+  EXPECT_EQ(env["RANK"], "2");
+  const auto& init = spec.at("initContainers").as_array();
+  ASSERT_EQ(init.size(), 2u);
+  EXPECT_EQ(init[1].at("name"), "wait-for-master");
+  EXPECT_EQ(init[1].at("image"), "busybox:1.36.1");
+  EXPECT_EQ(env_of(init[0]).count("MASTER_ADDR"), 0u) << "init containers get no env";
+
+  spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-master-0", "master", "0");
+  EXPECT_EQ(env_of(spec.at("containers").at(0))["RANK"], "0");
+  EXPECT_EQ(spec.at("initContainers").as_array().size(), 1u) << "the master waits for nobody";
+}
+
+TEST(JobPluginsPodSpec, TensorflowGivesEveryContainerTheClusterSpec) {
+  auto j = two_task_job();
+  j.plugins = {{"tensorflow", {}}};
+  auto spec = pod_spec();
+  add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-worker-1", "worker",
+                          "1");
+  EXPECT_EQ(json::parse(env_of(spec.at("containers").at(0))["TF_CONFIG"]),
+            json::parse(R"({"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222",
+                           "tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1}})"));
 }
 
 // The job's status names what its plugins control, as Volcano's OnJobAdd records it.

@@ -36,7 +36,7 @@ TEST(JobPlugins, SettingsDefaultAsVolcanos) {
   EXPECT_EQ(s.ssh->key_file_path, "/root/.ssh");
   EXPECT_EQ(s.ssh->port, 22);
 
-  j.plugins = {{"mpi", {}}};
+  j.plugins = {{"hcclrank", {}}};  // Accepted; nothing of it is built.
   EXPECT_EQ(plugin_settings_of(j), job_plugin_settings{});
 }
 
@@ -111,6 +111,74 @@ TEST(JobPlugins, SshConfigNamesEveryHost) {
             "Host lm-mpi-mpi-worker-1\n  HostName lm-mpi-mpi-worker-1.lm-mpi\n  Port 2222\n");
   EXPECT_EQ(svc_config_map_name("lm-mpi"), "lm-mpi-svc");
   EXPECT_EQ(ssh_secret_name("lm-mpi"), "lm-mpi-ssh");
+}
+
+// tensorflow's TF_CONFIG, as Volcano's plugin marshals it: the roles in its order, each replica
+// "<host>.<subdomain>:<port>", and the pod's own role and index.
+TEST(JobPlugins, TensorflowConfigDescribesTheClusterAndThePodsPlace) {
+  job j;
+  j.meta.name = "tf";
+  j.tasks.resize(3);
+  j.tasks[0].name = "worker";
+  j.tasks[0].replicas = 2;
+  j.tasks[1].name = "ps";
+  j.tasks[1].replicas = 1;
+  j.tasks[2].name = "chief";
+  j.tasks[2].replicas = 0;
+  j.plugins = {{"tensorflow", {"--port=3333"}}};
+  auto s = *plugin_settings_of(j).tensorflow;
+  EXPECT_EQ(tensorflow_config(j, {{}, {}, {}}, s, "worker", 1),
+            R"({"cluster":{"ps":["tf-ps-0.tf:3333"],"worker":["tf-worker-0.tf:3333",)"
+            R"("tf-worker-1.tf:3333"]},"task":{"type":"worker","index":1}})");
+  // A template's hostname names every replica alike (Volcano's MakeDomainName).
+  EXPECT_EQ(tensorflow_config(j, {{"w", ""}, {}, {}}, s, "ps", 0),
+            R"({"cluster":{"ps":["tf-ps-0.tf:3333"],"worker":["w.tf:3333","w.tf:3333"]},)"
+            R"("task":{"type":"ps","index":0}})");
+  // One task of one pod: no cluster.
+  j.tasks = {j.tasks[1]};
+  EXPECT_EQ(tensorflow_config(j, {{}}, s, "ps", 0), "");
+}
+
+TEST(JobPlugins, MpiAndPytorchNameTheirPeers) {
+  job j;
+  j.meta.name = "lm";
+  j.tasks.resize(2);
+  j.tasks[0].name = "master";
+  j.tasks[0].replicas = 1;
+  j.tasks[1].name = "worker";
+  j.tasks[1].replicas = 3;
+  j.plugins = {{"mpi", {}}, {"pytorch", {"--wait-master-enabled", "--wait-master-timeout=60"}}};
+  auto settings = plugin_settings_of(j);
+  EXPECT_EQ(mpi_worker_hosts(j, {{}, {}}, *settings.mpi),
+            "lm-worker-0.lm,lm-worker-1.lm,lm-worker-2.lm");
+  EXPECT_EQ(pytorch_master_address(j, {{}, {}}, *settings.pytorch), "lm-master-0.lm");
+  EXPECT_EQ(pytorch_world_size(j, *settings.pytorch), 4);
+  EXPECT_TRUE(settings.pytorch->wait_master_enabled);
+  EXPECT_EQ(settings.pytorch->wait_master_timeout, 60);
+  const auto script = pytorch_wait_script("lm-master-0.lm", *settings.pytorch);
+  EXPECT_NE(script.find("nc -z lm-master-0.lm 23456"), std::string::npos) << script;
+  EXPECT_NE(script.find("-ge 60 ]"), std::string::npos) << script;
+  // Their host names are svc's, and mpi reaches its workers over ssh: both implied.
+  EXPECT_TRUE(settings.svc);
+  EXPECT_TRUE(settings.ssh);
+
+  j.plugins = {{"mpi", {"--worker=mpiworker"}}};
+  EXPECT_EQ(mpi_worker_hosts(j, {{}, {}}, *plugin_settings_of(j).mpi), std::nullopt);
+  j.plugins = {{"pytorch", {"--master=chief"}}};
+  EXPECT_EQ(pytorch_master_address(j, {{}, {}}, *plugin_settings_of(j).pytorch), std::nullopt);
+  EXPECT_FALSE(plugin_settings_of(j).ssh);
+}
+
+TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {
+  job j;
+  j.plugins = {{"mpi", {"--port=2022"}}};
+  EXPECT_TRUE(add_implied_plugins(j));
+  EXPECT_EQ(j.plugins, (decltype(j.plugins){{"mpi", {"--port=2022"}}, {"ssh", {}}, {"svc", {}}}));
+  EXPECT_FALSE(add_implied_plugins(j));
+  j.plugins = {{"env", {}}};
+  EXPECT_FALSE(add_implied_plugins(j));
+  j.plugins = {{"ray", {}}, {"svc", {"--disable-network-policy"}}};
+  EXPECT_FALSE(add_implied_plugins(j)) << "a svc of the user's stays as written";
 }
 
 } // namespace

@@ -1329,6 +1329,11 @@ TEST(validate_job, table) {
            [](job& j) { j.plugins[0].second = {"true"}; },
            {"spec.plugins[env][0]: Invalid value: \"true\": 'true' is not a flag (flags are "
             "written -name or --name)"}},
+          {"an mpi launcher that is no task",
+           [](job& j) { j.plugins.push_back({"mpi", {"--master=launcher"}}); },
+           {"spec.plugins[mpi]: Invalid value: \"launcher\": the specified mpi master task was "
+            "not found: no task of the job is named so (--master names it; \"master\" by "
+            "default)"}},
           {"dependsOn a cycle",
            [](job& j) { j.tasks[0].depends_on = {"worker"}; },
            {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "
