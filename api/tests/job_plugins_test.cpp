@@ -196,10 +196,12 @@ TEST(JobPluginsPodSpec, TensorflowGivesEveryContainerTheClusterSpec) {
 TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   job_object o;
   o.job = two_task_job();
-  o.job.plugins = {{"env", {}}, {"mpi", {}}, {"svc", {"--disable-network-policy"}}};
+  o.job.plugins = {
+      {"env", {}}, {"hcclrank", {}}, {"mpi", {}}, {"svc", {"--disable-network-policy"}}};
   auto v = encode_object(o);
   EXPECT_EQ(v.at("status").at("controlledResources"),
-            json::parse(R"({"plugin-env":"env","plugin-mpi":"mpi","plugin-svc":"svc"})"))
+            json::parse(R"({"plugin-env":"env","plugin-mpi":"mpi","plugin-ssh":"ssh",)"
+                        R"("plugin-svc":"svc"})"))
       << json::serialize(v);
   o.job.plugins.clear();
   EXPECT_FALSE(encode_object(o).at("status").as_object().contains("controlledResources"));
