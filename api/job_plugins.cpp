@@ -120,11 +120,12 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
         const bool present = std::any_of(init.begin(), init.end(), [](const json::value& c) {
           return c.is_object() && string_field(c.get_object(), "name") == "wait-for-master";
         });
-        if (!present)
-          init.push_back(json::object{
-              {"name", "wait-for-master"},
-              {"image", torch.wait_master_image},
-              {"command", json::array{"sh", "-c", scheduler::pytorch_wait_script(*master, torch)}}});
+        if (!present) {
+          json::array command{"sh", "-c", scheduler::pytorch_wait_script(*master, torch)};
+          init.push_back(json::object{{"name", "wait-for-master"},
+                                      {"image", torch.wait_master_image},
+                                      {"command", std::move(command)}});
+        }
       }
       const auto world_size = std::to_string(scheduler::pytorch_world_size(j, torch));
       std::optional<int32_t> rank;
@@ -176,8 +177,8 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
       for (const auto& name : scheduler::svc_host_variables(j))
         host_env.push_back(json::object{
             {"name", name},
-            {"valueFrom",
-             json::object{{"configMapKeyRef", json::object{{"name", config_map}, {"key", name}}}}}});
+            {"valueFrom", json::object{{"configMapKeyRef",
+                                        json::object{{"name", config_map}, {"key", name}}}}}});
     array_at(pod_spec, "volumes")
         .push_back(json::object{{"name", config_map},
                                 {"configMap", json::object{{"name", config_map}}}});

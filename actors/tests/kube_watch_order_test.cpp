@@ -67,12 +67,11 @@ binder_actor::behavior_type recording_binder(
 // without a node, or bound to `node` and running.
 json::value pod_json(const std::string& name, const std::string& uid, const std::string& role,
                      const std::string& resource_version, const std::string& node = "") {
+  json::object requests{{"requests", json::object{{"cpu", "500m"}}}};
   json::object spec{
       {"schedulerName", "volcano"},
       {"containers", json::array{json::object{
-                         {"name", "main"},
-                         {"image", "busybox"},
-                         {"resources", json::object{{"requests", json::object{{"cpu", "500m"}}}}}}}}};
+                         {"name", "main"}, {"image", "busybox"}, {"resources", requests}}}}};
   json::object status{{"phase", "Pending"}};
   if (!node.empty()) {
     spec["nodeName"] = node;
@@ -135,9 +134,10 @@ protected:
   }
 
   void TearDown() override {
-    for (caf::actor a : {caf::actor_cast<caf::actor>(registry_), caf::actor_cast<caf::actor>(binder_),
-                         caf::actor_cast<caf::actor>(writer_), caf::actor_cast<caf::actor>(cluster_)})
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(registry_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(binder_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(writer_, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
     run();
     registry_ = nullptr;
     binder_ = nullptr;

@@ -59,9 +59,9 @@ TEST(JobPluginsPodSpec, SvcNamesTheHostAndMountsTheHostLists) {
   spec.erase("initContainers");
   add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
   auto ref = [](const char* key) {
+    json::object selector{{"name", "tf-svc"}, {"key", key}};
     return json::object{{"name", key},
-                        {"valueFrom", json::object{{"configMapKeyRef",
-                                                    json::object{{"name", "tf-svc"}, {"key", key}}}}}};
+                        {"valueFrom", json::object{{"configMapKeyRef", std::move(selector)}}}};
   };
   json::object want{
       {"containers",
@@ -97,7 +97,8 @@ TEST(JobPluginsPodSpec, SshMountsTheKeysAtTheKeyPath) {
   auto volume = spec.at("volumes").at(0);
   EXPECT_EQ(volume, json::parse(R"({"name":"tf-ssh","secret":{"secretName":"tf-ssh","items":[
       {"key":"id_rsa","path":".ssh/id_rsa"},{"key":"id_rsa.pub","path":".ssh/id_rsa.pub"},
-      {"key":"authorized_keys","path":".ssh/authorized_keys"},{"key":"config","path":".ssh/config"}],
+      {"key":"authorized_keys","path":".ssh/authorized_keys"},
+      {"key":"config","path":".ssh/config"}],
       "defaultMode":384}})"));
   for (const char* list : {"containers", "initContainers"})
     EXPECT_EQ(spec.at(list).at(0).at("volumeMounts"),

@@ -260,7 +260,8 @@ TEST(E2eLoadtestInterrupt, SigtermDuringBigDeleteStopsTheDaemonAndRemovesItsDire
     if (daemon_log.find("msg=\"ready\"") == std::string::npos)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_NE(daemon_log.find("msg=\"ready\""), std::string::npos) << read_text_file(log).value_or("");
+  ASSERT_NE(daemon_log.find("msg=\"ready\""), std::string::npos)
+      << read_text_file(log).value_or("");
   ASSERT_EQ(::kill(*pid, SIGTERM), 0);
   int status = wait_exit(*pid);
   auto text = read_text_file(log).value_or("");
