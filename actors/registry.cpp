@@ -84,22 +84,28 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
       st.state_writes.pop_front();
     else
       std::erase_if(st.state_writes, [ticket](const auto& w) { return w.first == ticket; });
-    if (st.after_state_writes.empty())
+    auto waiting = st.after_state_write.extract(ticket);
+    if (waiting.empty())
       return;
-    auto waiting = std::move(st.after_state_writes);
-    st.after_state_writes.clear();
-    for (auto& work : waiting)
+    for (auto& work : waiting.mapped())
       work();
   });
 }
 
+void after_state_writes_in_flight(self_ptr self, std::function<void()> work) {
+  auto& st = self->state;
+  if (st.state_writes.empty())
+    return work();
+  st.after_state_write[st.state_writes.back().first].push_back(std::move(work));
+}
+
 void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work) {
   auto& st = self->state;
-  // A scan: relabels of pods, and updates of a pod whose last one is on its way, are rare, and
-  // few writes are on their way at a time.
+  // A scan of the pods on their way: a pod's record written whole (a relabel) is rare, and it
+  // scans again only once the writes on their way when it came have ended.
   for (const auto& [ticket, pods] : st.state_writes)
     if (std::find(pods.begin(), pods.end(), id) != pods.end()) {
-      st.after_state_writes.push_back([self, id, work = std::move(work)]() mutable {
+      after_state_writes_in_flight(self, [self, id, work = std::move(work)]() mutable {
         when_no_state_write(self, id, std::move(work));
       });
       return;

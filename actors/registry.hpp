@@ -353,8 +353,13 @@ struct registry_state {
   /// over theirs at the next start.
   std::deque<std::pair<uint64_t, std::vector<uint64_t>>> state_writes;
   uint64_t next_state_write = 1;
-  /// Work waiting for state writes to end (when_no_state_write), tried again as each ends.
-  std::vector<std::function<void()>> after_state_writes;
+  /// Work waiting for the state writes on their way when it came (after_state_writes_in_flight),
+  /// by the ticket of the last of them: run when that write ends, not at every write's end
+  /// (thousands of pods changing twice within a write each scanned every write, at every end).
+  std::unordered_map<uint64_t, std::vector<std::function<void()>>> after_state_write;
+  /// Pod status updates waiting for their pod's last change to be durable (do_pod_status),
+  /// taken up again together, as one write, once the writes on their way have ended.
+  std::vector<pod_status_update> status_waiting;
   std::unordered_map<uint64_t, std::function<void(const status&)>> in_flight;
   /// Deletions waiting for a pod whose deletion was already under way (delete_pods), by pod id:
   /// called once that pod is removed (or its deletion failed).

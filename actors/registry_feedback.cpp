@@ -790,9 +790,16 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
     auto earlier = change_of.find(u.pod);
     if (e.status_writing && earlier == change_of.end()) {
       // Its last change is not durable yet, so not applied: built on the state before it, a
-      // Succeeded would take its end for its start, a restart its time. It waits for that
-      // write (rare: a pod that changes twice within one write).
-      when_no_state_write(self, u.pod, [self, u] { do_pod_status(self, {u}); });
+      // Succeeded would take its end for its start, a restart its time. It waits for the
+      // writes on their way, and looks at the bit again (a pod that changes twice within one
+      // write: common when the store is slow and pods are short).
+      st.status_waiting.push_back(u);
+      if (st.status_waiting.size() == 1)
+        after_state_writes_in_flight(self, [self] {
+          auto waiting = std::move(self->state.status_waiting);
+          self->state.status_waiting.clear();
+          do_pod_status(self, std::move(waiting));
+        });
       continue;
     }
     auto next = earlier != change_of.end() ? changed[earlier->second].second : e.state();

@@ -71,6 +71,10 @@ void persist_state(self_ptr self, storage::write_batch batch, std::vector<uint64
 /// none is (the registry's turn that applied the last of them), so that a record of the pod
 /// written whole by `work` carries its latest state.
 void when_no_state_write(self_ptr self, uint64_t id, std::function<void()> work);
+/// Runs `work` once the state writes on their way now have ended (now if none is): the last of
+/// them ends last, but for a write the store failed out of turn, so `work` checks again what it
+/// waited for.
+void after_state_writes_in_flight(self_ptr self, std::function<void()> work);
 
 /// The next resource version. Versions are handed out only under a ceiling the store holds
 /// (storage::write_batch::reserve_versions_through), asked for ahead of need, so no version is
