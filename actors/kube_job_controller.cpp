@@ -416,7 +416,7 @@ void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
   for (auto& p : *made) {
     p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
     p.meta.annotations.set(scheduler::job_retry_count_key, std::to_string(status.retry_count));
-    auto manifest = k8s::job_pod_manifest(e.raw, p);
+    auto manifest = k8s::job_pod_manifest(e.raw, *e.job, p);
     if (!manifest) {
       oplog::error("job pod not made")
           .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
