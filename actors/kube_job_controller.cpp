@@ -411,11 +411,15 @@ status create_or_update_group(self_ptr self, job_entry& e) {
 
 // -- the objects of a job's plugins (scheduler/job_plugins.hpp)
 
-std::string services_path(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/services"; }
+std::string services_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/services";
+}
 std::string config_maps_path(const std::string& ns) {
   return "/api/v1/namespaces/" + ns + "/configmaps";
 }
-std::string secrets_path(const std::string& ns) { return "/api/v1/namespaces/" + ns + "/secrets"; }
+std::string secrets_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/secrets";
+}
 std::string network_policies_path(const std::string& ns) {
   return "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies";
 }

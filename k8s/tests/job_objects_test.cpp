@@ -13,6 +13,7 @@
 #include <openssl/evp.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace phalanx::k8s {
@@ -262,8 +263,8 @@ TEST(JobObjects, APodsRestartsSumItsContainersAndInitContainers) {
 // tf with the three plugins Volcano's distributed-training examples name.
 json::value tf_job_with_plugins(json::array svc_arguments = {}) {
   auto raw = json::parse(tf_job);
-  raw.at("spec").as_object()["plugins"] =
-      json::object{{"env", json::array{}}, {"svc", std::move(svc_arguments)}, {"ssh", json::array{}}};
+  raw.at("spec").as_object()["plugins"] = json::object{
+      {"env", json::array{}}, {"svc", std::move(svc_arguments)}, {"ssh", json::array{}}};
   return raw;
 }
 

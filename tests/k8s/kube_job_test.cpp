@@ -844,8 +844,8 @@ json::value with_plugins(json::value job, json::array svc_arguments = {}) {
 // The object at `path` under the test namespace ("services/tf"), or null when it is not there.
 json::value get_in_ns(kube_harness& h, const std::string& path) {
   const bool core = path.rfind("networkpolicies/", 0) != 0;
-  auto o = k8s::get_json(h.admin(), (core ? "/api/v1/namespaces/" : "/apis/networking.k8s.io/v1/namespaces/") +
-                                        h.ns() + "/" + path);
+  const std::string group = core ? "/api/v1" : "/apis/networking.k8s.io/v1";
+  auto o = k8s::get_json(h.admin(), group + "/namespaces/" + h.ns() + "/" + path);
   return o ? *o : json::value{};
 }
 
@@ -911,7 +911,8 @@ TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
   h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
   const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
   ASSERT_TRUE(h.wait_for([&] {
-    return !get_in_ns(h, "services/tf").is_null() && !get_in_ns(h, "networkpolicies/tf").is_null() &&
+    return !get_in_ns(h, "services/tf").is_null() &&
+           !get_in_ns(h, "networkpolicies/tf").is_null() &&
            !get_in_ns(h, "configmaps/tf-svc").is_null();
   })) << describe(h) << read_log(*d);
 
@@ -1126,7 +1127,8 @@ TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
   EXPECT_EQ(message.rfind("Execute plugin when job add failed, err: ", 0), 0u) << message;
   EXPECT_TRUE(raw_pods(h).empty()) << describe(h);
 
-  auto removed = k8s::delete_object(h.admin(), "/api/v1/namespaces/" + h.ns() + "/configmaps/tf-svc");
+  auto removed =
+      k8s::delete_object(h.admin(), "/api/v1/namespaces/" + h.ns() + "/configmaps/tf-svc");
   ASSERT_TRUE(removed.ok()) << removed.to_string();
   ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
   EXPECT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
