@@ -8,8 +8,10 @@
 #include "k8s/job_objects.hpp"
 #include "k8s/operations.hpp"
 #include "k8s/reflector.hpp"
+#include "k8s/ssh_keys.hpp"
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
+#include "scheduler/job_plugins.hpp"
 #include "scheduler/job_sync.hpp"
 #include "scheduler/quantity.hpp"
 
@@ -20,6 +22,7 @@
 #include <array>
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -84,6 +87,15 @@ struct job_entry {
   json::value raw;  // As last listed or watched.
   std::string uid;
   std::shared_ptr<const scheduler::job> job;  // Null when it does not decode: left alone.
+  /// Its plugins' settings (scheduler::plugin_settings_of), read with `job`.
+  scheduler::job_plugin_settings plugins;
+  /// Its plugins' objects exist (Volcano's OnJobAdd ran in this process): from then on only the
+  /// svc ConfigMap is kept in step with the spec (Volcano's OnJobUpdate).
+  bool plugin_objects_made = false;
+  /// The svc ConfigMap's data agrees with the spec as it is now (a spec change clears it).
+  bool hosts_in_step = false;
+  /// The status last written records the plugins in status.controlledResources.
+  bool controlled_resources_written = false;
   std::string spec_text;                      // Its spec, to see spec changes.
   /// Its PodGroup as expand_job makes it from the spec now, once a sync needed it (null before,
   /// and again after a spec change): what the PodGroup on the apiserver is kept in step with.
@@ -212,6 +224,9 @@ struct controller_state {
   job_event_log events;
   /// Acting: Jobs, pods and PodGroups were listed and this process leads.
   bool active = false;
+  /// The plugin objects (Service, NetworkPolicy, ConfigMap, Secret) of deleted jobs, by the
+  /// deleted job's uid: their paths, each left until it is deleted or gone.
+  std::unordered_map<std::string, std::vector<std::string>> plugin_objects_to_delete;
   /// A deleted job's objects were not all deleted: tried again at the next tick.
   bool collect_again = false;
   uint64_t next_delay_id = 1;
@@ -260,7 +275,10 @@ bool gone(const status& s) {
 struct step_failures {
   std::vector<std::string> created, deleted;  // Each failed call's error.
   std::string pod_group;                      // The PodGroup's create or update.
-  bool any() const { return !created.empty() || !deleted.empty() || !pod_group.empty(); }
+  std::string plugins;                        // A plugin object's create or update.
+  bool any() const {
+    return !created.empty() || !deleted.empty() || !pod_group.empty() || !plugins.empty();
+  }
 };
 
 // Go's "%+v" of a list of errors, as Volcano's events print them: "[first second]".
@@ -391,6 +409,169 @@ status create_or_update_group(self_ptr self, job_entry& e) {
   return {};
 }
 
+// -- the objects of a job's plugins (scheduler/job_plugins.hpp)
+
+std::string services_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/services";
+}
+std::string config_maps_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/configmaps";
+}
+std::string secrets_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/secrets";
+}
+std::string network_policies_path(const std::string& ns) {
+  return "/apis/networking.k8s.io/v1/namespaces/" + ns + "/networkpolicies";
+}
+
+// The paths of job `j`'s plugin objects as `plugins` make them.
+std::vector<std::string> plugin_object_paths(const scheduler::job& j,
+                                             const scheduler::job_plugin_settings& plugins) {
+  const auto ns = j.meta.namespace_name.str();
+  const auto name = j.meta.name.str();
+  std::vector<std::string> out;
+  if (plugins.svc) {
+    out.push_back(config_maps_path(ns) + "/" + scheduler::svc_config_map_name(name));
+    out.push_back(services_path(ns) + "/" + name);
+    if (!plugins.svc->disable_network_policy)
+      out.push_back(network_policies_path(ns) + "/" + name);
+  }
+  if (plugins.ssh)
+    out.push_back(secrets_path(ns) + "/" + scheduler::ssh_secret_name(name));
+  return out;
+}
+
+bool has_plugin_objects(const scheduler::job_plugin_settings& plugins) {
+  return plugins.svc.has_value() || plugins.ssh.has_value();
+}
+
+// Job `e`'s object `name` in `collection`, as the apiserver has it after this: kept as it is
+// when it exists (Volcano's create-if-not-exist; a restarted process thus keeps the ssh Secret
+// its pods already mount), made from `make()` when missing. One that another Volcano Job
+// controls is left by an earlier job of the same name that nobody collected (deleted while
+// no controller acted, on a cluster without a garbage collector): it is deleted and made anew,
+// so that the job's objects are its own and go with it. Errors: the apiserver's, make()'s.
+result<json::value> ensure_plugin_object(self_ptr self, const job_entry& e,
+                                         const std::string& collection, const std::string& name,
+                                         const std::function<result<json::value>()>& make) {
+  auto& st = self->state;
+  const auto path = collection + "/" + name;
+  auto have = k8s::get_json(*st.client, path);
+  if (have) {
+    auto owner = k8s::controlling_job(*have);
+    if (!owner || owner->uid == e.uid)
+      return have;
+    auto deleted =
+        k8s::delete_object(*st.client, path, k8s::string_at(*have, {"metadata", "uid"}));
+    if (!deleted.ok() && !gone(deleted))
+      return deleted;
+    oplog::info("plugin object of an earlier job of the same name deleted")
+        .kv("object", path)
+        .kv("job", key_of(e.raw))
+        .kv("earlier_job_uid", owner->uid);
+  } else if (have.error().code() != errc::not_found) {
+    return have.error();
+  }
+  auto manifest = make();
+  if (!manifest)
+    return manifest.error();
+  auto made = k8s::post_json(*st.client, collection, *manifest);
+  if (!made)
+    return made.error();  // An already_exists too: made meanwhile; the retry reads it.
+  oplog::info("plugin object of a job created").kv("object", path).kv("job", key_of(e.raw));
+  return made;
+}
+
+// The objects of job `e`'s plugins on the apiserver. The first time in this process, Volcano's
+// OnJobAdd: the svc plugin's ConfigMap, Service and NetworkPolicy, the ssh plugin's Secret, each
+// made when missing; then, after each change of the spec, Volcano's OnJobUpdate: the svc
+// ConfigMap's host lists brought in step (a scaled task). The ssh Secret is never updated, as
+// Volcano's OnJobUpdate leaves it: a Secret mounted with subPath does not reach running pods.
+// Errors: the first call that failed; what succeeded before it stays done.
+status sync_plugin_objects(self_ptr self, job_entry& e) {
+  auto& st = self->state;
+  const auto& j = *e.job;
+  const auto ns = j.meta.namespace_name.str();
+  const auto name = j.meta.name.str();
+  if (e.plugins.svc && (!e.plugin_objects_made || !e.hosts_in_step)) {
+    const auto cm_name = scheduler::svc_config_map_name(name);
+    auto cm = ensure_plugin_object(self, e, config_maps_path(ns), cm_name, [&] {
+      return result<json::value>(k8s::job_hosts_config_map_manifest(j, e.uid));
+    });
+    if (!cm)
+      return cm.error();
+    if (auto patch = k8s::job_hosts_config_map_update(j, *cm)) {
+      auto patched = k8s::patch_json(*st.client, config_maps_path(ns) + "/" + cm_name, *patch,
+                                     k8s::patch_type::merge);
+      if (!patched)
+        return patched.error();
+      oplog::info("job hosts updated").kv("configmap", ns + "/" + cm_name);
+    }
+    e.hosts_in_step = true;
+  }
+  if (e.plugin_objects_made)
+    return {};
+  if (e.plugins.svc) {
+    auto service = ensure_plugin_object(self, e, services_path(ns), name, [&] {
+      return result<json::value>(k8s::job_service_manifest(j, e.uid, *e.plugins.svc));
+    });
+    if (!service)
+      return service.error();
+    if (!e.plugins.svc->disable_network_policy) {
+      auto policy = ensure_plugin_object(self, e, network_policies_path(ns), name, [&] {
+        return result<json::value>(k8s::job_network_policy_manifest(j, e.uid));
+      });
+      if (!policy)
+        return policy.error();
+    }
+  }
+  if (e.plugins.ssh) {
+    auto secret = ensure_plugin_object(
+        self, e, secrets_path(ns), scheduler::ssh_secret_name(name), [&]() -> result<json::value> {
+          auto keys = k8s::ssh_key_pair_for(*e.plugins.ssh);
+          if (!keys)
+            return keys.error();
+          return k8s::job_ssh_secret_manifest(j, e.uid, *keys, e.plugins.ssh->port);
+        });
+    if (!secret)
+      return secret.error();
+  }
+  e.plugin_objects_made = true;
+  return {};
+}
+
+// The plugins a job's status records in status.controlledResources, as Volcano's OnJobAdd does
+// ("plugin-<name>": "<name>"), once their objects exist.
+json::object controlled_resources_of(const job_entry& e) {
+  json::object out;
+  if (!e.plugin_objects_made)
+    return out;
+  if (e.plugins.env)
+    out["plugin-env"] = "env";
+  if (e.plugins.ssh)
+    out["plugin-ssh"] = "ssh";
+  if (e.plugins.svc)
+    out["plugin-svc"] = "svc";
+  return out;
+}
+
+// Deletes plugin object `path` of deleted job `job_uid`, unless it is gone or another job's
+// (one of the same name made since). Errors: the apiserver's.
+status delete_plugin_object(self_ptr self, const std::string& job_uid, const std::string& path) {
+  auto& st = self->state;
+  auto have = k8s::get_json(*st.client, path);
+  if (!have)
+    return have.error().code() == errc::not_found ? status{} : have.error();
+  auto owner = k8s::controlling_job(*have);
+  if (!owner || owner->uid != job_uid)
+    return {};
+  auto deleted = k8s::delete_object(*st.client, path, k8s::string_at(*have, {"metadata", "uid"}));
+  if (!deleted.ok() && !gone(deleted))
+    return deleted;
+  oplog::info("plugin object of a deleted job deleted").kv("object", path);
+  return {};
+}
+
 // Volcano's syncJob, the pods' half: the missing pods made (when `create`), the surplus and
 // marked ones deleted.
 void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& status,
@@ -416,7 +597,7 @@ void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
   for (auto& p : *made) {
     p.meta.annotations.set(scheduler::job_version_key, std::to_string(status.version));
     p.meta.annotations.set(scheduler::job_retry_count_key, std::to_string(status.retry_count));
-    auto manifest = k8s::job_pod_manifest(e.raw, p);
+    auto manifest = k8s::job_pod_manifest(e.raw, *e.job, p);
     if (!manifest) {
       oplog::error("job pod not made")
           .kv("pod", std::string(ns) + "/" + std::string(p.meta.name.str()))
@@ -447,8 +628,13 @@ void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
 
 bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& status) {
   auto& st = self->state;
-  json::array patch{json::object{
-      {"op", "add"}, {"path", "/status"}, {"value", k8s::job_status_json(status)}}};
+  auto value = k8s::job_status_json(status);
+  // The status is written whole: the plugins' record goes with every write.
+  auto controlled = controlled_resources_of(e);
+  const bool records_plugins = !controlled.empty();
+  if (records_plugins && value.is_object())
+    value.as_object()["controlledResources"] = std::move(controlled);
+  json::array patch{json::object{{"op", "add"}, {"path", "/status"}, {"value", std::move(value)}}};
   auto path = "/apis/batch.volcano.sh/v1alpha1/namespaces/" + e.job->meta.namespace_name.str() +
               "/jobs/" + e.job->meta.name.str() + "/status";
   auto written = k8s::patch_json(*st.client, path, patch, k8s::patch_type::json_patch);
@@ -459,6 +645,7 @@ bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& stat
     return false;
   }
   e.status = status;
+  e.controlled_resources_written = records_plugins;
   return true;
 }
 
@@ -479,6 +666,10 @@ void retry_later(self_ptr self, job_entry& e, const scheduler::job_event_info& e
 
 // The job's Warning Events for a step that failed, in Volcano's words.
 void record_failures(self_ptr self, const job_entry& e, const step_failures& failures) {
+  // Volcano's words for OnJobAdd and OnJobUpdate alike.
+  if (!failures.plugins.empty())
+    record_event(self, e, "Warning", "PluginError",
+                 "Execute plugin when job add failed, err: " + failures.plugins);
   if (!failures.pod_group.empty())
     record_event(self, e, "Warning", "PodGroupError",
                  "Failed to create PodGroup, err: " + failures.pod_group);
@@ -512,11 +703,17 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
     group_deleted = delete_group(self, e.uid).ok();
   const bool goes_on = !scheduler::is_finished(t.status.phase) && !t.delete_pod_group;
   if (goes_on) {
-    if (auto group = create_or_update_group(self, e); !group.ok())
-      failures.pod_group = group.to_string();
-    // Volcano's syncTask (see pod_group_admitted).
-    if (t.kill.scope == scheduler::kill_scope::none)
-      sync_pods(self, e, t.status, t.create_missing_pods, failures);
+    // Volcano's initiateJob and initOnJobUpdate: the plugins' objects before the PodGroup and
+    // the pods, which mount them; nothing more while they fail.
+    if (auto plugins = sync_plugin_objects(self, e); !plugins.ok()) {
+      failures.plugins = plugins.to_string();
+    } else {
+      if (auto group = create_or_update_group(self, e); !group.ok())
+        failures.pod_group = group.to_string();
+      // Volcano's syncTask (see pod_group_admitted).
+      if (t.kill.scope == scheduler::kill_scope::none)
+        sync_pods(self, e, t.status, t.create_missing_pods, failures);
+    }
   }
   if (failures.any() || !group_deleted) {
     record_failures(self, e, failures);
@@ -528,7 +725,9 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
     });
   }
   const auto from = e.status.phase;
-  if (!(t.status == e.status) && !write_status(self, e, t.status))
+  const bool record_plugins =
+      e.controlled_resources_written != !controlled_resources_of(e).empty();
+  if ((!(t.status == e.status) || record_plugins) && !write_status(self, e, t.status))
     return retry_later(self, e, action.cause);
   if (t.phase_changed) {
     oplog::info("job phase")
@@ -654,6 +853,21 @@ void collect(self_ptr self, const std::string& job_uid) {
   if (!st.active)
     return;
   bool ok = delete_group(self, job_uid).ok();
+  if (auto left = st.plugin_objects_to_delete.find(job_uid);
+      left != st.plugin_objects_to_delete.end()) {
+    std::erase_if(left->second, [&](const std::string& path) {
+      auto deleted = delete_plugin_object(self, job_uid, path);
+      if (!deleted.ok())
+        oplog::warn("plugin object of a deleted job not deleted")
+            .kv("object", path)
+            .kv("error", deleted.to_string());
+      return deleted.ok();
+    });
+    if (left->second.empty())
+      st.plugin_objects_to_delete.erase(left);
+    else
+      ok = false;
+  }
   if (auto i = st.pods.find(job_uid); i != st.pods.end())
     for (auto& [name, p] : i->second) {
       if (p.facts.view.terminating)
@@ -681,10 +895,14 @@ void job_gone(self_ptr self, const std::string& key) {
   if (i == st.jobs.end())
     return;
   auto uid = i->second.uid;
+  if (i->second.job && has_plugin_objects(i->second.plugins))
+    st.plugin_objects_to_delete[uid] = plugin_object_paths(*i->second.job, i->second.plugins);
   st.jobs.erase(i);
   st.key_of_uid.erase(uid);
   st.events.forget(uid);
-  oplog::info("job deleted: its pods and PodGroup go").kv("job", key).kv("uid", uid);
+  oplog::info("job deleted: its pods, PodGroup and plugin objects go")
+      .kv("job", key)
+      .kv("uid", uid);
   collect(self, uid);
 }
 
@@ -706,6 +924,7 @@ void job_seen(self_ptr self, const json::value& raw) {
   if (spec_changed) {
     e.spec_text = std::move(spec_text);
     e.group_wanted.reset();
+    e.hosts_in_step = false;
     api::decode_options o;
     o.expected_kind = api::resource_kind::job;
     o.read_status = true;
@@ -728,6 +947,7 @@ void job_seen(self_ptr self, const json::value& raw) {
       e.initiated = !k8s::string_at(raw, {"status", "state", "phase"}).empty();
     }
     e.job = std::make_shared<const scheduler::job>(std::move(obj.job));
+    e.plugins = scheduler::plugin_settings_of(*e.job);
     sync_job(self, key);
   }
 }
@@ -893,6 +1113,8 @@ void collect_orphans(self_ptr self) {
   for (const auto& [uid, g] : st.groups)
     if (!st.key_of_uid.count(uid))
       orphans.push_back(uid);
+  for (const auto& [uid, paths] : st.plugin_objects_to_delete)
+    orphans.push_back(uid);
   std::sort(orphans.begin(), orphans.end());
   orphans.erase(std::unique(orphans.begin(), orphans.end()), orphans.end());
   for (const auto& uid : orphans)

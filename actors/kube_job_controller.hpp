@@ -17,8 +17,17 @@
 //   until the gang is admitted. A sync brings the PodGroup's minMember, minTaskMember,
 //   minResources and priorityClassName in step with the job's spec (a scaled job), as Volcano's
 //   createOrUpdatePodGroup does;
+// - makes the objects of the job's plugins (scheduler/job_plugins.hpp: svc's headless Service,
+//   NetworkPolicy and ConfigMap "<job>-svc" of host lists, ssh's Secret "<job>-ssh" of a key
+//   pair) when it first acts on the job, before its PodGroup and pods (Volcano's OnJobAdd), each
+//   only when missing: a restarted process keeps the Secret whose keys running pods hold; after
+//   a change of the job's spec (a scale) it brings the ConfigMap's host lists in step (Volcano's
+//   svc OnJobUpdate; the ssh config is not updated, as in Volcano). Each pod gets what the
+//   plugins add to it (k8s::job_pod_manifest). A step whose plugin objects fail is tried again,
+//   with a Warning PluginError Event, and makes no pod meanwhile;
 // - writes the job's status subresource (a JSON patch that sets /status whole): phase with its
-//   history in conditions, counts, minAvailable, retryCount, version;
+//   history in conditions, counts, minAvailable, retryCount, version, and controlledResources
+//   ("plugin-env": "env"...) once the plugins' objects exist;
 // - raises Volcano's events from its pods' changes (PodPending, PodRunning, PodFailed with the
 //   first container's exit code, PodEvicted, TaskCompleted, OutOfSync) and its PodGroup's
 //   (Unknown), and executes the action the job's policies name: a kill marks each pod
@@ -34,8 +43,10 @@
 //   FailedCreate, FailedDelete, PodGroupError); the same Event again bumps the count and
 //   lastTimestamp of the one written before (one line per reason and message, not a flood);
 // - deletes the pods and PodGroup of a Job that was deleted (and, once everything is listed,
-//   those whose Job is gone), as the garbage collector would: a cluster without
-//   kube-controller-manager has none.
+//   those whose Job is gone), and its plugin objects (those the job controls, read by name: a
+//   Job deleted while no controller acted leaves its plugin objects, which nothing here
+//   watches), as the garbage collector would: a cluster without kube-controller-manager has
+//   none. Unlike Volcano, a kill (a restart, an abort, the job's end) keeps them.
 // The state lives on the apiserver: a restarted process lists Jobs, pods and PodGroups again and
 // syncs every job, making only the pods no pod of that name is left of.
 //

@@ -1,6 +1,7 @@
 #include "k8s/job_objects.hpp"
 
 #include "api/codec.hpp"
+#include "api/job_plugins.hpp"
 #include "api/service.hpp"
 #include "k8s/operations.hpp"
 #include "scheduler/job.hpp"
@@ -114,7 +115,8 @@ std::optional<owner_job> controlling_job(const json::value& object) {
   return std::nullopt;
 }
 
-result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler::pod& pod) {
+result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler::job& j,
+                                     const scheduler::pod& pod) {
   const auto* tasks = value_at(raw_job, {"spec", "tasks"});
   if (tasks == nullptr || !tasks->is_array())
     return status{errc::invalid_argument, "spec.tasks: required"};
@@ -150,6 +152,8 @@ result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler
     if (!job_class.empty())
       spec["priorityClassName"] = job_class;
   }
+  api::add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
+                               pod.meta.annotations.find(scheduler::task_index_key).value_or(""));
   json::object meta{{"name", pod.meta.name.str()},
                     {"namespace", pod.meta.namespace_name.str()},
                     {"labels", string_map(pod.meta.labels)},
@@ -209,6 +213,89 @@ std::optional<json::object> job_pod_group_update(const scheduler::pod_group& gro
     return std::nullopt;
   return json::object{{"metadata", json::object{{"uid", string_at(current, {"metadata", "uid"})}}},
                       {"spec", std::move(spec)}};
+}
+
+namespace {
+
+// The metadata of a plugin's object `name` of job `j`: in the job's namespace, owned by it.
+json::object plugin_object_meta(const scheduler::job& j, std::string_view job_uid,
+                                std::string_view name) {
+  return json::object{
+      {"name", name},
+      {"namespace", j.meta.namespace_name.str()},
+      {"ownerReferences", json::array{job_owner_reference(j.meta.name.view(), job_uid)}}};
+}
+
+// The labels Volcano's controller gives every pod of job `j`: what selects them.
+json::object job_pod_selector(const scheduler::job& j) {
+  return json::object{{scheduler::job_name_key, j.meta.name.str()},
+                      {scheduler::job_namespace_key, j.meta.namespace_name.str()}};
+}
+
+json::object job_hosts_data(const scheduler::job& j) {
+  json::object data;
+  for (const auto& [key, value] : scheduler::job_hosts(j, api::task_namings_of(j)))
+    data[key] = value;
+  return data;
+}
+
+} // namespace
+
+json::value job_service_manifest(const scheduler::job& j, std::string_view job_uid,
+                                 const scheduler::svc_plugin_settings& svc) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata", plugin_object_meta(j, job_uid, j.meta.name.view())},
+      {"spec", json::object{{"clusterIP", "None"},
+                            {"selector", job_pod_selector(j)},
+                            {"publishNotReadyAddresses", svc.publish_not_ready_addresses}}}};
+}
+
+json::value job_network_policy_manifest(const scheduler::job& j, std::string_view job_uid) {
+  const json::object own_pods{{"matchLabels", job_pod_selector(j)}};
+  return json::object{
+      {"apiVersion", "networking.k8s.io/v1"},
+      {"kind", "NetworkPolicy"},
+      {"metadata", plugin_object_meta(j, job_uid, j.meta.name.view())},
+      {"spec", json::object{{"podSelector", own_pods},
+                            {"ingress", json::array{json::object{
+                                            {"from", json::array{json::object{
+                                                         {"podSelector", own_pods}}}}}}},
+                            {"policyTypes", json::array{"Ingress"}}}}};
+}
+
+json::value job_hosts_config_map_manifest(const scheduler::job& j, std::string_view job_uid) {
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata",
+       plugin_object_meta(j, job_uid, scheduler::svc_config_map_name(j.meta.name.view()))},
+      {"data", job_hosts_data(j)}};
+}
+
+std::optional<json::object> job_hosts_config_map_update(const scheduler::job& j,
+                                                        const json::value& current) {
+  auto want = job_hosts_data(j);
+  const auto* have = value_at(current, {"data"});
+  if (have != nullptr && have->is_object() && have->as_object() == want)
+    return std::nullopt;
+  return json::object{{"metadata", json::object{{"uid", string_at(current, {"metadata", "uid"})}}},
+                      {"data", replacing(have, std::move(want))}};
+}
+
+json::value job_ssh_secret_manifest(const scheduler::job& j, std::string_view job_uid,
+                                    const ssh_key_pair& keys, int32_t port) {
+  const auto config = scheduler::ssh_config(j, api::task_namings_of(j), port);
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", plugin_object_meta(j, job_uid, scheduler::ssh_secret_name(j.meta.name.view()))},
+      {"type", "Opaque"},
+      {"data", json::object{{scheduler::ssh_private_key_key, base64_encode(keys.private_key)},
+                            {scheduler::ssh_public_key_key, base64_encode(keys.public_key)},
+                            {scheduler::ssh_authorized_keys_key, base64_encode(keys.public_key)},
+                            {scheduler::ssh_config_key, base64_encode(config)}}}};
 }
 
 json::value job_event_manifest(const json::value& raw_job, std::string_view type,

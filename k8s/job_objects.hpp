@@ -11,10 +11,16 @@
 //   minResources, queue and priorityClassName of the expansion, the job's labels and annotations,
 //   owned by the job;
 // - the job's status (Volcano's JobStatus: state, counts, minAvailable, retryCount, version,
-//   taskStatusCount, conditions), as api::encode_object writes a job's status.
+//   taskStatusCount, conditions), as api::encode_object writes a job's status;
+// - the objects of the job's plugins (scheduler/job_plugins.hpp decides their names and
+//   contents): the svc plugin's headless Service and NetworkPolicy, both named as the job, and
+//   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh". Each is owned
+//   by the job as its controller.
 //
 // Pure functions of their arguments; thread-safe.
 
+#include "k8s/ssh_keys.hpp"
+#include "scheduler/job_plugins.hpp"
 #include "scheduler/job_sync.hpp"
 #include "scheduler/model.hpp"
 #include "scheduler/object_status.hpp"
@@ -52,15 +58,17 @@ struct owner_job {
 };
 std::optional<owner_job> controlling_job(const boost::json::value& object);
 
-/// The pod Volcano's createJobPod makes from `raw_job` (the Job as the apiserver has it) for
-/// `pod`, one of scheduler::make_job_pods's pods of that job: the template of pod.role's task
-/// (spec.tasks[i].template, i being the task whose defaulted name is pod.role) with metadata
-/// {name, namespace, labels and annotations of `pod`, ownerReferences: the job}, and in its spec
-/// schedulerName (the template's, else the job's, else "volcano") and priorityClassName (the
-/// template's, else the job's). Errors: invalid_argument naming the field when the job has no
-/// such task, or the template or its spec is not an object.
+/// The pod Volcano's createJobPod makes from `raw_job` (the Job as the apiserver has it; `j` the
+/// same Job decoded) for `pod`, one of scheduler::make_job_pods's pods of that job: the template
+/// of pod.role's task (spec.tasks[i].template, i being the task whose defaulted name is pod.role)
+/// with metadata {name, namespace, labels and annotations of `pod`, ownerReferences: the job},
+/// and in its spec schedulerName (the template's, else the job's, else "volcano"),
+/// priorityClassName (the template's, else the job's) and what the job's plugins add to a pod
+/// (api::add_plugins_to_pod_spec, the task index being the pod's annotation
+/// volcano.sh/task-index, Volcano's OnPodCreate). Errors: invalid_argument naming the field when
+/// the job has no such task, or the template or its spec is not an object.
 result<boost::json::value> job_pod_manifest(const boost::json::value& raw_job,
-                                            const scheduler::pod& pod);
+                                            const scheduler::job& j, const scheduler::pod& pod);
 
 /// The PodGroup Volcano's createOrUpdatePodGroup makes for the job: `group` as
 /// scheduler::expand_job gives it (name, namespace, labels, annotations, minMember,
@@ -78,6 +86,37 @@ boost::json::value job_pod_group_manifest(const scheduler::pod_group& group,
 /// precondition (409 when another PodGroup took the name). nullopt when nothing differs.
 std::optional<boost::json::object> job_pod_group_update(const scheduler::pod_group& group,
                                                         const boost::json::value& current);
+
+/// The svc plugin's headless Service of job `j` (uid `job_uid`), named as the job: clusterIP
+/// None, selecting the job's pods by volcano.sh/job-name and volcano.sh/job-namespace,
+/// publishNotReadyAddresses as `svc` says; owned by the job.
+boost::json::value job_service_manifest(const scheduler::job& j, std::string_view job_uid,
+                                        const scheduler::svc_plugin_settings& svc);
+
+/// The svc plugin's NetworkPolicy of job `j`, named as the job: the job's pods (the Service's
+/// selector) admit ingress from the job's own pods only; owned by the job.
+boost::json::value job_network_policy_manifest(const scheduler::job& j,
+                                               std::string_view job_uid);
+
+/// The svc plugin's ConfigMap "<job>-svc" (scheduler::svc_config_map_name): data
+/// scheduler::job_hosts of the job's tasks as they are now (api::task_namings_of); owned by the
+/// job.
+boost::json::value job_hosts_config_map_manifest(const scheduler::job& j,
+                                                 std::string_view job_uid);
+
+/// The merge patch that brings the svc ConfigMap `current` (as the apiserver shows it) in step
+/// with job `j`'s tasks (a scaled job), as Volcano's svc OnJobUpdate does: data as
+/// job_hosts_config_map_manifest writes it, a key `current` has and the job has not set to null.
+/// The patch carries `current`'s metadata.uid as a precondition. nullopt when the data agrees.
+std::optional<boost::json::object> job_hosts_config_map_update(const scheduler::job& j,
+                                                               const boost::json::value& current);
+
+/// The ssh plugin's Secret "<job>-ssh" (scheduler::ssh_secret_name), type Opaque, its data (each
+/// value base64, as a Secret's data holds it): id_rsa the private key, id_rsa.pub and
+/// authorized_keys the public key, config scheduler::ssh_config of the job with `port`; owned by
+/// the job.
+boost::json::value job_ssh_secret_manifest(const scheduler::job& j, std::string_view job_uid,
+                                           const ssh_key_pair& keys, int32_t port);
 
 /// The job's status as Volcano writes it (api::encode_object's status of a job), for a JSON
 /// patch that sets /status whole.

@@ -10,6 +10,11 @@
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace phalanx::k8s {
 namespace {
@@ -48,7 +53,7 @@ TEST(JobObjects, APodIsItsTemplateUnderVolcanosNamesLabelsAndOwner) {
   ASSERT_TRUE(expanded.ok()) << expanded.error().to_string();
   ASSERT_EQ(expanded->pods.size(), 3u);
 
-  auto ps = job_pod_manifest(raw, expanded->pods[0]);
+  auto ps = job_pod_manifest(raw, job, expanded->pods[0]);
   ASSERT_TRUE(ps.ok()) << ps.error().to_string();
   EXPECT_EQ(string_at(*ps, {"metadata", "name"}), "tf-ps-0");
   EXPECT_EQ(string_at(*ps, {"metadata", "namespace"}), "ml");
@@ -71,7 +76,7 @@ TEST(JobObjects, APodIsItsTemplateUnderVolcanosNamesLabelsAndOwner) {
   EXPECT_TRUE(ps->at("metadata").at("ownerReferences").at(0).at("blockOwnerDeletion").as_bool());
 
   // A template's own scheduler and class stay.
-  auto worker = job_pod_manifest(raw, expanded->pods[2]);
+  auto worker = job_pod_manifest(raw, job, expanded->pods[2]);
   ASSERT_TRUE(worker.ok()) << worker.error().to_string();
   EXPECT_EQ(string_at(*worker, {"metadata", "name"}), "tf-worker-1");
   EXPECT_EQ(string_at(*worker, {"metadata", "labels", "volcano.sh/task-index"}), "1");
@@ -81,15 +86,16 @@ TEST(JobObjects, APodIsItsTemplateUnderVolcanosNamesLabelsAndOwner) {
 
 TEST(JobObjects, APodOfNoTaskOrABrokenTemplateIsAnErrorNamingTheField) {
   auto raw = json::parse(tf_job);
-  auto expanded = scheduler::expand_job(decode(raw));
+  auto job = decode(raw);
+  auto expanded = scheduler::expand_job(job);
   ASSERT_TRUE(expanded.ok());
   auto stray = expanded->pods[0];
   stray.role = "chief";
-  auto made = job_pod_manifest(raw, stray);
+  auto made = job_pod_manifest(raw, job, stray);
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.error().message(), "spec.tasks: no task \"chief\" for pod tf-ps-0");
   raw.at("spec").at("tasks").at(0).as_object()["template"] = "x";
-  made = job_pod_manifest(raw, expanded->pods[0]);
+  made = job_pod_manifest(raw, job, expanded->pods[0]);
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.error().message(), "spec.tasks[0].template: must be an object");
 }
@@ -250,6 +256,167 @@ TEST(JobObjects, APodsRestartsSumItsContainersAndInitContainers) {
   auto huge = json::parse(R"({"status": {"containerStatuses": [
       {"restartCount": 2147483647}, {"restartCount": 2147483647}]}})");
   EXPECT_EQ(read_job_pod(huge).view.restarts, 2147483647);
+}
+
+// -- the plugins' objects and what they add to each pod
+
+// tf with the three plugins Volcano's distributed-training examples name.
+json::value tf_job_with_plugins(json::array svc_arguments = {}) {
+  auto raw = json::parse(tf_job);
+  raw.at("spec").as_object()["plugins"] = json::object{
+      {"env", json::array{}}, {"svc", std::move(svc_arguments)}, {"ssh", json::array{}}};
+  return raw;
+}
+
+const char* const job_uid = "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90";
+
+// `manifest` (JSON text) with the job as its metadata's owner.
+json::value owned_by_tf(std::string_view manifest) {
+  auto out = json::parse(manifest);
+  out.at("metadata").as_object()["ownerReferences"] =
+      json::array{job_owner_reference("tf", job_uid)};
+  return out;
+}
+
+// Names of the entries of a pod spec's list `list` (volumes, env...) of `o`.
+std::vector<std::string> names_in(const json::value& o, const char* list) {
+  std::vector<std::string> out;
+  if (const auto* a = value_at(o, {list}); a != nullptr && a->is_array())
+    for (const auto& item : a->as_array())
+      out.push_back(string_at(item, {"name"}));
+  return out;
+}
+
+std::string env_value(const json::value& container, const std::string& name) {
+  for (const auto& e : container.at("env").as_array())
+    if (string_at(e, {"name"}) == name)
+      return string_at(e, {"value"}) + string_at(e, {"valueFrom", "configMapKeyRef", "name"}) +
+             "/" + string_at(e, {"valueFrom", "configMapKeyRef", "key"});
+  return "(none)";
+}
+
+TEST(JobObjects, APodOfAJobWithPluginsCarriesWhatTheyAdd) {
+  auto raw = tf_job_with_plugins();
+  auto job = decode(raw);
+  auto expanded = scheduler::expand_job(job);
+  ASSERT_TRUE(expanded.ok());
+  ASSERT_EQ(expanded->pods[2].meta.name.str(), "tf-worker-1");
+  auto worker = job_pod_manifest(raw, job, expanded->pods[2]);
+  ASSERT_TRUE(worker.ok()) << worker.error().to_string();
+  const auto& spec = worker->at("spec");
+  EXPECT_EQ(string_at(spec, {"hostname"}), "tf-worker-1");
+  EXPECT_EQ(string_at(spec, {"subdomain"}), "tf");
+  EXPECT_EQ(names_in(spec, "volumes"), (std::vector<std::string>{"tf-ssh", "tf-svc"}));
+  const auto& main = spec.at("containers").at(0);
+  // The task index is the pod's annotation volcano.sh/task-index.
+  EXPECT_EQ(env_value(main, "VK_TASK_INDEX"), "1/");
+  EXPECT_EQ(env_value(main, "VC_TASK_INDEX"), "1/");
+  EXPECT_EQ(env_value(main, "VC_WORKER_HOSTS"), "tf-svc/VC_WORKER_HOSTS");
+  EXPECT_EQ(env_value(main, "VC_PS_NUM"), "tf-svc/VC_PS_NUM");
+  EXPECT_EQ(names_in(main, "volumeMounts"), (std::vector<std::string>{"tf-ssh", "tf-svc"}));
+
+  // Without plugins, the template as it is.
+  auto plain = job_pod_manifest(json::parse(tf_job), decode(json::parse(tf_job)),
+                                expanded->pods[2]);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->at("spec").as_object().contains("hostname"));
+  EXPECT_FALSE(plain->at("spec").at("containers").at(0).as_object().contains("env"));
+}
+
+TEST(JobObjects, TheSvcPluginsServiceIsHeadlessAndSelectsTheJobsPods) {
+  auto job = decode(tf_job_with_plugins());
+  EXPECT_EQ(job_service_manifest(job, job_uid, {}), owned_by_tf(R"({
+    "apiVersion": "v1", "kind": "Service", "metadata": {"name": "tf", "namespace": "ml"},
+    "spec": {"clusterIP": "None",
+             "selector": {"volcano.sh/job-name": "tf", "volcano.sh/job-namespace": "ml"},
+             "publishNotReadyAddresses": false}})"));
+  scheduler::svc_plugin_settings not_ready;
+  not_ready.publish_not_ready_addresses = true;
+  EXPECT_EQ(job_service_manifest(job, job_uid, not_ready).at("spec").at(
+                "publishNotReadyAddresses"),
+            json::value(true));
+}
+
+TEST(JobObjects, TheSvcPluginsNetworkPolicyAdmitsTheJobsOwnPodsOnly) {
+  auto job = decode(tf_job_with_plugins());
+  EXPECT_EQ(job_network_policy_manifest(job, job_uid), owned_by_tf(R"({
+    "apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+    "metadata": {"name": "tf", "namespace": "ml"},
+    "spec": {
+      "podSelector": {"matchLabels":
+                      {"volcano.sh/job-name": "tf", "volcano.sh/job-namespace": "ml"}},
+      "ingress": [{"from": [{"podSelector": {"matchLabels":
+                    {"volcano.sh/job-name": "tf", "volcano.sh/job-namespace": "ml"}}}]}],
+      "policyTypes": ["Ingress"]}})"));
+}
+
+const char* const tf_hosts = R"({
+  "ps.host": "tf-ps-0.tf", "VC_PS_HOSTS": "tf-ps-0.tf", "VC_PS_NUM": "1",
+  "worker.host": "tf-worker-0.tf\ntf-worker-1.tf",
+  "VC_WORKER_HOSTS": "tf-worker-0.tf,tf-worker-1.tf", "VC_WORKER_NUM": "2"})";
+
+TEST(JobObjects, TheSvcPluginsConfigMapListsEveryTasksHosts) {
+  auto job = decode(tf_job_with_plugins());
+  auto want = owned_by_tf(R"({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "tf-svc", "namespace": "ml"}})");
+  want.as_object()["data"] = json::parse(tf_hosts);
+  EXPECT_EQ(job_hosts_config_map_manifest(job, job_uid), want);
+}
+
+TEST(JobObjects, AScaledJobsConfigMapIsPatchedToItsNewHosts) {
+  auto raw = tf_job_with_plugins();
+  auto cm = stored(job_hosts_config_map_manifest(decode(raw), job_uid), "c1");
+  EXPECT_EQ(job_hosts_config_map_update(decode(raw), cm), std::nullopt);
+
+  // A third worker, and a key another writer left.
+  cm.at("data").as_object()["extra"] = "x";
+  raw.at("spec").at("tasks").at(1).as_object()["replicas"] = 3;
+  auto patch = job_hosts_config_map_update(decode(raw), cm);
+  ASSERT_TRUE(patch.has_value());
+  EXPECT_EQ(json::value(*patch), json::parse(R"({
+    "metadata": {"uid": "c1"},
+    "data": {"ps.host": "tf-ps-0.tf", "VC_PS_HOSTS": "tf-ps-0.tf", "VC_PS_NUM": "1",
+             "worker.host": "tf-worker-0.tf\ntf-worker-1.tf\ntf-worker-2.tf",
+             "VC_WORKER_HOSTS": "tf-worker-0.tf,tf-worker-1.tf,tf-worker-2.tf",
+             "VC_WORKER_NUM": "3", "extra": null}})"))
+      << json::serialize(*patch);
+}
+
+// Strict base64 as a Secret's data holds it.
+std::string unbase64(std::string_view text) {
+  std::string out(text.size() / 4 * 3, '\0');
+  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                                reinterpret_cast<const unsigned char*>(text.data()),
+                                static_cast<int>(text.size()));
+  if (n < 0)
+    return "(not base64)";
+  out.resize(static_cast<std::size_t>(n));
+  // EVP_DecodeBlock counts the padding as zero bytes.
+  for (auto pad = text.rbegin(); pad != text.rend() && *pad == '='; ++pad)
+    out.pop_back();
+  return out;
+}
+
+TEST(JobObjects, TheSshPluginsSecretHoldsTheKeysAndTheConfig) {
+  auto job = decode(tf_job_with_plugins());
+  const ssh_key_pair keys{"-----BEGIN RSA PRIVATE KEY-----\nAB\n-----END RSA PRIVATE KEY-----\n",
+                          "ssh-rsa AAAA\n"};
+  auto secret = job_ssh_secret_manifest(job, job_uid, keys, 2222);
+  EXPECT_EQ(string_at(secret, {"apiVersion"}), "v1");
+  EXPECT_EQ(string_at(secret, {"kind"}), "Secret");
+  EXPECT_EQ(string_at(secret, {"type"}), "Opaque");
+  EXPECT_EQ(secret.at("metadata"),
+            owned_by_tf(R"({"metadata": {"name": "tf-ssh", "namespace": "ml"}})").at("metadata"));
+  const auto& data = secret.at("data").as_object();
+  EXPECT_EQ(data.size(), 4u);
+  EXPECT_EQ(unbase64(data.at("id_rsa").as_string()), keys.private_key);
+  EXPECT_EQ(unbase64(data.at("id_rsa.pub").as_string()), keys.public_key);
+  EXPECT_EQ(unbase64(data.at("authorized_keys").as_string()), keys.public_key);
+  EXPECT_EQ(unbase64(data.at("config").as_string()),
+            "StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n"
+            "Host tf-ps-0\n  HostName tf-ps-0.tf\n  Port 2222\n"
+            "Host tf-worker-0\n  HostName tf-worker-0.tf\n  Port 2222\n"
+            "Host tf-worker-1\n  HostName tf-worker-1.tf\n  Port 2222\n");
 }
 
 } // namespace

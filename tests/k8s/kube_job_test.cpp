@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <chrono>
 #include <fstream>
 #include <map>
 #include <ostream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -828,6 +830,308 @@ TEST(KubeJobController, ATaskWhosePodsRestartedMaxRetryTimesTerminatesItsJob) {
   EXPECT_TRUE(all_in_phase(job_pods(h, "capped"), 2, "Running")) << describe(h);
   EXPECT_TRUE(with_reason(job_events(h, "capped"), "ExecuteAction").empty())
       << describe_events(job_events(h, "capped"));
+}
+
+// -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
+
+// `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
+json::value with_plugins(json::value job, json::array svc_arguments = {}) {
+  job.at("spec").as_object()["plugins"] = json::object{
+      {"env", json::array{}}, {"svc", std::move(svc_arguments)}, {"ssh", json::array{}}};
+  return job;
+}
+
+// The object at `path` under the test namespace ("services/tf"), or null when it is not there.
+json::value get_in_ns(kube_harness& h, const std::string& path) {
+  const bool core = path.rfind("networkpolicies/", 0) != 0;
+  const std::string group = core ? "/api/v1" : "/apis/networking.k8s.io/v1";
+  auto o = k8s::get_json(h.admin(), group + "/namespaces/" + h.ns() + "/" + path);
+  return o ? *o : json::value{};
+}
+
+// The paths of the plugin objects of job "tf".
+const std::vector<std::string> tf_plugin_objects = {"services/tf", "networkpolicies/tf",
+                                                    "configmaps/tf-svc", "secrets/tf-ssh"};
+
+bool owned_by(const json::value& object, const std::string& job_uid) {
+  const auto* refs = k8s::value_at(object, {"metadata", "ownerReferences"});
+  return refs != nullptr && refs->is_array() && refs->as_array().size() == 1 &&
+         k8s::string_at(refs->as_array()[0], {"kind"}) == "Job" &&
+         k8s::string_at(refs->as_array()[0], {"uid"}) == job_uid &&
+         k8s::value_at(refs->as_array()[0], {"controller"}) != nullptr &&
+         refs->as_array()[0].at("controller") == json::value(true);
+}
+
+// Base64 as a Secret's data holds it, decoded; "(not base64)" when it is not.
+std::string unbase64(std::string_view text) {
+  static const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    if (c == '=')
+      break;
+    auto at = alphabet.find(c);
+    if (at == std::string::npos)
+      return "(not base64)";
+    bits = (bits << 6) | static_cast<uint32_t>(at);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xff));
+    }
+  }
+  return out;
+}
+
+std::string secret_value(const json::value& secret, const char* key) {
+  return unbase64(k8s::string_at(secret, {"data", key}));
+}
+
+// The job "tf" (ps 1, worker 2) as the tests below make it.
+const char* const tf_hosts = R"({
+  "ps.host": "tf-ps-0.tf", "VC_PS_HOSTS": "tf-ps-0.tf", "VC_PS_NUM": "1",
+  "worker.host": "tf-worker-0.tf\ntf-worker-1.tf",
+  "VC_WORKER_HOSTS": "tf-worker-0.tf,tf-worker-1.tf", "VC_WORKER_NUM": "2"})";
+
+const char* const tf_ssh_config =
+    "StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n"
+    "Host tf-ps-0\n  HostName tf-ps-0.tf\n  Port 22\n"
+    "Host tf-worker-0\n  HostName tf-worker-0.tf\n  Port 22\n"
+    "Host tf-worker-1\n  HostName tf-worker-1.tf\n  Port 22\n";
+
+// The svc plugin: a headless Service named as the job selecting its pods, a NetworkPolicy
+// admitting only the job's own pods, and the ConfigMap "<job>-svc" of every task's hosts, each
+// owned by the job; the job's status records its plugins as Volcano's does
+// (status.controlledResources).
+TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] {
+    return !get_in_ns(h, "services/tf").is_null() &&
+           !get_in_ns(h, "networkpolicies/tf").is_null() &&
+           !get_in_ns(h, "configmaps/tf-svc").is_null();
+  })) << describe(h) << read_log(*d);
+
+  const json::object job_pods_selector{{"volcano.sh/job-name", "tf"},
+                                       {"volcano.sh/job-namespace", h.ns()}};
+  auto service = get_in_ns(h, "services/tf");
+  EXPECT_TRUE(owned_by(service, uid)) << json::serialize(service);
+  EXPECT_EQ(k8s::string_at(service, {"spec", "clusterIP"}), "None");
+  EXPECT_EQ(service.at("spec").at("selector"), json::value(job_pods_selector));
+  // false, which the apiserver leaves out as Go's omitempty does.
+  EXPECT_EQ(k8s::value_at(service, {"spec", "publishNotReadyAddresses"}), nullptr)
+      << json::serialize(service);
+
+  auto policy = get_in_ns(h, "networkpolicies/tf");
+  EXPECT_TRUE(owned_by(policy, uid)) << json::serialize(policy);
+  const json::value own_pods = json::object{{"matchLabels", job_pods_selector}};
+  EXPECT_EQ(policy.at("spec").at("podSelector"), own_pods);
+  EXPECT_EQ(policy.at("spec").at("ingress"),
+            json::value(json::array{json::object{
+                {"from", json::array{json::object{{"podSelector", own_pods}}}}}}));
+  EXPECT_EQ(policy.at("spec").at("policyTypes"), json::value(json::array{"Ingress"}));
+
+  auto hosts = get_in_ns(h, "configmaps/tf-svc");
+  EXPECT_TRUE(owned_by(hosts, uid)) << json::serialize(hosts);
+  EXPECT_EQ(hosts.at("data"), json::parse(tf_hosts)) << json::serialize(hosts);
+
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto job = get_job(h, "tf");
+    const auto* controlled = k8s::value_at(job, {"status", "controlledResources"});
+    return controlled != nullptr && *controlled == json::parse(R"({
+      "plugin-env": "env", "plugin-svc": "svc", "plugin-ssh": "ssh"})");
+  })) << json::serialize(get_job(h, "tf"));
+}
+
+// The ssh plugin: the Secret "<job>-ssh" of an RSA key pair (its public half is id_rsa.pub and
+// authorized_keys, in OpenSSH's form) and an ssh config naming every host of the job.
+TEST(KubeJobController, TheSshPluginMakesASecretOfAKeyPairAndTheHostsConfig) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return !get_in_ns(h, "secrets/tf-ssh").is_null(); }))
+      << describe(h) << read_log(*d);
+  auto secret = get_in_ns(h, "secrets/tf-ssh");
+  EXPECT_TRUE(owned_by(secret, uid)) << json::serialize(secret);
+  EXPECT_EQ(k8s::string_at(secret, {"type"}), "Opaque");
+  EXPECT_EQ(secret.at("data").as_object().size(), 4u) << json::serialize(secret);
+  const auto private_key = secret_value(secret, "id_rsa");
+  EXPECT_EQ(private_key.rfind("-----BEGIN RSA PRIVATE KEY-----\n", 0), 0u) << private_key;
+  const auto public_key = secret_value(secret, "id_rsa.pub");
+  // The base64 of the wire form starts with the string "ssh-rsa" (length 7).
+  EXPECT_EQ(public_key.rfind("ssh-rsa AAAAB3NzaC1yc2E", 0), 0u) << public_key;
+  EXPECT_EQ(public_key.back(), '\n');
+  EXPECT_EQ(secret_value(secret, "authorized_keys"), public_key);
+  EXPECT_EQ(secret_value(secret, "config"), tf_ssh_config);
+}
+
+// Each pod of a job with env, svc and ssh gets its task index in VK_TASK_INDEX and
+// VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS and
+// VC_<TASK>_NUM from the ConfigMap, and the ConfigMap and the Secret as volumes, mounted at
+// /etc/volcano and /root/.ssh.
+TEST(KubeJobController, APodOfAJobWithPluginsCarriesTheirEnvHostnameVolumesAndMounts) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  for (const auto& [name, pod] : raw_pods(h)) {
+    SCOPED_TRACE(name);
+    const auto index = name.substr(name.rfind('-') + 1);
+    const auto& spec = pod.at("spec");
+    EXPECT_EQ(k8s::string_at(spec, {"hostname"}), name);
+    EXPECT_EQ(k8s::string_at(spec, {"subdomain"}), "tf");
+    std::map<std::string, std::string> env;
+    for (const auto& e : spec.at("containers").at(0).at("env").as_array())
+      env[k8s::string_at(e, {"name"})] =
+          k8s::string_at(e, {"value"}) +
+          k8s::string_at(e, {"valueFrom", "configMapKeyRef", "name"}) + "/" +
+          k8s::string_at(e, {"valueFrom", "configMapKeyRef", "key"});
+    EXPECT_EQ(env, (std::map<std::string, std::string>{
+                       {"VK_TASK_INDEX", index + "/"},
+                       {"VC_TASK_INDEX", index + "/"},
+                       {"VC_PS_HOSTS", "tf-svc/VC_PS_HOSTS"},
+                       {"VC_PS_NUM", "tf-svc/VC_PS_NUM"},
+                       {"VC_WORKER_HOSTS", "tf-svc/VC_WORKER_HOSTS"},
+                       {"VC_WORKER_NUM", "tf-svc/VC_WORKER_NUM"}}));
+    std::map<std::string, std::string> volumes;
+    for (const auto& v : spec.at("volumes").as_array())
+      volumes[k8s::string_at(v, {"name"})] =
+          k8s::string_at(v, {"configMap", "name"}) + k8s::string_at(v, {"secret", "secretName"});
+    EXPECT_EQ(volumes["tf-svc"], "tf-svc");
+    EXPECT_EQ(volumes["tf-ssh"], "tf-ssh");
+    std::map<std::string, std::string> mounts;
+    for (const auto& m : spec.at("containers").at(0).at("volumeMounts").as_array())
+      mounts[k8s::string_at(m, {"name"})] =
+          k8s::string_at(m, {"mountPath"}) + ":" + k8s::string_at(m, {"subPath"});
+    EXPECT_EQ(mounts, (std::map<std::string, std::string>{{"tf-svc", "/etc/volcano:"},
+                                                          {"tf-ssh", "/root/.ssh:.ssh"}}));
+  }
+}
+
+// Scaling the worker task up (2 to 3) brings the ConfigMap's host lists in step (Volcano's svc
+// OnJobUpdate); the ssh config stays as it was made, as Volcano leaves it.
+TEST(KubeJobController, ScalingAJobWithTheSvcPluginUpdatesItsHosts) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  ASSERT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
+  const auto secret_before = get_in_ns(h, "secrets/tf-ssh");
+
+  patch_job(h, "tf", scale_operations(3, 1, 3, 2));
+  const auto scaled = json::parse(R"({
+    "ps.host": "tf-ps-0.tf", "VC_PS_HOSTS": "tf-ps-0.tf", "VC_PS_NUM": "1",
+    "worker.host": "tf-worker-0.tf\ntf-worker-1.tf\ntf-worker-2.tf",
+    "VC_WORKER_HOSTS": "tf-worker-0.tf,tf-worker-1.tf,tf-worker-2.tf", "VC_WORKER_NUM": "3"})");
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto hosts = get_in_ns(h, "configmaps/tf-svc");
+    const auto* data = k8s::value_at(hosts, {"data"});
+    return data != nullptr && *data == scaled;
+  })) << json::serialize(get_in_ns(h, "configmaps/tf-svc")) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).count("tf-worker-2") == 1; })) << describe(h);
+  auto secret_after = get_in_ns(h, "secrets/tf-ssh");
+  EXPECT_EQ(secret_after.at("data"), secret_before.at("data"));
+  EXPECT_EQ(secret_value(secret_after, "config"), tf_ssh_config);
+}
+
+// Deleting the job deletes its Service, NetworkPolicy, ConfigMap and Secret with its pods and
+// PodGroup (the test control plane has no garbage collector: the controller deletes them).
+TEST(KubeJobController, DeletingAJobDeletesItsPluginObjects) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  ASSERT_TRUE(h.wait_for([&] {
+    for (const auto& path : tf_plugin_objects)
+      if (get_in_ns(h, path).is_null())
+        return false;
+    return raw_pods(h).size() == 3;
+  })) << describe(h) << read_log(*d);
+
+  auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
+  ASSERT_TRUE(deleted.ok()) << deleted.to_string();
+  ASSERT_TRUE(h.wait_for([&] {
+    for (const auto& path : tf_plugin_objects)
+      if (!get_in_ns(h, path).is_null())
+        return false;
+    return h.pods().empty() && h.groups().empty();
+  })) << describe(h) << read_log(*d);
+}
+
+// phalanxd killed and started again: the new process acts on the job (it makes the pod deleted
+// meanwhile) and keeps the job's Secret as it was, the same object and the same key pair, since
+// the pods already running hold those keys.
+TEST(KubeJobController, ARestartedPhalanxdKeepsTheJobsSshSecret) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  ASSERT_TRUE(h.wait_for([&] {
+    return raw_pods(h).size() == 3 && !get_in_ns(h, "secrets/tf-ssh").is_null();
+  })) << describe(h) << read_log(*d);
+  const auto before = get_in_ns(h, "secrets/tf-ssh");
+  const auto worker_uid = h.pods()["tf-worker-0"].uid;
+
+  d->kill();
+  h.delete_pod("tf-worker-0");
+  auto again = h.start_phalanxd("data-2", job_controller, "", "data");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = h.pods();
+    return pods.count("tf-worker-0") && pods["tf-worker-0"].uid != worker_uid;
+  }, 60s)) << describe(h) << read_log(*again);
+  const auto after = get_in_ns(h, "secrets/tf-ssh");
+  EXPECT_EQ(k8s::string_at(after, {"metadata", "uid"}),
+            k8s::string_at(before, {"metadata", "uid"}));
+  EXPECT_EQ(after.at("data"), before.at("data"));
+}
+
+// --disable-network-policy: the Service and ConfigMap, and no NetworkPolicy.
+TEST(KubeJobController, DisableNetworkPolicyMakesNoNetworkPolicy) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}),
+                       json::array{"--disable-network-policy"}));
+  // The pods come after the plugin objects.
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  EXPECT_FALSE(get_in_ns(h, "services/tf").is_null());
+  EXPECT_FALSE(get_in_ns(h, "configmaps/tf-svc").is_null());
+  EXPECT_TRUE(get_in_ns(h, "networkpolicies/tf").is_null())
+      << json::serialize(get_in_ns(h, "networkpolicies/tf"));
+}
+
+// A plugin object the apiserver refuses to write (an immutable ConfigMap "<job>-svc" of other
+// data, made before the job): the step fails, the job gets a Warning PluginError Event in
+// Volcano's words and no pod; once the ConfigMap is gone, the retried step makes it and the pods.
+TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  auto stale = k8s::post_json(
+      h.admin(), "/api/v1/namespaces/" + h.ns() + "/configmaps",
+      json::object{{"apiVersion", "v1"},
+                   {"kind", "ConfigMap"},
+                   {"metadata", json::object{{"name", "tf-svc"}, {"namespace", h.ns()}}},
+                   {"immutable", true},
+                   {"data", json::object{{"stale", "x"}}}});
+  ASSERT_TRUE(stale.ok()) << stale.error().to_string();
+  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = with_reason(job_events(h, "tf"), "PluginError");
+    return !failed.empty() && int_at(failed[0], {"count"}) >= 2;
+  })) << describe_events(job_events(h, "tf")) << read_log(*d);
+  auto failed = with_reason(job_events(h, "tf"), "PluginError");
+  EXPECT_EQ(k8s::string_at(failed[0], {"type"}), "Warning");
+  const auto message = k8s::string_at(failed[0], {"message"});
+  EXPECT_EQ(message.rfind("Execute plugin when job add failed, err: ", 0), 0u) << message;
+  EXPECT_TRUE(raw_pods(h).empty()) << describe(h);
+
+  auto removed =
+      k8s::delete_object(h.admin(), "/api/v1/namespaces/" + h.ns() + "/configmaps/tf-svc");
+  ASSERT_TRUE(removed.ok()) << removed.to_string();
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  EXPECT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
 }
 
 } // namespace
