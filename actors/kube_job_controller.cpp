@@ -546,12 +546,8 @@ json::object controlled_resources_of(const job_entry& e) {
   json::object out;
   if (!e.plugin_objects_made)
     return out;
-  if (e.plugins.env)
-    out["plugin-env"] = "env";
-  if (e.plugins.ssh)
-    out["plugin-ssh"] = "ssh";
-  if (e.plugins.svc)
-    out["plugin-svc"] = "svc";
+  for (auto name : scheduler::controlled_plugins(e.plugins))
+    out["plugin-" + std::string(name)] = name;
   return out;
 }
 

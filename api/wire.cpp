@@ -1354,19 +1354,10 @@ v1::Job write_job(const job_object& in) {
   st->set_unknown(s.unknown);
   st->set_retry_count(s.retry_count);
   st->set_version(s.version);
-  // What the job's plugins made, as Volcano's OnJobAdd records it: "plugin-<name>": <name>,
-  // for the plugins Phalanx carries out (not hcclrank, whose OnJobAdd records nothing, nor ray).
-  const auto plugins = scheduler::plugin_settings_of(j);
+  // What the job's plugins made, as Volcano's OnJobAdd records it.
   auto& controlled = *st->mutable_controlled_resources();
-  for (const auto& [name, on] :
-       std::initializer_list<std::pair<const char*, bool>>{{"env", plugins.env},
-                                                           {"svc", bool(plugins.svc)},
-                                                           {"ssh", bool(plugins.ssh)},
-                                                           {"tensorflow", bool(plugins.tensorflow)},
-                                                           {"mpi", bool(plugins.mpi)},
-                                                           {"pytorch", bool(plugins.pytorch)}})
-    if (on)
-      controlled[std::string("plugin-") + name] = name;
+  for (auto name : scheduler::controlled_plugins(scheduler::plugin_settings_of(j)))
+    controlled["plugin-" + std::string(name)] = std::string(name);
   for (const auto& c : s.conditions) {
     auto* pc = st->add_conditions();
     pc->set_status(std::string(scheduler::to_string(c.status)));

@@ -153,6 +153,7 @@ result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler
       spec["priorityClassName"] = job_class;
   }
   api::add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
+                               pod.role.view(),
                                pod.meta.annotations.find(scheduler::task_index_key).value_or(""));
   json::object meta{{"name", pod.meta.name.str()},
                     {"namespace", pod.meta.namespace_name.str()},

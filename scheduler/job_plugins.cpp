@@ -240,6 +240,20 @@ job_plugin_settings plugin_settings_of(const job& j, std::vector<plugin_argument
   return out;
 }
 
+std::vector<std::string_view> controlled_plugins(const job_plugin_settings& s) {
+  std::vector<std::string_view> out;
+  for (const auto& [name, on] : std::initializer_list<std::pair<std::string_view, bool>>{
+           {"env", s.env},
+           {"svc", s.svc.has_value()},
+           {"ssh", s.ssh.has_value()},
+           {"tensorflow", s.tensorflow.has_value()},
+           {"mpi", s.mpi.has_value()},
+           {"pytorch", s.pytorch.has_value()}})
+    if (on)
+      out.push_back(name);
+  return out;
+}
+
 bool add_implied_plugins(job& j) {
   const bool framework = names(j, "tensorflow") || names(j, "mpi") || names(j, "pytorch") ||
                          names(j, "ray");

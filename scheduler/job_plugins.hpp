@@ -141,6 +141,11 @@ std::string ssh_config(const job& j, const std::vector<task_host_naming>& naming
 /// VC_<TASK>_NUM, in the job's task order.
 std::vector<std::string> svc_host_variables(const job& j);
 
+/// The names of the plugins `s` carries out, as a job's status.controlledResources records
+/// them ("plugin-<name>": <name>, by Volcano's OnJobAdd): env, svc, ssh, tensorflow, mpi,
+/// pytorch; not hcclrank, whose OnJobAdd records nothing, nor ray, not built.
+std::vector<std::string_view> controlled_plugins(const job_plugin_settings& s);
+
 /// The plugins Volcano's admission webhook adds to a job that names tensorflow, mpi, pytorch or
 /// ray (svc) or mpi (ssh), with no arguments; true when it added any.
 bool add_implied_plugins(job& j);
