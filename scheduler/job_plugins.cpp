@@ -71,7 +71,7 @@ void parse_go_flags(const std::string& plugin, std::size_t plugin_index,
       for (const auto& f : flags)
         known += (known.empty() ? "--" : ", --") + std::string(f.name);
       fail(i, "flag provided but not defined: --" + std::string(body) + " (the " + plugin +
-                  " plugin knows " + known + ")");
+                  " plugin " + (known.empty() ? "takes no flags" : "knows " + known) + ")");
       continue;
     }
     if (spec->is_bool) {

@@ -69,6 +69,13 @@ TEST(JobPlugins, BadArgumentsAreNamedAndTheRestStillApply) {
   EXPECT_EQ(errors[0].index, 0u);
   EXPECT_EQ(errors[1].index, 2u);
   EXPECT_EQ(errors[1].message, "bad flag syntax: ---x");
+
+  j.plugins = {{"env", {"--index"}}};
+  errors.clear();
+  plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "flag provided but not defined: --index (the env plugin takes no flags)");
   EXPECT_TRUE(s.svc->publish_not_ready_addresses);
 }
 
