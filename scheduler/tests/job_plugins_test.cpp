@@ -6,22 +6,28 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 namespace phalanx::scheduler {
 namespace {
 
-job mpi_job() {
+// Job `name` in namespace "default" with tasks (name, replicas).
+job job_of(std::string name, std::vector<std::pair<std::string, int32_t>> tasks) {
   job j;
-  j.meta.name = "lm-mpi";
+  j.meta.name = name;
   j.meta.namespace_name = "default";
-  job_task master;
-  master.name = "mpimaster";
-  master.replicas = 1;
-  job_task worker;
-  worker.name = "mpi-worker";
-  worker.replicas = 2;
-  j.tasks = {master, worker};
+  for (auto& [task, replicas] : tasks) {
+    job_task t;
+    t.name = std::move(task);
+    t.replicas = replicas;
+    j.tasks.push_back(std::move(t));
+  }
   return j;
 }
+
+job mpi_job() { return job_of("lm-mpi", {{"mpimaster", 1}, {"mpi-worker", 2}}); }
 
 TEST(JobPlugins, SettingsDefaultAsVolcanos) {
   auto j = mpi_job();
@@ -123,15 +129,7 @@ TEST(JobPlugins, SshConfigNamesEveryHost) {
 // tensorflow's TF_CONFIG, as Volcano's plugin marshals it: the roles in its order, each replica
 // "<host>.<subdomain>:<port>", and the pod's own role and index.
 TEST(JobPlugins, TensorflowConfigDescribesTheClusterAndThePodsPlace) {
-  job j;
-  j.meta.name = "tf";
-  j.tasks.resize(3);
-  j.tasks[0].name = "worker";
-  j.tasks[0].replicas = 2;
-  j.tasks[1].name = "ps";
-  j.tasks[1].replicas = 1;
-  j.tasks[2].name = "chief";
-  j.tasks[2].replicas = 0;
+  auto j = job_of("tf", {{"worker", 2}, {"ps", 1}, {"chief", 0}});
   j.plugins = {{"tensorflow", {"--port=3333"}}};
   auto s = *plugin_settings_of(j).tensorflow;
   EXPECT_EQ(tensorflow_config(j, {{}, {}, {}}, s, "worker", 1),
@@ -147,13 +145,7 @@ TEST(JobPlugins, TensorflowConfigDescribesTheClusterAndThePodsPlace) {
 }
 
 TEST(JobPlugins, MpiAndPytorchNameTheirPeers) {
-  job j;
-  j.meta.name = "lm";
-  j.tasks.resize(2);
-  j.tasks[0].name = "master";
-  j.tasks[0].replicas = 1;
-  j.tasks[1].name = "worker";
-  j.tasks[1].replicas = 3;
+  auto j = job_of("lm", {{"master", 1}, {"worker", 3}});
   j.plugins = {{"mpi", {}}, {"pytorch", {"--wait-master-enabled", "--wait-master-timeout=60"}}};
   auto settings = plugin_settings_of(j);
   EXPECT_EQ(mpi_worker_hosts(j, {{}, {}}, *settings.mpi),
