@@ -323,6 +323,28 @@ TEST(JobObjects, APodOfAJobWithPluginsCarriesWhatTheyAdd) {
   EXPECT_FALSE(plain->at("spec").at("containers").at(0).as_object().contains("env"));
 }
 
+// The frameworks' plugins reach the pods the controller makes: the task name goes with the
+// pod (its role), so mpi's launcher (here the ps task) gets the workers' hosts and tensorflow
+// every pod its place in the cluster.
+TEST(JobObjects, AFrameworkPluginsPodsKnowTheirPeers) {
+  auto raw = json::parse(tf_job);
+  raw.at("spec").as_object()["plugins"] = json::object{
+      {"mpi", json::array{"--master=ps"}}, {"tensorflow", json::array{}}};
+  auto job = decode(raw);
+  auto expanded = scheduler::expand_job(job);
+  ASSERT_TRUE(expanded.ok());
+  ASSERT_EQ(expanded->pods[0].meta.name.str(), "tf-ps-0");
+  auto ps = job_pod_manifest(raw, job, expanded->pods[0]);
+  ASSERT_TRUE(ps.ok()) << ps.error().to_string();
+  const auto& main = ps->at("spec").at("containers").at(0);
+  EXPECT_EQ(env_value(main, "MPI_HOST"), "tf-worker-0.tf,tf-worker-1.tf/");
+  EXPECT_NE(env_value(main, "TF_CONFIG").find(R"("task":{"type":"ps","index":0})"),
+            std::string::npos)
+      << env_value(main, "TF_CONFIG");
+  // mpi brings svc and ssh, as Volcano's webhook adds them.
+  EXPECT_EQ(names_in(ps->at("spec"), "volumes"), (std::vector<std::string>{"tf-ssh", "tf-svc"}));
+}
+
 TEST(JobObjects, TheSvcPluginsServiceIsHeadlessAndSelectsTheJobsPods) {
   auto job = decode(tf_job_with_plugins());
   EXPECT_EQ(job_service_manifest(job, job_uid, {}), owned_by_tf(R"({
