@@ -1134,5 +1134,37 @@ TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
   EXPECT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
 }
 
+
+// dependsOn on the apiserver: the workers depend on the ps, so while no node can hold the ps
+// no worker pod is made; once a node that fits it comes and it runs, the workers are made and
+// run. The workers' task asks for no minimum (minAvailable 0), so the gang runs with the ps
+// alone, as a Volcano user writes such a job.
+TEST(KubeJobController, ATaskThatDependsOnAnotherGetsPodsOnceItRuns) {
+  kube_harness h;
+  h.node("n0", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 1, {{"ps", 1}, {"worker", 2}});
+  auto& tasks = job.at("spec").at("tasks").as_array();
+  tasks[0]
+      .at("template").at("spec").at("containers").at(0)
+      .at("resources").at("requests").as_object()["cpu"] = "4";
+  tasks[1].as_object()["minAvailable"] = 0;
+  tasks[1].as_object()["dependsOn"] = json::object{{"name", json::array{"ps"}}};
+  h.apply(job);
+  ASSERT_TRUE(h.wait_for([&] { return job_pods(h, "tf").count("tf-ps-0") == 1; }))
+      << describe(h) << read_log(*d);
+  // The ps waits for room; its dependents are not made meanwhile.
+  std::this_thread::sleep_for(3s);
+  EXPECT_EQ(job_pods(h, "tf").size(), 1u) << describe(h);
+  EXPECT_EQ(job_pods(h, "tf")["tf-ps-0"].phase, "Pending");
+
+  h.node("n1", "8");
+  ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
+      << describe(h) << read_log(*d);
+  EXPECT_EQ(job_pods(h, "tf")["tf-ps-0"].node, "n1");
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 } // namespace
 } // namespace phalanx::kube_tests
