@@ -96,6 +96,8 @@ struct job_entry {
   bool hosts_in_step = false;
   /// The status last written records the plugins in status.controlledResources.
   bool controlled_resources_written = false;
+  /// The last PodGroupPending event's message (record_pod_group_pending): said once a change.
+  std::string pod_group_pending_said;
   std::string spec_text;                      // Its spec, to see spec changes.
   /// Its PodGroup as expand_job makes it from the spec now, once a sync needed it (null before,
   /// and again after a spec change): what the PodGroup on the apiserver is kept in step with.
@@ -293,6 +295,45 @@ void record_event(self_ptr self, const job_entry& e, std::string_view type,
                   std::string_view reason, const std::string& message) {
   auto& st = self->state;
   st.events.record(*st.client, e.raw, e.uid, type, reason, message);
+}
+
+// Volcano's recordPodGroupEvent, at a sync: the PodGroup's latest condition that is True, when
+// it is not Scheduled, as a Warning on the job: "PodGroup <ns>:<job> unschedulable, reason:
+// <why>". Volcano records it at every sync (its recorder's spam filter thins them); here once
+// per change of what it says, so that a pending job of many pods does not write an Event patch
+// per pod event.
+void record_pod_group_pending(self_ptr self, job_entry& e) {
+  auto& st = self->state;
+  auto g = st.groups.find(e.uid);
+  if (g == st.groups.end())
+    return;
+  const json::value* latest = nullptr;
+  std::string latest_time;
+  if (const auto* conditions = k8s::value_at(g->second.raw, {"status", "conditions"});
+      conditions != nullptr && conditions->is_array())
+    for (const auto& c : conditions->as_array()) {
+      if (k8s::string_at(c, {"status"}) != "True")
+        continue;
+      // RFC 3339 times of one format: their text orders as they do. The first of equals wins.
+      auto time = k8s::string_at(c, {"lastTransitionTime"});
+      if (latest == nullptr || time > latest_time) {
+        latest = &c;
+        latest_time = std::move(time);
+      }
+    }
+  std::string said;
+  if (latest != nullptr && k8s::string_at(*latest, {"type"}) != "Scheduled") {
+    auto type = k8s::string_at(*latest, {"type"});
+    std::transform(type.begin(), type.end(), type.begin(),
+                   [](unsigned char c) { return char(std::tolower(c)); });
+    said = "PodGroup " + e.job->meta.namespace_name.str() + ":" + e.job->meta.name.str() + " " +
+           type + ", reason: " + k8s::string_at(*latest, {"message"});
+  }
+  if (said == e.pod_group_pending_said)
+    return;
+  e.pod_group_pending_said = said;
+  if (!said.empty())
+    record_event(self, e, "Warning", "PodGroupPending", said);
 }
 
 // Volcano's killPods for one pod: the out-of-sync mark first (its deletion then raises
@@ -698,6 +739,8 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
   if (t.delete_pod_group)
     group_deleted = delete_group(self, e.uid).ok();
   const bool goes_on = !scheduler::is_finished(t.status.phase) && !t.delete_pod_group;
+  if (action.action == scheduler::job_action::sync_job)
+    record_pod_group_pending(self, e);
   if (goes_on) {
     // Volcano's initiateJob and initOnJobUpdate: the plugins' objects before the PodGroup and
     // the pods, which mount them; nothing more while they fail.
@@ -1065,6 +1108,12 @@ void group_seen(self_ptr self, const json::value& raw) {
   g.name = k8s::string_at(raw, {"metadata", "name"});
   g.phase = k8s::string_at(raw, {"status", "phase"});
   g.raw = raw;
+  // Why it waits, as soon as the scheduler says so: its conditions change without its phase
+  // (Inqueue, then Unschedulable), which would otherwise wait for the job's next sync.
+  if (st.active)
+    if (auto k = st.key_of_uid.find(owner->uid); k != st.key_of_uid.end())
+      if (auto j = st.jobs.find(k->second); j != st.jobs.end() && j->second.job)
+        record_pod_group_pending(self, j->second);
   if (before == g.phase || !st.active)
     return;
   auto k = st.key_of_uid.find(owner->uid);

@@ -1135,11 +1135,11 @@ TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
 }
 
 
-// dependsOn on the apiserver: the workers depend on the ps, so while no node can hold the ps
-// no worker pod is made; once a node that fits it comes and it runs, the workers are made and
+// dependsOn on the apiserver, and why a job waits: the workers depend on the ps, so while no
+// node can hold the ps no worker pod is made, and the job carries a PodGroupPending Warning; once a node that fits it comes and it runs, the workers are made and
 // run. The workers' task asks for no minimum (minAvailable 0), so the gang runs with the ps
 // alone, as a Volcano user writes such a job.
-TEST(KubeJobController, ATaskThatDependsOnAnotherGetsPodsOnceItRuns) {
+TEST(KubeJobController, ATaskThatDependsOnAnotherGetsPodsOnceItRunsAndTheJobSaysWhyItWaits) {
   kube_harness h;
   h.node("n0", "2");
   test_kubelet kubelet(h);
@@ -1158,6 +1158,15 @@ TEST(KubeJobController, ATaskThatDependsOnAnotherGetsPodsOnceItRuns) {
   std::this_thread::sleep_for(3s);
   EXPECT_EQ(job_pods(h, "tf").size(), 1u) << describe(h);
   EXPECT_EQ(job_pods(h, "tf")["tf-ps-0"].phase, "Pending");
+  // Why, on the job itself (Volcano's recordPodGroupEvent): its PodGroup is unschedulable.
+  ASSERT_TRUE(h.wait_for([&] {
+    return with_reason(job_events(h, "tf"), "PodGroupPending").size() == 1;
+  })) << describe_events(job_events(h, "tf"));
+  const auto pending = with_reason(job_events(h, "tf"), "PodGroupPending")[0];
+  EXPECT_EQ(k8s::string_at(pending, {"type"}), "Warning");
+  EXPECT_TRUE(k8s::string_at(pending, {"message"}).starts_with(
+      "PodGroup " + h.ns() + ":tf unschedulable, reason: "))
+      << k8s::string_at(pending, {"message"});
 
   h.node("n1", "8");
   ASSERT_TRUE(h.wait_for([&] { return all_in_phase(job_pods(h, "tf"), 3, "Running"); }))
