@@ -414,10 +414,10 @@ void describe_pod_group(describe_writer& w, const json::value& o) {
   describe_conditions(w, o);
 }
 
-// The objects a job's plugins make (scheduler/job_plugins.hpp), as the job controller makes
-// them from its spec: a Service and NetworkPolicy named as the job, the svc ConfigMap of host
-// lists, the ssh Secret. The standalone world runs no container, so nothing is made on a node;
-// Kubernetes mode makes them on the apiserver, with the Secret's generated key pair.
+// The objects a job's plugins make (scheduler/job_plugins.hpp), read from the job's spec as its
+// controller reads them: a Service and NetworkPolicy named as the job, the svc ConfigMap of host
+// lists, the ssh Secret. In Kubernetes mode they exist on the apiserver, the Secret with its
+// generated key pair; the simulated cluster of standalone mode runs no container and needs none.
 void describe_plugin_objects(describe_writer& w, const json::value& o) {
   decode_options options;
   options.expected_kind = resource_kind::job;
