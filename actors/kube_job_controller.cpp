@@ -98,6 +98,8 @@ struct job_entry {
   bool controlled_resources_written = false;
   /// The last PodGroupPending event's message (record_pod_group_pending): said once a change.
   std::string pod_group_pending_said;
+  /// Steps that failed in a row (step_failed); a step that goes through clears it.
+  int32_t failed_steps = 0;
   std::string spec_text;                      // Its spec, to see spec changes.
   /// Its PodGroup as expand_job makes it from the spec now, once a sync needed it (null before,
   /// and again after a spec change): what the PodGroup on the apiserver is kept in step with.
@@ -226,6 +228,9 @@ struct controller_state {
   job_event_log events;
   /// Acting: Jobs, pods and PodGroups were listed and this process leads.
   bool active = false;
+  /// A job's failing step is tried again this many times, then the job is terminated
+  /// (kubernetes_config::job_max_requeue); -1: without end.
+  int32_t max_requeue = 15;
   /// The plugin objects (Service, NetworkPolicy, ConfigMap, Secret) of deleted jobs, by the
   /// deleted job's uid: their paths, each left until it is deleted or gone.
   std::unordered_map<std::string, std::vector<std::string>> plugin_objects_to_delete;
@@ -701,6 +706,33 @@ void retry_later(self_ptr self, job_entry& e, const scheduler::job_event_info& e
   self->delayed_send(self, retry_after, timeout_atom::value, kube_job_timer_ptr{std::move(t)});
 }
 
+void execute(self_ptr self, const std::string& key, const scheduler::resolved_action& action);
+
+// A step of `action` failed: tried again later (retry_later), as Volcano requeues the job, until
+// it failed max_requeue times more; then, as Volcano's handleJobError, the job is terminated
+// (its pods deleted, Terminating, then Terminated) with a Normal ExecuteAction event "Job failed
+// on action X for retry limit reached". A terminate that fails too is tried again as any step.
+void step_failed(self_ptr self, const std::string& key, job_entry& e,
+                 const scheduler::resolved_action& action) {
+  auto& st = self->state;
+  ++e.failed_steps;
+  if (st.max_requeue < 0 || e.failed_steps <= st.max_requeue ||
+      action.action == scheduler::job_action::terminate_job)
+    return retry_later(self, e, action.cause);
+  record_event(self, e, "Normal", "ExecuteAction",
+               "Job failed on action " + std::string(scheduler::to_string(action.action)) +
+                   " for retry limit reached");
+  oplog::warn("job step failed too often: terminating the job")
+      .kv("job", key)
+      .kv("action", scheduler::to_string(action.action))
+      .kv("failures", int64_t{e.failed_steps});
+  e.failed_steps = 0;
+  scheduler::resolved_action terminate;
+  terminate.action = scheduler::job_action::terminate_job;
+  terminate.cause = action.cause;
+  execute(self, key, terminate);
+}
+
 // The job's Warning Events for a step that failed, in Volcano's words.
 void record_failures(self_ptr self, const job_entry& e, const step_failures& failures) {
   // Volcano's words for OnJobAdd and OnJobUpdate alike.
@@ -756,7 +788,7 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
   }
   if (failures.any() || !group_deleted) {
     record_failures(self, e, failures);
-    return retry_later(self, e, action.cause);
+    return step_failed(self, key, e, action);
   }
   if (action.action != scheduler::job_action::sync_job) {
     std::erase_if(e.delays, [&](const delayed_action& d) {
@@ -767,7 +799,8 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
   const bool record_plugins =
       e.controlled_resources_written != !controlled_resources_of(e).empty();
   if ((!(t.status == e.status) || record_plugins) && !write_status(self, e, t.status))
-    return retry_later(self, e, action.cause);
+    return step_failed(self, key, e, action);
+  e.failed_steps = 0;
   if (t.phase_changed) {
     oplog::info("job phase")
         .kv("job", key)
@@ -1462,8 +1495,10 @@ void on_input(self_ptr self, const kube_job_input& in) {
 
 kube_job_controller_actor::behavior_type
 controller_impl(kube_job_controller_actor::stateful_pointer<controller_state> self,
-                std::shared_ptr<k8s::client> client, std::function<bool()> may_act) {
+                std::shared_ptr<k8s::client> client, int32_t max_requeue,
+                std::function<bool()> may_act) {
   self->state.client = std::move(client);
+  self->state.max_requeue = max_requeue;
   self->state.may_act = std::move(may_act);
   self->delayed_send(self, tick_period, tick_atom::value);
   return {
@@ -1526,6 +1561,7 @@ class input_sink final : public k8s::reflector_sink {
 
 struct kube_job_controller::impl {
   std::shared_ptr<k8s::client> client;
+  int32_t max_requeue = 15;
   std::vector<std::unique_ptr<input_sink>> sinks;
   std::vector<std::unique_ptr<k8s::reflector>> reflectors;
   kube_job_controller_actor actor;
@@ -1543,12 +1579,14 @@ kube_job_controller::create(const kubernetes_config& config) {
     return c.error();
   auto p = std::make_unique<impl>();
   p->client = std::shared_ptr<k8s::client>(std::move(*c));
+  p->max_requeue = config.job_max_requeue;
   return std::unique_ptr<kube_job_controller>(new kube_job_controller(std::move(p)));
 }
 
 caf::actor kube_job_controller::start(caf::actor_system& sys, std::function<bool()> may_act) {
   auto& w = *impl_;
-  w.actor = sys.spawn<caf::detached>(controller_impl, w.client, std::move(may_act));
+  w.actor =
+      sys.spawn<caf::detached>(controller_impl, w.client, w.max_requeue, std::move(may_act));
   struct watched {
     kube_job_input::collection from;
     const char* path;

@@ -2,7 +2,8 @@
 //
 //   phalanxd --mode kubernetes --data-dir DIR [--kubeconfig FILE] [--scheduler-name N,...]
 //            [--leader-elect=true|false] [--lock-namespace NS] [--lock-name NAME]
-//            [--kube-api-qps Q] [--kube-api-burst B] [--controllers job] [--listen ...]
+//            [--kube-api-qps Q] [--kube-api-burst B] [--controllers job]
+//            [--max-requeue-num N] [--listen ...]
 //            [--probe-port N]
 //   phalanxd --mode standalone --data-dir DIR [--cluster FILE] [--listen 127.0.0.1:PORT]
 //            [--config FILE] [--log-level info] [--token-file F] [--tls-cert F --tls-key F]
@@ -83,6 +84,9 @@ constexpr std::string_view usage = R"(usage: phalanxd --data-dir DIR [options]
                            Volcano's job controller (batch.volcano.sh Jobs get their PodGroup,
                            pods and status from phalanxd). Default: none, since Volcano's own
                            vc-controller-manager usually runs it; never run both
+  --max-requeue-num N      the job controller tries a job's failing step again N times, then
+                           terminates the job, as Volcano's flag of that name (default 15; -1:
+                           without end)
   --cluster FILE           simulated nodes (YAML); created on start unless they exist
   --listen HOST:PORT       HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
   --config FILE            policy knobs (YAML): overcommit factor, score weights, sampling...
@@ -131,6 +135,7 @@ struct options {
   int kube_api_burst = 100;
   int kube_binding_workers = 16;
   bool job_controller = false;
+  int job_max_requeue = 15;
 };
 
 std::vector<std::string> split_commas(const std::string& text) {
@@ -181,6 +186,7 @@ const std::vector<api::flags::flag_spec>& flag_table() {
       {"leader-elect-renew-deadline"},
       {"leader-elect-retry-period"},
       {"controllers"},
+      {"max-requeue-num"},
       {"kube-binding-workers"},
       {"kube-api-qps"},
       {"kube-api-burst"},
@@ -299,6 +305,17 @@ options parse_args(int argc, char** argv) {
           fail_usage(spelling + ": unknown controller \"" + c + "\" (known: job)");
         o.job_controller = true;
       }
+    } else if (name == "max-requeue-num") {
+      try {
+        std::size_t used = 0;
+        o.job_max_requeue = std::stoi(value, &used);
+        if (used != value.size())
+          throw std::invalid_argument(value);
+      } catch (...) {
+        fail_usage(spelling + ": \"" + value + "\" is not a whole number");
+      }
+      if (o.job_max_requeue < -1)
+        fail_usage(spelling + ": must be -1 (without end) or more");
     } else if (name == "kube-binding-workers") {
       try {
         o.kube_binding_workers = std::stoi(value);
@@ -429,6 +446,7 @@ int main(int argc, char** argv) {
     k.connection.burst = opt.kube_api_burst;
     k.binding_workers = opt.kube_binding_workers;
     k.job_controller = opt.job_controller;
+    k.job_max_requeue = opt.job_max_requeue;
     k.leader_elect = opt.leader_elect;
     k.lock_namespace = opt.lock_namespace;
     k.lock_name = opt.lock_name;

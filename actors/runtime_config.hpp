@@ -137,6 +137,10 @@ struct kubernetes_config {
   /// default: where Volcano is installed, its vc-controller-manager does that, and two job
   /// controllers would fight over the same pods. Default: false.
   bool job_controller = false;
+  /// The job controller tries a job's failing step again this many times, then terminates the
+  /// job ("Job failed on action X for retry limit reached"), as vc-controller-manager's
+  /// --max-requeue-num; -1: without end. Default: 15, Volcano's.
+  int32_t job_max_requeue = 15;
 };
 
 struct runtime_config {

@@ -45,6 +45,8 @@ TEST(PhalanxdCommandLine, RefusalsNameTheFlagAndTheRuleThenShowTheUsage) {
       {{"--kube-api-qps", "0"}, "--kube-api-qps: must be positive"},
       {{"--kube-api-burst=x"}, "--kube-api-burst: \"x\" is not a number"},
       {{"--kube-binding-workers", "300"}, "--kube-binding-workers: must be between 1 and 256"},
+      {{"--max-requeue-num", "15x"}, "--max-requeue-num: \"15x\" is not a whole number"},
+      {{"--max-requeue-num=-2"}, "--max-requeue-num: must be -1 (without end) or more"},
       {{"--leader-elect-renew-deadline", "soon"},
        "--leader-elect-renew-deadline: \"soon\" is not a duration such as 15s or 500ms"},
       {{"--seed", "x"}, "--seed: \"x\" is not a number"},

@@ -731,6 +731,33 @@ TEST(KubeJobController, AStepThatKeepsFailingIsOneWarningEventThatCounts) {
   EXPECT_TRUE(job_pods(h, "tf").empty());
 }
 
+// The same job under `--max-requeue-num 2`: after its step failed twice more than the first
+// time, the job is terminated, as Volcano's handleJobError does, with its Normal event, and
+// no further step is tried (the FailedCreate count stops).
+TEST(KubeJobController, AStepThatFailedPastTheRequeueLimitTerminatesTheJob) {
+  kube_harness h;
+  h.node("n0", "2");
+  auto flags = job_controller;
+  flags.insert(flags.end(), {"--max-requeue-num", "2"});
+  auto d = h.start_phalanxd("data", flags);
+  auto job = vcjob(h.ns(), "tf", 1, {{"main", 1}});
+  job.at("spec").at("tasks").at(0).at("template").at("spec").at("containers").at(0)
+      .as_object().erase("image");
+  h.apply(job);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Terminated"; }))
+      << describe_events(job_events(h, "tf")) << read_log(*d);
+  auto limit = with_reason(job_events(h, "tf"), "ExecuteAction");
+  ASSERT_EQ(limit.size(), 1u) << describe_events(job_events(h, "tf"));
+  EXPECT_EQ(k8s::string_at(limit[0], {"type"}), "Normal");
+  EXPECT_EQ(k8s::string_at(limit[0], {"message"}),
+            "Job failed on action SyncJob for retry limit reached");
+  auto failed = with_reason(job_events(h, "tf"), "FailedCreate");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(int_at(failed[0], {"count"}), 3) << "the first try and two more";
+  std::this_thread::sleep_for(3s);  // One retry period and more: nothing is tried again.
+  EXPECT_EQ(int_at(with_reason(job_events(h, "tf"), "FailedCreate")[0], {"count"}), 3);
+}
+
 // vcctl's suspend and resume: a Command AbortJob on a running job deletes its pods and the job
 // ends Aborted; a Command ResumeJob makes its pods again (a restart: retryCount 1) and it runs.
 // Each Command is deleted once taken, and the job shows a CommandIssued Event for each.
