@@ -34,11 +34,11 @@
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
+#include "scheduler/job_sync.hpp"
 
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 
 namespace phalanx::actors::registry_detail {
 
@@ -681,23 +681,20 @@ std::optional<job_pod_event> restart_event_of(const registry_state& st, uint64_t
   if (task == nullptr)
     return std::nullopt;
   // Volcano's cache sums the restarts of the task's Pending and Running pods, init containers
-  // included (pod::restart_count holds both).
+  // included (pod::restart_count holds both): scheduler::task_restarts' rule, on the catalog's
+  // pods.
   int64_t restarts = 0;
   for (auto id : g->pods) {
     auto q = st.pods.find(id);
-    if (q == st.pods.end() || q->second.delete_requested || q->second.pod->role != role)
-      continue;
-    const auto phase = q->second.phase();
-    if (phase == scheduler::pod_phase::pending || phase == scheduler::pod_phase::running)
+    if (q != st.pods.end() && q->second.pod->role == role &&
+        scheduler::restarts_count_for_task(q->second.phase(), q->second.delete_requested))
       restarts += q->second.restart_count();
   }
   scheduler::pod_change_info change;
   change.change = scheduler::pod_change::updated;
   change.old_phase = phase_before;
   change.new_phase = e->phase();
-  change.task_failed = scheduler::task_failed(
-      *task,
-      static_cast<int32_t>(std::min<int64_t>(restarts, std::numeric_limits<int32_t>::max())));
+  change.task_failed = scheduler::task_failed(*task, scheduler::saturated_restarts(restarts));
   if (scheduler::pod_event(change) != scheduler::job_event::task_failed)
     return std::nullopt;
   return job_event_of(st, pod, scheduler::job_event::task_failed, false);

@@ -35,13 +35,16 @@ job_pods count_job_pods(std::span<const job_pod_view> pods, bool pod_group_admit
   return out;
 }
 
+int32_t saturated_restarts(int64_t sum) noexcept {
+  return static_cast<int32_t>(std::min<int64_t>(sum, std::numeric_limits<int32_t>::max()));
+}
+
 int32_t task_restarts(std::span<const job_pod_view> pods, std::string_view task) noexcept {
   int64_t sum = 0;
   for (const auto& p : pods)
-    if (p.task == task && !p.terminating &&
-        (p.phase == pod_phase::pending || p.phase == pod_phase::running))
+    if (p.task == task && restarts_count_for_task(p.phase, p.terminating))
       sum += std::max<int32_t>(p.restarts, 0);
-  return static_cast<int32_t>(std::min<int64_t>(sum, std::numeric_limits<int32_t>::max()));
+  return saturated_restarts(sum);
 }
 
 bool kill_takes(const pod_kill& kill, const job_pod_view& p) noexcept {

@@ -54,6 +54,14 @@ job_pods count_job_pods(std::span<const job_pod_view> pods, bool pod_group_admit
 /// saturates at the largest int32_t. Pods of other tasks or phases do not count.
 int32_t task_restarts(std::span<const job_pod_view> pods, std::string_view task) noexcept;
 
+/// task_restarts' rule for one pod, for callers that hold pods otherwise: its restarts count
+/// while it is Pending or Running and not terminating.
+constexpr bool restarts_count_for_task(pod_phase phase, bool terminating) noexcept {
+  return !terminating && (phase == pod_phase::pending || phase == pod_phase::running);
+}
+/// A sum of restarts as task_restarts gives it: saturated at the largest int32_t.
+int32_t saturated_restarts(int64_t sum) noexcept;
+
 /// Whether `kill` (a transition's) takes `p`: scope job, every pod but finished ones when
 /// keep_finished; task, every pod of the task; pod, the pod of that name; none, no pod. Whether
 /// the pod is terminating already does not matter here (its deletion needs no second request).

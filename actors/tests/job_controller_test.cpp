@@ -25,10 +25,6 @@ using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 using namespace std::chrono_literals;
 
-std::vector<scheduler::node> nodes() {
-  return {make_node("n-0").cpu("8").memory("32Gi"), make_node("n-1").cpu("8").memory("32Gi")};
-}
-
 scheduler::job_task make_task(std::string name, int32_t replicas, const std::string& cpu) {
   scheduler::job_task t;
   t.name = std::move(name);
@@ -86,7 +82,7 @@ bool has_job_event(runtime_harness& h, const std::string& job, const std::string
 TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
-    runtime_harness h{deterministic_config(seed), nodes()};
+    runtime_harness h{deterministic_config(seed), two_job_nodes()};
     runtime_harness::must_ok(h.create(tf_job("tf", "PodEvicted", "RestartJob", 3)), "tf");
     ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
     auto before = pods_of(h, "tf");
@@ -137,7 +133,7 @@ TEST(JobController, AnEvictedPodRestartsTheJobAsItsPolicySays) {
 // so the job sees them evicted, and the examples' `PodEvicted: RestartJob` restarts it on the
 // nodes left (the issue found it Failed with retryCount 0).
 TEST(JobController, ANodeLostUnderTheJobRestartsItElsewhere) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(tf_job("tf", "PodEvicted", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   std::set<std::string> used;
@@ -158,7 +154,7 @@ TEST(JobController, ANodeLostUnderTheJobRestartsItElsewhere) {
 // A pod deleted with no policy for PodEvicted leaves the gang below its minimum while the other
 // pods run: its PodGroup is Unknown, and the job's `Unknown: RestartJob` restarts it.
 TEST(JobController, AGangLeftBelowItsMinimumRaisesUnknown) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(tf_job("tf", "Unknown", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "tf-ps-0"), "delete");
@@ -172,7 +168,7 @@ TEST(JobController, AGangLeftBelowItsMinimumRaisesUnknown) {
 // placed (its gang needs more than the cluster has free) restarts every 2 s until maxRetry is
 // used up; a job placed at once is never restarted (its pods did not stay pending).
 TEST(JobController, APodPendingPastItsTimeoutActsAndOnePlacedInTimeDoesNot) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   // A holder takes 14 of the 16 cpu, so the 3-pod job waits.
   auto holder = tf_job("holder", "PodFailed", "RestartJob", 3);
   holder.job.tasks[0].pod_template = make_pod("template").cpu("6");
@@ -206,7 +202,7 @@ TEST(JobController, APodPendingPastItsTimeoutActsAndOnePlacedInTimeDoesNot) {
 // pods untouched). The examples' MPI job has no PodEvicted policy: the issue found it Pending for
 // ever after its pods were deleted.
 TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   auto before = pods_of(h, "tf");
@@ -267,7 +263,7 @@ TEST(JobController, AnEventNoPolicyNamesSyncsTheJobMakingTheDeletedPodAgain) {
 // job's `PodEvicted: RestartJob` restarts it. Deleted once the job ended by its pods, it is a
 // clean-up: nothing restarts.
 TEST(JobController, AFinishedPodDeletedActsOnlyWhileItsJobGoesOn) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3, {std::string(sim_duration_key), "1s"});
   // The ps runs on (a pod without a declared end would follow the workers' end).
   job.job.tasks[0].pod_template.meta.annotations.set(std::string(sim_duration_key), "1h");
@@ -335,7 +331,7 @@ TEST(JobController, PodsLostTogetherAreAllMadeAgainOnce) {
 TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
   for (const std::string action : {"RestartTask", "RestartPod"}) {
     SCOPED_TRACE(action);
-    runtime_harness h{deterministic_config(1), nodes()};
+    runtime_harness h{deterministic_config(1), two_job_nodes()};
     auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
     job.job.tasks[1].policies.push_back({action, "PodFailed", {}, {}, {}});
     runtime_harness::must_ok(h.create(job), "tf");
@@ -393,7 +389,7 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
 // A worker that always fails (PodFailed: RestartJob) restarts the job until maxRetry is used up;
 // the last retry ends the job Failed: its running pods deleted, the pod that failed last kept.
 TEST(JobController, FailuresPastMaxRetryEndTheJobFailedKeepingTheLastFailedPod) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(
       h.create(tf_job("mnist", "PodFailed", "RestartJob", 3,
                       {std::string(sim_fail_after_key), "1s"})),
@@ -418,7 +414,7 @@ TEST(JobController, FailuresPastMaxRetryEndTheJobFailedKeepingTheLastFailedPod) 
 // TerminateJob and AbortJob: the unfinished pods go; Terminated stays, Aborted is the suspended
 // job that `phalanxctl job resume` brings back.
 TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(tf_job("term", "PodEvicted", "TerminateJob", 3)), "term");
   runtime_harness::must_ok(h.create(tf_job("abrt", "PodEvicted", "AbortJob", 3)), "abrt");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "term", 3) && all_running(h, "abrt", 3); },
@@ -442,7 +438,7 @@ TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
 // The examples' MPI job: its master task says `TaskCompleted: CompleteJob`. Once the master
 // succeeded the workers (which would run for ever) are killed and the job is Completed.
 TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto master = make_task("mpimaster", 1, "1");
   master.pod_template.meta.annotations.set(std::string(sim_duration_key), "2s");
   master.policies.push_back({"CompleteJob", "TaskCompleted", {}, {}, {}});
@@ -466,7 +462,7 @@ TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {
 // raised and its old pods gone, with no new pod yet. At the start it finishes the restart:
 // every pod made once, the job running, one retry counted.
 TEST(JobController, ARestartBetweenTheTwoStepsFinishesTheRestart) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
   runtime_harness::must_ok(h.create(job), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
@@ -507,7 +503,7 @@ TEST(JobController, ARestartBetweenTheTwoStepsFinishesTheRestart) {
 // phalanxd stopped after a job's pod was deleted (its tombstone durable) and before the sync made
 // it again: the start finds the job missing the pod and makes it then, once.
 TEST(JobController, APodDeletedJustBeforeAStopIsMadeAgainAtTheStart) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(tf_job("tf", "PodFailed", "RestartJob", 3)), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   auto before = pods_of(h, "tf");
@@ -535,7 +531,7 @@ TEST(JobController, APodDeletedJustBeforeAStopIsMadeAgainAtTheStart) {
 // reserves room for the members not made yet (placeholders, from its minResources), so the
 // first task starts although the gang's minimum counts every task.
 TEST(JobController, ATaskStartsOnceTheTasksItDependsOnRun) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto train = make_task("train", 2, "2");
   train.depends_on = {"prepare"};
   auto report = make_task("report", 1, "1");
@@ -583,7 +579,7 @@ TEST(JobController, ATaskStartsOnceTheTasksItDependsOnRun) {
 // (Volcano's garbage collector), also when phalanxd restarted meanwhile. maxRetry 0 is
 // Volcano's default, 3, as its admission webhook makes it.
 TEST(JobController, AFinishedJobIsKeptUntilItsTtlAfterFinishedThenDeleted) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("short", "PodEvicted", "RestartJob", 0);
   for (auto& t : job.job.tasks)
     t.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
@@ -634,7 +630,7 @@ boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
 // mount, the ssh Secret's mount. Its pods are made again from the job at a restart, and show the
 // same; a pod of a job without plugins shows its template's spec untouched.
 TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARestart) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
   for (auto& t : job.job.tasks)
     t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
@@ -690,7 +686,7 @@ namespace {
 // them (the launcher's host list is svc's host names, reached over ssh), and its launcher's
 // containers the workers' hosts.
 TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("lm", "PodEvicted", "RestartJob", 3);
   for (auto& t : job.job.tasks)
     t.pod_template.spec_json = R"({"containers":[{"image":"mpi","name":"main"}]})";

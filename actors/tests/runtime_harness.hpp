@@ -38,6 +38,12 @@ inline runtime_config deterministic_config(uint64_t seed) {
   return c;
 }
 
+/// Two nodes of 8 cpu and 32Gi, "n-0" and "n-1": room for the job controller's tests' jobs.
+inline std::vector<scheduler::node> two_job_nodes() {
+  return {scheduler::testing::make_node("n-0").cpu("8").memory("32Gi"),
+          scheduler::testing::make_node("n-1").cpu("8").memory("32Gi")};
+}
+
 /// A job of one task, "worker", with `replicas` 1-CPU pods named "<name>-worker-<i>", in
 /// namespace "default".
 inline api::job_object one_task_job(const std::string& name, int32_t replicas) {

@@ -18,13 +18,8 @@
 namespace phalanx::actors::testing {
 namespace {
 
-using scheduler::testing::make_node;
 using scheduler::testing::make_pod;
 using namespace std::chrono_literals;
-
-std::vector<scheduler::node> nodes() {
-  return {make_node("n-0").cpu("8").memory("32Gi"), make_node("n-1").cpu("8").memory("32Gi")};
-}
 
 // A job of one ps and `workers` workers whose containers restart every 100 ms (at most
 // `restarts_each` times each when set), the workers' task with maxRetry `task_max_retry`, and,
@@ -99,7 +94,7 @@ TEST(TaskFailed, ATaskWhosePodsRestartedMaxRetryTimesRunsItsPolicy) {
        {std::pair{"TerminateJob", scheduler::job_phase::terminated},
         std::pair{"CompleteJob", scheduler::job_phase::completed}}) {
     SCOPED_TRACE(action);
-    runtime_harness h{deterministic_config(1), nodes()};
+    runtime_harness h{deterministic_config(1), two_job_nodes()};
     runtime_harness::must_ok(h.create(restarting_job("tf", 2, 2, action)), "tf");
     ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
     ASSERT_TRUE(h.run_until([&] { return status_of(h, "tf").phase == ends; }, 5000ms, 10ms))
@@ -121,7 +116,7 @@ TEST(TaskFailed, ATaskWhosePodsRestartedMaxRetryTimesRunsItsPolicy) {
 // either for a job without one, as in Volcano. Both jobs run on, their pods never made again,
 // and the API shows each pod's restarts.
 TEST(TaskFailed, RestartsBelowMaxRetryOrWithoutAPolicyDoNothing) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(restarting_job("below", 2, 5, "TerminateJob", "2")), "below");
   runtime_harness::must_ok(h.create(restarting_job("nopolicy", 1, 2, "")), "nopolicy");
   ASSERT_TRUE(h.run_until(
@@ -162,7 +157,7 @@ TEST(TaskFailed, RestartsBelowMaxRetryOrWithoutAPolicyDoNothing) {
 // it, the simulated kubelet goes on from it, and the task fails at maxRetry 4 counting the
 // restarts from before the restart.
 TEST(TaskFailed, TheRestartCountSurvivesARestartOfTheRuntime) {
-  runtime_harness h{deterministic_config(1), nodes()};
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
   runtime_harness::must_ok(h.create(restarting_job("tf", 1, 4, "TerminateJob")), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 2); }, 5000ms, 10ms));
   ASSERT_TRUE(h.run_until([&] { return h.pod("tf-worker-0").pod.restart_count >= 2; }, 5000ms,
