@@ -385,6 +385,7 @@ using object_reply = std::shared_ptr<api::service::object_callback>;
 using list_reply = std::shared_ptr<api::service::list_callback>;
 using events_reply = std::shared_ptr<api::service::events_callback>;
 using all_events_reply = std::shared_ptr<api::service::all_events_callback>;
+using event_changes_reply = std::shared_ptr<api::service::event_changes_callback>;
 using watch_sink_ptr = std::shared_ptr<api::watch_sink>;
 using loaded_state_ptr = std::shared_ptr<storage::loaded_state>;
 
@@ -494,6 +495,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_ATOM(phalanx, phalanx::actors, act_atom, "act")
   CAF_ADD_ATOM(phalanx, phalanx::actors, events_atom, "events")
   CAF_ADD_ATOM(phalanx, phalanx::actors, all_events_atom, "allevents")
+  CAF_ADD_ATOM(phalanx, phalanx::actors, event_changes_atom, "evchanges")
   CAF_ADD_ATOM(phalanx, phalanx::actors, watch_atom, "watch")
   CAF_ADD_ATOM(phalanx, phalanx::actors, unwatch_atom, "unwatch")
   CAF_ADD_ATOM(phalanx, phalanx::actors, update_atom, "update")
@@ -551,6 +553,7 @@ CAF_BEGIN_TYPE_ID_BLOCK(phalanx, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::list_reply))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::events_reply))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::all_events_reply))
+  CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::event_changes_reply))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::watch_sink_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::loaded_state_ptr))
   CAF_ADD_TYPE_ID(phalanx, (phalanx::actors::registry_snapshot))
@@ -609,6 +612,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::object_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::list_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::events_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::all_events_reply)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::event_changes_reply)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::watch_sink_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::loaded_state_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(phalanx::actors::registry_snapshot)

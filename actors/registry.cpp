@@ -11,57 +11,6 @@ namespace phalanx::actors {
 
 namespace registry_detail {
 
-namespace {
-
-// Bounds on what the registry remembers for describe (and, config.watch_history, for watches).
-constexpr std::size_t events_per_object = 20;
-constexpr std::size_t event_objects_limit = 50000;
-
-std::string_view kind_title(api::resource_kind kind) {
-  switch (kind) {
-    case api::resource_kind::pod:
-      return "Pod";
-    case api::resource_kind::node:
-      return "Node";
-    case api::resource_kind::pod_group:
-      return "PodGroup";
-    case api::resource_kind::queue:
-      return "Queue";
-    case api::resource_kind::job:
-      return "Job";
-    case api::resource_kind::priority_class:
-      return "PriorityClass";
-  }
-  return "Object";
-}
-
-} // namespace
-
-std::string event_key(api::resource_kind kind, std::string_view ns, std::string_view name) {
-  auto title = kind_title(kind);
-  std::string key;
-  key.reserve(title.size() + ns.size() + name.size() + 2);
-  key.append(title).push_back('/');
-  if (!ns.empty())
-    key.append(ns).push_back('/');
-  key.append(name);
-  return key;
-}
-
-std::optional<event_subject> parse_event_key(std::string_view key) {
-  auto slash = key.find('/');
-  if (slash == std::string_view::npos)
-    return std::nullopt;
-  for (std::size_t i = 0; i < api::resource_kind_count; ++i) {
-    auto kind = api::resource_kind(i);
-    if (kind_title(kind) != key.substr(0, slash))
-      continue;
-    auto [ns, name] = split_object_key(key.substr(slash + 1));
-    return event_subject{kind, std::string(ns), std::string(name)};
-  }
-  return std::nullopt;
-}
-
 void persist(self_ptr self, storage::write_batch batch, std::function<void(const status&)> then) {
   auto& st = self->state;
   auto cookie = st.next_cookie++;
@@ -174,46 +123,6 @@ scheduler::object_uid new_uid(self_ptr self) {
   auto& r = self->state.random;
   const uint64_t hi = r();
   return scheduler::object_uid::make_uuid(hi, r(), 4);
-}
-
-void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
-                  std::string_view name, std::string_view type, std::string_view reason,
-                  std::string_view message) {
-  auto& st = self->state;
-  // A job's actions and phase changes are its events (Volcano's job controller writes them so):
-  // each is an operator's line too. Other kinds' events have lines of their own where they
-  // happen, or would be a storm (a pending pod's FailedScheduling).
-  if (kind == api::resource_kind::job)
-    oplog::info("job event")
-        .kv("job", std::string(ns) + "/" + std::string(name))
-        .kv("type", type)
-        .kv("reason", reason)
-        .kv("message", message);
-  auto now = st.ctx->now();
-  auto [it, fresh] = st.events.try_emplace(event_key(kind, ns, name));
-  auto& list = it->second;
-  if (fresh) {
-    st.event_order.push_back(&it->first);
-    if (st.event_order.size() > event_objects_limit) {
-      st.events.erase(st.events.find(*st.event_order.front()));
-      st.event_order.pop_front();
-    }
-  }
-  // Repeats of the last event count up instead of piling up, as Kubernetes aggregates them.
-  if (!list.empty() && list.back().reason == reason && list.back().message == message &&
-      list.back().type == type) {
-    ++list.back().count;
-    list.back().last_time = now;
-    return;
-  }
-  registry_state::kept_event e;
-  e.type = st.event_texts.share(type);
-  e.reason = st.event_texts.share(reason);
-  e.message = st.event_texts.share(message);
-  e.first_time = e.last_time = now;
-  if (list.size() >= events_per_object)
-    list.erase(list.begin());
-  list.push_back(std::move(e));
 }
 
 bool is_watched(self_ptr self, api::resource_kind kind) {
@@ -421,7 +330,27 @@ bool registry_state::group_key_ops::matches(std::string_view key, uint64_t gang)
   return groups->at(gang).key == key;
 }
 
-registry_state::registry_state() = default;
+namespace {
+
+/// How many changes of the events the journal keeps. A watch of events asks for them 4 times a
+/// second: this covers a burst of 100,000 pods bound in between, each a Scheduled ADDED and a
+/// FailedScheduling DELETED (some 70 MB while events are watched).
+constexpr std::size_t event_changes_kept = 200000;
+
+/// The events' first version in this run: its start in milliseconds, shifted by 20 bits, so that
+/// a version another run gave (before, or after a clock step back of less than a run) is not
+/// one of this run's, unless this run made more than a million changes per millisecond it ran.
+uint64_t first_event_version() {
+  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::system_clock::now().time_since_epoch())
+                .count();
+  return static_cast<uint64_t>(ms) << 20;
+}
+
+} // namespace
+
+registry_state::registry_state()
+    : event_journal(event_changes_kept, first_event_version()) {}
 registry_state::~registry_state() = default;
 
 using namespace registry_detail;
@@ -531,6 +460,9 @@ registry_actor::behavior_type registry_impl(self_ptr self, context_ptr ctx,
     [self](events_atom, api::resource_kind kind, const std::string& ns, const std::string& name,
            const events_reply& reply) { do_events(self, kind, ns, name, reply); },
     [self](all_events_atom, const all_events_reply& reply) { do_all_events(self, reply); },
+    [self](event_changes_atom, uint64_t from, const event_changes_reply& reply) {
+      do_event_changes(self, from, reply);
+    },
     [self](watch_atom, uint64_t id, api::resource_kind kind, api::list_options& options,
            uint64_t from_version, watch_sink_ptr& sink) {
       do_watch(self, id, kind, std::move(options), from_version, std::move(sink));

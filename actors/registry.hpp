@@ -10,6 +10,7 @@
 #include "actors/interfaces.hpp"
 #include "actors/runtime_context.hpp"
 
+#include "api/events.hpp"
 #include "api/service.hpp"
 #include "scheduler/id_index.hpp"
 #include "scheduler/planner.hpp"
@@ -60,6 +61,8 @@ using registry_actor = gang_sink_actor::extend_with<status_sink_actor, persist_l
   caf::reacts_to<events_atom, api::resource_kind, std::string, std::string, events_reply>,
   // Every event kept, of every object (api::service::all_events).
   caf::reacts_to<all_events_atom, all_events_reply>,
+  // The changes of the events after a version (api::service::event_changes).
+  caf::reacts_to<event_changes_atom, uint64_t, event_changes_reply>,
   // Start watch `id` of a kind from a resource version.
   caf::reacts_to<watch_atom, uint64_t, api::resource_kind, api::list_options, uint64_t,
                  watch_sink_ptr>,
@@ -424,6 +427,19 @@ struct registry_state {
   // The keys of `events`, oldest first, to bound memory. Pointers to the map's own keys, which
   // stay put when the map rehashes.
   std::deque<const std::string*> event_order;
+  /// The changes of the events, for watches of events (actors/registry_events.cpp): kept while
+  /// events are watched or were listed lately.
+  api::event_journal event_journal;
+  /// When events were last listed or their changes read.
+  scheduler::timestamp events_last_read{};
+  /// The FailedScheduling events of the pending pods of each PodGroup (by key: a gang renewed
+  /// keeps it) as the journal last heard of them, while it keeps changes: what the next look at
+  /// the PodGroup compares with.
+  std::unordered_map<std::string, std::vector<api::object_event>> failed_scheduling_published;
+  /// PodGroups whose pods' FailedScheduling may have changed since the journal last heard, and
+  /// whether the look at them is queued.
+  std::unordered_set<std::string> groups_with_event_changes;
+  bool events_flush_queued = false;
 };
 
 /// Spawn with: sys.spawn(registry_impl, ctx, ready, loaded, writer, binder, cluster).

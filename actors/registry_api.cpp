@@ -86,6 +86,7 @@ group_entry& add_group(self_ptr self, const std::string& key, pod_group_ptr grou
       }
     st.cache.orphans.erase(o);
   }
+  note_group_events_changed(self, key);
   spawn_gang(self, entry);
   mark_emitted(st, entry);
   return entry;
@@ -108,6 +109,7 @@ void remove_group_entry(self_ptr self, uint64_t gang) {
         waiting.push_back(id);
       }
     }
+  note_group_events_changed(self, g.key.view());  // Its pods' FailedScheduling leave.
   unindex_group(st.cache, g);
   st.cache.groups.erase(i);
 }
@@ -1049,113 +1051,6 @@ void do_act(self_ptr self, resource_kind kind, const std::string& ns, const std:
       return respond(reply, result<api::object>{api::object{pod_view(st, id, e)}});
     }
   }
-}
-
-namespace {
-
-// A bound pod's "Scheduled" event, made from its binding time (pod_entry::bound_at); none for a
-// pod that is unknown or not bound in this run.
-std::optional<scheduler::event> scheduled_event(const registry_state& st, const std::string& ns,
-                                                const std::string& name) {
-  auto p = st.pods.find(pod_id_of(st, object_key(ns, name)));
-  if (p == st.pods.end() || p->second.bound_at() == scheduler::timestamp{})
-    return std::nullopt;
-  const auto& pod = *p->second.pod;
-  scheduler::event e;
-  e.type = "Normal";
-  e.reason = "Scheduled";
-  e.message = "Successfully assigned " + pod.meta.namespace_name + "/" + pod.meta.name + " to " +
-              p->second.node_name();
-  e.first_time = e.last_time = p->second.bound_at();
-  return e;
-}
-
-// A pending pod's "FailedScheduling" event, as kube-scheduler writes one on each pod it could
-// not place (kubectl describe pod shows events, not the PodScheduled condition's message): the
-// pod's own reason, at the times and count of its gang's last warning (Unschedulable, ...). None
-// for a pod that is bound, ended, without a reason, or whose gang has warned of nothing.
-std::optional<scheduler::event> failed_scheduling_event(const registry_state& st,
-                                                        const std::string& ns,
-                                                        const std::string& name) {
-  auto id = pod_id_of(st, object_key(ns, name));
-  auto p = st.pods.find(id);
-  if (p == st.pods.end() || p->second.is_bound() || scheduler::is_terminal(p->second.phase()))
-    return std::nullopt;
-  auto why = pending_reason(st, id, p->second);
-  auto g = st.cache.groups.find(p->second.gang);
-  if (why.empty() || g == st.cache.groups.end())
-    return std::nullopt;
-  auto kept = st.events.find(
-      event_key(resource_kind::pod_group, g->second.group->meta.namespace_name,
-                g->second.group->meta.name));
-  if (kept == st.events.end())
-    return std::nullopt;
-  for (auto e = kept->second.rbegin(); e != kept->second.rend(); ++e)
-    if (e->type == "Warning")
-      return scheduler::event{"Warning", "FailedScheduling", std::string(why), e->count,
-                              e->first_time, e->last_time};
-  return std::nullopt;
-}
-
-} // namespace
-
-namespace {
-
-// The events of one object, oldest first: those kept, and for a pod the ones made when read.
-std::vector<scheduler::event> events_of(const registry_state& st, resource_kind kind,
-                                        const std::string& ns, const std::string& name) {
-  std::vector<scheduler::event> out;
-  if (auto i = st.events.find(event_key(kind, ns, name)); i != st.events.end())
-    for (const auto& kept : i->second)
-      out.push_back({kept.type.str(), kept.reason.str(), kept.message.str(), kept.count,
-                     kept.first_time, kept.last_time});
-  if (kind == resource_kind::pod)
-    for (auto made : {scheduled_event(st, ns, name), failed_scheduling_event(st, ns, name)})
-      if (made) {
-        auto later = [](scheduler::timestamp t, const scheduler::event& e) {
-          return t < e.first_time;
-        };
-        out.insert(std::upper_bound(out.begin(), out.end(), made->first_time, later),
-                   std::move(*made));
-      }
-  return out;
-}
-
-} // namespace
-
-void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,
-               const events_reply& reply) {
-  respond(reply, result<std::vector<scheduler::event>>{events_of(self->state, kind, ns, name)});
-}
-
-void do_all_events(self_ptr self, const all_events_reply& reply) {
-  const auto& st = self->state;
-  // Every object with kept events, and the pods whose Scheduled or FailedScheduling event is
-  // made when read: those bound in this run and those with a pending reason. Other pods have
-  // none, and are not named (a list would otherwise build a key for each of a million pods).
-  std::set<event_subject> objects;
-  for (const auto& [key, kept] : st.events)
-    if (auto subject = parse_event_key(key))
-      objects.insert(std::move(*subject));
-  auto add_pod = [&](const pod_entry& e) {
-    objects.insert({resource_kind::pod, e.pod->meta.namespace_name.str(), e.pod->meta.name.str()});
-  };
-  for (const auto& [id, e] : st.pods)
-    if (e.pod && (e.bound_at() != scheduler::timestamp{} || !pending_reason(st, id, e).empty()))
-      add_pod(e);
-  api::event_list out;
-  out.resource_version = st.resource_version;
-  for (const auto& [kind, ns, name] : objects) {
-    auto events = events_of(st, kind, ns, name);
-    if (events.empty())
-      continue;
-    std::string uid;
-    if (auto found = find_object(st, kind, ns, name))
-      uid = api::meta_of(*found).uid.str();
-    for (auto& e : events)
-      out.items.push_back({kind, ns, name, uid, std::move(e)});
-  }
-  respond(reply, result<api::event_list>{std::move(out)});
 }
 
 void do_watch(self_ptr self, uint64_t id, resource_kind kind, api::list_options options,

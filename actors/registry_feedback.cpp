@@ -228,6 +228,7 @@ void spawn_gang(self_ptr self, group_entry& g, gang_start start) {
   auto q = st.cache.queues.find(g.group->queue);
   if (q == st.cache.queues.end()) {
     g.pods_reason = "queue \"" + g.group->queue + "\" does not exist";
+    note_group_events_changed(self, g.key.view());
     return;
   }
   pod_refs refs;
@@ -444,6 +445,7 @@ bool has_pending_pod(const registry_state& st, const group_entry& g) {
 // controller made them anew, or a user did). Its actor would keep them pending forever.
 void join_gang(self_ptr self, group_entry& g, uint64_t id, const pod_entry& e) {
   g.pods.push_back(id);
+  note_group_events_changed(self, g.key.view());
   self->state.cache.pending_reasons.erase(id);  // Its gang's reason is its own now.
   if (g.last_report.phase == scheduler::gang_phase::completed) {
     renew_gang(self, g.gang);
@@ -705,6 +707,7 @@ void do_bind_gang(self_ptr self, binding_request req, gang_actor gang) {
       }
       e.changed->bound_at = st.ctx->now(); // Its "Scheduled" event (do_events); set_state above
                                            // made `changed`.
+      note_pod_bound(self, e);
       if (is_watched(self, resource_kind::pod))
         announce(self, api::watch_event::type::modified, pod_view(st, id, e));
     }
@@ -735,6 +738,7 @@ void do_report(self_ptr self, gang_report report) {
       report.origin_pod_reason.empty() ? report.pending_reason : report.origin_pod_reason;
   if (why != g.pods_reason) {
     g.pods_reason = why;
+    note_group_events_changed(self, g.key.view());
     if (!why.empty())
       for (auto id : g.pods)
         if (auto p = st.pods.find(id); p != st.pods.end() && !p->second.is_bound() &&
@@ -915,6 +919,7 @@ void do_pod_status(self_ptr self, std::vector<pod_status_update> updates) {
         g->second.stall_message.clear();  // Something moved.
         end_followers(self, g->second);
         group_changed(self, g->second);
+        note_group_events_changed(self, g->second.key.view());  // A pod that ended waits no more.
       }
     for (const auto& je : job_events)
       on_job_pod_event(self, je);
@@ -1092,6 +1097,7 @@ void remove_deleted_pods(self_ptr self, std::shared_ptr<pod_removal> work) {
     }
     // Before `pods` does: the index finds it by its pod's names. A pod stored as its job is
     // there only once its job was updated (find_job_pods_by_name); erase tells.
+    note_pod_leaving(self, p->second);
     st.pod_ids.erase(id);
     st.cache.pending_reasons.erase(id);
     st.terminating.erase(id);

@@ -92,10 +92,23 @@ void run_after(self_ptr self, scheduler::duration delay, std::function<void()> w
 /// A fresh random UUID (version 4) from the registry's seeded RNG.
 scheduler::object_uid new_uid(self_ptr self);
 
+// Events (registry_events.cpp).
+
 /// Records an event about an object ("Pod", "PodGroup", "Job", "Queue", "Node").
 void record_event(self_ptr self, api::resource_kind kind, std::string_view ns,
                   std::string_view name, std::string_view type, std::string_view reason,
                   std::string_view message);
+/// The FailedScheduling events of the pods of the PodGroup `group_key` names may have changed:
+/// its gang's reason, its warnings or its pods did. Watches of events hear of what did by the
+/// end of the turn. Call it wherever one of those changes without going through the two below.
+void note_group_events_changed(self_ptr self, std::string_view group_key);
+/// The same for gang `gang`'s PodGroup (none for 0 or a gang that is gone).
+void note_gang_events_changed(self_ptr self, uint64_t gang);
+/// Pod `p`'s binding became durable (its Scheduled event is made from now on; its
+/// FailedScheduling ends).
+void note_pod_bound(self_ptr self, const pod_entry& p);
+/// Pod `p` leaves the catalog, with the events made of it.
+void note_pod_leaving(self_ptr self, const pod_entry& p);
 
 /// Tells watchers of `kind` (and keeps the event for watches that resume from a version).
 void announce(self_ptr self, api::watch_event::type type, api::object obj);
@@ -379,6 +392,7 @@ std::optional<event_subject> parse_event_key(std::string_view key);
 void do_events(self_ptr self, api::resource_kind kind, const std::string& ns,
                const std::string& name, const events_reply& reply);
 void do_all_events(self_ptr self, const all_events_reply& reply);
+void do_event_changes(self_ptr self, uint64_t from, const event_changes_reply& reply);
 void do_watch(self_ptr self, uint64_t id, api::resource_kind kind, api::list_options options,
               uint64_t from_version, watch_sink_ptr sink);
 

@@ -608,6 +608,7 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
                        pod_view(st, slot.first, slot.second));
             }
             if (!joined.empty()) {
+              note_group_events_changed(self, group.key.view());
               // A new incarnation, or a gang whose actor completed when its last pods went,
               // starts over; a running one takes the pods as new members.
               if (whole || group.last_report.phase == scheduler::gang_phase::completed)

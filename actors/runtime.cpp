@@ -87,6 +87,10 @@ class runtime_service final : public api::service {
     caf::anon_send(registry_, all_events_atom::value,
                    std::make_shared<all_events_callback>(std::move(done)));
   }
+  void event_changes(uint64_t from, event_changes_callback done) override {
+    caf::anon_send(registry_, event_changes_atom::value, from,
+                   std::make_shared<event_changes_callback>(std::move(done)));
+  }
   api::watch_handle watch(api::resource_kind kind, api::list_options options,
                           uint64_t resource_version,
                           std::shared_ptr<api::watch_sink> sink) override {

@@ -37,6 +37,7 @@ uint64_t event_hash(const object_event& e, uint64_t seed) {
   mix(e.name);
   mix(e.event.type);
   mix(e.event.reason);
+  mix(e.event.message);  // Two events at one time differ by their words (a count bump keeps them).
   mix(std::to_string(e.event.first_time.time_since_epoch().count()));
   return h;
 }
@@ -384,27 +385,78 @@ std::vector<object_event> select_events(std::vector<object_event> events,
   return events;
 }
 
-std::vector<event_changes::change> event_changes::next(std::vector<object_event> snapshot) {
-  std::vector<change> out;
-  std::map<std::string, object_event> now;
-  for (auto& e : snapshot) {
-    auto name = event_name(e);
-    auto before = seen_.find(name);
-    if (started_ || !from_now_) {
-      if (before == seen_.end())
-        out.emplace_back(watch_event::type::added, e);
-      else if (before->second.event.count != e.event.count ||
-               before->second.event.last_time != e.event.last_time)
-        out.emplace_back(watch_event::type::modified, e);
-    }
-    if (before != seen_.end())
-      seen_.erase(before);  // What is left in seen_ at the end has left.
-    now.emplace(std::move(name), std::move(e));
+std::vector<std::pair<watch_event::type, object_event>> diff_events(
+  const std::vector<object_event>& before, const std::vector<object_event>& after) {
+  std::vector<std::pair<watch_event::type, object_event>> out;
+  std::map<std::string, const object_event*> was;
+  for (const auto& e : before)
+    was.emplace(event_name(e), &e);
+  for (const auto& e : after) {
+    auto b = was.find(event_name(e));
+    if (b == was.end())
+      out.emplace_back(watch_event::type::added, e);
+    else if (b->second->event.count != e.event.count ||
+             b->second->event.last_time != e.event.last_time)
+      out.emplace_back(watch_event::type::modified, e);
+    if (b != was.end())
+      was.erase(b);  // What is left at the end has left.
   }
-  for (auto& [name, gone] : seen_)
-    out.emplace_back(watch_event::type::deleted, std::move(gone));
-  seen_ = std::move(now);
-  started_ = true;
+  for (const auto& e : before)
+    if (was.count(event_name(e)) != 0)
+      out.emplace_back(watch_event::type::deleted, e);
+  return out;
+}
+
+void event_journal::start() {
+  if (keeping_)
+    return;
+  keeping_ = true;
+  changes_.clear();
+  complete_after_ = version_;
+}
+
+void event_journal::stop() {
+  if (!keeping_)
+    return;
+  keeping_ = false;
+  // A gap: what changes from now on goes unrecorded, so a version given before is too old for
+  // the next start, even with no change recorded after it.
+  ++version_;
+  changes_.clear();
+  changes_.shrink_to_fit();
+}
+
+void event_journal::add(watch_event::type type, object_event event) {
+  if (!keeping_)
+    return;
+  changes_.push_back({type, std::move(event), ++version_});
+  if (changes_.size() > capacity_) {
+    complete_after_ = changes_.front().version;
+    changes_.pop_front();
+  }
+}
+
+void event_journal::add_diff(const std::vector<object_event>& before,
+                             const std::vector<object_event>& after) {
+  if (!keeping_)
+    return;
+  for (auto& [type, e] : diff_events(before, after))
+    add(type, std::move(e));
+}
+
+result<event_change_list> event_journal::since(uint64_t from) const {
+  if (!keeping_ || from < complete_after_ || from > version_)
+    return status{errc::failed_precondition,
+                  "too old resource version: " + std::to_string(from) + " (" +
+                      (keeping_ ? "the oldest change of events kept is after " +
+                                      std::to_string(complete_after_)
+                                : std::string("no changes of events are kept now")) +
+                      ")"};
+  event_change_list out;
+  out.resource_version = version_;
+  // Versions are consecutive: the change after `from` is at a known place.
+  auto first = changes_.begin() + static_cast<std::ptrdiff_t>(from - complete_after_);
+  out.items.assign(first, changes_.end());
   return out;
 }
 

@@ -10,6 +10,8 @@
 
 #include <boost/json/value.hpp>
 
+#include <deque>
+
 #include <map>
 #include <optional>
 #include <span>
@@ -38,7 +40,8 @@ inline constexpr event_version event_version_last = event_version::events_v1;
 std::string event_namespace(const object_event& e);
 
 /// The event's metadata.name: "<object name>.<16 hex digits>", the same for one event (its
-/// object, type, reason and first time) however often it is read, and for its count bumps.
+/// object, type, reason, message and first time) however often it is read, and for its count
+/// bumps. Another message is another event, as Kubernetes' recorder aggregates only repeats.
 std::string event_name(const object_event& e);
 
 /// The Event in `version`. `resource_version`: the service state's version it was read at.
@@ -97,26 +100,55 @@ struct event_selection {
 std::vector<object_event> select_events(std::vector<object_event> events,
                                         const event_selection& selection);
 
-/// A watch of events made from successive snapshots (the service keeps no history of events):
-/// an event whose name was not in the last snapshot is ADDED, one whose count or last time
-/// changed is MODIFIED, and one that left (its object's oldest, past the number kept; a
-/// FailedScheduling once its pod is bound; its object deleted) is DELETED, as kube-apiserver's
-/// watch says of an Event its TTL ends. Not thread-safe; one per watch.
-class event_changes {
+/// How the events `before` became `after` (an object's events, or any set, named by
+/// event_name): an event whose name is not in `before` is ADDED; one whose count or last time
+/// changed is MODIFIED; one that left (its object's oldest, past the number kept; a
+/// FailedScheduling once its pod is bound; a bound pod's Scheduled once the pod is deleted) is
+/// DELETED with the event as last seen, as kube-apiserver's watch says of an Event its TTL ends.
+/// ADDED and MODIFIED come in `after`'s order, then DELETED in `before`'s.
+std::vector<std::pair<watch_event::type, object_event>> diff_events(
+  const std::vector<object_event>& before, const std::vector<object_event>& after);
+
+/// The changes of the events, each with a version of its own, for watches of events to replay
+/// from any version a list or an earlier change gave them (`kubectl get events -w`, an
+/// informer's resume). Its versions are its own sequence, not the objects': an event changes
+/// with no write to the store. They start from `first_version`, which a service makes unlike
+/// any an earlier run of it gave (its start time, shifted), so that a client resuming from a
+/// version of another run is told it is too old rather than given this run's changes after it.
+///
+/// It keeps changes only while `keeping()` (a service keeps them while events are watched or
+/// were listed lately, and stops on its own to spend nothing on a scheduling path nobody
+/// reads), and at most `capacity` of them: a watch that fell further behind must list again.
+class event_journal {
  public:
-  using change = std::pair<watch_event::type, object_event>;
-  /// `from_now`: the first snapshot is where the watch starts (a watch from a list's
-  /// resourceVersion) and yields nothing; otherwise its events come as ADDED, as a watch from
-  /// resourceVersion 0 starts.
-  explicit event_changes(bool from_now) : from_now_(from_now) {}
-  /// The changes since the last snapshot: ADDED and MODIFIED in the snapshot's order, then
-  /// DELETED (with the event as last seen) in name order.
-  std::vector<change> next(std::vector<object_event> snapshot);
+  event_journal(std::size_t capacity, uint64_t first_version)
+      : capacity_(capacity), version_(first_version), complete_after_(first_version) {}
+
+  bool keeping() const noexcept { return keeping_; }
+  /// Keeps every change from now on: a watch from version() on gets them all.
+  void start();
+  /// Forgets the changes kept; a watch from any version before the next start is too old.
+  void stop();
+  /// The newest change's version (or where keeping started): what a list of the events as they
+  /// are now is at.
+  uint64_t version() const noexcept { return version_; }
+  /// Records a change, under the next version. Nothing while not keeping.
+  void add(watch_event::type type, object_event event);
+  /// Records how events went from `before` to `after` (diff_events).
+  void add_diff(const std::vector<object_event>& before, const std::vector<object_event>& after);
+  /// The changes after version `from`, oldest first. Fails with failed_precondition ("too old
+  /// resource version: ...", HTTP 410 Expired) when some of them are not kept: dropped for the
+  /// capacity, made while not keeping, or of another run; a version above version() is of
+  /// another run too.
+  result<event_change_list> since(uint64_t from) const;
 
  private:
-  bool from_now_;
-  bool started_ = false;
-  std::map<std::string, object_event> seen_;  // By name, as last seen: what a DELETED carries.
+  std::size_t capacity_;
+  uint64_t version_;
+  /// Every change after this version is in changes_.
+  uint64_t complete_after_;
+  bool keeping_ = false;
+  std::deque<event_change> changes_;
 };
 
 /// kube-apiserver's columns of a Table of Events, in either version: LAST SEEN, TYPE, REASON,

@@ -1266,22 +1266,25 @@ std::optional<watch_plan> handler::handle_events(const http_request& req,
 }
 
 std::vector<std::string> handler::event_watch_lines(const watch_plan& plan,
-                                                    event_changes& changes, event_list snapshot,
+                                                    const event_change_list& changes,
                                                     bool& first) const {
   std::vector<std::string> lines;
   if (!plan.events)
     return lines;
-  for (auto& [type, e] : changes.next(select_events(std::move(snapshot.items), *plan.events))) {
+  for (const auto& change : changes.items) {
+    if (!plan.events->matches(change.event))
+      continue;
     json::object line;
-    line["type"] = to_string(type);
+    line["type"] = to_string(change.type);
     if (plan.table) {
       table_options to;
       to.now = now();
       to.include = plan.include;
       to.column_definitions = first;
-      line["object"] = encode_event_table({e}, snapshot.resource_version, to, plan.events_version);
+      line["object"] =
+          encode_event_table({change.event}, change.version, to, plan.events_version);
     } else {
-      line["object"] = encode_event(e, snapshot.resource_version, plan.events_version);
+      line["object"] = encode_event(change.event, change.version, plan.events_version);
     }
     lines.push_back(json::serialize(line) + "\n");
     first = false;

@@ -65,9 +65,9 @@ struct watch_plan {
   include_object include = include_object::metadata;
   /// timeoutSeconds; zero: until the client or the server ends it.
   std::chrono::seconds timeout{0};
-  /// Set for a watch of core/v1 Events (`kind` is then unused): what it selects. The service
-  /// keeps no history of events, so the connection polls service::all_events and streams the
-  /// changes (event_watch_lines).
+  /// Set for a watch of core/v1 Events (`kind` is then unused): what it selects. The
+  /// connection polls service::event_changes from `resource_version` and streams the changes
+  /// it selects (event_watch_lines).
   std::optional<event_selection> events;
   /// The version an events watch sends its Events in.
   event_version events_version = event_version::core_v1;
@@ -108,11 +108,12 @@ class handler {
   /// One line of a watch stream (JSON and "\n"): the event, or with plan.table a Table of the
   /// one object; `first` carries the Table's column definitions.
   std::string watch_line(const watch_plan& plan, const watch_event& event, bool first) const;
-  /// The lines of an events watch (plan.events) for one snapshot of the service's events: its
-  /// changes since the last one (`changes` keeps them); `first` as for watch_line, cleared once
-  /// a line is made.
-  std::vector<std::string> event_watch_lines(const watch_plan& plan, event_changes& changes,
-                                             event_list snapshot, bool& first) const;
+  /// The lines of an events watch (plan.events) for changes of the service's events: those
+  /// the plan selects, each Event at its change's version; `first` as for watch_line, cleared
+  /// once a line is made.
+  std::vector<std::string> event_watch_lines(const watch_plan& plan,
+                                             const event_change_list& changes,
+                                             bool& first) const;
   /// The line that ends a stream by error: {"type":"ERROR","object":<Status>}.
   std::string watch_error_line(const api_error& error) const;
   /// True when an event passes the plan's filters the service does not apply (the name).

@@ -52,11 +52,20 @@ namespace {
 
 using executor_type = net::strand<net::io_context::executor_type>;
 
-// How often a watch of events reads them again: how late a change of an event shows in
-// `kubectl get events -w`.
-constexpr auto event_poll_interval = std::chrono::seconds(1);
+// How often a watch of events asks for their changes: how late a change shows in `kubectl get
+// events -w`. A read costs the changes since the last one, not the events kept.
+constexpr auto event_poll_interval = std::chrono::milliseconds(250);
 
 class session_base;
+
+// The error that ends a watch: a version too old for the service (failed_precondition) is
+// kube-apiserver's 410 Expired, after which a client lists again.
+api_error watch_end_error(const status& reason) {
+  api_error e = api_error::from(reason);
+  if (reason.code() == errc::failed_precondition)
+    e.reason = status_reason::expired;
+  return e;
+}
 
 /// The only way callbacks from other threads reach a session (see the file comment).
 class mailbox {
@@ -277,12 +286,8 @@ class sink_impl final : public watch_sink, public std::enable_shared_from_this<s
     if (dead_.exchange(true))
       return;
     std::optional<api_error> err;
-    if (!reason.ok()) {
-      api_error e = api_error::from(reason);
-      if (reason.code() == errc::failed_precondition)
-        e.reason = status_reason::expired;
-      err = std::move(e);
-    }
+    if (!reason.ok())
+      err = watch_end_error(reason);
     post_close(std::move(err));
   }
 
@@ -674,7 +679,7 @@ class session final : public session_base {
     if (ending_)
       return flush();
     if (plan_->events) {
-      event_changes_.emplace(plan_->resource_version != 0);
+      events_from_ = plan_->resource_version;
       poll_events();
     } else {
       subscribe_objects();
@@ -705,29 +710,29 @@ class session final : public session_base {
     watch_ = srv_.svc.watch(plan_->kind, plan_->options, plan_->resource_version, sink_);
   }
 
-  // A watch of events: the service keeps no history of them, so every event_poll_interval the
-  // session reads them all and streams what changed (handler::event_watch_lines).
+  // A watch of events: every event_poll_interval the session asks for the changes of the
+  // events after the last version it streamed (from 0: every event first, as ADDED).
   void poll_events() {
     if (phase_ != phase::watching || ending_)
       return;
     std::weak_ptr<session_base> weak = shared_from_this();
     auto box = box_;
-    srv_.svc.all_events([box, weak](result<event_list> r) {
-      auto shared = std::make_shared<result<event_list>>(std::move(r));
+    srv_.svc.event_changes(events_from_, [box, weak](result<event_change_list> r) {
+      auto shared = std::make_shared<result<event_change_list>>(std::move(r));
       box->post([weak, shared] {
         if (auto s = weak.lock())
-          static_cast<session*>(s.get())->on_events(std::move(*shared));
+          static_cast<session*>(s.get())->on_event_changes(std::move(*shared));
       });
     });
   }
 
-  void on_events(result<event_list> r) {
+  void on_event_changes(result<event_change_list> r) {
     if (phase_ != phase::watching || ending_)
       return;
     if (!r)
-      return end_watch(api_error::from(r.error()));
-    auto lines = srv_.h.event_watch_lines(*plan_, *event_changes_, std::move(*r), first_event_);
-    for (auto& line : lines)
+      return end_watch(watch_end_error(r.error()));
+    events_from_ = r->resource_version;
+    for (auto& line : srv_.h.event_watch_lines(*plan_, *r, first_event_))
       chunks_.push_back(std::move(line));
     flush();
     poll_timer_.expires_after(event_poll_interval);
@@ -911,7 +916,7 @@ class session final : public session_base {
   std::optional<http::response_serializer<http::empty_body>> watch_serializer_;
   std::shared_ptr<sink_impl> sink_;
   watch_handle watch_;
-  std::optional<event_changes> event_changes_;  // An events watch's last snapshot.
+  uint64_t events_from_ = 0;  // An events watch: the version of the last changes streamed.
   std::deque<std::string> chunks_;
   std::optional<http::chunk_last<http::chunk_crlf>> last_chunk_;
   std::array<char, 4096> probe_{};

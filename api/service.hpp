@@ -171,6 +171,21 @@ struct event_list {
   uint64_t resource_version = 0;  // The version of the state the events were read at.
 };
 
+/// A change of the events, as a watch of events streams it: ADDED, MODIFIED (a count bump),
+/// DELETED (an event that left), with the version the change was given (api/events.hpp
+/// event_journal).
+struct event_change {
+  watch_event::type type = watch_event::type::added;
+  object_event event;
+  uint64_t version = 0;
+};
+
+/// The changes of the events after a version, as `service::event_changes` answers.
+struct event_change_list {
+  std::vector<event_change> items;
+  uint64_t resource_version = 0;  // The newest change's: where the next read starts.
+};
+
 /// What a client asks to change on an existing object, beyond create and delete.
 struct object_action {
   enum class type {
@@ -202,6 +217,7 @@ class service {
   using list_callback = std::function<void(result<object_list>)>;
   using events_callback = std::function<void(result<std::vector<scheduler::event>>)>;
   using all_events_callback = std::function<void(result<event_list>)>;
+  using event_changes_callback = std::function<void(result<event_change_list>)>;
 
   virtual ~service() = default;
 
@@ -254,8 +270,14 @@ class service {
   /// Every event the service keeps, of every object (also of objects since deleted whose events
   /// it still keeps), each as `events` gives it for its object (made-up ones included, such as
   /// a bound pod's Scheduled). Ordered by object (kind, namespace, name), then oldest first.
-  /// Fails only with unavailable.
+  /// The list's resource_version is the events' own (event_journal), from which event_changes
+  /// continues. Fails only with unavailable.
   virtual void all_events(all_events_callback done) = 0;
+
+  /// The changes of the events after `from`, a version all_events or an earlier call gave;
+  /// from 0, every event kept, as ADDED. Fails with failed_precondition ("too old resource
+  /// version") when the changes after `from` are no longer all known, and with unavailable.
+  virtual void event_changes(uint64_t from, event_changes_callback done) = 0;
 
   /// Streams changes of a collection after `resource_version` (0: from now, after sending the
   /// current objects as ADDED, like a Kubernetes watch without a version).

@@ -28,6 +28,7 @@ status not_found(resource_kind k, const std::string& name) {
 fake_service::fake_service() : fake_service(options{}) {}
 
 fake_service::fake_service(options opts) : opts_(std::move(opts)) {
+  event_journal_.start();
   if (opts_.default_queue) {
     queue_object q;
     q.queue.meta.name = std::string(scheduler::default_queue_name);
@@ -470,18 +471,45 @@ void fake_service::all_events(all_events_callback done) {
     event_list out;
     {
       std::lock_guard lock{mu_};
-      out.resource_version = rv_;
-      for (const auto& [k, events] : events_) {
-        const auto& [kind, ns, name] = k;
-        std::string uid;
-        if (auto o = objects_.find(k); o != objects_.end())
-          uid = meta_of(o->second).uid.str();
+      out.resource_version = event_journal_.version();
+      for (const auto& [k, events] : events_)
         for (const auto& e : events)
-          out.items.push_back({resource_kind(kind), ns, name, uid, e});
+          out.items.push_back(object_event_of(k, e));
+    }
+    done(std::move(out));
+  });
+}
+
+void fake_service::event_changes(uint64_t from, event_changes_callback done) {
+  enqueue([this, from, done = std::move(done)] {
+    status failure;
+    if (take_failure("event_changes", failure))
+      return done(failure);
+    result<event_change_list> out = status{};
+    {
+      std::lock_guard lock{mu_};
+      if (from == 0) {
+        event_change_list all;
+        all.resource_version = event_journal_.version();
+        for (const auto& [k, events] : events_)
+          for (const auto& e : events)
+            all.items.push_back(
+                {watch_event::type::added, object_event_of(k, e), all.resource_version});
+        out = std::move(all);
+      } else {
+        out = event_journal_.since(from);
       }
     }
     done(std::move(out));
   });
+}
+
+object_event fake_service::object_event_of(const key& k, scheduler::event e) const {
+  const auto& [kind, ns, name] = k;
+  std::string uid;
+  if (auto o = objects_.find(k); o != objects_.end())
+    uid = meta_of(o->second).uid.str();
+  return {resource_kind(kind), ns, name, std::move(uid), std::move(e)};
 }
 
 watch_handle fake_service::watch(resource_kind kind, list_options options,
@@ -586,13 +614,28 @@ object fake_service::put(object obj) {
 void fake_service::add_event(resource_kind kind, std::string namespace_name, std::string name,
                              scheduler::event e) {
   std::lock_guard lock{mu_};
-  auto& list = events_[{int(kind), std::move(namespace_name), std::move(name)}];
+  key k{int(kind), std::move(namespace_name), std::move(name)};
+  auto& list = events_[k];
   for (auto& kept : list)
     if (kept.type == e.type && kept.reason == e.reason && kept.first_time == e.first_time) {
-      kept = std::move(e);
+      kept = e;
+      event_journal_.add(watch_event::type::modified, object_event_of(k, std::move(e)));
       return;
     }
-  list.push_back(std::move(e));
+  list.push_back(e);
+  event_journal_.add(watch_event::type::added, object_event_of(k, std::move(e)));
+}
+
+void fake_service::remove_events(resource_kind kind, const std::string& namespace_name,
+                                 const std::string& name) {
+  std::lock_guard lock{mu_};
+  key k{int(kind), namespace_name, name};
+  auto i = events_.find(k);
+  if (i == events_.end())
+    return;
+  for (auto& e : i->second)
+    event_journal_.add(watch_event::type::deleted, object_event_of(k, e));
+  events_.erase(i);
 }
 
 void fake_service::fail_next(std::string operation, status error) {

@@ -22,6 +22,7 @@
 //   watch at once with failed_precondition ("too old resource version").
 // - The queue "default" exists from the start.
 
+#include "api/events.hpp"
 #include "api/service.hpp"
 
 #include <chrono>
@@ -74,6 +75,8 @@ class fake_service final : public service {
               events_callback done) override;
   /// The events add_event recorded, by object; the uid is the stored object's, if any.
   void all_events(all_events_callback done) override;
+  /// The changes add_event and remove_event made, from a journal that keeps every one.
+  void event_changes(uint64_t from, event_changes_callback done) override;
   watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                      std::shared_ptr<watch_sink> sink) override;
   bool ready() const override;
@@ -94,8 +97,11 @@ class fake_service final : public service {
   /// time of an event already recorded about the object replaces it (a count bump).
   void add_event(resource_kind kind, std::string namespace_name, std::string name,
                  scheduler::event e);
+  /// Forgets the events recorded about an object (they leave: DELETED to events watches).
+  void remove_events(resource_kind kind, const std::string& namespace_name,
+                     const std::string& name);
   /// The next call of `operation` ("create", "get", "list", "remove", "act", "events",
-  /// "all_events") fails
+  /// "all_events", "event_changes") fails
   /// with `error` instead of running.
   void fail_next(std::string operation, status error);
   /// Holds every callback of the following calls back by `delay` (a slow runtime).
@@ -140,12 +146,15 @@ class fake_service final : public service {
   void deliver(std::vector<delivery> deliveries);
   object stamp(object o, bool keep_time);
   static bool matches(const watcher& w, const object& o);
+  /// The event `e` about the object `k`, with the stored object's uid if any. Under mu_.
+  object_event object_event_of(const key& k, scheduler::event e) const;
 
   options opts_;
   mutable std::mutex mu_;
   std::vector<std::optional<int64_t>> delete_grace_periods_;  // Under mu_.
   std::map<key, object> objects_;
   std::map<key, std::vector<scheduler::event>> events_;
+  event_journal event_journal_{1u << 20, 1};  // Keeps every change from the start.
   std::deque<change> history_;
   std::vector<watcher> watchers_;
   std::map<std::string, std::deque<status>> failures_;

@@ -122,8 +122,11 @@ TEST(EventEncoding, NamesAreStableAcrossCountBumpsAndDifferPerEvent) {
   auto bumped = e;
   bumped.event.count = 9;
   bumped.event.last_time = at(1700000500);
-  bumped.event.message = "0/4 nodes are available";
   EXPECT_EQ(event_name(e), event_name(bumped));
+  // Other words are another event, as Kubernetes' recorder makes them (it counts repeats only).
+  auto reworded = e;
+  reworded.event.message = "0/4 nodes are available";
+  EXPECT_NE(event_name(e), event_name(reworded));
   auto other = e;
   other.event.first_time = at(1700000001);
   EXPECT_NE(event_name(e), event_name(other));
@@ -303,44 +306,93 @@ TEST(EventFieldSelector, EachVersionRefusesTheOthersNames) {
           << field;
 }
 
-TEST(EventChanges, FromAListsVersionStreamsNewEventsAndCountBumps) {
-  event_changes changes{true};
-  EXPECT_TRUE(changes.next({pod_event()}).empty());  // Where the watch starts.
-  EXPECT_TRUE(changes.next({pod_event()}).empty());  // Nothing changed.
+TEST(DiffEvents, NamesNewEventsCountBumpsAndEventsThatLeft) {
+  EXPECT_TRUE(diff_events({pod_event()}, {pod_event()}).empty());  // Nothing changed.
   auto bumped = pod_event();
   bumped.event.count = 5;
   bumped.event.last_time = at(1700000200);
-  auto out = changes.next({bumped, node_event()});
+  auto out = diff_events({pod_event()}, {bumped, node_event()});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].first, watch_event::type::modified);
   EXPECT_EQ(out[0].second.event.count, 5);
   EXPECT_EQ(out[1].first, watch_event::type::added);
   EXPECT_EQ(out[1].second.event.reason, "NodeNotSchedulable");
-  // An event that leaves is DELETED, as last seen, once; one that comes back is new again.
-  out = changes.next({bumped});
+  // An event that leaves is DELETED, as last seen.
+  out = diff_events({bumped, node_event()}, {bumped});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].first, watch_event::type::deleted);
   EXPECT_EQ(out[0].second.event.reason, "NodeNotSchedulable");
-  EXPECT_TRUE(changes.next({bumped}).empty());
-  out = changes.next({bumped, node_event()});
-  ASSERT_EQ(out.size(), 1u);
+  // New words (a pending pod's reason changed) are a new event, and the old one leaves.
+  auto reworded = bumped;
+  reworded.event.message = "another reason";
+  out = diff_events({bumped}, {reworded});
+  ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].first, watch_event::type::added);
-  // Changes first, in the snapshot's order, then what left.
+  EXPECT_EQ(out[1].first, watch_event::type::deleted);
+  EXPECT_EQ(out[1].second.event.message, bumped.event.message);
+  // Changes first, in the new events' order, then what left.
   auto bumped_again = bumped;
   bumped_again.event.count = 6;
-  out = changes.next({bumped_again});
+  out = diff_events({node_event(), bumped}, {bumped_again});
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].first, watch_event::type::modified);
   EXPECT_EQ(out[1].first, watch_event::type::deleted);
 }
 
-TEST(EventChanges, FromVersionZeroStartsWithEveryEventAdded) {
-  event_changes changes{false};
-  auto out = changes.next({pod_event(), node_event()});
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].first, watch_event::type::added);
-  EXPECT_EQ(out[1].first, watch_event::type::added);
-  EXPECT_TRUE(changes.next({pod_event(), node_event()}).empty());
+TEST(EventJournal, ReplaysEveryChangeAfterAVersionItKept) {
+  event_journal journal{100, 1000};
+  journal.add(watch_event::type::added, pod_event());  // Not keeping: not recorded.
+  EXPECT_EQ(journal.version(), 1000u);
+  journal.start();
+  const uint64_t listed = journal.version();  // A list's version, before the changes below.
+  journal.add(watch_event::type::added, node_event());
+  auto bumped = pod_event();
+  bumped.event.count = 2;
+  journal.add_diff({pod_event()}, {bumped});
+  auto out = journal.since(listed);
+  ASSERT_TRUE(out.ok()) << out.error().message();
+  ASSERT_EQ(out->items.size(), 2u);
+  EXPECT_EQ(out->items[0].type, watch_event::type::added);
+  EXPECT_EQ(out->items[0].version, listed + 1);
+  EXPECT_EQ(out->items[1].type, watch_event::type::modified);
+  EXPECT_EQ(out->items[1].version, listed + 2);
+  EXPECT_EQ(out->resource_version, listed + 2);
+  // From the middle, and from the newest: only what came after.
+  out = journal.since(listed + 1);
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->items.size(), 1u);
+  EXPECT_EQ(out->items[0].event.event.count, 2);
+  out = journal.since(listed + 2);
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->items.empty());
+  // Before the journal kept changes, or a version it never gave (another run's): too old.
+  for (uint64_t v : {listed - 1, listed + 3}) {
+    auto old = journal.since(v);
+    ASSERT_FALSE(old.ok()) << v;
+    EXPECT_EQ(old.error().code(), errc::failed_precondition);
+    EXPECT_NE(old.error().message().find("too old resource version"), std::string::npos);
+  }
+}
+
+TEST(EventJournal, AWatchThatFellBehindItsCapacityOrAStopIsTooOld) {
+  event_journal journal{2, 1};
+  journal.start();
+  for (int i = 0; i < 3; ++i)
+    journal.add(watch_event::type::added, pod_event());
+  EXPECT_FALSE(journal.since(1).ok());  // The first change was dropped for the capacity.
+  auto out = journal.since(2);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->items.size(), 2u);
+  // Changes made while not keeping are unknown, so every version given before a stop is too
+  // old after the next start, even one with no change recorded after it.
+  const uint64_t last = journal.version();
+  journal.stop();
+  EXPECT_FALSE(journal.since(last).ok());
+  journal.start();
+  EXPECT_FALSE(journal.since(last).ok());
+  out = journal.since(journal.version());
+  ASSERT_TRUE(out.ok());
+  EXPECT_TRUE(out->items.empty());
 }
 
 TEST(EventTable, HasKubeApiserversColumnsAndCells) {
@@ -505,36 +557,62 @@ TEST_F(EventsServer, IsReadOnly) {
   }
 }
 
-TEST_F(EventsServer, WatchStreamsNewEventsAndCountBumps) {
-  request r;
-  r.target = "/api/v1/namespaces/default/events?watch=1&resourceVersion=" +
-             std::to_string(s_.svc->resource_version()) +
-             "&fieldSelector=involvedObject.kind%3DPodGroup";
-  watch_stream w{s_.port(), r};
-  ASSERT_EQ(w.status(), 200);
-  std::this_thread::sleep_for(300ms);  // The watch's first read of the events is its start.
+TEST_F(EventsServer, AWatchFromAListsVersionStreamsEveryChangeAfterIt) {
+  // kubectl get -w: a list, then a watch from its version. What changes in between (here, on
+  // purpose, before the watch is even asked for) comes on the watch, once.
+  auto list = body_json(get(s_.port(), "/api/v1/namespaces/default/events"));
+  std::string listed(list.at("metadata").at("resourceVersion").as_string());
   scheduler::event again{"Warning", "Unschedulable", "3/4 tasks in gang unschedulable", 3,
                          at(1700000000), at(1700000120)};
   s_.svc->add_event(resource_kind::pod_group, "default", "resnet-gang", again);
+  request r;
+  r.target = "/api/v1/namespaces/default/events?watch=1&resourceVersion=" + listed +
+             "&fieldSelector=involvedObject.kind%3DPodGroup";
+  watch_stream w{s_.port(), r};
+  ASSERT_EQ(w.status(), 200);
   scheduler::event other{"Normal", "NodeSchedulable", "uncordoned", 1, at(1700000200),
                          at(1700000200)};
   s_.svc->add_event(resource_kind::node, "", "cpu-node-1", other);  // Not a PodGroup's.
   scheduler::event fresh{"Normal", "Scheduled", "gang scheduled", 1, at(1700000300),
                          at(1700000300)};
   s_.svc->add_event(resource_kind::pod_group, "default", "resnet-gang", fresh);
+  s_.svc->remove_events(resource_kind::pod_group, "default", "resnet-gang");
   std::vector<std::pair<std::string, std::string>> seen;
-  while (seen.size() < 2) {
+  uint64_t last_version = std::stoull(listed);
+  while (seen.size() < 4) {
     auto line = w.next_line(5s);
     ASSERT_TRUE(line) << "after " << seen.size() << " lines";
     auto e = json::parse(*line);
-    EXPECT_EQ(e.at("object").at("kind"), "Event");
+    ASSERT_EQ(e.at("object").at("kind"), "Event") << e;
     EXPECT_EQ(e.at("object").at("involvedObject").at("kind"), "PodGroup");
+    // Each change at a version of its own, from which a watch could resume.
+    auto version = std::stoull(std::string(
+        e.at("object").at("metadata").at("resourceVersion").as_string()));
+    EXPECT_GT(version, last_version) << e;
+    last_version = version;
     seen.emplace_back(std::string(e.at("type").as_string()),
                       std::string(e.at("object").at("reason").as_string()));
   }
-  std::sort(seen.begin(), seen.end());
   EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::string>>{
-                    {"ADDED", "Scheduled"}, {"MODIFIED", "Unschedulable"}}));
+                    {"MODIFIED", "Unschedulable"},
+                    {"ADDED", "Scheduled"},
+                    {"DELETED", "Unschedulable"},
+                    {"DELETED", "Scheduled"}}));
+  EXPECT_FALSE(w.next_line(600ms)) << "a change streamed twice";
+}
+
+TEST_F(EventsServer, AWatchFromAVersionItNeverGaveIsTooOld) {
+  request r;
+  // Another run's version: the client must list again, as after a 410 of an object watch.
+  r.target = "/api/v1/events?watch=1&resourceVersion=999999";
+  watch_stream w{s_.port(), r};
+  ASSERT_EQ(w.status(), 200);
+  auto line = w.next_line(5s);
+  ASSERT_TRUE(line);
+  auto e = json::parse(*line);
+  EXPECT_EQ(e.at("type"), "ERROR");
+  EXPECT_EQ(e.at("object").at("code"), 410) << e;
+  EXPECT_EQ(e.at("object").at("reason"), "Expired") << e;
 }
 
 TEST_F(EventsServer, WatchFromVersionZeroSendsTablesOfEveryEvent) {

@@ -76,6 +76,10 @@ class counting_service final : public service {
     ++calls_;
     inner_.all_events(std::move(done));
   }
+  void event_changes(uint64_t from, event_changes_callback done) override {
+    ++calls_;
+    inner_.event_changes(from, std::move(done));
+  }
   watch_handle watch(resource_kind kind, list_options options, uint64_t resource_version,
                      std::shared_ptr<watch_sink> sink) override {
     ++calls_;

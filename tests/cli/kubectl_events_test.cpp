@@ -150,9 +150,8 @@ TEST_F(KubectlEvents, PhalanxctlPrintsEventsAsKubectl) {
 }
 
 // phalanxctl get events -w: the events that follow, as rows. --watch-only watches from version
-// 0, which sends every event ADDED first, so the cordon's comes whether the watch's first read
-// of the events is before the cordon or after it (a watch from a listing's version starts at
-// that read, and would miss an event made between the listing and it: docs/NOTES.md).
+// 0, which sends every event ADDED first, so the cordon's comes whether the watch starts before
+// the cordon or after it.
 TEST_F(KubectlEvents, PhalanxctlWatchesEvents) {
   auto watch = ctl_process::start(
       d_->args({"get", "events.events.k8s.io", "--watch-only", "--output-watch-events",
