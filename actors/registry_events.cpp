@@ -315,7 +315,7 @@ void record_event(self_ptr self, resource_kind kind, std::string_view ns, std::s
         .kv("reason", reason)
         .kv("message", message);
   // A PodGroup's warnings give its pending pods their FailedScheduling.
-  if (kind == resource_kind::pod_group)
+  if (kind == resource_kind::pod_group && st.event_journal.keeping())
     note_group_events_changed(self, object_key(ns, name));
   auto now = st.ctx->now();
   auto [it, fresh] = st.events.try_emplace(event_key(kind, ns, name));
