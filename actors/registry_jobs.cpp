@@ -31,6 +31,7 @@
 
 #include "actors/operator_log.hpp"
 #include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
@@ -658,6 +659,9 @@ std::optional<job_pod_event> job_event_of(const registry_state& st, uint64_t pod
   out.info.pod = e->pod->meta.name.str();
   if (event != scheduler::job_event::pod_evicted)
     out.info.pod_state = e->phase();
+  // exitCode policies read a failed pod's container's exit code.
+  if (event == scheduler::job_event::pod_failed)
+    out.info.exit_code = st.world->exit_code(*e);
   int32_t version = 0;
   if (auto v = e->pod->meta.annotations.find(scheduler::job_version_key)) {
     auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), version);

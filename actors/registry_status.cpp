@@ -3,6 +3,7 @@
 // the queue actors' accounting with), job phase and per-task counts.
 
 #include "actors/registry_internal.hpp"
+#include "actors/world_port.hpp"
 
 #include "api/job_plugins.hpp"
 #include "scheduler/random.hpp"
@@ -97,6 +98,8 @@ api::pod_object pod_view(const registry_state& st, uint64_t id, const pod_entry&
   add_job_plugins(st, e, out.pod);
   if (e.changed)
     scheduler::set_runtime(out.pod, e.changed->state);
+  if (scheduler::is_terminal(e.phase()))
+    out.exit_code = st.world->exit_code(e);
   if (auto t = st.terminating.find(id); t != st.terminating.end() && t->second.shown) {
     out.termination = t->second.shown;
     out.pod.meta.resource_version =
@@ -364,7 +367,17 @@ scheduler::job_phase job_phase_of(const registry_state::job_entry& j, const job_
     return stored == job_phase::restarting ? job_phase::restarting : job_phase::pending;
   if (t.succeeded + t.failed == t.total)
     return t.succeeded >= min_available ? job_phase::completed : job_phase::failed;
-  if (t.running + t.succeeded >= min_available)
+  // Volcano's syncs (scheduler/job_lifecycle.hpp): a Running job goes back to Pending only when
+  // more pods are pending than minAvailable leaves room for (it lost members that are being
+  // made again), not when one failed; a Pending one runs once minAvailable pods ran or ended.
+  const int32_t pending = t.total - t.running - t.succeeded - t.failed;
+  if (stored == job_phase::running) {
+    int32_t replicas = 0;
+    for (const auto& task : j.job->tasks)
+      replicas += task.replicas;
+    return pending > replicas - min_available ? job_phase::pending : job_phase::running;
+  }
+  if (t.running + t.succeeded + t.failed >= min_available)
     return job_phase::running;
   return job_phase::pending;
 }

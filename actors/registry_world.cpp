@@ -154,6 +154,8 @@ public:
       announce(self, api::watch_event::type::modified, pod_view(self->state, id, e));
   }
 
+  std::optional<int32_t> exit_code(const pod_entry&) const override { return std::nullopt; }
+
   // Deletes with a uid precondition, by the binder; the pods leave the cache when the watch
   // shows them gone.
   void evict(self_ptr self, std::vector<uint64_t> victims, const std::string& message,

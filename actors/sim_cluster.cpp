@@ -286,6 +286,18 @@ void check_stall(self_ptr self) {
 
 } // namespace
 
+std::optional<int32_t> simulated_exit_code(const scheduler::pod& p,
+                                           const scheduler::pod_runtime& state) {
+  if (!state.is_bound() || !scheduler::is_terminal(state.phase))
+    return std::nullopt;
+  if (state.phase == scheduler::pod_phase::succeeded)
+    return 0;
+  if (!p.meta.annotations.has_key_with_prefix(sim_key_prefix))
+    return 1;
+  auto b = parse_sim_behavior(p);
+  return b ? b->exit_code : 1;
+}
+
 result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   sim_behavior b;
   // Most pods carry no simulation annotation: one search for the prefix instead of nine lookups.
@@ -353,6 +365,14 @@ result<sim_behavior> parse_sim_behavior(const scheduler::pod& p) {
   }
   if (auto role = p.meta.annotations.find(sim_spawn_role_key))
     b.spawn_role = *role;
+  if (auto n = p.meta.annotations.find(sim_exit_code_key)) {
+    auto code = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
+    if (!code || *code < 1 || *code > 255)
+      return status{errc::invalid_argument, "metadata.annotations[" +
+                                                std::string(sim_exit_code_key) +
+                                                "]: must be an integer between 1 and 255"};
+    b.exit_code = static_cast<int32_t>(*code);
+  }
   if (auto n = p.meta.annotations.find(sim_barrier_key)) {
     auto count = scheduler::parse_quantity(*n, scheduler::quantity_unit::whole);
     if (!count || *count < 0 || *count > 100000)
@@ -534,7 +554,9 @@ binder_actor::behavior_type sim_cluster_impl(self_ptr self, context_ptr ctx,
             end_pod(self, t.pod, scheduler::pod_phase::succeeded, {});
             break;
           case timer::what::fail:
-            end_pod(self, t.pod, scheduler::pod_phase::failed, "failed after its declared time");
+            end_pod(self, t.pod, scheduler::pod_phase::failed,
+                    "failed after its declared time with exit code " +
+                        std::to_string(i->second.behavior().exit_code));
             break;
           case timer::what::stop:
           case timer::what::restart:

@@ -5,6 +5,10 @@
 //
 //   sim.phalanx.io/duration: 30s       Succeeded 30 s after it started.
 //   sim.phalanx.io/fail-after: 10s     Failed 10 s after it started.
+//   sim.phalanx.io/exit-code: "137"    The exit code its container fails with (at fail-after, or
+//                                      on request: phalanxctl fail): 1 to 255, default 1. Shown
+//                                      in its containerStatuses; a Volcano job's exitCode
+//                                      policies act on it.
 //   sim.phalanx.io/spawn: "2"          Once Running, creates 2 further pods of its gang (a Spark
 //                                      driver creating executors), named <pod>-exec-<i>, and
 //                                      finishes when they all have (Failed if one failed).
@@ -66,6 +70,7 @@ inline constexpr std::string_view sim_barrier_key = "sim.phalanx.io/barrier";
 inline constexpr std::string_view sim_stop_after_key = "sim.phalanx.io/stop-after";
 inline constexpr std::string_view sim_restart_every_key = "sim.phalanx.io/restart-every";
 inline constexpr std::string_view sim_restarts_key = "sim.phalanx.io/restarts";
+inline constexpr std::string_view sim_exit_code_key = "sim.phalanx.io/exit-code";
 
 /// How a simulated pod ends, read from its annotations.
 struct sim_behavior {
@@ -83,12 +88,22 @@ struct sim_behavior {
   std::optional<scheduler::duration> restart_every;
   /// With restart_every: the restart count at which it stops restarting; unset: never stops.
   std::optional<uint16_t> restarts;
+  /// The exit code it fails with at fail_after.
+  int32_t exit_code = 1;
   /// Declares its own end (duration, fail-after or spawn).
   bool declares_end() const noexcept { return duration || fail_after || spawn > 0; }
 };
 
 /// Reads the annotations; errors name the annotation and the rule.
 result<sim_behavior> parse_sim_behavior(const scheduler::pod& p);
+
+/// The exit code of pod `p`'s container, which ended as `state` says: 0 once it succeeded, its
+/// sim.phalanx.io/exit-code (default 1) once it failed (at its fail-after, or on request);
+/// none before it ended or when it never ran. Derived from what is kept of the pod, so it needs
+/// no record of its own and survives a restart. A pod lost with its node shows one too: the
+/// simulated cluster keeps it Failed, where Kubernetes' pod garbage collector deletes it.
+std::optional<int32_t> simulated_exit_code(const scheduler::pod& p,
+                                           const scheduler::pod_runtime& state);
 
 /// The pods a spawning pod creates (names <pod>-exec-<i>), in its gang.
 std::vector<scheduler::pod> spawned_pods(const scheduler::pod& parent, const sim_behavior& b);

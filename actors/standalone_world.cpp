@@ -3,6 +3,7 @@
 // bound, and a preemption's victims are deleted through the catalog.
 
 #include "actors/operator_log.hpp"
+#include "actors/sim_cluster.hpp"
 #include "actors/world_port.hpp"
 
 
@@ -82,6 +83,12 @@ public:
 
   // A pod's PodScheduled condition is built from its reason when the pod is read.
   void pending_reason_changed(self_ptr, uint64_t, const pod_entry&) override {}
+
+  std::optional<int32_t> exit_code(const pod_entry& e) const override {
+    if (!scheduler::is_terminal(e.phase()))
+      return std::nullopt;
+    return simulated_exit_code(*e.pod, e.state());
+  }
 
   void evict(self_ptr self, std::vector<uint64_t> victims, const std::string&,
              const eviction_order&) override {

@@ -89,6 +89,10 @@ public:
   /// Pending pod `id`'s reason (its PodScheduled=False condition) changed.
   virtual void pending_reason_changed(self_ptr self, uint64_t id, const pod_entry& e) = 0;
 
+  /// The exit code of pod `e`'s container once it ended, as this world knows it (standalone:
+  /// the simulated kubelet's; Kubernetes: none here, the apiserver's pod has it).
+  virtual std::optional<int32_t> exit_code(const pod_entry& e) const = 0;
+
   /// Evict a preemptor's `victims` (chosen and recorded by the scheduling side, which counts
   /// them as leaving from now on) with `message`; `order` names the preemptor's pods to
   /// nominate.

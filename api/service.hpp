@@ -36,6 +36,9 @@ struct pod_object {
   /// Set while the pod is terminating (a graceful delete): metadata.deletionTimestamp and
   /// deletionGracePeriodSeconds.
   std::optional<scheduler::pod_termination> termination = std::nullopt;
+  /// Its container's exit code once it ended, when known (standalone: the simulated kubelet's,
+  /// sim_cluster.hpp simulated_exit_code): status.containerStatuses[].state.terminated.
+  std::optional<int32_t> exit_code = std::nullopt;
 };
 struct node_object {
   scheduler::node node;

@@ -945,6 +945,13 @@ v1::Pod write_pod(const pod_object& in) {
     c->set_name("main");
     c->set_ready(p.phase == scheduler::pod_phase::running);
     c->set_restart_count(p.restart_count);
+    if (in.exit_code) {
+      auto* t = c->mutable_state()->mutable_terminated();
+      t->set_exit_code(*in.exit_code);
+      t->set_reason(*in.exit_code == 0 ? "Completed" : "Error");
+      t->set_started_at(format_time(p.start_time));
+      t->set_finished_at(format_time(p.finish_time));
+    }
   }
   if (in.termination) {
     out.mutable_metadata()->set_deletion_timestamp(format_time(in.termination->deadline));

@@ -6,6 +6,8 @@
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/runtime_harness.hpp"
 
+#include "api/codec.hpp"
+
 #include "scheduler/job.hpp"
 #include "scheduler/tests/builders.hpp"
 
@@ -382,6 +384,59 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
     EXPECT_TRUE(pods_of(h, "tf").empty()) << pods_of(h, "tf").begin()->first;
     EXPECT_EQ(status_of(h, "tf").phase, scheduler::job_phase::failed);
     EXPECT_EQ(status_of(h, "tf").retry_count, 3);
+    EXPECT_INVARIANTS(h);
+  }
+}
+
+// An exitCode policy (Volcano's `exitCode: 137 -> RestartJob`) acts on a failed pod's exit code,
+// which the simulated kubelet gives from sim.phalanx.io/exit-code (default 1) and the pod shows
+// in its containerStatuses; a pod failing with another code is left to the other policies.
+TEST(JobController, AnExitCodePolicyActsOnThePodsExitCodeOnly) {
+  for (const std::string code : {"137", "3"}) {
+    SCOPED_TRACE(code);
+    runtime_harness h{deterministic_config(2), two_job_nodes()};
+    auto job = tf_job("tf", "PodEvicted", "RestartJob", 3, {"sim.phalanx.io/exit-code", code});
+    job.job.policies.push_back({"RestartJob", {}, {}, 137, {}});
+    runtime_harness::must_ok(h.create(job), "tf");
+    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+    auto before = pods_of(h, "tf");
+    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
+                                   api::object_action::type::fail_pod),
+                             "fail tf-worker-1");
+    if (code == "137") {
+      ASSERT_TRUE(h.run_until(
+          [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); },
+          5000ms, 10ms))
+          << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
+      EXPECT_NE(pods_of(h, "tf")["tf-ps-0"].first, before["tf-ps-0"].first);  // A new incarnation.
+      EXPECT_NE(job_events(h, "tf").find("failed with exit code 137"), std::string::npos)
+          << job_events(h, "tf");
+    } else {
+      // No policy takes a PodFailed with code 3: the failed pod stays, nothing restarts.
+      h.pass(2000ms);
+      auto s = status_of(h, "tf");
+      EXPECT_EQ(s.retry_count, 0);
+      EXPECT_EQ(s.phase, scheduler::job_phase::running)
+          << scheduler::to_string(s.phase) << " pending " << s.pending << " running " << s.running
+          << " failed " << s.failed << "\n"
+          << job_events(h, "tf");
+      auto failed = h.pod("tf-worker-1");
+      EXPECT_EQ(failed.pod.phase, scheduler::pod_phase::failed);
+      ASSERT_TRUE(failed.exit_code);
+      EXPECT_EQ(*failed.exit_code, 3);
+      // As kubectl reads it: the container's terminated state.
+      auto v = api::encode_object(api::object{failed});
+      const auto& terminated =
+          v.at("status").at("containerStatuses").at(0).at("state").at("terminated");
+      EXPECT_EQ(terminated.at("exitCode"), 3) << v;
+      EXPECT_EQ(terminated.at("reason"), "Error") << v;
+      // A running pod has no exit code; the same after a restart of phalanxd.
+      EXPECT_FALSE(h.pod("tf-worker-0").exit_code);
+      h.restart();
+      ASSERT_TRUE(h.run_until([&] { return h.pod("tf-worker-1").exit_code.has_value(); },
+                              5000ms, 10ms));
+      EXPECT_EQ(*h.pod("tf-worker-1").exit_code, 3);
+    }
     EXPECT_INVARIANTS(h);
   }
 }
