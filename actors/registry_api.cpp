@@ -746,10 +746,12 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   auto status = j.status;
   status.last_transition_time = st.ctx->now();
   if (!suspend) {
+    // Volcano's ResumeJob from Aborted: Restarting, a new version, and one retry more.
     status.phase = scheduler::job_phase::restarting;
     status.reason = "Resumed";
     status.message = "resumed on request; its pods are created again";
     ++status.version;
+    ++status.retry_count;
     scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
     // The new incarnation's pods, written with the job.
     make_missing_job_pods(self, key, copy, status, true,
@@ -764,9 +766,13 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
     });
     return;
   }
+  // Volcano's AbortJob: Aborting while its pods go, then Aborted. Here they go in the write
+  // that records it, so the history has both at once.
   status.phase = scheduler::job_phase::aborted;
   status.reason = "Suspended";
   status.message = "suspended on request; its pods were deleted";
+  scheduler::append_condition(status.conditions,
+                              {scheduler::job_phase::aborting, status.last_transition_time});
   scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   storage::write_batch batch;
   batch.put(storage::job_record{*copy, status});

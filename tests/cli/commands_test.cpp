@@ -177,6 +177,13 @@ TEST_F(CliActions, JobSuspendDeletesItsPodsAndResumeCreatesThemAgain) {
   auto desc = ctl({"describe", "job", "sj"});
   EXPECT_TRUE(has_row(desc.out, {"Normal", "Suspended"})) << desc.out;
   EXPECT_TRUE(has_row(desc.out, {"Normal", "Resumed"})) << desc.out;
+  // As Volcano's AbortJob and ResumeJob: Aborting then Aborted in its history, and the resume
+  // counted as a retry.
+  auto yaml = ctl({"get", "job", "sj", "-o", "jsonpath={.status.retryCount} "
+                                              "{.status.conditions[*].status}"});
+  ASSERT_TRUE(succeeded(yaml)) << yaml.err;
+  EXPECT_EQ(yaml.out.substr(0, 2), "1 ") << yaml.out;
+  EXPECT_NE(yaml.out.find("Aborting Aborted"), std::string::npos) << yaml.out;
 }
 
 // A resumed job runs again: its gang completed when suspend deleted every pod, so the resume
