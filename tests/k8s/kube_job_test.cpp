@@ -440,9 +440,11 @@ TEST(KubeJobController, AnEvictedPodRestartsTheJobAndNoPodIsMadeTwice) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
-// `policies: [{event: PodFailed, action: RestartJob}]`, maxRetry 2: the workers fail, the job
-// restarts once, they fail again, and the second restart is past maxRetry: Failed, retryCount 2,
-// the pods that failed last kept, none left running.
+// `policies: [{exitCode: 137, action: RestartJob}, {event: PodFailed, action: TerminateJob}]`,
+// maxRetry 2: the workers fail with exit code 137 (the container's, as the test kubelet writes
+// it), which the first policy takes (read without the exit code, the second would terminate the
+// job). The job restarts once, they fail again, and the second restart is past maxRetry:
+// Failed, retryCount 2, the pods that failed last kept, none left running.
 TEST(KubeJobController, PodsFailingPastMaxRetryFailTheJob) {
   kube_harness h;
   h.node("n0", "2");
@@ -450,8 +452,12 @@ TEST(KubeJobController, PodsFailingPastMaxRetryFailTheJob) {
   test_kubelet kubelet(h);
   auto d = h.start_phalanxd("data", job_controller);
   h.apply(vcjob(h.ns(), "tf", 3,
-                {{"ps", 1}, {"worker", 2, {{"sim.phalanx.io/fail-after", "1s"}}}},
-                json::array{json::object{{"event", "PodFailed"}, {"action", "RestartJob"}}}, 2));
+                {{"ps", 1},
+                 {"worker", 2,
+                  {{"sim.phalanx.io/fail-after", "1s"}, {"sim.phalanx.io/exit-code", "137"}}}},
+                json::array{json::object{{"exitCode", 137}, {"action", "RestartJob"}},
+                            json::object{{"event", "PodFailed"}, {"action", "TerminateJob"}}},
+                2));
   ASSERT_TRUE(
       h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Failed"; }, 90s))
       << describe(h) << read_log(*d);
