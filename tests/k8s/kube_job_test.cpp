@@ -384,6 +384,38 @@ TEST(KubeJobController, ATwoTaskJobGetsItsPodGroupAndPodsRunsAndCompletes) {
   EXPECT_EQ(*stopped, 0) << read_log(*d);
 }
 
+// The MPI example's policy, `{event: TaskCompleted, action: CompleteJob}`: the master task ends
+// (its one pod succeeded) while the workers still run; the job goes Completing, its running
+// workers are deleted, and it ends Completed, as Volcano's CompleteJob does.
+TEST(KubeJobController, ATaskThatCompletedCompletesTheJobAsItsPolicySays) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "mpi", 3,
+                {{"master", 1, {{"sim.phalanx.io/duration", "2s"}}}, {"worker", 2}},
+                json::array{json::object{{"event", "TaskCompleted"}, {"action", "CompleteJob"}}}));
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "mpi")) == "Completed"; }, 60s))
+      << describe(h) << read_log(*d);
+  auto done = get_job(h, "mpi");
+  auto phases = history(done);
+  EXPECT_NE(std::find(phases.begin(), phases.end(), "Completing"), phases.end())
+      << json::serialize(done);
+  EXPECT_EQ(phases.back(), "Completed") << json::serialize(done);
+  // Nothing of it runs on; the master's pod that succeeded stays.
+  ASSERT_TRUE(h.wait_for([&] {
+    for (const auto& [name, p] : job_pods(h, "mpi"))
+      if (p.phase == "Running" || p.phase == "Pending")
+        return false;
+    return true;
+  })) << describe(h);
+  auto pods = job_pods(h, "mpi");
+  ASSERT_TRUE(pods.count("mpi-master-0")) << describe(h);
+  EXPECT_EQ(pods.at("mpi-master-0").phase, "Succeeded");
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 // `policies: [{event: PodEvicted, action: RestartJob}]`, maxRetry 2: a pod deleted restarts the
 // job (retryCount 1, every pod made again with the job's new version), and it runs again. Each
 // pod name is made twice in all (once per incarnation), never twice in one.
