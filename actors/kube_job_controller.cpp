@@ -1007,6 +1007,12 @@ void job_seen(self_ptr self, const json::value& raw) {
           .kv("job", key)
           .kv("error", decoded.error().message);
       e.job.reset();
+      // Where its user looks (kubectl describe vcjob), once per spec: Volcano's admission
+      // webhook would have refused it, and this process runs none.
+      if (st.active)
+        record_event(self, e, "Warning", "InvalidSpec",
+                     "the job is not acted on until its spec is mended: " +
+                         decoded.error().message);
       return;
     }
     auto& obj = std::get<api::job_object>(*decoded);

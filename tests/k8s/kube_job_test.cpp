@@ -767,6 +767,19 @@ TEST(KubeJobController, AStepThatKeepsFailingIsOneWarningEventThatCounts) {
   EXPECT_EQ(message.rfind("Error creating pods: [", 0), 0u) << message;
   EXPECT_NE(message.find("image"), std::string::npos) << message;
   EXPECT_TRUE(job_pods(h, "tf").empty());
+
+  // A job Volcano's admission webhook would refuse (two tasks of one name; the apiserver's
+  // schema takes it): a Warning on it names the field and the rule, and nothing is made of it.
+  h.apply(vcjob(h.ns(), "twice", 1, {{"main", 1}, {"main", 1}}));
+  ASSERT_TRUE(h.wait_for(
+      [&] { return !with_reason(job_events(h, "twice"), "InvalidSpec").empty(); }))
+      << describe_events(job_events(h, "twice")) << read_log(*d);
+  auto invalid = with_reason(job_events(h, "twice"), "InvalidSpec")[0];
+  EXPECT_EQ(k8s::string_at(invalid, {"type"}), "Warning");
+  EXPECT_NE(k8s::string_at(invalid, {"message"}).find("spec.tasks[1].name"), std::string::npos)
+      << json::serialize(invalid);
+  EXPECT_TRUE(job_pods(h, "twice").empty());
+  EXPECT_TRUE(h.groups().empty() || h.groups().count("twice") == 0);
 }
 
 // The same job under `--max-requeue-num 2`: after its step failed twice more than the first
