@@ -416,6 +416,31 @@ TEST(KubeJobController, ATaskThatCompletedCompletesTheJobAsItsPolicySays) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// `{event: PodPending, action: TerminateJob, timeout: 2s}`: a job whose gang cannot be placed
+// (five pods of 500m on a node of 2 cpu) is terminated once its pods stayed pending past the
+// timeout, not before, and says so when it delays the action (Volcano's delayAction).
+TEST(KubeJobController, APodPendingPastItsTimeoutActsAfterIt) {
+  kube_harness h;
+  h.node("n0", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "waits", 5, {{"main", 5}},
+                json::array{json::object{
+                    {"event", "PodPending"}, {"action", "TerminateJob"}, {"timeout", "2s"}}}));
+  ASSERT_TRUE(h.wait_for([&] { return job_pods(h, "waits").size() == 5; })) << describe(h);
+  const auto made = std::chrono::steady_clock::now();
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "waits")) == "Terminated"; }, 30s))
+      << describe(h) << read_log(*d);
+  EXPECT_GE(std::chrono::steady_clock::now() - made, 1500ms);  // Not at once: after its timeout.
+  std::vector<std::string> messages;
+  for (const auto& e : job_events(h, "waits"))
+    messages.push_back(k8s::string_at(e, {"message"}));
+  EXPECT_NE(std::find(messages.begin(), messages.end(), "Execute action TerminateJob after 2s"),
+            messages.end())
+      << describe_events(job_events(h, "waits"));
+  ASSERT_TRUE(h.wait_for([&] { return job_pods(h, "waits").empty(); })) << describe(h);
+}
+
 // `policies: [{event: PodEvicted, action: RestartJob}]`, maxRetry 2: a pod deleted restarts the
 // job (retryCount 1, every pod made again with the job's new version), and it runs again. Each
 // pod name is made twice in all (once per incarnation), never twice in one.
