@@ -313,6 +313,10 @@ void persist_status(self_ptr self, const std::string& key, scheduler::job_status
   });
 }
 
+void kill_and_persist(self_ptr self, const std::string& key, scheduler::job_status status,
+                      std::shared_ptr<const scheduler::job> job,
+                      const scheduler::job_transition& t, std::function<void()> then);
+
 // The job's own end, read from its pods (every pod finished, or minSuccess reached) with no
 // policy acting on it, is persisted once, with its time: from then on it is read as stored, and
 // ttlSecondsAfterFinished counts from it.
@@ -322,12 +326,28 @@ void persist_own_end(self_ptr self, const std::string& key, const scheduler::job
   auto status = j.status;
   status.phase = ended.phase;
   status.reason = ended.phase == scheduler::job_phase::completed ? "Completed" : "Failed";
-  status.message =
-      std::to_string(ended.succeeded) + " pod(s) succeeded and " + std::to_string(ended.failed) +
-      " failed, of minAvailable " + std::to_string(ended.min_available);
+  status.message = std::to_string(ended.succeeded) + " pod(s) succeeded and " +
+                   std::to_string(ended.failed) + " failed, of minAvailable " +
+                   std::to_string(ended.min_available);
+  // And the rule that ended it, when not the counts against minAvailable: minSuccess, or a
+  // task below its own minAvailable (job_status_of's sync).
+  if (ended.reason != "PodsSucceeded" && ended.reason != "MinAvailableNotMet" &&
+      ended.reason != j.status.reason && !ended.message.empty())
+    status.message += "; " + ended.message;
   status.last_transition_time = st.ctx->now();
   scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
   j.acting = true;
+  if (has_unfinished_pods(st, group_of_job(st.cache, j))) {
+    // minSuccess reached while pods still run: they go with the end's write, the finished ones
+    // kept, as Volcano kills what is left of a finished job at its next sync.
+    scheduler::job_transition rest;
+    rest.kill = {scheduler::kill_scope::job, {}, {}, true};
+    kill_and_persist(self, key, std::move(status), j.job, rest, [self, key] {
+      announce_phase(self, key);
+      end_step(self, key);
+    });
+    return;
+  }
   j.writing_own_phase = true;
   persist_status(self, key, std::move(status));
 }

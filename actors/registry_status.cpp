@@ -448,6 +448,24 @@ scheduler::job_status job_status_of(const registry_state& st,
       s.tasks.push_back(std::move(t));
   }
   s.phase = job_phase_of(j, {total, s.running, s.succeeded, s.failed}, s.min_available);
+  // Pending and Running (the phases the controller leaves to its pods) are what a sync gives:
+  // job_phase_of's totals cannot tell minSuccess reached, or a task that ended below its
+  // minAvailable. A job stored Pending whose pods all ended runs and ends in one read.
+  using scheduler::job_phase;
+  const auto stored = j.status.phase;
+  if (total > 0 && !j.job->suspended &&
+      (stored == job_phase::pending || stored == job_phase::running)) {
+    auto synced = scheduler::phase_by_sync(*j.job, stored, s.tasks);
+    if (stored == job_phase::pending && synced.phase == job_phase::running)
+      if (auto ended = scheduler::phase_by_sync(*j.job, job_phase::running, s.tasks);
+          ended.phase != job_phase::running)
+        synced = std::move(ended);
+    s.phase = synced.phase;
+    if (synced.phase != stored && !synced.reason.empty()) {
+      s.reason = std::move(synced.reason);
+      s.message = std::move(synced.message);
+    }
+  }
   return s;
 }
 

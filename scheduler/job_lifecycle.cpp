@@ -470,6 +470,20 @@ job_transition initial_transition(const job& j, timestamp now) {
   return t;
 }
 
+synced_phase phase_by_sync(const job& j, job_phase current,
+                           const std::vector<task_counts>& tasks) {
+  std::vector<task_pods> counted;
+  counted.reserve(tasks.size());
+  for (const auto& t : tasks)
+    counted.push_back({t, 0});
+  auto after = sum(counted);
+  auto s = current == job_phase::running ? sync_running(j, counted, after)
+                                         : sync_pending(j, after);
+  if (s.phase == current)
+    return {current, {}, {}};
+  return {s.phase, std::move(s.reason), std::move(s.message)};
+}
+
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
                           const resolved_action& action, timestamp now) {
   job_transition t;

@@ -290,6 +290,19 @@ job_transition initial_transition(const job& j, timestamp now);
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
                           const resolved_action& action, timestamp now);
 
+/// What a sync of a Pending or Running job gives it from its pods' counts per task (Volcano's
+/// pendingState and runningState defaults, as next_state's SyncJob): its phase, and when that
+/// is not `current`, why (reason, message). A controller that reads a job's phase from its pods
+/// between its steps reads it so, so that minSuccess and the tasks' minAvailable end a job as
+/// a sync would.
+struct synced_phase {
+  job_phase phase = job_phase::pending;
+  std::string reason;
+  std::string message;
+};
+synced_phase phase_by_sync(const job& j, job_phase current,
+                           const std::vector<task_counts>& tasks);
+
 /// True when the state machine may move `from -> to` (a different phase); next_state only makes
 /// such moves.
 bool is_legal_transition(job_phase from, job_phase to) noexcept;

@@ -513,6 +513,56 @@ TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {
   EXPECT_INVARIANTS(h);
 }
 
+// minSuccess: a job completes once that many of its pods succeeded, whatever still runs (which
+// is killed), as Volcano's runningState sync says (MinSuccessMet).
+TEST(JobController, AJobCompletesOnceMinSuccessPodsSucceeded) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto quick = make_task("quick", 2, "1");
+  quick.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  auto slow = make_task("slow", 1, "1");
+  slow.pod_template.meta.annotations.set(std::string(sim_duration_key), "1h");
+  auto o = make_job("ms", {quick, slow});
+  o.job.min_success = 2;
+  runtime_harness::must_ok(h.create(o), "ms");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "ms").phase == scheduler::job_phase::completed; }, 10000ms,
+      50ms))
+      << scheduler::to_string(status_of(h, "ms").phase) << "\n" << job_events(h, "ms");
+  EXPECT_NE(job_events(h, "ms").find("minSuccess 2"), std::string::npos) << job_events(h, "ms");
+  ASSERT_TRUE(h.run_until([&] { return pods_of(h, "ms").count("ms-slow-0") == 0; }, 5000ms, 50ms))
+      << "the pod that still ran was not killed";
+  EXPECT_INVARIANTS(h);
+}
+
+// A task's minAvailable: once every pod finished, a task with fewer succeeded pods than its
+// minAvailable fails the job, although the job's own minAvailable was met (Volcano's
+// TaskMinAvailableNotMet; checked as Volcano checks it, when the job's minAvailable is at least
+// the sum of the tasks').
+TEST(JobController, AJobWhoseTaskEndedBelowItsMinAvailableFails) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto a = make_task("a", 2, "1");
+  a.min_available = 2;
+  a.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  auto b = make_task("b", 2, "1");
+  b.min_available = 1;
+  b.pod_template.meta.annotations.set(std::string(sim_duration_key), "1s");
+  auto o = make_job("tm", {a, b});
+  o.job.min_available = 3;  // Met by 3 of the 4 succeeding; the tasks' minimums sum to 3.
+  runtime_harness::must_ok(h.create(o), "tm");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tm", 4); }, 5000ms, 10ms));
+  // One of task a's pods fails before its time; no policy takes it.
+  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tm-a-1",
+                                 api::object_action::type::fail_pod),
+                           "fail tm-a-1");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tm").phase == scheduler::job_phase::failed; }, 10000ms, 50ms))
+      << scheduler::to_string(status_of(h, "tm").phase) << "\n" << job_events(h, "tm");
+  EXPECT_NE(job_events(h, "tm").find("task a has 1 succeeded, minAvailable 2"),
+            std::string::npos)
+      << job_events(h, "tm");
+  EXPECT_INVARIANTS(h);
+}
+
 // phalanxd stopped between a RestartJob's two steps: the job is stored Restarting, its version
 // raised and its old pods gone, with no new pod yet. At the start it finishes the restart:
 // every pod made once, the job running, one retry counted.

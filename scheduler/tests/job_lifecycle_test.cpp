@@ -597,6 +597,31 @@ TEST(JobLifecycleScenario, MinSuccessCompletesEarlyAndFailsWhenMissed) {
   EXPECT_EQ(t.status.message, "all 4 pods finished: 1 succeeded, minAvailable 1");
 }
 
+// What a reader of the job's pods between steps sees (phase_by_sync): the same rules as a
+// sync's, so minSuccess and a task's minAvailable end a job read so too.
+TEST(JobLifecycleScenario, PhaseBySyncIsTheSyncsPhase) {
+  auto j = make_job("sweep").task("trial", 4, 1).min_available(1).obj();
+  j.min_success = 2;
+  auto counts = [](const job_pods& pods) {
+    std::vector<task_counts> out;
+    for (const auto& t : pods.tasks)
+      out.push_back(t.counts);
+    return out;
+  };
+  auto r = phase_by_sync(j, p::running, counts(pods_of("trial:SSRR")));
+  EXPECT_EQ(r.phase, p::completed);
+  EXPECT_EQ(r.reason, "MinSuccessMet");
+  EXPECT_EQ(phase_by_sync(j, p::running, counts(pods_of("trial:SRRR"))).phase, p::running);
+  EXPECT_TRUE(phase_by_sync(j, p::running, counts(pods_of("trial:SRRR"))).reason.empty());
+  EXPECT_EQ(phase_by_sync(j, p::pending, counts(pods_of("trial:RPPP"))).phase, p::running);
+  EXPECT_EQ(phase_by_sync(j, p::pending, counts(pods_of("trial:PPPP"))).phase, p::pending);
+  // A task that ended below its minAvailable fails the job its minAvailable let through.
+  auto two = make_job("two").task("a", 2, 2).task("b", 2, 1).min_available(3).obj();
+  r = phase_by_sync(two, p::running, counts(pods_of("a:SF b:SS")));
+  EXPECT_EQ(r.phase, p::failed);
+  EXPECT_EQ(r.reason, "TaskMinAvailableNotMet");
+}
+
 TEST(JobLifecycleScenario, ExitCodePolicies) {
   auto j = make_job("train")
                .on_exit(3, "AbortJob")
