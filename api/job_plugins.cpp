@@ -51,15 +51,48 @@ void for_each_app_container(json::object& spec, Add add) {
       add(c.as_object());
 }
 
-// Adds container port `port` named `name` to `c`, unless a port of it has that number.
-void open_port(json::object& c, int32_t port, std::string_view name) {
-  auto& ports = array_at(c, "ports");
-  for (const auto& p : ports)
+// Whether container `c` has a port numbered `port`.
+bool has_port(const json::object& c, int32_t port) {
+  const auto* ports = c.if_contains("ports");
+  if (ports == nullptr || !ports->is_array())
+    return false;
+  for (const auto& p : ports->get_array())
     if (p.is_object())
       if (const auto* n = p.get_object().if_contains("containerPort");
           n != nullptr && n->is_int64() && n->get_int64() == port)
-        return;
-  ports.push_back(json::object{{"name", name}, {"containerPort", port}});
+        return true;
+  return false;
+}
+
+// Adds container port `port` named `name` to `c`, unless a port of it has that number.
+void open_port(json::object& c, int32_t port, std::string_view name) {
+  if (!has_port(c, port))
+    array_at(c, "ports").push_back(json::object{{"name", name}, {"containerPort", port}});
+}
+
+// `sh -c <script>`, as the plugins write a container's command.
+json::array shell_command(std::string script) {
+  return json::array{"sh", "-c", std::move(script)};
+}
+
+// The value of the first variable `name` in the env of `spec`'s containers (not init
+// containers), "" when none has it or it is not a plain value (valueFrom), as Volcano's
+// hcclrank getEnv reads it.
+std::string first_env_value(const json::object& spec, std::string_view name) {
+  const auto* containers = spec.if_contains("containers");
+  if (containers == nullptr || !containers->is_array())
+    return {};
+  for (const auto& c : containers->get_array()) {
+    if (!c.is_object())
+      continue;
+    const auto* env = c.get_object().if_contains("env");
+    if (env == nullptr || !env->is_array())
+      continue;
+    for (const auto& e : env->get_array())
+      if (e.is_object() && string_field(e.get_object(), "name") == name)
+        return string_field(e.get_object(), "value");
+  }
+  return {};
 }
 
 } // namespace
@@ -121,10 +154,10 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
           return c.is_object() && string_field(c.get_object(), "name") == "wait-for-master";
         });
         if (!present) {
-          json::array command{"sh", "-c", scheduler::pytorch_wait_script(*master, torch)};
-          init.push_back(json::object{{"name", "wait-for-master"},
-                                      {"image", torch.wait_master_image},
-                                      {"command", std::move(command)}});
+          init.push_back(json::object{
+              {"name", "wait-for-master"},
+              {"image", torch.wait_master_image},
+              {"command", shell_command(scheduler::pytorch_wait_script(*master, torch))}});
         }
       }
       const auto world_size = std::to_string(scheduler::pytorch_world_size(j, torch));
@@ -200,6 +233,33 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
         array_at(c, "env").push_back(json::object{{"name", "TF_CONFIG"}, {"value", config}});
       });
   }
+}
+
+void add_plugins_to_pod_annotations(scheduler::label_set& annotations,
+                                    const json::object& pod_spec, const scheduler::job& j,
+                                    const scheduler::job_plugin_settings& settings,
+                                    std::string_view task, std::string_view task_index) {
+  if (settings.hcclrank) {
+    const auto have = annotations.find(scheduler::hccl_rank_key);
+    if (!have || have->empty()) {
+      if (auto rank = first_env_value(pod_spec, scheduler::hccl_rank_variable); !rank.empty()) {
+        annotations.set(scheduler::hccl_rank_key, rank);
+      } else {
+        int32_t index = 0;
+        std::from_chars(task_index.data(), task_index.data() + task_index.size(), index);
+        if (auto computed = scheduler::hccl_rank(j, *settings.hcclrank, task, index))
+          annotations.set(scheduler::hccl_rank_key, std::to_string(*computed));
+      }
+    }
+  }
+}
+
+void add_job_to_pod(json::object& pod_spec, scheduler::label_set& annotations,
+                    const scheduler::job& j, const scheduler::job_plugin_settings& settings,
+                    std::string_view pod_name, std::string_view task,
+                    std::string_view task_index) {
+  add_plugins_to_pod_spec(pod_spec, j, settings, pod_name, task, task_index);
+  add_plugins_to_pod_annotations(annotations, pod_spec, j, settings, task, task_index);
 }
 
 } // namespace phalanx::api

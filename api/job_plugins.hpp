@@ -1,10 +1,11 @@
 #pragma once
 
-// What a Volcano job's plugins (scheduler/job_plugins.hpp) write into the spec of each pod the
-// job makes, as JSON, for both worlds: the Kubernetes-mode job controller's pod manifests
-// (k8s/job_objects.hpp) and the standalone catalog's job pods (their spec as `get pod -o yaml`
-// shows it). Plugins apply in name order (env, mpi, pytorch, ssh, svc, tensorflow); Volcano's
-// order is its map's, random.
+// What a Volcano job's plugins (scheduler/job_plugins.hpp) write into each pod the job makes
+// beyond the task's template, its spec and annotations, as JSON, for both worlds: the
+// Kubernetes-mode job controller's pod manifests (k8s/job_objects.hpp) and the standalone
+// catalog's job pods (as `get pod -o yaml` shows them). Plugins apply to the spec in name order
+// (env, mpi, pytorch, ssh, svc, tensorflow), then to the annotations (hcclrank), which thus see
+// the variables the spec got (pytorch's RANK); Volcano's order is its map's, random.
 //
 // Pure functions; thread-safe.
 
@@ -41,5 +42,25 @@ void add_plugins_to_pod_spec(boost::json::object& pod_spec, const scheduler::job
                              const scheduler::job_plugin_settings& settings,
                              std::string_view pod_name, std::string_view task,
                              std::string_view task_index);
+
+/// Adds to `annotations` (the pod's, made from its task's template) what `settings`' plugins
+/// give the pod of task `task` at `task_index`, `pod_spec` being its spec as
+/// add_plugins_to_pod_spec left it:
+/// - hcclrank: hccl/rankIndex, unless the pod has a non-empty one: the value of the first RANK
+///   variable of its containers (not init containers) when that is a non-empty value, else
+///   scheduler::hccl_rank (none for a pod of another task than the master's or the workers').
+void add_plugins_to_pod_annotations(scheduler::label_set& annotations,
+                                    const boost::json::object& pod_spec,
+                                    const scheduler::job& j,
+                                    const scheduler::job_plugin_settings& settings,
+                                    std::string_view task, std::string_view task_index);
+
+/// Everything job `j`'s plugins give a pod it makes, in Volcano's order (each plugin's
+/// OnPodCreate): add_plugins_to_pod_spec, then add_plugins_to_pod_annotations. The one call both
+/// worlds make.
+void add_job_to_pod(boost::json::object& pod_spec, scheduler::label_set& annotations,
+                    const scheduler::job& j, const scheduler::job_plugin_settings& settings,
+                    std::string_view pod_name, std::string_view task,
+                    std::string_view task_index);
 
 } // namespace phalanx::api

@@ -152,13 +152,14 @@ result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler
     if (!job_class.empty())
       spec["priorityClassName"] = job_class;
   }
-  api::add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
-                               pod.role.view(),
-                               pod.meta.annotations.find(scheduler::task_index_key).value_or(""));
+  auto annotations = pod.meta.annotations;
+  const std::string index(annotations.find(scheduler::task_index_key).value_or(""));
+  api::add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
+                      pod.role.view(), index);
   json::object meta{{"name", pod.meta.name.str()},
                     {"namespace", pod.meta.namespace_name.str()},
                     {"labels", string_map(pod.meta.labels)},
-                    {"annotations", string_map(pod.meta.annotations)},
+                    {"annotations", string_map(annotations)},
                     {"ownerReferences",
                      json::array{job_owner_reference(string_at(raw_job, {"metadata", "name"}),
                                                      string_at(raw_job, {"metadata", "uid"}))}}};

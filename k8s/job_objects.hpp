@@ -63,8 +63,8 @@ std::optional<owner_job> controlling_job(const boost::json::value& object);
 /// of pod.role's task (spec.tasks[i].template, i being the task whose defaulted name is pod.role)
 /// with metadata {name, namespace, labels and annotations of `pod`, ownerReferences: the job},
 /// and in its spec schedulerName (the template's, else the job's, else "volcano"),
-/// priorityClassName (the template's, else the job's) and what the job's plugins add to a pod
-/// (api::add_plugins_to_pod_spec, the task index being the pod's annotation
+/// priorityClassName (the template's, else the job's); then what the job's plugins add to a
+/// pod's spec and annotations (api::add_job_to_pod, the task index being the pod's annotation
 /// volcano.sh/task-index, Volcano's OnPodCreate). Errors: invalid_argument naming the field when
 /// the job has no such task, or the template or its spec is not an object.
 result<boost::json::value> job_pod_manifest(const boost::json::value& raw_job,

@@ -230,6 +230,18 @@ job_plugin_settings plugin_settings_of(const job& j, std::vector<plugin_argument
           },
           errors);
       out.ssh = s;
+    } else if (name == "hcclrank") {
+      hcclrank_plugin_settings h;
+      parse_go_flags(
+          name, p, args, {{"master"}, {"worker"}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "master")
+              h.master = value;
+            else
+              h.worker = value;
+          },
+          errors);
+      out.hcclrank = h;
     }
   }
   // What the admission webhook adds (add_implied_plugins), for a job written before it ran.
@@ -429,6 +441,16 @@ std::vector<std::string> svc_host_variables(const job& j) {
     names.push_back("VC_" + key + "_NUM");
   }
   return names;
+}
+
+std::optional<int32_t> hccl_rank(const job& j, const hcclrank_plugin_settings& s,
+                                 std::string_view task, int32_t index) {
+  if (task == s.master)
+    return index;
+  if (task != s.worker)
+    return std::nullopt;
+  const auto master = task_index_of(j, s.master);
+  return (master ? j.tasks[*master].replicas : 0) + index;
 }
 
 std::string svc_config_map_name(std::string_view job_name) {

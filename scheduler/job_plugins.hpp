@@ -20,7 +20,9 @@
 //   every container.
 // - pytorch: MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK, the port (23456) opened, and with
 //   --wait-master-enabled a worker's init container that waits for the master to listen.
-// hcclrank and ray (Volcano's too) are accepted and add nothing: what they write is not built
+// - hcclrank: each pod of the master and worker tasks gets the annotation hccl/rankIndex (its
+//   rank among them: hccl_rank), unless it has one or a container says its RANK.
+// ray (Volcano's too) is accepted and adds nothing: what it writes is not built
 // (docs/NOTES.md, "Job plugins").
 //
 // Arguments are Go flags as Volcano parses them ("--flag", "-flag", "--flag=value",
@@ -86,6 +88,14 @@ struct pytorch_plugin_settings {
   friend bool operator==(const pytorch_plugin_settings&, const pytorch_plugin_settings&) = default;
 };
 
+/// hcclrank: the master's and the workers' tasks, whose pods are ranked (hccl_rank).
+struct hcclrank_plugin_settings {
+  std::string master = "master";
+  std::string worker = "worker";
+  friend bool operator==(const hcclrank_plugin_settings&,
+                         const hcclrank_plugin_settings&) = default;
+};
+
 /// The plugins a job names, with their settings. tensorflow, mpi and pytorch imply svc (their
 /// host names are the svc plugin's), and mpi implies ssh, as Volcano's admission webhook adds
 /// them to the job.
@@ -96,6 +106,7 @@ struct job_plugin_settings {
   std::optional<tensorflow_plugin_settings> tensorflow;
   std::optional<mpi_plugin_settings> mpi;
   std::optional<pytorch_plugin_settings> pytorch;
+  std::optional<hcclrank_plugin_settings> hcclrank;
   friend bool operator==(const job_plugin_settings&, const job_plugin_settings&) = default;
 };
 
@@ -175,9 +186,21 @@ int32_t pytorch_world_size(const job& j, const pytorch_plugin_settings& s);
 /// master every 2 s and fails after the timeout.
 std::string pytorch_wait_script(std::string_view master_address, const pytorch_plugin_settings& s);
 
+/// hcclrank's rank of the pod of `task` at `index`: the master's index, or a worker's index
+/// after the master's replicas (the master task's replicas in the job, 0 without one); nullopt
+/// for a pod of another task (it gets no rank). A pod that already has the annotation, or whose
+/// containers set RANK, keeps that (api::add_plugins_to_pod_annotations).
+std::optional<int32_t> hccl_rank(const job& j, const hcclrank_plugin_settings& s,
+                                 std::string_view task, int32_t index);
+
 /// The objects' names: the Service and NetworkPolicy are the job's name.
 std::string svc_config_map_name(std::string_view job_name);
 std::string ssh_secret_name(std::string_view job_name);
+
+/// The pod annotation hcclrank writes.
+inline constexpr std::string_view hccl_rank_key = "hccl/rankIndex";
+/// The container variable hcclrank copies into it when a container sets it.
+inline constexpr std::string_view hccl_rank_variable = "RANK";
 
 /// Where the svc ConfigMap is mounted in every container.
 inline constexpr std::string_view svc_mount_path = "/etc/volcano";

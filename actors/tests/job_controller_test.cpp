@@ -7,6 +7,7 @@
 #include "actors/tests/runtime_harness.hpp"
 
 #include "scheduler/job.hpp"
+#include "scheduler/job_plugins.hpp"
 #include "scheduler/tests/builders.hpp"
 
 #include "scheduler/placeholders.hpp"
@@ -625,10 +626,11 @@ boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
   return boost::json::parse(shown.view()).as_object();
 }
 
-// A job's plugins (env, svc, ssh) give its pods what Volcano's controller writes into the pods
-// it creates: the task index, host name and subdomain, the svc ConfigMap's host variables and
-// mount, the ssh Secret's mount. Its pods are made again from the job at a restart, and show the
-// same; a pod of a job without plugins shows its template's spec untouched.
+// A job's plugins (env, svc, ssh, hcclrank) give its pods what Volcano's controller writes into
+// the pods it creates: the task index, host name and subdomain, the svc ConfigMap's host
+// variables and mount, the ssh Secret's mount, the rank annotation. Its pods are made again from
+// the job at a restart, and show the same; a pod of a job without plugins shows its template's
+// spec untouched.
 TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARestart) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
@@ -636,7 +638,7 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
     t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
   auto plain = job;
   plain.job.meta.name = "plain";
-  job.job.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {}}};
+  job.job.plugins = {{"env", {}}, {"hcclrank", {"--master=ps"}}, {"ssh", {}}, {"svc", {}}};
   runtime_harness::must_ok(h.create(job), "tf");
   runtime_harness::must_ok(h.create(plain), "plain");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
@@ -669,6 +671,14 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
     EXPECT_EQ(shown_spec(h, "tf-ps-0").at("containers").at(0).at("env").at(0).at("value"), "0");
     EXPECT_EQ(shown_spec(h, "plain-worker-1"),
               boost::json::parse(R"({"containers":[{"image":"busybox","name":"main"}]})"));
+    // hcclrank: the ps (its --master) first, then the workers.
+    auto rank = [&](const std::string& pod) {
+      return h.pod(pod).pod.meta.annotations.find(scheduler::hccl_rank_key).value_or("(none)");
+    };
+    EXPECT_EQ(rank("tf-ps-0"), "0");
+    EXPECT_EQ(rank("tf-worker-0"), "1");
+    EXPECT_EQ(rank("tf-worker-1"), "2");
+    EXPECT_EQ(rank("plain-worker-1"), "(none)");
   };
   check();
   h.restart();

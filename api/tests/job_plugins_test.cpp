@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace phalanx::api {
 namespace {
@@ -191,6 +193,63 @@ TEST(JobPluginsPodSpec, TensorflowGivesEveryContainerTheClusterSpec) {
   EXPECT_EQ(json::parse(env_of(spec.at("containers").at(0))["TF_CONFIG"]),
             json::parse(R"({"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222",
                            "tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1}})"));
+}
+
+// hcclrank's annotation, as Volcano's OnPodCreate writes it: one the template gives is kept, a
+// container's RANK is copied, else the rank is computed (the master's index, a worker's after
+// the master's replicas); another task's pod gets none.
+TEST(JobPluginsPodSpec, HcclrankAnnotatesThePodsRank) {
+  struct row {
+    const char* what;
+    const char* spec;
+    std::string given;  // The template's hccl/rankIndex; "-": none.
+    std::string task, index;
+    std::optional<std::string> rank;
+  };
+  const char* plain = R"({"containers":[{"name":"main"}]})";
+  const std::vector<row> rows{
+      {"a master by its index", plain, "-", "master", "0", "0"},
+      {"a worker after the master's one replica", plain, "-", "worker", "1", "2"},
+      {"another task's pod gets none", plain, "-", "ps", "0", std::nullopt},
+      {"the template's rank stays", plain, "7", "worker", "1", "7"},
+      {"an empty one is written over", plain, "", "worker", "1", "2"},
+      {"a container's RANK is copied",
+       R"({"containers":[{"name":"a"},{"name":"b","env":[{"name":"RANK","value":"5"}]}]})", "-",
+       "ps", "0", "5"},
+      {"the first RANK only, and one from elsewhere is no value",
+       R"({"containers":[{"name":"a","env":[{"name":"RANK","valueFrom":{}}]},
+                         {"name":"b","env":[{"name":"RANK","value":"5"}]}]})",
+       "-", "worker", "0", "1"},
+      {"an init container's RANK is not read",
+       R"({"containers":[{"name":"a"}],
+           "initContainers":[{"name":"i","env":[{"name":"RANK","value":"5"}]}]})",
+       "-", "master", "0", "0"},
+  };
+  auto j = two_task_job();
+  j.tasks[0].name = "master";
+  j.plugins = {{"hcclrank", {}}};
+  const auto settings = scheduler::plugin_settings_of(j);
+  for (const auto& r : rows) {
+    scheduler::label_set annotations{{"volcano.sh/task-index", r.index}};
+    if (r.given != "-")
+      annotations.set(scheduler::hccl_rank_key, r.given);
+    auto spec = json::parse(r.spec).as_object();
+    add_plugins_to_pod_annotations(annotations, spec, j, settings, r.task, r.index);
+    auto got = annotations.find(scheduler::hccl_rank_key);
+    EXPECT_EQ(got ? std::optional<std::string>(*got) : std::nullopt, r.rank) << r.what;
+    EXPECT_EQ(spec, json::parse(r.spec)) << r.what << ": the spec is only read";
+  }
+
+  // With pytorch, whose RANK the spec gets first: the annotation says pytorch's rank (a
+  // worker's index + 1), not its own count (two masters + 1).
+  j.tasks[0].replicas = 2;
+  j.plugins = {{"hcclrank", {}}, {"pytorch", {}}};
+  auto spec = json::parse(plain).as_object();
+  scheduler::label_set annotations;
+  add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), "tf-worker-1", "worker",
+                 "1");
+  EXPECT_EQ(env_of(spec.at("containers").at(0))["RANK"], "2");
+  EXPECT_EQ(annotations.find(scheduler::hccl_rank_key), std::optional<std::string_view>("2"));
 }
 
 // The job's status names what its plugins control, as Volcano's OnJobAdd records it.

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,8 +43,13 @@ TEST(JobPlugins, SettingsDefaultAsVolcanos) {
   EXPECT_EQ(s.ssh->key_file_path, "/root/.ssh");
   EXPECT_EQ(s.ssh->port, 22);
 
-  j.plugins = {{"hcclrank", {}}};  // Accepted; nothing of it is built.
-  EXPECT_EQ(plugin_settings_of(j), job_plugin_settings{});
+  j.plugins = {{"hcclrank", {}}};
+  s = plugin_settings_of(j);
+  ASSERT_TRUE(s.hcclrank);
+  EXPECT_EQ(s.hcclrank->master, "master");
+  EXPECT_EQ(s.hcclrank->worker, "worker");
+  EXPECT_FALSE(s.svc) << "hcclrank implies nothing";
+  EXPECT_TRUE(controlled_plugins(s).empty()) << "Volcano's hcclrank OnJobAdd records nothing";
 }
 
 TEST(JobPlugins, FlagsAreReadAsGoReadsThem) {
@@ -166,6 +172,44 @@ TEST(JobPlugins, MpiAndPytorchNameTheirPeers) {
   j.plugins = {{"pytorch", {"--master=chief"}}};
   EXPECT_EQ(pytorch_master_address(j, {{}, {}}, *plugin_settings_of(j).pytorch), std::nullopt);
   EXPECT_FALSE(plugin_settings_of(j).ssh);
+}
+
+// hcclrank's rank, as Volcano's OnPodCreate computes it: the master's pods by their index, the
+// workers' after all the master's replicas, no rank for another task's pods.
+TEST(JobPlugins, HcclrankRanksTheMastersThenTheWorkers) {
+  struct row {
+    const char* what;
+    std::vector<std::string> args;
+    std::string task;
+    int32_t index;
+    std::optional<int32_t> rank;
+  };
+  const std::vector<row> rows{
+      {"the master's first pod", {}, "master", 0, 0},
+      {"the master's second pod", {}, "master", 1, 1},
+      {"the first worker comes after the two masters", {}, "worker", 0, 2},
+      {"the last worker", {}, "worker", 2, 4},
+      {"another task's pod is not ranked", {}, "ps", 0, std::nullopt},
+      {"--master names the master's task", {"--master=ps", "-worker", "worker"}, "ps", 0, 0},
+      {"a worker after a master task the job has not", {"--master=chief"}, "worker", 1, 1},
+      {"the default master is no master then", {"--master=chief"}, "master", 1, std::nullopt},
+  };
+  for (const auto& r : rows) {
+    auto j = job_of("hccl", {{"master", 2}, {"worker", 3}, {"ps", 1}});
+    j.plugins = {{"hcclrank", r.args}};
+    std::vector<plugin_argument_error> errors;
+    auto s = plugin_settings_of(j, &errors);
+    EXPECT_TRUE(errors.empty()) << r.what;
+    EXPECT_EQ(hccl_rank(j, *s.hcclrank, r.task, r.index), r.rank) << r.what;
+  }
+
+  auto j = job_of("hccl", {{"master", 1}});
+  j.plugins = {{"hcclrank", {"--rank=1"}}};
+  std::vector<plugin_argument_error> errors;
+  plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message, "flag provided but not defined: --rank (the hcclrank plugin knows "
+                               "--master, --worker)");
 }
 
 TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {

@@ -997,18 +997,24 @@ TEST(KubeJobController, TheSshPluginMakesASecretOfAKeyPairAndTheHostsConfig) {
   EXPECT_EQ(secret_value(secret, "config"), tf_ssh_config);
 }
 
-// Each pod of a job with env, svc and ssh gets its task index in VK_TASK_INDEX and
+// Each pod of a job with env, svc, ssh and hcclrank gets its task index in VK_TASK_INDEX and
 // VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS and
-// VC_<TASK>_NUM from the ConfigMap, and the ConfigMap and the Secret as volumes, mounted at
-// /etc/volcano and /root/.ssh.
+// VC_<TASK>_NUM from the ConfigMap, the ConfigMap and the Secret as volumes, mounted at
+// /etc/volcano and /root/.ssh, and its rank in the annotation hccl/rankIndex (the ps, named the
+// master, first).
 TEST(KubeJobController, APodOfAJobWithPluginsCarriesTheirEnvHostnameVolumesAndMounts) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  auto job = with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  job.at("spec").at("plugins").as_object()["hcclrank"] = json::array{"--master=ps"};
+  h.apply(job);
   ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  const std::map<std::string, std::string> ranks{
+      {"tf-ps-0", "0"}, {"tf-worker-0", "1"}, {"tf-worker-1", "2"}};
   for (const auto& [name, pod] : raw_pods(h)) {
     SCOPED_TRACE(name);
     const auto index = name.substr(name.rfind('-') + 1);
+    EXPECT_EQ(k8s::string_at(pod, {"metadata", "annotations", "hccl/rankIndex"}), ranks.at(name));
     const auto& spec = pod.at("spec");
     EXPECT_EQ(k8s::string_at(spec, {"hostname"}), name);
     EXPECT_EQ(k8s::string_at(spec, {"subdomain"}), "tf");
