@@ -484,11 +484,13 @@ std::vector<std::string> plugin_object_paths(const scheduler::job& j,
   }
   if (plugins.ssh)
     out.push_back(secrets_path(ns) + "/" + scheduler::ssh_secret_name(name));
+  if (plugins.ray)
+    out.push_back(services_path(ns) + "/" + scheduler::ray_head_service_name(name));
   return out;
 }
 
 bool has_plugin_objects(const scheduler::job_plugin_settings& plugins) {
-  return plugins.svc.has_value() || plugins.ssh.has_value();
+  return plugins.svc.has_value() || plugins.ssh.has_value() || plugins.ray.has_value();
 }
 
 // Job `e`'s object `name` in `collection`, as the apiserver has it after this: kept as it is
@@ -529,10 +531,11 @@ result<json::value> ensure_plugin_object(self_ptr self, const job_entry& e,
 }
 
 // The objects of job `e`'s plugins on the apiserver. The first time in this process, Volcano's
-// OnJobAdd: the svc plugin's ConfigMap, Service and NetworkPolicy, the ssh plugin's Secret, each
-// made when missing; then, after each change of the spec, Volcano's OnJobUpdate: the svc
-// ConfigMap's host lists brought in step (a scaled task). The ssh Secret is never updated, as
-// Volcano's OnJobUpdate leaves it: a Secret mounted with subPath does not reach running pods.
+// OnJobAdd: the svc plugin's ConfigMap, Service and NetworkPolicy, the ssh plugin's Secret, the
+// ray plugin's head Service, each made when missing; then, after each change of the spec,
+// Volcano's OnJobUpdate: the svc ConfigMap's host lists brought in step (a scaled task). The ssh
+// Secret is never updated, as Volcano's OnJobUpdate leaves it: a Secret mounted with subPath
+// does not reach running pods.
 // Errors: the first call that failed; what succeeded before it stays done.
 status sync_plugin_objects(self_ptr self, job_entry& e) {
   auto& st = self->state;
@@ -581,6 +584,14 @@ status sync_plugin_objects(self_ptr self, job_entry& e) {
         });
     if (!secret)
       return secret.error();
+  }
+  if (e.plugins.ray) {
+    auto head = ensure_plugin_object(
+        self, e, services_path(ns), scheduler::ray_head_service_name(name), [&] {
+          return result<json::value>(k8s::job_ray_head_service_manifest(j, e.uid, *e.plugins.ray));
+        });
+    if (!head)
+      return head.error();
   }
   e.plugin_objects_made = true;
   return {};

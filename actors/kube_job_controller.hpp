@@ -19,12 +19,13 @@
 //   createOrUpdatePodGroup does;
 // - makes the objects of the job's plugins (scheduler/job_plugins.hpp: svc's headless Service,
 //   NetworkPolicy and ConfigMap "<job>-svc" of host lists, ssh's Secret "<job>-ssh" of a key
-//   pair) when it first acts on the job, before its PodGroup and pods (Volcano's OnJobAdd), each
-//   only when missing: a restarted process keeps the Secret whose keys running pods hold; after
-//   a change of the job's spec (a scale) it brings the ConfigMap's host lists in step (Volcano's
-//   svc OnJobUpdate; the ssh config is not updated, as in Volcano). Each pod gets what the
-//   plugins add to it (k8s::job_pod_manifest). A step whose plugin objects fail is tried again,
-//   with a Warning PluginError Event, and makes no pod meanwhile;
+//   pair, ray's Service "<job>-head-svc") when it first acts on the job, before its PodGroup and
+//   pods (Volcano's OnJobAdd), each only when missing: a restarted process keeps the Secret
+//   whose keys running pods hold; after a change of the job's spec (a scale) it brings the
+//   ConfigMap's host lists in step (Volcano's svc OnJobUpdate; the ssh config is not updated,
+//   as in Volcano). Each pod gets what the plugins add to it (k8s::job_pod_manifest). A step
+//   whose plugin objects fail is tried again, with a Warning PluginError Event, and makes no pod
+//   meanwhile;
 // - writes the job's status subresource (a JSON patch that sets /status whole): phase with its
 //   history in conditions, counts, minAvailable, retryCount, version, and controlledResources
 //   ("plugin-env": "env"...) once the plugins' objects exist;

@@ -70,6 +70,18 @@ void open_port(json::object& c, int32_t port, std::string_view name) {
     array_at(c, "ports").push_back(json::object{{"name", name}, {"containerPort", port}});
 }
 
+// Adds each of `wanted` (name, port) that `c` has no port numbered so before any is added, as
+// Volcano's ray plugin opens the head's ports.
+void open_ports(json::object& c, const std::vector<std::pair<std::string_view, int32_t>>& wanted) {
+  std::vector<bool> present;
+  for (const auto& [name, port] : wanted)
+    present.push_back(has_port(c, port));
+  for (std::size_t i = 0; i < wanted.size(); ++i)
+    if (!present[i])
+      array_at(c, "ports").push_back(
+          json::object{{"name", wanted[i].first}, {"containerPort", wanted[i].second}});
+}
+
 // `sh -c <script>`, as the plugins write a container's command.
 json::array shell_command(std::string script) {
   return json::array{"sh", "-c", std::move(script)};
@@ -122,7 +134,7 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
   const auto job_name = j.meta.name.view();
   int32_t index = 0;
   std::from_chars(task_index.data(), task_index.data() + task_index.size(), index);
-  const bool frameworks = settings.tensorflow || settings.mpi || settings.pytorch;
+  const bool frameworks = settings.tensorflow || settings.mpi || settings.pytorch || settings.ray;
   const auto namings = frameworks ? task_namings_of(j) : std::vector<scheduler::task_host_naming>{};
   if (settings.env)
     for_each_container(pod_spec, [&](json::object& c) {
@@ -176,6 +188,21 @@ void add_plugins_to_pod_spec(json::object& pod_spec, const scheduler::job& j,
           env.push_back(json::object{{"name", "RANK"}, {"value", std::to_string(*rank)}});
       });
     }
+  }
+
+  if (settings.ray) {
+    const auto& ray = *settings.ray;
+    // Without a head task Volcano fails the pod's creation; validation refuses such a job.
+    if (auto worker_command = scheduler::ray_worker_command(j, namings, ray))
+      for_each_app_container(pod_spec, [&](json::object& c) {
+        const auto name = string_field(c, "name");
+        if (task == ray.head && name == ray.head_container) {
+          open_ports(c, scheduler::ray_ports(ray));
+          c["command"] = shell_command(scheduler::ray_head_command(ray));
+        }
+        if (task == ray.worker && name == ray.worker_container)
+          c["command"] = shell_command(*worker_command);
+      });
   }
 
   if (settings.ssh) {

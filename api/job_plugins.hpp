@@ -4,7 +4,7 @@
 // beyond the task's template, its spec and annotations, as JSON, for both worlds: the
 // Kubernetes-mode job controller's pod manifests (k8s/job_objects.hpp) and the standalone
 // catalog's job pods (as `get pod -o yaml` shows them). Plugins apply to the spec in name order
-// (env, mpi, pytorch, ssh, svc, tensorflow), then to the annotations (hcclrank), which thus see
+// (env, mpi, pytorch, ray, ssh, svc, tensorflow), then to the annotations (hcclrank), which see
 // the variables the spec got (pytorch's RANK); Volcano's order is its map's, random.
 //
 // Pure functions; thread-safe.
@@ -36,6 +36,10 @@ std::vector<scheduler::task_host_naming> task_namings_of(const scheduler::job& j
 /// - pytorch: MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK (a worker's index + 1; the
 ///   master's 0) in every container, the port opened ("pytorchjob-port"), and a worker's
 ///   "wait-for-master" init container with --wait-master-enabled;
+/// - ray: in the head task's pods, the container named --headContainer gets the GCS, dashboard
+///   and client-server ports (those whose number it lacks) and `sh -c` ray_head_command; in the
+///   worker task's, the container named --workerContainer gets `sh -c` ray_worker_command
+///   (nothing at all when the job has no head task);
 /// - tensorflow: TF_CONFIG in every container.
 /// A container's env, ports or volumeMounts that is not an array is replaced.
 void add_plugins_to_pod_spec(boost::json::object& pod_spec, const scheduler::job& j,

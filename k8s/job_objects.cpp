@@ -254,6 +254,22 @@ json::value job_service_manifest(const scheduler::job& j, std::string_view job_u
                             {"publishNotReadyAddresses", svc.publish_not_ready_addresses}}}};
 }
 
+json::value job_ray_head_service_manifest(const scheduler::job& j, std::string_view job_uid,
+                                          const scheduler::ray_plugin_settings& ray) {
+  auto selector = job_pod_selector(j);
+  selector[scheduler::task_spec_key] = ray.head;
+  json::array ports;
+  for (const auto& [name, port] : scheduler::ray_ports(ray))
+    ports.push_back(json::object{
+        {"name", name}, {"port", port}, {"targetPort", name}, {"protocol", "TCP"}});
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       plugin_object_meta(j, job_uid, scheduler::ray_head_service_name(j.meta.name.view()))},
+      {"spec", json::object{{"selector", std::move(selector)}, {"ports", std::move(ports)}}}};
+}
+
 json::value job_network_policy_manifest(const scheduler::job& j, std::string_view job_uid) {
   const json::object own_pods{{"matchLabels", job_pod_selector(j)}};
   return json::object{

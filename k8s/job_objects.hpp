@@ -14,8 +14,8 @@
 //   taskStatusCount, conditions), as api::encode_object writes a job's status;
 // - the objects of the job's plugins (scheduler/job_plugins.hpp decides their names and
 //   contents): the svc plugin's headless Service and NetworkPolicy, both named as the job, and
-//   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh". Each is owned
-//   by the job as its controller.
+//   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh"; the ray
+//   plugin's Service "<job>-head-svc". Each is owned by the job as its controller.
 //
 // Pure functions of their arguments; thread-safe.
 
@@ -92,6 +92,14 @@ std::optional<boost::json::object> job_pod_group_update(const scheduler::pod_gro
 /// publishNotReadyAddresses as `svc` says; owned by the job.
 boost::json::value job_service_manifest(const scheduler::job& j, std::string_view job_uid,
                                         const scheduler::svc_plugin_settings& svc);
+
+/// The ray plugin's Service "<job>-head-svc" (scheduler::ray_head_service_name) of job `j`
+/// (uid `job_uid`): selecting the head task's pods (volcano.sh/job-name, job-namespace and
+/// task-spec), ports "gcs", "dashboard" and "client-server" (scheduler::ray_ports), each TCP with
+/// the container port of that name as target; owned by the job.
+boost::json::value job_ray_head_service_manifest(const scheduler::job& j,
+                                                 std::string_view job_uid,
+                                                 const scheduler::ray_plugin_settings& ray);
 
 /// The svc plugin's NetworkPolicy of job `j`, named as the job: the job's pods (the Service's
 /// selector) admit ingress from the job's own pods only; owned by the job.

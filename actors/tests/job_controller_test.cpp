@@ -5,7 +5,7 @@
 
 #include "actors/sim_cluster.hpp"
 #include "actors/tests/runtime_harness.hpp"
-
+#include "api/codec.hpp"
 #include "scheduler/job.hpp"
 #include "scheduler/job_plugins.hpp"
 #include "scheduler/tests/builders.hpp"
@@ -714,6 +714,50 @@ TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts
       hosts = std::string(v.at("value").as_string());
   EXPECT_EQ(hosts, "lm-worker-0.lm,lm-worker-1.lm");
   EXPECT_EQ(launcher.at("ports").at(0).at("containerPort"), 22);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// A ray job, as Volcano's ray plugin makes it: svc added at its creation, the head container's
+// three ports and `ray start --head`, each worker container's `ray start` at the head's first
+// pod under the job's subdomain, and the status recording the plugin; across a restart, which
+// makes the pods again from the job.
+TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto job = make_job("rc", {make_task("head", 1, "1"), make_task("worker", 2, "1")});
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"rayproject/ray","name":"ray"}]})";
+  job.job.plugins = {{"ray", {"--headContainer=ray", "--workerContainer=ray"}}};
+  runtime_harness::must_ok(h.create(job), "rc");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
+
+  auto check = [&] {
+    auto got = h.get(api::resource_kind::job, "default", "rc");
+    runtime_harness::must_ok(got, "get rc");
+    EXPECT_EQ(std::get<api::job_object>(*got).job.plugins,
+              (decltype(job.job.plugins){{"ray", {"--headContainer=ray", "--workerContainer=ray"}},
+                                         {"svc", {}}}));
+    EXPECT_EQ(api::encode_object(*got).at("status").at("controlledResources"),
+              boost::json::parse(R"({"plugin-ray":"ray","plugin-svc":"svc"})"));
+    const auto head = shown_spec(h, "rc-head-0").at("containers").at(0);
+    EXPECT_EQ(head.at("command"),
+              boost::json::parse(R"(["sh","-c","ray start --head --block )"
+                                 R"(--dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 )"
+                                 R"(--ray-client-server-port=10001"])"));
+    EXPECT_EQ(head.at("ports"), boost::json::parse(R"([{"name":"gcs","containerPort":6379},
+        {"name":"dashboard","containerPort":8265},
+        {"name":"client-server","containerPort":10001}])"));
+    EXPECT_EQ(shown_spec(h, "rc-worker-1").at("containers").at(0).at("command"),
+              boost::json::parse(R"(["sh","-c","ray start --block --address=rc-head-0.rc:6379"])"));
+  };
+  check();
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
+  check();
 }
 
 } // namespace

@@ -252,6 +252,36 @@ TEST(JobPluginsPodSpec, HcclrankAnnotatesThePodsRank) {
   EXPECT_EQ(annotations.find(scheduler::hccl_rank_key), std::optional<std::string_view>("2"));
 }
 
+// ray: the head container gets the three ports it lacks and `ray start --head`; a worker
+// container `ray start` at the head; other containers and tasks nothing.
+TEST(JobPluginsPodSpec, RayStartsTheHeadContainerAndTheWorkerContainers) {
+  auto j = two_task_job();
+  j.tasks[0].name = "head";
+  j.plugins = {{"ray", {"--headContainer=ray", "--workerContainer=ray"}}};
+  const auto settings = scheduler::plugin_settings_of(j);
+  const char* two_containers = R"({"containers":[
+      {"name":"ray","image":"rayproject/ray","ports":[{"name":"own","containerPort":8265}]},
+      {"name":"sidecar","image":"busybox"}]})";
+  auto spec = json::parse(two_containers).as_object();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-head-0", "head", "0");
+  const auto& head = spec.at("containers").at(0);
+  EXPECT_EQ(head.at("ports"), json::parse(R"([{"name":"own","containerPort":8265},
+      {"name":"gcs","containerPort":6379},{"name":"client-server","containerPort":10001}])"));
+  EXPECT_EQ(head.at("command"),
+            json::parse(R"(["sh","-c","ray start --head --block --dashboard-host=0.0.0.0 )"
+                        R"(--port=6379 --dashboard-port=8265 --ray-client-server-port=10001"])"));
+  const auto& sidecar = spec.at("containers").at(1).as_object();
+  EXPECT_FALSE(sidecar.contains("command") || sidecar.contains("ports")) << json::serialize(spec);
+
+  spec = json::parse(two_containers).as_object();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-worker-1", "worker", "1");
+  const auto& worker = spec.at("containers").at(0);
+  EXPECT_EQ(worker.at("command"),
+            json::parse(R"(["sh","-c","ray start --block --address=tf-head-0.tf:6379"])"));
+  EXPECT_EQ(worker.at("ports").as_array().size(), 1u) << "a worker opens nothing";
+  EXPECT_FALSE(spec.at("containers").at(1).as_object().contains("command"));
+}
+
 // The job's status names what its plugins control, as Volcano's OnJobAdd records it.
 TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   job_object o;
@@ -262,6 +292,11 @@ TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   EXPECT_EQ(v.at("status").at("controlledResources"),
             json::parse(R"({"plugin-env":"env","plugin-mpi":"mpi","plugin-ssh":"ssh",)"
                         R"("plugin-svc":"svc"})"))
+      << json::serialize(v);
+  o.job.plugins = {{"ray", {}}};
+  v = encode_object(o);
+  EXPECT_EQ(v.at("status").at("controlledResources"),
+            json::parse(R"({"plugin-ray":"ray","plugin-svc":"svc"})"))
       << json::serialize(v);
   o.job.plugins.clear();
   EXPECT_FALSE(encode_object(o).at("status").as_object().contains("controlledResources"));

@@ -359,6 +359,26 @@ TEST(JobObjects, TheSvcPluginsServiceIsHeadlessAndSelectsTheJobsPods) {
             json::value(true));
 }
 
+// ray's head Service: the head task's pods (here the ps, --head), its three ports each aimed at
+// the head container's port of that name, as Volcano's createServiceIfNotExist makes it.
+TEST(JobObjects, TheRayPluginsHeadServiceSelectsTheHeadsPodsPorts) {
+  auto raw = json::parse(tf_job);
+  raw.at("spec").as_object()["plugins"] =
+      json::object{{"ray", json::array{"--head=ps", "--port=7000"}}};
+  auto job = decode(raw);
+  auto settings = scheduler::plugin_settings_of(job);
+  ASSERT_TRUE(settings.ray);
+  EXPECT_EQ(job_ray_head_service_manifest(job, job_uid, *settings.ray), owned_by_tf(R"({
+    "apiVersion": "v1", "kind": "Service", "metadata": {"name": "tf-head-svc", "namespace": "ml"},
+    "spec": {"selector": {"volcano.sh/job-name": "tf", "volcano.sh/job-namespace": "ml",
+                          "volcano.sh/task-spec": "ps"},
+             "ports": [
+               {"name": "gcs", "port": 7000, "targetPort": "gcs", "protocol": "TCP"},
+               {"name": "dashboard", "port": 8265, "targetPort": "dashboard", "protocol": "TCP"},
+               {"name": "client-server", "port": 10001, "targetPort": "client-server",
+                "protocol": "TCP"}]}})"));
+}
+
 TEST(JobObjects, TheSvcPluginsNetworkPolicyAdmitsTheJobsOwnPodsOnly) {
   auto job = decode(tf_job_with_plugins());
   EXPECT_EQ(job_network_policy_manifest(job, job_uid), owned_by_tf(R"({

@@ -212,6 +212,52 @@ TEST(JobPlugins, HcclrankRanksTheMastersThenTheWorkers) {
                                "--master, --worker)");
 }
 
+// ray, as Volcano's plugin reads its flags (camelCase) and writes its commands: the head starts
+// with its three ports, a worker joins the head's first pod at the GCS port, under the head
+// template's host naming.
+TEST(JobPlugins, RayStartsTheHeadAndPointsTheWorkersAtIt) {
+  auto j = job_of("rc", {{"head", 1}, {"worker", 2}});
+  j.plugins = {{"ray", {}}};
+  auto s = plugin_settings_of(j);
+  ASSERT_TRUE(s.ray);
+  EXPECT_EQ(*s.ray, ray_plugin_settings{});
+  EXPECT_EQ(s.ray->head, "head");
+  EXPECT_EQ(s.ray->head_container, "head");
+  EXPECT_EQ(s.ray->worker_container, "worker");
+  EXPECT_TRUE(s.svc) << "ray implies svc";
+  EXPECT_EQ(controlled_plugins(s), (std::vector<std::string_view>{"svc", "ray"}));
+  EXPECT_EQ(ray_head_command(*s.ray),
+            "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 "
+            "--ray-client-server-port=10001");
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray),
+            "ray start --block --address=rc-head-0.rc:6379");
+  EXPECT_EQ(ray_worker_command(j, {{"ray-head", "cluster"}, {}}, *s.ray),
+            "ray start --block --address=ray-head.cluster:6379");
+  EXPECT_EQ(ray_ports(*s.ray), (std::vector<std::pair<std::string_view, int32_t>>{
+                                   {"gcs", 6379}, {"dashboard", 8265}, {"client-server", 10001}}));
+  EXPECT_EQ(ray_head_service_name("rc"), "rc-head-svc");
+
+  j.plugins = {{"ray",
+                {"--head=worker", "-headContainer", "main", "--worker=head",
+                 "--workerContainer=w", "--port=7000", "--dashboardPort", "9000",
+                 "-clientPort=11000"}}};
+  std::vector<plugin_argument_error> errors;
+  s = plugin_settings_of(j, &errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(*s.ray, (ray_plugin_settings{"worker", "main", "head", "w", 7000, 9000, 11000}));
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray),
+            "ray start --block --address=rc-worker-0.rc:7000");
+
+  j.plugins = {{"ray", {"--head=chief", "--dashboard-port=1"}}};
+  errors.clear();
+  s = plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "flag provided but not defined: --dashboard-port (the ray plugin knows --head, "
+            "--headContainer, --worker, --workerContainer, --port, --dashboardPort, --clientPort)");
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray), std::nullopt) << "no head task";
+}
+
 TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {
   job j;
   j.plugins = {{"mpi", {"--port=2022"}}};

@@ -1334,6 +1334,12 @@ TEST(validate_job, table) {
            {"spec.plugins[mpi]: Invalid value: \"launcher\": the specified mpi master task was "
             "not found: no task of the job is named so (--master names it; \"master\" by "
             "default)"}},
+          {"a ray head that is no task",
+           [](job& j) { j.plugins.push_back({"ray", {}}); },
+           {"spec.plugins[ray]: Invalid value: \"head\": the ray head task was not found: no "
+            "task of the job is named so (--head names it; \"head\" by default)"}},
+          {"a ray head that is a task", [](job& j) { j.plugins.push_back({"ray", {"--head=ps"}}); },
+           {}},
           {"dependsOn a cycle",
            [](job& j) { j.tasks[0].depends_on = {"worker"}; },
            {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "

@@ -868,6 +868,14 @@ json::value with_plugins(json::value job, json::array svc_arguments = {}) {
   return job;
 }
 
+// `job` with the ray plugin too: the ps task as the head, "main" the container of the head and
+// of the workers.
+json::value with_ray(json::value job) {
+  job.at("spec").at("plugins").as_object()["ray"] =
+      json::array{"--head=ps", "--headContainer=main", "--workerContainer=main"};
+  return job;
+}
+
 // The object at `path` under the test namespace ("services/tf"), or null when it is not there.
 json::value get_in_ns(kube_harness& h, const std::string& path) {
   const bool core = path.rfind("networkpolicies/", 0) != 0;
@@ -930,17 +938,18 @@ const char* const tf_ssh_config =
 
 // The svc plugin: a headless Service named as the job selecting its pods, a NetworkPolicy
 // admitting only the job's own pods, and the ConfigMap "<job>-svc" of every task's hosts, each
-// owned by the job; the job's status records its plugins as Volcano's does
-// (status.controlledResources).
+// owned by the job; the ray plugin: the Service "<job>-head-svc" of the head's pods' ports; the
+// job's status records its plugins as Volcano's does (status.controlledResources).
 TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  h.apply(with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}))));
   const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
   ASSERT_TRUE(h.wait_for([&] {
     return !get_in_ns(h, "services/tf").is_null() &&
            !get_in_ns(h, "networkpolicies/tf").is_null() &&
-           !get_in_ns(h, "configmaps/tf-svc").is_null();
+           !get_in_ns(h, "configmaps/tf-svc").is_null() &&
+           !get_in_ns(h, "services/tf-head-svc").is_null();
   })) << describe(h) << read_log(*d);
 
   const json::object job_pods_selector{{"volcano.sh/job-name", "tf"},
@@ -966,11 +975,24 @@ TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
   EXPECT_TRUE(owned_by(hosts, uid)) << json::serialize(hosts);
   EXPECT_EQ(hosts.at("data"), json::parse(tf_hosts)) << json::serialize(hosts);
 
+  auto head = get_in_ns(h, "services/tf-head-svc");
+  EXPECT_TRUE(owned_by(head, uid)) << json::serialize(head);
+  EXPECT_EQ(head.at("spec").at("selector"),
+            json::value(json::object{{"volcano.sh/job-name", "tf"},
+                                     {"volcano.sh/job-namespace", h.ns()},
+                                     {"volcano.sh/task-spec", "ps"}}));
+  EXPECT_EQ(head.at("spec").at("ports"), json::parse(R"([
+    {"name": "gcs", "port": 6379, "targetPort": "gcs", "protocol": "TCP"},
+    {"name": "dashboard", "port": 8265, "targetPort": "dashboard", "protocol": "TCP"},
+    {"name": "client-server", "port": 10001, "targetPort": "client-server",
+     "protocol": "TCP"}])"))
+      << json::serialize(head);
+
   ASSERT_TRUE(h.wait_for([&] {
     const auto job = get_job(h, "tf");
     const auto* controlled = k8s::value_at(job, {"status", "controlledResources"});
     return controlled != nullptr && *controlled == json::parse(R"({
-      "plugin-env": "env", "plugin-svc": "svc", "plugin-ssh": "ssh"})");
+      "plugin-env": "env", "plugin-svc": "svc", "plugin-ssh": "ssh", "plugin-ray": "ray"})");
   })) << json::serialize(get_job(h, "tf"));
 }
 
@@ -997,15 +1019,15 @@ TEST(KubeJobController, TheSshPluginMakesASecretOfAKeyPairAndTheHostsConfig) {
   EXPECT_EQ(secret_value(secret, "config"), tf_ssh_config);
 }
 
-// Each pod of a job with env, svc, ssh and hcclrank gets its task index in VK_TASK_INDEX and
-// VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS and
-// VC_<TASK>_NUM from the ConfigMap, the ConfigMap and the Secret as volumes, mounted at
-// /etc/volcano and /root/.ssh, and its rank in the annotation hccl/rankIndex (the ps, named the
-// master, first).
+// Each pod of a job with env, svc, ssh, hcclrank and ray gets its task index in VK_TASK_INDEX
+// and VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS
+// and VC_<TASK>_NUM from the ConfigMap, the ConfigMap and the Secret as volumes, mounted at
+// /etc/volcano and /root/.ssh, its rank in the annotation hccl/rankIndex (the ps, named the
+// master, first), and `ray start` as its command (the ps, named the head, with its ports).
 TEST(KubeJobController, APodOfAJobWithPluginsCarriesTheirEnvHostnameVolumesAndMounts) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  auto job = with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  auto job = with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
   job.at("spec").at("plugins").as_object()["hcclrank"] = json::array{"--master=ps"};
   h.apply(job);
   ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
@@ -1016,6 +1038,15 @@ TEST(KubeJobController, APodOfAJobWithPluginsCarriesTheirEnvHostnameVolumesAndMo
     const auto index = name.substr(name.rfind('-') + 1);
     EXPECT_EQ(k8s::string_at(pod, {"metadata", "annotations", "hccl/rankIndex"}), ranks.at(name));
     const auto& spec = pod.at("spec");
+    const auto& command = spec.at("containers").at(0).at("command");
+    if (name == "tf-ps-0") {
+      EXPECT_EQ(command.at(2), "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 "
+                               "--dashboard-port=8265 --ray-client-server-port=10001");
+      EXPECT_EQ(spec.at("containers").at(0).at("ports").as_array().size(), 3u);
+    } else {
+      EXPECT_EQ(command,
+                json::parse(R"(["sh","-c","ray start --block --address=tf-ps-0.tf:6379"])"));
+    }
     EXPECT_EQ(k8s::string_at(spec, {"hostname"}), name);
     EXPECT_EQ(k8s::string_at(spec, {"subdomain"}), "tf");
     std::map<std::string, std::string> env;
@@ -1072,14 +1103,17 @@ TEST(KubeJobController, ScalingAJobWithTheSvcPluginUpdatesItsHosts) {
   EXPECT_EQ(secret_value(secret_after, "config"), tf_ssh_config);
 }
 
-// Deleting the job deletes its Service, NetworkPolicy, ConfigMap and Secret with its pods and
-// PodGroup (the test control plane has no garbage collector: the controller deletes them).
+// Deleting the job deletes its Services (svc's and ray's head), NetworkPolicy, ConfigMap and
+// Secret with its pods and PodGroup (the test control plane has no garbage collector: the
+// controller deletes them).
 TEST(KubeJobController, DeletingAJobDeletesItsPluginObjects) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  h.apply(with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}))));
+  auto objects = tf_plugin_objects;
+  objects.push_back("services/tf-head-svc");
   ASSERT_TRUE(h.wait_for([&] {
-    for (const auto& path : tf_plugin_objects)
+    for (const auto& path : objects)
       if (get_in_ns(h, path).is_null())
         return false;
     return raw_pods(h).size() == 3;
@@ -1088,7 +1122,7 @@ TEST(KubeJobController, DeletingAJobDeletesItsPluginObjects) {
   auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
   ASSERT_TRUE(deleted.ok()) << deleted.to_string();
   ASSERT_TRUE(h.wait_for([&] {
-    for (const auto& path : tf_plugin_objects)
+    for (const auto& path : objects)
       if (!get_in_ns(h, path).is_null())
         return false;
     return h.pods().empty() && h.groups().empty();
