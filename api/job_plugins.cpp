@@ -1,5 +1,7 @@
 #include "api/job_plugins.hpp"
 
+#include "scheduler/job_volumes.hpp"
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -281,10 +283,29 @@ void add_plugins_to_pod_annotations(scheduler::label_set& annotations,
   }
 }
 
+void add_volumes_to_pod_spec(json::object& pod_spec, const scheduler::job& j) {
+  std::vector<std::string_view> claimed;
+  for (const auto& v : j.volumes) {
+    const std::string_view claim = v.volume_claim_name;
+    if (claim.empty() || std::find(claimed.begin(), claimed.end(), claim) != claimed.end())
+      continue;
+    claimed.push_back(claim);
+    const auto name = scheduler::pod_volume_name(j.meta.name.view(), claim);
+    array_at(pod_spec, "volumes")
+        .push_back(json::object{{"name", name},
+                                {"persistentVolumeClaim", json::object{{"claimName", claim}}}});
+    for_each_app_container(pod_spec, [&](json::object& c) {
+      array_at(c, "volumeMounts")
+          .push_back(json::object{{"mountPath", v.mount_path}, {"name", name}});
+    });
+  }
+}
+
 void add_job_to_pod(json::object& pod_spec, scheduler::label_set& annotations,
                     const scheduler::job& j, const scheduler::job_plugin_settings& settings,
                     std::string_view pod_name, std::string_view task,
                     std::string_view task_index) {
+  add_volumes_to_pod_spec(pod_spec, j);
   add_plugins_to_pod_spec(pod_spec, j, settings, pod_name, task, task_index);
   add_plugins_to_pod_annotations(annotations, pod_spec, j, settings, task, task_index);
 }

@@ -1,11 +1,13 @@
 #pragma once
 
-// What a Volcano job's plugins (scheduler/job_plugins.hpp) write into each pod the job makes
-// beyond the task's template, its spec and annotations, as JSON, for both worlds: the
-// Kubernetes-mode job controller's pod manifests (k8s/job_objects.hpp) and the standalone
-// catalog's job pods (as `get pod -o yaml` shows them). Plugins apply to the spec in name order
-// (env, mpi, pytorch, ray, ssh, svc, tensorflow), then to the annotations (hcclrank), which see
-// the variables the spec got (pytorch's RANK); Volcano's order is its map's, random.
+// What a Volcano job writes into each pod it makes beyond the task's template: its volumes
+// (spec.volumes, scheduler/job_volumes.hpp) and what its plugins (scheduler/job_plugins.hpp) add
+// to the pod's spec and annotations, as JSON, for both worlds: the Kubernetes-mode job
+// controller's pod manifests (k8s/job_objects.hpp) and the standalone catalog's job pods (as
+// `get pod -o yaml` shows them). The volumes come first, as in Volcano's createJobPod; plugins
+// apply to the spec in name order (env, mpi, pytorch, ray, ssh, svc, tensorflow), then to the
+// annotations (hcclrank), which see the variables the spec got (pytorch's RANK); Volcano's order
+// is its map's, random.
 //
 // Pure functions; thread-safe.
 
@@ -59,9 +61,17 @@ void add_plugins_to_pod_annotations(scheduler::label_set& annotations,
                                     const scheduler::job_plugin_settings& settings,
                                     std::string_view task, std::string_view task_index);
 
-/// Everything job `j`'s plugins give a pod it makes, in Volcano's order (each plugin's
-/// OnPodCreate): add_plugins_to_pod_spec, then add_plugins_to_pod_annotations. The one call both
-/// worlds make.
+/// Adds job `j`'s volumes to `pod_spec`, as Volcano's createJobPod does: per claim (a volume's
+/// volumeClaimName) a volume {name: scheduler::pod_volume_name, persistentVolumeClaim:
+/// {claimName}} after the template's, and in every container (not init containers) a mount of it
+/// at the volume's mountPath. A claim named by two volumes is added once, mounted at the first
+/// one's path only, as in Volcano. A volume whose claim has no name yet is left out: both worlds
+/// name every claim before the job's pods are made (scheduler::name_volume_claims).
+void add_volumes_to_pod_spec(boost::json::object& pod_spec, const scheduler::job& j);
+
+/// Everything job `j` gives a pod it makes, in Volcano's order (createJobPod, then each plugin's
+/// OnPodCreate): add_volumes_to_pod_spec, add_plugins_to_pod_spec, then
+/// add_plugins_to_pod_annotations. The one call both worlds make.
 void add_job_to_pod(boost::json::object& pod_spec, scheduler::label_set& annotations,
                     const scheduler::job& j, const scheduler::job_plugin_settings& settings,
                     std::string_view pod_name, std::string_view task,

@@ -270,6 +270,38 @@ json::value job_ray_head_service_manifest(const scheduler::job& j, std::string_v
       {"spec", json::object{{"selector", std::move(selector)}, {"ports", std::move(ports)}}}};
 }
 
+json::value job_volume_claim_manifest(const scheduler::job& j, std::string_view job_uid,
+                                      std::string_view claim, const json::value& claim_spec) {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "PersistentVolumeClaim"},
+                      {"metadata", plugin_object_meta(j, job_uid, claim)},
+                      {"spec", claim_spec}};
+}
+
+std::optional<json::array> job_volume_claim_names_patch(const json::value& raw_job,
+                                                        const scheduler::job& named) {
+  const auto* volumes = value_at(raw_job, {"spec", "volumes"});
+  if (volumes == nullptr || !volumes->is_array())
+    return std::nullopt;
+  json::array patch{json::object{{"op", "test"},
+                                 {"path", "/metadata/uid"},
+                                 {"value", string_at(raw_job, {"metadata", "uid"})}}};
+  for (std::size_t i = 0; i < volumes->as_array().size() && i < named.volumes.size(); ++i) {
+    const auto& v = volumes->as_array()[i];
+    if (!string_at(v, {"volumeClaimName"}).empty() || named.volumes[i].volume_claim_name.empty())
+      continue;
+    const auto at = "/spec/volumes/" + std::to_string(i);
+    patch.push_back(json::object{
+        {"op", "test"}, {"path", at + "/mountPath"}, {"value", string_at(v, {"mountPath"})}});
+    patch.push_back(json::object{{"op", "add"},
+                                 {"path", at + "/volumeClaimName"},
+                                 {"value", named.volumes[i].volume_claim_name}});
+  }
+  if (patch.size() == 1)
+    return std::nullopt;
+  return patch;
+}
+
 json::value job_network_policy_manifest(const scheduler::job& j, std::string_view job_uid) {
   const json::object own_pods{{"matchLabels", job_pod_selector(j)}};
   return json::object{

@@ -15,7 +15,9 @@
 // - the objects of the job's plugins (scheduler/job_plugins.hpp decides their names and
 //   contents): the svc plugin's headless Service and NetworkPolicy, both named as the job, and
 //   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh"; the ray
-//   plugin's Service "<job>-head-svc". Each is owned by the job as its controller.
+//   plugin's Service "<job>-head-svc". Each is owned by the job as its controller;
+// - the claims of the job's volumes that describe one (volumeClaim), owned by the job, and the
+//   patch that writes their generated names into the job's spec (scheduler/job_volumes.hpp).
 //
 // Pure functions of their arguments; thread-safe.
 
@@ -100,6 +102,22 @@ boost::json::value job_service_manifest(const scheduler::job& j, std::string_vie
 boost::json::value job_ray_head_service_manifest(const scheduler::job& j,
                                                  std::string_view job_uid,
                                                  const scheduler::ray_plugin_settings& ray);
+
+/// The PersistentVolumeClaim `claim` Volcano's createPVC makes for a volume of job `j` (uid
+/// `job_uid`) that describes its claim: spec `claim_spec` (the volume's volumeClaim, a
+/// PersistentVolumeClaimSpec as the Job holds it), in the job's namespace, owned by the job.
+boost::json::value job_volume_claim_manifest(const scheduler::job& j, std::string_view job_uid,
+                                             std::string_view claim,
+                                             const boost::json::value& claim_spec);
+
+/// The JSON patch that writes the claims' names of `named` (the Job `raw_job` decoded, its
+/// claims named by scheduler::name_volume_claims) into the Job, as Volcano's
+/// createJobIOIfNotExist updates the Job: for each volume of raw_job's spec.volumes without a
+/// volumeClaimName, a test that its mountPath is still the one named and an add of the name;
+/// first a test of the Job's uid (another Job of the same name is not written). nullopt when
+/// every volume of raw_job already names its claim.
+std::optional<boost::json::array> job_volume_claim_names_patch(const boost::json::value& raw_job,
+                                                               const scheduler::job& named);
 
 /// The svc plugin's NetworkPolicy of job `j`, named as the job: the job's pods (the Service's
 /// selector) admit ingress from the job's own pods only; owned by the job.

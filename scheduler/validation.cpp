@@ -1342,10 +1342,6 @@ field_errors validate(const job& j) {
       out.push_back(duplicate_error(child(base, "mountPath"), v.mount_path));
     if (v.volume_claim_name.empty() && !v.has_volume_claim)
       out.push_back(required_error(base, "either volumeClaim or volumeClaimName must be given"));
-    else if (!v.volume_claim_name.empty() && v.has_volume_claim)
-      out.push_back(forbidden_error(child(base, "volumeClaim"),
-                                    "may not be given together with volumeClaimName: an "
-                                    "existing claim is named, or a new one described"));
     else if (!v.volume_claim_name.empty())
       check_optional(v.volume_claim_name, child(base, "volumeClaimName"), is_dns1123_subdomain,
                      out);
@@ -1384,6 +1380,16 @@ field_errors validate(const job& j) {
     out.push_back(invalid_error("spec.tasks", "dependsOn",
                                 "the tasks' dependencies form a cycle; they must form a "
                                 "directed acyclic graph"));
+  return out;
+}
+
+field_errors validate_creation(const job& j) {
+  field_errors out;
+  for (std::size_t i = 0; i < j.volumes.size(); ++i)
+    if (!j.volumes[i].volume_claim_name.empty() && j.volumes[i].has_volume_claim)
+      out.push_back(forbidden_error(child(indexed("spec.volumes", i), "volumeClaim"),
+                                    "may not be given together with volumeClaimName: an "
+                                    "existing claim is named, or a new one described"));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #include "api/codec.hpp"
 #include "scheduler/job.hpp"
 #include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 #include "scheduler/tests/builders.hpp"
 
 #include "scheduler/placeholders.hpp"
@@ -757,6 +758,70 @@ TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) 
   check();
   h.restart();
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
+  check();
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// A job's volumes in standalone mode, which simulates no storage: the claim of the volume that
+// describes one is named at the job's creation (Volcano's generated name, from the job's uid and
+// the volume's index) and shown in its spec and status; every container of every pod mounts
+// each claim; across a restart, the same. A volume naming a claim and describing one is refused
+// at creation, as Volcano's webhook refuses it.
+TEST(JobController, AJobsVolumesAreNamedShownAndMountedInEveryPod) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto job = tf_job("vj", "PodEvicted", "RestartJob", 3);
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
+  job.job.volumes = {{"/data", "shared", false}, {"/scratch", "", true}};
+  job.job.spec_json = R"({"volumes":[{"mountPath":"/data","volumeClaimName":"shared"},
+      {"mountPath":"/scratch","volumeClaim":{"accessModes":["ReadWriteOnce"]}}]})";
+
+  auto both = job;
+  both.job.meta.name = "both";
+  both.job.volumes[1].volume_claim_name = "mine";
+  auto refused = h.create(both);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), errc::invalid_argument);
+  EXPECT_NE(refused.error().message().find("spec.volumes[1].volumeClaim: Forbidden"),
+            std::string::npos)
+      << refused.error().message();
+
+  runtime_harness::must_ok(h.create(job), "vj");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "vj", 3); }, 5000ms, 10ms));
+  auto check = [&] {
+    auto got = h.get(api::resource_kind::job, "default", "vj");
+    runtime_harness::must_ok(got, "get vj");
+    const auto& j = std::get<api::job_object>(*got).job;
+    const auto claim = scheduler::generated_claim_name("vj", j.meta.uid.str(), 1);
+    EXPECT_EQ(j.volumes[1].volume_claim_name, claim);
+    const auto shown = api::encode_object(*got);
+    EXPECT_EQ(shown.at("spec").at("volumes").at(1),
+              boost::json::value(boost::json::object{
+                  {"mountPath", "/scratch"},
+                  {"volumeClaim", boost::json::parse(R"({"accessModes":["ReadWriteOnce"]})")},
+                  {"volumeClaimName", claim}}));
+    EXPECT_EQ(shown.at("status").at("controlledResources"),
+              boost::json::value(boost::json::object{{"volume-pvc-shared", "shared"},
+                                                     {"volume-pvc-" + claim, claim}}));
+    for (const auto* pod : {"vj-ps-0", "vj-worker-1"}) {
+      const auto spec = shown_spec(h, pod);
+      EXPECT_EQ(spec.at("volumes").at(1).at("persistentVolumeClaim").at("claimName"),
+                claim.c_str())
+          << pod;
+      std::vector<std::string> mounts;
+      for (const auto& m : spec.at("containers").at(0).at("volumeMounts").as_array())
+        mounts.push_back(std::string(m.at("mountPath").as_string()));
+      EXPECT_EQ(mounts, (std::vector<std::string>{"/data", "/scratch"})) << pod;
+    }
+  };
+  check();
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "vj", 3); }, 5000ms, 10ms));
   check();
 }
 

@@ -5,6 +5,7 @@
 #include "api/job_plugins.hpp"
 
 #include "api/codec.hpp"
+#include "scheduler/job_volumes.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -122,6 +123,14 @@ TEST(JobPluginsPodSpec, TemplatesHostNamingIsReadFromTheirSpec) {
   EXPECT_EQ(namings[0].hostname, "ps");
   EXPECT_EQ(namings[0].subdomain, "");
   EXPECT_EQ(namings[1].hostname, "");
+}
+
+// The "name" of each object of `list`.
+std::vector<std::string> names_of(const json::value& list) {
+  std::vector<std::string> out;
+  for (const auto& v : list.as_array())
+    out.push_back(std::string(v.at("name").as_string()));
+  return out;
 }
 
 // The names of `c`'s env variables with their values (a value from elsewhere as "<from>").
@@ -282,6 +291,51 @@ TEST(JobPluginsPodSpec, RayStartsTheHeadContainerAndTheWorkerContainers) {
   EXPECT_FALSE(spec.at("containers").at(1).as_object().contains("command"));
 }
 
+// A job's volumes, as Volcano's createJobPod writes them: per claim a volume after the
+// template's and a mount in every container (not init containers) at the volume's path; a claim
+// named twice once, at its first path; before what the plugins add (their volumes follow).
+TEST(JobPluginsPodSpec, VolumesMountEveryClaimInEveryContainerBeforeThePlugins) {
+  auto j = two_task_job();
+  j.volumes = {{"/data", "shared", false},
+               {"/scratch", "tf-pvc-0123456789ab", true},
+               {"/again", "shared", false},
+               {"/unnamed", "", true}};
+  j.plugins = {{"ssh", {}}};
+  auto spec = json::parse(R"({"volumes":[{"name":"cache","emptyDir":{}}],
+      "containers":[{"name":"a","volumeMounts":[{"name":"cache","mountPath":"/cache"}]},
+                    {"name":"b"}],
+      "initContainers":[{"name":"i"}]})")
+                  .as_object();
+  scheduler::label_set annotations;
+  add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
+  const auto shared = scheduler::pod_volume_name("tf", "shared");
+  const auto scratch = scheduler::pod_volume_name("tf", "tf-pvc-0123456789ab");
+  EXPECT_EQ(names_of(spec.at("volumes")),
+            (std::vector<std::string>{"cache", shared, scratch, "tf-ssh"}));
+  EXPECT_EQ(spec.at("volumes").at(1),
+            json::value(json::object{
+                {"name", shared},
+                {"persistentVolumeClaim", json::object{{"claimName", "shared"}}}}));
+  EXPECT_EQ(spec.at("volumes").at(2).at("persistentVolumeClaim").at("claimName"),
+            "tf-pvc-0123456789ab");
+  auto mounts_of = [&](const json::value& c) {
+    std::vector<std::string> out;
+    for (const auto& m : c.at("volumeMounts").as_array())
+      out.push_back(std::string(m.at("name").as_string()) + " " +
+                    std::string(m.at("mountPath").as_string()));
+    return out;
+  };
+  EXPECT_EQ(mounts_of(spec.at("containers").at(0)),
+            (std::vector<std::string>{"cache /cache", shared + " /data", scratch + " /scratch",
+                                      "tf-ssh /root/.ssh"}));
+  EXPECT_EQ(mounts_of(spec.at("containers").at(1)),
+            (std::vector<std::string>{shared + " /data", scratch + " /scratch",
+                                      "tf-ssh /root/.ssh"}));
+  EXPECT_EQ(mounts_of(spec.at("initContainers").at(0)),
+            std::vector<std::string>{"tf-ssh /root/.ssh"})
+      << "init containers mount the plugins' volumes only";
+}
+
 // The job's status names what its plugins control, as Volcano's OnJobAdd records it.
 TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   job_object o;
@@ -298,7 +352,15 @@ TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   EXPECT_EQ(v.at("status").at("controlledResources"),
             json::parse(R"({"plugin-ray":"ray","plugin-svc":"svc"})"))
       << json::serialize(v);
+  // And the claims its volumes mount, as Volcano's createJobIOIfNotExist records them.
   o.job.plugins.clear();
+  o.job.volumes = {{"/data", "shared", false}, {"/scratch", "tf-pvc-0123456789ab", true}};
+  v = encode_object(o);
+  EXPECT_EQ(v.at("status").at("controlledResources"),
+            json::parse(R"({"volume-pvc-shared":"shared",)"
+                        R"("volume-pvc-tf-pvc-0123456789ab":"tf-pvc-0123456789ab"})"))
+      << json::serialize(v);
+  o.job.volumes.clear();
   EXPECT_FALSE(encode_object(o).at("status").as_object().contains("controlledResources"));
 }
 

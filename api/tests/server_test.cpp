@@ -1298,6 +1298,10 @@ std::vector<bad_input> bad_inputs() {
        R"(spec.plugins[ray]: Invalid value: \"head\": the ray head task was not found)",
        how::request, "POST", jobs,
        job(R"({"tasks":[)" + task("worker", "2") + R"(],"plugins":{"ray":[]}})")});
+  add({"volume_without_claim", 422,
+       "spec.volumes[0]: Required value: either volumeClaim or volumeClaimName must be given",
+       how::request, "POST", jobs,
+       job(R"({"tasks":[)" + task("t", "1") + R"(],"volumes":[{"mountPath":"/data"}]})")});
   add({"unknown_policy_event", 422, "spec.policies[0]", how::request, "POST", jobs,
        job(R"({"tasks":[)" + task("t", "1") + R"(],"policies":[{"event":"Sunrise","action":"RestartJob"}]})")});
   add({"queue_weight_zero", 422, "spec.weight: Invalid value: 0", how::request, "POST", queues,

@@ -3,9 +3,11 @@
 // generateSSHConfig, and their flag sets).
 
 #include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -268,6 +270,46 @@ TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {
   EXPECT_FALSE(add_implied_plugins(j));
   j.plugins = {{"ray", {}}, {"svc", {"--disable-network-policy"}}};
   EXPECT_FALSE(add_implied_plugins(j)) << "a svc of the user's stays as written";
+}
+
+// The names of a job's claims and of its pods' volumes: Volcano's shapes ("<job>-pvc-" and 12
+// of [0-9a-z]; "<job>-" and 12), the same at every try (a controller that stopped after making
+// a claim finds it again), different per volume and per job.
+TEST(JobVolumes, GeneratedNamesHaveVolcanosShapeAndAreTheSameAtEveryTry) {
+  const std::string uid = "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90";
+  auto is_base36 = [](std::string_view s) {
+    return s.size() == 12 && std::all_of(s.begin(), s.end(), [](char c) {
+             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z');
+           });
+  };
+  const auto first = generated_claim_name("tf", uid, 0);
+  ASSERT_EQ(first.rfind("tf-pvc-", 0), 0u) << first;
+  EXPECT_TRUE(is_base36(first.substr(7))) << first;
+  // Fixed by its definition: a process of another build (an upgrade between a claim made and
+  // its name written) names the same claim.
+  EXPECT_EQ(first, "tf-pvc-9mc6efqyjxj7");
+  EXPECT_EQ(generated_claim_name("tf", uid, 0), first);
+  EXPECT_NE(generated_claim_name("tf", uid, 1), first);
+  EXPECT_NE(generated_claim_name("tf", "another-uid", 0), first);
+
+  const auto volume = pod_volume_name("tf", "shared");
+  ASSERT_EQ(volume.rfind("tf-", 0), 0u) << volume;
+  EXPECT_TRUE(is_base36(volume.substr(3))) << volume;
+  EXPECT_EQ(volume, "tf-dizog9eyp6u1");
+  EXPECT_NE(pod_volume_name("tf", "other"), volume);
+
+  auto j = job_of("tf", {{"worker", 1}});
+  j.meta.uid = uid;
+  j.volumes = {{"/data", "shared", false}, {"/scratch", "", true}, {"/again", "shared", false}};
+  EXPECT_TRUE(name_volume_claims(j));
+  EXPECT_EQ(j.volumes[0].volume_claim_name, "shared") << "a named claim keeps its name";
+  EXPECT_EQ(j.volumes[1].volume_claim_name, generated_claim_name("tf", uid, 1));
+  EXPECT_FALSE(name_volume_claims(j)) << "named once";
+  EXPECT_EQ(named_claims(j), (std::vector<std::string>{"shared", j.volumes[1].volume_claim_name}));
+  EXPECT_EQ(claim_resource_key("shared"), "volume-pvc-shared");
+  EXPECT_EQ(claim_not_found_message("shared"),
+            "pvc shared is not found, the job will be in the Pending state until the PVC is "
+            "created");
 }
 
 } // namespace

@@ -1366,10 +1366,8 @@ TEST(validate_job, table) {
            [](job& j) { j.volumes[1].has_volume_claim = false; },
            {"spec.volumes[1]: Required value: either volumeClaim or volumeClaimName must be "
             "given"}},
-          {"a volume with both claims",
-           [](job& j) { j.volumes[1].volume_claim_name = "other"; },
-           {"spec.volumes[1].volumeClaim: Forbidden: may not be given together with "
-            "volumeClaimName: an existing claim is named, or a new one described"}},
+          {"a volume with both claims: the name its controller gave the claim",
+           [](job& j) { j.volumes[1].volume_claim_name = "j-pvc-0123456789ab"; }, {}},
           {"minSuccess zero",
            [](job& j) { j.min_success = 0; },
            {"spec.minSuccess: Invalid value: \"0\": must be greater than or equal to 1"}},
@@ -1378,6 +1376,18 @@ TEST(validate_job, table) {
            {"spec.ttlSecondsAfterFinished: Invalid value: \"-1\": must be greater than or "
             "equal to 0"}},
       });
+}
+
+// Volcano's webhook refuses a volume that names a claim and describes one at a job's creation
+// only: afterwards the volume carries the name its controller gave the claim.
+TEST(validate_job, creation) {
+  job j;
+  j.volumes = {{"/data", "training-data", false}, {"/scratch", "", true}};
+  EXPECT_EQ(strings(validate_creation(j)), messages{});
+  j.volumes[1].volume_claim_name = "other";
+  EXPECT_EQ(strings(validate_creation(j)),
+            (messages{"spec.volumes[1].volumeClaim: Forbidden: may not be given together with "
+                      "volumeClaimName: an existing claim is named, or a new one described"}));
 }
 
 } // namespace

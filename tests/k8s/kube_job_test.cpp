@@ -1201,6 +1201,102 @@ TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
   EXPECT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
 }
 
+// -- a job's volumes (scheduler/job_volumes.hpp)
+
+// The claims of job `uid`'s namespace that the job controls, by name.
+std::map<std::string, json::value> claims_owned_by(kube_harness& h, const std::string& uid) {
+  std::map<std::string, json::value> out;
+  auto list = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/persistentvolumeclaims");
+  if (list)
+    for (const auto& item : list->as_object().at("items").as_array())
+      if (owned_by(item, uid))
+        out[k8s::string_at(item, {"metadata", "name"})] = item;
+  return out;
+}
+
+// A job's volumes on the apiserver (Volcano's createJobIOIfNotExist). The volume that names a
+// claim ("shared") that does not exist keeps the job from its PodGroup and pods, with a Warning
+// PVCError Event in Volcano's words, until the claim is made. The volume that describes its
+// claim gets one made, owned by the job, with the spec as written: one only, however often the
+// step was tried, under the generated name then written into the Job's spec. Every pod mounts
+// both; the status records both; deleting the job deletes the claim it made, not the other.
+TEST(KubeJobController, AJobsVolumesGetTheirClaimsAndAMissingOneKeepsItWaiting) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}});
+  job.at("spec").as_object()["volumes"] = json::parse(R"([
+    {"mountPath": "/scratch", "volumeClaim": {"accessModes": ["ReadWriteOnce"],
+                                              "resources": {"requests": {"storage": "1Gi"}}}},
+    {"mountPath": "/data", "volumeClaimName": "shared"}])");
+  h.apply(job);
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = with_reason(job_events(h, "tf"), "PVCError");
+    return !failed.empty() && int_at(failed[0], {"count"}) >= 2;
+  })) << describe_events(job_events(h, "tf")) << read_log(*d);
+  auto failed = with_reason(job_events(h, "tf"), "PVCError");
+  EXPECT_EQ(k8s::string_at(failed[0], {"type"}), "Warning");
+  EXPECT_EQ(k8s::string_at(failed[0], {"message"}),
+            "Failed to create PVC, err: pvc shared is not found, the job will be in the Pending "
+            "state until the PVC is created");
+  EXPECT_TRUE(raw_pods(h).empty()) << describe(h);
+  EXPECT_TRUE(h.groups().empty()) << describe(h);
+  EXPECT_EQ(phase_of(get_job(h, "tf")), "Pending");
+  EXPECT_EQ(claims_owned_by(h, uid).size(), 1u) << "one claim made, whatever the tries";
+
+  auto shared = k8s::post_json(
+      h.admin(), "/api/v1/namespaces/" + h.ns() + "/persistentvolumeclaims",
+      json::parse(R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "shared"},
+        "spec": {"accessModes": ["ReadWriteMany"],
+                 "resources": {"requests": {"storage": "1Gi"}}}})"));
+  ASSERT_TRUE(shared.ok()) << shared.error().to_string();
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+
+  const auto volumes = get_job(h, "tf").at("spec").at("volumes");
+  const auto claim = k8s::string_at(volumes.at(0), {"volumeClaimName"});
+  EXPECT_EQ(claim.rfind("tf-pvc-", 0), 0u) << json::serialize(volumes);
+  EXPECT_EQ(claim.size(), 19u) << claim;
+  EXPECT_EQ(k8s::string_at(volumes.at(1), {"volumeClaimName"}), "shared");
+  auto owned = claims_owned_by(h, uid);
+  ASSERT_EQ(owned.size(), 1u);
+  ASSERT_EQ(owned.count(claim), 1u) << "the claim made is the one the spec names";
+  EXPECT_EQ(owned[claim].at("spec").at("accessModes"), json::parse(R"(["ReadWriteOnce"])"));
+  EXPECT_EQ(k8s::string_at(owned[claim], {"spec", "resources", "requests", "storage"}), "1Gi");
+
+  for (const auto& [name, pod] : raw_pods(h)) {
+    SCOPED_TRACE(name);
+    std::map<std::string, std::string> claim_of_volume;
+    for (const auto& v : pod.at("spec").at("volumes").as_array())
+      if (const auto* c = k8s::value_at(v, {"persistentVolumeClaim", "claimName"}))
+        claim_of_volume[k8s::string_at(v, {"name"})] = std::string(c->as_string());
+    std::map<std::string, std::string> mounted;
+    for (const auto& m : pod.at("spec").at("containers").at(0).at("volumeMounts").as_array())
+      if (auto c = claim_of_volume.find(k8s::string_at(m, {"name"})); c != claim_of_volume.end())
+        mounted[k8s::string_at(m, {"mountPath"})] = c->second;
+    EXPECT_EQ(mounted,
+              (std::map<std::string, std::string>{{"/scratch", claim}, {"/data", "shared"}}));
+  }
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto now = get_job(h, "tf");
+    const auto* controlled = k8s::value_at(now, {"status", "controlledResources"});
+    return controlled != nullptr &&
+           *controlled == json::value(json::object{{"volume-pvc-" + claim, claim},
+                                                   {"volume-pvc-shared", "shared"}});
+  })) << json::serialize(get_job(h, "tf"));
+
+  // Its claim goes with the job (terminating: no controller removes the apiserver's
+  // pvc-protection finalizer in the test control plane); "shared" is not the job's.
+  auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
+  ASSERT_TRUE(deleted.ok()) << deleted.to_string();
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto made = get_in_ns(h, "persistentvolumeclaims/" + claim);
+    return made.is_null() || !k8s::string_at(made, {"metadata", "deletionTimestamp"}).empty();
+  })) << json::serialize(get_in_ns(h, "persistentvolumeclaims/" + claim)) << read_log(*d);
+  const auto kept = get_in_ns(h, "persistentvolumeclaims/shared");
+  EXPECT_TRUE(k8s::string_at(kept, {"metadata", "deletionTimestamp"}).empty())
+      << json::serialize(kept);
+}
 
 // dependsOn on the apiserver, and why a job waits: the workers depend on the ps, so while no
 // node can hold the ps no worker pod is made, and the job carries a PodGroupPending Warning; once a node that fits it comes and it runs, the workers are made and
