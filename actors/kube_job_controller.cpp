@@ -13,6 +13,7 @@
 #include "scheduler/job_lifecycle.hpp"
 #include "scheduler/job_plugins.hpp"
 #include "scheduler/job_sync.hpp"
+#include "scheduler/job_volumes.hpp"
 #include "scheduler/quantity.hpp"
 
 #include <boost/json.hpp>
@@ -94,8 +95,11 @@ struct job_entry {
   bool plugin_objects_made = false;
   /// The svc ConfigMap's data agrees with the spec as it is now (a spec change clears it).
   bool hosts_in_step = false;
-  /// The status last written records the plugins in status.controlledResources.
-  bool controlled_resources_written = false;
+  /// Its volumes' claims exist and their names are in the job's spec (Volcano's
+  /// createJobIOIfNotExist went through in this process); a change of its volumes clears it.
+  bool claims_ready = false;
+  /// status.controlledResources as the status last written records it.
+  json::object controlled_resources_written;
   /// The last PodGroupPending event's message (record_pod_group_pending): said once a change.
   std::string pod_group_pending_said;
   /// Steps that failed in a row (step_failed); a step that goes through clears it.
@@ -231,8 +235,9 @@ struct controller_state {
   /// A job's failing step is tried again this many times, then the job is terminated
   /// (kubernetes_config::job_max_requeue); -1: without end.
   int32_t max_requeue = 15;
-  /// The plugin objects (Service, NetworkPolicy, ConfigMap, Secret) of deleted jobs, by the
-  /// deleted job's uid: their paths, each left until it is deleted or gone.
+  /// The plugin objects (Service, NetworkPolicy, ConfigMap, Secret) and the claims their
+  /// volumes made (PersistentVolumeClaims) of deleted jobs, by the deleted job's uid: their
+  /// paths, each left until it is deleted or gone.
   std::unordered_map<std::string, std::vector<std::string>> plugin_objects_to_delete;
   /// A deleted job's objects were not all deleted: tried again at the next tick.
   bool collect_again = false;
@@ -283,8 +288,10 @@ struct step_failures {
   std::vector<std::string> created, deleted;  // Each failed call's error.
   std::string pod_group;                      // The PodGroup's create or update.
   std::string plugins;                        // A plugin object's create or update.
+  std::string volumes;                        // A volume's claim: missing, or not made.
   bool any() const {
-    return !created.empty() || !deleted.empty() || !pod_group.empty() || !plugins.empty();
+    return !created.empty() || !deleted.empty() || !pod_group.empty() || !plugins.empty() ||
+           !volumes.empty();
   }
 };
 
@@ -484,11 +491,9 @@ std::vector<std::string> plugin_object_paths(const scheduler::job& j,
   }
   if (plugins.ssh)
     out.push_back(secrets_path(ns) + "/" + scheduler::ssh_secret_name(name));
+  if (plugins.ray)
+    out.push_back(services_path(ns) + "/" + scheduler::ray_head_service_name(name));
   return out;
-}
-
-bool has_plugin_objects(const scheduler::job_plugin_settings& plugins) {
-  return plugins.svc.has_value() || plugins.ssh.has_value();
 }
 
 // Job `e`'s object `name` in `collection`, as the apiserver has it after this: kept as it is
@@ -529,10 +534,11 @@ result<json::value> ensure_plugin_object(self_ptr self, const job_entry& e,
 }
 
 // The objects of job `e`'s plugins on the apiserver. The first time in this process, Volcano's
-// OnJobAdd: the svc plugin's ConfigMap, Service and NetworkPolicy, the ssh plugin's Secret, each
-// made when missing; then, after each change of the spec, Volcano's OnJobUpdate: the svc
-// ConfigMap's host lists brought in step (a scaled task). The ssh Secret is never updated, as
-// Volcano's OnJobUpdate leaves it: a Secret mounted with subPath does not reach running pods.
+// OnJobAdd: the svc plugin's ConfigMap, Service and NetworkPolicy, the ssh plugin's Secret, the
+// ray plugin's head Service, each made when missing; then, after each change of the spec,
+// Volcano's OnJobUpdate: the svc ConfigMap's host lists brought in step (a scaled task). The ssh
+// Secret is never updated, as Volcano's OnJobUpdate leaves it: a Secret mounted with subPath
+// does not reach running pods.
 // Errors: the first call that failed; what succeeded before it stays done.
 status sync_plugin_objects(self_ptr self, job_entry& e) {
   auto& st = self->state;
@@ -582,19 +588,106 @@ status sync_plugin_objects(self_ptr self, job_entry& e) {
     if (!secret)
       return secret.error();
   }
+  if (e.plugins.ray) {
+    auto head = ensure_plugin_object(
+        self, e, services_path(ns), scheduler::ray_head_service_name(name), [&] {
+          return result<json::value>(k8s::job_ray_head_service_manifest(j, e.uid, *e.plugins.ray));
+        });
+    if (!head)
+      return head.error();
+  }
   e.plugin_objects_made = true;
   return {};
 }
 
-// The plugins a job's status records in status.controlledResources, as Volcano's OnJobAdd does
-// ("plugin-<name>": "<name>"), once their objects exist.
+// What a job's status records in status.controlledResources: its plugins, as Volcano's OnJobAdd
+// does ("plugin-<name>": "<name>"), once their objects exist; its volumes' claims, as Volcano's
+// createJobIOIfNotExist does ("volume-pvc-<claim>": "<claim>"), once they exist.
 json::object controlled_resources_of(const job_entry& e) {
   json::object out;
-  if (!e.plugin_objects_made)
-    return out;
-  for (auto name : scheduler::controlled_plugins(e.plugins))
-    out["plugin-" + std::string(name)] = name;
+  if (e.plugin_objects_made)
+    for (auto name : scheduler::controlled_plugins(e.plugins))
+      out["plugin-" + std::string(name)] = name;
+  if (e.claims_ready)
+    for (const auto& claim : scheduler::named_claims(*e.job))
+      out[scheduler::claim_resource_key(claim)] = claim;
   return out;
+}
+
+std::string claims_path(const std::string& ns) {
+  return "/api/v1/namespaces/" + ns + "/persistentvolumeclaims";
+}
+
+// The claims a job's volumes make (those with a volumeClaim), each under the name its spec
+// gives or the one generated for it: what goes with the job.
+std::vector<std::string> made_claim_paths(const scheduler::job& j) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < j.volumes.size(); ++i)
+    if (j.volumes[i].has_volume_claim)
+      out.push_back(claims_path(j.meta.namespace_name.str()) + "/" +
+                    (j.volumes[i].volume_claim_name.empty()
+                         ? scheduler::generated_claim_name(j.meta.name.view(), j.meta.uid.str(), i)
+                         : j.volumes[i].volume_claim_name));
+  return out;
+}
+
+// Volcano's createJobIOIfNotExist, until it goes through once in this process: each volume's
+// claim, in the order of spec.volumes. A volume that describes its claim (volumeClaim) gets it
+// made when missing (k8s::job_volume_claim_manifest), under its volumeClaimName or else its
+// generated name, which is the same at every try (scheduler::generated_claim_name): a step
+// that failed or a process that stopped half-way finds the claim it made. A volume that only
+// names a claim needs that claim to exist: failed_precondition in Volcano's words ("pvc X is not
+// found, the job will be in the Pending state until the PVC is created"), and the step is tried
+// again (as every failed step, up to the requeue limit). Then the generated names are written
+// into the Job's spec (k8s::job_volume_claim_names_patch), before any pod mounts them; `e` takes
+// the named job and the Job as written. Errors: the first call that failed.
+status sync_volume_claims(self_ptr self, job_entry& e) {
+  auto& st = self->state;
+  if (e.claims_ready)
+    return {};
+  auto named = std::make_shared<scheduler::job>(*e.job);
+  scheduler::name_volume_claims(*named);
+  const auto ns = named->meta.namespace_name.str();
+  const auto* raw_volumes = k8s::value_at(e.raw, {"spec", "volumes"});
+  for (std::size_t i = 0; i < named->volumes.size(); ++i) {
+    const auto& v = named->volumes[i];
+    const auto path = claims_path(ns) + "/" + v.volume_claim_name;
+    auto have = k8s::get_json(*st.client, path);
+    if (have)
+      continue;
+    if (have.error().code() != errc::not_found)
+      return have.error();
+    const json::value* claim_spec = nullptr;
+    if (raw_volumes != nullptr && raw_volumes->is_array() && i < raw_volumes->as_array().size())
+      claim_spec = k8s::value_at(raw_volumes->as_array()[i], {"volumeClaim"});
+    if (!v.has_volume_claim || claim_spec == nullptr)
+      return status{errc::failed_precondition,
+                    scheduler::claim_not_found_message(v.volume_claim_name)};
+    auto made = k8s::post_json(
+        *st.client, claims_path(ns),
+        k8s::job_volume_claim_manifest(*named, e.uid, v.volume_claim_name, *claim_spec));
+    if (!made && made.error().code() != errc::already_exists)
+      return made.error();
+    oplog::info("claim of a job's volume created")
+        .kv("claim", ns + "/" + v.volume_claim_name)
+        .kv("job", key_of(e.raw));
+  }
+  if (auto patch = k8s::job_volume_claim_names_patch(e.raw, *named)) {
+    auto written = k8s::patch_json(*st.client,
+                                   "/apis/batch.volcano.sh/v1alpha1/namespaces/" + ns + "/jobs/" +
+                                       named->meta.name.str(),
+                                   *patch, k8s::patch_type::json_patch);
+    if (!written)
+      return written.error();
+    oplog::info("claims' names written into the job").kv("job", key_of(e.raw));
+    // The watch event of this write brings no change of the spec.
+    e.raw = std::move(*written);
+    const auto* spec = k8s::value_at(e.raw, {"spec"});
+    e.spec_text = spec ? json::serialize(*spec) : std::string();
+  }
+  e.job = std::move(named);
+  e.claims_ready = true;
+  return {};
 }
 
 // Deletes plugin object `path` of deleted job `job_uid`, unless it is gone or another job's
@@ -671,11 +764,10 @@ void sync_pods(self_ptr self, const job_entry& e, const scheduler::job_status& s
 bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& status) {
   auto& st = self->state;
   auto value = k8s::job_status_json(status);
-  // The status is written whole: the plugins' record goes with every write.
+  // The status is written whole: the plugins' and claims' record goes with every write.
   auto controlled = controlled_resources_of(e);
-  const bool records_plugins = !controlled.empty();
-  if (records_plugins && value.is_object())
-    value.as_object()["controlledResources"] = std::move(controlled);
+  if (!controlled.empty() && value.is_object())
+    value.as_object()["controlledResources"] = controlled;
   json::array patch{json::object{{"op", "add"}, {"path", "/status"}, {"value", std::move(value)}}};
   auto path = "/apis/batch.volcano.sh/v1alpha1/namespaces/" + e.job->meta.namespace_name.str() +
               "/jobs/" + e.job->meta.name.str() + "/status";
@@ -687,7 +779,7 @@ bool write_status(self_ptr self, job_entry& e, const scheduler::job_status& stat
     return false;
   }
   e.status = status;
-  e.controlled_resources_written = records_plugins;
+  e.controlled_resources_written = std::move(controlled);
   return true;
 }
 
@@ -739,6 +831,8 @@ void record_failures(self_ptr self, const job_entry& e, const step_failures& fai
   if (!failures.plugins.empty())
     record_event(self, e, "Warning", "PluginError",
                  "Execute plugin when job add failed, err: " + failures.plugins);
+  if (!failures.volumes.empty())
+    record_event(self, e, "Warning", "PVCError", "Failed to create PVC, err: " + failures.volumes);
   if (!failures.pod_group.empty())
     record_event(self, e, "Warning", "PodGroupError",
                  "Failed to create PodGroup, err: " + failures.pod_group);
@@ -778,6 +872,10 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
     // the pods, which mount them; nothing more while they fail.
     if (auto plugins = sync_plugin_objects(self, e); !plugins.ok()) {
       failures.plugins = plugins.to_string();
+    } else if (auto claims = sync_volume_claims(self, e); !claims.ok()) {
+      // A missing claim in Volcano's words; the apiserver's errors as they are.
+      failures.volumes =
+          claims.code() == errc::failed_precondition ? claims.message() : claims.to_string();
     } else {
       if (auto group = create_or_update_group(self, e); !group.ok())
         failures.pod_group = group.to_string();
@@ -796,9 +894,8 @@ void execute(self_ptr self, const std::string& key, const scheduler::resolved_ac
     });
   }
   const auto from = e.status.phase;
-  const bool record_plugins =
-      e.controlled_resources_written != !controlled_resources_of(e).empty();
-  if ((!(t.status == e.status) || record_plugins) && !write_status(self, e, t.status))
+  const bool record_controlled = e.controlled_resources_written != controlled_resources_of(e);
+  if ((!(t.status == e.status) || record_controlled) && !write_status(self, e, t.status))
     return step_failed(self, key, e, action);
   e.failed_steps = 0;
   if (t.phase_changed) {
@@ -967,8 +1064,14 @@ void job_gone(self_ptr self, const std::string& key) {
   if (i == st.jobs.end())
     return;
   auto uid = i->second.uid;
-  if (i->second.job && has_plugin_objects(i->second.plugins))
-    st.plugin_objects_to_delete[uid] = plugin_object_paths(*i->second.job, i->second.plugins);
+  if (i->second.job) {
+    // Its plugins' objects and the claims its volumes made, each deleted if the job controls it.
+    auto paths = plugin_object_paths(*i->second.job, i->second.plugins);
+    for (auto& path : made_claim_paths(*i->second.job))
+      paths.push_back(std::move(path));
+    if (!paths.empty())
+      st.plugin_objects_to_delete[uid] = std::move(paths);
+  }
   st.jobs.erase(i);
   st.key_of_uid.erase(uid);
   st.events.forget(uid);
@@ -1024,6 +1127,10 @@ void job_seen(self_ptr self, const json::value& raw) {
       e.status = obj.status;
       e.initiated = !k8s::string_at(raw, {"status", "state", "phase"}).empty();
     }
+    // Volumes changed (Volcano's webhook forbids it; without the webhook a user may): their
+    // claims are seen to again before the next pod is made.
+    if (e.job && e.job->volumes != obj.job.volumes)
+      e.claims_ready = false;
     e.job = std::make_shared<const scheduler::job>(std::move(obj.job));
     e.plugins = scheduler::plugin_settings_of(*e.job);
     sync_job(self, key);

@@ -19,15 +19,23 @@
 //   createOrUpdatePodGroup does;
 // - makes the objects of the job's plugins (scheduler/job_plugins.hpp: svc's headless Service,
 //   NetworkPolicy and ConfigMap "<job>-svc" of host lists, ssh's Secret "<job>-ssh" of a key
-//   pair) when it first acts on the job, before its PodGroup and pods (Volcano's OnJobAdd), each
-//   only when missing: a restarted process keeps the Secret whose keys running pods hold; after
-//   a change of the job's spec (a scale) it brings the ConfigMap's host lists in step (Volcano's
-//   svc OnJobUpdate; the ssh config is not updated, as in Volcano). Each pod gets what the
-//   plugins add to it (k8s::job_pod_manifest). A step whose plugin objects fail is tried again,
-//   with a Warning PluginError Event, and makes no pod meanwhile;
+//   pair, ray's Service "<job>-head-svc") when it first acts on the job, before its PodGroup and
+//   pods (Volcano's OnJobAdd), each only when missing: a restarted process keeps the Secret
+//   whose keys running pods hold; after a change of the job's spec (a scale) it brings the
+//   ConfigMap's host lists in step (Volcano's svc OnJobUpdate; the ssh config is not updated,
+//   as in Volcano). Each pod gets what the plugins add to it (k8s::job_pod_manifest). A step
+//   whose plugin objects fail is tried again, with a Warning PluginError Event, and makes no pod
+//   meanwhile;
+// - sees to the claims of the job's volumes after the plugins' objects, before its PodGroup and
+//   pods (Volcano's createJobIOIfNotExist): a volume that describes its claim (volumeClaim) gets
+//   it made, owned by the job, under a name generated from the job's uid and the volume's index
+//   (scheduler/job_volumes.hpp), which is then written into the Job's spec (volumeClaimName); a
+//   volume that names a claim waits for it (a Warning PVCError Event, no pod meanwhile, the step
+//   tried again). Each pod mounts every claim (k8s::job_pod_manifest);
 // - writes the job's status subresource (a JSON patch that sets /status whole): phase with its
 //   history in conditions, counts, minAvailable, retryCount, version, and controlledResources
-//   ("plugin-env": "env"...) once the plugins' objects exist;
+//   ("plugin-env": "env"..., "volume-pvc-<claim>": "<claim>") once the plugins' objects and the
+//   claims exist;
 // - raises Volcano's events from its pods' changes (PodPending, PodRunning, PodFailed with the
 //   first container's exit code, PodEvicted, TaskCompleted, OutOfSync) and its PodGroup's
 //   (Unknown), and executes the action the job's policies name: a kill marks each pod
@@ -40,13 +48,14 @@
 //   last transition its status holds (Volcano's garbage collector), so the deadline survives a
 //   restart;
 // - writes core/v1 Events on the Job in Volcano's words (ExecuteAction, CommandIssued,
-//   FailedCreate, FailedDelete, PodGroupError); the same Event again bumps the count and
-//   lastTimestamp of the one written before (one line per reason and message, not a flood);
+//   FailedCreate, FailedDelete, PodGroupError, PluginError, PVCError); the same Event again
+//   bumps the count and lastTimestamp of the one written before (one line per reason and
+//   message, not a flood);
 // - deletes the pods and PodGroup of a Job that was deleted (and, once everything is listed,
-//   those whose Job is gone), and its plugin objects (those the job controls, read by name: a
-//   Job deleted while no controller acted leaves its plugin objects, which nothing here
-//   watches), as the garbage collector would: a cluster without kube-controller-manager has
-//   none. Unlike Volcano, a kill (a restart, an abort, the job's end) keeps them.
+//   those whose Job is gone), and its plugin objects and claims (those the job controls, read by
+//   name: a Job deleted while no controller acted leaves them, which nothing here watches), as
+//   the garbage collector would: a cluster without kube-controller-manager has none. Unlike
+//   Volcano, a kill (a restart, an abort, the job's end) keeps the plugin objects.
 // The state lives on the apiserver: a restarted process lists Jobs, pods and PodGroups again and
 // syncs every job, making only the pods no pod of that name is left of.
 //

@@ -8,6 +8,7 @@
 #include "scheduler/job.hpp"
 #include "scheduler/job_lifecycle.hpp"
 #include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 #include "scheduler/validation.hpp"
 
 
@@ -364,6 +365,10 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
   auto key = object_key(j.meta.namespace_name, j.meta.name);
   if (name_taken(st, resource_kind::job, key))
     return respond(reply, result<api::object>{already_exists(resource_kind::job, j.meta.name)});
+  // Volcano's webhook's rule for a new job only: its stored volumes carry their claims' names.
+  if (auto errors = scheduler::validate_creation(j); !errors.empty())
+    return respond(reply,
+                   result<api::object>{scheduler::to_status("Job", j.meta.name.view(), errors)});
   if (auto s = check_queue_accepts(st.cache, j.queue, "spec.queue"); !s.ok())
     return respond(reply, result<api::object>{s});
   auto prio = resolve_priority(st, j.priority_class_name, j.priority, "spec.priorityClassName");
@@ -385,6 +390,9 @@ void create_job(self_ptr self, api::job_object obj, bool dry_run, object_reply r
     j.max_retry = 3;
   // It also adds the plugins the distributed-framework plugins need (svc; ssh for mpi).
   scheduler::add_implied_plugins(j);
+  // Volcano's controller names the claim of each volume that describes one, in the job's spec
+  // (createJobIOIfNotExist). There is no claim to make here: no storage is simulated.
+  scheduler::name_volume_claims(j);
   auto expanded = scheduler::expand_job(j);
   if (!expanded)
     return respond(reply, result<api::object>{expanded.error()});

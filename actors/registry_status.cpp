@@ -59,11 +59,12 @@ pod_counts count(const registry_state& st, const group_entry& g) {
 
 namespace {
 
-// What its job's plugins give a job's pod (api/job_plugins.hpp): the task index variables,
-// volumes, mounts and host names Volcano's controller writes into the pods it creates. Made
-// where a pod is shown rather than kept in each pod, as a restart makes a job's pods again
-// from the job: only the pods of jobs with plugins pay for it. Standalone only: in Kubernetes
-// mode the apiserver's pods already carry them, and no job is in the catalog.
+// What its job's volumes and plugins give a job's pod (api/job_plugins.hpp): the claims'
+// volumes and mounts, the task index variables, host names and annotations Volcano's controller
+// writes into the pods it creates. Made where a pod is shown rather than kept in each pod, as a
+// restart makes a job's pods again from the job: only the pods of jobs with volumes or plugins
+// pay for it. Standalone only: in Kubernetes mode the apiserver's pods already carry them, and
+// no job is in the catalog.
 void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::pod& pod) {
   if (e.gang == 0)
     return;
@@ -71,13 +72,12 @@ void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::po
   if (g == st.cache.groups.end() || g->second.job_key.empty())
     return;
   auto j = st.jobs.find(g->second.job_key.view());
-  if (j == st.jobs.end() || j->second.job->plugins.empty())
+  if (j == st.jobs.end() || (j->second.job->plugins.empty() && j->second.job->volumes.empty()))
     return;
   const auto& job = *j->second.job;
   const auto settings = scheduler::plugin_settings_of(job);
-  if (!settings.env && !settings.svc && !settings.ssh && !settings.tensorflow && !settings.mpi &&
-      !settings.pytorch)
-    return;  // Only plugins that add nothing to a pod (hcclrank, ray).
+  if (settings == scheduler::job_plugin_settings{} && job.volumes.empty())
+    return;  // Nothing that adds to a pod.
   boost::json::object spec;
   if (!pod.spec_json.empty()) {
     boost::system::error_code ec;
@@ -85,9 +85,9 @@ void add_job_plugins(const registry_state& st, const pod_entry& e, scheduler::po
     if (!ec && parsed.is_object())
       spec = std::move(parsed.as_object());
   }
-  auto index = pod.meta.annotations.find(scheduler::task_index_key);
-  api::add_plugins_to_pod_spec(spec, job, settings, pod.meta.name.view(), pod.role.view(),
-                               index ? *index : std::string_view{});
+  const std::string index(pod.meta.annotations.find(scheduler::task_index_key).value_or(""));
+  api::add_job_to_pod(spec, pod.meta.annotations, job, settings, pod.meta.name.view(),
+                      pod.role.view(), index);
   pod.spec_json = boost::json::serialize(spec);
 }
 

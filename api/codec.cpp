@@ -721,6 +721,12 @@ json::value encode_object(const object& o) {
             s["schedulerName"] = j.scheduler_name;
           if (!j.priority_class_name.empty())
             s["priorityClassName"] = j.priority_class_name;
+          // The claims' names, as Volcano's controller writes a generated one into the spec.
+          if (auto* volumes = s.if_contains("volumes"); volumes != nullptr && volumes->is_array())
+            for (std::size_t i = 0; i < volumes->as_array().size() && i < j.volumes.size(); ++i)
+              if (auto& v = volumes->as_array()[i];
+                  v.is_object() && !j.volumes[i].volume_claim_name.empty())
+                v.as_object()["volumeClaimName"] = j.volumes[i].volume_claim_name;
           out["spec"] = std::move(spec);
         } else if (auto* spec = out.if_contains("spec"); spec != nullptr && spec->is_object()) {
           // Tasks whose template kept its spec show it.

@@ -79,7 +79,11 @@ void check_priority_class(const json::value& before, const json::value& after,
 
 // A Volcano Job's update, as Volcano's admission webhook takes it (validateJobUpdate, in its
 // words): the tasks stay the same ones, and only minAvailable, each task's replicas and
-// minAvailable, and priorityClassName change; the job controller then scales the job.
+// minAvailable, and priorityClassName change; the job controller then scales the job. The
+// volumeClaimName of a volume that describes its claim (volumeClaim) is left out of the
+// comparison on both sides, as Volcano's is: the controller wrote a generated one there, which
+// a manifest applied again does not have (the job keeps its claim: the registry's update takes
+// the volumes from the job as it is).
 void check_job(const json::value& before, const json::value& after,
                scheduler::field_errors& errs) {
   auto a = normalized_spec(before, resource_kind::job);
@@ -99,6 +103,11 @@ void check_job(const json::value& before, const json::value& after,
   for (auto* spec : {&*a, &*b}) {
     spec->erase("minAvailable");
     spec->erase("priorityClassName");
+    if (auto* volumes = spec->if_contains("volumes"); volumes && volumes->is_array())
+      for (auto& v : volumes->get_array())
+        if (const auto* claim = v.is_object() ? v.get_object().if_contains("volumeClaim") : nullptr;
+            claim != nullptr && !claim->is_null())
+          v.get_object().erase("volumeClaimName");
     if (auto* list = tasks(*spec))
       for (auto& t : *list)
         if (t.is_object()) {

@@ -3,6 +3,7 @@
 #include "api/codec.hpp"
 
 #include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/sla.hpp"
 
@@ -1361,10 +1362,13 @@ v1::Job write_job(const job_object& in) {
   st->set_unknown(s.unknown);
   st->set_retry_count(s.retry_count);
   st->set_version(s.version);
-  // What the job's plugins made, as Volcano's OnJobAdd records it.
+  // What the job's plugins made, as Volcano's OnJobAdd records it, and the claims its volumes
+  // mount, as its createJobIOIfNotExist does.
   auto& controlled = *st->mutable_controlled_resources();
   for (auto name : scheduler::controlled_plugins(scheduler::plugin_settings_of(j)))
     controlled["plugin-" + std::string(name)] = std::string(name);
+  for (const auto& claim : scheduler::named_claims(j))
+    controlled[scheduler::claim_resource_key(claim)] = claim;
   for (const auto& c : s.conditions) {
     auto* pc = st->add_conditions();
     pc->set_status(std::string(scheduler::to_string(c.status)));

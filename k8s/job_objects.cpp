@@ -152,13 +152,14 @@ result<json::value> job_pod_manifest(const json::value& raw_job, const scheduler
     if (!job_class.empty())
       spec["priorityClassName"] = job_class;
   }
-  api::add_plugins_to_pod_spec(spec, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
-                               pod.role.view(),
-                               pod.meta.annotations.find(scheduler::task_index_key).value_or(""));
+  auto annotations = pod.meta.annotations;
+  const std::string index(annotations.find(scheduler::task_index_key).value_or(""));
+  api::add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), pod.meta.name.view(),
+                      pod.role.view(), index);
   json::object meta{{"name", pod.meta.name.str()},
                     {"namespace", pod.meta.namespace_name.str()},
                     {"labels", string_map(pod.meta.labels)},
-                    {"annotations", string_map(pod.meta.annotations)},
+                    {"annotations", string_map(annotations)},
                     {"ownerReferences",
                      json::array{job_owner_reference(string_at(raw_job, {"metadata", "name"}),
                                                      string_at(raw_job, {"metadata", "uid"}))}}};
@@ -251,6 +252,54 @@ json::value job_service_manifest(const scheduler::job& j, std::string_view job_u
       {"spec", json::object{{"clusterIP", "None"},
                             {"selector", job_pod_selector(j)},
                             {"publishNotReadyAddresses", svc.publish_not_ready_addresses}}}};
+}
+
+json::value job_ray_head_service_manifest(const scheduler::job& j, std::string_view job_uid,
+                                          const scheduler::ray_plugin_settings& ray) {
+  auto selector = job_pod_selector(j);
+  selector[scheduler::task_spec_key] = ray.head;
+  json::array ports;
+  for (const auto& [name, port] : scheduler::ray_ports(ray))
+    ports.push_back(json::object{
+        {"name", name}, {"port", port}, {"targetPort", name}, {"protocol", "TCP"}});
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Service"},
+      {"metadata",
+       plugin_object_meta(j, job_uid, scheduler::ray_head_service_name(j.meta.name.view()))},
+      {"spec", json::object{{"selector", std::move(selector)}, {"ports", std::move(ports)}}}};
+}
+
+json::value job_volume_claim_manifest(const scheduler::job& j, std::string_view job_uid,
+                                      std::string_view claim, const json::value& claim_spec) {
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "PersistentVolumeClaim"},
+                      {"metadata", plugin_object_meta(j, job_uid, claim)},
+                      {"spec", claim_spec}};
+}
+
+std::optional<json::array> job_volume_claim_names_patch(const json::value& raw_job,
+                                                        const scheduler::job& named) {
+  const auto* volumes = value_at(raw_job, {"spec", "volumes"});
+  if (volumes == nullptr || !volumes->is_array())
+    return std::nullopt;
+  json::array patch{json::object{{"op", "test"},
+                                 {"path", "/metadata/uid"},
+                                 {"value", string_at(raw_job, {"metadata", "uid"})}}};
+  for (std::size_t i = 0; i < volumes->as_array().size() && i < named.volumes.size(); ++i) {
+    const auto& v = volumes->as_array()[i];
+    if (!string_at(v, {"volumeClaimName"}).empty() || named.volumes[i].volume_claim_name.empty())
+      continue;
+    const auto at = "/spec/volumes/" + std::to_string(i);
+    patch.push_back(json::object{
+        {"op", "test"}, {"path", at + "/mountPath"}, {"value", string_at(v, {"mountPath"})}});
+    patch.push_back(json::object{{"op", "add"},
+                                 {"path", at + "/volumeClaimName"},
+                                 {"value", named.volumes[i].volume_claim_name}});
+  }
+  if (patch.size() == 1)
+    return std::nullopt;
+  return patch;
 }
 
 json::value job_network_policy_manifest(const scheduler::job& j, std::string_view job_uid) {

@@ -14,8 +14,10 @@
 //   taskStatusCount, conditions), as api::encode_object writes a job's status;
 // - the objects of the job's plugins (scheduler/job_plugins.hpp decides their names and
 //   contents): the svc plugin's headless Service and NetworkPolicy, both named as the job, and
-//   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh". Each is owned
-//   by the job as its controller.
+//   its ConfigMap "<job>-svc" of host lists; the ssh plugin's Secret "<job>-ssh"; the ray
+//   plugin's Service "<job>-head-svc". Each is owned by the job as its controller;
+// - the claims of the job's volumes that describe one (volumeClaim), owned by the job, and the
+//   patch that writes their generated names into the job's spec (scheduler/job_volumes.hpp).
 //
 // Pure functions of their arguments; thread-safe.
 
@@ -63,8 +65,8 @@ std::optional<owner_job> controlling_job(const boost::json::value& object);
 /// of pod.role's task (spec.tasks[i].template, i being the task whose defaulted name is pod.role)
 /// with metadata {name, namespace, labels and annotations of `pod`, ownerReferences: the job},
 /// and in its spec schedulerName (the template's, else the job's, else "volcano"),
-/// priorityClassName (the template's, else the job's) and what the job's plugins add to a pod
-/// (api::add_plugins_to_pod_spec, the task index being the pod's annotation
+/// priorityClassName (the template's, else the job's); then what the job's plugins add to a
+/// pod's spec and annotations (api::add_job_to_pod, the task index being the pod's annotation
 /// volcano.sh/task-index, Volcano's OnPodCreate). Errors: invalid_argument naming the field when
 /// the job has no such task, or the template or its spec is not an object.
 result<boost::json::value> job_pod_manifest(const boost::json::value& raw_job,
@@ -92,6 +94,30 @@ std::optional<boost::json::object> job_pod_group_update(const scheduler::pod_gro
 /// publishNotReadyAddresses as `svc` says; owned by the job.
 boost::json::value job_service_manifest(const scheduler::job& j, std::string_view job_uid,
                                         const scheduler::svc_plugin_settings& svc);
+
+/// The ray plugin's Service "<job>-head-svc" (scheduler::ray_head_service_name) of job `j`
+/// (uid `job_uid`): selecting the head task's pods (volcano.sh/job-name, job-namespace and
+/// task-spec), ports "gcs", "dashboard" and "client-server" (scheduler::ray_ports), each TCP with
+/// the container port of that name as target; owned by the job.
+boost::json::value job_ray_head_service_manifest(const scheduler::job& j,
+                                                 std::string_view job_uid,
+                                                 const scheduler::ray_plugin_settings& ray);
+
+/// The PersistentVolumeClaim `claim` Volcano's createPVC makes for a volume of job `j` (uid
+/// `job_uid`) that describes its claim: spec `claim_spec` (the volume's volumeClaim, a
+/// PersistentVolumeClaimSpec as the Job holds it), in the job's namespace, owned by the job.
+boost::json::value job_volume_claim_manifest(const scheduler::job& j, std::string_view job_uid,
+                                             std::string_view claim,
+                                             const boost::json::value& claim_spec);
+
+/// The JSON patch that writes the claims' names of `named` (the Job `raw_job` decoded, its
+/// claims named by scheduler::name_volume_claims) into the Job, as Volcano's
+/// createJobIOIfNotExist updates the Job: for each volume of raw_job's spec.volumes without a
+/// volumeClaimName, a test that its mountPath is still the one named and an add of the name;
+/// first a test of the Job's uid (another Job of the same name is not written). nullopt when
+/// every volume of raw_job already names its claim.
+std::optional<boost::json::array> job_volume_claim_names_patch(const boost::json::value& raw_job,
+                                                               const scheduler::job& named);
 
 /// The svc plugin's NetworkPolicy of job `j`, named as the job: the job's pods (the Service's
 /// selector) admit ingress from the job's own pods only; owned by the job.

@@ -230,10 +230,46 @@ job_plugin_settings plugin_settings_of(const job& j, std::vector<plugin_argument
           },
           errors);
       out.ssh = s;
+    } else if (name == "hcclrank") {
+      hcclrank_plugin_settings h;
+      parse_go_flags(
+          name, p, args, {{"master"}, {"worker"}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "master")
+              h.master = value;
+            else
+              h.worker = value;
+          },
+          errors);
+      out.hcclrank = h;
+    } else if (name == "ray") {
+      ray_plugin_settings r;
+      parse_go_flags(
+          name, p, args,
+          {{"head"}, {"headContainer"}, {"worker"}, {"workerContainer"},
+           {"port", false, true}, {"dashboardPort", false, true}, {"clientPort", false, true}},
+          [&](std::string_view flag, std::string_view value) {
+            if (flag == "head")
+              r.head = value;
+            else if (flag == "headContainer")
+              r.head_container = value;
+            else if (flag == "worker")
+              r.worker = value;
+            else if (flag == "workerContainer")
+              r.worker_container = value;
+            else if (flag == "port")
+              r.port = parse_port(value);
+            else if (flag == "dashboardPort")
+              r.dashboard_port = parse_port(value);
+            else
+              r.client_port = parse_port(value);
+          },
+          errors);
+      out.ray = r;
     }
   }
   // What the admission webhook adds (add_implied_plugins), for a job written before it ran.
-  if ((out.tensorflow || out.mpi || out.pytorch || names(j, "ray")) && !out.svc)
+  if ((out.tensorflow || out.mpi || out.pytorch || out.ray) && !out.svc)
     out.svc = svc_plugin_settings{};
   if (out.mpi && !out.ssh)
     out.ssh = ssh_plugin_settings{};
@@ -248,7 +284,8 @@ std::vector<std::string_view> controlled_plugins(const job_plugin_settings& s) {
            {"ssh", s.ssh.has_value()},
            {"tensorflow", s.tensorflow.has_value()},
            {"mpi", s.mpi.has_value()},
-           {"pytorch", s.pytorch.has_value()}})
+           {"pytorch", s.pytorch.has_value()},
+           {"ray", s.ray.has_value()}})
     if (on)
       out.push_back(name);
   return out;
@@ -429,6 +466,40 @@ std::vector<std::string> svc_host_variables(const job& j) {
     names.push_back("VC_" + key + "_NUM");
   }
   return names;
+}
+
+std::optional<int32_t> hccl_rank(const job& j, const hcclrank_plugin_settings& s,
+                                 std::string_view task, int32_t index) {
+  if (task == s.master)
+    return index;
+  if (task != s.worker)
+    return std::nullopt;
+  const auto master = task_index_of(j, s.master);
+  return (master ? j.tasks[*master].replicas : 0) + index;
+}
+
+std::string ray_head_command(const ray_plugin_settings& s) {
+  return "ray start --head --block --dashboard-host=0.0.0.0 --port=" + std::to_string(s.port) +
+         " --dashboard-port=" + std::to_string(s.dashboard_port) +
+         " --ray-client-server-port=" + std::to_string(s.client_port);
+}
+
+std::optional<std::string> ray_worker_command(const job& j,
+                                              const std::vector<task_host_naming>& namings,
+                                              const ray_plugin_settings& s) {
+  auto t = task_index_of(j, s.head);
+  if (!t)
+    return std::nullopt;
+  return "ray start --block --address=" + domain_name(j, j.tasks[*t], namings.at(*t), 0) + ":" +
+         std::to_string(s.port);
+}
+
+std::vector<std::pair<std::string_view, int32_t>> ray_ports(const ray_plugin_settings& s) {
+  return {{"gcs", s.port}, {"dashboard", s.dashboard_port}, {"client-server", s.client_port}};
+}
+
+std::string ray_head_service_name(std::string_view job_name) {
+  return std::string(job_name) + "-head-svc";
 }
 
 std::string svc_config_map_name(std::string_view job_name) {

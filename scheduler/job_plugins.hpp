@@ -20,8 +20,12 @@
 //   every container.
 // - pytorch: MASTER_ADDR, MASTER_PORT, WORLD_SIZE and RANK, the port (23456) opened, and with
 //   --wait-master-enabled a worker's init container that waits for the master to listen.
-// hcclrank and ray (Volcano's too) are accepted and add nothing: what they write is not built
-// (docs/NOTES.md, "Job plugins").
+// - hcclrank: each pod of the master and worker tasks gets the annotation hccl/rankIndex (its
+//   rank among them: hccl_rank), unless it has one or a container says its RANK.
+// - ray: the head task's Service "<job>-head-svc" (the GCS, dashboard and client-server ports of
+//   the head's pods), the head container's ports and its `ray start --head` command
+//   (ray_head_command), the worker container's `ray start` at the head's address
+//   (ray_worker_command).
 //
 // Arguments are Go flags as Volcano parses them ("--flag", "-flag", "--flag=value",
 // "--flag value" for the string and number flags). Where Volcano logs a bad argument and goes on
@@ -36,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace phalanx::scheduler {
@@ -86,9 +91,30 @@ struct pytorch_plugin_settings {
   friend bool operator==(const pytorch_plugin_settings&, const pytorch_plugin_settings&) = default;
 };
 
-/// The plugins a job names, with their settings. tensorflow, mpi and pytorch imply svc (their
-/// host names are the svc plugin's), and mpi implies ssh, as Volcano's admission webhook adds
-/// them to the job.
+/// hcclrank: the master's and the workers' tasks, whose pods are ranked (hccl_rank).
+struct hcclrank_plugin_settings {
+  std::string master = "master";
+  std::string worker = "worker";
+  friend bool operator==(const hcclrank_plugin_settings&,
+                         const hcclrank_plugin_settings&) = default;
+};
+
+/// ray: the head's and the workers' tasks, the container of each that runs `ray start`, and the
+/// head's ports (--port, --dashboardPort, --clientPort).
+struct ray_plugin_settings {
+  std::string head = "head";
+  std::string head_container = "head";
+  std::string worker = "worker";
+  std::string worker_container = "worker";
+  int32_t port = 6379;
+  int32_t dashboard_port = 8265;
+  int32_t client_port = 10001;
+  friend bool operator==(const ray_plugin_settings&, const ray_plugin_settings&) = default;
+};
+
+/// The plugins a job names, with their settings. tensorflow, mpi, pytorch and ray imply svc
+/// (their host names are the svc plugin's), and mpi implies ssh, as Volcano's admission webhook
+/// adds them to the job.
 struct job_plugin_settings {
   bool env = false;
   std::optional<svc_plugin_settings> svc;
@@ -96,6 +122,8 @@ struct job_plugin_settings {
   std::optional<tensorflow_plugin_settings> tensorflow;
   std::optional<mpi_plugin_settings> mpi;
   std::optional<pytorch_plugin_settings> pytorch;
+  std::optional<hcclrank_plugin_settings> hcclrank;
+  std::optional<ray_plugin_settings> ray;
   friend bool operator==(const job_plugin_settings&, const job_plugin_settings&) = default;
 };
 
@@ -143,7 +171,7 @@ std::vector<std::string> svc_host_variables(const job& j);
 
 /// The names of the plugins `s` carries out, as a job's status.controlledResources records
 /// them ("plugin-<name>": <name>, by Volcano's OnJobAdd): env, svc, ssh, tensorflow, mpi,
-/// pytorch; not hcclrank, whose OnJobAdd records nothing, nor ray, not built.
+/// pytorch, ray; not hcclrank, whose OnJobAdd records nothing.
 std::vector<std::string_view> controlled_plugins(const job_plugin_settings& s);
 
 /// The plugins Volcano's admission webhook adds to a job that names tensorflow, mpi, pytorch or
@@ -175,9 +203,37 @@ int32_t pytorch_world_size(const job& j, const pytorch_plugin_settings& s);
 /// master every 2 s and fails after the timeout.
 std::string pytorch_wait_script(std::string_view master_address, const pytorch_plugin_settings& s);
 
+/// hcclrank's rank of the pod of `task` at `index`: the master's index, or a worker's index
+/// after the master's replicas (the master task's replicas in the job, 0 without one); nullopt
+/// for a pod of another task (it gets no rank). A pod that already has the annotation, or whose
+/// containers set RANK, keeps that (api::add_plugins_to_pod_annotations).
+std::optional<int32_t> hccl_rank(const job& j, const hcclrank_plugin_settings& s,
+                                 std::string_view task, int32_t index);
+
+/// ray's command for the head container: `ray start --head --block --dashboard-host=0.0.0.0`
+/// with the three ports, run by `sh -c`.
+std::string ray_head_command(const ray_plugin_settings& s);
+/// ray's command for a worker container: `ray start --block --address=<head>:<port>`, the head
+/// being the head task's first host ("<hostname>.<subdomain>": the template's hostname, else the
+/// pod's name <job>-<head>-0; the template's subdomain, else the job's name); nullopt when the
+/// job has no head task (validation refuses such a job).
+std::optional<std::string> ray_worker_command(const job& j,
+                                              const std::vector<task_host_naming>& namings,
+                                              const ray_plugin_settings& s);
+/// The head Service's ports and the head container's: (name, port) for the GCS, the dashboard
+/// and the client server, in that order.
+std::vector<std::pair<std::string_view, int32_t>> ray_ports(const ray_plugin_settings& s);
+
 /// The objects' names: the Service and NetworkPolicy are the job's name.
 std::string svc_config_map_name(std::string_view job_name);
 std::string ssh_secret_name(std::string_view job_name);
+/// ray's head Service: "<job>-head-svc".
+std::string ray_head_service_name(std::string_view job_name);
+
+/// The pod annotation hcclrank writes.
+inline constexpr std::string_view hccl_rank_key = "hccl/rankIndex";
+/// The container variable hcclrank copies into it when a container sets it.
+inline constexpr std::string_view hccl_rank_variable = "RANK";
 
 /// Where the svc ConfigMap is mounted in every container.
 inline constexpr std::string_view svc_mount_path = "/etc/volcano";

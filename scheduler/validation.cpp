@@ -1314,13 +1314,22 @@ field_errors validate(const job& j) {
   for (const auto& e : argument_errors)
     out.push_back(invalid_error(indexed(keyed("spec.plugins", e.plugin), e.index),
                                 j.plugins[e.plugin_index].second[e.index], e.message));
-  // Volcano's webhook: the mpi plugin's launcher must be a task of the job.
-  if (auto settings = plugin_settings_of(j); settings.mpi)
-    if (std::none_of(j.tasks.begin(), j.tasks.end(),
-                     [&](const job_task& t) { return t.name == settings.mpi->master; }))
-      out.push_back(invalid_error(keyed("spec.plugins", "mpi"), settings.mpi->master,
-                                  "the specified mpi master task was not found: no task of the "
-                                  "job is named so (--master names it; \"master\" by default)"));
+  // Volcano's webhook: the mpi plugin's launcher must be a task of the job. The ray plugin's
+  // head must be one too: Volcano's controller fails every pod's creation without it ("job
+  // doesn't have head task"), which a user finds out at runtime.
+  const auto settings = plugin_settings_of(j);
+  auto has_task = [&](const std::string& name) {
+    return std::any_of(j.tasks.begin(), j.tasks.end(),
+                       [&](const job_task& t) { return t.name == name; });
+  };
+  if (settings.mpi && !has_task(settings.mpi->master))
+    out.push_back(invalid_error(keyed("spec.plugins", "mpi"), settings.mpi->master,
+                                "the specified mpi master task was not found: no task of the "
+                                "job is named so (--master names it; \"master\" by default)"));
+  if (settings.ray && !has_task(settings.ray->head))
+    out.push_back(invalid_error(keyed("spec.plugins", "ray"), settings.ray->head,
+                                "the ray head task was not found: no task of the job is named so "
+                                "(--head names it; \"head\" by default)"));
 
   // Volumes, as Volcano's webhook checks them (validateIO).
   std::set<std::string_view> mount_paths;
@@ -1333,10 +1342,6 @@ field_errors validate(const job& j) {
       out.push_back(duplicate_error(child(base, "mountPath"), v.mount_path));
     if (v.volume_claim_name.empty() && !v.has_volume_claim)
       out.push_back(required_error(base, "either volumeClaim or volumeClaimName must be given"));
-    else if (!v.volume_claim_name.empty() && v.has_volume_claim)
-      out.push_back(forbidden_error(child(base, "volumeClaim"),
-                                    "may not be given together with volumeClaimName: an "
-                                    "existing claim is named, or a new one described"));
     else if (!v.volume_claim_name.empty())
       check_optional(v.volume_claim_name, child(base, "volumeClaimName"), is_dns1123_subdomain,
                      out);
@@ -1375,6 +1380,16 @@ field_errors validate(const job& j) {
     out.push_back(invalid_error("spec.tasks", "dependsOn",
                                 "the tasks' dependencies form a cycle; they must form a "
                                 "directed acyclic graph"));
+  return out;
+}
+
+field_errors validate_creation(const job& j) {
+  field_errors out;
+  for (std::size_t i = 0; i < j.volumes.size(); ++i)
+    if (!j.volumes[i].volume_claim_name.empty() && j.volumes[i].has_volume_claim)
+      out.push_back(forbidden_error(child(indexed("spec.volumes", i), "volumeClaim"),
+                                    "may not be given together with volumeClaimName: an "
+                                    "existing claim is named, or a new one described"));
   return out;
 }
 

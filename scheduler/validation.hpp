@@ -241,6 +241,15 @@ field_errors check_queue_tree(const queue& q, std::span<const queue> existing);
 /// - spec.queue a DNS subdomain (required), spec.schedulerName and spec.priorityClassName DNS
 ///   subdomains (optional); plugin names non-empty and unique. Plugin names are not checked
 ///   against Volcano's plugin registry here.
+/// - spec.volumes: each with a mountPath, none twice; each with a volumeClaim or a
+///   volumeClaimName (a DNS subdomain). Both together is validate_creation's rule only.
 field_errors validate(const job& j);
+
+/// What Volcano's webhook checks of a job only at its creation (validateIO): a volume names an
+/// existing claim (volumeClaimName) or describes one to make (volumeClaim), not both. Once the
+/// job exists, a volume of the second kind carries the name its controller gave the claim
+/// (scheduler/job_volumes.hpp), so the job as stored, updated or read back from the apiserver
+/// has both; Volcano's update rule ignores that name.
+field_errors validate_creation(const job& j);
 
 } // namespace phalanx::scheduler

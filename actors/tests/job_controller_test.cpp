@@ -7,8 +7,9 @@
 #include "actors/tests/runtime_harness.hpp"
 
 #include "api/codec.hpp"
-
 #include "scheduler/job.hpp"
+#include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 #include "scheduler/tests/builders.hpp"
 
 #include "scheduler/placeholders.hpp"
@@ -730,10 +731,11 @@ boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
   return boost::json::parse(shown.view()).as_object();
 }
 
-// A job's plugins (env, svc, ssh) give its pods what Volcano's controller writes into the pods
-// it creates: the task index, host name and subdomain, the svc ConfigMap's host variables and
-// mount, the ssh Secret's mount. Its pods are made again from the job at a restart, and show the
-// same; a pod of a job without plugins shows its template's spec untouched.
+// A job's plugins (env, svc, ssh, hcclrank) give its pods what Volcano's controller writes into
+// the pods it creates: the task index, host name and subdomain, the svc ConfigMap's host
+// variables and mount, the ssh Secret's mount, the rank annotation. Its pods are made again from
+// the job at a restart, and show the same; a pod of a job without plugins shows its template's
+// spec untouched.
 TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARestart) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
@@ -741,7 +743,7 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
     t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
   auto plain = job;
   plain.job.meta.name = "plain";
-  job.job.plugins = {{"env", {}}, {"ssh", {}}, {"svc", {}}};
+  job.job.plugins = {{"env", {}}, {"hcclrank", {"--master=ps"}}, {"ssh", {}}, {"svc", {}}};
   runtime_harness::must_ok(h.create(job), "tf");
   runtime_harness::must_ok(h.create(plain), "plain");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
@@ -774,6 +776,14 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
     EXPECT_EQ(shown_spec(h, "tf-ps-0").at("containers").at(0).at("env").at(0).at("value"), "0");
     EXPECT_EQ(shown_spec(h, "plain-worker-1"),
               boost::json::parse(R"({"containers":[{"image":"busybox","name":"main"}]})"));
+    // hcclrank: the ps (its --master) first, then the workers.
+    auto rank = [&](const std::string& pod) {
+      return h.pod(pod).pod.meta.annotations.find(scheduler::hccl_rank_key).value_or("(none)");
+    };
+    EXPECT_EQ(rank("tf-ps-0"), "0");
+    EXPECT_EQ(rank("tf-worker-0"), "1");
+    EXPECT_EQ(rank("tf-worker-1"), "2");
+    EXPECT_EQ(rank("plain-worker-1"), "(none)");
   };
   check();
   h.restart();
@@ -809,6 +819,114 @@ TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts
       hosts = std::string(v.at("value").as_string());
   EXPECT_EQ(hosts, "lm-worker-0.lm,lm-worker-1.lm");
   EXPECT_EQ(launcher.at("ports").at(0).at("containerPort"), 22);
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// A ray job, as Volcano's ray plugin makes it: svc added at its creation, the head container's
+// three ports and `ray start --head`, each worker container's `ray start` at the head's first
+// pod under the job's subdomain, and the status recording the plugin; across a restart, which
+// makes the pods again from the job.
+TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto job = make_job("rc", {make_task("head", 1, "1"), make_task("worker", 2, "1")});
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"rayproject/ray","name":"ray"}]})";
+  job.job.plugins = {{"ray", {"--headContainer=ray", "--workerContainer=ray"}}};
+  runtime_harness::must_ok(h.create(job), "rc");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
+
+  auto check = [&] {
+    auto got = h.get(api::resource_kind::job, "default", "rc");
+    runtime_harness::must_ok(got, "get rc");
+    EXPECT_EQ(std::get<api::job_object>(*got).job.plugins,
+              (decltype(job.job.plugins){{"ray", {"--headContainer=ray", "--workerContainer=ray"}},
+                                         {"svc", {}}}));
+    EXPECT_EQ(api::encode_object(*got).at("status").at("controlledResources"),
+              boost::json::parse(R"({"plugin-ray":"ray","plugin-svc":"svc"})"));
+    const auto head = shown_spec(h, "rc-head-0").at("containers").at(0);
+    EXPECT_EQ(head.at("command"),
+              boost::json::parse(R"(["sh","-c","ray start --head --block )"
+                                 R"(--dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 )"
+                                 R"(--ray-client-server-port=10001"])"));
+    EXPECT_EQ(head.at("ports"), boost::json::parse(R"([{"name":"gcs","containerPort":6379},
+        {"name":"dashboard","containerPort":8265},
+        {"name":"client-server","containerPort":10001}])"));
+    EXPECT_EQ(shown_spec(h, "rc-worker-1").at("containers").at(0).at("command"),
+              boost::json::parse(R"(["sh","-c","ray start --block --address=rc-head-0.rc:6379"])"));
+  };
+  check();
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
+  check();
+}
+
+} // namespace
+} // namespace phalanx::actors::testing
+
+namespace phalanx::actors::testing {
+namespace {
+
+// A job's volumes in standalone mode, which simulates no storage: the claim of the volume that
+// describes one is named at the job's creation (Volcano's generated name, from the job's uid and
+// the volume's index) and shown in its spec and status; every container of every pod mounts
+// each claim; across a restart, the same. A volume naming a claim and describing one is refused
+// at creation, as Volcano's webhook refuses it.
+TEST(JobController, AJobsVolumesAreNamedShownAndMountedInEveryPod) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto job = tf_job("vj", "PodEvicted", "RestartJob", 3);
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
+  job.job.volumes = {{"/data", "shared", false}, {"/scratch", "", true}};
+  job.job.spec_json = R"({"volumes":[{"mountPath":"/data","volumeClaimName":"shared"},
+      {"mountPath":"/scratch","volumeClaim":{"accessModes":["ReadWriteOnce"]}}]})";
+
+  auto both = job;
+  both.job.meta.name = "both";
+  both.job.volumes[1].volume_claim_name = "mine";
+  auto refused = h.create(both);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), errc::invalid_argument);
+  EXPECT_NE(refused.error().message().find("spec.volumes[1].volumeClaim: Forbidden"),
+            std::string::npos)
+      << refused.error().message();
+
+  runtime_harness::must_ok(h.create(job), "vj");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "vj", 3); }, 5000ms, 10ms));
+  auto check = [&] {
+    auto got = h.get(api::resource_kind::job, "default", "vj");
+    runtime_harness::must_ok(got, "get vj");
+    const auto& j = std::get<api::job_object>(*got).job;
+    const auto claim = scheduler::generated_claim_name("vj", j.meta.uid.str(), 1);
+    EXPECT_EQ(j.volumes[1].volume_claim_name, claim);
+    const auto shown = api::encode_object(*got);
+    EXPECT_EQ(shown.at("spec").at("volumes").at(1),
+              boost::json::value(boost::json::object{
+                  {"mountPath", "/scratch"},
+                  {"volumeClaim", boost::json::parse(R"({"accessModes":["ReadWriteOnce"]})")},
+                  {"volumeClaimName", claim}}));
+    EXPECT_EQ(shown.at("status").at("controlledResources"),
+              boost::json::value(boost::json::object{{"volume-pvc-shared", "shared"},
+                                                     {"volume-pvc-" + claim, claim}}));
+    for (const auto* pod : {"vj-ps-0", "vj-worker-1"}) {
+      const auto spec = shown_spec(h, pod);
+      EXPECT_EQ(spec.at("volumes").at(1).at("persistentVolumeClaim").at("claimName"),
+                claim.c_str())
+          << pod;
+      std::vector<std::string> mounts;
+      for (const auto& m : spec.at("containers").at(0).at("volumeMounts").as_array())
+        mounts.push_back(std::string(m.at("mountPath").as_string()));
+      EXPECT_EQ(mounts, (std::vector<std::string>{"/data", "/scratch"})) << pod;
+    }
+  };
+  check();
+  h.restart();
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "vj", 3); }, 5000ms, 10ms));
+  check();
 }
 
 } // namespace

@@ -416,8 +416,9 @@ void describe_pod_group(describe_writer& w, const json::value& o) {
 
 // The objects a job's plugins make (scheduler/job_plugins.hpp), read from the job's spec as its
 // controller reads them: a Service and NetworkPolicy named as the job, the svc ConfigMap of host
-// lists, the ssh Secret. In Kubernetes mode they exist on the apiserver, the Secret with its
-// generated key pair; the simulated cluster of standalone mode runs no container and needs none.
+// lists, the ssh Secret, the ray head's Service. In Kubernetes mode they exist on the apiserver,
+// the Secret with its generated key pair; the simulated cluster of standalone mode runs no
+// container and needs none.
 void describe_plugin_objects(describe_writer& w, const json::value& o) {
   decode_options options;
   options.expected_kind = resource_kind::job;
@@ -454,6 +455,32 @@ void describe_plugin_objects(describe_writer& w, const json::value& o) {
                 std::string(scheduler::ssh_authorized_keys_key) + ", " +
                 std::string(scheduler::ssh_config_key) + " mounted at " +
                 settings.ssh->key_file_path);
+  if (settings.ray) {
+    std::string ports;
+    for (const auto& [port_name, port] : scheduler::ray_ports(*settings.ray))
+      ports += (ports.empty() ? "" : ", ") + std::string(port_name) + " " + std::to_string(port);
+    w.field(1, "Service " + scheduler::ray_head_service_name(name),
+            "selects volcano.sh/job-name=" + name + ", volcano.sh/job-namespace=" +
+                std::string(j.meta.namespace_name.view()) +
+                ", volcano.sh/task-spec=" + settings.ray->head + "; ports " + ports);
+  }
+}
+
+// A job's volumes (spec.volumes): each mount path with its claim, and whether the job makes the
+// claim (a volumeClaim; its name is the one the controller generated) or mounts an existing
+// one. Standalone mode simulates no storage: there the claims are names only.
+void describe_volumes(describe_writer& w, const json::value& o) {
+  const auto* volumes = find(o, {"spec", "volumes"});
+  if (volumes == nullptr || !volumes->is_array() || volumes->get_array().empty())
+    return;
+  w.heading(0, "Volumes:");
+  for (const auto& v : volumes->get_array()) {
+    const auto* claim = find(v, {"volumeClaim"});
+    const bool made = claim != nullptr && !claim->is_null();
+    w.field(1, or_none(string_at(v, {"mountPath"})),
+            "claim " + or_none(string_at(v, {"volumeClaimName"})) +
+                (made ? ", made for the job from its volumeClaim" : ", an existing one"));
+  }
 }
 
 void describe_job(describe_writer& w, const json::value& o, const json::value* pod_group) {
@@ -478,6 +505,7 @@ void describe_job(describe_writer& w, const json::value& o, const json::value* p
     return out;
   }());
   describe_plugin_objects(w, o);
+  describe_volumes(w, o);
   if (const auto* tasks = find(o, {"spec", "tasks"}); tasks && tasks->is_array()) {
     w.heading(0, "Tasks:");
     std::vector<std::vector<std::string>> rows;

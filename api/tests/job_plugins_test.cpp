@@ -5,12 +5,15 @@
 #include "api/job_plugins.hpp"
 
 #include "api/codec.hpp"
+#include "scheduler/job_volumes.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace phalanx::api {
 namespace {
@@ -122,6 +125,14 @@ TEST(JobPluginsPodSpec, TemplatesHostNamingIsReadFromTheirSpec) {
   EXPECT_EQ(namings[1].hostname, "");
 }
 
+// The "name" of each object of `list`.
+std::vector<std::string> names_of(const json::value& list) {
+  std::vector<std::string> out;
+  for (const auto& v : list.as_array())
+    out.push_back(std::string(v.at("name").as_string()));
+  return out;
+}
+
 // The names of `c`'s env variables with their values (a value from elsewhere as "<from>").
 std::map<std::string, std::string> env_of(const json::value& c) {
   std::map<std::string, std::string> out;
@@ -193,6 +204,138 @@ TEST(JobPluginsPodSpec, TensorflowGivesEveryContainerTheClusterSpec) {
                            "tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1}})"));
 }
 
+// hcclrank's annotation, as Volcano's OnPodCreate writes it: one the template gives is kept, a
+// container's RANK is copied, else the rank is computed (the master's index, a worker's after
+// the master's replicas); another task's pod gets none.
+TEST(JobPluginsPodSpec, HcclrankAnnotatesThePodsRank) {
+  struct row {
+    const char* what;
+    const char* spec;
+    std::string given;  // The template's hccl/rankIndex; "-": none.
+    std::string task, index;
+    std::optional<std::string> rank;
+  };
+  const char* plain = R"({"containers":[{"name":"main"}]})";
+  const std::vector<row> rows{
+      {"a master by its index", plain, "-", "master", "0", "0"},
+      {"a worker after the master's one replica", plain, "-", "worker", "1", "2"},
+      {"another task's pod gets none", plain, "-", "ps", "0", std::nullopt},
+      {"the template's rank stays", plain, "7", "worker", "1", "7"},
+      {"an empty one is written over", plain, "", "worker", "1", "2"},
+      {"a container's RANK is copied",
+       R"({"containers":[{"name":"a"},{"name":"b","env":[{"name":"RANK","value":"5"}]}]})", "-",
+       "ps", "0", "5"},
+      {"the first RANK only, and one from elsewhere is no value",
+       R"({"containers":[{"name":"a","env":[{"name":"RANK","valueFrom":{}}]},
+                         {"name":"b","env":[{"name":"RANK","value":"5"}]}]})",
+       "-", "worker", "0", "1"},
+      {"an init container's RANK is not read",
+       R"({"containers":[{"name":"a"}],
+           "initContainers":[{"name":"i","env":[{"name":"RANK","value":"5"}]}]})",
+       "-", "master", "0", "0"},
+  };
+  auto j = two_task_job();
+  j.tasks[0].name = "master";
+  j.plugins = {{"hcclrank", {}}};
+  const auto settings = scheduler::plugin_settings_of(j);
+  for (const auto& r : rows) {
+    scheduler::label_set annotations{{"volcano.sh/task-index", r.index}};
+    if (r.given != "-")
+      annotations.set(scheduler::hccl_rank_key, r.given);
+    auto spec = json::parse(r.spec).as_object();
+    add_plugins_to_pod_annotations(annotations, spec, j, settings, r.task, r.index);
+    auto got = annotations.find(scheduler::hccl_rank_key);
+    EXPECT_EQ(got ? std::optional<std::string>(*got) : std::nullopt, r.rank) << r.what;
+    EXPECT_EQ(spec, json::parse(r.spec)) << r.what << ": the spec is only read";
+  }
+
+  // With pytorch, whose RANK the spec gets first: the annotation says pytorch's rank (a
+  // worker's index + 1), not its own count (two masters + 1).
+  j.tasks[0].replicas = 2;
+  j.plugins = {{"hcclrank", {}}, {"pytorch", {}}};
+  auto spec = json::parse(plain).as_object();
+  scheduler::label_set annotations;
+  add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), "tf-worker-1", "worker",
+                 "1");
+  EXPECT_EQ(env_of(spec.at("containers").at(0))["RANK"], "2");
+  EXPECT_EQ(annotations.find(scheduler::hccl_rank_key), std::optional<std::string_view>("2"));
+}
+
+// ray: the head container gets the three ports it lacks and `ray start --head`; a worker
+// container `ray start` at the head; other containers and tasks nothing.
+TEST(JobPluginsPodSpec, RayStartsTheHeadContainerAndTheWorkerContainers) {
+  auto j = two_task_job();
+  j.tasks[0].name = "head";
+  j.plugins = {{"ray", {"--headContainer=ray", "--workerContainer=ray"}}};
+  const auto settings = scheduler::plugin_settings_of(j);
+  const char* two_containers = R"({"containers":[
+      {"name":"ray","image":"rayproject/ray","ports":[{"name":"own","containerPort":8265}]},
+      {"name":"sidecar","image":"busybox"}]})";
+  auto spec = json::parse(two_containers).as_object();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-head-0", "head", "0");
+  const auto& head = spec.at("containers").at(0);
+  EXPECT_EQ(head.at("ports"), json::parse(R"([{"name":"own","containerPort":8265},
+      {"name":"gcs","containerPort":6379},{"name":"client-server","containerPort":10001}])"));
+  EXPECT_EQ(head.at("command"),
+            json::parse(R"(["sh","-c","ray start --head --block --dashboard-host=0.0.0.0 )"
+                        R"(--port=6379 --dashboard-port=8265 --ray-client-server-port=10001"])"));
+  const auto& sidecar = spec.at("containers").at(1).as_object();
+  EXPECT_FALSE(sidecar.contains("command") || sidecar.contains("ports")) << json::serialize(spec);
+
+  spec = json::parse(two_containers).as_object();
+  add_plugins_to_pod_spec(spec, j, settings, "tf-worker-1", "worker", "1");
+  const auto& worker = spec.at("containers").at(0);
+  EXPECT_EQ(worker.at("command"),
+            json::parse(R"(["sh","-c","ray start --block --address=tf-head-0.tf:6379"])"));
+  EXPECT_EQ(worker.at("ports").as_array().size(), 1u) << "a worker opens nothing";
+  EXPECT_FALSE(spec.at("containers").at(1).as_object().contains("command"));
+}
+
+// A job's volumes, as Volcano's createJobPod writes them: per claim a volume after the
+// template's and a mount in every container (not init containers) at the volume's path; a claim
+// named twice once, at its first path; before what the plugins add (their volumes follow).
+TEST(JobPluginsPodSpec, VolumesMountEveryClaimInEveryContainerBeforeThePlugins) {
+  auto j = two_task_job();
+  j.volumes = {{"/data", "shared", false},
+               {"/scratch", "tf-pvc-0123456789ab", true},
+               {"/again", "shared", false},
+               {"/unnamed", "", true}};
+  j.plugins = {{"ssh", {}}};
+  auto spec = json::parse(R"({"volumes":[{"name":"cache","emptyDir":{}}],
+      "containers":[{"name":"a","volumeMounts":[{"name":"cache","mountPath":"/cache"}]},
+                    {"name":"b"}],
+      "initContainers":[{"name":"i"}]})")
+                  .as_object();
+  scheduler::label_set annotations;
+  add_job_to_pod(spec, annotations, j, scheduler::plugin_settings_of(j), "tf-ps-0", "ps", "0");
+  const auto shared = scheduler::pod_volume_name("tf", "shared");
+  const auto scratch = scheduler::pod_volume_name("tf", "tf-pvc-0123456789ab");
+  EXPECT_EQ(names_of(spec.at("volumes")),
+            (std::vector<std::string>{"cache", shared, scratch, "tf-ssh"}));
+  EXPECT_EQ(spec.at("volumes").at(1),
+            json::value(json::object{
+                {"name", shared},
+                {"persistentVolumeClaim", json::object{{"claimName", "shared"}}}}));
+  EXPECT_EQ(spec.at("volumes").at(2).at("persistentVolumeClaim").at("claimName"),
+            "tf-pvc-0123456789ab");
+  auto mounts_of = [&](const json::value& c) {
+    std::vector<std::string> out;
+    for (const auto& m : c.at("volumeMounts").as_array())
+      out.push_back(std::string(m.at("name").as_string()) + " " +
+                    std::string(m.at("mountPath").as_string()));
+    return out;
+  };
+  EXPECT_EQ(mounts_of(spec.at("containers").at(0)),
+            (std::vector<std::string>{"cache /cache", shared + " /data", scratch + " /scratch",
+                                      "tf-ssh /root/.ssh"}));
+  EXPECT_EQ(mounts_of(spec.at("containers").at(1)),
+            (std::vector<std::string>{shared + " /data", scratch + " /scratch",
+                                      "tf-ssh /root/.ssh"}));
+  EXPECT_EQ(mounts_of(spec.at("initContainers").at(0)),
+            std::vector<std::string>{"tf-ssh /root/.ssh"})
+      << "init containers mount the plugins' volumes only";
+}
+
 // The job's status names what its plugins control, as Volcano's OnJobAdd records it.
 TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
   job_object o;
@@ -204,7 +347,20 @@ TEST(JobPluginsPodSpec, TheJobsStatusNamesWhatItsPluginsControl) {
             json::parse(R"({"plugin-env":"env","plugin-mpi":"mpi","plugin-ssh":"ssh",)"
                         R"("plugin-svc":"svc"})"))
       << json::serialize(v);
+  o.job.plugins = {{"ray", {}}};
+  v = encode_object(o);
+  EXPECT_EQ(v.at("status").at("controlledResources"),
+            json::parse(R"({"plugin-ray":"ray","plugin-svc":"svc"})"))
+      << json::serialize(v);
+  // And the claims its volumes mount, as Volcano's createJobIOIfNotExist records them.
   o.job.plugins.clear();
+  o.job.volumes = {{"/data", "shared", false}, {"/scratch", "tf-pvc-0123456789ab", true}};
+  v = encode_object(o);
+  EXPECT_EQ(v.at("status").at("controlledResources"),
+            json::parse(R"({"volume-pvc-shared":"shared",)"
+                        R"("volume-pvc-tf-pvc-0123456789ab":"tf-pvc-0123456789ab"})"))
+      << json::serialize(v);
+  o.job.volumes.clear();
   EXPECT_FALSE(encode_object(o).at("status").as_object().contains("controlledResources"));
 }
 

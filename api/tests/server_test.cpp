@@ -1294,6 +1294,14 @@ std::vector<bad_input> bad_inputs() {
        job(R"({"tasks":[]})")});
   add({"duplicate_task_names", 422, R"(Duplicate value: \"t\")", how::request, "POST", jobs,
        job(R"({"tasks":[)" + task("t", "1") + "," + task("t", "1") + "]}")});
+  add({"ray_without_head_task", 422,
+       R"(spec.plugins[ray]: Invalid value: \"head\": the ray head task was not found)",
+       how::request, "POST", jobs,
+       job(R"({"tasks":[)" + task("worker", "2") + R"(],"plugins":{"ray":[]}})")});
+  add({"volume_without_claim", 422,
+       "spec.volumes[0]: Required value: either volumeClaim or volumeClaimName must be given",
+       how::request, "POST", jobs,
+       job(R"({"tasks":[)" + task("t", "1") + R"(],"volumes":[{"mountPath":"/data"}]})")});
   add({"unknown_policy_event", 422, "spec.policies[0]", how::request, "POST", jobs,
        job(R"({"tasks":[)" + task("t", "1") + R"(],"policies":[{"event":"Sunrise","action":"RestartJob"}]})")});
   add({"queue_weight_zero", 422, "spec.weight: Invalid value: 0", how::request, "POST", queues,

@@ -200,6 +200,41 @@ TEST(PrepareUpdate, AJobChangesItsScaleAndPriorityOnly) {
       << out.error().message;
 }
 
+// A job whose controller named the claim of a volume it describes (volumeClaimName beside
+// volumeClaim) takes a scale and a PUT of the manifest it was made from, which lacks the name,
+// as Volcano's validateJobUpdate does; its volumes still do not change.
+TEST(PrepareUpdate, AJobsGeneratedClaimNameIsNoChange) {
+  const auto manifest = std::string(R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"etl","namespace":"default","uid":"u","resourceVersion":"7"},
+    "spec":{"minAvailable":2,"queue":"default",
+      "volumes":[{"mountPath":"/scratch",)");
+  const auto rest = std::string(R"("volumeClaim":{"accessModes":["ReadWriteOnce"]}}],
+      "tasks":[{"name":"worker","replicas":2,
+                "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})");
+  auto current = json::parse(manifest + R"("volumeClaimName":"etl-pvc-0123456789ab",)" + rest);
+
+  auto scaled = json::parse(R"([{"op":"replace","path":"/spec/tasks/0/replicas","value":4}])");
+  auto patched = apply_patch(info(resource_kind::job), current, scaled,
+                             "application/json-patch+json");
+  ASSERT_TRUE(patched) << patched.error().message;
+  auto out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(std::get<job_object>(*out).job.tasks[0].replicas, 4);
+
+  out = prepare_update(info(resource_kind::job), current, json::parse(manifest + rest),
+                       update_verb::put);
+  ASSERT_TRUE(out) << out.error().message;
+
+  auto moved = json::parse(R"([{"op":"replace","path":"/spec/volumes/0/mountPath","value":"/x"}])");
+  patched = apply_patch(info(resource_kind::job), current, moved, "application/json-patch+json");
+  ASSERT_TRUE(patched);
+  out = prepare_update(info(resource_kind::job), current, *patched, update_verb::patch);
+  ASSERT_FALSE(out);
+  EXPECT_NE(out.error().message.find("spec: Forbidden: job updates may not change fields"),
+            std::string::npos)
+      << out.error().message;
+}
+
 TEST(PrepareUpdate, APutOfAnotherNameOrKindIsABadRequest) {
   auto renamed = manifest();
   renamed.as_object()["metadata"].as_object()["name"] = "q";

@@ -7,6 +7,7 @@
 #include "api/service.hpp"
 #include "k8s/operations.hpp"
 #include "scheduler/job.hpp"
+#include "scheduler/job_volumes.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
@@ -357,6 +358,70 @@ TEST(JobObjects, TheSvcPluginsServiceIsHeadlessAndSelectsTheJobsPods) {
   EXPECT_EQ(job_service_manifest(job, job_uid, not_ready).at("spec").at(
                 "publishNotReadyAddresses"),
             json::value(true));
+}
+
+// ray's head Service: the head task's pods (here the ps, --head), its three ports each aimed at
+// the head container's port of that name, as Volcano's createServiceIfNotExist makes it.
+TEST(JobObjects, TheRayPluginsHeadServiceSelectsTheHeadsPodsPorts) {
+  auto raw = json::parse(tf_job);
+  raw.at("spec").as_object()["plugins"] =
+      json::object{{"ray", json::array{"--head=ps", "--port=7000"}}};
+  auto job = decode(raw);
+  auto settings = scheduler::plugin_settings_of(job);
+  ASSERT_TRUE(settings.ray);
+  EXPECT_EQ(job_ray_head_service_manifest(job, job_uid, *settings.ray), owned_by_tf(R"({
+    "apiVersion": "v1", "kind": "Service", "metadata": {"name": "tf-head-svc", "namespace": "ml"},
+    "spec": {"selector": {"volcano.sh/job-name": "tf", "volcano.sh/job-namespace": "ml",
+                          "volcano.sh/task-spec": "ps"},
+             "ports": [
+               {"name": "gcs", "port": 7000, "targetPort": "gcs", "protocol": "TCP"},
+               {"name": "dashboard", "port": 8265, "targetPort": "dashboard", "protocol": "TCP"},
+               {"name": "client-server", "port": 10001, "targetPort": "client-server",
+                "protocol": "TCP"}]}})"));
+}
+
+// A job's volumes: the claim made for the one that describes it, owned by the job; the patch
+// that writes its generated name into the Job (the uid and the volume's path as
+// preconditions, the named volume untouched); every pod mounting both claims.
+TEST(JobObjects, AJobsVolumesClaimsTheirNamesAndMounts) {
+  auto raw = json::parse(tf_job);
+  raw.at("spec").as_object()["volumes"] = json::parse(R"([
+    {"mountPath": "/data", "volumeClaimName": "shared"},
+    {"mountPath": "/scratch", "volumeClaim": {"accessModes": ["ReadWriteOnce"],
+                                              "resources": {"requests": {"storage": "1Gi"}}}}])");
+  auto job = decode(raw);
+  ASSERT_EQ(job.volumes.size(), 2u);
+  EXPECT_TRUE(scheduler::name_volume_claims(job));
+  const auto claim = scheduler::generated_claim_name("tf", job_uid, 1);
+  EXPECT_EQ(job.volumes[1].volume_claim_name, claim);
+
+  EXPECT_EQ(job_volume_claim_manifest(job, job_uid, claim,
+                                      raw.at("spec").at("volumes").at(1).at("volumeClaim")),
+            owned_by_tf(R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+              "metadata": {"name": ")" + claim + R"(", "namespace": "ml"},
+              "spec": {"accessModes": ["ReadWriteOnce"],
+                       "resources": {"requests": {"storage": "1Gi"}}}})"));
+
+  auto patch = job_volume_claim_names_patch(raw, job);
+  ASSERT_TRUE(patch);
+  EXPECT_EQ(json::value(*patch), json::parse(R"([
+    {"op": "test", "path": "/metadata/uid", "value": ")" + std::string(job_uid) + R"("},
+    {"op": "test", "path": "/spec/volumes/1/mountPath", "value": "/scratch"},
+    {"op": "add", "path": "/spec/volumes/1/volumeClaimName", "value": ")" + claim + R"("}])"));
+  auto written = raw;
+  written.at("spec").at("volumes").at(1).as_object()["volumeClaimName"] = claim;
+  EXPECT_FALSE(job_volume_claim_names_patch(written, job)) << "every claim is named already";
+
+  auto expanded = scheduler::expand_job(job);
+  ASSERT_TRUE(expanded.ok());
+  auto pod = job_pod_manifest(raw, job, expanded->pods[0]);
+  ASSERT_TRUE(pod.ok()) << pod.error().to_string();
+  EXPECT_EQ(names_in(pod->at("spec"), "volumes"),
+            (std::vector<std::string>{scheduler::pod_volume_name("tf", "shared"),
+                                      scheduler::pod_volume_name("tf", claim)}));
+  EXPECT_EQ(pod->at("spec").at("containers").at(0).at("volumeMounts").at(1),
+            json::value(json::object{{"mountPath", "/scratch"},
+                                     {"name", scheduler::pod_volume_name("tf", claim)}}));
 }
 
 TEST(JobObjects, TheSvcPluginsNetworkPolicyAdmitsTheJobsOwnPodsOnly) {

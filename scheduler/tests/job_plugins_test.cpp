@@ -3,9 +3,12 @@
 // generateSSHConfig, and their flag sets).
 
 #include "scheduler/job_plugins.hpp"
+#include "scheduler/job_volumes.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,8 +45,13 @@ TEST(JobPlugins, SettingsDefaultAsVolcanos) {
   EXPECT_EQ(s.ssh->key_file_path, "/root/.ssh");
   EXPECT_EQ(s.ssh->port, 22);
 
-  j.plugins = {{"hcclrank", {}}};  // Accepted; nothing of it is built.
-  EXPECT_EQ(plugin_settings_of(j), job_plugin_settings{});
+  j.plugins = {{"hcclrank", {}}};
+  s = plugin_settings_of(j);
+  ASSERT_TRUE(s.hcclrank);
+  EXPECT_EQ(s.hcclrank->master, "master");
+  EXPECT_EQ(s.hcclrank->worker, "worker");
+  EXPECT_FALSE(s.svc) << "hcclrank implies nothing";
+  EXPECT_TRUE(controlled_plugins(s).empty()) << "Volcano's hcclrank OnJobAdd records nothing";
 }
 
 TEST(JobPlugins, FlagsAreReadAsGoReadsThem) {
@@ -168,6 +176,90 @@ TEST(JobPlugins, MpiAndPytorchNameTheirPeers) {
   EXPECT_FALSE(plugin_settings_of(j).ssh);
 }
 
+// hcclrank's rank, as Volcano's OnPodCreate computes it: the master's pods by their index, the
+// workers' after all the master's replicas, no rank for another task's pods.
+TEST(JobPlugins, HcclrankRanksTheMastersThenTheWorkers) {
+  struct row {
+    const char* what;
+    std::vector<std::string> args;
+    std::string task;
+    int32_t index;
+    std::optional<int32_t> rank;
+  };
+  const std::vector<row> rows{
+      {"the master's first pod", {}, "master", 0, 0},
+      {"the master's second pod", {}, "master", 1, 1},
+      {"the first worker comes after the two masters", {}, "worker", 0, 2},
+      {"the last worker", {}, "worker", 2, 4},
+      {"another task's pod is not ranked", {}, "ps", 0, std::nullopt},
+      {"--master names the master's task", {"--master=ps", "-worker", "worker"}, "ps", 0, 0},
+      {"a worker after a master task the job has not", {"--master=chief"}, "worker", 1, 1},
+      {"the default master is no master then", {"--master=chief"}, "master", 1, std::nullopt},
+  };
+  for (const auto& r : rows) {
+    auto j = job_of("hccl", {{"master", 2}, {"worker", 3}, {"ps", 1}});
+    j.plugins = {{"hcclrank", r.args}};
+    std::vector<plugin_argument_error> errors;
+    auto s = plugin_settings_of(j, &errors);
+    EXPECT_TRUE(errors.empty()) << r.what;
+    EXPECT_EQ(hccl_rank(j, *s.hcclrank, r.task, r.index), r.rank) << r.what;
+  }
+
+  auto j = job_of("hccl", {{"master", 1}});
+  j.plugins = {{"hcclrank", {"--rank=1"}}};
+  std::vector<plugin_argument_error> errors;
+  plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message, "flag provided but not defined: --rank (the hcclrank plugin knows "
+                               "--master, --worker)");
+}
+
+// ray, as Volcano's plugin reads its flags (camelCase) and writes its commands: the head starts
+// with its three ports, a worker joins the head's first pod at the GCS port, under the head
+// template's host naming.
+TEST(JobPlugins, RayStartsTheHeadAndPointsTheWorkersAtIt) {
+  auto j = job_of("rc", {{"head", 1}, {"worker", 2}});
+  j.plugins = {{"ray", {}}};
+  auto s = plugin_settings_of(j);
+  ASSERT_TRUE(s.ray);
+  EXPECT_EQ(*s.ray, ray_plugin_settings{});
+  EXPECT_EQ(s.ray->head, "head");
+  EXPECT_EQ(s.ray->head_container, "head");
+  EXPECT_EQ(s.ray->worker_container, "worker");
+  EXPECT_TRUE(s.svc) << "ray implies svc";
+  EXPECT_EQ(controlled_plugins(s), (std::vector<std::string_view>{"svc", "ray"}));
+  EXPECT_EQ(ray_head_command(*s.ray),
+            "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 --dashboard-port=8265 "
+            "--ray-client-server-port=10001");
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray),
+            "ray start --block --address=rc-head-0.rc:6379");
+  EXPECT_EQ(ray_worker_command(j, {{"ray-head", "cluster"}, {}}, *s.ray),
+            "ray start --block --address=ray-head.cluster:6379");
+  EXPECT_EQ(ray_ports(*s.ray), (std::vector<std::pair<std::string_view, int32_t>>{
+                                   {"gcs", 6379}, {"dashboard", 8265}, {"client-server", 10001}}));
+  EXPECT_EQ(ray_head_service_name("rc"), "rc-head-svc");
+
+  j.plugins = {{"ray",
+                {"--head=worker", "-headContainer", "main", "--worker=head",
+                 "--workerContainer=w", "--port=7000", "--dashboardPort", "9000",
+                 "-clientPort=11000"}}};
+  std::vector<plugin_argument_error> errors;
+  s = plugin_settings_of(j, &errors);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_EQ(*s.ray, (ray_plugin_settings{"worker", "main", "head", "w", 7000, 9000, 11000}));
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray),
+            "ray start --block --address=rc-worker-0.rc:7000");
+
+  j.plugins = {{"ray", {"--head=chief", "--dashboard-port=1"}}};
+  errors.clear();
+  s = plugin_settings_of(j, &errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "flag provided but not defined: --dashboard-port (the ray plugin knows --head, "
+            "--headContainer, --worker, --workerContainer, --port, --dashboardPort, --clientPort)");
+  EXPECT_EQ(ray_worker_command(j, {{}, {}}, *s.ray), std::nullopt) << "no head task";
+}
+
 TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {
   job j;
   j.plugins = {{"mpi", {"--port=2022"}}};
@@ -178,6 +270,46 @@ TEST(JobPlugins, TheWebhooksImpliedPluginsAreAddedToTheJob) {
   EXPECT_FALSE(add_implied_plugins(j));
   j.plugins = {{"ray", {}}, {"svc", {"--disable-network-policy"}}};
   EXPECT_FALSE(add_implied_plugins(j)) << "a svc of the user's stays as written";
+}
+
+// The names of a job's claims and of its pods' volumes: Volcano's shapes ("<job>-pvc-" and 12
+// of [0-9a-z]; "<job>-" and 12), the same at every try (a controller that stopped after making
+// a claim finds it again), different per volume and per job.
+TEST(JobVolumes, GeneratedNamesHaveVolcanosShapeAndAreTheSameAtEveryTry) {
+  const std::string uid = "0b0e7c52-3c1f-4f43-9d55-2a1b4c6d8e90";
+  auto is_base36 = [](std::string_view s) {
+    return s.size() == 12 && std::all_of(s.begin(), s.end(), [](char c) {
+             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z');
+           });
+  };
+  const auto first = generated_claim_name("tf", uid, 0);
+  ASSERT_EQ(first.rfind("tf-pvc-", 0), 0u) << first;
+  EXPECT_TRUE(is_base36(first.substr(7))) << first;
+  // Fixed by its definition: a process of another build (an upgrade between a claim made and
+  // its name written) names the same claim.
+  EXPECT_EQ(first, "tf-pvc-9mc6efqyjxj7");
+  EXPECT_EQ(generated_claim_name("tf", uid, 0), first);
+  EXPECT_NE(generated_claim_name("tf", uid, 1), first);
+  EXPECT_NE(generated_claim_name("tf", "another-uid", 0), first);
+
+  const auto volume = pod_volume_name("tf", "shared");
+  ASSERT_EQ(volume.rfind("tf-", 0), 0u) << volume;
+  EXPECT_TRUE(is_base36(volume.substr(3))) << volume;
+  EXPECT_EQ(volume, "tf-dizog9eyp6u1");
+  EXPECT_NE(pod_volume_name("tf", "other"), volume);
+
+  auto j = job_of("tf", {{"worker", 1}});
+  j.meta.uid = uid;
+  j.volumes = {{"/data", "shared", false}, {"/scratch", "", true}, {"/again", "shared", false}};
+  EXPECT_TRUE(name_volume_claims(j));
+  EXPECT_EQ(j.volumes[0].volume_claim_name, "shared") << "a named claim keeps its name";
+  EXPECT_EQ(j.volumes[1].volume_claim_name, generated_claim_name("tf", uid, 1));
+  EXPECT_FALSE(name_volume_claims(j)) << "named once";
+  EXPECT_EQ(named_claims(j), (std::vector<std::string>{"shared", j.volumes[1].volume_claim_name}));
+  EXPECT_EQ(claim_resource_key("shared"), "volume-pvc-shared");
+  EXPECT_EQ(claim_not_found_message("shared"),
+            "pvc shared is not found, the job will be in the Pending state until the PVC is "
+            "created");
 }
 
 } // namespace

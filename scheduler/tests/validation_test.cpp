@@ -1334,6 +1334,12 @@ TEST(validate_job, table) {
            {"spec.plugins[mpi]: Invalid value: \"launcher\": the specified mpi master task was "
             "not found: no task of the job is named so (--master names it; \"master\" by "
             "default)"}},
+          {"a ray head that is no task",
+           [](job& j) { j.plugins.push_back({"ray", {}}); },
+           {"spec.plugins[ray]: Invalid value: \"head\": the ray head task was not found: no "
+            "task of the job is named so (--head names it; \"head\" by default)"}},
+          {"a ray head that is a task", [](job& j) { j.plugins.push_back({"ray", {"--head=ps"}}); },
+           {}},
           {"dependsOn a cycle",
            [](job& j) { j.tasks[0].depends_on = {"worker"}; },
            {"spec.tasks: Invalid value: \"dependsOn\": the tasks' dependencies form a cycle; "
@@ -1360,10 +1366,8 @@ TEST(validate_job, table) {
            [](job& j) { j.volumes[1].has_volume_claim = false; },
            {"spec.volumes[1]: Required value: either volumeClaim or volumeClaimName must be "
             "given"}},
-          {"a volume with both claims",
-           [](job& j) { j.volumes[1].volume_claim_name = "other"; },
-           {"spec.volumes[1].volumeClaim: Forbidden: may not be given together with "
-            "volumeClaimName: an existing claim is named, or a new one described"}},
+          {"a volume with both claims: the name its controller gave the claim",
+           [](job& j) { j.volumes[1].volume_claim_name = "j-pvc-0123456789ab"; }, {}},
           {"minSuccess zero",
            [](job& j) { j.min_success = 0; },
            {"spec.minSuccess: Invalid value: \"0\": must be greater than or equal to 1"}},
@@ -1372,6 +1376,18 @@ TEST(validate_job, table) {
            {"spec.ttlSecondsAfterFinished: Invalid value: \"-1\": must be greater than or "
             "equal to 0"}},
       });
+}
+
+// Volcano's webhook refuses a volume that names a claim and describes one at a job's creation
+// only: afterwards the volume carries the name its controller gave the claim.
+TEST(validate_job, creation) {
+  job j;
+  j.volumes = {{"/data", "training-data", false}, {"/scratch", "", true}};
+  EXPECT_EQ(strings(validate_creation(j)), messages{});
+  j.volumes[1].volume_claim_name = "other";
+  EXPECT_EQ(strings(validate_creation(j)),
+            (messages{"spec.volumes[1].volumeClaim: Forbidden: may not be given together with "
+                      "volumeClaimName: an existing claim is named, or a new one described"}));
 }
 
 } // namespace

@@ -389,6 +389,36 @@ TEST(CtlTables, JobRowsHaveVcctlColumns) {
                                       "0", "0", "0", "1"}));
 }
 
+// `describe vcjob` lists what a job's plugins make: here the ray head's Service (and svc's,
+// which ray implies), read from the job as served; and its volumes' claims, the one the job
+// makes and the one it mounts.
+TEST(CtlDescribe, AJobListsTheObjectsItsPluginsMakeAndItsClaims) {
+  auto job = json::parse(R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"rc","namespace":"ml"},
+    "spec":{"queue":"default","plugins":{"ray":["--port=7000"],"svc":[]},
+      "volumes":[{"mountPath":"/data","volumeClaimName":"shared"},
+                 {"mountPath":"/scratch","volumeClaimName":"rc-pvc-0123456789ab",
+                  "volumeClaim":{"accessModes":["ReadWriteOnce"]}}],
+      "tasks":[{"name":"head","replicas":1,"template":{"spec":{"containers":[{"name":"head"}]}}},
+               {"name":"worker","replicas":2,
+                "template":{"spec":{"containers":[{"name":"worker"}]}}}]},
+    "status":{"state":{"phase":"Running"}}})");
+  const auto out = describe_object(resource_kind::job, job, nullptr, nullptr, {});
+  EXPECT_NE(out.find("Plugin Objects:"), std::string::npos) << out;
+  EXPECT_NE(out.find("Service rc-head-svc:"), std::string::npos) << out;
+  EXPECT_NE(out.find("selects volcano.sh/job-name=rc, volcano.sh/job-namespace=ml, "
+                     "volcano.sh/task-spec=head; ports gcs 7000, dashboard 8265, "
+                     "client-server 10001"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("Volumes:\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("/data:"), std::string::npos) << out;
+  EXPECT_NE(out.find("claim shared, an existing one"), std::string::npos) << out;
+  EXPECT_NE(out.find("claim rc-pvc-0123456789ab, made for the job from its volumeClaim"),
+            std::string::npos)
+      << out;
+}
+
 TEST(CtlManifests, ReadsDocumentsAndRefusesUnknownKindsBeforeSending) {
   std::istringstream in(R"(apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue

@@ -944,6 +944,14 @@ json::value with_plugins(json::value job, json::array svc_arguments = {}) {
   return job;
 }
 
+// `job` with the ray plugin too: the ps task as the head, "main" the container of the head and
+// of the workers.
+json::value with_ray(json::value job) {
+  job.at("spec").at("plugins").as_object()["ray"] =
+      json::array{"--head=ps", "--headContainer=main", "--workerContainer=main"};
+  return job;
+}
+
 // The object at `path` under the test namespace ("services/tf"), or null when it is not there.
 json::value get_in_ns(kube_harness& h, const std::string& path) {
   const bool core = path.rfind("networkpolicies/", 0) != 0;
@@ -1006,17 +1014,18 @@ const char* const tf_ssh_config =
 
 // The svc plugin: a headless Service named as the job selecting its pods, a NetworkPolicy
 // admitting only the job's own pods, and the ConfigMap "<job>-svc" of every task's hosts, each
-// owned by the job; the job's status records its plugins as Volcano's does
-// (status.controlledResources).
+// owned by the job; the ray plugin: the Service "<job>-head-svc" of the head's pods' ports; the
+// job's status records its plugins as Volcano's does (status.controlledResources).
 TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  h.apply(with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}))));
   const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
   ASSERT_TRUE(h.wait_for([&] {
     return !get_in_ns(h, "services/tf").is_null() &&
            !get_in_ns(h, "networkpolicies/tf").is_null() &&
-           !get_in_ns(h, "configmaps/tf-svc").is_null();
+           !get_in_ns(h, "configmaps/tf-svc").is_null() &&
+           !get_in_ns(h, "services/tf-head-svc").is_null();
   })) << describe(h) << read_log(*d);
 
   const json::object job_pods_selector{{"volcano.sh/job-name", "tf"},
@@ -1042,11 +1051,24 @@ TEST(KubeJobController, TheSvcPluginMakesTheJobsServiceNetworkPolicyAndHosts) {
   EXPECT_TRUE(owned_by(hosts, uid)) << json::serialize(hosts);
   EXPECT_EQ(hosts.at("data"), json::parse(tf_hosts)) << json::serialize(hosts);
 
+  auto head = get_in_ns(h, "services/tf-head-svc");
+  EXPECT_TRUE(owned_by(head, uid)) << json::serialize(head);
+  EXPECT_EQ(head.at("spec").at("selector"),
+            json::value(json::object{{"volcano.sh/job-name", "tf"},
+                                     {"volcano.sh/job-namespace", h.ns()},
+                                     {"volcano.sh/task-spec", "ps"}}));
+  EXPECT_EQ(head.at("spec").at("ports"), json::parse(R"([
+    {"name": "gcs", "port": 6379, "targetPort": "gcs", "protocol": "TCP"},
+    {"name": "dashboard", "port": 8265, "targetPort": "dashboard", "protocol": "TCP"},
+    {"name": "client-server", "port": 10001, "targetPort": "client-server",
+     "protocol": "TCP"}])"))
+      << json::serialize(head);
+
   ASSERT_TRUE(h.wait_for([&] {
     const auto job = get_job(h, "tf");
     const auto* controlled = k8s::value_at(job, {"status", "controlledResources"});
     return controlled != nullptr && *controlled == json::parse(R"({
-      "plugin-env": "env", "plugin-svc": "svc", "plugin-ssh": "ssh"})");
+      "plugin-env": "env", "plugin-svc": "svc", "plugin-ssh": "ssh", "plugin-ray": "ray"})");
   })) << json::serialize(get_job(h, "tf"));
 }
 
@@ -1073,19 +1095,34 @@ TEST(KubeJobController, TheSshPluginMakesASecretOfAKeyPairAndTheHostsConfig) {
   EXPECT_EQ(secret_value(secret, "config"), tf_ssh_config);
 }
 
-// Each pod of a job with env, svc and ssh gets its task index in VK_TASK_INDEX and
-// VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS and
-// VC_<TASK>_NUM from the ConfigMap, and the ConfigMap and the Secret as volumes, mounted at
-// /etc/volcano and /root/.ssh.
+// Each pod of a job with env, svc, ssh, hcclrank and ray gets its task index in VK_TASK_INDEX
+// and VC_TASK_INDEX, hostname (its name) and subdomain (the job's), every task's VC_<TASK>_HOSTS
+// and VC_<TASK>_NUM from the ConfigMap, the ConfigMap and the Secret as volumes, mounted at
+// /etc/volcano and /root/.ssh, its rank in the annotation hccl/rankIndex (the ps, named the
+// master, first), and `ray start` as its command (the ps, named the head, with its ports).
 TEST(KubeJobController, APodOfAJobWithPluginsCarriesTheirEnvHostnameVolumesAndMounts) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  auto job = with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  job.at("spec").at("plugins").as_object()["hcclrank"] = json::array{"--master=ps"};
+  h.apply(job);
   ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+  const std::map<std::string, std::string> ranks{
+      {"tf-ps-0", "0"}, {"tf-worker-0", "1"}, {"tf-worker-1", "2"}};
   for (const auto& [name, pod] : raw_pods(h)) {
     SCOPED_TRACE(name);
     const auto index = name.substr(name.rfind('-') + 1);
+    EXPECT_EQ(k8s::string_at(pod, {"metadata", "annotations", "hccl/rankIndex"}), ranks.at(name));
     const auto& spec = pod.at("spec");
+    const auto& command = spec.at("containers").at(0).at("command");
+    if (name == "tf-ps-0") {
+      EXPECT_EQ(command.at(2), "ray start --head --block --dashboard-host=0.0.0.0 --port=6379 "
+                               "--dashboard-port=8265 --ray-client-server-port=10001");
+      EXPECT_EQ(spec.at("containers").at(0).at("ports").as_array().size(), 3u);
+    } else {
+      EXPECT_EQ(command,
+                json::parse(R"(["sh","-c","ray start --block --address=tf-ps-0.tf:6379"])"));
+    }
     EXPECT_EQ(k8s::string_at(spec, {"hostname"}), name);
     EXPECT_EQ(k8s::string_at(spec, {"subdomain"}), "tf");
     std::map<std::string, std::string> env;
@@ -1142,14 +1179,17 @@ TEST(KubeJobController, ScalingAJobWithTheSvcPluginUpdatesItsHosts) {
   EXPECT_EQ(secret_value(secret_after, "config"), tf_ssh_config);
 }
 
-// Deleting the job deletes its Service, NetworkPolicy, ConfigMap and Secret with its pods and
-// PodGroup (the test control plane has no garbage collector: the controller deletes them).
+// Deleting the job deletes its Services (svc's and ray's head), NetworkPolicy, ConfigMap and
+// Secret with its pods and PodGroup (the test control plane has no garbage collector: the
+// controller deletes them).
 TEST(KubeJobController, DeletingAJobDeletesItsPluginObjects) {
   kube_harness h;
   auto d = h.start_phalanxd("data", job_controller);
-  h.apply(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}})));
+  h.apply(with_ray(with_plugins(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}))));
+  auto objects = tf_plugin_objects;
+  objects.push_back("services/tf-head-svc");
   ASSERT_TRUE(h.wait_for([&] {
-    for (const auto& path : tf_plugin_objects)
+    for (const auto& path : objects)
       if (get_in_ns(h, path).is_null())
         return false;
     return raw_pods(h).size() == 3;
@@ -1158,7 +1198,7 @@ TEST(KubeJobController, DeletingAJobDeletesItsPluginObjects) {
   auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
   ASSERT_TRUE(deleted.ok()) << deleted.to_string();
   ASSERT_TRUE(h.wait_for([&] {
-    for (const auto& path : tf_plugin_objects)
+    for (const auto& path : objects)
       if (!get_in_ns(h, path).is_null())
         return false;
     return h.pods().empty() && h.groups().empty();
@@ -1237,6 +1277,102 @@ TEST(KubeJobController, APluginObjectNotWrittenIsAWarningAndTheJobWaitsForIt) {
   EXPECT_EQ(get_in_ns(h, "configmaps/tf-svc").at("data"), json::parse(tf_hosts));
 }
 
+// -- a job's volumes (scheduler/job_volumes.hpp)
+
+// The claims of job `uid`'s namespace that the job controls, by name.
+std::map<std::string, json::value> claims_owned_by(kube_harness& h, const std::string& uid) {
+  std::map<std::string, json::value> out;
+  auto list = k8s::get_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/persistentvolumeclaims");
+  if (list)
+    for (const auto& item : list->as_object().at("items").as_array())
+      if (owned_by(item, uid))
+        out[k8s::string_at(item, {"metadata", "name"})] = item;
+  return out;
+}
+
+// A job's volumes on the apiserver (Volcano's createJobIOIfNotExist). The volume that names a
+// claim ("shared") that does not exist keeps the job from its PodGroup and pods, with a Warning
+// PVCError Event in Volcano's words, until the claim is made. The volume that describes its
+// claim gets one made, owned by the job, with the spec as written: one only, however often the
+// step was tried, under the generated name then written into the Job's spec. Every pod mounts
+// both; the status records both; deleting the job deletes the claim it made, not the other.
+TEST(KubeJobController, AJobsVolumesGetTheirClaimsAndAMissingOneKeepsItWaiting) {
+  kube_harness h;
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job = vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}});
+  job.at("spec").as_object()["volumes"] = json::parse(R"([
+    {"mountPath": "/scratch", "volumeClaim": {"accessModes": ["ReadWriteOnce"],
+                                              "resources": {"requests": {"storage": "1Gi"}}}},
+    {"mountPath": "/data", "volumeClaimName": "shared"}])");
+  h.apply(job);
+  const auto uid = k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = with_reason(job_events(h, "tf"), "PVCError");
+    return !failed.empty() && int_at(failed[0], {"count"}) >= 2;
+  })) << describe_events(job_events(h, "tf")) << read_log(*d);
+  auto failed = with_reason(job_events(h, "tf"), "PVCError");
+  EXPECT_EQ(k8s::string_at(failed[0], {"type"}), "Warning");
+  EXPECT_EQ(k8s::string_at(failed[0], {"message"}),
+            "Failed to create PVC, err: pvc shared is not found, the job will be in the Pending "
+            "state until the PVC is created");
+  EXPECT_TRUE(raw_pods(h).empty()) << describe(h);
+  EXPECT_TRUE(h.groups().empty()) << describe(h);
+  EXPECT_EQ(phase_of(get_job(h, "tf")), "Pending");
+  EXPECT_EQ(claims_owned_by(h, uid).size(), 1u) << "one claim made, whatever the tries";
+
+  auto shared = k8s::post_json(
+      h.admin(), "/api/v1/namespaces/" + h.ns() + "/persistentvolumeclaims",
+      json::parse(R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "shared"},
+        "spec": {"accessModes": ["ReadWriteMany"],
+                 "resources": {"requests": {"storage": "1Gi"}}}})"));
+  ASSERT_TRUE(shared.ok()) << shared.error().to_string();
+  ASSERT_TRUE(h.wait_for([&] { return raw_pods(h).size() == 3; })) << describe(h) << read_log(*d);
+
+  const auto volumes = get_job(h, "tf").at("spec").at("volumes");
+  const auto claim = k8s::string_at(volumes.at(0), {"volumeClaimName"});
+  EXPECT_EQ(claim.rfind("tf-pvc-", 0), 0u) << json::serialize(volumes);
+  EXPECT_EQ(claim.size(), 19u) << claim;
+  EXPECT_EQ(k8s::string_at(volumes.at(1), {"volumeClaimName"}), "shared");
+  auto owned = claims_owned_by(h, uid);
+  ASSERT_EQ(owned.size(), 1u);
+  ASSERT_EQ(owned.count(claim), 1u) << "the claim made is the one the spec names";
+  EXPECT_EQ(owned[claim].at("spec").at("accessModes"), json::parse(R"(["ReadWriteOnce"])"));
+  EXPECT_EQ(k8s::string_at(owned[claim], {"spec", "resources", "requests", "storage"}), "1Gi");
+
+  for (const auto& [name, pod] : raw_pods(h)) {
+    SCOPED_TRACE(name);
+    std::map<std::string, std::string> claim_of_volume;
+    for (const auto& v : pod.at("spec").at("volumes").as_array())
+      if (const auto* c = k8s::value_at(v, {"persistentVolumeClaim", "claimName"}))
+        claim_of_volume[k8s::string_at(v, {"name"})] = std::string(c->as_string());
+    std::map<std::string, std::string> mounted;
+    for (const auto& m : pod.at("spec").at("containers").at(0).at("volumeMounts").as_array())
+      if (auto c = claim_of_volume.find(k8s::string_at(m, {"name"})); c != claim_of_volume.end())
+        mounted[k8s::string_at(m, {"mountPath"})] = c->second;
+    EXPECT_EQ(mounted,
+              (std::map<std::string, std::string>{{"/scratch", claim}, {"/data", "shared"}}));
+  }
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto now = get_job(h, "tf");
+    const auto* controlled = k8s::value_at(now, {"status", "controlledResources"});
+    return controlled != nullptr &&
+           *controlled == json::value(json::object{{"volume-pvc-" + claim, claim},
+                                                   {"volume-pvc-shared", "shared"}});
+  })) << json::serialize(get_job(h, "tf"));
+
+  // Its claim goes with the job (terminating: no controller removes the apiserver's
+  // pvc-protection finalizer in the test control plane); "shared" is not the job's.
+  auto deleted = k8s::delete_object(h.admin(), jobs_path(h) + "/tf");
+  ASSERT_TRUE(deleted.ok()) << deleted.to_string();
+  ASSERT_TRUE(h.wait_for([&] {
+    const auto made = get_in_ns(h, "persistentvolumeclaims/" + claim);
+    return made.is_null() || !k8s::string_at(made, {"metadata", "deletionTimestamp"}).empty();
+  })) << json::serialize(get_in_ns(h, "persistentvolumeclaims/" + claim)) << read_log(*d);
+  const auto kept = get_in_ns(h, "persistentvolumeclaims/shared");
+  EXPECT_TRUE(k8s::string_at(kept, {"metadata", "deletionTimestamp"}).empty())
+      << json::serialize(kept);
+}
 
 // dependsOn on the apiserver, and why a job waits: the workers depend on the ps, so while no
 // node can hold the ps no worker pod is made, and the job carries a PodGroupPending Warning; once a node that fits it comes and it runs, the workers are made and
