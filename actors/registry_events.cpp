@@ -374,22 +374,27 @@ void note_gang_events_changed(self_ptr self, uint64_t gang) {
     note_group_events_changed(self, g->second.key.view());
 }
 
-void note_pod_bound(self_ptr self, const pod_entry& p) {
+namespace {
+
+// Pod `p`'s Scheduled event came (ADDED) or goes (DELETED); its gang's FailedScheduling events
+// may change with it.
+void journal_scheduled(self_ptr self, const pod_entry& p, api::watch_event::type type) {
   auto& st = self->state;
   if (!st.event_journal.keeping())
     return;
   if (auto e = scheduled_event(p))
-    st.event_journal.add(api::watch_event::type::added, pod_event(p, std::move(*e)));
+    st.event_journal.add(type, pod_event(p, std::move(*e)));
   note_gang_events_changed(self, p.gang);
 }
 
+} // namespace
+
+void note_pod_bound(self_ptr self, const pod_entry& p) {
+  journal_scheduled(self, p, api::watch_event::type::added);
+}
+
 void note_pod_leaving(self_ptr self, const pod_entry& p) {
-  auto& st = self->state;
-  if (!st.event_journal.keeping())
-    return;
-  if (auto e = scheduled_event(p))
-    st.event_journal.add(api::watch_event::type::deleted, pod_event(p, std::move(*e)));
-  note_gang_events_changed(self, p.gang);
+  journal_scheduled(self, p, api::watch_event::type::deleted);
 }
 
 void do_events(self_ptr self, resource_kind kind, const std::string& ns, const std::string& name,

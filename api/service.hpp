@@ -171,7 +171,9 @@ struct object_event {
 /// Every event kept, as `service::all_events` answers.
 struct event_list {
   std::vector<object_event> items;
-  uint64_t resource_version = 0;  // The version of the state the events were read at.
+  /// The events' own version they were read at (api::event_journal): a watch of events from it
+  /// gets every change after the read.
+  uint64_t resource_version = 0;
 };
 
 /// A change of the events, as a watch of events streams it: ADDED, MODIFIED (a count bump),
