@@ -777,8 +777,11 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
     EXPECT_EQ(shown_spec(h, "plain-worker-1"),
               boost::json::parse(R"({"containers":[{"image":"busybox","name":"main"}]})"));
     // hcclrank: the ps (its --master) first, then the workers.
-    auto rank = [&](const std::string& pod) {
-      return h.pod(pod).pod.meta.annotations.find(scheduler::hccl_rank_key).value_or("(none)");
+    // A copy: the pod read is a temporary, its annotations' views go with it.
+    auto rank = [&](const std::string& pod) -> std::string {
+      auto shown = h.pod(pod);
+      return std::string(shown.pod.meta.annotations.find(scheduler::hccl_rank_key)
+                             .value_or("(none)"));
     };
     EXPECT_EQ(rank("tf-ps-0"), "0");
     EXPECT_EQ(rank("tf-worker-0"), "1");

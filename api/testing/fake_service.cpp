@@ -485,22 +485,19 @@ void fake_service::event_changes(uint64_t from, event_changes_callback done) {
     status failure;
     if (take_failure("event_changes", failure))
       return done(failure);
-    result<event_change_list> out = status{};
-    {
+    auto answer = [&]() -> result<event_change_list> {
       std::lock_guard lock{mu_};
-      if (from == 0) {
-        event_change_list all;
-        all.resource_version = event_journal_.version();
-        for (const auto& [k, events] : events_)
-          for (const auto& e : events)
-            all.items.push_back(
-                {watch_event::type::added, object_event_of(k, e), all.resource_version});
-        out = std::move(all);
-      } else {
-        out = event_journal_.since(from);
-      }
-    }
-    done(std::move(out));
+      if (from != 0)
+        return event_journal_.since(from);
+      event_change_list all;
+      all.resource_version = event_journal_.version();
+      for (const auto& [k, events] : events_)
+        for (const auto& e : events)
+          all.items.push_back(
+              {watch_event::type::added, object_event_of(k, e), all.resource_version});
+      return all;
+    }();
+    done(std::move(answer));
   });
 }
 
