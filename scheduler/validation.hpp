@@ -239,8 +239,9 @@ field_errors check_queue_tree(const queue& q, std::span<const queue> existing);
 ///   >= 0;
 /// - each task's pod template: labels, annotations, requests, placement, priority class;
 /// - spec.queue a DNS subdomain (required), spec.schedulerName and spec.priorityClassName DNS
-///   subdomains (optional); plugin names non-empty and unique. Plugin names are not checked
-///   against Volcano's plugin registry here.
+///   subdomains (optional); plugin names non-empty, unique and among Volcano's plugins (env,
+///   svc, ssh, tensorflow, mpi, pytorch, hcclrank, ray), their arguments as each plugin's flags
+///   read them, an mpi job's master task and a ray job's head task among its tasks.
 /// - spec.volumes: each with a mountPath, none twice; each with a volumeClaim or a
 ///   volumeClaimName (a DNS subdomain). Both together is validate_creation's rule only.
 field_errors validate(const job& j);
