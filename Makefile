@@ -8,6 +8,9 @@ FUZZ_DIR     ?= build-fuzz
 BUILD_TYPE   ?= RelWithDebInfo
 CMAKE_FLAGS  ?=
 CTEST_FLAGS  ?=
+# The Kubernetes-mode tests mostly wait on the apiserver and their own timeouts (about 0.3 of a
+# core each), so they run three to a core after the rest: 150 s instead of 415 s on 2 cores.
+K8S_TEST_JOBS ?= $(shell echo $$(( $(JOBS) * 3 )))
 FUZZ_SECONDS ?= 60
 
 .PHONY: help deps configure build test long demo demo-k8s asan fuzz bench crash soak format \
@@ -38,8 +41,13 @@ build: configure
 
 # The Kubernetes-mode tests (label k8s) run against a real kube-apiserver and etcd: built once
 # from Go modules (11-15 min on a fresh machine), then found in ~/.cache/phalanx in under a second.
+# Both passes run even when the first fails, so one run reports every failure.
 test: build k8s-control-plane
-	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure --timeout 600 -LE slow $(CTEST_FLAGS)
+	cd $(BUILD_DIR) && status=0; \
+	  ctest -j $(JOBS) --output-on-failure --timeout 600 -LE 'slow|k8s' $(CTEST_FLAGS) || status=1; \
+	  ctest -j $(K8S_TEST_JOBS) --output-on-failure --timeout 600 -L k8s -LE slow $(CTEST_FLAGS) \
+	    || status=1; \
+	  exit $$status
 
 long: build
 	cd $(BUILD_DIR) && ctest -j $(JOBS) --output-on-failure -L slow $(CTEST_FLAGS)
