@@ -751,19 +751,8 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   auto copy = std::make_shared<scheduler::job>(*j.job);
   copy->suspended = suspend;
   copy->meta.resource_version = next_version(self);
-  auto status = j.status;
-  status.last_transition_time = st.ctx->now();
   if (!suspend) {
-    // Volcano's ResumeJob from Aborted: Restarting, a new version, and one retry more.
-    status.phase = scheduler::job_phase::restarting;
-    status.reason = "Resumed";
-    status.message = "resumed on request; its pods are created again";
-    ++status.version;
-    ++status.retry_count;
-    scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
-    // The new incarnation's pods, written with the job.
-    make_missing_job_pods(self, key, copy, status, true,
-                          [self, key, reply](const phalanx::status& s) {
+    resume_job(self, key, copy, [self, key, reply](const phalanx::status& s) {
       if (!s.ok())
         return respond(reply, result<api::object>{s});
       auto& st = self->state;
@@ -776,6 +765,9 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   }
   // Volcano's AbortJob: Aborting while its pods go, then Aborted. Here they go in the write
   // that records it, so the history has both at once.
+  auto status = j.status;
+  status.last_transition_time = st.ctx->now();
+  status.running_duration = scheduler::running_duration(*copy, status);
   status.phase = scheduler::job_phase::aborted;
   status.reason = "Suspended";
   status.message = "suspended on request; its pods were deleted";

@@ -459,6 +459,12 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e);
 void make_missing_job_pods(self_ptr self, const std::string& key,
                            std::shared_ptr<const scheduler::job> job, scheduler::job_status status,
                            bool write_status, std::function<void(const phalanx::status&)> then);
+/// Resumes suspended job `key` as `resumed` (its copy, not suspended; Volcano's ResumeJob from
+/// Aborted): Restarting with a new version and one retry more, then the restart check its next
+/// sync runs: Failed when that retry reached maxRetry (no pods made), else the new
+/// incarnation's pods, written with the job. `then` runs once written.
+void resume_job(self_ptr self, const std::string& key, std::shared_ptr<const scheduler::job> resumed,
+                std::function<void(const phalanx::status&)> then);
 /// A sync of the job asked from outside its events: a pod of a job whose tasks depend on others
 /// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It
 /// waits for a step under way; a job that ended or is suspended is left alone.

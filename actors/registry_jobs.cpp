@@ -102,6 +102,7 @@ scheduler::job_status persisted_status(const registry_state::job_entry& j,
   s.phase = t.status.phase;
   s.retry_count = t.status.retry_count;
   s.version = t.status.version;
+  s.running_duration = t.status.running_duration;
   if (t.phase_changed) {
     s.reason = t.status.reason;
     s.message = t.status.message;
@@ -336,6 +337,8 @@ void persist_own_end(self_ptr self, const std::string& key, const scheduler::job
     status.message += "; " + ended.message;
   status.last_transition_time = st.ctx->now();
   scheduler::append_condition(status.conditions, {status.phase, status.last_transition_time});
+  // Volcano's next sync of a finished job kills what is left of it, which writes it.
+  status.running_duration = scheduler::running_duration(*j.job, status);
   j.acting = true;
   if (has_unfinished_pods(st, group_of_job(st.cache, j))) {
     // minSuccess reached while pods still run: they go with the end's write, the finished ones
@@ -790,6 +793,40 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
     return;
   }
   execute_action(self, e, std::move(action), current, pods);
+}
+
+void resume_job(self_ptr self, const std::string& key, std::shared_ptr<const scheduler::job> resumed,
+                std::function<void(const phalanx::status&)> then) {
+  auto& st = self->state;
+  auto& j = st.jobs.at(key);
+  const auto now = st.ctx->now();
+  scheduler::resolved_action resume;
+  resume.action = scheduler::job_action::resume_job;
+  resume.source = scheduler::action_source::command;
+  resume.cause.event = scheduler::job_event::command_issued;
+  // A suspended job has no pods (they went with the suspension).
+  auto status = scheduler::next_state(*resumed, j.status, {}, resume, now).status;
+  status.reason = "Resumed";
+  status.message = "resumed on request; its pods are created again";
+  scheduler::resolved_action sync;
+  sync.action = scheduler::job_action::sync_job;
+  sync.source = scheduler::action_source::internal_event;
+  auto check = scheduler::next_state(*resumed, status, {}, sync, now);
+  if (check.status.phase != scheduler::job_phase::failed)
+    return make_missing_job_pods(self, key, std::move(resumed), std::move(status), true,
+                                 std::move(then));
+  storage::write_batch batch;
+  batch.put(storage::job_record{*resumed, check.status});
+  persist(self, std::move(batch),
+          [self, key, resumed, failed = check.status, then](const phalanx::status& s) {
+    if (s.ok())
+      if (auto i = self->state.jobs.find(key); i != self->state.jobs.end()) {
+        i->second.job = resumed;
+        i->second.status = failed;
+        announce_phase(self, key);
+      }
+    then(s);
+  });
 }
 
 void sync_job_pods(self_ptr self, const std::string& key) {

@@ -1266,6 +1266,14 @@ job_object read_job(const v1::Job& in, const json::value& raw, reader& r) {
     s.unknown = st.unknown();
     s.retry_count = st.retry_count();
     s.version = st.version();
+    if (!st.running_duration().empty()) {
+      if (auto d = scheduler::parse_go_duration(st.running_duration()); d.ok())
+        s.running_duration = *d;
+      else
+        r.errors.push_back(scheduler::invalid_error("status.runningDuration",
+                                                    st.running_duration(),
+                                                    "must be a Go duration such as 1m30s"));
+    }
     for (int i = 0; i < st.conditions_size(); ++i) {
       const auto& c = st.conditions(i);
       const auto at = index("status.conditions", std::size_t(i));
@@ -1362,6 +1370,8 @@ v1::Job write_job(const job_object& in) {
   st->set_unknown(s.unknown);
   st->set_retry_count(s.retry_count);
   st->set_version(s.version);
+  if (s.running_duration)
+    st->set_running_duration(scheduler::format_duration_ns(s.running_duration->count()));
   // What the job's plugins made, as Volcano's OnJobAdd records it, and the claims its volumes
   // mount, as its createJobIOIfNotExist does.
   auto& controlled = *st->mutable_controlled_resources();

@@ -290,6 +290,12 @@ job_transition initial_transition(const job& j, timestamp now);
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
                           const resolved_action& action, timestamp now);
 
+/// Volcano's runningDuration as its killJob writes it: the time from the job's creation to
+/// `s`'s last transition. next_state sets it at every whole-job kill.
+inline duration running_duration(const job& j, const job_status& s) noexcept {
+  return s.last_transition_time - j.meta.creation_time;
+}
+
 /// What a sync of a Pending or Running job gives it from its pods' counts per task (Volcano's
 /// pendingState and runningState defaults, as next_state's SyncJob): its phase, and when that
 /// is not `current`, why (reason, message). A controller that reads a job's phase from its pods

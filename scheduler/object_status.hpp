@@ -8,6 +8,7 @@
 #include "scheduler/model.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -100,6 +101,10 @@ struct job_status {
   /// (scheduler::append_condition): what the job controller persisted. Phases read from the pods
   /// (Pending and Running, a job's own end) are not in it.
   std::vector<job_condition> conditions;
+  /// Volcano's runningDuration: the last transition's time less the job's creation, set when
+  /// the controller killed the whole job (a restart, an abort, an end and what a finished job
+  /// left running) and never when it only synced; nullopt until then.
+  std::optional<duration> running_duration;
   friend bool operator==(const job_status&, const job_status&) = default;
 };
 

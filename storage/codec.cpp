@@ -257,6 +257,8 @@ void encode_status(const sch::job_status& s, v1::JobStatus* out) {
     m->set_status(static_cast<v1::JobPhase>(to_record(c.status)));
     m->set_last_transition_time_ns(to_ns(c.last_transition_time));
   }
+  if (s.running_duration)
+    out->set_running_duration_ns(s.running_duration->count());
 }
 
 template <class Message>
@@ -575,6 +577,8 @@ bool decode_status(v1::JobStatus& in, sch::job_status& out, std::string& error) 
   out.unknown = in.unknown();
   out.retry_count = in.retry_count();
   out.version = in.version();
+  if (in.has_running_duration_ns())
+    out.running_duration = scheduler::duration(in.running_duration_ns());
   out.tasks.reserve(static_cast<std::size_t>(in.tasks_size()));
   for (auto& t : *in.mutable_tasks()) {
     auto& c = out.tasks.emplace_back();

@@ -491,6 +491,39 @@ TEST(JobController, TerminateAndAbortKillThePodsAndHoldTheirPhase) {
   EXPECT_INVARIANTS(h);
 }
 
+// A resume is Volcano's ResumeJob: one retry more, and the restart check of the next sync, so
+// the resume that uses up maxRetry fails the job instead of making its pods. Each suspension
+// is a whole-job kill, which writes runningDuration.
+TEST(JobController, AResumeThatReachesMaxRetryFailsTheJob) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  runtime_harness::must_ok(h.create(tf_job("sus", "PodEvicted", "RestartJob", 2)), "sus");
+  auto act = [&](api::object_action::type what) {
+    runtime_harness::must_ok(h.act(api::resource_kind::job, "default", "sus", what), "act");
+    h.pass(500ms);
+  };
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "sus", 3); }, 5000ms, 10ms));
+  EXPECT_FALSE(status_of(h, "sus").running_duration);
+  act(api::object_action::type::suspend);
+  auto s = status_of(h, "sus");
+  ASSERT_EQ(s.phase, scheduler::job_phase::aborted);
+  ASSERT_TRUE(s.running_duration);
+  EXPECT_GT(*s.running_duration, scheduler::duration::zero());
+  act(api::object_action::type::resume);
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "sus", 3); }, 5000ms, 10ms));
+  EXPECT_EQ(status_of(h, "sus").retry_count, 1);
+  act(api::object_action::type::suspend);
+  act(api::object_action::type::resume);
+  s = status_of(h, "sus");
+  EXPECT_EQ(s.phase, scheduler::job_phase::failed);
+  EXPECT_EQ(s.retry_count, 2);
+  EXPECT_EQ(s.reason, "MaxRetryReached");
+  EXPECT_TRUE(pods_of(h, "sus").empty());
+  h.restart();
+  EXPECT_EQ(status_of(h, "sus").phase, scheduler::job_phase::failed);
+  EXPECT_TRUE(pods_of(h, "sus").empty());
+  EXPECT_INVARIANTS(h);
+}
+
 // The examples' MPI job: its master task says `TaskCompleted: CompleteJob`. Once the master
 // succeeded the workers (which would run for ever) are killed and the job is Completed.
 TEST(JobController, ACompletedTaskCompletesTheJobAsItsPolicySays) {

@@ -575,6 +575,7 @@ TEST(RoundTrip, EveryKind) {
   jo.status.running = 3;
   jo.status.retry_count = 1;
   jo.status.version = 2;
+  jo.status.running_duration = std::chrono::minutes(5) + std::chrono::milliseconds(250);
   jo.status.tasks.push_back({"worker", 0, 3, 0, 0, 0});
   jo.status.last_transition_time = at(1700000300);
   jo.status.conditions = {{scheduler::job_phase::pending, at(1700000000)},
@@ -683,6 +684,25 @@ TEST(RoundTrip, EncodedObjectsConformToTheirSchema) {
   EXPECT_EQ((++it)->key(), "apiVersion");
   EXPECT_EQ(o.at("kind"), "Job");
   EXPECT_EQ(o.at("apiVersion"), "batch.volcano.sh/v1alpha1");
+}
+
+// Volcano's runningDuration is a metav1.Duration: Go's duration text.
+TEST(RoundTrip, AJobsRunningDurationIsAGoDuration) {
+  auto objs = decode_manifests(example("tensorflow-job.yaml"), user());
+  ASSERT_TRUE(objs.ok()) << objs.error().message;
+  auto jo = as<job_object>(objs->front());
+  EXPECT_FALSE(encode_object(jo).at("status").as_object().contains("runningDuration"));
+  jo.status.running_duration = std::chrono::seconds(90);
+  json::value v = encode_object(jo);
+  EXPECT_EQ(v.at("status").at("runningDuration"), "1m30s");
+  auto back = decode_object(v);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(as<job_object>(*back).status.running_duration, std::chrono::seconds(90));
+  v.at("status").as_object()["runningDuration"] = "soon";
+  back = decode_object(v);
+  ASSERT_FALSE(back.ok());
+  EXPECT_NE(back.error().message.find("status.runningDuration"), std::string::npos)
+      << back.error().message;
 }
 
 TEST(Encode, PodShowsTheUsersSpecWithTheBindingLaidOver) {

@@ -547,6 +547,42 @@ TEST(JobLifecycleScenario, TensorFlowFailsWhenEvictionsExceedMaxRetry) {
   EXPECT_EQ(letters(sim.status), "F");
 }
 
+// Volcano's runningDuration is what its killJob writes: the last transition's time less the
+// job's creation, at every whole-job kill (a restart, an end, a finished job's leftovers), and
+// never at a sync or a targeted kill.
+TEST(JobLifecycleScenario, RunningDurationIsWrittenByWholeJobKillsOnly) {
+  auto j = tensorflow_job();
+  j.meta.creation_time = t0 - seconds(30);
+  j.tasks[0].policies.push_back({"RestartPod", "PodFailed", {}, std::nullopt, std::nullopt});
+  auto sim = start(j, t0);
+  sim.on(synced(), pods_of("ps:R worker:RR"), t0 + seconds(10));
+  EXPECT_FALSE(sim.status.running_duration);
+  // A targeted kill: the ps pod alone is made again.
+  auto t = sim.on(failed(sim.j, "ps", 0, 1), pods_of("ps:F worker:RR"), t0 + seconds(20));
+  ASSERT_EQ(describe(t.kill), "pod tensorflow-dist-mnist-ps-0");
+  EXPECT_FALSE(sim.status.running_duration);
+  sim.on(synced(), pods_of("ps:P worker:RR"), t0 + seconds(30));  // Restarting: Pending.
+  sim.on(synced(), pods_of("ps:R worker:RR"), t0 + seconds(40));
+  ASSERT_EQ(sim.status.phase, p::running);
+  EXPECT_FALSE(sim.status.running_duration);
+  // A whole-job kill: the restart's transition, 1 min 30 s after the creation.
+  sim.on(evicted(sim.j, "worker", 1), pods_of("ps:R worker:R"), t0 + minutes(1));
+  ASSERT_EQ(sim.status.phase, p::restarting);
+  EXPECT_EQ(sim.status.running_duration, seconds(90));
+  // Syncs keep it.
+  sim.on(synced(), pods_of("", true), t0 + minutes(2));
+  sim.on(synced(), pods_of("ps:R worker:RR"), t0 + minutes(3));
+  ASSERT_EQ(sim.status.phase, p::running);
+  EXPECT_EQ(sim.status.running_duration, seconds(90));
+  // The end: CompleteJob, then Completed once the ps is gone.
+  sim.on(of_task(job_event::task_completed, "worker"), pods_of("ps:R worker:SS"),
+         t0 + minutes(30));
+  EXPECT_EQ(sim.status.running_duration, minutes(30) + seconds(30));
+  sim.on(synced(), pods_of("worker:SS"), t0 + minutes(31));
+  ASSERT_EQ(sim.status.phase, p::completed);
+  EXPECT_EQ(sim.status.running_duration, minutes(31) + seconds(30));
+}
+
 TEST(JobLifecycleScenario, MpiJobWithDeletedPodsFallsBackToPendingThenCompletes) {
   auto sim = start(mpi_job(), t0);
   sim.on(synced(), pods_of("mpimaster:R mpiworker:RRR"), t0 + seconds(10));

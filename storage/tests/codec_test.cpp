@@ -390,6 +390,7 @@ TEST(CodecTable, Jobs) {
   r.status.failed = 1;
   r.status.retry_count = 2;
   r.status.version = 3;
+  r.status.running_duration = sch::duration{90500ms};
   r.status.tasks = {{"ps", 0, 1, 0, 0, 0}, {"worker", 1, 1, 0, 1, 1}};
   r.status.conditions = {{sch::job_phase::pending, sch::timestamp{10s}},
                          {sch::job_phase::restarting, sch::timestamp{99s}}};
@@ -1105,7 +1106,7 @@ TEST(CodecCoverage, ModelLayoutIsTheOneTheCodecKnows) {
   EXPECT_EQ(sizeof(sch::queue), 224u) << "queue changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job), 312u) << "job changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::job_task), 344u) << "job_task changed: update records.proto/codec";
-  EXPECT_EQ(sizeof(sch::job_status), 168u) << "job_status changed: update records.proto/codec";
+  EXPECT_EQ(sizeof(sch::job_status), 184u) << "job_status changed: update records.proto/codec";
   EXPECT_EQ(sizeof(sch::placement_constraints), 248u) << "placement_constraints changed";
   EXPECT_EQ(sizeof(sch::label_selector), 32u) << "label_selector changed";
   EXPECT_EQ(sizeof(sch::pod_affinity_term), 136u) << "pod_affinity_term changed";

@@ -519,6 +519,8 @@ class random_objects {
     for (int64_t i = between(0, 4); i > 0; --i)
       s.conditions.push_back(
           {static_cast<sch::job_phase>(between(0, int(sch::job_phase_last))), time()});
+    if (chance(50))
+      s.running_duration = sch::duration(any_i64());
     return r;
   }
 
