@@ -174,16 +174,25 @@ std::string describe(kube_harness& h) {
   return out;
 }
 
+// Changes pod `pod` as `kubectl patch --type=merge` does.
+void patch_pod(kube_harness& h, const std::string& pod, const json::object& patch) {
+  auto done = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod, patch,
+                              k8s::patch_type::merge);
+  ASSERT_TRUE(done.ok()) << pod << ": " << done.error().to_string();
+}
+
+// Sets annotation `key` of pod `pod`: the test's kubelet reads the sim.phalanx.io/ ones as the
+// pod runs.
+void annotate_pod(kube_harness& h, const std::string& pod, const std::string& key,
+                  const std::string& value) {
+  patch_pod(h, pod, json::object{{"metadata", json::object{{"annotations",
+                                                            json::object{{key, value}}}}}});
+}
+
 // Tells the test's kubelet that the pods of job `name` are done: they succeed now.
 void finish_pods(kube_harness& h, const std::string& name) {
-  for (const auto& [pod, p] : job_pods(h, name)) {
-    json::object patch{
-        {"metadata", json::object{{"annotations",
-                                   json::object{{"sim.phalanx.io/duration", "0s"}}}}}};
-    auto done = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod,
-                                patch, k8s::patch_type::merge);
-    ASSERT_TRUE(done.ok()) << done.error().to_string();
-  }
+  for (const auto& [pod, p] : job_pods(h, name))
+    annotate_pod(h, pod, "sim.phalanx.io/duration", "0s");
 }
 
 json::value get_group(kube_harness& h, const std::string& name) {
@@ -933,6 +942,109 @@ TEST(KubeJobController, ATaskWhosePodsRestartedMaxRetryTimesTerminatesItsJob) {
   EXPECT_TRUE(all_in_phase(job_pods(h, "capped"), 2, "Running")) << describe(h);
   EXPECT_TRUE(with_reason(job_events(h, "capped"), "ExecuteAction").empty())
       << describe_events(job_events(h, "capped"));
+}
+
+// -- what a policy's action takes (Volcano's killTarget) and which policy acts
+
+// The uids of the pods of job `name` that are not terminating, by pod name.
+std::map<std::string, std::string> uids_of(kube_harness& h, const std::string& name) {
+  std::map<std::string, std::string> out;
+  for (const auto& [pod, p] : job_pods(h, name))
+    out[pod] = p.uid;
+  return out;
+}
+
+// Job `name` is Running with its `n` pods Running.
+bool runs(kube_harness& h, const std::string& name, std::size_t n) {
+  return all_in_phase(job_pods(h, name), n, "Running") && phase_of(get_job(h, name)) == "Running";
+}
+
+// Job `name` runs (runs()) with retryCount `retries`, after its pods named in `made_again`
+// were made again: each of its pods has another uid than in `before` if it is named there, the
+// same otherwise.
+bool runs_again(kube_harness& h, const std::string& name, int64_t retries,
+                const std::map<std::string, std::string>& before,
+                const std::set<std::string>& made_again) {
+  if (!runs(h, name, before.size()) ||
+      int_at(get_job(h, name), {"status", "retryCount"}) != retries)
+    return false;
+  for (const auto& [pod, uid] : uids_of(h, name)) {
+    auto was = before.find(pod);
+    if (was == before.end() || (was->second != uid) != (made_again.count(pod) != 0))
+      return false;
+  }
+  return true;
+}
+
+// Pod `pod` fails now, with exit code 1 (its first container's, as the test's kubelet writes
+// it).
+void fail_pod(kube_harness& h, const std::string& pod) {
+  annotate_pod(h, pod, "sim.phalanx.io/fail-after", "0s");
+}
+
+// The messages of the job's ExecuteAction Events.
+std::set<std::string> actions_on(kube_harness& h, const std::string& name) {
+  std::set<std::string> out;
+  for (const auto& e : with_reason(job_events(h, name), "ExecuteAction"))
+    out.insert(k8s::string_at(e, {"message"}));
+  return out;
+}
+
+// The job "tf" (ps 1, worker 2, minAvailable 3) whose worker task has the policy
+// `{event: PodFailed, action: <worker_action>}`, and the job `job_policies`.
+json::value tf_with_worker_policy(kube_harness& h, const std::string& worker_action,
+                                  json::array job_policies = {}) {
+  auto job = vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}, std::move(job_policies));
+  job.at("spec").at("tasks").at(1).as_object()["policies"] =
+      json::array{json::object{{"event", "PodFailed"}, {"action", worker_action}}};
+  return job;
+}
+
+// The job of tf_with_worker_policy(worker_action) runs; tf-worker-0 fails. Its policy's action
+// kills the pods named in `made_again` (Volcano's killTarget) and they are made again (new
+// uids) while the others run on (the same uids): the job goes Restarting, Pending and Running
+// again with retryCount 1, and keeps its version and its PodGroup (a targeted kill does not
+// raise the version, which would outdate the events of the pods left, nor delete the PodGroup
+// of the pods left running). The new pods carry the same version and the retry count.
+void a_failed_worker_makes_again(const std::string& worker_action,
+                                 const std::set<std::string>& made_again) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(tf_with_worker_policy(h, worker_action));
+  const auto group = "tf-" + k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+  const auto group_uid = k8s::string_at(get_group(h, group), {"metadata", "uid"});
+  ASSERT_FALSE(group_uid.empty()) << describe(h);
+
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] { return runs_again(h, "tf", 1, before, made_again); }))
+      << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "version"}), 0);
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(k8s::string_at(get_group(h, group), {"metadata", "uid"}), group_uid);
+  EXPECT_EQ(actions_on(h, "tf"),
+            (std::set<std::string>{"Start to execute action " + worker_action}))
+      << describe_events(job_events(h, "tf"));
+  for (const auto& [name, raw] : raw_pods(h)) {
+    SCOPED_TRACE(name);
+    const bool again = made_again.count(name) != 0;
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-version"}), "0");
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-retry-count"}),
+              again ? "1" : "0");
+  }
+  EXPECT_EQ(count_of(read_log(*d), "msg=\"job pod created\""), 3 + made_again.size());
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// `{event: PodFailed, action: RestartTask}` on the worker task: a failed worker has both
+// workers made again, and the ps runs on.
+TEST(KubeJobController, RestartTaskMakesTheFailedPodsTaskAgainAndLeavesTheOtherTask) {
+  a_failed_worker_makes_again("RestartTask", {"tf-worker-0", "tf-worker-1"});
 }
 
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
