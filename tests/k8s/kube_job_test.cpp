@@ -1047,6 +1047,12 @@ TEST(KubeJobController, RestartTaskMakesTheFailedPodsTaskAgainAndLeavesTheOtherT
   a_failed_worker_makes_again("RestartTask", {"tf-worker-0", "tf-worker-1"});
 }
 
+// `{event: PodFailed, action: RestartPod}` on the worker task: only the failed worker is made
+// again; the other worker and the ps run on.
+TEST(KubeJobController, RestartPodMakesOnlyTheFailedPodAgain) {
+  a_failed_worker_makes_again("RestartPod", {"tf-worker-0"});
+}
+
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
 
 // `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
