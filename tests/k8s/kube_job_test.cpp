@@ -1053,6 +1053,47 @@ TEST(KubeJobController, RestartPodMakesOnlyTheFailedPodAgain) {
   a_failed_worker_makes_again("RestartPod", {"tf-worker-0"});
 }
 
+// A task's policy comes before the job's for the same event (Volcano's applyPolicies): the job
+// says `{event: PodFailed, action: AbortJob}` and its worker task `{event: PodFailed, action:
+// RestartTask}`. A failed worker restarts the worker task, and the job runs on without
+// aborting; then a failed ps, whose task names no policy, aborts the job as the job's policy
+// says (its running workers deleted, the failed ps kept).
+TEST(KubeJobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(tf_with_worker_policy(
+      h, "RestartTask", json::array{json::object{{"event", "PodFailed"}, {"action", "AbortJob"}}}));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(history(get_job(h, "tf")),
+            (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartTask"}))
+      << describe_events(job_events(h, "tf"));
+
+  fail_pod(h, "tf-ps-0");
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Aborted"; }))
+      << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running",
+                                                    "Aborting", "Aborted"}));
+  EXPECT_EQ(int_at(job, {"status", "retryCount"}), 1);
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartTask",
+                                                        "Start to execute action AbortJob"}))
+      << describe_events(job_events(h, "tf"));
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = job_pods(h, "tf");
+    return pods.size() == 1 && pods.count("tf-ps-0") && pods["tf-ps-0"].phase == "Failed";
+  })) << describe(h);
+}
+
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
 
 // `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
