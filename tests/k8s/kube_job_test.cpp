@@ -1094,6 +1094,40 @@ TEST(KubeJobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
   })) << describe(h);
 }
 
+// `{event: "*", action: TerminateJob}` (Volcano's AnyEvent) acts on any event a policy may
+// name: a pod that failed terminates one job, a pod deleted by a user (PodEvicted) another.
+// Each ends Terminated with no pod left running, the failed pod kept. The pods' creation
+// (PodPending, which a policy takes only with a timeout) and start (PodRunning, internal) are
+// no such event: both jobs run first.
+TEST(KubeJobController, AnAnyEventPolicyActsOnAFailedPodAndOnADeletedOne) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  const json::array on_any{json::object{{"event", "*"}, {"action", "TerminateJob"}}};
+  for (const auto* name : {"fails", "evicted"})
+    h.apply(vcjob(h.ns(), name, 2, {{"main", 2}}, on_any));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "fails", 2) && runs(h, "evicted", 2); }))
+      << describe(h) << read_log(*d);
+
+  fail_pod(h, "fails-main-0");
+  h.delete_pod("evicted-main-0");
+  for (const std::string name : {"fails", "evicted"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, name)) == "Terminated"; }))
+        << describe(h) << read_log(*d);
+    EXPECT_EQ(history(get_job(h, name)),
+              (std::vector<std::string>{"Pending", "Running", "Terminating", "Terminated"}));
+    EXPECT_EQ(actions_on(h, name), (std::set<std::string>{"Start to execute action TerminateJob"}))
+        << describe_events(job_events(h, name));
+  }
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = job_pods(h, "fails");
+    return job_pods(h, "evicted").empty() && failed.size() == 1 &&
+           failed.count("fails-main-0") && failed["fails-main-0"].phase == "Failed";
+  })) << describe(h);
+}
+
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
 
 // `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
