@@ -1128,6 +1128,44 @@ TEST(KubeJobController, AnAnyEventPolicyActsOnAFailedPodAndOnADeletedOne) {
   })) << describe(h);
 }
 
+// What makes a PodGroup Unknown here: its gang ran and now has fewer than minMember pods bound
+// or succeeded, pods of it still running (a worker failed, and with no policy for it nothing
+// makes it again). Job "kept" has no policy: its PodGroup goes Unknown and stays so, and the job
+// runs on. Job "tf" says `{event: Unknown, action: RestartJob}`: the same failure raises its
+// job-level Unknown event (Volcano's updatePodGroup), and the job restarts, every pod made again
+// with the new version, and runs.
+TEST(KubeJobController, AGangLeftBelowItsMinimumIsUnknownAndRestartsAJobWhosePolicySaysSo) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "kept", 3, {{"ps", 1}, {"worker", 2}}));
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}},
+                json::array{json::object{{"event", "Unknown"}, {"action", "RestartJob"}}}));
+  const auto kept_group = "kept-" + k8s::string_at(get_job(h, "kept"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "kept", 3) && runs(h, "tf", 3); }))
+      << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+
+  fail_pod(h, "kept-worker-0");
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-ps-0", "tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "version"}), 1);
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartJob"}))
+      << describe_events(job_events(h, "tf"));
+
+  ASSERT_TRUE(h.wait_for([&] { return h.groups()[kept_group].phase == "Unknown"; }))
+      << describe(h);
+  EXPECT_EQ(phase_of(get_job(h, "kept")), "Running");
+  EXPECT_EQ(int_at(get_job(h, "kept"), {"status", "retryCount"}), 0);
+  EXPECT_TRUE(actions_on(h, "kept").empty()) << describe_events(job_events(h, "kept"));
+}
+
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
 
 // `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
