@@ -1166,6 +1166,74 @@ TEST(KubeJobController, AGangLeftBelowItsMinimumIsUnknownAndRestartsAJobWhosePol
   EXPECT_TRUE(actions_on(h, "kept").empty()) << describe_events(job_events(h, "kept"));
 }
 
+// Keeps pod `pod`, once deleted, from going until release_pod: a finalizer of the test's, as a
+// kubelet slow to stop the pod's containers would keep it terminating.
+void hold_pod(kube_harness& h, const std::string& pod) {
+  patch_pod(h, pod,
+            json::object{{"metadata", json::object{{"finalizers",
+                                                    json::array{"sim.phalanx.io/hold"}}}}});
+}
+
+void release_pod(kube_harness& h, const std::string& pod) {
+  patch_pod(h, pod, json::object{{"metadata", json::object{{"finalizers", nullptr}}}});
+}
+
+// vcctl's resume while its suspend is still under way: a Command AbortJob on a running job
+// whose pods are slow to stop (held by a finalizer) leaves the job Aborting while they are
+// terminating; a Command ResumeJob then restarts it (Volcano's abortingState: Restarting,
+// retryCount 1), never Aborted; once the old pods are gone it makes them again and runs.
+TEST(KubeJobController, AResumeWhileTheJobIsAbortingRestartsIt) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+  for (const auto& [pod, uid] : before)
+    hold_pod(h, pod);
+
+  command(h, "tf", "AbortJob");
+  auto terminating = [&] {
+    std::size_t n = 0;
+    for (const auto& [name, p] : h.pods())
+      n += p.terminating ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(h.wait_for([&] {
+    return phase_of(get_job(h, "tf")) == "Aborting" && terminating() == 3 &&
+           command_count(h) == 0;
+  })) << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(1s);  // Its pods held, it stays so.
+  EXPECT_EQ(phase_of(get_job(h, "tf")), "Aborting") << describe(h);
+
+  command(h, "tf", "ResumeJob");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto job = get_job(h, "tf");
+    return phase_of(job) == "Restarting" && int_at(job, {"status", "retryCount"}) == 1 &&
+           command_count(h) == 0;
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(terminating(), 3u) << describe(h);
+
+  for (const auto& [pod, uid] : before)
+    release_pod(h, pod);
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-ps-0", "tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(history(job),
+            (std::vector<std::string>{"Aborting", "Restarting", "Pending", "Running"}));
+  // Each step of an aborting job kills it whole and raises its version, as Volcano's killJob
+  // does at every call: at least the abort's and the resume's. The new pods are of the last.
+  const auto version = int_at(job, {"status", "version"});
+  EXPECT_GE(version, 2);
+  for (const auto& [name, raw] : raw_pods(h))
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-version"}),
+              std::to_string(version))
+        << name;
+}
+
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
 
 // `job` with spec.plugins {env: [], svc: svc_arguments, ssh: []}.
