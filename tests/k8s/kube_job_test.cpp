@@ -174,16 +174,25 @@ std::string describe(kube_harness& h) {
   return out;
 }
 
+// Changes pod `pod` as `kubectl patch --type=merge` does.
+void patch_pod(kube_harness& h, const std::string& pod, const json::object& patch) {
+  auto done = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod, patch,
+                              k8s::patch_type::merge);
+  ASSERT_TRUE(done.ok()) << pod << ": " << done.error().to_string();
+}
+
+// Sets annotation `key` of pod `pod`: the test's kubelet reads the sim.phalanx.io/ ones as the
+// pod runs.
+void annotate_pod(kube_harness& h, const std::string& pod, const std::string& key,
+                  const std::string& value) {
+  patch_pod(h, pod, json::object{{"metadata", json::object{{"annotations",
+                                                            json::object{{key, value}}}}}});
+}
+
 // Tells the test's kubelet that the pods of job `name` are done: they succeed now.
 void finish_pods(kube_harness& h, const std::string& name) {
-  for (const auto& [pod, p] : job_pods(h, name)) {
-    json::object patch{
-        {"metadata", json::object{{"annotations",
-                                   json::object{{"sim.phalanx.io/duration", "0s"}}}}}};
-    auto done = k8s::patch_json(h.admin(), "/api/v1/namespaces/" + h.ns() + "/pods/" + pod,
-                                patch, k8s::patch_type::merge);
-    ASSERT_TRUE(done.ok()) << done.error().to_string();
-  }
+  for (const auto& [pod, p] : job_pods(h, name))
+    annotate_pod(h, pod, "sim.phalanx.io/duration", "0s");
 }
 
 json::value get_group(kube_harness& h, const std::string& name) {
@@ -933,6 +942,296 @@ TEST(KubeJobController, ATaskWhosePodsRestartedMaxRetryTimesTerminatesItsJob) {
   EXPECT_TRUE(all_in_phase(job_pods(h, "capped"), 2, "Running")) << describe(h);
   EXPECT_TRUE(with_reason(job_events(h, "capped"), "ExecuteAction").empty())
       << describe_events(job_events(h, "capped"));
+}
+
+// -- what a policy's action takes (Volcano's killTarget) and which policy acts
+
+// The uids of the pods of job `name` that are not terminating, by pod name.
+std::map<std::string, std::string> uids_of(kube_harness& h, const std::string& name) {
+  std::map<std::string, std::string> out;
+  for (const auto& [pod, p] : job_pods(h, name))
+    out[pod] = p.uid;
+  return out;
+}
+
+// Job `name` is Running with its `n` pods Running.
+bool runs(kube_harness& h, const std::string& name, std::size_t n) {
+  return all_in_phase(job_pods(h, name), n, "Running") && phase_of(get_job(h, name)) == "Running";
+}
+
+// Job `name` runs (runs()) with retryCount `retries`, after its pods named in `made_again`
+// were made again: each of its pods has another uid than in `before` if it is named there, the
+// same otherwise.
+bool runs_again(kube_harness& h, const std::string& name, int64_t retries,
+                const std::map<std::string, std::string>& before,
+                const std::set<std::string>& made_again) {
+  if (!runs(h, name, before.size()) ||
+      int_at(get_job(h, name), {"status", "retryCount"}) != retries)
+    return false;
+  for (const auto& [pod, uid] : uids_of(h, name)) {
+    auto was = before.find(pod);
+    if (was == before.end() || (was->second != uid) != (made_again.count(pod) != 0))
+      return false;
+  }
+  return true;
+}
+
+// Pod `pod` fails now, with exit code 1 (its first container's, as the test's kubelet writes
+// it).
+void fail_pod(kube_harness& h, const std::string& pod) {
+  annotate_pod(h, pod, "sim.phalanx.io/fail-after", "0s");
+}
+
+// The messages of the job's ExecuteAction Events.
+std::set<std::string> actions_on(kube_harness& h, const std::string& name) {
+  std::set<std::string> out;
+  for (const auto& e : with_reason(job_events(h, name), "ExecuteAction"))
+    out.insert(k8s::string_at(e, {"message"}));
+  return out;
+}
+
+// The job "tf" (ps 1, worker 2, minAvailable 3) whose worker task has the policy
+// `{event: PodFailed, action: <worker_action>}`, and the job `job_policies`.
+json::value tf_with_worker_policy(kube_harness& h, const std::string& worker_action,
+                                  json::array job_policies = {}) {
+  auto job = vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}, std::move(job_policies));
+  job.at("spec").at("tasks").at(1).as_object()["policies"] =
+      json::array{json::object{{"event", "PodFailed"}, {"action", worker_action}}};
+  return job;
+}
+
+// The job of tf_with_worker_policy(worker_action) runs; tf-worker-0 fails. Its policy's action
+// kills the pods named in `made_again` (Volcano's killTarget) and they are made again (new
+// uids) while the others run on (the same uids): the job goes Restarting, Pending and Running
+// again with retryCount 1, and keeps its version and its PodGroup (a targeted kill does not
+// raise the version, which would outdate the events of the pods left, nor delete the PodGroup
+// of the pods left running). The new pods carry the same version and the retry count.
+void a_failed_worker_makes_again(const std::string& worker_action,
+                                 const std::set<std::string>& made_again) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(tf_with_worker_policy(h, worker_action));
+  const auto group = "tf-" + k8s::string_at(get_job(h, "tf"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+  const auto group_uid = k8s::string_at(get_group(h, group), {"metadata", "uid"});
+  ASSERT_FALSE(group_uid.empty()) << describe(h);
+
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] { return runs_again(h, "tf", 1, before, made_again); }))
+      << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "version"}), 0);
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(k8s::string_at(get_group(h, group), {"metadata", "uid"}), group_uid);
+  EXPECT_EQ(actions_on(h, "tf"),
+            (std::set<std::string>{"Start to execute action " + worker_action}))
+      << describe_events(job_events(h, "tf"));
+  for (const auto& [name, raw] : raw_pods(h)) {
+    SCOPED_TRACE(name);
+    const bool again = made_again.count(name) != 0;
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-version"}), "0");
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-retry-count"}),
+              again ? "1" : "0");
+  }
+  EXPECT_EQ(count_of(read_log(*d), "msg=\"job pod created\""), 3 + made_again.size());
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
+// `{event: PodFailed, action: RestartTask}` on the worker task: a failed worker has both
+// workers made again, and the ps runs on.
+TEST(KubeJobController, RestartTaskMakesTheFailedPodsTaskAgainAndLeavesTheOtherTask) {
+  a_failed_worker_makes_again("RestartTask", {"tf-worker-0", "tf-worker-1"});
+}
+
+// `{event: PodFailed, action: RestartPod}` on the worker task: only the failed worker is made
+// again; the other worker and the ps run on.
+TEST(KubeJobController, RestartPodMakesOnlyTheFailedPodAgain) {
+  a_failed_worker_makes_again("RestartPod", {"tf-worker-0"});
+}
+
+// A task's policy comes before the job's for the same event (Volcano's applyPolicies): the job
+// says `{event: PodFailed, action: AbortJob}` and its worker task `{event: PodFailed, action:
+// RestartTask}`. A failed worker restarts the worker task, and the job runs on without
+// aborting; then a failed ps, whose task names no policy, aborts the job as the job's policy
+// says (its running workers deleted, the failed ps kept).
+TEST(KubeJobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(tf_with_worker_policy(
+      h, "RestartTask", json::array{json::object{{"event", "PodFailed"}, {"action", "AbortJob"}}}));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(history(get_job(h, "tf")),
+            (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartTask"}))
+      << describe_events(job_events(h, "tf"));
+
+  fail_pod(h, "tf-ps-0");
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "tf")) == "Aborted"; }))
+      << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running",
+                                                    "Aborting", "Aborted"}));
+  EXPECT_EQ(int_at(job, {"status", "retryCount"}), 1);
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartTask",
+                                                        "Start to execute action AbortJob"}))
+      << describe_events(job_events(h, "tf"));
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = job_pods(h, "tf");
+    return pods.size() == 1 && pods.count("tf-ps-0") && pods["tf-ps-0"].phase == "Failed";
+  })) << describe(h);
+}
+
+// `{event: "*", action: TerminateJob}` (Volcano's AnyEvent) acts on any event a policy may
+// name: a pod that failed terminates one job, a pod deleted by a user (PodEvicted) another.
+// Each ends Terminated with no pod left running, the failed pod kept. The pods' creation
+// (PodPending, which a policy takes only with a timeout) and start (PodRunning, internal) are
+// no such event: both jobs run first.
+TEST(KubeJobController, AnAnyEventPolicyActsOnAFailedPodAndOnADeletedOne) {
+  kube_harness h;
+  h.node("n0", "4");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  const json::array on_any{json::object{{"event", "*"}, {"action", "TerminateJob"}}};
+  for (const auto* name : {"fails", "evicted"})
+    h.apply(vcjob(h.ns(), name, 2, {{"main", 2}}, on_any));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "fails", 2) && runs(h, "evicted", 2); }))
+      << describe(h) << read_log(*d);
+
+  fail_pod(h, "fails-main-0");
+  h.delete_pod("evicted-main-0");
+  for (const std::string name : {"fails", "evicted"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, name)) == "Terminated"; }))
+        << describe(h) << read_log(*d);
+    EXPECT_EQ(history(get_job(h, name)),
+              (std::vector<std::string>{"Pending", "Running", "Terminating", "Terminated"}));
+    EXPECT_EQ(actions_on(h, name), (std::set<std::string>{"Start to execute action TerminateJob"}))
+        << describe_events(job_events(h, name));
+  }
+  ASSERT_TRUE(h.wait_for([&] {
+    auto failed = job_pods(h, "fails");
+    return job_pods(h, "evicted").empty() && failed.size() == 1 &&
+           failed.count("fails-main-0") && failed["fails-main-0"].phase == "Failed";
+  })) << describe(h);
+}
+
+// What makes a PodGroup Unknown here: its gang ran and now has fewer than minMember pods bound
+// or succeeded, pods of it still running (a worker failed, and with no policy for it nothing
+// makes it again). Job "kept" has no policy: its PodGroup goes Unknown and stays so, and the job
+// runs on. Job "tf" says `{event: Unknown, action: RestartJob}`: the same failure raises its
+// job-level Unknown event (Volcano's updatePodGroup), and the job restarts, every pod made again
+// with the new version, and runs.
+TEST(KubeJobController, AGangLeftBelowItsMinimumIsUnknownAndRestartsAJobWhosePolicySaysSo) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "kept", 3, {{"ps", 1}, {"worker", 2}}));
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}},
+                json::array{json::object{{"event", "Unknown"}, {"action", "RestartJob"}}}));
+  const auto kept_group = "kept-" + k8s::string_at(get_job(h, "kept"), {"metadata", "uid"});
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "kept", 3) && runs(h, "tf", 3); }))
+      << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+
+  fail_pod(h, "kept-worker-0");
+  fail_pod(h, "tf-worker-0");
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-ps-0", "tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(int_at(job, {"status", "version"}), 1);
+  EXPECT_EQ(history(job), (std::vector<std::string>{"Restarting", "Pending", "Running"}));
+  EXPECT_EQ(actions_on(h, "tf"), (std::set<std::string>{"Start to execute action RestartJob"}))
+      << describe_events(job_events(h, "tf"));
+
+  ASSERT_TRUE(h.wait_for([&] { return h.groups()[kept_group].phase == "Unknown"; }))
+      << describe(h);
+  EXPECT_EQ(phase_of(get_job(h, "kept")), "Running");
+  EXPECT_EQ(int_at(get_job(h, "kept"), {"status", "retryCount"}), 0);
+  EXPECT_TRUE(actions_on(h, "kept").empty()) << describe_events(job_events(h, "kept"));
+}
+
+// Keeps pod `pod`, once deleted, from going until release_pod: a finalizer of the test's, as a
+// kubelet slow to stop the pod's containers would keep it terminating.
+void hold_pod(kube_harness& h, const std::string& pod) {
+  patch_pod(h, pod,
+            json::object{{"metadata", json::object{{"finalizers",
+                                                    json::array{"sim.phalanx.io/hold"}}}}});
+}
+
+void release_pod(kube_harness& h, const std::string& pod) {
+  patch_pod(h, pod, json::object{{"metadata", json::object{{"finalizers", nullptr}}}});
+}
+
+// vcctl's resume while its suspend is still under way: a Command AbortJob on a running job
+// whose pods are slow to stop (held by a finalizer) leaves the job Aborting while they are
+// terminating; a Command ResumeJob then restarts it (Volcano's abortingState: Restarting,
+// retryCount 1), never Aborted; once the old pods are gone it makes them again and runs.
+TEST(KubeJobController, AResumeWhileTheJobIsAbortingRestartsIt) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  h.apply(vcjob(h.ns(), "tf", 3, {{"ps", 1}, {"worker", 2}}));
+  ASSERT_TRUE(h.wait_for([&] { return runs(h, "tf", 3); })) << describe(h) << read_log(*d);
+  const auto before = uids_of(h, "tf");
+  for (const auto& [pod, uid] : before)
+    hold_pod(h, pod);
+
+  command(h, "tf", "AbortJob");
+  auto terminating = [&] {
+    std::size_t n = 0;
+    for (const auto& [name, p] : h.pods())
+      n += p.terminating ? 1 : 0;
+    return n;
+  };
+  ASSERT_TRUE(h.wait_for([&] {
+    return phase_of(get_job(h, "tf")) == "Aborting" && terminating() == 3 &&
+           command_count(h) == 0;
+  })) << describe(h) << read_log(*d);
+  std::this_thread::sleep_for(1s);  // Its pods held, it stays so.
+  EXPECT_EQ(phase_of(get_job(h, "tf")), "Aborting") << describe(h);
+
+  command(h, "tf", "ResumeJob");
+  ASSERT_TRUE(h.wait_for([&] {
+    auto job = get_job(h, "tf");
+    return phase_of(job) == "Restarting" && int_at(job, {"status", "retryCount"}) == 1 &&
+           command_count(h) == 0;
+  })) << describe(h) << read_log(*d);
+  EXPECT_EQ(terminating(), 3u) << describe(h);
+
+  for (const auto& [pod, uid] : before)
+    release_pod(h, pod);
+  ASSERT_TRUE(h.wait_for([&] {
+    return runs_again(h, "tf", 1, before, {"tf-ps-0", "tf-worker-0", "tf-worker-1"});
+  })) << describe(h) << read_log(*d);
+  auto job = get_job(h, "tf");
+  EXPECT_EQ(history(job),
+            (std::vector<std::string>{"Aborting", "Restarting", "Pending", "Running"}));
+  // Each step of an aborting job kills it whole and raises its version, as Volcano's killJob
+  // does at every call: at least the abort's and the resume's. The new pods are of the last.
+  const auto version = int_at(job, {"status", "version"});
+  EXPECT_GE(version, 2);
+  for (const auto& [name, raw] : raw_pods(h))
+    EXPECT_EQ(k8s::string_at(raw, {"metadata", "annotations", "volcano.sh/job-version"}),
+              std::to_string(version))
+        << name;
 }
 
 // -- the job plugins env, svc and ssh (scheduler/job_plugins.hpp)
