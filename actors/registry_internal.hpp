@@ -463,7 +463,8 @@ void make_missing_job_pods(self_ptr self, const std::string& key,
 /// Aborted): Restarting with a new version and one retry more, then the restart check its next
 /// sync runs: Failed when that retry reached maxRetry (no pods made), else the new
 /// incarnation's pods, written with the job. `then` runs once written.
-void resume_job(self_ptr self, const std::string& key, std::shared_ptr<const scheduler::job> resumed,
+void resume_job(self_ptr self, const std::string& key,
+                std::shared_ptr<const scheduler::job> resumed,
                 std::function<void(const phalanx::status&)> then);
 /// A sync of the job asked from outside its events: a pod of a job whose tasks depend on others
 /// ran or succeeded (dependsOn: the tasks waiting for it may start), or the job was created. It

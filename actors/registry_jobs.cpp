@@ -795,7 +795,8 @@ void on_job_pod_event(self_ptr self, const job_pod_event& e) {
   execute_action(self, e, std::move(action), current, pods);
 }
 
-void resume_job(self_ptr self, const std::string& key, std::shared_ptr<const scheduler::job> resumed,
+void resume_job(self_ptr self, const std::string& key,
+                std::shared_ptr<const scheduler::job> resumed,
                 std::function<void(const phalanx::status&)> then) {
   auto& st = self->state;
   auto& j = st.jobs.at(key);
