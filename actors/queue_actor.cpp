@@ -1,5 +1,6 @@
 #include "actors/queue_actor.hpp"
 
+#include "scheduler/enqueue_gate.hpp"
 #include "scheduler/fair_share.hpp"
 #include "scheduler/order.hpp"
 #include "scheduler/quantity.hpp"
@@ -221,7 +222,15 @@ void set_demand(queue_actor_state& st, book& b, scheduler::resources demand) {
 scheduler::resources claim_of(const book& b) {
   if (!b.admitted || !b.group)
     return {};
-  return (b.group->min_resources - b.allocated).clamped_at_zero();
+  return scheduler::gate_claim(*b.group, b.started, b.allocated.pods, b.allocated);
+}
+
+// Whether admitted gang `b` has now held its minimum since its admission (pods count one pod
+// slot each in their requests), or its actor says it runs it (`ready`: after a restart, with
+// members that succeeded counted, as a PodGroup stays Running in Volcano).
+void note_started(book& b, bool ready = false) {
+  if (b.admitted && b.group && (ready || b.allocated.pods >= b.group->min_member))
+    b.started = true;
 }
 
 // After a change to what the gang's claim derives from: the queue's inqueue sum counted
@@ -439,6 +448,7 @@ void forget(self_ptr self, uint64_t gang) {
   set_demand(st, b, {});
   auto claim = claim_of(b);
   b.admitted = false;
+  b.started = false;
   sync_claim(self, gang, b, claim);
   st.gangs.erase(i);
 }
@@ -527,6 +537,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       if (e.admitted)
         b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
       b.ready = e.ready;
+      note_started(b, e.ready);
       sync_claim(self, e.gang, b, claim);
       if (b.admitted) {
         st.ready.insert(queue_actor_state::key_of(b, e.gang));
@@ -566,6 +577,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         if (outcome == plan_outcome::unresolvable && b.admitted && b.allocated.is_zero()) {
           auto claim = claim_of(b);
           b.admitted = false;
+          b.started = false;
           b.unresolvable = true;
           sync_claim(self, gang, b, claim);
           try_admit(self);
@@ -605,6 +617,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       st.allocated -= d.removed;
       b.allocated += d.added;
       b.allocated -= d.removed;
+      note_started(b);
       st.series.share_stale = true;
       set_demand(st, b, (b.demand - d.added).clamped_at_zero());
       file_pending_pods(st, b, b.pending_in);

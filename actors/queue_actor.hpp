@@ -41,9 +41,12 @@ struct queue_actor_state {
     /// its admission back and is not admitted again until the nodes change (capacity_atom).
     bool unresolvable = false;
     scheduler::resources allocated;
-    // Its claim on the queue's inqueue sum (minResources - allocated, at least 0, while
-    // admitted) is not kept: claim_of() derives it, and each change of what it derives from
-    // moves the sum from the value before to the value after (a 56-byte copy per gang less).
+    /// It held its minMember pods since it was admitted (Volcano's PodGroup went Running): from
+    /// then on it claims nothing at the gate while it holds fewer (scheduler::gate_claim).
+    bool started = false;
+    // Its claim on the queue's inqueue sum (scheduler::gate_claim while admitted) is not kept:
+    // claim_of() derives it, and each change of what it derives from moves the sum from the
+    // value before to the value after (a 56-byte copy per gang less).
     scheduler::resources demand;
     /// Where its pending pods (demand.pods) are counted in scheduler_pending_pods, and how many:
     /// the gauge moves by the difference when either changes (file_pending_pods).

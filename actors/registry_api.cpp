@@ -748,6 +748,13 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   auto& j = st.jobs.at(key);
   if (j.job->suspended == suspend)
     return respond(reply, result<api::object>{api::object{job_view(st, j)}});
+  // Volcano's AbortJob leaves a finished job's phase as it is: there is nothing to suspend.
+  if (const auto phase = job_status_of(st, j).phase; suspend && scheduler::is_finished(phase))
+    return respond(reply, result<api::object>{status{
+                              errc::failed_precondition,
+                              "jobs \"" + j.job->meta.name.str() + "\" is " +
+                                  std::string(scheduler::to_string(phase)) +
+                                  "; only a job that has not finished can be suspended"}});
   auto copy = std::make_shared<scheduler::job>(*j.job);
   copy->suspended = suspend;
   copy->meta.resource_version = next_version(self);
@@ -768,6 +775,7 @@ void act_on_job(self_ptr self, const std::string& key, bool suspend, object_repl
   auto status = j.status;
   status.last_transition_time = st.ctx->now();
   status.running_duration = scheduler::running_duration(*copy, status);
+  ++status.version;  // As every whole-job kill raises it.
   status.phase = scheduler::job_phase::aborted;
   status.reason = "Suspended";
   status.message = "suspended on request; its pods were deleted";

@@ -137,6 +137,13 @@ resources enqueue_gate::cluster_room() const {
   return scaled_allocatable_ - used_ - inqueue_;
 }
 
+resources gate_claim(const pod_group& group, bool started, int64_t holding,
+                     const resources& allocated) {
+  if (started && holding < group.min_member)
+    return {};
+  return (group.min_resources - allocated).clamped_at_zero();
+}
+
 admission_decision enqueue_gate::check(const pod_group& group, const queue_usage& queue) const {
   admission_decision out;
   if (queue.state != queue_state::open) {

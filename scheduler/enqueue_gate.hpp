@@ -14,10 +14,13 @@
 // A gang without minResources is admitted as soon as its queue is Open, and so is a gang that has
 // waited past its sla-waiting-time (scheduler/sla.hpp): 2 and 3 are not asked.
 //
-// "inqueue" is what admitted gangs still hold a claim on: for a gang admitted and not yet
-// started, its whole minResources; for a gang started (minMember placed), minResources minus what
-// it has allocated, clamped at zero (Volcano's GetInqueueResource), so a started gang is not
-// counted twice, once as used and once as inqueue.
+// "inqueue" is what admitted gangs still hold a claim on (gate_claim): for a gang admitted and
+// not yet started, its minResources less what it has allocated; for a gang started (minMember
+// placed once) that still holds minMember pods, the same, clamped at zero (Volcano's
+// GetInqueueResource), so a started gang is not counted twice, once as used and once as
+// inqueue; for a started gang holding fewer, nothing, as Volcano's overcommit and proportion
+// plugins count it: its pods are finishing (a Spark driver done while its executors run), and a
+// claim growing as they end would hold back other gangs for room no one will ask for.
 //
 // The gate is a value built from one consistent view (a scheduling pass); admit() adds each
 // admitted gang's minResources to the inqueue sums, so a batch of decisions sees its own earlier
@@ -85,6 +88,11 @@ struct admission_decision {
 
   bool admitted() const noexcept { return code == admission_code::admitted; }
 };
+
+/// What an admitted gang claims at the gate (see the file comment): `started` once it held
+/// group.min_member pods; `holding` pods hold room now, and `allocated` is their requests.
+resources gate_claim(const pod_group& group, bool started, int64_t holding,
+                     const resources& allocated);
 
 class enqueue_gate {
  public:

@@ -652,9 +652,9 @@ job_transition next_state(const job& j, const job_status& current, const job_pod
     t.condition = job_condition{next.phase, now};
     append_condition(s.conditions, *t.condition);
   }
-  // Volcano's killJob, which every whole-job kill goes through, writes it; a sync or a targeted
-  // kill leaves it as it was.
-  if (t.kill.scope == kill_scope::job)
+  // Volcano's killPods, which every kill goes through (killJob and killTarget alike), writes
+  // it; a sync leaves it as it was.
+  if (t.kill.scope != kill_scope::none)
     s.running_duration = running_duration(j, s);
   return t;
 }

@@ -290,8 +290,8 @@ job_transition initial_transition(const job& j, timestamp now);
 job_transition next_state(const job& j, const job_status& current, const job_pods& pods,
                           const resolved_action& action, timestamp now);
 
-/// Volcano's runningDuration as its killJob writes it: the time from the job's creation to
-/// `s`'s last transition. next_state sets it at every whole-job kill.
+/// Volcano's runningDuration as its killPods writes it: the time from the job's creation to
+/// `s`'s last transition. next_state sets it at every kill, of the whole job or of a target.
 inline duration running_duration(const job& j, const job_status& s) noexcept {
   return s.last_transition_time - j.meta.creation_time;
 }

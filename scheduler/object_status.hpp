@@ -102,8 +102,8 @@ struct job_status {
   /// (Pending and Running, a job's own end) are not in it.
   std::vector<job_condition> conditions;
   /// Volcano's runningDuration: the last transition's time less the job's creation, set when
-  /// the controller killed the whole job (a restart, an abort, an end and what a finished job
-  /// left running) and never when it only synced; nullopt until then.
+  /// the controller killed pods (a restart of the job, a task or a pod, an abort, an end, what
+  /// a finished job left running) and never when it only synced; nullopt until then.
   std::optional<duration> running_duration;
   friend bool operator==(const job_status&, const job_status&) = default;
 };

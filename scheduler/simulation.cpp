@@ -765,11 +765,11 @@ void simulation::arm_timer(std::size_t j, std::size_t p) {
 }
 
 void simulation::update_claim(job_runtime& job) {
-  // Volcano's GetInqueueResource: a started gang that holds at least minMember pods still claims
-  // whatever of its minResources it has not allocated.
+  // A started gang's claim, the live queue's rule; an admitted one not started claims its whole
+  // minResources apart from this (it holds nothing yet: gangs are placed whole here).
   resources claim;
-  if (job.stage == job_stage::started && job.holding >= job.spec.group.min_member)
-    claim = (job.spec.group.min_resources - job.allocated).clamped_at_zero();
+  if (job.stage == job_stage::started)
+    claim = gate_claim(job.spec.group, true, job.holding, job.allocated);
   if (claim == job.claim)
     return;
   auto& q = queues_[job.queue];

@@ -674,8 +674,6 @@ void validate_template(const pod& tmpl, const std::string& base, field_errors& o
   validate_placement(tmpl.placement(), spec, out);
 }
 
-// Volcano's lifecycle events and actions that users may write (its webhook keeps the internal
-// ones, OutOfSync, CommandIssued, SyncJob, ..., for the controller).
 // What Volcano's admission webhook lets users name (its policyEventMap and policyActionMap, the
 // entries it allows for external use); the rest are the controller's own.
 constexpr std::array<std::string_view, 8> policy_events{

@@ -232,11 +232,12 @@ field_errors check_queue_tree(const queue& q, std::span<const queue> existing);
 ///   task's position in the list as index; we check the largest replica index (replicas - 1),
 ///   which is the longest name the job really creates;
 /// - lifecycle policies (job and task): event/events or exitCode, not both, not neither; events
-///   among "*", "PodFailed", "PodEvicted", "Unknown", "TaskCompleted", "TaskFailed",
-///   "JobUpdated"; "*" alone; no event twice; exit codes non-zero and unique; actions among
-///   "AbortJob", "RestartJob", "RestartTask", "TerminateJob", "CompleteJob", "ResumeJob" (Volcano
-///   checks actions only on event policies; we check them on exit-code policies too); timeouts
-///   >= 0;
+///   among "*", "PodFailed", "PodEvicted", "PodPending", "Unknown", "TaskCompleted",
+///   "TaskFailed", "JobUpdated"; "*" alone; no event twice; exit codes non-zero and unique;
+///   actions among "AbortJob", "RestartJob", "RestartTask", "RestartPod", "TerminateJob",
+///   "CompleteJob", "ResumeJob" (RestartPartition is not built: the model has no partitions;
+///   Volcano checks actions only on event policies, we check them on exit-code policies too);
+///   timeouts >= 0;
 /// - each task's pod template: labels, annotations, requests, placement, priority class;
 /// - spec.queue a DNS subdomain (required), spec.schedulerName and spec.priorityClassName DNS
 ///   subdomains (optional); plugin names non-empty, unique and among Volcano's plugins (env,

@@ -389,6 +389,80 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
   }
 }
 
+// A task's policy comes before the job's for the same event (Volcano's applyPolicies): the job
+// says `PodFailed: AbortJob`, its worker task `PodFailed: RestartTask`. A failed worker restarts
+// the worker task and the job runs on; a failed ps, whose task names no policy, aborts the job.
+TEST(JobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto job = tf_job("tf", "PodFailed", "AbortJob", 3);
+  job.job.tasks[1].policies.push_back({"RestartTask", "PodFailed", {}, {}, {}});
+  runtime_harness::must_ok(h.create(job), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  auto before = pods_of(h, "tf");
+  auto fail = [&](const std::string& pod) {
+    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", pod,
+                                   api::object_action::type::fail_pod),
+                             "fail " + pod);
+  };
+  fail("tf-worker-0");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+      10ms))
+      << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
+  auto after = pods_of(h, "tf");
+  EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
+  EXPECT_NE(after["tf-worker-0"].first, before["tf-worker-0"].first);
+  EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first);
+  EXPECT_TRUE(has_job_event(h, "tf", "RestartTask")) << job_events(h, "tf");
+  EXPECT_FALSE(has_job_event(h, "tf", "AbortJob")) << job_events(h, "tf");
+
+  fail("tf-ps-0");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tf").phase == scheduler::job_phase::aborted; }, 5000ms, 10ms))
+      << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
+  EXPECT_TRUE(has_job_event(h, "tf", "AbortJob")) << job_events(h, "tf");
+  EXPECT_EQ(status_of(h, "tf").retry_count, 1);
+  EXPECT_INVARIANTS(h);
+}
+
+// `"*"` (Volcano's AnyEvent) matches every event a policy may name: a failed pod terminates one
+// job, a deleted pod (PodEvicted) another. Their pods' creation and start are no such event:
+// both run first.
+TEST(JobController, AnAnyEventPolicyActsOnAFailedPodAndOnADeletedOne) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  for (const std::string name : {"fails", "evicted"})
+    runtime_harness::must_ok(h.create(tf_job(name, "*", "TerminateJob", 3)), name);
+  ASSERT_TRUE(h.run_until(
+      [&] { return all_running(h, "fails", 3) && all_running(h, "evicted", 3); }, 5000ms, 10ms));
+  h.pass(500ms);
+  EXPECT_EQ(status_of(h, "fails").phase, scheduler::job_phase::running);
+  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "fails-worker-0",
+                                 api::object_action::type::fail_pod),
+                           "fail");
+  runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "evicted-ps-0"),
+                           "delete");
+  for (const std::string name : {"fails", "evicted"}) {
+    SCOPED_TRACE(name);
+    ASSERT_TRUE(h.run_until(
+        [&] { return status_of(h, name).phase == scheduler::job_phase::terminated; }, 5000ms,
+        10ms))
+        << scheduler::to_string(status_of(h, name).phase) << "\n" << job_events(h, name);
+    EXPECT_TRUE(has_job_event(h, name, "TerminateJob")) << job_events(h, name);
+    // Each whole-job kill wrote runningDuration: the last transition less the creation.
+    auto got = h.get(api::resource_kind::job, "default", name);
+    runtime_harness::must_ok(got, "get job " + name);
+    const auto& o = std::get<api::job_object>(*got);
+    ASSERT_TRUE(o.status.running_duration);
+    EXPECT_EQ(*o.status.running_duration,
+              o.status.last_transition_time - o.job.meta.creation_time);
+  }
+  auto failed = pods_of(h, "fails");
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed.begin()->first, "fails-worker-0");
+  EXPECT_TRUE(pods_of(h, "evicted").empty());
+  EXPECT_INVARIANTS(h);
+}
+
 // An exitCode policy (Volcano's `exitCode: 137 -> RestartJob`) acts on a failed pod's exit code,
 // which the simulated kubelet gives from sim.phalanx.io/exit-code (default 1) and the pod shows
 // in its containerStatuses; a pod failing with another code is left to the other policies.
@@ -508,9 +582,11 @@ TEST(JobController, AResumeThatReachesMaxRetryFailsTheJob) {
   ASSERT_EQ(s.phase, scheduler::job_phase::aborted);
   ASSERT_TRUE(s.running_duration);
   EXPECT_GT(*s.running_duration, scheduler::duration::zero());
+  EXPECT_EQ(s.version, 1);  // Each whole-job kill raises it: the suspension's, the resume's.
   act(api::object_action::type::resume);
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "sus", 3); }, 5000ms, 10ms));
   EXPECT_EQ(status_of(h, "sus").retry_count, 1);
+  EXPECT_EQ(status_of(h, "sus").version, 2);
   act(api::object_action::type::suspend);
   act(api::object_action::type::resume);
   s = status_of(h, "sus");
@@ -518,6 +594,12 @@ TEST(JobController, AResumeThatReachesMaxRetryFailsTheJob) {
   EXPECT_EQ(s.retry_count, 2);
   EXPECT_EQ(s.reason, "MaxRetryReached");
   EXPECT_TRUE(pods_of(h, "sus").empty());
+  // A finished job has nothing to suspend (Volcano's AbortJob leaves its phase).
+  auto refused =
+      h.act(api::resource_kind::job, "default", "sus", api::object_action::type::suspend);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message(),
+            "jobs \"sus\" is Failed; only a job that has not finished can be suspended");
   h.restart();
   EXPECT_EQ(status_of(h, "sus").phase, scheduler::job_phase::failed);
   EXPECT_TRUE(pods_of(h, "sus").empty());

@@ -189,6 +189,32 @@ TEST(EnqueueGate, AdmitCountsQueueCapability) {
   EXPECT_EQ(d.reason, "queue \"team\" capability: needs cpu 2, has 1 of 5 left");
 }
 
+// What an admitted gang claims (Volcano's GetInqueueResource as its overcommit and proportion
+// plugins apply it): a gang of 4 pods of 2 cpu, minMember 4, minResources 8 cpu.
+TEST(EnqueueGate, GateClaimTable) {
+  auto g = make_gang("spark", 4).min_resources(res("cpu", "8")).obj().group;
+  struct row {
+    const char* what;
+    bool started;
+    int64_t holding;
+    const char* allocated_cpu;
+    const char* claim_cpu;  // nullptr: nothing.
+  };
+  const row rows[] = {
+      {"admitted, nothing placed: the whole minResources", false, 0, "0", "8"},
+      {"admitted, placing: what it does not hold yet", false, 3, "6", "2"},
+      {"started, holding its minimum: nothing left", true, 4, "8", nullptr},
+      {"started, minimum held with smaller pods: the rest", true, 4, "6", "2"},
+      {"started, finishing (driver done): nothing, not 2 cpu", true, 3, "6", nullptr},
+      {"started, every pod ended: nothing, not 8 cpu", true, 0, "0", nullptr},
+  };
+  for (const auto& r : rows) {
+    SCOPED_TRACE(r.what);
+    auto claim = gate_claim(g, r.started, r.holding, res("cpu", r.allocated_cpu));
+    EXPECT_EQ(claim, r.claim_cpu == nullptr ? resources{} : res("cpu", r.claim_cpu));
+  }
+}
+
 TEST(EnqueueGate, CustomFactor) {
   auto factor = parse_overcommit_factor("1.5");
   ASSERT_TRUE(factor.ok());

@@ -547,24 +547,24 @@ TEST(JobLifecycleScenario, TensorFlowFailsWhenEvictionsExceedMaxRetry) {
   EXPECT_EQ(letters(sim.status), "F");
 }
 
-// Volcano's runningDuration is what its killJob writes: the last transition's time less the
-// job's creation, at every whole-job kill (a restart, an end, a finished job's leftovers), and
-// never at a sync or a targeted kill.
-TEST(JobLifecycleScenario, RunningDurationIsWrittenByWholeJobKillsOnly) {
+// Volcano's runningDuration is what its killPods writes: the last transition's time less the
+// job's creation, at every kill (of the job, a task or a pod; an end; a finished job's
+// leftovers), and never at a sync.
+TEST(JobLifecycleScenario, RunningDurationIsWrittenByKillsOnly) {
   auto j = tensorflow_job();
   j.meta.creation_time = t0 - seconds(30);
   j.tasks[0].policies.push_back({"RestartPod", "PodFailed", {}, std::nullopt, std::nullopt});
   auto sim = start(j, t0);
   sim.on(synced(), pods_of("ps:R worker:RR"), t0 + seconds(10));
   EXPECT_FALSE(sim.status.running_duration);
-  // A targeted kill: the ps pod alone is made again.
+  // A targeted kill: the ps pod alone is made again; Restarting 50 s after the creation.
   auto t = sim.on(failed(sim.j, "ps", 0, 1), pods_of("ps:F worker:RR"), t0 + seconds(20));
   ASSERT_EQ(describe(t.kill), "pod tensorflow-dist-mnist-ps-0");
-  EXPECT_FALSE(sim.status.running_duration);
+  EXPECT_EQ(sim.status.running_duration, seconds(50));
   sim.on(synced(), pods_of("ps:P worker:RR"), t0 + seconds(30));  // Restarting: Pending.
   sim.on(synced(), pods_of("ps:R worker:RR"), t0 + seconds(40));
   ASSERT_EQ(sim.status.phase, p::running);
-  EXPECT_FALSE(sim.status.running_duration);
+  EXPECT_EQ(sim.status.running_duration, seconds(50));  // Syncs keep it.
   // A whole-job kill: the restart's transition, 1 min 30 s after the creation.
   sim.on(evicted(sim.j, "worker", 1), pods_of("ps:R worker:R"), t0 + minutes(1));
   ASSERT_EQ(sim.status.phase, p::restarting);
