@@ -65,6 +65,13 @@ scheduler::job_status status_of(runtime_harness& h, const std::string& job) {
   return std::get<api::job_object>(*r).status;
 }
 
+// The simulated kubelet fails running pod `pod` (namespace "default") now.
+void fail_pod(runtime_harness& h, const std::string& pod) {
+  runtime_harness::must_ok(
+      h.act(api::resource_kind::pod, "default", pod, api::object_action::type::fail_pod),
+      "fail " + pod);
+}
+
 std::string job_events(runtime_harness& h, const std::string& job) {
   std::string out;
   for (const auto& e : h.events(api::resource_kind::job, job))
@@ -341,9 +348,7 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
     ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
     auto before = pods_of(h, "tf");
     // The simulated kubelet fails a pod on request.
-    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
-                                   api::object_action::type::fail_pod),
-                             "fail tf-worker-1");
+    fail_pod(h, "tf-worker-1");
     ASSERT_TRUE(h.run_until(
         [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
         10ms))
@@ -366,9 +371,7 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
 
     // Two more failures use up maxRetry 3: Failed, the ps deleted, the last failed pod kept.
     for (int round = 2; round <= 3; ++round) {
-      runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
-                                     api::object_action::type::fail_pod),
-                               "fail again");
+      fail_pod(h, "tf-worker-1");
       ASSERT_TRUE(h.run_until([&] { return status_of(h, "tf").retry_count == round; }, 5000ms,
                               10ms));
       ASSERT_TRUE(h.run_until(
@@ -399,12 +402,7 @@ TEST(JobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
   runtime_harness::must_ok(h.create(job), "tf");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
   auto before = pods_of(h, "tf");
-  auto fail = [&](const std::string& pod) {
-    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", pod,
-                                   api::object_action::type::fail_pod),
-                             "fail " + pod);
-  };
-  fail("tf-worker-0");
+  fail_pod(h, "tf-worker-0");
   ASSERT_TRUE(h.run_until(
       [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
       10ms))
@@ -416,7 +414,7 @@ TEST(JobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
   EXPECT_TRUE(has_job_event(h, "tf", "RestartTask")) << job_events(h, "tf");
   EXPECT_FALSE(has_job_event(h, "tf", "AbortJob")) << job_events(h, "tf");
 
-  fail("tf-ps-0");
+  fail_pod(h, "tf-ps-0");
   ASSERT_TRUE(h.run_until(
       [&] { return status_of(h, "tf").phase == scheduler::job_phase::aborted; }, 5000ms, 10ms))
       << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
@@ -436,9 +434,7 @@ TEST(JobController, AnAnyEventPolicyActsOnAFailedPodAndOnADeletedOne) {
       [&] { return all_running(h, "fails", 3) && all_running(h, "evicted", 3); }, 5000ms, 10ms));
   h.pass(500ms);
   EXPECT_EQ(status_of(h, "fails").phase, scheduler::job_phase::running);
-  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "fails-worker-0",
-                                 api::object_action::type::fail_pod),
-                           "fail");
+  fail_pod(h, "fails-worker-0");
   runtime_harness::must_ok(h.remove(api::resource_kind::pod, "default", "evicted-ps-0"),
                            "delete");
   for (const std::string name : {"fails", "evicted"}) {
@@ -475,9 +471,7 @@ TEST(JobController, AnExitCodePolicyActsOnThePodsExitCodeOnly) {
     runtime_harness::must_ok(h.create(job), "tf");
     ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
     auto before = pods_of(h, "tf");
-    runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tf-worker-1",
-                                   api::object_action::type::fail_pod),
-                             "fail tf-worker-1");
+    fail_pod(h, "tf-worker-1");
     if (code == "137") {
       ASSERT_TRUE(h.run_until(
           [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); },
@@ -667,9 +661,7 @@ TEST(JobController, AJobWhoseTaskEndedBelowItsMinAvailableFails) {
   runtime_harness::must_ok(h.create(o), "tm");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "tm", 4); }, 5000ms, 10ms));
   // One of task a's pods fails before its time; no policy takes it.
-  runtime_harness::must_ok(h.act(api::resource_kind::pod, "default", "tm-a-1",
-                                 api::object_action::type::fail_pod),
-                           "fail tm-a-1");
+  fail_pod(h, "tm-a-1");
   ASSERT_TRUE(h.run_until(
       [&] { return status_of(h, "tm").phase == scheduler::job_phase::failed; }, 10000ms, 50ms))
       << scheduler::to_string(status_of(h, "tm").phase) << "\n" << job_events(h, "tm");
