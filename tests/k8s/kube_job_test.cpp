@@ -426,6 +426,35 @@ TEST(KubeJobController, ATaskThatCompletedCompletesTheJobAsItsPolicySays) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// spec.minSuccess (Volcano's runningState sync): a job completes once that many of its pods
+// succeeded, whatever still runs, and what still runs is killed (its finished pods kept). Here
+// two pods of task "fast" succeed after 2 s while "slow" would run for ever.
+TEST(KubeJobController, AJobCompletesOnceMinSuccessPodsSucceeded) {
+  kube_harness h;
+  h.node("n0", "2");
+  h.node("n1", "2");
+  test_kubelet kubelet(h);
+  auto d = h.start_phalanxd("data", job_controller);
+  auto job =
+      vcjob(h.ns(), "ms", 3, {{"fast", 2, {{"sim.phalanx.io/duration", "2s"}}}, {"slow", 1}});
+  job.at("spec").as_object()["minSuccess"] = 2;
+  h.apply(job);
+  ASSERT_TRUE(h.wait_for([&] { return phase_of(get_job(h, "ms")) == "Completed"; }, 60s))
+      << describe(h) << read_log(*d);
+  auto done = get_job(h, "ms");
+  auto phases = history(done);
+  EXPECT_EQ(phases.back(), "Completed") << json::serialize(done);
+  EXPECT_EQ(std::find(phases.begin(), phases.end(), "Failed"), phases.end())
+      << json::serialize(done);
+  ASSERT_TRUE(h.wait_for([&] {
+    auto pods = job_pods(h, "ms");
+    return pods.size() == 2 && pods.count("ms-fast-0") && pods.count("ms-fast-1");
+  })) << describe(h);
+  for (const auto& [name, p] : job_pods(h, "ms"))
+    EXPECT_EQ(p.phase, "Succeeded") << name;
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+}
+
 // `{event: PodPending, action: TerminateJob, timeout: 2s}`: a job whose gang cannot be placed
 // (five pods of 500m on a node of 2 cpu) is terminated once its pods stayed pending past the
 // timeout, not before, and says so when it delays the action (Volcano's delayAction).
