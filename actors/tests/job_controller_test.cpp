@@ -644,6 +644,30 @@ TEST(JobController, AJobCompletesOnceMinSuccessPodsSucceeded) {
   EXPECT_INVARIANTS(h);
 }
 
+// minSuccess missed: once every pod finished with fewer succeeded than minSuccess, the job is
+// Failed, although its minAvailable succeeded (Volcano's runningState sync). Here one of three
+// fails and two succeed, against minAvailable 2 and minSuccess 3 (a job minAvailable below the
+// tasks' sum, so the tasks' own minimums are not what decides, as in Volcano).
+TEST(JobController, AJobWhosePodsAllEndedBelowMinSuccessFails) {
+  runtime_harness h{deterministic_config(1), two_job_nodes()};
+  auto quick = make_task("quick", 3, "1");
+  quick.pod_template.meta.annotations.set(std::string(sim_duration_key), "2s");
+  auto o = make_job("ms", {quick});
+  o.job.min_available = 2;
+  o.job.min_success = 3;
+  runtime_harness::must_ok(h.create(o), "ms");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "ms", 3); }, 5000ms, 10ms));
+  fail_pod(h, "ms-quick-0");
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "ms").phase == scheduler::job_phase::failed; }, 10000ms, 50ms))
+      << scheduler::to_string(status_of(h, "ms").phase) << "\n" << job_events(h, "ms");
+  EXPECT_NE(job_events(h, "ms").find("minSuccess 3"), std::string::npos) << job_events(h, "ms");
+  EXPECT_EQ(pods_of(h, "ms").size(), 3u);  // Finished pods stay.
+  h.restart();
+  EXPECT_EQ(status_of(h, "ms").phase, scheduler::job_phase::failed);
+  EXPECT_INVARIANTS(h);
+}
+
 // A task's minAvailable: once every pod finished, a task with fewer succeeded pods than its
 // minAvailable fails the job, although the job's own minAvailable was met (Volcano's
 // TaskMinAvailableNotMet; checked as Volcano checks it, when the job's minAvailable is at least
