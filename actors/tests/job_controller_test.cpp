@@ -59,6 +59,15 @@ api::job_object tf_job(const std::string& name, const std::string& event,
   return o;
 }
 
+// Gives every task of `job` a pod spec of one container `name` running `image` (what the job
+// plugins write into: env, mounts, commands).
+void give_container(api::job_object& job, const std::string& image,
+                    const std::string& name = "main") {
+  for (auto& t : job.job.tasks)
+    t.pod_template.spec_json =
+        R"({"containers":[{"image":")" + image + R"(","name":")" + name + R"("}]})";
+}
+
 scheduler::job_status status_of(runtime_harness& h, const std::string& job) {
   auto r = h.get(api::resource_kind::job, "default", job);
   runtime_harness::must_ok(r, "get job " + job);
@@ -850,11 +859,6 @@ TEST(JobController, AFinishedJobIsKeptUntilItsTtlAfterFinishedThenDeleted) {
   EXPECT_INVARIANTS(h);
 }
 
-} // namespace
-} // namespace phalanx::actors::testing
-
-namespace phalanx::actors::testing {
-namespace {
 
 // The spec of a job's pod as the API shows it.
 boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
@@ -870,8 +874,7 @@ boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
 TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARestart) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
-  for (auto& t : job.job.tasks)
-    t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
+  give_container(job, "busybox");
   auto plain = job;
   plain.job.meta.name = "plain";
   job.job.plugins = {{"env", {}}, {"hcclrank", {"--master=ps"}}, {"ssh", {}}, {"svc", {}}};
@@ -925,11 +928,6 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
   check();
 }
 
-} // namespace
-} // namespace phalanx::actors::testing
-
-namespace phalanx::actors::testing {
-namespace {
 
 // A job naming mpi gets svc and ssh added at its creation, as Volcano's admission webhook adds
 // them (the launcher's host list is svc's host names, reached over ssh), and its launcher's
@@ -937,8 +935,7 @@ namespace {
 TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("lm", "PodEvicted", "RestartJob", 3);
-  for (auto& t : job.job.tasks)
-    t.pod_template.spec_json = R"({"containers":[{"image":"mpi","name":"main"}]})";
+  give_container(job, "mpi");
   job.job.plugins = {{"mpi", {"--master=ps"}}};
   runtime_harness::must_ok(h.create(job), "lm");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "lm", 3); }, 5000ms, 10ms));
@@ -955,11 +952,6 @@ TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts
   EXPECT_EQ(launcher.at("ports").at(0).at("containerPort"), 22);
 }
 
-} // namespace
-} // namespace phalanx::actors::testing
-
-namespace phalanx::actors::testing {
-namespace {
 
 // A ray job, as Volcano's ray plugin makes it: svc added at its creation, the head container's
 // three ports and `ray start --head`, each worker container's `ray start` at the head's first
@@ -968,8 +960,7 @@ namespace {
 TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = make_job("rc", {make_task("head", 1, "1"), make_task("worker", 2, "1")});
-  for (auto& t : job.job.tasks)
-    t.pod_template.spec_json = R"({"containers":[{"image":"rayproject/ray","name":"ray"}]})";
+  give_container(job, "rayproject/ray", "ray");
   job.job.plugins = {{"ray", {"--headContainer=ray", "--workerContainer=ray"}}};
   runtime_harness::must_ok(h.create(job), "rc");
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
@@ -999,11 +990,6 @@ TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) 
   check();
 }
 
-} // namespace
-} // namespace phalanx::actors::testing
-
-namespace phalanx::actors::testing {
-namespace {
 
 // A job's volumes in standalone mode, which simulates no storage: the claim of the volume that
 // describes one is named at the job's creation (Volcano's generated name, from the job's uid and
@@ -1013,8 +999,7 @@ namespace {
 TEST(JobController, AJobsVolumesAreNamedShownAndMountedInEveryPod) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("vj", "PodEvicted", "RestartJob", 3);
-  for (auto& t : job.job.tasks)
-    t.pod_template.spec_json = R"({"containers":[{"image":"busybox","name":"main"}]})";
+  give_container(job, "busybox");
   job.job.volumes = {{"/data", "shared", false}, {"/scratch", "", true}};
   job.job.spec_json = R"({"volumes":[{"mountPath":"/data","volumeClaimName":"shared"},
       {"mountPath":"/scratch","volumeClaim":{"accessModes":["ReadWriteOnce"]}}]})";
