@@ -859,7 +859,6 @@ TEST(JobController, AFinishedJobIsKeptUntilItsTtlAfterFinishedThenDeleted) {
   EXPECT_INVARIANTS(h);
 }
 
-
 // The spec of a job's pod as the API shows it.
 boost::json::object shown_spec(runtime_harness& h, const std::string& pod) {
   auto shown = h.pod(pod).pod.spec_json;
@@ -928,7 +927,6 @@ TEST(JobController, PluginsGiveTheJobsPodsTheirIndexHostNameAndMountsAcrossARest
   check();
 }
 
-
 // A job naming mpi gets svc and ssh added at its creation, as Volcano's admission webhook adds
 // them (the launcher's host list is svc's host names, reached over ssh), and its launcher's
 // containers the workers' hosts.
@@ -951,7 +949,6 @@ TEST(JobController, AnMpiJobGetsTheSvcAndSshPluginsItNeedsAndItsLauncherTheHosts
   EXPECT_EQ(hosts, "lm-worker-0.lm,lm-worker-1.lm");
   EXPECT_EQ(launcher.at("ports").at(0).at("containerPort"), 22);
 }
-
 
 // A ray job, as Volcano's ray plugin makes it: svc added at its creation, the head container's
 // three ports and `ray start --head`, each worker container's `ray start` at the head's first
@@ -989,7 +986,6 @@ TEST(JobController, ARayJobsHeadAndWorkersStartRayAndItsStatusRecordsThePlugin) 
   ASSERT_TRUE(h.run_until([&] { return all_running(h, "rc", 3); }, 5000ms, 10ms));
   check();
 }
-
 
 // A job's volumes in standalone mode, which simulates no storage: the claim of the volume that
 // describes one is named at the job's creation (Volcano's generated name, from the job's uid and
