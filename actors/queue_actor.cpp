@@ -34,20 +34,11 @@ queue_actor_state::pending_pod_tally::~pending_pod_tally() {
       gauges[i]->add(-double(pods[i]));
 }
 
-bool queue_actor_state::order_less::operator()(const order_key& a,
-                                               const order_key& b) const noexcept {
-  if (a.elastic != b.elastic)
-    return !a.elastic;
-  auto c = scheduler::compare_gangs(*a.group, *b.group);
-  if (c != 0)
-    return c < 0;
-  return a.gang < b.gang;
-}
-
 namespace {
 
 using self_ptr = queue_actor::stateful_pointer<queue_actor_state>;
-using book = queue_actor_state::gang_book;
+using book_gang = queue_actor_state::book_gang;
+using book_type = queue_actor_state::book_type;
 
 bool is_open(const queue_actor_state& st) {
   return st.spec->state == scheduler::queue_state::open;
@@ -56,7 +47,8 @@ bool is_open(const queue_actor_state& st) {
 // Volcano's "overused" (scheduler::queue_overused): the queue starts nothing new until its
 // share drops.
 bool overused(const queue_actor_state& st) {
-  return st.deserved_known && scheduler::queue_overused(st.allocated, st.deserved, st.share_cut);
+  return st.deserved_known &&
+         scheduler::queue_overused(st.book.allocated(), st.deserved, st.share_cut);
 }
 
 using amount_series = queue_actor_state::amount_series;
@@ -134,25 +126,26 @@ void publish_gauges(self_ptr self) {
     s.overused = m.volcano_queue_overused.share({queue});
     s.bound = true;
   }
-  put_amount(s.allocated, m.allocated, name, st.allocated);
+  put_amount(s.allocated, m.allocated, name, st.book.allocated());
   put_amount(s.deserved, m.deserved, name, st.deserved);
-  put_amount(s.request, m.request, name, st.allocated, &st.demand);
-  put_amount(s.inqueue, m.inqueue, name, st.inqueue);
+  put_amount(s.request, m.request, name, st.book.allocated(), &st.book.demand());
+  put_amount(s.inqueue, m.inqueue, name, st.book.inqueue());
   if (std::exchange(s.share_stale, false))  // Copies the allocation: only once it changed.
-    s.share->set(scheduler::queue_share(st.allocated, st.deserved).to_double());
+    s.share->set(scheduler::queue_share(st.book.allocated(), st.deserved).to_double());
   s.weight->set(double(st.spec->weight));
   s.overused->set(overused(st) ? 1 : 0);
 }
 
 // Files the gang's pending pods (its demand's pod count) under `where` in
 // scheduler_pending_pods, moving them from where they were counted.
-void file_pending_pods(queue_actor_state& st, book& b, kube_pending_queue where) {
-  const int64_t pods = where == kube_pending_queue::none ? 0 : b.demand.pods;
-  if (where == b.pending_in && pods == b.pending_pods)
+void file_pending_pods(queue_actor_state& st, book_gang& g, kube_pending_queue where) {
+  auto& x = g.extra;
+  const int64_t pods = where == kube_pending_queue::none ? 0 : g.demand.pods;
+  if (where == x.pending_in && pods == x.pending_pods)
     return;
-  st.pending_pods.move(b.pending_in, b.pending_pods, where, pods);
-  b.pending_in = where;
-  b.pending_pods = pods;
+  st.pending_pods.move(x.pending_in, x.pending_pods, where, pods);
+  x.pending_in = where;
+  x.pending_pods = pods;
 }
 
 // The attempt a planning slot was (docs/METRICS.md): nullopt for a slot that had nothing to do.
@@ -206,89 +199,60 @@ void bind_attempt_series(queue_actor_state& st) {
 
 void report_usage(self_ptr self) {
   auto& st = self->state;
-  self->send(st.cluster, usage_atom::value, st.spec->meta.name.str(), st.allocated,
-             st.allocated + st.demand);
+  self->send(st.cluster, usage_atom::value, st.spec->meta.name.str(), st.book.allocated(),
+             st.book.allocated() + st.book.demand());
   publish_gauges(self);
 }
 
-void set_demand(queue_actor_state& st, book& b, scheduler::resources demand) {
-  st.demand -= b.demand;
-  st.demand += demand;
-  b.demand = std::move(demand);
-}
-
-// The part of its minResources an admitted gang still claims from the queue; nothing when not
-// admitted (or known only from its usage, without a PodGroup).
-scheduler::resources claim_of(const book& b) {
-  if (!b.admitted || !b.group)
-    return {};
-  return scheduler::gate_claim(*b.group, b.started, b.allocated.pods, b.allocated);
-}
-
-// Whether admitted gang `b` has now held its minimum since its admission (pods count one pod
-// slot each in their requests), or its actor says it runs it (`ready`: after a restart, with
-// members that succeeded counted, as a PodGroup stays Running in Volcano).
-void note_started(book& b, bool ready = false) {
-  if (b.admitted && b.group && (ready || b.allocated.pods >= b.group->min_member))
-    b.started = true;
-}
-
-// After a change to what the gang's claim derives from: the queue's inqueue sum counted
-// `counted` for it and the cluster actor recorded `told`; both move to the claim now.
-void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::resources& counted,
+// Tells the cluster actor gang `gang`'s claim after `change` when it differs from what the
+// cluster recorded: `told`, the claim before the change unless the cluster recorded another.
+void tell_claim(self_ptr self, uint64_t gang, const scheduler::claim_change& change,
                 const scheduler::resources& told) {
   auto& st = self->state;
-  auto now = claim_of(b);
-  if (now != counted) {
-    st.inqueue -= counted;
-    st.inqueue += now;
-  }
-  if (now != told)
-    self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), now);
+  if (change.after != told)
+    self->send(st.cluster, claim_atom::value, gang, st.spec->meta.name.str(), change.after);
+}
+void tell_claim(self_ptr self, uint64_t gang, const scheduler::claim_change& change) {
+  tell_claim(self, gang, change, change.before);
 }
 
-// The same when both knew the claim as it was before the change: `before` (claim_of then).
-void sync_claim(self_ptr self, uint64_t gang, const book& b, const scheduler::resources& before) {
-  sync_claim(self, gang, b, before, before);
-}
-
-void fall_asleep(queue_actor_state& st, uint64_t gang, book& b) {
-  if (b.sleeping)
+void fall_asleep(queue_actor_state& st, uint64_t gang, book_gang& g) {
+  if (g.extra.sleeping)
     return;
-  b.sleeping = true;
+  g.extra.sleeping = true;
   if (!st.woken_for_order.count(gang))
-    st.asleep.insert(queue_actor_state::key_of(b, gang));
+    st.asleep.insert(book_type::key_of(g, gang));
 }
 
-void stop_sleeping(queue_actor_state& st, uint64_t gang, book& b) {
-  if (!b.sleeping)
+void stop_sleeping(queue_actor_state& st, uint64_t gang, book_gang& g) {
+  if (!g.extra.sleeping)
     return;
-  b.sleeping = false;
-  st.asleep.erase(queue_actor_state::key_of(b, gang));
+  g.extra.sleeping = false;
+  st.asleep.erase(book_type::key_of(g, gang));
 }
 
 // Wakes a sleeping gang; the queue holds its gate and slots until it answers (`waking`).
-void wake(self_ptr self, uint64_t gang, book& b) {
+void wake(self_ptr self, uint64_t gang, book_gang& g) {
   auto& st = self->state;
-  stop_sleeping(st, gang, b);
-  if (!b.handle)
+  stop_sleeping(st, gang, g);
+  if (!g.extra.handle)
     return;
   if (st.waking.empty())  // Each woken gang answers at once; the limit only covers one that
                           // ended meanwhile without its removal reaching this queue yet.
     self->delayed_send(self, std::chrono::milliseconds(100), woken_atom::value, uint64_t{0});
   st.waking.insert(gang);
-  self->send(b.handle, wake_atom::value);
+  self->send(g.extra.handle, wake_atom::value);
 }
 
 // Wakes the gangs asleep ahead of `next` in the order (each at most once until a slot goes to a
 // gang behind it, `woken_for_order`). True if any.
-bool wake_ahead_of(self_ptr self, const queue_actor_state::order_key& next) {
+bool wake_ahead_of(self_ptr self, const scheduler::queue_order_key& next) {
   auto& st = self->state;
   bool woke = false;
   while (!st.asleep.empty() && st.asleep.key_comp()(*st.asleep.begin(), next)) {
     auto gang = st.asleep.begin()->gang;
     st.woken_for_order.insert(gang);
-    wake(self, gang, st.gangs.at(gang));
+    wake(self, gang, *st.book.find(gang));
     woke = true;
   }
   return woke;
@@ -297,8 +261,8 @@ bool wake_ahead_of(self_ptr self, const queue_actor_state::order_key& next) {
 // A gang short of its minimum holds a planning slot.
 bool minimum_planning(const queue_actor_state& st) {
   return std::any_of(st.planning.begin(), st.planning.end(), [&](const auto& slot) {
-    auto b = st.gangs.find(slot.first);
-    return b != st.gangs.end() && !b->second.ready;
+    const auto* g = st.book.find(slot.first);
+    return g != nullptr && !g->ready;
   });
 }
 
@@ -310,21 +274,21 @@ void tell_held_back(self_ptr self, bool preemptors_plan) {
     return;
   st.ready_grew = false;
   const std::string why = "queue \"" + st.spec->meta.name.str() + "\" is overused: it holds " +
-                          scheduler::without_pods(st.allocated).to_string() +
+                          scheduler::without_pods(st.book.allocated()).to_string() +
                           " against a deserved share of " +
                           scheduler::without_pods(st.deserved).to_string() +
                           ", and starts nothing new until it holds less";
-  for (const auto& key : st.ready) {
+  for (const auto& key : st.book.to_plan()) {
     if (preemptors_plan && !key.elastic)
       continue;
     if (!st.told_overused.insert(key.gang).second)
       continue;
-    if (auto b = st.gangs.find(key.gang); b != st.gangs.end() && b->second.handle) {
+    if (auto* g = st.book.find(key.gang); g != nullptr && g->extra.handle) {
       admission held;
       held.gang = key.gang;
       held.reason = why;
       held.held_back = true;
-      self->send(b->second.handle, admission_atom::value, std::move(held));
+      self->send(g->extra.handle, admission_atom::value, std::move(held));
     }
   }
 }
@@ -339,48 +303,48 @@ void dispatch(self_ptr self) {
     st.told_overused.clear();
     st.ready_grew = true;  // Held back again later, they are told again.
   }
-  while (st.planning.size() < limit && !st.ready.empty()) {
+  const auto& to_plan = st.book.to_plan();
+  while (st.planning.size() < limit && !to_plan.empty()) {
     // Overused (Volcano's allocate skips the queue): nothing new starts, but a gang short of its
     // minimum still plans when it may preempt (Volcano's preempt does not skip the queue).
     const bool preemptors_plan = st.ctx->config.scheduling.preemption;
-    if (held && (!preemptors_plan || st.ready.begin()->elastic)) {
+    if (held && (!preemptors_plan || to_plan.begin()->elastic)) {
       tell_held_back(self, preemptors_plan);
       break;
     }
-    if (wake_ahead_of(self, *st.ready.begin()))
+    if (wake_ahead_of(self, *to_plan.begin()))
       break;  // They answer first, and come before it if they wait again.
     // Elastic rounds come after every gang short of its minimum (the order puts those first),
     // and wait while one plans: its room is not given to another gang's extras meanwhile.
-    if (st.ready.begin()->elastic && minimum_planning(st))
+    if (to_plan.begin()->elastic && minimum_planning(st))
       break;
-    auto key = *st.ready.begin();
-    st.ready.erase(st.ready.begin());
-    auto i = st.gangs.find(key.gang);
-    if (i == st.gangs.end())
-      continue;
-    st.planning.emplace(key.gang, self->clock().now());
+    const uint64_t gang = to_plan.begin()->gang;
+    auto& g = *st.book.find(gang);  // The book keeps only its own gangs in its order.
+    st.book.stop_waiting(gang);
+    st.planning.emplace(gang, self->clock().now());
     // A slot went to a gang behind the ones woken for it (not to one of them): the next gang
     // that asks may wake them again.
-    if (!st.woken_for_order.empty() && !st.woken_for_order.count(key.gang)) {
-      for (auto gang : st.woken_for_order)
-        if (auto w = st.gangs.find(gang); w != st.gangs.end() && w->second.sleeping)
-          st.asleep.insert(queue_actor_state::key_of(w->second, gang));
+    if (!st.woken_for_order.empty() && !st.woken_for_order.count(gang)) {
+      for (auto woken : st.woken_for_order)
+        if (auto* w = st.book.find(woken); w != nullptr && w->extra.sleeping)
+          st.asleep.insert(book_type::key_of(*w, woken));
       st.woken_for_order.clear();
     }
-    auto share = scheduler::queue_share(st.allocated, st.deserved);
-    self->send(i->second.handle, plan_atom::value, share);
+    auto share = scheduler::queue_share(st.book.allocated(), st.deserved);
+    self->send(g.extra.handle, plan_atom::value, share);
   }
   publish_gauges(self);
 }
 
-void admit_locally(self_ptr self, uint64_t gang, book& b) {
+// Gang `gang` passed the gate (or has none to pass): it waits for a slot, and claims its
+// minResources. Returns the claim's change, for the cluster actor.
+scheduler::claim_change admit_locally(self_ptr self, uint64_t gang, book_gang& g) {
   auto& st = self->state;
-  b.admitted = true;
-  st.to_admit.erase(queue_actor_state::key_of(b, gang));
-  st.ready.insert(queue_actor_state::key_of(b, gang));
+  auto change = st.book.admit(gang);
   st.ready_grew = true;
-  file_pending_pods(st, b, kube_pending_queue::active);
-  self->send(b.handle, admission_atom::value, admission{gang, true, {}});
+  file_pending_pods(st, g, kube_pending_queue::active);
+  self->send(g.extra.handle, admission_atom::value, admission{gang, true, {}});
+  return change;
 }
 
 void try_admit(self_ptr self) {
@@ -392,33 +356,35 @@ void try_admit(self_ptr self) {
     const std::string why = "queue \"" + st.spec->meta.name.str() +
                             "\" admits no new PodGroups now: " +
                             (because ? std::string(*because) : "it is Closed");
-    for (const auto& key : st.to_admit)
+    for (const auto& key : st.book.to_admit())
       if (st.told_not_open.insert(key.gang).second)
-        if (auto b = st.gangs.find(key.gang); b != st.gangs.end())
-          self->send(b->second.handle, admission_atom::value, admission{key.gang, false, why});
+        self->send(st.book.find(key.gang)->extra.handle, admission_atom::value,
+                   admission{key.gang, false, why});
     return;
   }
   if (st.admitting || !st.waking.empty())
     return;
-  for (auto it = st.to_admit.begin(); it != st.to_admit.end();) {
+  const auto& to_admit = st.book.to_admit();
+  for (auto it = to_admit.begin(); it != to_admit.end();) {
     auto gang = it->gang;
-    ++it;  // admit_locally may erase the current element.
+    ++it;  // admit_locally erases the current element.
     if (st.refused_since_wake.count(gang))
       continue;
-    auto& b = st.gangs.at(gang);
-    if (b.unresolvable)
+    auto& g = *st.book.find(gang);
+    if (g.unresolvable)
       continue;
     // Without gang scheduling there is no gate (the default scheduler has none); a gang without
-    // minResources passes the gate as soon as its queue is open.
-    if (!st.ctx->config.scheduling.gang_scheduling || b.group->min_resources.is_zero()) {
-      admit_locally(self, gang, b);
+    // minResources passes the gate as soon as its queue is open. The cluster actor recorded no
+    // claim for it: it hears the claim (if any) now.
+    if (!st.ctx->config.scheduling.gang_scheduling || g.group->min_resources.is_zero()) {
+      tell_claim(self, gang, admit_locally(self, gang, g));
       continue;
     }
     st.admitting = true;
     admit_request req;
     req.gang = gang;
     req.queue = st.spec->meta.name;
-    req.group = b.group;
+    req.group = g.group;
     self->send(st.cluster, admit_atom::value, std::move(req), queue_actor_fwd{self});
     return;
   }
@@ -426,31 +392,21 @@ void try_admit(self_ptr self) {
 
 void forget(self_ptr self, uint64_t gang) {
   auto& st = self->state;
-  auto i = st.gangs.find(gang);
-  if (i == st.gangs.end())
+  auto* g = st.book.find(gang);
+  if (g == nullptr)
     return;
-  auto& b = i->second;
-  if (b.group) {  // A gang known only from its usage never waited in the order sets.
-    st.to_admit.erase(queue_actor_state::key_of(b, gang));
-    st.ready.erase(queue_actor_state::key_of(b, gang));
-    stop_sleeping(st, gang, b);
-  }
+  if (g->group)  // A gang known only from its usage never slept.
+    stop_sleeping(st, gang, *g);
   st.woken_for_order.erase(gang);
   st.told_not_open.erase(gang);
   st.told_overused.erase(gang);
   st.planning.erase(gang);
-  file_pending_pods(st, b, kube_pending_queue::none);
+  file_pending_pods(st, *g, kube_pending_queue::none);
   st.refused_since_wake.erase(gang);
-  if (b.handle)
-    st.gang_of_actor.erase(b.handle.address());
-  st.allocated -= b.allocated;
+  if (g->extra.handle)
+    st.gang_of_actor.erase(g->extra.handle.address());
   st.series.share_stale = true;
-  set_demand(st, b, {});
-  auto claim = claim_of(b);
-  b.admitted = false;
-  b.started = false;
-  sync_claim(self, gang, b, claim);
-  st.gangs.erase(i);
+  tell_claim(self, gang, st.book.forget(gang));
 }
 
 } // namespace
@@ -480,24 +436,22 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](admission_atom, admission& a) {
       auto& st = self->state;
       st.admitting = false;
-      auto i = st.gangs.find(a.gang);
-      if (i != st.gangs.end() && !i->second.admitted) {
-        auto& b = i->second;
+      auto* g = st.book.find(a.gang);
+      if (g != nullptr && !g->admitted) {
         if (a.admitted) {
-          admit_locally(self, a.gang, b);
-          // Nothing was counted for it yet; the cluster actor recorded the whole minResources
-          // as the claim, to be told if part of it is allocated already.
-          sync_claim(self, a.gang, b, {}, b.group->min_resources);
+          // The cluster actor recorded the whole minResources as the claim, to be told if part
+          // of it is allocated already.
+          tell_claim(self, a.gang, admit_locally(self, a.gang, *g), g->group->min_resources);
         } else {
           st.refused_since_wake.insert(a.gang);
           // A gang with an sla-waiting-time asks again once it has waited that long, without
           // waiting for room to free up: the gate admits it then.
-          if (auto deadline = scheduler::sla_deadline(*b.group)) {
+          if (auto deadline = scheduler::sla_deadline(*g->group)) {
             auto now = st.ctx->now();
             if (now < *deadline)
               self->delayed_send(self, *deadline - now, sla_atom::value, a.gang);
           }
-          self->send(b.handle, admission_atom::value, std::move(a));
+          self->send(g->extra.handle, admission_atom::value, std::move(a));
         }
       }
       try_admit(self);
@@ -514,38 +468,25 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](waiting_atom, gang_entry& e, gang_actor& handle) {
       auto& st = self->state;
       st.waking.erase(e.gang);
-      auto [i, fresh] = st.gangs.try_emplace(e.gang);
-      auto& b = i->second;
-      if (!fresh && b.group) {
-        st.to_admit.erase(queue_actor_state::key_of(b, e.gang));
-        st.ready.erase(queue_actor_state::key_of(b, e.gang));
-        stop_sleeping(st, e.gang, b);
-      }
-      // Its claim follows the PodGroup as it is now (its minResources may have changed).
-      auto claim = claim_of(b);
-      b.group = std::move(e.group);
-      if (b.handle != handle) {
-        if (b.handle)
-          st.gang_of_actor.erase(b.handle.address());
+      if (auto* known = st.book.find(e.gang); known != nullptr && known->group)
+        stop_sleeping(st, e.gang, *known);  // Asleep under its key before this change.
+      // Its claim follows the PodGroup as it is now (its minResources may have changed). Its
+      // new pods plan again before it is set aside as unresolvable; `admitted`: restored after
+      // a restart, or an elastic round of a running gang.
+      auto change = st.book.file(e.gang, std::move(e.group), std::move(e.demand), e.admitted,
+                                 e.ready, e.members_joined);
+      auto& g = *st.book.find(e.gang);
+      if (g.extra.handle != handle) {
+        if (g.extra.handle)
+          st.gang_of_actor.erase(g.extra.handle.address());
         self->monitor(handle);
         st.gang_of_actor.insert_or_assign(handle.address(), e.gang);
       }
-      b.handle = std::move(handle);
-      set_demand(st, b, std::move(e.demand));
-      if (e.members_joined)
-        b.unresolvable = false;  // Planned again with its new pods before it is set aside.
-      if (e.admitted)
-        b.admitted = true;  // Restored after a restart, or an elastic round of a running gang.
-      b.ready = e.ready;
-      note_started(b, e.ready);
-      sync_claim(self, e.gang, b, claim);
-      if (b.admitted) {
-        st.ready.insert(queue_actor_state::key_of(b, e.gang));
+      g.extra.handle = std::move(handle);
+      tell_claim(self, e.gang, change);
+      if (g.admitted)
         st.ready_grew = true;
-      } else {
-        st.to_admit.insert(queue_actor_state::key_of(b, e.gang));
-      }
-      file_pending_pods(st, b, b.admitted ? kube_pending_queue::active : kube_pending_queue::gated);
+      file_pending_pods(st, g, g.admitted ? kube_pending_queue::active : kube_pending_queue::gated);
       report_usage(self);
       try_admit(self);
       dispatch(self);
@@ -564,23 +505,20 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
         }
         st.planning.erase(slot);
       }
-      if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
-        auto& b = i->second;
-        file_pending_pods(st, b, waiting_after(outcome));
+      if (auto* g = st.book.find(gang)) {
+        file_pending_pods(st, *g, waiting_after(outcome));
         if (outcome == plan_outcome::unschedulable || outcome == plan_outcome::refused ||
             outcome == plan_outcome::unresolvable)
-          fall_asleep(st, gang, b);
+          fall_asleep(st, gang, *g);
         else
-          stop_sleeping(st, gang, b);
-        // As its gang actor does (on_plan_failure): a gang that can never run here and holds
-        // nothing leaves the enqueue budget until the nodes change.
-        if (outcome == plan_outcome::unresolvable && b.admitted && b.allocated.is_zero()) {
-          auto claim = claim_of(b);
-          b.admitted = false;
-          b.started = false;
-          b.unresolvable = true;
-          sync_claim(self, gang, b, claim);
-          try_admit(self);
+          stop_sleeping(st, gang, *g);
+        // As its gang actor does (fail_plan): a gang that can never run here and holds nothing
+        // leaves the enqueue budget until the nodes change.
+        if (outcome == plan_outcome::unresolvable) {
+          if (auto change = st.book.set_aside(gang)) {
+            tell_claim(self, gang, *change);
+            try_admit(self);
+          }
         }
       }
       dispatch(self);
@@ -588,8 +526,7 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
     [self](capacity_atom) {
       // Nodes were added, resized or changed: a gang that could not fit any may fit now.
       auto& st = self->state;
-      for (auto& [id, b] : st.gangs)
-        b.unresolvable = false;
+      st.book.nodes_changed();
       try_admit(self);
       dispatch(self);
     },
@@ -603,25 +540,19 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // So is a whole count of nothing: a parked gang woken as its PodGroup went (its last pod
       // deleted) starts an actor whose first count can come after the removal, and an entry
       // made from it was never forgotten (the invariants' queue check found it).
-      if (d.added.is_zero() && st.gangs.count(d.gang) == 0)
-        return;
       // A gang's usage may arrive before it ever waited here (a gang restored with bound pods):
-      // keep it per gang from the first delta on, or forgetting the gang would undo it wrongly.
-      auto& b = st.gangs[d.gang];
-      auto claim = claim_of(b);
-      if (d.whole) {  // A gang actor started from its pods: its count replaces ours.
-        st.allocated -= b.allocated;
-        b.allocated = {};
-      }
-      st.allocated += d.added;
-      st.allocated -= d.removed;
-      b.allocated += d.added;
-      b.allocated -= d.removed;
-      note_started(b);
+      // the book keeps it per gang from the first delta on, or forgetting the gang would undo
+      // it wrongly. A pod counts one pod slot in its requests. A gang actor started from its
+      // pods sends its whole count, which replaces the book's.
+      const int64_t pods_added = d.added.pods, pods_removed = d.removed.pods;
+      auto change = st.book.use(d.gang, {std::move(d.added), std::move(d.removed), pods_added,
+                                         pods_removed, d.whole});
+      if (!change)
+        return;
       st.series.share_stale = true;
-      set_demand(st, b, (b.demand - d.added).clamped_at_zero());
-      file_pending_pods(st, b, b.pending_in);
-      sync_claim(self, d.gang, b, claim);
+      auto& g = *st.book.find(d.gang);
+      file_pending_pods(st, g, g.extra.pending_in);
+      tell_claim(self, d.gang, *change);
       report_usage(self);
       dispatch(self);
     },
@@ -629,13 +560,13 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       // Its actor is ending: drop the handle (it would keep the ended actor's memory), keep the
       // allocation, which is still in use.
       auto& st = self->state;
-      if (auto i = st.gangs.find(gang); i != st.gangs.end()) {
-        if (i->second.handle)
-          st.gang_of_actor.erase(i->second.handle.address());
-        i->second.handle = nullptr;
-        if (i->second.group)
-          stop_sleeping(st, gang, i->second);
-        file_pending_pods(st, i->second, kube_pending_queue::none);
+      if (auto* g = st.book.find(gang)) {
+        if (g->extra.handle)
+          st.gang_of_actor.erase(g->extra.handle.address());
+        g->extra.handle = nullptr;
+        if (g->group)
+          stop_sleeping(st, gang, *g);
+        file_pending_pods(st, *g, kube_pending_queue::none);
       }
       if (self->state.waking.erase(gang) != 0) {
         try_admit(self);
@@ -661,9 +592,9 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto& st = self->state;
       st.refused_since_wake.clear();
       st.woken_for_order.clear();
-      for (auto& [id, b] : st.gangs)
-        if (b.sleeping)
-          wake(self, id, b);
+      for (auto& [id, g] : st.book.gangs())
+        if (g.extra.sleeping)
+          wake(self, id, g);
       try_admit(self);
       dispatch(self);
     },
@@ -687,14 +618,14 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       auto& st = self->state;
       queue_snapshot snap;
       snap.name = st.spec->meta.name;
-      snap.allocated = st.allocated;
-      snap.inqueue = st.inqueue;
+      snap.allocated = st.book.allocated();
+      snap.inqueue = st.book.inqueue();
       snap.deserved = st.deserved;
-      snap.waiting = st.to_admit.size() + st.ready.size();
+      snap.waiting = st.book.to_admit().size() + st.book.to_plan().size();
       snap.planning = st.planning.size();
-      snap.gangs = st.gangs.size();
-      for (const auto& [id, b] : st.gangs) {
-        snap.admitted += b.admitted ? 1 : 0;
+      snap.gangs = st.book.gangs().size();
+      for (const auto& [id, g] : st.book.gangs()) {
+        snap.admitted += g.admitted ? 1 : 0;
         snap.gang_ids.push_back(id);
       }
       std::sort(snap.gang_ids.begin(), snap.gang_ids.end());

@@ -12,13 +12,13 @@
 
 #include "actors/interfaces.hpp"
 #include "actors/runtime_context.hpp"
+#include "scheduler/queue_book.hpp"
 
 #include <caf/stateful_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
 #include <array>
 #include <memory>
-#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -32,48 +32,24 @@ inline constexpr std::string_view effective_closed_reason_key = "phalanx.io/clos
 struct queue_actor_state {
   static inline const char* name = "phalanx.queue";
 
-  struct gang_book {
-    pod_group_ptr group;
+  /// What the actor keeps beside each gang of its book (scheduler/queue_book.hpp keeps the
+  /// rest: the PodGroup, admission, what it holds, claims and asks for, and the order).
+  struct gang_extra {
     gang_actor handle;
-    bool admitted = false;
-    bool sleeping = false;      // Its last slot failed for lack of room; woken when room appears.
-    /// Its last plan found that no node could ever hold a member, and it holds nothing: it gave
-    /// its admission back and is not admitted again until the nodes change (capacity_atom).
-    bool unresolvable = false;
-    scheduler::resources allocated;
-    /// It held its minMember pods since it was admitted (Volcano's PodGroup went Running): from
-    /// then on it claims nothing at the gate while it holds fewer (scheduler::gate_claim).
-    bool started = false;
-    // Its claim on the queue's inqueue sum (scheduler::gate_claim while admitted) is not kept:
-    // claim_of() derives it, and each change of what it derives from moves the sum from the
-    // value before to the value after (a 56-byte copy per gang less).
-    scheduler::resources demand;
+    bool sleeping = false;  // Its last slot failed for lack of room; woken when room appears.
     /// Where its pending pods (demand.pods) are counted in scheduler_pending_pods, and how many:
     /// the gauge moves by the difference when either changes (file_pending_pods).
     kube_pending_queue pending_in = kube_pending_queue::none;
     int64_t pending_pods = 0;
-    /// It runs its minimum: it waits for an elastic round (gang_entry::ready).
-    bool ready = false;
   };
-
-  /// Gang order key: gangs short of their minimum before elastic rounds (Volcano's gang order),
-  /// then the PodGroup's order (kept alive by its book), then its id.
-  struct order_key {
-    const scheduler::pod_group* group;
-    uint64_t gang;
-    bool elastic = false;
-  };
-  static order_key key_of(const gang_book& b, uint64_t gang) {
-    return {b.group.get(), gang, b.ready};
-  }
-  struct order_less {
-    bool operator()(const order_key& a, const order_key& b) const noexcept;
-  };
+  using book_type = scheduler::queue_book<pod_group_ptr, gang_extra>;
+  using book_gang = book_type::gang;
 
   context_ptr ctx;
   queue_ptr spec;
   cluster_actor cluster;
-  std::unordered_map<uint64_t, gang_book> gangs;
+  /// The queue's gangs in the order they wait in, and its sums (allocated, inqueue, demand).
+  book_type book;
   /// The actor of each gang with a handle here, by address: the queue monitors it, and a gang
   /// whose current actor went down without being parked first is forgotten. An actor ended by
   /// the registry (its PodGroup deleted, or renewed under a new id) may have sent a last
@@ -81,8 +57,6 @@ struct queue_actor_state {
   /// down message comes after all it sent, and ends that entry (which would otherwise be offered
   /// planning slots that no one answers).
   std::unordered_map<caf::actor_addr, uint64_t> gang_of_actor;
-  std::set<order_key, order_less> to_admit;  // Waiting for the gate.
-  std::set<order_key, order_less> ready;     // Admitted, waiting for a planning slot.
   /// Gangs holding a planning slot, and when it was granted (the attempt's duration).
   std::unordered_map<uint64_t, caf::actor_clock::time_point> planning;
   std::unordered_set<uint64_t> refused_since_wake;
@@ -96,7 +70,7 @@ struct queue_actor_state {
   /// job in order at each session). A gang woken so is not woken so again until a slot went to
   /// a gang behind it or the next wake_atom (`woken_for_order`): each gang that asks for a slot
   /// wakes those ahead of it at most once.
-  std::set<order_key, order_less> asleep;
+  scheduler::queue_order asleep;
   std::unordered_set<uint64_t> woken_for_order;
   bool admitting = false;
   /// Gangs told that the queue admits nothing now (it is not Open); cleared when its spec changes.
@@ -104,20 +78,15 @@ struct queue_actor_state {
   /// Gangs told that the queue starts nothing now because it is overused; cleared when it
   /// starts something again (the gang then plans and says its own reason).
   std::unordered_set<uint64_t> told_overused;
-  /// A gang entered `ready` since the held-back gangs were last told: only then are they walked
+  /// A gang began to wait for a slot since the held-back gangs were last told: only then are they walked
   /// again (a queue may hold thousands, and dispatch runs at every message).
   bool ready_grew = false;
 
-  scheduler::resources allocated;
-  scheduler::resources inqueue;
   scheduler::resources deserved;
   bool deserved_known = false;
   /// Other queues' claims cut the deserved share (scheduler::share_cut_by_others): only then is
   /// the queue held back when it holds its share.
   bool share_cut = false;
-  /// The sum of every gang's demand, kept as demands change: reporting usage after each message
-  /// must not walk every gang of the queue.
-  scheduler::resources demand;
 
   /// One amount of the queue (allocated, deserved, request, inqueue) as series of each unit
   /// set (runtime_metrics.hpp), looked up once: a label lookup takes the registry's mutex. Shared:

@@ -3,6 +3,7 @@
 #include "scheduler/fair_share.hpp"
 #include "scheduler/gang_book.hpp"
 #include "scheduler/preemption.hpp"
+#include "scheduler/queue_book.hpp"
 #include "scheduler/quantity.hpp"
 #include "scheduler/room_reservation.hpp"
 #include "scheduler/sla.hpp"
@@ -149,7 +150,6 @@ struct job_runtime {
   int32_t running = 0;
   int32_t succeeded = 0;
   resources allocated;  // Requests of the pods holding resources.
-  resources claim;      // phalanx: what a started job still claims in the gate (see there).
   std::optional<duration> ready_at;        // This run's start (reset by a restart).
   std::optional<duration> first_ready_at;  // The first run's start.
   std::optional<duration> completed_at;
@@ -218,14 +218,14 @@ struct pending_pod_key {
 
 struct queue_runtime {
   sim_queue spec;
-  resources allocated;       // Requests of the queue's pods holding resources.
-  resources pending_demand;  // Requests of the queue's unplaced pods of arrived jobs.
-  resources claims;          // Gate: minResources of admitted unstarted gangs + started claims.
-  resources deserved;        // From compute_deserved, every pass.
-  bool share_cut = false;    // Other queues' claims cut its deserved share (share_cut_by_others).
-  std::vector<std::size_t> unadmitted;  // Pending gangs, in gang order.
-  std::vector<std::size_t> unstarted;   // Admitted gangs not started yet, in gang order.
-  std::vector<std::size_t> started;     // Started gangs not completed: the victims' gangs.
+  // The live queue's book (scheduler/queue_book.hpp), its gangs by job index: the arrived jobs
+  // waiting for the gate and the admitted ones not started, in gang order; what the queue's
+  // pods hold (allocated), what its unplaced pods of arrived jobs ask for (demand), and what
+  // admitted gangs claim at the gate (inqueue).
+  queue_book<const pod_group*> book;
+  resources deserved;      // From compute_deserved, every pass.
+  bool share_cut = false;  // Other queues' claims cut its deserved share (share_cut_by_others).
+  std::vector<std::size_t> started;  // Started gangs not completed: the victims' gangs.
   uint64_t placements = 0;              // Pods placed so far: new victims for a preemptor.
   // Why it admits nothing though its own state is Open: it has child queues, or an ancestor is
   // not Open (the live registry's refresh_queue_states). Empty when it admits by its own state.
@@ -233,7 +233,7 @@ struct queue_runtime {
 };
 
 bool overused(const queue_runtime& q) noexcept {
-  return queue_overused(q.allocated, q.deserved, q.share_cut);
+  return queue_overused(q.book.allocated(), q.deserved, q.share_cut);
 }
 
 // The victims one plan chooses among: bound and running pods of some gangs, with their gangs.
@@ -351,7 +351,6 @@ class simulation {
   void place(std::size_t j, std::size_t p, std::size_t node);
   bool gang_ready(const job_runtime& job) const;
   void start_gang(std::size_t j);
-  void update_claim(job_runtime& job);
   // phalanx and volcano_like: queues, the gate, queue-ordered allocation.
   bool queued() const noexcept {
     return config_.policy == sim_policy::phalanx || config_.policy == sim_policy::volcano_like;
@@ -411,7 +410,7 @@ class simulation {
   // pod is unplaced again: pending, or not created for a placeholder.
   void unplace(std::size_t j, std::size_t p);
   // Job j lost every running pod: every pod unplaced, back among the admitted gangs not started
-  // (inserted in its queue's order by phalanx_allocate, after its walk: restarted_).
+  // (waiting again in its queue's order once phalanx_allocate's walk is over: restarted_).
   void restart(std::size_t j);
   // Ends job j's reservation, if it holds one: the other gangs see the room it withheld again.
   void end_reservation(std::size_t j);
@@ -460,7 +459,7 @@ class simulation {
   std::vector<std::size_t> unreserved_nodes_;
   // Nodes whose pods were evicted in this pass: released_nodes_ of the next pass.
   std::vector<std::size_t> evicted_nodes_;
-  // Gangs that restarted in this pass's allocation walk, to insert into their queue's unstarted.
+  // Gangs that restarted in this pass's allocation walk, to wait again in their queue's order.
   std::vector<std::size_t> restarted_;
   // Reservations ended so far: a starving gang that found no node to reserve finds none again
   // until this moves (choose_reserved_nodes fills nodes up to their allocatable, so only the
@@ -669,10 +668,10 @@ void simulation::on_arrival(std::size_t j) {
   ++arrivals_;
   if (queued()) {
     job.stage = job_stage::pending;
-    auto& q = queues_[job.queue];
-    insert_in_gang_order(q.unadmitted, j);
+    resources demand;
     for (const auto& p : job.spec.pods)
-      q.pending_demand += p.spec.requests;
+      demand += p.spec.requests;
+    queues_[job.queue].book.file(j, &job.spec.group, std::move(demand), false, false);
   } else if (config_.policy == sim_policy::gang_fifo) {
     job.stage = job_stage::inqueue;
     unstarted_.push_back(j);
@@ -764,20 +763,6 @@ void simulation::arm_timer(std::size_t j, std::size_t p) {
   push(now_ + jobs_[j].spec.pods[p].run_time, event_kind::pod_timer, j, p);
 }
 
-void simulation::update_claim(job_runtime& job) {
-  // A started gang's claim, the live queue's rule; an admitted one not started claims its whole
-  // minResources apart from this (it holds nothing yet: gangs are placed whole here).
-  resources claim;
-  if (job.stage == job_stage::started)
-    claim = gate_claim(job.spec.group, true, job.holding, job.allocated);
-  if (claim == job.claim)
-    return;
-  auto& q = queues_[job.queue];
-  q.claims -= job.claim;
-  q.claims += claim;
-  job.claim = std::move(claim);
-}
-
 void simulation::try_finish(std::size_t j, std::size_t p) {
   auto& job = jobs_[j];
   auto& pr = job.pods[p];
@@ -796,10 +781,8 @@ void simulation::try_finish(std::size_t j, std::size_t p) {
   --job.holding;
   ++job.succeeded;
   job.allocated -= request;
-  if (queued()) {
-    queues_[job.queue].allocated -= request;
-    update_claim(job);
-  }
+  if (queued())
+    queues_[job.queue].book.use(j, {{}, request, 0, 1});
   ++epoch_;
   dirty_ = true;
   if (auto parent = job.spec.pods[p].spawned_by) {
@@ -810,7 +793,7 @@ void simulation::try_finish(std::size_t j, std::size_t p) {
     job.stage = job_stage::completed;
     job.completed_at = now_;
     if (queued()) {
-      update_claim(job);
+      queues_[job.queue].book.forget(j);
       std::erase(queues_[job.queue].started, j);
     }
     std::erase(active_, j);
@@ -848,11 +831,9 @@ void simulation::place(std::size_t j, std::size_t p, std::size_t node) {
   job.allocated += request;
   if (queued()) {
     auto& q = queues_[job.queue];
-    q.allocated += request;
-    q.pending_demand -= request;
+    q.book.use(j, {request, {}, 1, 0});  // Its claim follows (gate_claim), as the live one's.
     ++q.placements;
     ++placements_;
-    update_claim(job);
   }
   if (pr.state == pod_state::pending) {
     pr.state = pod_state::bound;
@@ -875,9 +856,7 @@ void simulation::start_gang(std::size_t j) {
   if (queued()) {
     end_reservation(j);  // Its minimum is placed: the room it reserved is used or not needed.
     auto& q = queues_[job.queue];
-    q.claims -= job.spec.group.min_resources;  // Its admission claim becomes a started claim.
-    update_claim(job);
-    std::erase(q.unstarted, j);
+    q.book.stop_waiting(j);  // Its claim became a started one as its minimum was placed.
     q.started.push_back(j);
     ++claim_changes_;
   } else {
@@ -1114,11 +1093,11 @@ bool simulation::place_extras() {
       std::size_t first = 0;
       while (!is_unplaced(job.pods[first].state))
         ++first;
-      if (!q.spec.capability.allows(q.allocated + job.spec.pods[first].spec.requests)) {
+      if (!q.spec.capability.allows(q.book.allocated() + job.spec.pods[first].spec.requests)) {
         // Only a release in the queue makes room under its capability.
         remember_failure(job.extras_failure, nullptr);
         job.reason = "queue \"" + q.spec.name + "\" capability " + q.spec.capability.to_string() +
-                     " reached: " + q.allocated.to_string() + " allocated";
+                     " reached: " + q.book.allocated().to_string() + " allocated";
         return false;
       }
     }
@@ -1149,7 +1128,7 @@ void simulation::compute_queue_deserved() {
   demands.reserve(queues_.size());
   for (const auto& q : queues_)
     demands.push_back({q.spec.name, q.spec.weight, q.spec.capability, q.spec.guarantee,
-                       (q.allocated + q.pending_demand).clamped_at_zero(), q.spec.parent});
+                       (q.book.allocated() + q.book.demand()).clamped_at_zero(), q.spec.parent});
   auto deserved = compute_deserved(total_, demands);
   for (std::size_t i = 0; i < queues_.size(); ++i) {
     queues_[i].share_cut = share_cut_by_others(deserved[i].deserved, demands[i].request, total_);
@@ -1160,18 +1139,20 @@ void simulation::compute_queue_deserved() {
 bool simulation::phalanx_enqueue() {
   resources claims;
   for (const auto& q : queues_)
-    claims += q.claims;
+    claims += q.book.inqueue();
   const timestamp now = timestamp{} + now_;
   enqueue_gate gate(config_.gate, total_, used_total_, claims, now);
   std::vector<queue_usage> usage;
   usage.reserve(queues_.size());
   std::vector<ratio> share(queues_.size());
-  std::vector<std::size_t> next(queues_.size(), 0);
+  // Each queue's next gang to ask the gate, walking its book's order.
+  std::vector<queue_order::const_iterator> next(queues_.size());
   for (std::size_t i = 0; i < queues_.size(); ++i) {
     const auto& q = queues_[i];
     usage.push_back({q.spec.name, q.closed_because.empty() ? q.spec.state : queue_state::closed,
-                     q.spec.capability, q.allocated, q.claims});
-    share[i] = queue_share(q.allocated + q.claims, q.deserved);
+                     q.spec.capability, q.book.allocated(), q.book.inqueue()});
+    share[i] = queue_share(q.book.allocated() + q.book.inqueue(), q.deserved);
+    next[i] = q.book.to_admit().begin();
   }
   auto rank = [&](std::size_t q) {
     return queue_rank{queues_[q].spec.priority, share[q], queues_[q].spec.name};
@@ -1184,7 +1165,7 @@ bool simulation::phalanx_enqueue() {
   for (;;) {
     std::size_t best = npos;
     for (std::size_t q = 0; q < queues_.size(); ++q) {
-      if (next[q] >= queues_[q].unadmitted.size())
+      if (next[q] == queues_[q].book.to_admit().end())
         continue;
       if (best == npos) {
         best = q;
@@ -1196,7 +1177,7 @@ bool simulation::phalanx_enqueue() {
     if (best == npos)
       break;
     auto& q = queues_[best];
-    const std::size_t j = q.unadmitted[next[best]];
+    const std::size_t j = next[best]->gang;
     auto& job = jobs_[j];
     admission_code code;
     const auto sla = sla_deadline(job.spec.group);
@@ -1221,9 +1202,9 @@ bool simulation::phalanx_enqueue() {
     }
     if (code == admission_code::admitted) {
       job.stage = job_stage::inqueue;
-      q.unadmitted.erase(q.unadmitted.begin() + static_cast<std::ptrdiff_t>(next[best]));
-      insert_in_gang_order(q.unstarted, j);
-      q.claims += job.spec.group.min_resources;
+      const auto after = std::next(next[best]);
+      q.book.admit(j);  // Waits for a slot, claiming its minResources.
+      next[best] = after;
       share[best] = queue_share(usage[best].allocated + usage[best].inqueue, q.deserved);
       changed = true;
       continue;
@@ -1231,16 +1212,21 @@ bool simulation::phalanx_enqueue() {
     // A refused gang holds back nothing after it, as the live gate does not.
     ++next[best];
     if (code == admission_code::queue_not_open)
-      next[best] = q.unadmitted.size();  // Nothing of a closed queue gets in.
+      next[best] = q.book.to_admit().end();  // Nothing of a closed queue gets in.
   }
   return changed;
 }
 
 bool simulation::phalanx_allocate() {
-  std::vector<std::size_t> next(queues_.size(), 0);
+  // Each queue's next admitted gang, walking its book's order. A gang leaves the order only as
+  // it starts or is set aside, and restarted victims wait again after the walk: the iterator
+  // past the current gang stays valid.
+  std::vector<queue_order::const_iterator> next(queues_.size());
   std::vector<ratio> share(queues_.size());
-  for (std::size_t q = 0; q < queues_.size(); ++q)
-    share[q] = queue_share(queues_[q].allocated, queues_[q].deserved);
+  for (std::size_t q = 0; q < queues_.size(); ++q) {
+    share[q] = queue_share(queues_[q].book.allocated(), queues_[q].deserved);
+    next[q] = queues_[q].book.to_plan().begin();
+  }
   auto rank = [&](std::size_t q) {
     return queue_rank{queues_[q].spec.priority, share[q], queues_[q].spec.name};
   };
@@ -1251,7 +1237,7 @@ bool simulation::phalanx_allocate() {
     // planning slot) unless they may preempt (Volcano's preempt does not skip it).
     std::size_t best = npos;
     for (std::size_t q = 0; q < queues_.size(); ++q) {
-      if (next[q] >= queues_[q].unstarted.size() ||
+      if (next[q] == queues_[q].book.to_plan().end() ||
           (!config_.preemption && overused(queues_[q])))
         continue;
       if (best == npos) {
@@ -1264,21 +1250,22 @@ bool simulation::phalanx_allocate() {
     if (best == npos)
       break;
     auto& q = queues_[best];
-    const std::size_t j = q.unstarted[next[best]];
+    const std::size_t j = next[best]->gang;
+    const auto after = std::next(next[best]);
+    next[best] = after;
     auto& job = jobs_[j];
     if (worth_planning(job, job.gang_failure, still_needed(job))) {
       plan_result r = plan_job(j, false);
       if (r.code == plan_code::success) {
-        start_gang(j);  // Removes it from q.unstarted: next[best] now names the next gang.
-        share[best] = queue_share(q.allocated, q.deserved);
+        start_gang(j);  // It leaves the order.
+        share[best] = queue_share(q.book.allocated(), q.deserved);
         changed = true;
         continue;
       }
       if (r.code == plan_code::unresolvable) {
         job.unresolvable = true;
         end_reservation(j);
-        q.claims -= job.spec.group.min_resources;  // It will never start: it claims nothing.
-        q.unstarted.erase(q.unstarted.begin() + static_cast<std::ptrdiff_t>(next[best]));
+        q.book.set_aside(j);  // It will never start: it claims nothing.
         ++claim_changes_;
         continue;
       }
@@ -1287,17 +1274,16 @@ bool simulation::phalanx_allocate() {
       start_gang(j);
       // Reclaim took from other queues too: every share may have moved.
       for (std::size_t k = 0; k < queues_.size(); ++k)
-        share[k] = queue_share(queues_[k].allocated, queues_[k].deserved);
+        share[k] = queue_share(queues_[k].book.allocated(), queues_[k].deserved);
       changed = true;
       continue;
     }
     // Blocked; the gangs after it may still start (backfill).
-    ++next[best];
     on_blocked(j);
   }
   // Victims that restarted wait again in gang order; the next round of the pass tries them.
   for (auto v : restarted_)
-    insert_in_gang_order(queues_[jobs_[v].queue].unstarted, v);
+    queues_[jobs_[v].queue].book.wait_again(v);
   restarted_.clear();
   return changed;
 }
@@ -1471,10 +1457,10 @@ bool simulation::reclaim_for(std::size_t j) {
   for (std::size_t i = 0; i < pods.size() && i < static_cast<std::size_t>(request.gang.min_pods);
        ++i)
     minimum += pods[i]->requests;
-  if (!fits(own.allocated + minimum, as_share(own.deserved)))
+  if (!fits(own.book.allocated() + minimum, as_share(own.deserved)))
     return failed("queue " + own.spec.name + " would exceed its deserved share " +
                   without_pods(own.deserved).to_string() + " with this gang's minimum (it holds " +
-                  without_pods(own.allocated).to_string() + ")");
+                  without_pods(own.book.allocated()).to_string() + ")");
   // The candidates: the running pods, of any priority, of every other reclaimable queue that
   // holds more than its deserved share; plan_preemption keeps each above its share but for the
   // last pod, and never below its guarantee.
@@ -1485,10 +1471,10 @@ bool simulation::reclaim_for(std::size_t j) {
     if (q == job.queue || !other.spec.reclaimable)
       continue;
     const auto share = as_share(other.deserved);
-    if (fits(other.allocated, share))
+    if (fits(other.book.allocated(), share))
       continue;  // Within its share: it gives nothing up.
     const auto queue_index = static_cast<uint32_t>(victims.size());
-    victims.push_back({queue_index, other.allocated, share, other.spec.guarantee});
+    victims.push_back({queue_index, other.book.allocated(), share, other.spec.guarantee});
     add_candidates(q, std::numeric_limits<int32_t>::max(), queue_index, set);
   }
   if (set.candidates.empty())
@@ -1555,7 +1541,6 @@ bool simulation::apply_eviction_plan(std::size_t j, const preemption_plan& plan,
                 std::to_string(victim.placed.ready()) + " pods placed, minMember " +
                 std::to_string(victim.spec.group.min_member) +
                 " (or a role below its minimum), by an eviction for " + job.spec.group.meta.name);
-    update_claim(victim);
     if (std::find(elastic_.begin(), elastic_.end(), v) == elastic_.end())
       insert_in_gang_order(elastic_, v);
   }
@@ -1593,9 +1578,10 @@ void simulation::unplace(std::size_t j, std::size_t p) {
   --job.holding;
   job.allocated -= request;
   if (queued()) {
-    auto& q = queues_[job.queue];
-    q.allocated -= request;
-    q.pending_demand += request;
+    // Its claim follows at once (gate_claim); the pod asks to be placed again.
+    auto& book = queues_[job.queue].book;
+    book.use(j, {{}, request, 0, 1});
+    book.set_demand(j, book.find(j)->demand + request);
   }
   pr.state = pr.state == pod_state::reserved ? pod_state::not_created : pod_state::pending;
   pr.node = npos;
@@ -1624,7 +1610,7 @@ void simulation::restart(std::size_t j) {
       pr.state = pod_state::pending;
       --job.succeeded;
       job.placed.count(pr.role, -1);
-      q.pending_demand += job.spec.pods[p].spec.requests;
+      q.book.set_demand(j, q.book.find(j)->demand + job.spec.pods[p].spec.requests);
       pr.node = npos;
       ++pr.generation;
     }
@@ -1639,8 +1625,7 @@ void simulation::restart(std::size_t j) {
   job.blocked_since.reset();
   job.gang_failure = {};
   job.extras_failure = {};
-  update_claim(job);  // Its started claim ends; its admission claim comes back.
-  q.claims += job.spec.group.min_resources;
+  q.book.start_over(j);  // Its admission claim comes back.
   std::erase(q.started, j);
   std::erase(active_, j);
   std::erase(elastic_, j);
