@@ -297,7 +297,8 @@ void dispatch(self_ptr self) {
   auto& st = self->state;
   if (!is_open(st) || !st.waking.empty())
     return;
-  auto limit = static_cast<std::size_t>(std::max(1, st.ctx->config.scheduling.max_planning_per_queue));
+  const auto limit =
+      static_cast<std::size_t>(std::max(1, st.ctx->config.scheduling.max_planning_per_queue));
   const bool held = overused(st);
   if (!held && !st.told_overused.empty()) {
     st.told_overused.clear();

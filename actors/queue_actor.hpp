@@ -78,8 +78,8 @@ struct queue_actor_state {
   /// Gangs told that the queue starts nothing now because it is overused; cleared when it
   /// starts something again (the gang then plans and says its own reason).
   std::unordered_set<uint64_t> told_overused;
-  /// A gang began to wait for a slot since the held-back gangs were last told: only then are they walked
-  /// again (a queue may hold thousands, and dispatch runs at every message).
+  /// A gang began to wait for a slot since the held-back gangs were last told: only then are
+  /// they walked again (a queue may hold thousands, and dispatch runs at every message).
   bool ready_grew = false;
 
   scheduler::resources deserved;
