@@ -902,7 +902,12 @@ struct kube_world::impl {
 
   // Each Queue's status as Volcano keeps it (PodGroups by phase, what its bound pods hold, its
   // state), on the status subresource. A JSON patch that sets /status whole: a merge patch would
-  // keep a resource that left `allocated`. Written only when it changed since the last write.
+  // keep a resource that left `allocated`. Written only when it changed since the last write,
+  // and only over the version of the queue the cache holds (the patch sets metadata.
+  // resourceVersion, which the apiserver checks as a precondition): the state is another
+  // writer's to set too (a user closing the queue, vcctl's close through Volcano's controller),
+  // and a status built before the watch brought that change would put the old state back. A
+  // conflict is written again, from the newer version, once the watch brings it.
   void write_queue_statuses() {
     auto answer = std::make_shared<std::promise<result<api::object_list>>>();
     auto listed = answer->get_future();
@@ -926,7 +931,12 @@ struct kube_world::impl {
       auto& written = queue_status_written[name];
       if (written == text)
         continue;
-      json::array patch{json::object{{"op", "add"}, {"path", "/status"}, {"value", *status}}};
+      json::array patch;
+      if (auto version = k8s::string_at(encoded, {"metadata", "resourceVersion"});
+          !version.empty())
+        patch.push_back(json::object{
+            {"op", "add"}, {"path", "/metadata/resourceVersion"}, {"value", version}});
+      patch.push_back(json::object{{"op", "add"}, {"path", "/status"}, {"value", *status}});
       auto path = "/apis/scheduling.volcano.sh/v1beta1/queues/" + name + "/status";
       auto done = k8s::patch_json(*client, path, patch, k8s::patch_type::json_patch);
       if (done) {
@@ -934,6 +944,8 @@ struct kube_world::impl {
         written = std::move(text);
       } else if (done.error().code() == errc::not_found) {
         written = std::move(text);  // Not on the apiserver (the implicit default queue).
+      } else if (done.error().code() == errc::conflict) {
+        // Changed since the cache read it: written from the newer version next time.
       } else {
         oplog::warn("Queue status not written").kv("queue", name).kv("error",
                                                                        done.error().to_string());

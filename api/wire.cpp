@@ -1108,9 +1108,13 @@ queue_object read_queue(const v1::Queue& in, reader& r) {
   if (r.read_status) {
     const auto& st = in.status();
     if (!st.state().empty()) {
+      // Closing is how a Closed queue whose PodGroups still live is shown (Volcano's controller
+      // writes it, and so does Kubernetes mode's status): as the queue's own state it is Closed.
+      // Read as itself, a queue in it would not decode, and would drop out of a watching cache.
       if (auto state = read_enum(st.state(), "status.state", r,
                                  &scheduler::queue_state_from_string, queue_states))
-        q.state = *state;
+        q.state = *state == scheduler::queue_state::closing ? scheduler::queue_state::closed
+                                                             : *state;
     }
     out.status.pending = st.pending();
     out.status.inqueue = st.inqueue();

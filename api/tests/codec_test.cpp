@@ -434,6 +434,23 @@ TEST(Decode, NodeWithoutPodsGetsTheKubeletDefault) {
   EXPECT_EQ(n.allocatable.cpu_milli, 4000);  // From capacity, a JSON number.
 }
 
+// A queue as the apiserver shows it once Volcano's controller (or Kubernetes mode) wrote its
+// status: Closing is a Closed queue with PodGroups left, and reads as Closed. It decoded as a
+// queue in a state no queue may have, and a watching cache left it out (found by
+// KubeMode.AClosedQueueRunsWhatRunsAdmitsNothingNewAndIsClosingUntilItsWorkEnds).
+TEST(Decode, AClosingQueueReadsAsClosed) {
+  for (const auto& [shown, state] : {std::pair{"Closing", scheduler::queue_state::closed},
+                                     std::pair{"Closed", scheduler::queue_state::closed},
+                                     std::pair{"Open", scheduler::queue_state::open}}) {
+    SCOPED_TRACE(shown);
+    auto o = decode_object(parse_ok(
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},
+            "spec":{"weight":1},"status":{"state":")" + std::string(shown) + R"(","running":1}})"));
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    EXPECT_EQ(as<queue_object>(*o).queue.state, state);
+  }
+}
+
 TEST(Decode, PodRequestsAreTheEffectiveRequests) {
   auto o = decode_object(parse_ok(R"({
     "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns"},

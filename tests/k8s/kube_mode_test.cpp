@@ -628,6 +628,126 @@ TEST(KubeMode, OnlyLeafQueuesTakePodGroups) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// Reclaim's limits against the real apiserver, as Volcano's reclaim keeps them: nothing is taken
+// from a queue marked `reclaimable: false`, nor from a queue within its guarantee, although the
+// gang that waits is in a queue below its deserved share (AQueueBelowItsShareReclaimsFromOneAbove
+// is the same without the limit, and reclaims).
+TEST(KubeMode, ReclaimSparesAnUnreclaimableQueueAndOneWithinItsGuarantee) {
+  kube_harness h;
+  h.node("n0", "8");
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+    "metadata":{"name":"keep"},"spec":{"weight":1,"reclaimable":false}})"));
+  h.apply(boost::json::parse(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
+    "metadata":{"name":"guarded"},"spec":{"weight":1,"reclaimable":true,
+    "guarantee":{"resource":{"cpu":"8"}}}})"));
+  h.queue("fair");
+  auto config = h.scratch() + "/reclaim.yaml";
+  std::ofstream(config) << "scheduling:\n  reclaim: true\n";
+  auto d = h.start_phalanxd("data", {"--config", config});
+  const auto group_path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                          "/podgroups/";
+  // Fills the node with a gang of four 2-cpu pods in `queue`, then makes a gang of two in fair
+  // wait beside it: it says why, and for three seconds nothing is evicted. Then both go.
+  auto holds_against_fair = [&](const std::string& holder, const std::string& queue) {
+    h.podgroup(holder, 1, {}, "", queue);
+    for (int i = 0; i < 4; ++i)
+      h.pod(holder + "-" + std::to_string(i), holder, "2");
+    ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), holder) == 4; }))
+        << describe(h) << read_log(*d);
+    const std::string waiter = "fair-" + holder;
+    h.podgroup(waiter, 2, {}, "", "fair");
+    h.pod(waiter + "-0", waiter, "2");
+    h.pod(waiter + "-1", waiter, "2");
+    ASSERT_TRUE(h.wait_for([&] { return !h.groups()[waiter].message.empty(); }))
+        << describe(h) << read_log(*d);
+    std::this_thread::sleep_for(3s);
+    for (const auto& [name, p] : h.pods())
+      EXPECT_FALSE(p.terminating) << name << " was evicted from queue " << queue;
+    EXPECT_EQ(bound_of(h.pods(), holder), 4);
+    EXPECT_EQ(bound_of(h.pods(), waiter), 0);
+    EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+    for (const auto& [name, p] : h.pods())
+      if (p.group == holder || p.group == waiter)
+        h.delete_pod(name);
+    for (const auto& group : {holder, waiter})
+      ASSERT_TRUE(k8s::delete_object(h.admin(), group_path + group).ok()) << group;
+    ASSERT_TRUE(h.wait_for([&] { return h.pods().empty(); })) << describe(h);
+  };
+  holds_against_fair("kept", "keep");
+  holds_against_fair("guaranteed", "guarded");
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
+// Volcano's queue states against the real apiserver. A queue whose status.state is set Closed
+// (what vcctl's close has Volcano's controller write) runs what runs and admits nothing new;
+// phalanxd shows it Closing while PodGroups of it live, Closed once none is left, and its own
+// status writes never put the state back; set Open again, it admits.
+TEST(KubeMode, AClosedQueueRunsWhatRunsAdmitsNothingNewAndIsClosingUntilItsWorkEnds) {
+  kube_harness h;
+  h.node("n0", "8");
+  h.queue("q");
+  auto d = h.start_phalanxd("data");
+  const std::string queue_path = "/apis/scheduling.volcano.sh/v1beta1/queues/q";
+  const auto group_path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/" + h.ns() +
+                          "/podgroups/";
+  auto state = [&] {
+    auto q = k8s::get_json(h.admin(), queue_path);
+    return q ? k8s::string_at(*q, {"status", "state"}) : "error: " + q.error().to_string();
+  };
+  auto set_state = [&](const char* to) {
+    boost::json::value patch = {{"status", {{"state", to}}}};
+    auto done = k8s::patch_json(h.admin(), queue_path + "/status", patch, k8s::patch_type::merge);
+    ASSERT_TRUE(done.ok()) << done.error().to_string();
+  };
+  h.podgroup("early", 1, {}, "", "q");
+  h.pod("early-0", "early", "2");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "early") == 1; })) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return state() == "Open"; })) << state();
+
+  set_state("Closed");
+  h.podgroup("late", 1, {}, "", "q");
+  h.pod("late-0", "late", "2");
+  ASSERT_TRUE(h.wait_for([&] {
+    return h.groups()["late"].message.find("admits no new PodGroups") != std::string::npos;
+  })) << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return state() == "Closing"; })) << state();
+  EXPECT_EQ(bound_of(h.pods(), "early"), 1) << "what runs, runs on";
+  EXPECT_EQ(bound_of(h.pods(), "late"), 0);
+  EXPECT_EQ(h.groups()["late"].phase, "Pending");
+
+  // Its work ends: the running gang and the one that waited.
+  h.delete_pod("early-0");
+  h.delete_pod("late-0");
+  for (const auto* group : {"early", "late"})
+    ASSERT_TRUE(k8s::delete_object(h.admin(), group_path + group).ok()) << group;
+  ASSERT_TRUE(h.wait_for([&] { return state() == "Closed"; }))
+      << boost::json::serialize(k8s::get_json(h.admin(), queue_path).value()) << describe(h)
+      << read_log(*d);
+  std::this_thread::sleep_for(2s);  // Several of phalanxd's status writes.
+  EXPECT_EQ(state(), "Closed");
+  // What keeps those writes from putting back a state they did not see: each names the version
+  // it was built from, and the apiserver refuses one over an older version.
+  boost::json::array stale{
+      {{"op", "add"}, {"path", "/metadata/resourceVersion"}, {"value", "1"}},
+      {{"op", "add"}, {"path", "/status/state"}, {"value", "Open"}}};
+  auto refused = k8s::patch_json(h.admin(), queue_path + "/status", stale,
+                                 k8s::patch_type::json_patch);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), errc::conflict) << refused.error().to_string();
+  EXPECT_EQ(state(), "Closed");
+
+  set_state("Open");
+  h.podgroup("again", 1, {}, "", "q");
+  h.pod("again-0", "again", "2");
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "again") == 1; }))
+      << describe(h) << read_log(*d);
+  EXPECT_EQ(state(), "Open");
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
 // owned by the pod, as Volcano's pg controller makes it; the pod is bound as its gang, and after
 // a restart the pod and the object are one gang still (a second lone pod is bound too).
