@@ -464,6 +464,9 @@ queue_actor::behavior_type queue_actor_impl(self_ptr self, context_ptr ctx, queu
       st.share_cut = share_cut;
       st.deserved_known = true;
       st.series.share_stale = true;
+      // Published here, not only by dispatch: a queue that plans nothing (Closed, or a parent
+      // queue) has a deserved share too, and dispatch returns before it publishes.
+      publish_gauges(self);
       dispatch(self);
     },
     [self](waiting_atom, gang_entry& e, gang_actor& handle) {

@@ -149,6 +149,30 @@ TEST(QueueMetrics, ADeletedQueueLeavesNoSeries) {
   EXPECT_EQ(series(h, R"(phalanx_queue_pending_gangs{queue="short-lived"})"), 0);
 }
 
+// A queue that plans nothing has a deserved share too, and shows it: here a parent queue (its
+// child takes the work). Its share was published only by a queue that planned, so a parent or
+// closed queue read 0 (found by KubeMode.DeservedSharesAreComputedDownTheQueueTree).
+TEST(QueueMetrics, AParentQueueShowsItsDeservedShare) {
+  runtime_harness h{deterministic_config(3), {make_node("n-0").cpu("16").memory("64Gi")}};
+  for (const auto& [name, parent] : {std::pair{"dept", ""}, std::pair{"team", "dept"}}) {
+    scheduler::queue q;
+    q.meta.name = name;
+    q.parent = parent;
+    runtime_harness::must_ok(h.create(api::queue_object{q, {}}), name);
+  }
+  auto g = group_of("g", 1);
+  g.group.queue = "team";
+  runtime_harness::must_ok(h.create(g), "g");
+  runtime_harness::must_ok(h.create(api::pod_object{make_pod("g-0").cpu("20").group("g"), {}}),
+                           "g-0");
+  const std::string team = R"(volcano_queue_deserved_milli_cpu{queue_name="team"})";
+  ASSERT_TRUE(h.run_until([&] { return series(h, team) == 16000; },
+                          std::chrono::milliseconds(5000), std::chrono::milliseconds(10)))
+      << lines_with(h, "deserved_milli_cpu");
+  EXPECT_EQ(series(h, R"(volcano_queue_deserved_milli_cpu{queue_name="dept"})"), 16000);
+  EXPECT_EQ(series(h, R"(phalanx_queue_deserved_cpu_cores{queue="dept"})"), 16);
+}
+
 TEST(QueueMetrics, EnumsHaveStrings) {
   for (int i = 1; i <= static_cast<int>(kube_pending_queue_last); ++i)
     EXPECT_NE(to_string(static_cast<kube_pending_queue>(i)), "");

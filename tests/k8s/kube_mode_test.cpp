@@ -628,6 +628,57 @@ TEST(KubeMode, OnlyLeafQueuesTakePodGroups) {
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
+// Hierarchical queues from the apiserver: two departments weighted 1 and 3 share 16 cpu, the
+// first divides its 4 between two teams; every team asks for more than the cluster. Volcano's
+// Queue status has no deserved share (the CRD's schema would prune one), so it is read where
+// Volcano shows it too: volcano_queue_deserved_milli_cpu in /metrics.
+TEST(KubeMode, DeservedSharesAreComputedDownTheQueueTree) {
+  kube_harness h;
+  h.node("n0", "16", "64Gi");
+  auto queue = [&](const std::string& name, const std::string& parent, int weight) {
+    boost::json::object spec{{"weight", weight}};
+    if (!parent.empty())
+      spec["parent"] = parent;
+    h.apply(boost::json::object{{"apiVersion", "scheduling.volcano.sh/v1beta1"},
+                                {"kind", "Queue"},
+                                {"metadata", {{"name", name}}},
+                                {"spec", spec}});
+  };
+  queue("dept-a", "", 1);
+  queue("dept-b", "", 3);
+  queue("a1", "dept-a", 1);
+  queue("a2", "dept-a", 1);
+  queue("b1", "dept-b", 1);
+  auto d = h.start_phalanxd("data");
+  for (const auto* team : {"a1", "a2", "b1"}) {
+    const std::string group = std::string("g-") + team;
+    h.podgroup(group, 1, {}, "", team);
+    h.pod(group + "-0", group, "20");
+  }
+  api::http_client http(d->client_options());
+  std::string metrics;
+  auto deserved = [&](const std::string& name) {
+    const auto series = "volcano_queue_deserved_milli_cpu{queue_name=\"" + name + "\"} ";
+    auto at = metrics.find(series);
+    if (at == std::string::npos)
+      return std::string("none");
+    at += series.size();
+    return metrics.substr(at, metrics.find('\n', at) - at);
+  };
+  ASSERT_TRUE(h.wait_for([&] {
+    api::client_request scrape;
+    scrape.target = "/metrics";
+    auto answer = http.send(scrape);
+    metrics = answer.ok() ? answer->body : "";
+    return deserved("b1") == "12000" && deserved("a2") == "2000";
+  })) << "b1 " << deserved("b1") << ", a2 " << deserved("a2") << read_log(*d);
+  EXPECT_EQ(deserved("dept-a"), "4000");
+  EXPECT_EQ(deserved("dept-b"), "12000");
+  EXPECT_EQ(deserved("a1"), "2000");
+  auto log = read_log(*d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+}
+
 // Reclaim's limits against the real apiserver, as Volcano's reclaim keeps them: nothing is taken
 // from a queue marked `reclaimable: false`, nor from a queue within its guarantee, although the
 // gang that waits is in a queue below its deserved share (AQueueBelowItsShareReclaimsFromOneAbove
