@@ -71,6 +71,13 @@ std::string read_log(const loadtest::phalanxd_process& d) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// Nothing the test did was an error to phalanxd: no line of its log at level error or above.
+void expect_no_error_logged(const loadtest::phalanxd_process& d) {
+  auto log = read_log(d);
+  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  EXPECT_EQ(log.find("level=critical"), std::string::npos) << log;
+}
+
 // PodGroup minMember, minTaskMember and minResources, with real bindings: what fits is bound
 // whole, what does not stays wholly unbound and says why.
 TEST(KubeMode, GangsAreBoundAllOrNothing) {
@@ -474,8 +481,7 @@ TEST(KubeMode, AHighPriorityGangPreemptsALowerOneOfItsQueue) {
   std::this_thread::sleep_for(500ms);
   EXPECT_EQ(bound_of(h.pods(), "low"), 1);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // Reclaim across queues against the real apiserver: queue a took the node while b had nothing;
@@ -518,8 +524,7 @@ TEST(KubeMode, AQueueBelowItsShareReclaimsFromOneAbove) {
   EXPECT_EQ(evicted, 2);
   EXPECT_EQ(bound_of(h.pods(), "greedy"), 2);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // No starving gang against the real apiserver: two nodes of 4 cpu full of 1-pod gangs, a gang of
@@ -601,8 +606,7 @@ TEST(KubeMode, AGangBlockedPastTheStarvationBoundReservesANodeAndStarts) {
   EXPECT_TRUE(reserved_node == "n0" || reserved_node == "n1") << reason;
   EXPECT_TRUE(small_bound_beside) << describe(h);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // Hierarchical queues from the apiserver: a PodGroup in a queue that has child queues waits and
@@ -675,8 +679,7 @@ TEST(KubeMode, DeservedSharesAreComputedDownTheQueueTree) {
   EXPECT_EQ(deserved("dept-a"), "4000");
   EXPECT_EQ(deserved("dept-b"), "12000");
   EXPECT_EQ(deserved("a1"), "2000");
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // Reclaim's limits against the real apiserver, as Volcano's reclaim keeps them: nothing is taken
@@ -726,8 +729,7 @@ TEST(KubeMode, ReclaimSparesAnUnreclaimableQueueAndOneWithinItsGuarantee) {
   };
   holds_against_fair("kept", "keep");
   holds_against_fair("guaranteed", "guarded");
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // Volcano's queue states against the real apiserver. A queue whose status.state is set Closed
@@ -795,8 +797,7 @@ TEST(KubeMode, AClosedQueueRunsWhatRunsAdmitsNothingNewAndIsClosingUntilItsWorkE
       << describe(h) << read_log(*d);
   EXPECT_EQ(state(), "Open");
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // A pod of ours with no group gets a PodGroup of one on the apiserver, "podgroup-<pod uid>",
@@ -836,9 +837,7 @@ TEST(KubeMode, ALonePodGetsAPodGroupOfOne) {
   std::this_thread::sleep_for(500ms);
   EXPECT_EQ(h.pods()["solo"].node, "n0");
   EXPECT_EQ(h.groups()["podgroup-" + uid].phase, "Running") << describe(h);
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
-  EXPECT_EQ(log.find("level=critical"), std::string::npos) << log;
+  expect_no_error_logged(*d);
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
 }
 
@@ -946,8 +945,7 @@ TEST(KubeMode, PodsOfOneOwnerShareItsPodGroup) {
   EXPECT_EQ(job_group->at("spec").at("minMember").as_int64(), 1);
   EXPECT_EQ(k8s::string_at(job_group->at("spec"), {"minResources", "cpu"}), "1");
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // Scheduling gates on a real apiserver (as Kueue holds pods back): a gang with a gated member
@@ -1199,8 +1197,7 @@ TEST(KubeMode, LonePodsCreatedAtOnceAreAllBound) {
   EXPECT_TRUE(h.wait_for([&] { return not_running() == 0; }, 60s))
       << not_running() << " lone pods' PodGroups missing or not Running";
   EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
-  auto log = read_log(*d);
-  EXPECT_EQ(log.find("level=error"), std::string::npos) << log;
+  expect_no_error_logged(*d);
 }
 
 // examples/'s Volcano manifests, unchanged, on a real cluster through the shipped ServiceAccount:
