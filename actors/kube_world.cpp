@@ -201,7 +201,14 @@ struct kube_world::impl {
   // Queue status: counted by the registry when read (api::queue_object), so read every
   // queue_status_period and written when it changed.
   api::service* service = nullptr;
-  std::unordered_map<std::string, std::string> queue_status_written;  // Name -> status JSON.
+  /// Name -> the status JSON last written, and to which object (its uid): a queue deleted and
+  /// made again under its name is another object, whose status is written though it reads the
+  /// same.
+  struct written_status {
+    std::string uid;
+    std::string text;
+  };
+  std::unordered_map<std::string, written_status> queue_status_written;
   clock_type::time_point queue_status_due{};
   static constexpr auto queue_status_period = std::chrono::seconds(1);
 
@@ -928,8 +935,9 @@ struct kube_world::impl {
         continue;
       auto text = json::serialize(*status);
       auto name = q->queue.meta.name.str();
+      auto uid = k8s::string_at(encoded, {"metadata", "uid"});
       auto& written = queue_status_written[name];
-      if (written == text)
+      if (written.uid == uid && written.text == text)
         continue;
       json::array patch;
       if (auto version = k8s::string_at(encoded, {"metadata", "resourceVersion"});
@@ -941,9 +949,10 @@ struct kube_world::impl {
       auto done = k8s::patch_json(*client, path, patch, k8s::patch_type::json_patch);
       if (done) {
         count(&kube_world_counters::queue_status_writes);
-        written = std::move(text);
+        written = {std::move(uid), std::move(text)};
       } else if (done.error().code() == errc::not_found) {
-        written = std::move(text);  // Not on the apiserver (the implicit default queue).
+        // Not on the apiserver (the implicit default queue).
+        written = {std::move(uid), std::move(text)};
       } else if (done.error().code() == errc::conflict) {
         // Changed since the cache read it: written from the newer version next time.
       } else {

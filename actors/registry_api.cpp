@@ -138,7 +138,17 @@ void remove_queue_entry(self_ptr self, const std::string& name) {
   if (i == st.cache.queues.end())
     return;
   oplog::info("queue removed").kv("queue", name);
-  // Its gangs keep their actors' queue handle until they end; new ones wait for a queue.
+  // Only the apiserver removes a queue with gangs (the registry's own API refuses it). Their
+  // actors end with it: they would keep the ended actor's handle and wait for planning slots no
+  // one gives. They wait for a queue of the name, as a gang that came before its queue does,
+  // and one made again under the name takes them (upsert_queue). Parked gangs have no actor.
+  if (auto gangs = st.cache.gangs_by_queue.find(name); gangs != st.cache.gangs_by_queue.end())
+    for (auto gang : gangs->second)
+      if (auto g = st.cache.groups.find(gang); g != st.cache.groups.end() && g->second.actor) {
+        end_gang(self, g->second);
+        g->second.pods_reason = "queue \"" + name + "\" does not exist";
+        note_group_events_changed(self, g->second.key.view());
+      }
   self->send_exit(i->second.actor, caf::exit_reason::user_shutdown);
   self->send(st.cluster, removed_atom::value, name);
   st.cache.queues.erase(i);

@@ -266,10 +266,22 @@ void upsert_queue(self_ptr self, scheduler::queue q, storage::write_batch& batch
   auto i = st.cache.queues.find(name);
   if (i == st.cache.queues.end()) {
     add_queue(self, std::move(q));
-    // Gangs that waited for their queue get their actors now.
-    for (auto& [gang, g] : st.cache.groups)
-      if (g.group->queue == name && !g.actor && !g.parked)
-        spawn_gang(self, g);
+    // Gangs that waited for their queue get their actors now. Parked ones (a queue of the name
+    // removed and made again) wake: the new queue counts what they hold from their actors'
+    // first usage.
+    auto gangs = st.cache.gangs_by_queue.find(name);
+    if (gangs == st.cache.gangs_by_queue.end())
+      return;
+    const std::vector<uint64_t> ids(gangs->second.begin(), gangs->second.end());
+    for (auto gang : ids) {
+      auto g = st.cache.groups.find(gang);
+      if (g == st.cache.groups.end() || g->second.actor)
+        continue;
+      if (g->second.parked)
+        wake_gang(self, g->second);
+      else
+        spawn_gang(self, g->second);
+    }
     return;
   }
   if (*i->second.queue != q)

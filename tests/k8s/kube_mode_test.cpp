@@ -392,6 +392,63 @@ TEST(KubeMode, AQueuesStatusCountsItsGangs) {
             std::string::npos);
 }
 
+// A Queue deleted on the apiserver while its PodGroups live (no webhook here refuses it, as
+// Volcano's would) and created again under its name: what runs runs on, the gang that waited
+// is scheduled in the new queue once room frees, and the new object gets its status, though
+// it reads the same as the old one's.
+TEST(KubeMode, AQueueDeletedAndCreatedAgainGetsItsGangsAndItsStatus) {
+  kube_harness h;
+  h.node("n0", "4");
+  h.queue("research");
+  auto d = h.start_phalanxd("data");
+  h.podgroup("runs", 1, {}, "", "research");
+  h.pod("runs-0", "runs", "2");
+  h.podgroup("waits", 1, {}, "", "research");
+  h.pod("waits-0", "waits", "4");
+  const std::string path = "/apis/scheduling.volcano.sh/v1beta1/queues/research";
+  auto status = [&]() -> std::string {
+    auto q = k8s::get_json(h.admin(), path);
+    if (!q)
+      return q.error().to_string();
+    const auto* s = q->as_object().if_contains("status");
+    return s ? boost::json::serialize(*s) : "none";
+  };
+  auto counts = [&](const std::string& s) {
+    auto v = boost::json::parse(s.starts_with("{") ? s : "{}").as_object();
+    auto at = [&](const char* f) { return v.contains(f) ? v.at(f).as_int64() : 0; };
+    return std::to_string(at("running")) + " running, " +
+           std::to_string(at("pending") + at("inqueue")) + " waiting";
+  };
+  ASSERT_TRUE(h.wait_for([&] { return counts(status()) == "1 running, 1 waiting"; }))
+      << status() << read_log(*d);
+  const auto before = status();
+
+  ASSERT_TRUE(k8s::delete_object(h.admin(), path).ok());
+  ASSERT_TRUE(h.wait_for([&] { return status().find("not_found") != std::string::npos ||
+                                      status().find("NotFound") != std::string::npos ||
+                                      status().find("not found") != std::string::npos; }))
+      << status();
+  std::this_thread::sleep_for(1500ms);  // phalanxd sees the queue gone.
+  h.queue("research");
+  ASSERT_TRUE(h.wait_for([&] { return status() == before; })) << status() << " before: "
+                                                               << before << read_log(*d);
+  EXPECT_EQ(bound_of(h.pods(), "runs"), 1) << describe(h) << read_log(*d);
+  EXPECT_EQ(bound_of(h.pods(), "waits"), 0);
+
+  // The first gang's work ends: its pod and PodGroup go (a PodGroup left without pods waits
+  // for them, in Volcano as here).
+  h.delete_pod("runs-0");
+  ASSERT_TRUE(k8s::delete_object(h.admin(), "/apis/scheduling.volcano.sh/v1beta1/namespaces/" +
+                                                h.ns() + "/podgroups/runs")
+                  .ok());
+  ASSERT_TRUE(h.wait_for([&] { return bound_of(h.pods(), "waits") == 1; }))
+      << describe(h) << read_log(*d);
+  ASSERT_TRUE(h.wait_for([&] { return counts(status()) == "1 running, 0 waiting"; }))
+      << status();
+  EXPECT_EQ(h.check_invariants(), std::vector<std::string>{});
+  expect_no_error_logged(*d);
+}
+
 // PriorityClasses are watched: a PodGroup's priorityClassName gives its priority (Volcano's
 // priority plugin), so when room frees up the higher gang is bound first though it came later.
 // One planning slot per queue, so that the queue's order alone decides.
