@@ -214,9 +214,27 @@ cmd_start() {
   make_pki "$dir/pki"
   token=$(cut -d, -f1 "$dir/pki/tokens.csv")
 
+  # A port seen free may be taken before etcd or the apiserver binds it (test processes start
+  # control planes side by side): such a start is tried again on other ports, a few times.
+  local attempt
+  for ((attempt = 1; ; attempt++)); do
+    start_attempt "$dir" "$attempt" && break
+    ((attempt < 5)) || die "ports taken five times over; see $dir/etcd.log, $dir/kube-apiserver.log"
+    log "a port was taken before it was bound; starting again on other ports"
+  done
+  log "ready in $((SECONDS - t0)) s: https://127.0.0.1:$api_port (etcd 127.0.0.1:$etcd_port); source $dir/env"
+}
+
+# Whether the log FILE says, past byte FROM, that a port was taken.
+port_taken_since() { tail -c +"$(($2 + 1))" "$1" 2>/dev/null | grep -q 'address already in use'; }
+
+# One start of etcd and the apiserver. Returns 1 (both stopped) when one of them found a port
+# taken, for the caller to try again on other ports; dies on any other failure.
+start_attempt() {
+  local dir=$1 attempt=$2
   # Reuse the previous ports while they are free, so DIR's kubeconfig stays valid.
   local ports=""
-  if [[ -f $dir/ports ]]; then
+  if [[ -f $dir/ports ]] && ((attempt == 1)); then
     read -r etcd_port peer_port api_port <"$dir/ports" || true
     if [[ -n ${api_port:-} ]] && port_free "$etcd_port" && port_free "$peer_port" && port_free "$api_port"; then
       ports="$etcd_port $peer_port $api_port"
@@ -225,6 +243,9 @@ cmd_start() {
   [[ -n $ports ]] || ports=$(pick_ports 3)
   read -r etcd_port peer_port api_port <<<"$ports"
   echo "$ports" >"$dir/ports"
+  local etcd_log_from api_log_from
+  etcd_log_from=$(stat -c %s "$dir/etcd.log" 2>/dev/null || echo 0)
+  api_log_from=$(stat -c %s "$dir/kube-apiserver.log" 2>/dev/null || echo 0)
 
   nohup "$bin/etcd" \
     --name phalanx-test \
@@ -242,7 +263,11 @@ cmd_start() {
 
   local i ok=0
   for ((i = 0; i < 200; i++)); do
-    pid_alive "$etcd_pid" || { tail -n 20 "$dir/etcd.log" >&2; die "etcd exited; log: $dir/etcd.log"; }
+    if ! pid_alive "$etcd_pid"; then
+      port_taken_since "$dir/etcd.log" "$etcd_log_from" && return 1
+      tail -n 20 "$dir/etcd.log" >&2
+      die "etcd exited; log: $dir/etcd.log"
+    fi
     if [[ $(curl -s --max-time 1 "http://127.0.0.1:$etcd_port/health" || true) == *'"health":"true"'* ]]; then
       ok=1
       break
@@ -285,8 +310,9 @@ cmd_start() {
   local deadline=$((SECONDS + READY_TIMEOUT))
   while ((SECONDS < deadline)); do
     if ! pid_alive "$api_pid"; then
-      tail -n 30 "$dir/kube-apiserver.log" >&2
       stop_one "$dir" etcd
+      port_taken_since "$dir/kube-apiserver.log" "$api_log_from" && return 1
+      tail -n 30 "$dir/kube-apiserver.log" >&2
       die "kube-apiserver exited; log: $dir/kube-apiserver.log"
     fi
     if [[ $(api_status /readyz) == 200 ]]; then
@@ -302,7 +328,6 @@ cmd_start() {
     cmd_stop "$dir"
     die "kube-apiserver not ready after ${READY_TIMEOUT} s; log: $dir/kube-apiserver.log"
   fi
-  log "ready in $((SECONDS - t0)) s: https://127.0.0.1:$api_port (etcd 127.0.0.1:$etcd_port); source $dir/env"
 }
 
 cmd_stop() {
