@@ -95,6 +95,21 @@ bool has_job_event(runtime_harness& h, const std::string& job, const std::string
   return false;
 }
 
+// Job "tf" (`job`) starts its three pods; then pod `pod` fails, and the job's policy makes pods
+// again: once retryCount is 1 and all three run, `before` and `after` hold its pods.
+void fail_and_run_again(runtime_harness& h, const api::job_object& job, const std::string& pod,
+                        pod_facts& before, pod_facts& after) {
+  runtime_harness::must_ok(h.create(job), "tf");
+  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
+  before = pods_of(h, "tf");
+  fail_pod(h, pod);
+  ASSERT_TRUE(h.run_until(
+      [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
+      10ms))
+      << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
+  after = pods_of(h, "tf");
+}
+
 // The examples' TensorFlow job says `PodEvicted: RestartJob`: a worker deleted restarts the
 // whole job as a new incarnation (every pod made again, new uids), counted as one retry, and
 // the job runs again.
@@ -353,16 +368,8 @@ TEST(JobController, RestartTaskAndRestartPodMakeTheirTargetsAgain) {
     runtime_harness h{deterministic_config(1), two_job_nodes()};
     auto job = tf_job("tf", "PodEvicted", "RestartJob", 3);
     job.job.tasks[1].policies.push_back({action, "PodFailed", {}, {}, {}});
-    runtime_harness::must_ok(h.create(job), "tf");
-    ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
-    auto before = pods_of(h, "tf");
-    // The simulated kubelet fails a pod on request.
-    fail_pod(h, "tf-worker-1");
-    ASSERT_TRUE(h.run_until(
-        [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
-        10ms))
-        << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
-    auto after = pods_of(h, "tf");
+    pod_facts before, after;
+    ASSERT_NO_FATAL_FAILURE(fail_and_run_again(h, job, "tf-worker-1", before, after));
     EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
     EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first);
     if (action == "RestartTask")
@@ -408,15 +415,8 @@ TEST(JobController, ATasksPolicyComesBeforeTheJobsForTheSameEvent) {
   runtime_harness h{deterministic_config(1), two_job_nodes()};
   auto job = tf_job("tf", "PodFailed", "AbortJob", 3);
   job.job.tasks[1].policies.push_back({"RestartTask", "PodFailed", {}, {}, {}});
-  runtime_harness::must_ok(h.create(job), "tf");
-  ASSERT_TRUE(h.run_until([&] { return all_running(h, "tf", 3); }, 5000ms, 10ms));
-  auto before = pods_of(h, "tf");
-  fail_pod(h, "tf-worker-0");
-  ASSERT_TRUE(h.run_until(
-      [&] { return status_of(h, "tf").retry_count == 1 && all_running(h, "tf", 3); }, 5000ms,
-      10ms))
-      << scheduler::to_string(status_of(h, "tf").phase) << "\n" << job_events(h, "tf");
-  auto after = pods_of(h, "tf");
+  pod_facts before, after;
+  ASSERT_NO_FATAL_FAILURE(fail_and_run_again(h, job, "tf-worker-0", before, after));
   EXPECT_EQ(after["tf-ps-0"], before["tf-ps-0"]);
   EXPECT_NE(after["tf-worker-0"].first, before["tf-worker-0"].first);
   EXPECT_NE(after["tf-worker-1"].first, before["tf-worker-1"].first);
